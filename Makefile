@@ -1,0 +1,67 @@
+# Convenience wrapper around CMake. `make help` lists the targets.
+BUILD      ?= build
+JOBS       ?= $(shell nproc)
+FUZZ_SECONDS ?= 60
+CMAKE_ARGS ?=
+PREFIX     ?= /usr/local
+
+.PHONY: all deps configure build test check asan tsan fuzz fuzz-build bench demo install format clean help
+
+all: build
+
+deps:
+	@scripts/install-deps
+
+$(BUILD)/CMakeCache.txt:
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_ARGS)
+
+configure: $(BUILD)/CMakeCache.txt
+
+build: configure
+	cmake --build $(BUILD) -j $(JOBS)
+
+## make test: install missing dependencies, build, run every test (unit, integration, conformance, corpora)
+test: deps build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+## make check: ASan+UBSan and TSan builds, each running the unit and integration tests
+check: deps asan tsan
+
+asan:
+	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DKC_SANITIZE=address -DKC_BUILD_BENCH=OFF $(CMAKE_ARGS)
+	cmake --build build-asan -j $(JOBS)
+	cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  ctest --output-on-failure -j $(JOBS) -L 'unit|integration|fuzz_corpus'
+
+tsan:
+	cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DKC_SANITIZE=thread -DKC_BUILD_BENCH=OFF $(CMAKE_ARGS)
+	cmake --build build-tsan -j $(JOBS)
+	cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -j $(JOBS) -L 'unit|integration'
+
+## make fuzz: build the libFuzzer targets with clang and run each for FUZZ_SECONDS (default 60)
+fuzz-build: deps
+	CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DKC_FUZZ=ON -DKC_BUILD_BENCH=OFF $(CMAKE_ARGS)
+	cmake --build build-fuzz -j $(JOBS)
+
+fuzz: fuzz-build
+	scripts/run-fuzzers build-fuzz $(FUZZ_SECONDS)
+
+## make bench: build with optimisation and run every benchmark (prints BENCH lines)
+bench: deps build
+	scripts/run-benches $(BUILD)
+
+## make demo: run the read-your-writes demo on the embedded API server
+demo: deps build
+	$(BUILD)/bin/kcache demo
+
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h' '*.cpp')
+
+clean:
+	rm -rf $(BUILD) build-asan build-tsan build-fuzz
+
+help:
+	@grep -E '^## ' Makefile | sed 's/^## //'

@@ -1,0 +1,32 @@
+/*
+ * kcache.h — the whole public API. Include this, or the individual headers under kcache/.
+ */
+#ifndef KCACHE_H
+#define KCACHE_H
+
+#include "kcache/common.h"
+#include "kcache/error.h"
+#include "kcache/obj.h"
+#include "kcache/rv.h"
+#include "kcache/decode.h"
+#include "kcache/selector.h"
+#if __has_include("kcache/client.h")
+#include "kcache/client.h"
+#endif
+#if __has_include("kcache/server.h")
+#include "kcache/server.h"
+#endif
+#if __has_include("kcache/informer.h")
+#include "kcache/informer.h"
+#endif
+#if __has_include("kcache/cache.h")
+#include "kcache/cache.h"
+#endif
+#if __has_include("kcache/health.h")
+#include "kcache/health.h"
+#endif
+#if __has_include("kcache/cached_client.h")
+#include "kcache/cached_client.h"
+#endif
+
+#endif

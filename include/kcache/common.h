@@ -1,0 +1,46 @@
+/*
+ * kcache/common.h — export macro, version, and conventions shared by every public header.
+ *
+ * Conventions used in every doc comment of the public API:
+ *   - Ownership, in fixed words: *borrowed* (valid until the stated event), *copied* (the callee keeps
+ *     its own copy), *consumed* (the callee takes over the caller's reference), *new reference —
+ *     caller unrefs* (the caller owns one reference and must call the matching _unref/_free).
+ *   - Out-parameters are named ret_… and are left untouched when the call fails.
+ *   - Functions return 0 (or a non-negative count) on success and a negative KC_E… code on failure
+ *     (see kcache/error.h). Destructors and _unref accept NULL.
+ *   - Thread-safety is stated per function or per type.
+ */
+#ifndef KCACHE_COMMON_H
+#define KCACHE_COMMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(KC_BUILDING)
+#define KC_API __attribute__((visibility("default")))
+#else
+#define KC_API
+#endif
+
+#ifdef __cplusplus
+#define KC_BEGIN_DECLS extern "C" {
+#define KC_END_DECLS }
+#else
+#define KC_BEGIN_DECLS
+#define KC_END_DECLS
+#endif
+
+#define KC_VERSION_MAJOR 0
+#define KC_VERSION_MINOR 1
+#define KC_VERSION_PATCH 0
+#define KC_VERSION_STRING "0.1.0"
+
+KC_BEGIN_DECLS
+
+/* The library version string, e.g. "0.1.0". Borrowed (static). Thread-safe. */
+KC_API const char *kc_version(void);
+
+KC_END_DECLS
+
+#endif

@@ -1,0 +1,94 @@
+/*
+ * kcache/decode.h — the hot path: LIST bodies and watch streams → immutable kc_obj.
+ *
+ * Both decoders use simdjson; items are minified and transformed (managedFields stripped by
+ * default) straight into kc_obj without a general DOM. List items that lack apiVersion/kind get
+ * them from the list (kind without its "List" suffix), as the API server omits them.
+ */
+#ifndef KCACHE_DECODE_H
+#define KCACHE_DECODE_H
+
+#include "obj.h"
+
+KC_BEGIN_DECLS
+
+/* List metadata. Strings are owned by the struct; release with kc_list_meta_clear(). */
+typedef struct kc_list_meta {
+    char *api_version;            /* e.g. "v1"; NULL when absent */
+    char *kind;                   /* e.g. "PodList"; NULL when absent */
+    char *resource_version;       /* metadata.resourceVersion; NULL when absent */
+    char *continue_token;         /* metadata.continue; NULL when absent or empty */
+    int64_t remaining_item_count; /* metadata.remainingItemCount; -1 when absent */
+} kc_list_meta;
+
+/* Free the strings of meta and zero it (remaining_item_count = -1). Accepts NULL. */
+KC_API void kc_list_meta_clear(kc_list_meta *meta);
+
+/* Called once per item, in order. item is consumed: the callback owns the reference and must
+ * unref it (or keep it). Return 0 to go on, or a negative code to stop decoding (returned by
+ * kc_list_decode). */
+typedef int (*kc_list_item_cb)(void *ud, kc_obj *item);
+
+/*
+ * Decode a complete LIST response body (len bytes; need not be NUL-terminated nor padded).
+ * Fills *ret_meta (may be NULL) and calls on_item for each of items[] (may be NULL: items are
+ * decoded, validated and dropped). Errors: KC_EPARSE (err names what and the byte offset),
+ * KC_ETOOLARGE (an item over opts->max_object_size), KC_ENOMEM, or the callback's code. On failure
+ * ret_meta is untouched; items already delivered stay delivered. Thread-safe (no shared state).
+ */
+KC_API int kc_list_decode(const char *body, size_t len, const kc_decode_opts *opts,
+                          kc_list_meta *ret_meta, kc_list_item_cb on_item, void *ud, kc_error *err);
+
+typedef enum kc_watch_type {
+    KC_WATCH_ADDED = 1,
+    KC_WATCH_MODIFIED = 2,
+    KC_WATCH_DELETED = 3,
+    KC_WATCH_BOOKMARK = 4,
+    KC_WATCH_ERROR = 5,
+} kc_watch_type;
+
+/* Name of a watch type ("ADDED", …). Borrowed (static). */
+KC_API const char *kc_watch_type_name(kc_watch_type type);
+
+/* One decoded watch event, valid only during the callback. */
+typedef struct kc_watch_event {
+    kc_watch_type type;
+    kc_obj *obj;             /* borrowed for the callback; kc_obj_ref() to keep. NULL for ERROR */
+    bool initial_events_end; /* BOOKMARK annotated k8s.io/initial-events-end: "true" */
+    const kc_error *error;   /* ERROR: the decoded Status (code, http_status, reason…); else NULL */
+} kc_watch_event;
+
+/* Called once per event in stream order. Return 0 to go on, or a negative code to stop (returned
+ * by kc_watch_decoder_feed; the decoder keeps the remaining bytes and may be fed again). */
+typedef int (*kc_watch_event_cb)(void *ud, const kc_watch_event *ev);
+
+typedef struct kc_watch_decoder kc_watch_decoder;
+
+/* New resumable decoder for a newline-delimited watch stream. opts may be NULL (copied).
+ * Returns NULL on out of memory. Caller frees with kc_watch_decoder_free(). One decoder per
+ * stream; not thread-safe (use from one thread at a time). */
+KC_API kc_watch_decoder *kc_watch_decoder_new(const kc_decode_opts *opts);
+
+/*
+ * Feed the next chunk (any size, down to 1 byte; events may span chunks; CRLF and blank lines are
+ * accepted). Calls cb for every complete event. Errors: KC_EPARSE (a malformed event: err names
+ * what and the offset in the stream), KC_ETOOLARGE (a line over max_object_size), KC_ENOMEM, or
+ * the callback's code. After KC_EPARSE/KC_ETOOLARGE the decoder must be reset before reuse.
+ */
+KC_API int kc_watch_decoder_feed(kc_watch_decoder *dec, const char *buf, size_t len,
+                                 kc_watch_event_cb cb, void *ud, kc_error *err);
+
+/* Signal end of stream: a final event without a trailing newline is decoded. Returns as feed,
+ * or KC_EPARSE when a partial event remains that is not valid JSON. */
+KC_API int kc_watch_decoder_finish(kc_watch_decoder *dec, kc_watch_event_cb cb, void *ud,
+                                   kc_error *err);
+
+/* Drop buffered bytes and error state; the decoder is ready for a new stream. */
+KC_API void kc_watch_decoder_reset(kc_watch_decoder *dec);
+
+/* Free. Accepts NULL. */
+KC_API void kc_watch_decoder_free(kc_watch_decoder *dec);
+
+KC_END_DECLS
+
+#endif

@@ -1,0 +1,111 @@
+/*
+ * kcache/obj.h — kc_obj: an immutable, reference-counted Kubernetes object.
+ *
+ * A kc_obj owns its minified JSON text (managedFields stripped unless asked otherwise; the full
+ * form is never retained) and a small fixed record of metadata extracted at decode time. It never
+ * changes after construction, so any number of threads may read it without locks; the reference
+ * count is atomic. Accessors return pointers borrowed from the object: valid until the caller's
+ * reference is dropped. Field access by JSON Pointer parses the stored text on demand (no DOM is
+ * kept per object).
+ */
+#ifndef KCACHE_OBJ_H
+#define KCACHE_OBJ_H
+
+#include "error.h"
+
+KC_BEGIN_DECLS
+
+typedef struct kc_obj kc_obj;
+
+/* Decode-time transform flags (kc_decode_opts.flags). */
+enum kc_decode_flags {
+    KC_DECODE_KEEP_MANAGED_FIELDS = 1u << 0, /* keep metadata.managedFields (default: strip) */
+    KC_DECODE_METADATA_ONLY = 1u << 1,       /* keep only apiVersion, kind and metadata */
+};
+
+/* Default maximum size of one object or watch event: large enough for a 3 MiB object. */
+#define KC_DEFAULT_MAX_OBJECT_SIZE ((size_t)4 * 1024 * 1024)
+
+/* Options for every decoder. Zero-initialised means the defaults. Copied by the callee. */
+typedef struct kc_decode_opts {
+    unsigned flags;         /* enum kc_decode_flags */
+    size_t max_object_size; /* bytes of one object / event line; 0 = KC_DEFAULT_MAX_OBJECT_SIZE */
+} kc_decode_opts;
+
+/*
+ * Build an object from one JSON object text (json need not be NUL-terminated; it is copied,
+ * minified and transformed). opts may be NULL (defaults). Errors: KC_EPARSE (not JSON, not an
+ * object, metadata fields of the wrong type, invalid UTF-8; err names what and the offset),
+ * KC_ETOOLARGE, KC_ENOMEM. On success *ret_obj is a new reference — caller unrefs.
+ * Thread-safe.
+ */
+KC_API int kc_obj_parse(const char *json, size_t len, const kc_decode_opts *opts, kc_obj **ret_obj,
+                        kc_error *err);
+
+/* Take one more reference. Returns obj. Accepts NULL. Thread-safe. */
+KC_API kc_obj *kc_obj_ref(kc_obj *obj);
+
+/* Drop one reference; the last one frees the object. Accepts NULL. Thread-safe. */
+KC_API void kc_obj_unref(kc_obj *obj);
+
+/* The stored minified JSON (NUL-terminated; *ret_len, if not NULL, gets its length without the
+ * NUL). Borrowed: valid while the caller holds a reference. Thread-safe. */
+KC_API const char *kc_obj_json(const kc_obj *obj, size_t *ret_len);
+
+/*
+ * Extracted metadata. Each returns a NUL-terminated string borrowed from obj (valid while the
+ * caller holds a reference), "" when the field is absent (never NULL). Thread-safe.
+ */
+KC_API const char *kc_obj_api_version(const kc_obj *obj);
+KC_API const char *kc_obj_kind(const kc_obj *obj);
+KC_API const char *kc_obj_namespace(const kc_obj *obj);
+KC_API const char *kc_obj_name(const kc_obj *obj);
+KC_API const char *kc_obj_uid(const kc_obj *obj);
+KC_API const char *kc_obj_resource_version(const kc_obj *obj);
+/* Controller owner's uid (ownerReferences[] entry with controller=true), "" when none. */
+KC_API const char *kc_obj_controller_uid(const kc_obj *obj);
+
+/* resourceVersion as an integer when it is a canonical decimal (no sign, no leading zero, not
+ * "0"); 0 otherwise. */
+KC_API uint64_t kc_obj_rv_int(const kc_obj *obj);
+/* metadata.generation, 0 when absent. */
+KC_API int64_t kc_obj_generation(const kc_obj *obj);
+/* true when metadata.deletionTimestamp is present (the object is being deleted). */
+KC_API bool kc_obj_deleting(const kc_obj *obj);
+/* Number of metadata.finalizers. */
+KC_API size_t kc_obj_finalizer_count(const kc_obj *obj);
+/* Number of metadata.ownerReferences. */
+KC_API size_t kc_obj_owner_count(const kc_obj *obj);
+
+/* Label lookup (binary search over the sorted labels): the value borrowed from obj, or NULL
+ * when the key is absent. Thread-safe. */
+KC_API const char *kc_obj_label(const kc_obj *obj, const char *key);
+/* Number of labels, and the i-th (sorted by key) as borrowed strings. Returns KC_EINVAL when
+ * i is out of range (outputs untouched). */
+KC_API size_t kc_obj_label_count(const kc_obj *obj);
+KC_API int kc_obj_label_at(const kc_obj *obj, size_t i, const char **ret_key, const char **ret_value);
+
+/*
+ * Field access by JSON Pointer (RFC 6901, e.g. "/spec/nodeName", "/metadata/labels/a~1b").
+ * Errors: KC_ENOTFOUND when the path does not exist, KC_EINVAL when the pointer is malformed or the
+ * value has another JSON type (err says which type it has). Thread-safe.
+ */
+/* String value, unescaped: *ret_str is a new malloc'd NUL-terminated string — caller frees with
+ * free(); *ret_len (may be NULL) gets its length. */
+KC_API int kc_obj_get_string(const kc_obj *obj, const char *pointer, char **ret_str, size_t *ret_len,
+                             kc_error *err);
+/* Integer value (JSON number without fraction that fits int64). */
+KC_API int kc_obj_get_int(const kc_obj *obj, const char *pointer, int64_t *ret, kc_error *err);
+/* Boolean value. */
+KC_API int kc_obj_get_bool(const kc_obj *obj, const char *pointer, bool *ret, kc_error *err);
+/* Raw JSON of the sub-tree (any type), borrowed from obj's text: *ret_json points into
+ * kc_obj_json(obj) and is NOT NUL-terminated; *ret_len is its length. */
+KC_API int kc_obj_get_raw(const kc_obj *obj, const char *pointer, const char **ret_json,
+                          size_t *ret_len, kc_error *err);
+
+/* Bytes of heap this object holds (struct, text, metadata record), for memory accounting. */
+KC_API size_t kc_obj_heap_size(const kc_obj *obj);
+
+KC_END_DECLS
+
+#endif

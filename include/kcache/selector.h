@@ -1,0 +1,59 @@
+/*
+ * kcache/selector.h — label and field selectors: one parser and matcher shared by the client side
+ * (informer options, cache filtering) and the embedded API server.
+ *
+ * Label grammar (k8s.io/apimachinery labels.Parse): comma-separated requirements
+ *   key=value | key==value | key!=value | key in (v1,v2) | key notin (v1,v2) | key | !key
+ * `!=` and `notin` match objects that lack the key. Keys are [prefix/]name per Kubernetes rules.
+ * Field grammar (fields.ParseSelector): comma-separated `path=value`, `path==value`, `path!=value`
+ * where path is metadata.name, metadata.namespace or any dotted path into the object
+ * (e.g. spec.nodeName, status.phase); values compare with the field's string form (numbers and
+ * booleans as JSON prints them); a missing field compares as "".
+ * Parsed selectors are immutable: matching is thread-safe.
+ */
+#ifndef KCACHE_SELECTOR_H
+#define KCACHE_SELECTOR_H
+
+#include "obj.h"
+
+KC_BEGIN_DECLS
+
+typedef struct kc_label_selector kc_label_selector;
+typedef struct kc_field_selector kc_field_selector;
+
+/* Looks a label up in a caller-defined object: returns the value or NULL when absent. */
+typedef const char *(*kc_label_lookup_fn)(void *ud, const char *key);
+
+/* Parse text (NUL-terminated; "" or NULL = match everything). Errors: KC_EINVAL with err naming
+ * the problem and its offset (err->offset). On success *ret_sel is new — free with
+ * kc_label_selector_free(). Thread-safe. */
+KC_API int kc_label_selector_parse(const char *text, kc_label_selector **ret_sel, kc_error *err);
+KC_API void kc_label_selector_free(kc_label_selector *sel);
+/* true when the selector has no requirement (matches everything). */
+KC_API bool kc_label_selector_empty(const kc_label_selector *sel);
+/* Match against an object's labels. sel NULL matches everything. Thread-safe. */
+KC_API bool kc_label_selector_match(const kc_label_selector *sel, const kc_obj *obj);
+/* Match against labels reached through a lookup function. Thread-safe if lookup is. */
+KC_API bool kc_label_selector_match_fn(const kc_label_selector *sel, kc_label_lookup_fn lookup,
+                                       void *ud);
+/* Canonical text form (requirements sorted by key), new malloc'd string — caller frees; NULL on
+ * out of memory. */
+KC_API char *kc_label_selector_string(const kc_label_selector *sel);
+
+/* Parse a field selector; as for labels. */
+KC_API int kc_field_selector_parse(const char *text, kc_field_selector **ret_sel, kc_error *err);
+KC_API void kc_field_selector_free(kc_field_selector *sel);
+KC_API bool kc_field_selector_empty(const kc_field_selector *sel);
+/* Number of requirements and the i-th field path (borrowed from sel), so a server can reject
+ * fields it does not support. Returns NULL when i is out of range. */
+KC_API size_t kc_field_selector_count(const kc_field_selector *sel);
+KC_API const char *kc_field_selector_field(const kc_field_selector *sel, size_t i);
+/* Match against an object. sel NULL matches everything. Thread-safe. */
+KC_API bool kc_field_selector_match(const kc_field_selector *sel, const kc_obj *obj);
+/* If the selector pins metadata.name / metadata.namespace with `=`, the value (borrowed), else
+ * NULL: lets a store answer `metadata.name=x` with one lookup. */
+KC_API const char *kc_field_selector_exact(const kc_field_selector *sel, const char *field);
+
+KC_END_DECLS
+
+#endif

@@ -1,0 +1,116 @@
+/*
+ * kcache/server.h — the embedded, in-memory Kubernetes API server (`kcache serve`).
+ *
+ * One kc_server serves the Kubernetes REST API over HTTP/1.1 (optionally HTTPS with a throw-away
+ * CA) from memory: built-in resources, CRDs, list/watch with a bounded history, bookmarks,
+ * streaming lists, Table output, and fault injection changeable at run time. Tests start it on an
+ * ephemeral loopback port ("127.0.0.1:0"), read its URL, change faults, and stop it.
+ *
+ * Lifecycle: kc_server_new → kc_server_start → (use) → kc_server_stop → kc_server_free.
+ * Thread-safety: every function except kc_server_free may be called from any thread once the
+ * server exists; kc_server_free must not race with other calls.
+ */
+#ifndef KCACHE_SERVER_H
+#define KCACHE_SERVER_H
+
+#include "error.h"
+
+KC_BEGIN_DECLS
+
+typedef struct kc_server kc_server;
+
+/* Verbs for per-verb fault rates. */
+typedef enum kc_server_verb {
+    KC_VERB_GET = 0,
+    KC_VERB_LIST,
+    KC_VERB_WATCH,
+    KC_VERB_CREATE,
+    KC_VERB_UPDATE,
+    KC_VERB_PATCH,
+    KC_VERB_DELETE,
+    KC_VERB_DELETECOLLECTION,
+    KC_VERB__COUNT
+} kc_server_verb;
+
+/* Faults. Zero-initialised means "no faults". Copied by the callee. */
+typedef struct kc_server_faults {
+    /* Each watch event is delivered after a uniform random delay in [min,max] ms, never before an
+     * earlier event of the same stream (order preserved). 0,0 = no delay. */
+    unsigned watch_delay_min_ms, watch_delay_max_ms;
+    /* Probability (0..1) per request of the verb of an injected 429 / 500 / 503. */
+    double rate_429[KC_VERB__COUNT];
+    double rate_500[KC_VERB__COUNT];
+    double rate_503[KC_VERB__COUNT];
+    /* Retry-After seconds sent with injected 429/503; 0 = no Retry-After header. */
+    unsigned retry_after_s;
+    /* Close every watch stream after this many events (0 = never). */
+    unsigned watch_close_every;
+    /* Probability (0..1) that a watch stream is closed after any event. */
+    double watch_close_prob;
+    /* Stop delivering watch events (streams stay open, events are dropped from delivery while set;
+     * used to test read-your-writes timeouts). */
+    bool watch_stall;
+} kc_server_faults;
+
+/* Options. Zero-initialised means the defaults given. Strings are copied. */
+typedef struct kc_server_opts {
+    const char *listen;            /* "ADDR:PORT"; NULL = "127.0.0.1:6443"; port 0 = pick free */
+    bool tls;                      /* serve HTTPS with a generated CA + serving cert */
+    const char *token;             /* require "Authorization: Bearer <token>"; NULL = no auth */
+    size_t history;                /* watch history events kept; 0 = 10000 */
+    unsigned bookmark_interval_ms; /* bookmark period for allowWatchBookmarks; 0 = 60000 */
+    unsigned max_watch_s;          /* server-side max watch duration; 0 = none */
+    size_t max_body;               /* request body limit; 0 = 3 MiB */
+    size_t watch_queue;            /* per-watcher queue bound (events); 0 = 100000 */
+    const char *seed_dir;          /* directory of YAML/JSON fixtures loaded at start; NULL = none */
+    const char *seed_spec;         /* e.g. "pods=100000" (see `kcache serve --help`); NULL = none */
+    uint64_t random_seed;          /* fault/delay PRNG seed; 0 = from time */
+    kc_server_faults faults;       /* initial faults */
+    bool quiet;                    /* no request log on stderr */
+} kc_server_opts;
+
+/* Create a server (not yet listening). On success *ret_srv is new — free with kc_server_free().
+ * Errors: KC_EINVAL (bad option, err says which), KC_ENOMEM, KC_EIO (seed files). */
+KC_API int kc_server_new(const kc_server_opts *opts, kc_server **ret_srv, kc_error *err);
+
+/* Start listening and serving on background threads. Returns once connections are accepted.
+ * Errors: KC_EIO (cannot bind: err names the address), KC_ETLS (certificate generation),
+ * KC_EBUSY (already started). */
+KC_API int kc_server_start(kc_server *srv, kc_error *err);
+
+/* Base URL, e.g. "http://127.0.0.1:41234" or "https://…". Borrowed: valid until kc_server_free.
+ * NULL before a successful start. */
+KC_API const char *kc_server_url(const kc_server *srv);
+
+/* PEM of the generated CA when tls is on (borrowed, valid until kc_server_free), else NULL. */
+KC_API const char *kc_server_ca_pem(const kc_server *srv);
+
+/* Write a kubeconfig (cluster, user, context, current-context; CA and token embedded) that
+ * kubectl, python-kubernetes and client-node accept. Errors: KC_EIO, KC_EINVAL (not started). */
+KC_API int kc_server_write_kubeconfig(const kc_server *srv, const char *path, kc_error *err);
+
+/* Replace the faults in force (copied). Takes effect for requests and events from now on. */
+KC_API int kc_server_set_faults(kc_server *srv, const kc_server_faults *faults);
+/* Current faults, copied into *ret. */
+KC_API void kc_server_get_faults(const kc_server *srv, kc_server_faults *ret);
+
+/* Forget all watch history older than the current resourceVersion: later watches or lists from
+ * an older RV get 410 Expired. */
+KC_API int kc_server_compact(kc_server *srv);
+
+/* Simulate a restart that loses state: all objects, history and CRDs dropped, the RV counter
+ * reset, every watch closed. Built-in namespaces are recreated. Clients must notice and relist. */
+KC_API int kc_server_restart(kc_server *srv);
+
+/* The current global resourceVersion (decimal). */
+KC_API uint64_t kc_server_current_rv(const kc_server *srv);
+
+/* Stop serving: close every connection and watch, join threads. Idempotent. */
+KC_API void kc_server_stop(kc_server *srv);
+
+/* Stop (if needed) and free. Accepts NULL. */
+KC_API void kc_server_free(kc_server *srv);
+
+KC_END_DECLS
+
+#endif

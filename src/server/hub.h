@@ -1,0 +1,72 @@
+/*
+ * hub.h — watch fan-out hub of the embedded API server (owner: server-edge; used by server-core).
+ *
+ * Storage publishes every committed change for a resource; each watcher of that resource has a
+ * bounded queue. Publishing never blocks: a watcher whose queue is full is marked overflowed and
+ * its stream ends (the client must resume or relist) instead of the server growing memory.
+ * A per-watcher filter, run at publish time, decides whether and as what type an event is
+ * delivered (label/field selector transitions: an object relabelled out of the selector is sent
+ * as DELETED, into it as ADDED). Watch-delay faults: each event is due at
+ * max(previous due time of the same watcher, publish time + random delay), so order is kept.
+ * Thread-safety: publish/subscribe may run under the storage lock (they take only the hub's and
+ * the watcher's own short locks); next() blocks without any storage lock held.
+ */
+#ifndef KC_SERVER_HUB_H
+#define KC_SERVER_HUB_H
+
+#include "kcache/decode.h"
+#include "server/faults.h"
+
+typedef struct kc__hub kc__hub;
+typedef struct kc__watcher kc__watcher;
+
+typedef struct kc__hub_event {
+    kc_watch_type type; /* ADDED, MODIFIED or DELETED */
+    kc_obj *obj;        /* new state; for DELETED the last state carrying the delete RV */
+    kc_obj *old;        /* previous state for MODIFIED/DELETED, else NULL */
+    uint64_t rv;        /* the event's resourceVersion */
+} kc__hub_event;
+
+/* Filter: return the type to deliver (0 = do not deliver) and set *ret_obj to the object to
+ * send (borrowed from ev: ev->obj or ev->old). Runs under the publisher's locks: must be quick
+ * and must not call back into the hub. */
+typedef kc_watch_type (*kc__watch_filter_fn)(void *ud, const kc__hub_event *ev,
+                                              kc_obj **ret_obj);
+
+/* New hub. faults may be NULL (no delays); borrowed, must outlive the hub. queue_bound = max
+ * queued events per watcher (0 = 100000). NULL on ENOMEM. */
+kc__hub *kc__hub_new(kc__faults *faults, size_t queue_bound);
+/* Closes every watcher (their next() returns KC_ESTOPPED) and frees the hub. Watchers must have
+ * been freed by their owners before, or be freed after: kc__watcher_free stays safe. */
+void kc__hub_free(kc__hub *hub);
+
+/* Subscribe to events of resource_key (an opaque pointer identifying one resource, compared by
+ * address). filter may be NULL (deliver everything as is); filter_ud is borrowed until
+ * kc__watcher_free. Call with the storage lock held when taking an initial snapshot, so that no
+ * event falls between the snapshot and the subscription. NULL on ENOMEM. */
+kc__watcher *kc__hub_subscribe(kc__hub *hub, const void *resource_key, kc__watch_filter_fn filter,
+                               void *filter_ud);
+
+/* Deliver ev to every watcher of resource_key (takes its own object references). Never blocks. */
+void kc__hub_publish(kc__hub *hub, const void *resource_key, const kc__hub_event *ev);
+
+/* Next due event. Blocks until one is due, timeout_ms passes (KC_ETIMEOUT; timeout_ms < 0 =
+ * forever), the watcher is closed (KC_ESTOPPED) or overflowed (KC_ETOOLARGE). While the stall
+ * fault is on, queued events are held back (not lost). On 0, *ret holds new references:
+ * release with kc__hub_event_release(). */
+int kc__watcher_next(kc__watcher *w, kc__hub_event *ret, int64_t timeout_ms);
+
+/* Wake next() with KC_ESTOPPED from any thread. Idempotent. */
+void kc__watcher_close(kc__watcher *w);
+/* Unsubscribe and free (closes first if needed). Accepts NULL. */
+void kc__watcher_free(kc__watcher *w);
+
+/* Close every watcher (restart, compaction of a resource, server stop). */
+void kc__hub_close_all(kc__hub *hub);
+/* Number of live watchers (metrics, tests). */
+size_t kc__hub_watchers(kc__hub *hub);
+
+/* Drop the references an event holds and zero it. */
+void kc__hub_event_release(kc__hub_event *ev);
+
+#endif

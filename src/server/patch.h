@@ -1,0 +1,48 @@
+/*
+ * patch.h — patch engines of the embedded server (owner: server-patch). Pure functions on jansson
+ * documents: JSON merge patch (RFC 7386), JSON patch (RFC 6902), strategic merge patch for
+ * built-in types (keyed lists: containers, initContainers, ephemeralContainers by name; ports by
+ * containerPort (+protocol); env by name; volumes by name; volumeMounts by mountPath; others
+ * fall back to merge-patch semantics; $patch: replace/delete directives), and server-side apply
+ * (create-or-merge plus a managedFields entry with operation "Apply").
+ * Thread-safe: no shared state.
+ */
+#ifndef KC_SERVER_PATCH_H
+#define KC_SERVER_PATCH_H
+
+#include <jansson.h>
+
+#include "kcache/error.h"
+
+typedef enum kc__patch_type {
+    KC__PATCH_MERGE = 1,     /* application/merge-patch+json */
+    KC__PATCH_JSON,          /* application/json-patch+json */
+    KC__PATCH_STRATEGIC,     /* application/strategic-merge-patch+json */
+    KC__PATCH_APPLY,         /* application/apply-patch+yaml (YAML or JSON body) */
+} kc__patch_type;
+
+/* Map a Content-Type (parameters ignored) to a patch type. Errors: KC_EMEDIATYPE (415), err's
+ * message lists the accepted types (#41). */
+int kc__patch_type_from_content_type(const char *content_type, kc__patch_type *ret, kc_error *err);
+
+/*
+ * Apply a merge, JSON or strategic patch to current (not modified) giving *ret_new (new reference).
+ * kind: the object's kind (selects strategic merge keys); builtin: false for custom resources
+ * (strategic → KC_EMEDIATYPE 415, #40). Errors: KC_EBADREQUEST (malformed patch body, #39),
+ * KC_EINVALID (a failing JSON-patch test op or a bad path, 422, #39).
+ */
+int kc__patch_apply(kc__patch_type type, const json_t *current, const char *body, size_t len,
+                    const char *kind, bool builtin, json_t **ret_new, kc_error *err);
+
+/*
+ * Server-side apply. current may be NULL (object missing → create, #45). body is YAML or JSON.
+ * field_manager required (else KC_EINVALID 422, #44). Merges the applied configuration into
+ * current, and records/updates the managedFields entry {manager, operation:"Apply", apiVersion,
+ * time: now_rfc3339, fieldsType:"FieldsV1", fieldsV1:<fields set by the body>}. When another
+ * manager owns a field the body changes and force is false → KC_ECONFLICT with a cause of reason
+ * "FieldManagerConflict" (#46). Errors otherwise as kc__patch_apply.
+ */
+int kc__apply(const json_t *current, const char *body, size_t len, const char *field_manager,
+              bool force, const char *now_rfc3339, json_t **ret_new, kc_error *err);
+
+#endif

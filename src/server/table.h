@@ -1,0 +1,26 @@
+/*
+ * table.h — meta.k8s.io/v1 Table and PartialObjectMetadata renderings (owner: server-patch),
+ * so kubectl prints real columns (#23, #94, #95) and metadata-only informers work.
+ * Thread-safe: no shared state.
+ */
+#ifndef KC_SERVER_TABLE_H
+#define KC_SERVER_TABLE_H
+
+#include <jansson.h>
+
+#include "kcache/obj.h"
+
+/* A Table for items of one resource (plural name, e.g. "pods", "deployments"; group may be "").
+ * Columns follow kubectl's defaults for known resources (pods: Name, Ready, Status, Restarts,
+ * Age; deployments: Name, Ready, Up-to-date, Available, Age; …; others: Name, Created At).
+ * with_columns=false omits columnDefinitions (watch events after the first, #95). rv/cont may be
+ * NULL. Returns a new reference (NULL on ENOMEM). Items are borrowed. */
+json_t *kc__table_build(const char *group, const char *resource, kc_obj *const *items, size_t n,
+                        const char *rv, const char *cont, bool with_columns);
+
+/* PartialObjectMetadata of obj: {"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1",
+ * "metadata":{…}} as a new malloc'd compact JSON string (*ret_len gets its length); NULL on
+ * ENOMEM. */
+char *kc__partial_metadata_json(const kc_obj *obj, size_t *ret_len);
+
+#endif

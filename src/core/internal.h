@@ -1,15 +1,208 @@
 /*
  * core/internal.h — library-internal helpers shared by every subsystem (prefix kc__).
  * Not installed. Include as "core/internal.h".
+ *
+ * Sections: errors, checked arithmetic, strings, bounded byte buffer (kc__buf), monotonic time and
+ * deadlines, PRNG (per-caller state), logging with secret redaction.
+ * Thread-safety: every function here is thread-safe as long as each caller passes its own state
+ * (kc__buf, kc__rng); none keeps mutable global state except the log level, which is read once
+ * from KCACHE_LOG (pthread_once) and never changes afterwards.
  */
 #ifndef KC_CORE_INTERNAL_H
 #define KC_CORE_INTERNAL_H
 
 #include "kcache/error.h"
 
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#define KC__LIKELY(x)   __builtin_expect(!!(x), 1)
+#define KC__UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define KC__ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+#define KC__PRINTF(f, a) __attribute__((format(printf, f, a)))
+
+/* ---- errors ---------------------------------------------------------------------------------- */
 
 /* kc_error_set with a va_list. Returns code. err may be NULL. */
 int kc__error_vset(kc_error *err, int code, const char *fmt, va_list ap);
+
+/* ---- checked arithmetic ---------------------------------------------------------------------- */
+
+/* *ret = a + b / a * b; returns false (and leaves *ret untouched) on overflow. */
+static inline bool kc__size_add(size_t a, size_t b, size_t *ret)
+{
+    size_t r;
+    if (__builtin_add_overflow(a, b, &r))
+        return false;
+    *ret = r;
+    return true;
+}
+
+static inline bool kc__size_mul(size_t a, size_t b, size_t *ret)
+{
+    size_t r;
+    if (__builtin_mul_overflow(a, b, &r))
+        return false;
+    *ret = r;
+    return true;
+}
+
+/* ---- strings --------------------------------------------------------------------------------- */
+
+/* New malloc'd copy of the n bytes at s plus a NUL (s may contain no NUL in those n bytes; n == 0
+ * gives ""). NULL on out of memory or when s is NULL and n > 0. Caller frees. */
+char *kc__strdup_n(const char *s, size_t n);
+
+/* New malloc'd copy of s (NULL → NULL). Caller frees. NULL on out of memory. */
+char *kc__strdup(const char *s);
+
+/* NULL-safe equality: two NULLs are equal; NULL never equals a string. */
+bool kc__streq(const char *a, const char *b);
+
+/* Equality of the span (s, n) — not NUL-terminated — with the C string z (NULL → false). */
+bool kc__streq_n(const char *s, size_t n, const char *z);
+
+/* true when s starts with prefix (both non-NULL). */
+bool kc__starts_with(const char *s, const char *prefix);
+
+/* ---- bounded growable byte buffer ------------------------------------------------------------ */
+
+/* Default ceiling when kc__buf.max is 0: 64 MiB. */
+#define KC__BUF_DEFAULT_MAX ((size_t)64 * 1024 * 1024)
+
+/*
+ * A growable byte buffer with a hard ceiling: growing past max fails with KC_ETOOLARGE and leaves
+ * the buffer as it was. data is always NUL-terminated after a successful append (the NUL is not
+ * counted in len and is not counted against max). data is NULL until the first append/reserve.
+ * Not thread-safe: one owner.
+ */
+typedef struct kc__buf {
+    char *data;
+    size_t len;
+    size_t cap; /* allocated bytes (including room for the NUL) */
+    size_t max; /* ceiling for len; 0 = KC__BUF_DEFAULT_MAX */
+} kc__buf;
+
+#define KC__BUF_INIT(max_bytes) {NULL, 0, 0, (max_bytes)}
+
+/* Initialise an empty buffer with the given ceiling (0 = default). Never fails, no allocation. */
+void kc__buf_init(kc__buf *b, size_t max);
+/* Free the memory and return to the empty state (max is kept). Accepts NULL. */
+void kc__buf_free(kc__buf *b);
+/* len = 0, keep the memory. */
+void kc__buf_reset(kc__buf *b);
+/* Make room for extra more bytes (plus the NUL). KC_ETOOLARGE past max, KC_ENOMEM. */
+int kc__buf_reserve(kc__buf *b, size_t extra);
+/* Append n bytes. 0, KC_ETOOLARGE or KC_ENOMEM (buffer unchanged on failure). */
+int kc__buf_append(kc__buf *b, const void *p, size_t n);
+int kc__buf_append_str(kc__buf *b, const char *s);
+int kc__buf_append_char(kc__buf *b, char c);
+/* printf-append. 0, KC_ETOOLARGE, KC_ENOMEM or KC_EINVAL (bad format); unchanged on failure. */
+int kc__buf_printf(kc__buf *b, const char *fmt, ...) KC__PRINTF(2, 3);
+int kc__buf_vprintf(kc__buf *b, const char *fmt, va_list ap) KC__PRINTF(2, 0);
+/* Shorten to len bytes (no-op when len >= b->len). */
+void kc__buf_truncate(kc__buf *b, size_t len);
+/* Drop the first n bytes (memmove the rest down); n > len drops everything. */
+void kc__buf_consume(kc__buf *b, size_t n);
+/* Hand the contents over: returns the NUL-terminated data (an allocated "" when empty; NULL only
+ * on out of memory), *ret_len (may be NULL) gets the length; the buffer is left empty. Caller
+ * frees the result. */
+char *kc__buf_steal(kc__buf *b, size_t *ret_len);
+
+/* ---- monotonic time and deadlines ------------------------------------------------------------ */
+
+#define KC__NS_PER_MS  1000000ull
+#define KC__NS_PER_SEC 1000000000ull
+/* A deadline that never expires. */
+#define KC__DEADLINE_NEVER UINT64_MAX
+
+/* CLOCK_MONOTONIC now, in ns / ms. */
+uint64_t kc__now_ns(void);
+uint64_t kc__now_ms(void);
+/* CLOCK_REALTIME now in ms since the epoch (for timestamps only, never for timeouts). */
+uint64_t kc__wall_ms(void);
+/* Absolute monotonic deadline ms from now (saturates at KC__DEADLINE_NEVER; ms < 0 → never). */
+uint64_t kc__deadline_after_ms(int64_t ms);
+/* ns left until deadline (0 when passed). */
+uint64_t kc__deadline_left_ns(uint64_t deadline_ns);
+/* Absolute monotonic ns → struct timespec for pthread_cond_timedwait on a condvar made by
+ * kc__cond_init_monotonic. */
+struct timespec kc__deadline_timespec(uint64_t deadline_ns);
+/* pthread_cond_init with CLOCK_MONOTONIC. Returns 0 or KC_ENOMEM / KC_EINVAL. */
+int kc__cond_init_monotonic(pthread_cond_t *cond);
+/* Wait on a monotonic condvar until signalled or the deadline (KC__DEADLINE_NEVER = no timeout).
+ * Returns 0 when woken (spuriously too: re-check the predicate), KC_ETIMEOUT when the deadline
+ * passed. mutex must be held. */
+int kc__cond_wait_until(pthread_cond_t *cond, pthread_mutex_t *mutex, uint64_t deadline_ns);
+/* Sleep for ns (restarts on EINTR). Backoff only — never use a sleep as synchronisation. */
+void kc__sleep_ns(uint64_t ns);
+
+/* ---- PRNG: xoshiro256** seeded by splitmix64 ------------------------------------------------- */
+
+/* Per-caller state: thread-safe because each thread / structure owns its own. Not for crypto. */
+typedef struct kc__rng {
+    uint64_t s[4];
+} kc__rng;
+
+/* Deterministic seed (tests). */
+void kc__rng_seed(kc__rng *r, uint64_t seed);
+/* Seed from getrandom(), falling back to time, pid and address bits. */
+void kc__rng_seed_auto(kc__rng *r);
+uint64_t kc__rng_next(kc__rng *r);
+/* Uniform in [lo, hi] inclusive, without modulo bias (lo > hi → lo). */
+uint64_t kc__rng_range(kc__rng *r, uint64_t lo, uint64_t hi);
+/* Uniform double in [0, 1). */
+double kc__rng_double(kc__rng *r);
+/* client-go wait.Jitter: base + uniform [0, base*factor). factor <= 0 → 1.0. Saturates. */
+uint64_t kc__rng_jitter(kc__rng *r, uint64_t base, double factor);
+
+/* ---- logging --------------------------------------------------------------------------------- */
+
+enum kc__log_level {
+    KC__LOG_ERROR = 0,
+    KC__LOG_WARN = 1,
+    KC__LOG_INFO = 2,
+    KC__LOG_DEBUG = 3,
+};
+
+/* Parse "error" | "warn" | "warning" | "info" | "debug" (case-insensitive; also "0".."3");
+ * NULL, "" or unknown → KC__LOG_WARN. */
+int kc__log_level_parse(const char *s);
+/* The process's level: KCACHE_LOG read once. */
+int kc__log_level(void);
+static inline bool kc__log_enabled(int level)
+{
+    return level <= kc__log_level();
+}
+/* Write one line "kcache <level>: <message>\n" to stderr when level is enabled. The formatted
+ * message goes through kc__redact first, so secrets never reach the log. Thread-safe (one write
+ * per line). */
+void kc__log(int level, const char *fmt, ...) KC__PRINTF(2, 3);
+void kc__vlog(int level, const char *fmt, va_list ap) KC__PRINTF(2, 0);
+
+#define KC__LOG_ERR(...)   kc__log(KC__LOG_ERROR, __VA_ARGS__)
+#define KC__LOG_WARN(...)  kc__log(KC__LOG_WARN, __VA_ARGS__)
+#define KC__LOG_INFO(...)  kc__log(KC__LOG_INFO, __VA_ARGS__)
+#define KC__LOG_DEBUG(...)                                                                         \
+    do {                                                                                           \
+        if (kc__log_enabled(KC__LOG_DEBUG))                                                        \
+            kc__log(KC__LOG_DEBUG, __VA_ARGS__);                                                   \
+    } while (0)
+
+/*
+ * Mask secrets in a text (a header line, a URL, a log message): the value after
+ * "Authorization:" / "Proxy-Authorization:" (whole rest of the line), after "Bearer " / "Basic ",
+ * after "password", "passwd", "token", "secret", "client-key-data" followed by '=' or ':' (up to
+ * the next whitespace, '&', ',', ';' or quote), and the userinfo password of URLs
+ * (scheme://user:pw@host). Masked values become "***". Case-insensitive.
+ * kc__redact: new malloc'd string (caller frees), NULL on out of memory or when line is NULL.
+ * kc__redact_buf: appends the redacted (s, len) to out; 0 or the kc__buf error.
+ */
+char *kc__redact(const char *line);
+int kc__redact_buf(const char *s, size_t len, kc__buf *out);
 
 #endif

@@ -20,8 +20,8 @@
 #include <stdint.h>
 #include <time.h>
 
-#define KC__LIKELY(x)   __builtin_expect(!!(x), 1)
-#define KC__UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define KC__LIKELY(x)    __builtin_expect(!!(x), 1)
+#define KC__UNLIKELY(x)  __builtin_expect(!!(x), 0)
 #define KC__ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 #define KC__PRINTF(f, a) __attribute__((format(printf, f, a)))
 
@@ -87,7 +87,9 @@ typedef struct kc__buf {
     size_t max; /* ceiling for len; 0 = KC__BUF_DEFAULT_MAX */
 } kc__buf;
 
+/* clang-format off */
 #define KC__BUF_INIT(max_bytes) {NULL, 0, 0, (max_bytes)}
+/* clang-format on */
 
 /* Initialise an empty buffer with the given ceiling (0 = default). Never fails, no allocation. */
 void kc__buf_init(kc__buf *b, size_t max);
@@ -184,9 +186,9 @@ static inline bool kc__log_enabled(int level)
 void kc__log(int level, const char *fmt, ...) KC__PRINTF(2, 3);
 void kc__vlog(int level, const char *fmt, va_list ap) KC__PRINTF(2, 0);
 
-#define KC__LOG_ERR(...)   kc__log(KC__LOG_ERROR, __VA_ARGS__)
-#define KC__LOG_WARN(...)  kc__log(KC__LOG_WARN, __VA_ARGS__)
-#define KC__LOG_INFO(...)  kc__log(KC__LOG_INFO, __VA_ARGS__)
+#define KC__LOG_ERR(...)  kc__log(KC__LOG_ERROR, __VA_ARGS__)
+#define KC__LOG_WARN(...) kc__log(KC__LOG_WARN, __VA_ARGS__)
+#define KC__LOG_INFO(...) kc__log(KC__LOG_INFO, __VA_ARGS__)
 #define KC__LOG_DEBUG(...)                                                                         \
     do {                                                                                           \
         if (kc__log_enabled(KC__LOG_DEBUG))                                                        \

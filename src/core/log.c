@@ -27,7 +27,7 @@ int kc__log_level_parse(const char *s)
         const char *name;
         int level;
     } names[] = {
-        {"error", KC__LOG_ERROR}, {"warn", KC__LOG_WARN}, {"warning", KC__LOG_WARN},
+        {"error", KC__LOG_ERROR}, {"warn", KC__LOG_WARN},   {"warning", KC__LOG_WARN},
         {"info", KC__LOG_INFO},   {"debug", KC__LOG_DEBUG},
     };
     if (!s || !*s)

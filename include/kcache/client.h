@@ -1,0 +1,265 @@
+/*
+ * kcache/client.h — kc_client: the REST client for the Kubernetes API (verbs, paging, streaming
+ * watch, discovery and RESTMapper) over libcurl.
+ *
+ * Thread model: one kc_client is shared by any number of threads. Every call may run concurrently
+ * with every other call on the same client. Internally each request borrows a libcurl easy handle
+ * from a small pool (handles are returned after the request and reused, so keep-alive connections
+ * survive between requests); connections, DNS results and TLS sessions are shared between handles
+ * through a CURLSH with per-data locks. A request never holds a client lock while it waits on the
+ * network. Callbacks (list items, watch events) run on the calling thread. kc_client_free must not
+ * race with calls in flight.
+ *
+ * Every request:
+ *   - waits for the client-side token bucket (qps/burst; watches exempt);
+ *   - authenticates from the kc_config (bearer token, token file re-read when it changes,
+ *     client certificate, basic, exec plugin with cached credential; on 401 the credential is
+ *     refreshed once and the request re-sent);
+ *   - is retried on 429 or 5xx only when the response carries an integer Retry-After, at most
+ *     max_retries times and within the request timeout budget, and only for idempotent verbs (GET,
+ *     LIST, PUT, DELETE) — POST and PATCH are re-sent only after a 429, which the server answers
+ *     before doing anything;
+ *   - maps failures to the error model: a Status body → code + detail (kc_status_parse); transport
+ *     failures → KC_EDNS, KC_ETLS (the verification reason in the message), KC_ETIMEOUT, KC_EIO.
+ * Credentials are never sent over plain http to a non-loopback host unless
+ * allow_insecure_credentials is set (KC_ECONFIG otherwise), and never logged.
+ */
+#ifndef KCACHE_CLIENT_H
+#define KCACHE_CLIENT_H
+
+#include "config.h"
+#include "decode.h"
+
+KC_BEGIN_DECLS
+
+typedef struct kc_client kc_client;
+
+/* Client options. Zero-initialised (or NULL) means the defaults. Strings copied. */
+typedef struct kc_client_opts {
+    double qps;                      /* token-bucket rate; 0 → 50; < 0 disables the limiter */
+    int burst;                       /* bucket size; 0 → 100 */
+    int max_retries;                 /* Retry-After retries; 0 → 5; < 0 → none */
+    int64_t request_timeout_ms;      /* per request (watches exempt); 0 → 30000; < 0 → none */
+    bool allow_insecure_credentials; /* allow credentials over http to a non-loopback host */
+    const char *user_agent;          /* NULL → "kcache/<version>" */
+} kc_client_opts;
+
+/*
+ * New client for cfg (the client keeps its own reference to cfg; the caller may free it).
+ * opts may be NULL. Errors: KC_EINVAL, KC_ECONFIG (credentials over plain http to a remote host),
+ * KC_ENOMEM. On success *ret is new — caller frees with kc_client_free(). Thread-safe.
+ */
+KC_API int kc_client_new(const kc_config *cfg, const kc_client_opts *opts, kc_client **ret,
+                         kc_error *err);
+
+/* Free the client. No call may be in flight. Accepts NULL. */
+KC_API void kc_client_free(kc_client *client);
+
+/* Default namespace of the client's configuration. Borrowed: valid until the client is freed. */
+KC_API const char *kc_client_namespace(const kc_client *client);
+
+/* ---- cancellation ------------------------------------------------------------------------- */
+
+/* A cancellation token. Fire it from any thread: a watch (or other call taking it) in progress
+ * returns KC_ECANCELED promptly (the transfer is woken, not polled). Once fired it stays fired.
+ * Thread-safe, except kc_cancel_free, which must not race with users. */
+typedef struct kc_cancel kc_cancel;
+
+/* New token (not fired). NULL on out of memory. Free with kc_cancel_free(). */
+KC_API kc_cancel *kc_cancel_new(void);
+KC_API void kc_cancel_fire(kc_cancel *cancel);
+KC_API bool kc_cancel_fired(const kc_cancel *cancel);
+/* Accepts NULL. */
+KC_API void kc_cancel_free(kc_cancel *cancel);
+
+/* ---- resources and options ---------------------------------------------------------------- */
+
+/* Group/version/resource. Strings borrowed for the call. */
+typedef struct kc_gvr {
+    const char *group;    /* "" (or NULL) for the core group */
+    const char *version;  /* e.g. "v1" */
+    const char *resource; /* lowercase plural, e.g. "pods" */
+} kc_gvr;
+
+/* LIST options. Zero-initialised (or NULL) means none. Strings borrowed for the call. */
+typedef struct kc_list_opts {
+    const char *label_selector, *field_selector;
+    int64_t limit;                      /* page size; 0 = none */
+    const char *continue_token;         /* from kc_list_meta.continue_token */
+    const char *resource_version;       /* NULL = most recent (quorum read) */
+    const char *resource_version_match; /* "NotOlderThan" | "Exact" | NULL */
+    int64_t timeout_s;                  /* server-side timeoutSeconds; 0 = none */
+    bool metadata_only;                 /* decode with KC_DECODE_METADATA_ONLY */
+    const kc_decode_opts *decode;       /* NULL = defaults */
+} kc_list_opts;
+
+/* WATCH options. Zero-initialised (or NULL) means none. Strings borrowed for the call. */
+typedef struct kc_watch_opts {
+    const char *label_selector, *field_selector;
+    const char *resource_version; /* NULL/"" = start with synthetic ADDED of current state */
+    const char *resource_version_match;
+    bool allow_bookmarks;
+    bool send_initial_events;
+    int64_t timeout_s; /* server-side timeoutSeconds; 0 = none */
+    bool metadata_only;
+    const kc_decode_opts *decode;
+} kc_watch_opts;
+
+/* Options for create / update / update_status. Zero-initialised (or NULL) means none. */
+typedef struct kc_write_opts {
+    const char *field_manager;    /* fieldManager */
+    const char *field_validation; /* "Strict" | "Warn" | "Ignore" | NULL */
+    bool dry_run;                 /* dryRun=All */
+    const kc_decode_opts *decode; /* decoding of the returned object; NULL = defaults */
+} kc_write_opts;
+
+typedef enum kc_patch_type {
+    KC_PATCH_MERGE = 0,     /* application/merge-patch+json (RFC 7386) */
+    KC_PATCH_JSON = 1,      /* application/json-patch+json (RFC 6902) */
+    KC_PATCH_STRATEGIC = 2, /* application/strategic-merge-patch+json (built-in types only) */
+    KC_PATCH_APPLY = 3,     /* application/apply-patch+yaml: server-side apply (needs a manager) */
+} kc_patch_type;
+
+/* Options for patch. Zero-initialised (or NULL) means none. */
+typedef struct kc_patch_opts {
+    const char *field_manager; /* required for KC_PATCH_APPLY */
+    bool force;                /* apply only: take ownership of conflicting fields */
+    bool dry_run;
+    const char *subresource; /* e.g. "status"; NULL = the object itself */
+    const kc_decode_opts *decode;
+} kc_patch_opts;
+
+/* Options for delete / delete_collection. NULL means none. Use KC_DELETE_OPTS_INIT to initialise:
+ * a zero grace_period_s means "delete now", -1 means "unset" (server default). */
+typedef struct kc_delete_opts {
+    const char *propagation;      /* "Background" | "Foreground" | "Orphan" | NULL */
+    int64_t grace_period_s;       /* -1 = unset */
+    const char *precondition_uid; /* NULL = none */
+    const char *precondition_rv;  /* NULL = none */
+    bool dry_run;
+    const char *label_selector, *field_selector; /* delete_collection only */
+    const kc_decode_opts *decode;
+} kc_delete_opts;
+
+#define KC_DELETE_OPTS_INIT {NULL, -1, NULL, NULL, false, NULL, NULL, NULL}
+
+/* ---- verbs -------------------------------------------------------------------------------- */
+/*
+ * Common rules: gvr and strings are borrowed for the call. ns is the namespace for namespaced
+ * resources (NULL or "" = cluster-scoped path, or all namespaces for list/watch). On success an
+ * object out-parameter receives a new reference — caller unrefs. On failure err (may be NULL)
+ * carries the detail; out-parameters are untouched. All verbs are thread-safe.
+ */
+
+/* GET one object. Errors: any mapped HTTP/transport code (KC_ENOTFOUND, …). */
+KC_API int kc_client_get(kc_client *client, const kc_gvr *gvr, const char *ns, const char *name,
+                         kc_obj **ret_obj, kc_error *err);
+
+/*
+ * LIST one page: the body is decoded with kc_list_decode; ret_meta (may be NULL) gets the list
+ * metadata (caller clears with kc_list_meta_clear), on_item (may be NULL) gets each item (consumed:
+ * the callback owns the reference). opts may be NULL. If the request fails, on_item is never
+ * called; a decode error after some items were delivered is returned as is.
+ */
+KC_API int kc_client_list(kc_client *client, const kc_gvr *gvr, const char *ns,
+                          const kc_list_opts *opts, kc_list_meta *ret_meta, kc_list_item_cb on_item,
+                          void *ud, kc_error *err);
+
+/*
+ * LIST every page: follows metadata.continue (limit from opts, default 500 when 0). ret_meta gets
+ * the metadata of the last page (its resource_version is the list's RV; continue_token NULL).
+ * A 410 on a continue request is returned as KC_EGONE (the caller relists from scratch).
+ */
+KC_API int kc_client_list_all(kc_client *client, const kc_gvr *gvr, const char *ns,
+                              const kc_list_opts *opts, kc_list_meta *ret_meta,
+                              kc_list_item_cb on_item, void *ud, kc_error *err);
+
+/*
+ * WATCH: blocks, feeding the response body to a kc_watch_decoder as it arrives; cb gets every
+ * event (ERROR events too — the callback decides). Returns 0 when the server ends the stream
+ * cleanly, KC_ECANCELED when cancel (may be NULL) fires, the callback's negative code if it stops
+ * the watch, or the error: the HTTP status of the watch request mapped (410 → KC_EGONE, 504
+ * ResourceVersionTooLarge → KC_ERV_TOO_LARGE, …, with detail), transport errors, KC_EPARSE.
+ * No client-side timeout applies (TCP keepalive is on); the rate limiter is not consulted.
+ */
+KC_API int kc_client_watch(kc_client *client, const kc_gvr *gvr, const char *ns,
+                           const kc_watch_opts *opts, kc_watch_event_cb cb, void *ud,
+                           kc_cancel *cancel, kc_error *err);
+
+/* POST json (len bytes; copied for the request) to the collection. ret_obj may be NULL. */
+KC_API int kc_client_create(kc_client *client, const kc_gvr *gvr, const char *ns, const char *json,
+                            size_t len, const kc_write_opts *opts, kc_obj **ret_obj, kc_error *err);
+
+/* PUT json to the object (name taken from the body's metadata.name; KC_EINVAL if absent). */
+KC_API int kc_client_update(kc_client *client, const kc_gvr *gvr, const char *ns, const char *json,
+                            size_t len, const kc_write_opts *opts, kc_obj **ret_obj, kc_error *err);
+
+/* PUT json to the object's /status subresource. */
+KC_API int kc_client_update_status(kc_client *client, const kc_gvr *gvr, const char *ns,
+                                   const char *json, size_t len, const kc_write_opts *opts,
+                                   kc_obj **ret_obj, kc_error *err);
+
+/* PATCH name with body (len bytes) of the given type. KC_PATCH_APPLY without a field manager is
+ * KC_EINVAL. */
+KC_API int kc_client_patch(kc_client *client, const kc_gvr *gvr, const char *ns, const char *name,
+                           kc_patch_type type, const char *body, size_t len,
+                           const kc_patch_opts *opts, kc_obj **ret_obj, kc_error *err);
+
+/* DELETE name (DeleteOptions sent as the JSON body). *ret_obj (may be NULL) gets the object when
+ * the server returned one (e.g. with deletionTimestamp while finalizers are pending, or the
+ * deleted pod) or NULL when it returned a Status. */
+KC_API int kc_client_delete(kc_client *client, const kc_gvr *gvr, const char *ns, const char *name,
+                            const kc_delete_opts *opts, kc_obj **ret_obj, kc_error *err);
+
+/* DELETE the collection, filtered by opts->label_selector/field_selector. */
+KC_API int kc_client_delete_collection(kc_client *client, const kc_gvr *gvr, const char *ns,
+                                       const kc_delete_opts *opts, kc_error *err);
+
+/*
+ * Raw request (escape hatch, tools and tests): method "GET"/"POST"/…, path_and_query starting with
+ * '/' (already escaped), optional body with its content type (NULL → application/json). Returns 0
+ * for any HTTP response (check *ret_status) or a transport error. *ret_body (may be NULL) gets the
+ * response body (new malloc'd, NUL-terminated — caller frees), *ret_len its length. Subject to the
+ * rate limiter, authentication and Retry-After retries for idempotent methods.
+ */
+KC_API int kc_client_raw(kc_client *client, const char *method, const char *path_and_query,
+                         const char *content_type, const char *body, size_t len, int *ret_status,
+                         char **ret_body, size_t *ret_len, kc_error *err);
+
+/* ---- discovery and RESTMapper ------------------------------------------------------------- */
+
+/* A resolved resource. All strings owned by the struct; release with kc_resource_info_clear. */
+typedef struct kc_resource_info {
+    char *group; /* "" for core */
+    char *version;
+    char *resource; /* plural */
+    char *kind;
+    char *singular;
+    bool namespaced;
+    char **short_names;
+    size_t n_short;
+    char **verbs;
+    size_t n_verbs;
+} kc_resource_info;
+
+/*
+ * Resolve a user-facing name as kubectl does: plural, singular, short name or kind (kind
+ * case-insensitively), optionally qualified as NAME.GROUP or NAME.VERSION.GROUP — e.g. "pods",
+ * "po", "Pod", "deployments.apps", "deploy", "Deployment.v1.apps", CRD plurals and kinds. Uses
+ * the preferred version of each group unless the version is given; the core group wins ties, then
+ * discovery order. Discovery documents are fetched on first use and cached; a name not found in
+ * the cache triggers one refresh (new CRDs) before KC_ENOTFOUND. On success *ret is filled (the
+ * caller clears it). Thread-safe.
+ */
+KC_API int kc_client_resolve(kc_client *client, const char *name, kc_resource_info *ret,
+                             kc_error *err);
+
+/* Free the strings of info and zero it. Accepts NULL. */
+KC_API void kc_resource_info_clear(kc_resource_info *info);
+
+/* Drop the cached discovery documents: the next resolve fetches them again. Thread-safe. */
+KC_API int kc_client_discovery_invalidate(kc_client *client);
+
+KC_END_DECLS
+
+#endif

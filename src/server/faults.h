@@ -41,4 +41,28 @@ char *kc__faults_to_json(const kc_server_faults *faults);
  * Errors: KC_EBADREQUEST naming the bad field. */
 int kc__faults_from_json(const char *json, size_t len, kc_server_faults *inout, kc_error *err);
 
+/* ---- additions (server-edge) ----------------------------------------------------------------- */
+
+/* Lower-case name of a verb ("get", …, "deletecollection"); "?" when out of range. Static. */
+const char *kc__verb_name(kc_server_verb verb);
+/* The verb named by the len bytes at name (case-insensitive), or KC_EINVAL. */
+int kc__verb_parse(const char *name, size_t len);
+
+/* Parse one duration of len bytes ("50ms", "1s", "2m", "250us", "0") into milliseconds (rounded).
+ * 0 or KC_EINVAL. */
+int kc__faults_parse_duration_ms(const char *text, size_t len, unsigned *ret_ms);
+
+/* Parse "RATE[:VERB,VERB…]" (RATE in 0..1; no verb list = every verb) into rates[] (verbs not
+ * listed get 0). rates is untouched on failure. Errors: KC_EINVAL naming the bad part. */
+int kc__faults_parse_rate(const char *text, double rates[KC_VERB__COUNT], kc_error *err);
+
+/* Change listener: called after every kc__faults_set, outside the faults lock, with a sequence
+ * number that grows with each set (ignore a seq lower than one already seen: two concurrent sets
+ * may notify out of order) and the faults now in force (borrowed for the call). */
+typedef void (*kc__faults_listener_fn)(void *ud, uint64_t seq, const kc_server_faults *now);
+/* Install (fn NULL = remove) the single listener. Returns the current seq and copies the current
+ * faults into *ret_now (may be NULL), atomically with the installation. ud is borrowed. */
+uint64_t kc__faults_set_listener(kc__faults *f, kc__faults_listener_fn fn, void *ud,
+                                 kc_server_faults *ret_now);
+
 #endif

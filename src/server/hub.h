@@ -30,8 +30,7 @@ typedef struct kc__hub_event {
 /* Filter: return the type to deliver (0 = do not deliver) and set *ret_obj to the object to
  * send (borrowed from ev: ev->obj or ev->old). Runs under the publisher's locks: must be quick
  * and must not call back into the hub. */
-typedef kc_watch_type (*kc__watch_filter_fn)(void *ud, const kc__hub_event *ev,
-                                              kc_obj **ret_obj);
+typedef kc_watch_type (*kc__watch_filter_fn)(void *ud, const kc__hub_event *ev, kc_obj **ret_obj);
 
 /* New hub. faults may be NULL (no delays); borrowed, must outlive the hub. queue_bound = max
  * queued events per watcher (0 = 100000). NULL on ENOMEM. */
@@ -68,5 +67,10 @@ size_t kc__hub_watchers(kc__hub *hub);
 
 /* Drop the references an event holds and zero it. */
 void kc__hub_event_release(kc__hub_event *ev);
+
+/* ---- additions (server-edge) ----------------------------------------------------------------- */
+
+/* Events queued for w right now (tests, metrics). Thread-safe. */
+size_t kc__watcher_queued(kc__watcher *w);
 
 #endif

@@ -1,0 +1,396 @@
+/*
+ * hub.c — watch fan-out hub of the embedded API server.
+ *
+ * Design
+ * - One mutex per hub guards everything in it: the topics (one per resource_key, each a list of
+ *   its watchers) and every watcher's queue and flags. Each watcher has its own condition
+ *   variable (CLOCK_MONOTONIC) used with the hub mutex, so a publish wakes only the watchers it
+ *   queued for. One lock means no lock order inside the hub; publish is O(watchers of the key).
+ * - A watcher's queue is a ring of {event, due time} that grows by doubling up to the bound.
+ *   When a publish finds it full the watcher is marked overflowed, its queued events are released
+ *   at once (memory stays bounded) and next() returns KC_ETOOLARGE: the stream ends and the
+ *   client resumes from the last RV it saw, which the server's history can serve.
+ * - The filter runs at publish time under the hub lock and picks the type and object to send.
+ * - Watch delay: one delay is drawn per published event (outside the hub lock, from the faults
+ *   PRNG) and each watcher's entry is due at max(previous due of that watcher, now + delay), so
+ *   order within a stream is preserved. next() sleeps until the head is due or the caller's
+ *   deadline, whichever is first — a timed wait, not polling.
+ * - Stall fault: the hub registers as the faults change listener and keeps its own copy of the
+ *   flag; when the stall is lifted it wakes every watcher. While stalled, queued events stay
+ *   queued (not lost) and may overflow the bound.
+ * - Lifetime: the hub is destroyed when kc__hub_free has been called and its last watcher is
+ *   freed, so a watcher may outlive kc__hub_free (its next() returns KC_ESTOPPED).
+ * Lock order: storage lock → faults notify lock → hub lock; the faults value lock is taken only
+ * with the hub lock released. Object references are taken and dropped under the hub lock
+ * (kc_obj_unref is an atomic decrement plus, at most, a free).
+ */
+#include "server/hub.h"
+
+#include "core/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define HUB_DEFAULT_BOUND ((size_t)100000)
+#define RING_INITIAL      16
+
+typedef struct entry {
+    kc__hub_event ev;
+    uint64_t due_ns;
+} entry;
+
+typedef struct topic {
+    const void *key;
+    kc__watcher *head;
+    struct topic *next;
+} topic;
+
+struct kc__watcher {
+    kc__hub *hub;
+    topic *topic; /* NULL once unlinked */
+    kc__watcher *prev, *next;
+    pthread_cond_t cond;
+    kc__watch_filter_fn filter;
+    void *filter_ud;
+    entry *ring;
+    size_t cap, head, count;
+    uint64_t last_due_ns;
+    bool closed, overflowed;
+};
+
+struct kc__hub {
+    pthread_mutex_t mu;
+    kc__faults *faults;
+    size_t bound;
+    topic *topics;
+    size_t n_watchers; /* allocated watchers, linked or not */
+    uint64_t fault_seq;
+    bool stalled;
+    bool freed; /* kc__hub_free called: destroy with the last watcher */
+};
+
+/* ---- helpers (hub lock held) ----------------------------------------------------------------- */
+
+void kc__hub_event_release(kc__hub_event *ev)
+{
+    if (!ev)
+        return;
+    kc_obj_unref(ev->obj);
+    kc_obj_unref(ev->old);
+    memset(ev, 0, sizeof *ev);
+}
+
+static void drop_queue(kc__watcher *w)
+{
+    for (size_t i = 0; i < w->count; i++)
+        kc__hub_event_release(&w->ring[(w->head + i) % w->cap].ev);
+    free(w->ring);
+    w->ring = NULL;
+    w->cap = w->head = w->count = 0;
+}
+
+static void close_locked(kc__watcher *w)
+{
+    if (w->closed)
+        return;
+    w->closed = true;
+    drop_queue(w);
+    pthread_cond_broadcast(&w->cond);
+}
+
+static void unlink_locked(kc__hub *hub, kc__watcher *w)
+{
+    topic *t = w->topic;
+    if (!t)
+        return;
+    if (w->prev)
+        w->prev->next = w->next;
+    else
+        t->head = w->next;
+    if (w->next)
+        w->next->prev = w->prev;
+    w->prev = w->next = NULL;
+    w->topic = NULL;
+    if (!t->head) {
+        for (topic **pp = &hub->topics; *pp; pp = &(*pp)->next)
+            if (*pp == t) {
+                *pp = t->next;
+                break;
+            }
+        free(t);
+    }
+}
+
+static topic *find_topic(kc__hub *hub, const void *key)
+{
+    for (topic *t = hub->topics; t; t = t->next)
+        if (t->key == key)
+            return t;
+    return NULL;
+}
+
+static bool ring_grow(kc__watcher *w, size_t bound)
+{
+    size_t ncap = w->cap ? w->cap * 2 : RING_INITIAL;
+    if (ncap > bound)
+        ncap = bound;
+    entry *n = malloc(ncap * sizeof *n);
+    if (!n)
+        return false;
+    for (size_t i = 0; i < w->count; i++)
+        n[i] = w->ring[(w->head + i) % w->cap];
+    free(w->ring);
+    w->ring = n;
+    w->cap = ncap;
+    w->head = 0;
+    return true;
+}
+
+static void destroy_hub(kc__hub *hub)
+{
+    while (hub->topics) {
+        topic *t = hub->topics;
+        hub->topics = t->next;
+        free(t);
+    }
+    pthread_mutex_destroy(&hub->mu);
+    free(hub);
+}
+
+/* Faults listener: track the stall flag; wake everyone when it is lifted. */
+static void on_faults(void *ud, uint64_t seq, const kc_server_faults *now)
+{
+    kc__hub *hub = ud;
+    pthread_mutex_lock(&hub->mu);
+    if (seq > hub->fault_seq) {
+        hub->fault_seq = seq;
+        bool was = hub->stalled;
+        hub->stalled = now->watch_stall;
+        if (was && !hub->stalled)
+            for (topic *t = hub->topics; t; t = t->next)
+                for (kc__watcher *w = t->head; w; w = w->next)
+                    pthread_cond_signal(&w->cond);
+    }
+    pthread_mutex_unlock(&hub->mu);
+}
+
+/* ---- hub ------------------------------------------------------------------------------------- */
+
+kc__hub *kc__hub_new(kc__faults *faults, size_t queue_bound)
+{
+    kc__hub *hub = calloc(1, sizeof *hub);
+    if (!hub)
+        return NULL;
+    if (pthread_mutex_init(&hub->mu, NULL)) {
+        free(hub);
+        return NULL;
+    }
+    hub->faults = faults;
+    hub->bound = queue_bound ? queue_bound : HUB_DEFAULT_BOUND;
+    if (faults) {
+        kc_server_faults now;
+        hub->fault_seq = kc__faults_set_listener(faults, on_faults, hub, &now);
+        hub->stalled = now.watch_stall;
+    }
+    return hub;
+}
+
+void kc__hub_close_all(kc__hub *hub)
+{
+    if (!hub)
+        return;
+    pthread_mutex_lock(&hub->mu);
+    for (topic *t = hub->topics; t; t = t->next)
+        for (kc__watcher *w = t->head; w; w = w->next)
+            close_locked(w);
+    pthread_mutex_unlock(&hub->mu);
+}
+
+void kc__hub_free(kc__hub *hub)
+{
+    if (!hub)
+        return;
+    if (hub->faults)
+        kc__faults_set_listener(hub->faults, NULL, NULL, NULL);
+    pthread_mutex_lock(&hub->mu);
+    hub->freed = true;
+    /* Unlink every watcher: they stay allocated (owned by their streams) but see KC_ESTOPPED. */
+    while (hub->topics) {
+        topic *t = hub->topics;
+        while (t->head) {
+            kc__watcher *w = t->head;
+            close_locked(w);
+            unlink_locked(hub, w); /* frees t with its last watcher */
+        }
+    }
+    bool last = hub->n_watchers == 0;
+    pthread_mutex_unlock(&hub->mu);
+    if (last)
+        destroy_hub(hub);
+}
+
+size_t kc__hub_watchers(kc__hub *hub)
+{
+    pthread_mutex_lock(&hub->mu);
+    size_t n = 0;
+    for (topic *t = hub->topics; t; t = t->next)
+        for (kc__watcher *w = t->head; w; w = w->next)
+            n += !w->closed && !w->overflowed;
+    pthread_mutex_unlock(&hub->mu);
+    return n;
+}
+
+kc__watcher *kc__hub_subscribe(kc__hub *hub, const void *resource_key, kc__watch_filter_fn filter,
+                               void *filter_ud)
+{
+    kc__watcher *w = calloc(1, sizeof *w);
+    if (!w)
+        return NULL;
+    if (kc__cond_init_monotonic(&w->cond)) {
+        free(w);
+        return NULL;
+    }
+    w->hub = hub;
+    w->filter = filter;
+    w->filter_ud = filter_ud;
+    pthread_mutex_lock(&hub->mu);
+    topic *t = find_topic(hub, resource_key);
+    if (!t && !hub->freed) {
+        t = calloc(1, sizeof *t);
+        if (t) {
+            t->key = resource_key;
+            t->next = hub->topics;
+            hub->topics = t;
+        }
+    }
+    if (hub->freed) {
+        w->closed = true; /* subscribing to a freed hub: a closed watcher */
+    } else if (!t) {
+        pthread_mutex_unlock(&hub->mu);
+        pthread_cond_destroy(&w->cond);
+        free(w);
+        return NULL;
+    } else {
+        w->topic = t;
+        w->next = t->head;
+        if (t->head)
+            t->head->prev = w;
+        t->head = w;
+    }
+    hub->n_watchers++;
+    pthread_mutex_unlock(&hub->mu);
+    return w;
+}
+
+void kc__hub_publish(kc__hub *hub, const void *resource_key, const kc__hub_event *ev)
+{
+    uint64_t delay = hub->faults ? kc__faults_watch_delay_ns(hub->faults) : 0;
+    uint64_t due = kc__now_ns() + delay;
+    pthread_mutex_lock(&hub->mu);
+    topic *t = find_topic(hub, resource_key);
+    for (kc__watcher *w = t ? t->head : NULL; w; w = w->next) {
+        if (w->closed || w->overflowed)
+            continue;
+        kc_watch_type type = ev->type;
+        kc_obj *obj = ev->obj;
+        if (w->filter) {
+            type = w->filter(w->filter_ud, ev, &obj);
+            if (!type)
+                continue;
+        }
+        if (w->count == hub->bound || (w->count == w->cap && !ring_grow(w, hub->bound))) {
+            w->overflowed = true;
+            drop_queue(w);
+            pthread_cond_signal(&w->cond);
+            continue;
+        }
+        entry *e = &w->ring[(w->head + w->count) % w->cap];
+        w->count++;
+        e->ev.type = type;
+        e->ev.obj = kc_obj_ref(obj);
+        e->ev.old = kc_obj_ref(ev->old);
+        e->ev.rv = ev->rv;
+        if (due < w->last_due_ns)
+            e->due_ns = w->last_due_ns;
+        else
+            e->due_ns = w->last_due_ns = due;
+        pthread_cond_signal(&w->cond);
+    }
+    pthread_mutex_unlock(&hub->mu);
+}
+
+/* ---- watcher --------------------------------------------------------------------------------- */
+
+int kc__watcher_next(kc__watcher *w, kc__hub_event *ret, int64_t timeout_ms)
+{
+    kc__hub *hub = w->hub;
+    uint64_t deadline = kc__deadline_after_ms(timeout_ms);
+    int rc;
+    pthread_mutex_lock(&hub->mu);
+    for (;;) {
+        if (w->closed) {
+            rc = KC_ESTOPPED;
+            break;
+        }
+        if (w->overflowed) {
+            rc = KC_ETOOLARGE;
+            break;
+        }
+        uint64_t now = kc__now_ns();
+        uint64_t wake = deadline;
+        if (w->count && !hub->stalled) {
+            entry *e = &w->ring[w->head];
+            if (e->due_ns <= now) {
+                *ret = e->ev;
+                memset(&e->ev, 0, sizeof e->ev);
+                w->head = (w->head + 1) % w->cap;
+                w->count--;
+                rc = 0;
+                break;
+            }
+            if (e->due_ns < wake)
+                wake = e->due_ns;
+        }
+        if (deadline != KC__DEADLINE_NEVER && now >= deadline) {
+            rc = KC_ETIMEOUT;
+            break;
+        }
+        kc__cond_wait_until(&w->cond, &hub->mu, wake);
+    }
+    pthread_mutex_unlock(&hub->mu);
+    return rc;
+}
+
+size_t kc__watcher_queued(kc__watcher *w)
+{
+    pthread_mutex_lock(&w->hub->mu);
+    size_t n = w->count;
+    pthread_mutex_unlock(&w->hub->mu);
+    return n;
+}
+
+void kc__watcher_close(kc__watcher *w)
+{
+    if (!w)
+        return;
+    pthread_mutex_lock(&w->hub->mu);
+    close_locked(w);
+    pthread_mutex_unlock(&w->hub->mu);
+}
+
+void kc__watcher_free(kc__watcher *w)
+{
+    if (!w)
+        return;
+    kc__hub *hub = w->hub;
+    pthread_mutex_lock(&hub->mu);
+    close_locked(w);
+    unlink_locked(hub, w);
+    hub->n_watchers--;
+    bool last = hub->freed && hub->n_watchers == 0;
+    pthread_mutex_unlock(&hub->mu);
+    pthread_cond_destroy(&w->cond);
+    free(w);
+    if (last)
+        destroy_hub(hub);
+}

@@ -1,0 +1,295 @@
+/*
+ * test_server_faults.c — fault injection state (src/server/faults.c): duration and rate parsing,
+ * per-verb injection with Retry-After (spec §9 #96–#98), watch close decisions (#99), delays,
+ * the JSON form used by the admin endpoint, and the change listener.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "server/faults.h"
+
+static void test_server_faults_parse_delay_forms(void **state)
+{
+    unsigned lo = 99, hi = 99;
+    assert_int_equal(kc__faults_parse_delay("10ms-500ms", &lo, &hi, NULL), 0);
+    assert_int_equal(lo, 10);
+    assert_int_equal(hi, 500);
+    assert_int_equal(kc__faults_parse_delay("50ms", &lo, &hi, NULL), 0);
+    assert_int_equal(lo, 50);
+    assert_int_equal(hi, 50);
+    assert_int_equal(kc__faults_parse_delay("1s", &lo, &hi, NULL), 0);
+    assert_int_equal(lo, 1000);
+    assert_int_equal(kc__faults_parse_delay("0", &lo, &hi, NULL), 0);
+    assert_int_equal(lo, 0);
+    assert_int_equal(hi, 0);
+    assert_int_equal(kc__faults_parse_delay("0.5s-2s", &lo, &hi, NULL), 0);
+    assert_int_equal(lo, 500);
+    assert_int_equal(hi, 2000);
+}
+
+static void test_server_faults_parse_delay_rejects_bad_text(void **state)
+{
+    const char *bad[] = {"", "ms", "10", "10xs", "-5ms", "10ms-", "500ms-10ms", "1s-2s-3s", "abc"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        unsigned lo = 7, hi = 7;
+        kc_error err = KC_ERROR_INIT;
+        assert_int_equal(kc__faults_parse_delay(bad[i], &lo, &hi, &err), KC_EINVAL);
+        assert_non_null(err.message);
+        assert_int_equal(lo, 7); /* untouched on failure */
+        kc_error_clear(&err);
+    }
+}
+
+static void test_server_faults_parse_rate_verbs(void **state)
+{
+    double r[KC_VERB__COUNT];
+    assert_int_equal(kc__faults_parse_rate("0.25", r, NULL), 0);
+    for (int i = 0; i < KC_VERB__COUNT; i++)
+        assert_true(r[i] == 0.25);
+    assert_int_equal(kc__faults_parse_rate("1:get,LIST", r, NULL), 0);
+    assert_true(r[KC_VERB_GET] == 1 && r[KC_VERB_LIST] == 1);
+    assert_true(r[KC_VERB_WATCH] == 0 && r[KC_VERB_CREATE] == 0);
+    kc_error err = KC_ERROR_INIT;
+    assert_int_equal(kc__faults_parse_rate("1.5", r, &err), KC_EINVAL);
+    kc_error_clear(&err);
+    assert_int_equal(kc__faults_parse_rate("0.1:frobnicate", r, &err), KC_EINVAL);
+    assert_non_null(strstr(err.message, "frobnicate"));
+    kc_error_clear(&err);
+    assert_int_equal(kc__faults_parse_rate("0.1:", r, NULL), KC_EINVAL);
+}
+
+/* #96: 429 with Retry-After on the chosen verb only. */
+static void test_server_faults_inject_429_per_verb(void **state)
+{
+    kc_server_faults f = {0};
+    f.rate_429[KC_VERB_GET] = 1.0;
+    f.retry_after_s = 1;
+    kc__faults *st = kc__faults_new(&f, 42);
+    assert_non_null(st);
+    unsigned ra = 99;
+    assert_int_equal(kc__faults_inject(st, KC_VERB_GET, &ra), 429);
+    assert_int_equal(ra, 1);
+    assert_int_equal(kc__faults_inject(st, KC_VERB_LIST, &ra), 0);
+    assert_int_equal(ra, 0);
+    kc__faults_free(st);
+}
+
+/* #98: a 500 never carries Retry-After; a 503 does. */
+static void test_server_faults_inject_500_without_retry_after(void **state)
+{
+    kc_server_faults f = {0};
+    f.rate_500[KC_VERB_CREATE] = 1.0;
+    f.rate_503[KC_VERB_DELETE] = 1.0;
+    f.retry_after_s = 3;
+    kc__faults *st = kc__faults_new(&f, 1);
+    unsigned ra = 99;
+    assert_int_equal(kc__faults_inject(st, KC_VERB_CREATE, &ra), 500);
+    assert_int_equal(ra, 0);
+    assert_int_equal(kc__faults_inject(st, KC_VERB_DELETE, &ra), 503);
+    assert_int_equal(ra, 3);
+    kc__faults_free(st);
+}
+
+static void test_server_faults_inject_rate_is_respected(void **state)
+{
+    kc_server_faults f = {0};
+    f.rate_429[KC_VERB_PATCH] = 0.3;
+    kc__faults *st = kc__faults_new(&f, 7);
+    int hits = 0;
+    for (int i = 0; i < 10000; i++)
+        hits += kc__faults_inject(st, KC_VERB_PATCH, NULL) == 429;
+    assert_in_range(hits, 2700, 3300);
+    kc__faults_free(st);
+}
+
+static void test_server_faults_no_faults_by_default(void **state)
+{
+    kc__faults *st = kc__faults_new(NULL, 0);
+    for (int v = 0; v < KC_VERB__COUNT; v++)
+        assert_int_equal(kc__faults_inject(st, (kc_server_verb)v, NULL), 0);
+    assert_int_equal(kc__faults_watch_delay_ns(st), 0);
+    assert_false(kc__faults_close_watch(st, 1));
+    assert_false(kc__faults_stalled(st));
+    kc__faults_free(st);
+}
+
+/* #99: close every N events. */
+static void test_server_faults_close_every_n(void **state)
+{
+    kc_server_faults f = {0};
+    f.watch_close_every = 3;
+    kc__faults *st = kc__faults_new(&f, 1);
+    bool got[7];
+    for (uint64_t i = 1; i <= 6; i++)
+        got[i] = kc__faults_close_watch(st, i);
+    assert_false(got[1]);
+    assert_false(got[2]);
+    assert_true(got[3]);
+    assert_false(got[4]);
+    assert_true(got[6]);
+    kc__faults_free(st);
+}
+
+static void test_server_faults_close_probability(void **state)
+{
+    kc_server_faults f = {0};
+    f.watch_close_prob = 1.0;
+    kc__faults *st = kc__faults_new(&f, 1);
+    assert_true(kc__faults_close_watch(st, 1));
+    f.watch_close_prob = 0.5;
+    kc__faults_set(st, &f);
+    int n = 0;
+    for (int i = 1; i <= 2000; i++)
+        n += kc__faults_close_watch(st, (uint64_t)i);
+    assert_in_range(n, 850, 1150);
+    kc__faults_free(st);
+}
+
+static void test_server_faults_delay_within_range(void **state)
+{
+    kc_server_faults f = {.watch_delay_min_ms = 10, .watch_delay_max_ms = 500};
+    kc__faults *st = kc__faults_new(&f, 3);
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (int i = 0; i < 5000; i++) {
+        uint64_t d = kc__faults_watch_delay_ns(st);
+        assert_in_range(d, 10000000ull, 500000000ull);
+        lo = d < lo ? d : lo;
+        hi = d > hi ? d : hi;
+    }
+    assert_true(lo < 30000000ull); /* spread over the range, not a constant */
+    assert_true(hi > 480000000ull);
+    kc__faults_free(st);
+}
+
+static void test_server_faults_json_round_trip(void **state)
+{
+    kc_server_faults f = {0};
+    f.watch_delay_min_ms = 10;
+    f.watch_delay_max_ms = 500;
+    f.rate_429[KC_VERB_LIST] = 0.5;
+    f.rate_503[KC_VERB_WATCH] = 0.25;
+    f.retry_after_s = 2;
+    f.watch_close_every = 7;
+    f.watch_close_prob = 0.125;
+    f.watch_stall = true;
+    char *s = kc__faults_to_json(&f);
+    assert_non_null(s);
+    kc_server_faults g = {0};
+    assert_int_equal(kc__faults_from_json(s, strlen(s), &g, NULL), 0);
+    assert_memory_equal(&f, &g, sizeof f);
+    free(s);
+}
+
+static void test_server_faults_json_partial_keeps_other_fields(void **state)
+{
+    kc_server_faults f = {0};
+    f.retry_after_s = 5;
+    f.watch_close_every = 9;
+    const char *doc = "{\"rate429\":\"1:get\",\"watchDelay\":\"10ms-20ms\",\"watchStall\":true}";
+    assert_int_equal(kc__faults_from_json(doc, strlen(doc), &f, NULL), 0);
+    assert_true(f.rate_429[KC_VERB_GET] == 1.0 && f.rate_429[KC_VERB_LIST] == 0);
+    assert_int_equal(f.watch_delay_min_ms, 10);
+    assert_int_equal(f.watch_delay_max_ms, 20);
+    assert_true(f.watch_stall);
+    assert_int_equal(f.retry_after_s, 5);
+    assert_int_equal(f.watch_close_every, 9);
+    const char *doc2 = "{\"rate500\":{\"create\":0.5},\"rate503\":0.1}";
+    assert_int_equal(kc__faults_from_json(doc2, strlen(doc2), &f, NULL), 0);
+    assert_true(f.rate_500[KC_VERB_CREATE] == 0.5 && f.rate_500[KC_VERB_GET] == 0);
+    assert_true(f.rate_503[KC_VERB_DELETECOLLECTION] == 0.1);
+}
+
+static void test_server_faults_json_rejects_bad_fields(void **state)
+{
+    const char *bad[] = {"not json",
+                         "[1]",
+                         "{\"nope\":1}",
+                         "{\"rate429\":2}",
+                         "{\"rate429\":{\"fly\":0.1}}",
+                         "{\"retryAfterSeconds\":-1}",
+                         "{\"watchStall\":\"yes\"}",
+                         "{\"watchDelay\":\"soon\"}",
+                         "{\"watchDelayMinMs\":5,\"watchDelayMaxMs\":1}"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        kc_server_faults f = {.retry_after_s = 4};
+        kc_error err = KC_ERROR_INIT;
+        assert_int_equal(kc__faults_from_json(bad[i], strlen(bad[i]), &f, &err), KC_EBADREQUEST);
+        assert_non_null(err.message);
+        assert_int_equal(f.retry_after_s, 4); /* untouched on failure */
+        kc_error_clear(&err);
+    }
+}
+
+typedef struct listen_rec {
+    int calls;
+    uint64_t last_seq;
+    bool stall;
+} listen_rec;
+
+static void on_change(void *ud, uint64_t seq, const kc_server_faults *now)
+{
+    listen_rec *r = ud;
+    r->calls++;
+    assert_true(seq > r->last_seq);
+    r->last_seq = seq;
+    r->stall = now->watch_stall;
+}
+
+static void test_server_faults_listener_sees_every_set(void **state)
+{
+    kc__faults *st = kc__faults_new(NULL, 1);
+    listen_rec rec = {0};
+    kc_server_faults now;
+    uint64_t seq0 = kc__faults_set_listener(st, on_change, &rec, &now);
+    assert_false(now.watch_stall);
+    kc_server_faults f = {.watch_stall = true};
+    kc__faults_set(st, &f);
+    assert_int_equal(rec.calls, 1);
+    assert_true(rec.last_seq > seq0);
+    assert_true(rec.stall);
+    kc_server_faults g;
+    kc__faults_get(st, &g);
+    assert_true(g.watch_stall);
+    assert_true(kc__faults_stalled(st));
+    kc__faults_set_listener(st, NULL, NULL, NULL);
+    kc__faults_set(st, &(kc_server_faults){0});
+    assert_int_equal(rec.calls, 1);
+    kc__faults_free(st);
+}
+
+static void test_server_faults_verb_names(void **state)
+{
+    for (int v = 0; v < KC_VERB__COUNT; v++) {
+        const char *n = kc__verb_name((kc_server_verb)v);
+        assert_int_equal(kc__verb_parse(n, strlen(n)), v);
+    }
+    assert_string_equal(kc__verb_name(KC_VERB__COUNT), "?");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_server_faults_parse_delay_forms),
+        cmocka_unit_test(test_server_faults_parse_delay_rejects_bad_text),
+        cmocka_unit_test(test_server_faults_parse_rate_verbs),
+        cmocka_unit_test(test_server_faults_inject_429_per_verb),
+        cmocka_unit_test(test_server_faults_inject_500_without_retry_after),
+        cmocka_unit_test(test_server_faults_inject_rate_is_respected),
+        cmocka_unit_test(test_server_faults_no_faults_by_default),
+        cmocka_unit_test(test_server_faults_close_every_n),
+        cmocka_unit_test(test_server_faults_close_probability),
+        cmocka_unit_test(test_server_faults_delay_within_range),
+        cmocka_unit_test(test_server_faults_json_round_trip),
+        cmocka_unit_test(test_server_faults_json_partial_keeps_other_fields),
+        cmocka_unit_test(test_server_faults_json_rejects_bad_fields),
+        cmocka_unit_test(test_server_faults_listener_sees_every_set),
+        cmocka_unit_test(test_server_faults_verb_names),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

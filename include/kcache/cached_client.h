@@ -1,0 +1,183 @@
+/*
+ * kcache/cached_client.h — kc_cached_client: reads from the informer cache, writes to the API
+ * server, and read-your-writes consistency between the two.
+ *
+ * A cached client wraps a kc_client (writes, live reads) and a kc_cache (one informer per type).
+ * Reads (get, list with label/field selectors, list by index) are served from the informer store
+ * of the type; a type without an informer gets one started on first use and the read waits for
+ * its initial sync, bounded by the call's timeout. Types listed as uncached, and calls with
+ * kc_call_opts.live, read from the API server instead.
+ *
+ * Read-your-writes (see docs/read-your-writes.md for the protocol):
+ *   - KC_RYW_BLOCK_ON_WRITE (default): create / update / update_status / patch / apply return only
+ *     once the type's store holds the key at a resourceVersion >= the one the server returned
+ *     (KEP-5504 compare; when RVs are not comparable: that exact RV or any later event on the key).
+ *     delete registers the object's UID as pending before the request is sent and returns once the
+ *     key is gone from the store or holds another UID; when the response shows the object still
+ *     exists (finalizers: deletionTimestamp set) it waits for the returned RV instead. Waiters are
+ *     woken by store events (no polling) and never hold the store lock.
+ *   - KC_RYW_BLOCK_ON_READ: writes return at once; the client remembers its own writes per key
+ *     (and the highest RV per type, for lists) and pending deletes by UID; a later get of the key
+ *     or list of the type waits until the cache includes them. A key whose delete is pending is
+ *     never returned (get → KC_ENOTFOUND, lists filter it out). Entries are dropped once observed.
+ *   - KC_RYW_NONE: never wait (per-client opt-out; kc_call_opts.no_wait is the per-call one).
+ * Every wait is bounded: 3 s by default, per client and per call. A write whose wait times out
+ * returns KC_ENOT_CAUGHT_UP *and* the object the server returned: the write itself succeeded and
+ * is never reported as failed. Stopping the cache wakes every waiter with KC_ESTOPPED (a write
+ * then also hands back the server's object).
+ *
+ * Thread-safety: every function except kc_cached_client_free may be called from any number of
+ * threads at once. The client, the cache and the kc_client are borrowed: they must outlive the
+ * cached client. Lifecycle: create the kc_client and kc_cache, kc_cached_client_new, use,
+ * kc_cache_stop (wakes waiters), kc_cached_client_free, then free the cache and client.
+ */
+#ifndef KCACHE_CACHED_CLIENT_H
+#define KCACHE_CACHED_CLIENT_H
+
+#include "client.h"
+
+KC_BEGIN_DECLS
+
+typedef struct kc_cache kc_cache; /* kcache/cache.h */
+typedef struct kc_cached_client kc_cached_client;
+
+/* Read-your-writes mode of a cached client. */
+typedef enum kc_ryw_mode {
+    KC_RYW_BLOCK_ON_WRITE = 0, /* default: writes wait until the cache has observed them */
+    KC_RYW_BLOCK_ON_READ = 1,  /* writes return at once; later reads wait for them */
+    KC_RYW_NONE = 2,           /* no read-your-writes waiting at all */
+} kc_ryw_mode;
+
+/* Default bound of every read-your-writes wait (and of a first-use sync wait). */
+#define KC_RYW_DEFAULT_TIMEOUT_MS 3000
+
+/* Options of a cached client. Zero-initialised (or NULL) means the defaults. Copied. */
+typedef struct kc_cached_client_opts {
+    kc_ryw_mode mode;
+    int64_t timeout_ms;     /* wait bound; 0 → KC_RYW_DEFAULT_TIMEOUT_MS; < 0 → unbounded */
+    const kc_gvr *uncached; /* types always read from the API server (array, copied) */
+    size_t n_uncached;
+    const char *ns;            /* restrict informers of namespaced types to this namespace; NULL =
+                                  all namespaces (cached reads in other namespaces: KC_EINVAL) */
+    const char *field_manager; /* default fieldManager for apply; NULL → "kcache" */
+} kc_cached_client_opts;
+
+/* Per-call options. Zero-initialised (or NULL) means the client's defaults. */
+typedef struct kc_call_opts {
+    int64_t timeout_ms; /* 0 → the client's; < 0 → unbounded */
+    bool no_wait;       /* do not wait for read-your-writes on this call (write or read) */
+    bool live;          /* read from the API server, not the cache */
+} kc_call_opts;
+
+/* Counters (monotonic since new), for tests, metrics and the demo. */
+typedef struct kc_cached_client_stats {
+    uint64_t waits;             /* read-your-writes waits performed */
+    uint64_t waits_immediate;   /* ...already satisfied when checked */
+    uint64_t wait_timeouts;     /* ...that ended with KC_ENOT_CAUGHT_UP */
+    uint64_t informers_started; /* informers started on first use */
+    size_t pending;             /* block-on-read entries currently remembered */
+} kc_cached_client_stats;
+
+/*
+ * New cached client over client and cache (both borrowed: must outlive the cached client; the
+ * cache need not be started yet — reads start it lazily through kc_cache). opts may be NULL
+ * (copied). Errors: KC_EINVAL (bad mode, NULL client/cache), KC_ENOMEM. On success *ret is new —
+ * caller frees with kc_cached_client_free(). Thread-safe.
+ */
+KC_API int kc_cached_client_new(kc_client *client, kc_cache *cache,
+                                const kc_cached_client_opts *opts, kc_cached_client **ret,
+                                kc_error *err);
+
+/* Free. No call may be in flight (stop the cache first to wake waiters). Accepts NULL. */
+KC_API void kc_cached_client_free(kc_cached_client *cc);
+
+/* Counters, copied into *ret. Thread-safe. */
+KC_API void kc_cached_client_get_stats(kc_cached_client *cc, kc_cached_client_stats *ret);
+
+/* ---- reads -------------------------------------------------------------------------------- */
+/*
+ * Common rules: gvr and strings are borrowed for the call; call may be NULL. ns is the namespace
+ * of namespaced types (NULL or "" for cluster-scoped types, or all namespaces for lists).
+ * Errors: KC_ENOTFOUND; KC_ETIMEOUT (first-use informer did not sync within the timeout);
+ * KC_ENOT_CAUGHT_UP (block-on-read: the cache did not catch up with this client's writes within
+ * the timeout; out-parameters untouched); KC_ESTOPPED (the cache was stopped); API errors for
+ * live reads and when an informer cannot start (e.g. KC_EFORBIDDEN, KC_ENOTFOUND for an unknown
+ * resource). Thread-safe.
+ */
+
+/* Get one object. On success *ret_obj is a new reference — caller unrefs. */
+KC_API int kc_cached_get(kc_cached_client *cc, const kc_gvr *gvr, const char *ns, const char *name,
+                         const kc_call_opts *call, kc_obj **ret_obj, kc_error *err);
+
+/*
+ * List objects of gvr in ns (NULL/"" = all namespaces) matching label_selector and field_selector
+ * (NULL or "" = everything; KC_EINVAL when unparsable). On success *ret_items is a new malloc'd
+ * array of *ret_n new references (sorted by namespace/name) — caller frees with
+ * kc_cached_list_free(). An empty result gives *ret_n = 0 and a non-NULL array.
+ */
+KC_API int kc_cached_list(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
+                          const char *label_selector, const char *field_selector,
+                          const kc_call_opts *call, kc_obj ***ret_items, size_t *ret_n,
+                          kc_error *err);
+
+/*
+ * List the objects of gvr whose index index_name holds value. The index must have been added to
+ * the type's informer (kcache/informer.h) before it started; KC_ENOTFOUND names a missing index.
+ * Always served from the cache (call->live is KC_EINVAL here). Result as kc_cached_list.
+ */
+KC_API int kc_cached_list_by_index(kc_cached_client *cc, const kc_gvr *gvr, const char *index_name,
+                                   const char *value, const kc_call_opts *call, kc_obj ***ret_items,
+                                   size_t *ret_n, kc_error *err);
+
+/* Unref every item and free the array. Accepts NULL. */
+KC_API void kc_cached_list_free(kc_obj **items, size_t n);
+
+/* ---- writes ------------------------------------------------------------------------------- */
+/*
+ * Common rules: the request goes to the API server through kc_client (wo/po/dopts are forwarded,
+ * may be NULL; bodies are copied for the request). On success the call returns 0 and *ret_obj
+ * (may be NULL) gets the object the server returned — a new reference, caller unrefs.
+ * If the write succeeded but the wait did not finish, the call returns KC_ENOT_CAUGHT_UP (timeout)
+ * or KC_ESTOPPED (cache stopped) and STILL sets *ret_obj: the write is never reported as failed.
+ * Any other error is the write's own failure (out-parameters untouched). Thread-safe.
+ */
+
+/* Create (POST) json in ns. */
+KC_API int kc_cached_create(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
+                            const char *json, size_t len, const kc_write_opts *wo,
+                            const kc_call_opts *call, kc_obj **ret_obj, kc_error *err);
+
+/* Replace (PUT) the object named by the body's metadata.name. */
+KC_API int kc_cached_update(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
+                            const char *json, size_t len, const kc_write_opts *wo,
+                            const kc_call_opts *call, kc_obj **ret_obj, kc_error *err);
+
+/* Replace the /status subresource. */
+KC_API int kc_cached_update_status(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
+                                   const char *json, size_t len, const kc_write_opts *wo,
+                                   const kc_call_opts *call, kc_obj **ret_obj, kc_error *err);
+
+/* Patch name with a body of any kc_patch_type (po->subresource "status" patches the status). */
+KC_API int kc_cached_patch(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
+                           const char *name, kc_patch_type type, const char *body, size_t len,
+                           const kc_patch_opts *po, const kc_call_opts *call, kc_obj **ret_obj,
+                           kc_error *err);
+
+/* Server-side apply (KC_PATCH_APPLY) of body (YAML or JSON) to name; the field manager is
+ * po->field_manager, else the client's default. */
+KC_API int kc_cached_apply(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
+                           const char *name, const char *body, size_t len, const kc_patch_opts *po,
+                           const kc_call_opts *call, kc_obj **ret_obj, kc_error *err);
+
+/*
+ * Delete name. *ret_obj (may be NULL) gets the object when the server returned one (finalizers
+ * pending: deletionTimestamp set), else NULL. Block-on-write waits until the key is gone or holds
+ * another UID (or, with finalizers, until the returned RV is observed).
+ */
+KC_API int kc_cached_delete(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
+                            const char *name, const kc_delete_opts *dopts, const kc_call_opts *call,
+                            kc_obj **ret_obj, kc_error *err);
+
+KC_END_DECLS
+
+#endif

@@ -216,12 +216,9 @@ void kc__hub_free(kc__hub *hub)
     hub->freed = true;
     /* Unlink every watcher: they stay allocated (owned by their streams) but see KC_ESTOPPED. */
     while (hub->topics) {
-        topic *t = hub->topics;
-        while (t->head) {
-            kc__watcher *w = t->head;
-            close_locked(w);
-            unlink_locked(hub, w); /* frees t with its last watcher */
-        }
+        kc__watcher *w = hub->topics->head;
+        close_locked(w);
+        unlink_locked(hub, w); /* frees the topic with its last watcher */
     }
     bool last = hub->n_watchers == 0;
     pthread_mutex_unlock(&hub->mu);

@@ -1,0 +1,70 @@
+/*
+ * kcache/cache.h — kc_cache: a set of shared informers (one per resource + namespace + selectors),
+ * with one readiness for all of them.
+ *
+ * kc_cache_get_informer creates and starts an informer on first use and returns the same one to
+ * every later caller asking for the same gvr, namespace, selectors and metadata mode (other option
+ * fields of later callers are ignored). Informers started late join the readiness set:
+ * kc_cache_wait_synced waits for every required informer that exists while it waits.
+ *
+ * Lifecycle: kc_cache_new → kc_cache_get_informer … → kc_cache_stop → kc_cache_free.
+ * Thread-safety: every function is thread-safe except kc_cache_free.
+ */
+#ifndef KCACHE_CACHE_H
+#define KCACHE_CACHE_H
+
+#include "informer.h"
+
+KC_BEGIN_DECLS
+
+typedef struct kc_cache kc_cache;
+
+/* Cache options. Zero-initialised (or NULL) means the defaults. */
+typedef struct kc_cache_opts {
+    kc_informer_opts defaults; /* applied to fields a get_informer caller leaves zero (not ns or
+                                  selectors) */
+    size_t max_informers;      /* 0 = 256 */
+} kc_cache_opts;
+
+/* New cache over client (borrowed: must outlive the cache). opts may be NULL (copied).
+ * Errors: KC_ENOMEM. *ret is new — free with kc_cache_free. */
+KC_API int kc_cache_new(kc_client *client, const kc_cache_opts *opts, kc_cache **ret,
+                        kc_error *err);
+
+/*
+ * The informer for gvr with opts (may be NULL; ns/selectors/metadata_only form the key), created
+ * and started if needed. *ret_inf is borrowed: valid until kc_cache_free. Errors: KC_ESTOPPED,
+ * KC_ETOOLARGE (max_informers), KC_EINVAL, KC_ENOMEM.
+ */
+KC_API int kc_cache_get_informer(kc_cache *cache, const kc_gvr *gvr, const kc_informer_opts *opts,
+                                 kc_informer **ret_inf, kc_error *err);
+
+/* Block until every required informer (current and added meanwhile) has synced: 0, KC_ETIMEOUT
+ * (timeout_ms < 0 = forever), KC_ESTOPPED. Event-driven. */
+KC_API int kc_cache_wait_synced(kc_cache *cache, int64_t timeout_ms);
+
+/* true when every required informer is synced (has_synced). */
+KC_API bool kc_cache_has_synced(kc_cache *cache);
+
+/* true when every required informer is ready (synced and fresh enough). */
+KC_API bool kc_cache_ready(kc_cache *cache);
+
+/* An eventfd readable exactly while every required informer has synced (a late-added informer
+ * makes it unreadable again until it syncs). Borrowed: closed by kc_cache_free. Never read it. */
+KC_API int kc_cache_sync_fd(kc_cache *cache);
+
+/* Number of informers, and the i-th (borrowed: valid until kc_cache_free; NULL out of range). */
+KC_API size_t kc_cache_informer_count(kc_cache *cache);
+KC_API kc_informer *kc_cache_informer_at(kc_cache *cache, size_t i);
+/* Whether the i-th informer is required for readiness. */
+KC_API bool kc_cache_informer_required(kc_cache *cache, size_t i);
+
+/* Stop every informer and wake every waiter (KC_ESTOPPED). Idempotent. */
+KC_API void kc_cache_stop(kc_cache *cache);
+
+/* Stop if needed and free everything. Accepts NULL. */
+KC_API void kc_cache_free(kc_cache *cache);
+
+KC_END_DECLS
+
+#endif

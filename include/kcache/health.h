@@ -1,0 +1,50 @@
+/*
+ * kcache/health.h — a health endpoint (libmicrohttpd) wired to a kc_cache.
+ *
+ *   GET /readyz   200 "ok" only when every required informer is synced and fresh enough (see
+ *                 kc_informer_opts.max_staleness_ms), else 503; `?verbose` lists each check as the
+ *                 API server does: "[+]informer pods ok" / "[-]informer pods failed: not synced".
+ *   GET /healthz, /livez   200 "ok" while the endpoint runs (`?verbose` supported).
+ *   GET /metrics  Prometheus text format (0.0.4): objects, watermark, relists, watch restarts,
+ *                 events applied, last sync duration, readiness — per informer, with HELP/TYPE.
+ *
+ * Lifecycle: kc_health_start → kc_health_stop (stops and frees). Thread-safety: the endpoint reads
+ * the cache from its own thread; kc_health_url/port are thread-safe; stop must not race with
+ * itself.
+ */
+#ifndef KCACHE_HEALTH_H
+#define KCACHE_HEALTH_H
+
+#include "cache.h"
+
+KC_BEGIN_DECLS
+
+typedef struct kc_health kc_health;
+
+/* Options. Zero-initialised (or NULL) means the defaults. */
+typedef struct kc_health_opts {
+    unsigned max_connections; /* 0 = 64 */
+} kc_health_opts;
+
+/*
+ * Serve the endpoint for cache (borrowed: must outlive the endpoint) on listen "ADDR:PORT"
+ * (NULL = "127.0.0.1:0"; port 0 picks a free port). Errors: KC_EINVAL (bad address), KC_EIO
+ * (cannot bind), KC_ENOMEM. *ret is new — release with kc_health_stop.
+ */
+KC_API int kc_health_start(kc_cache *cache, const char *listen, const kc_health_opts *opts,
+                           kc_health **ret, kc_error *err);
+
+/* "http://ADDR:PORT" of the endpoint. Borrowed: valid until kc_health_stop. */
+KC_API const char *kc_health_url(const kc_health *h);
+KC_API int kc_health_port(const kc_health *h);
+
+/* Render /metrics into a new malloc'd NUL-terminated string (caller frees). NULL on out of memory.
+ * Usable without a running endpoint. */
+KC_API char *kc_health_metrics_text(kc_cache *cache);
+
+/* Stop serving and free. Accepts NULL. */
+KC_API void kc_health_stop(kc_health *h);
+
+KC_END_DECLS
+
+#endif

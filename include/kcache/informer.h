@@ -1,0 +1,188 @@
+/*
+ * kcache/informer.h — kc_informer: a reflector (list + watch with resume, relist, backoff) feeding
+ * a kc_store, event handlers delivered on dispatcher threads, and readiness you can await.
+ *
+ * Lifecycle: kc_informer_new → (add indexers / handlers) → kc_informer_start → … → kc_informer_stop
+ * → kc_informer_free. Stop cancels the watch, joins the reflector and dispatcher threads and wakes
+ * every waiter (store waits and readiness waits return KC_ESTOPPED). Free after stop is always
+ * safe.
+ *
+ * Reflector (docs/informer.md has the state machine): initial sync by streaming list (watch with
+ * sendInitialEvents=true, resourceVersionMatch=NotOlderThan, ends at the k8s.io/initial-events-end
+ * bookmark) when the server supports it, else paged LIST then WATCH from the list RV. A rejected
+ * streaming list (4xx) or a bookmark that does not come within initial_events_timeout_ms falls back
+ * to LIST. Watches ask for bookmarks and resume from the last RV; 410 → relist at the last RV, then
+ * at "" ; a list RV older than the watermark or ResourceVersionTooLarge → relist from scratch.
+ * Errors back off exponentially with jitter (800 ms → 30 s; reset after 2 min of stable watch);
+ * Retry-After is honoured.
+ *
+ * Readiness: "synced" means the initial list has been applied in full. By default it stays true
+ * through later relists (the old view is still served); with max_staleness_ms, kc_informer_ready
+ * turns false while the watch has been down longer than the bound.
+ *
+ * Handlers: each registration has its own dispatcher thread and bounded queue; events arrive in
+ * store order, never under the store lock. Queue policy (overflow): when a registration's queue
+ * holds handler_queue_cap events, it switches to "lagging" mode and further events are coalesced
+ * per key (first old state → latest state, so deletes are never lost, per-key order is kept) until
+ * the backlog is drained; see docs/informer.md.
+ *
+ * Thread-safety: every function is thread-safe except kc_informer_free (no call may race with it).
+ * Handler callbacks run on the registration's dispatcher thread: they may call any kc_store /
+ * kc_informer read function, but must not stop or free the informer.
+ */
+#ifndef KCACHE_INFORMER_H
+#define KCACHE_INFORMER_H
+
+#include "client.h"
+#include "store.h"
+
+KC_BEGIN_DECLS
+
+typedef struct kc_informer kc_informer;
+typedef struct kc_informer_reg kc_informer_reg;
+
+/* How the initial (and every) full list is fetched. */
+typedef enum kc_informer_list_mode {
+    KC_INFORMER_LIST_AUTO = 0,      /* streaming list, falling back to paged LIST when rejected */
+    KC_INFORMER_LIST_PAGED = 1,     /* always paged LIST + WATCH */
+    KC_INFORMER_LIST_STREAMING = 2, /* streaming list only (no fallback; for tests) */
+} kc_informer_list_mode;
+
+/* Informer options. Zero-initialised (or NULL) means the defaults. Strings are copied. */
+typedef struct kc_informer_opts {
+    const char *ns;             /* namespace; NULL or "" = all namespaces / cluster-scoped */
+    const char *label_selector; /* NULL = everything */
+    const char *field_selector; /* NULL = everything */
+    int64_t page_size;          /* LIST limit; 0 = 500 */
+    kc_decode_opts decode;      /* transform; default strips managedFields */
+    bool metadata_only;         /* PartialObjectMetadata (metadata only) */
+    int64_t resync_ms;          /* default periodic resync for handlers; 0 = none */
+    kc_informer_list_mode list_mode;
+    int64_t initial_events_timeout_ms; /* streaming list bound before falling back; 0 = 10000 */
+    int64_t max_staleness_ms;   /* ready=false after the watch is down this long; 0 = never */
+    size_t handler_queue_cap;   /* events per handler queue before coalescing; 0 = 65536 */
+    int64_t backoff_initial_ms; /* 0 = 800 */
+    int64_t backoff_max_ms;     /* 0 = 30000 */
+    int64_t backoff_reset_ms;   /* stable watch time that resets the backoff; 0 = 120000 */
+    int64_t watch_timeout_s;    /* server-side timeoutSeconds per watch; 0 = random 300..600 */
+    const char *name;           /* display name for /readyz and /metrics; NULL = derived */
+    bool optional;              /* not required for kc_cache readiness and /readyz */
+} kc_informer_opts;
+
+/*
+ * New informer for gvr (copied) through client (borrowed: must outlive the informer). opts may be
+ * NULL. Errors: KC_EINVAL (bad gvr or selector, err says which), KC_ENOMEM. *ret is new — free
+ * with kc_informer_free. Thread-safe.
+ */
+KC_API int kc_informer_new(kc_client *client, const kc_gvr *gvr, const kc_informer_opts *opts,
+                           kc_informer **ret, kc_error *err);
+
+/* Start the reflector thread. Errors: KC_EBUSY (already started or stopped), KC_ENOMEM. */
+KC_API int kc_informer_start(kc_informer *inf, kc_error *err);
+
+/* Stop: cancel the watch, join every thread, wake every waiter with KC_ESTOPPED. Idempotent. */
+KC_API void kc_informer_stop(kc_informer *inf);
+
+/* Stop if needed and free. Accepts NULL. */
+KC_API void kc_informer_free(kc_informer *inf);
+
+/* The informer's store. Borrowed: valid until kc_informer_free. Add indexers before start. */
+KC_API kc_store *kc_informer_store(kc_informer *inf);
+
+/* Display name (e.g. "pods" or "default/pods"). Borrowed: valid until kc_informer_free. */
+KC_API const char *kc_informer_name(const kc_informer *inf);
+
+/* ---- readiness ------------------------------------------------------------------------------ */
+
+/* true once the initial list has been applied in full (stays true through relists). */
+KC_API bool kc_informer_has_synced(kc_informer *inf);
+
+/* Synced and, with max_staleness_ms, not disconnected for longer than the bound. */
+KC_API bool kc_informer_ready(kc_informer *inf);
+
+/* Block until synced (0), timeout_ms passes (KC_ETIMEOUT; < 0 = forever) or the informer stops
+ * (KC_ESTOPPED). Woken by the sync itself (no polling). */
+KC_API int kc_informer_wait_synced(kc_informer *inf, int64_t timeout_ms);
+
+/* A file descriptor (eventfd) that becomes readable exactly when the informer has synced, and
+ * stays readable. Borrowed: owned by the informer, closed by kc_informer_free. Never read it. */
+KC_API int kc_informer_sync_fd(kc_informer *inf);
+
+typedef enum kc_informer_phase {
+    KC_INFORMER_NEW = 0,       /* not started */
+    KC_INFORMER_SYNCING = 1,   /* initial list in progress */
+    KC_INFORMER_SYNCED = 2,    /* watching */
+    KC_INFORMER_RESYNCING = 3, /* relist in progress (synced stays true) */
+    KC_INFORMER_STOPPED = 4,
+} kc_informer_phase;
+
+/* Name of a phase ("syncing", …). Borrowed (static). */
+KC_API const char *kc_informer_phase_name(kc_informer_phase phase);
+
+/* A snapshot of an informer's state and counters. */
+typedef struct kc_informer_status {
+    kc_informer_phase phase;
+    bool synced, ready;
+    bool connected;                  /* a watch (or list) is currently established */
+    int64_t disconnected_ms;         /* how long the watch has been down; 0 when connected */
+    uint64_t objects;                /* objects in the store */
+    char watermark[KC_STORE_RV_MAX]; /* store watermark ("" when none) */
+    uint64_t relists;                /* full lists after the first */
+    uint64_t watch_restarts;         /* watches started after the first */
+    uint64_t events_applied;         /* watch events applied to the store */
+    uint64_t bookmarks;              /* bookmarks received */
+    uint64_t errors;                 /* list/watch failures */
+    double last_sync_duration_s;     /* duration of the last complete (re)list */
+    bool streaming;                  /* the last full list used a streaming list */
+    size_t lagging_handlers;         /* registrations currently coalescing */
+} kc_informer_status;
+
+/* Fill *ret (copied). Thread-safe. */
+KC_API void kc_informer_get_status(kc_informer *inf, kc_informer_status *ret);
+
+/* ---- handlers ------------------------------------------------------------------------------- */
+
+/* Callbacks (any may be NULL). Objects are borrowed for the call: kc_obj_ref() to keep them. */
+typedef struct kc_informer_handlers {
+    void (*on_add)(void *ud, kc_obj *obj);
+    void (*on_update)(void *ud, kc_obj *old_obj, kc_obj *new_obj); /* resync: old == new */
+    void (*on_delete)(void *ud, kc_obj *obj, bool tombstone); /* tombstone: final state unknown */
+    void *ud;
+} kc_informer_handlers;
+
+/* Per-registration options. Zero-initialised (or NULL) means the informer's defaults. */
+typedef struct kc_informer_handler_opts {
+    int64_t resync_ms; /* periodic resync; 0 = informer default; < 0 = none */
+    size_t queue_cap;  /* 0 = informer default */
+} kc_informer_handler_opts;
+
+/*
+ * Register handlers (copied). If the informer already holds objects, the registration first
+ * receives them as adds; it is "synced" once it has been handed everything up to the informer's
+ * initial sync. Can be called before or after start. *ret_reg (may be NULL) is borrowed: valid
+ * until kc_informer_remove_handler or kc_informer_free. Errors: KC_ESTOPPED, KC_ENOMEM.
+ */
+KC_API int kc_informer_add_handler(kc_informer *inf, const kc_informer_handlers *h,
+                                   const kc_informer_handler_opts *opts, kc_informer_reg **ret_reg,
+                                   kc_error *err);
+
+/* Unregister: joins the registration's dispatcher (waits for a callback in progress; do not call
+ * from a handler of the same registration). Accepts NULL reg. */
+KC_API void kc_informer_remove_handler(kc_informer *inf, kc_informer_reg *reg);
+
+/* true once the registration has delivered the initial contents. */
+KC_API bool kc_informer_reg_synced(kc_informer_reg *reg);
+
+/* Block until the registration is synced: 0, KC_ETIMEOUT, KC_ESTOPPED. */
+KC_API int kc_informer_reg_wait_synced(kc_informer_reg *reg, int64_t timeout_ms);
+
+/* true while the registration is coalescing (its queue overflowed). */
+KC_API bool kc_informer_reg_lagging(kc_informer_reg *reg);
+
+/* Block until every event pushed so far has been handed to the registration's callbacks: 0,
+ * KC_ETIMEOUT, KC_ESTOPPED. (For tests and orderly shutdown.) */
+KC_API int kc_informer_reg_wait_idle(kc_informer_reg *reg, int64_t timeout_ms);
+
+KC_END_DECLS
+
+#endif

@@ -1,0 +1,208 @@
+/*
+ * kcache/store.h — kc_store: the thread-safe, indexed object store behind an informer, with a
+ * monotonic resourceVersion watermark and event-driven waiters (the primitive read-your-writes is
+ * built on).
+ *
+ * Contents: a map "namespace/name" (cluster-scoped objects: "name") → immutable kc_obj references.
+ * Reads never copy: kc_store_get returns a new reference to the stored object. A built-in index by
+ * namespace and user indexers (obj → zero or more values) answer list-by-index without scanning.
+ *
+ * Writes: the informer's reflector is the one writer (kc_store_apply, kc_store_bookmark, and
+ * kc_store_replace for relists). Mutations must be serialised by the caller (one writer thread at a
+ * time); reads and waits may run on any number of threads concurrently with the writer.
+ * A relist is built off to the side in a kc_store_batch and swapped in atomically: readers see the
+ * old set or the new set, never a half-built one.
+ *
+ * Watermark: the highest resourceVersion the store has applied (KEP-5504 comparison, kcache/rv.h).
+ * Advanced by applied events, list RVs (replace) and bookmarks; never moved back. An RV that is not
+ * comparable never moves it, but still counts as "an event happened" (the store sequence grows).
+ *
+ * Sequence: every applied event (and every key touched by a replace) gets a store-wide sequence
+ * number, recorded per key (deleted keys keep a bounded tombstone record). kc_store_key_seq() gives
+ * a number such that every later event on that key gets a larger one: read it before sending a
+ * write, then wait with after_seq.
+ *
+ * Locking: one mutex per store, held only for the map/index operation itself; never held while user
+ * code (indexers excepted — they run while a batch or an apply is built, so they must be pure and
+ * fast) or handlers run. Waiters block on their own CLOCK_MONOTONIC condition variable and are
+ * woken only by events on their key (hashed wait lists) or by watermark moves.
+ */
+#ifndef KCACHE_STORE_H
+#define KCACHE_STORE_H
+
+#include "decode.h"
+#include "obj.h"
+
+KC_BEGIN_DECLS
+
+typedef struct kc_store kc_store;
+typedef struct kc_store_batch kc_store_batch;
+
+/* Longest resourceVersion the watermark keeps (longer ones are treated as not comparable). */
+#define KC_STORE_RV_MAX 64
+/* Maximum number of user indexers per store. */
+#define KC_STORE_MAX_INDEXERS 8
+/* Maximum values one indexer may return for one object. */
+#define KC_STORE_MAX_INDEX_VALUES 32
+
+/*
+ * An indexer: writes up to max values for obj into ret_values (each a pointer borrowed from obj or
+ * a static string, valid while obj lives) and returns how many (0 = not indexed). Must be pure,
+ * fast and thread-safe: it runs on the writer's thread, possibly under the store lock.
+ */
+typedef size_t (*kc_store_indexer_fn)(void *ud, const kc_obj *obj, const char **ret_values,
+                                      size_t max);
+
+/* Store options. Zero-initialised (or NULL) means the defaults. */
+typedef struct kc_store_opts {
+    size_t max_tombstones; /* deleted-key records kept for "any later event" waits; 0 = 65536 */
+} kc_store_opts;
+
+/* New empty store. opts may be NULL. Errors: KC_ENOMEM. *ret is new — free with kc_store_free. */
+KC_API int kc_store_new(const kc_store_opts *opts, kc_store **ret, kc_error *err);
+
+/* Stop: every current and future kc_store_wait returns KC_ESTOPPED. Reads keep working.
+ * Idempotent. Thread-safe. */
+KC_API void kc_store_stop(kc_store *s);
+
+/* Free the store and drop its references. No call may be in flight (stop first if threads may be
+ * waiting). Accepts NULL. */
+KC_API void kc_store_free(kc_store *s);
+
+/*
+ * Register a user indexer under name (copied). Must be called before the first object is added
+ * (KC_EBUSY otherwise). Errors: KC_EINVAL (name NULL/empty/duplicate/"namespace"), KC_ETOOLARGE
+ * (more than KC_STORE_MAX_INDEXERS), KC_ENOMEM. Not thread-safe with writes.
+ */
+KC_API int kc_store_add_indexer(kc_store *s, const char *name, kc_store_indexer_fn fn, void *ud,
+                                kc_error *err);
+
+/* ---- reads (thread-safe) -------------------------------------------------------------------- */
+
+/* The object at ns/name (ns NULL or "" for cluster-scoped), or NULL. New reference — caller
+ * unrefs. */
+KC_API kc_obj *kc_store_get(kc_store *s, const char *ns, const char *name);
+
+/* The same by key "ns/name" (or "name"). New reference — caller unrefs; NULL when absent. */
+KC_API kc_obj *kc_store_get_key(kc_store *s, const char *key);
+
+/* Number of objects. */
+KC_API size_t kc_store_len(kc_store *s);
+
+/* A snapshot of references. *ret_objs is a new malloc'd array of *ret_n new references — caller
+ * releases it with kc_store_list_free(). An empty result gives *ret_objs = NULL, *ret_n = 0.
+ * Errors: KC_ENOMEM, KC_ENOTFOUND (no such index). */
+KC_API int kc_store_list(kc_store *s, kc_obj ***ret_objs, size_t *ret_n);
+/* Objects of one namespace, through the built-in index. */
+KC_API int kc_store_list_namespace(kc_store *s, const char *ns, kc_obj ***ret_objs, size_t *ret_n);
+/* Objects whose indexer `index` returned value. */
+KC_API int kc_store_list_index(kc_store *s, const char *index, const char *value,
+                               kc_obj ***ret_objs, size_t *ret_n);
+/* Unref each object and free the array. Accepts NULL. */
+KC_API void kc_store_list_free(kc_obj **objs, size_t n);
+
+/* Copy the watermark into buf (NUL-terminated; "" before anything comparable was applied).
+ * Returns its length, or KC_ETOOLARGE when cap is too small (buf untouched). */
+KC_API int kc_store_watermark(kc_store *s, char *buf, size_t cap);
+
+/* Store-wide event sequence (the number of events applied so far). */
+KC_API uint64_t kc_store_seq(kc_store *s);
+
+/* A sequence number for "events after now" on ns/name: every event applied to that key later gets
+ * a larger one. Use as kc_store_cond.after_seq. */
+KC_API uint64_t kc_store_key_seq(kc_store *s, const char *ns, const char *name);
+
+/* ---- waiters (thread-safe) ------------------------------------------------------------------ */
+
+typedef enum {
+    /* Key present with RV >= rv (KEP-5504 compare), or deleted by an event whose RV >= rv.
+     * If rv is not comparable: the key's RV == rv exactly, OR any event on the key after
+     * after_seq (a delete counts). */
+    KC_STORE_WAIT_KEY_RV = 1,
+    /* Key absent, or present with a uid != uid (uid NULL or "": absent only). */
+    KC_STORE_WAIT_KEY_GONE = 2,
+    /* Store watermark >= rv. If rv is not comparable: watermark == rv exactly, or any event
+     * anywhere after after_seq. */
+    KC_STORE_WAIT_WATERMARK = 3,
+} kc_store_wait_kind;
+
+/* A condition. Strings are borrowed for the call. */
+typedef struct kc_store_cond {
+    kc_store_wait_kind kind;
+    const char *ns, *name; /* KEY_* kinds; ns NULL or "" for cluster-scoped */
+    const char *rv;        /* KEY_RV and WATERMARK */
+    const char *uid;       /* KEY_GONE */
+    uint64_t after_seq;    /* from kc_store_key_seq / kc_store_seq, for "any later event" */
+} kc_store_cond;
+
+/* Non-blocking: 1 when c holds now, 0 when not, KC_EINVAL for a malformed condition. Thread-safe.
+ */
+KC_API int kc_store_check(kc_store *s, const kc_store_cond *c);
+
+/*
+ * Block until c holds, the timeout passes, or the store stops. timeout_ms < 0 waits forever;
+ * 0 only checks. Woken by the events that can satisfy c (no polling). Never holds the store lock
+ * while returning to the caller. Returns 0, KC_ETIMEOUT, KC_ESTOPPED or KC_EINVAL. Thread-safe.
+ */
+KC_API int kc_store_wait(kc_store *s, const kc_store_cond *c, int64_t timeout_ms);
+
+/* ---- writes (one writer at a time; the informer's reflector) -------------------------------- */
+
+/* What a write did, for handler notification. Every obj pointer is a new reference — release with
+ * kc_store_change_clear(). */
+typedef enum kc_store_change_kind {
+    KC_STORE_NONE = 0,    /* nothing changed (e.g. delete of an absent key) */
+    KC_STORE_ADDED = 1,   /* new_obj added */
+    KC_STORE_UPDATED = 2, /* old_obj replaced by new_obj */
+    KC_STORE_DELETED = 3, /* old_obj removed (new_obj = the final state from the event, or NULL) */
+} kc_store_change_kind;
+
+typedef struct kc_store_change {
+    kc_store_change_kind kind;
+    kc_obj *old_obj, *new_obj;
+    bool tombstone; /* delete whose final state is unknown (vanished across a relist) */
+} kc_store_change;
+
+/* Drop the references of ch and zero it. Accepts NULL. */
+KC_API void kc_store_change_clear(kc_store_change *ch);
+
+/*
+ * Apply one watch event: KC_WATCH_ADDED/MODIFIED insert or replace obj (borrowed: the store takes
+ * its own reference), KC_WATCH_DELETED removes the key. Advances the watermark with obj's RV and
+ * wakes the waiters of that key. ret_change (may be NULL) reports what changed. Errors: KC_EINVAL
+ * (other types, obj without a name), KC_ENOMEM.
+ */
+KC_API int kc_store_apply(kc_store *s, kc_watch_type type, kc_obj *obj, kc_store_change *ret_change,
+                          kc_error *err);
+
+/* Advance the watermark to rv (a bookmark). No-op when rv is not comparable or not newer. */
+KC_API void kc_store_bookmark(kc_store *s, const char *rv);
+
+/* A set of objects built off to the side for kc_store_replace. Not thread-safe (one builder).
+ * Errors: KC_ENOMEM. *ret is new — consumed by kc_store_replace or freed with
+ * kc_store_batch_free. */
+KC_API int kc_store_batch_new(kc_store *s, kc_store_batch **ret, kc_error *err);
+/* Add obj (borrowed: the batch takes its own reference; a later object with the same key replaces
+ * an earlier one). Errors: KC_EINVAL (no name), KC_ENOMEM. */
+KC_API int kc_store_batch_add(kc_store_batch *b, kc_obj *obj, kc_error *err);
+KC_API size_t kc_store_batch_len(const kc_store_batch *b);
+/* Accepts NULL. */
+KC_API void kc_store_batch_free(kc_store_batch *b);
+
+/* Called by kc_store_replace for each change, after the swap, outside the store lock, in this
+ * order: adds/updates in batch order, then deletes (tombstone = true). ch is borrowed for the
+ * call (take references to keep objects). Return 0 to go on, non-zero to stop notifying. */
+typedef int (*kc_store_change_cb)(void *ud, const kc_store_change *ch);
+
+/*
+ * Replace the whole contents with batch b (consumed, even on failure) atomically, and advance the
+ * watermark to list_rv (may be NULL or not comparable: then only the items' RVs count). Objects
+ * whose RV did not change produce no change; vanished keys produce tombstone deletes. Wakes every
+ * waiter. on_change may be NULL. Returns 0 or KC_ENOMEM.
+ */
+KC_API int kc_store_replace(kc_store *s, kc_store_batch *b, const char *list_rv,
+                            kc_store_change_cb on_change, void *ud, kc_error *err);
+
+KC_END_DECLS
+
+#endif

@@ -4,7 +4,11 @@
  *
  * Label grammar (k8s.io/apimachinery labels.Parse): comma-separated requirements
  *   key=value | key==value | key!=value | key in (v1,v2) | key notin (v1,v2) | key | !key
- * `!=` and `notin` match objects that lack the key. Keys are [prefix/]name per Kubernetes rules.
+ *   | key>n | key<n (integers, as upstream)
+ * `!=` and `notin` match objects that lack the key. Keys are [prefix/]name per Kubernetes rules
+ * (prefix a DNS subdomain ≤ 253, name ≤ 63 of [A-Za-z0-9-_.] starting and ending alphanumeric);
+ * values ≤ 63 of the same characters, may be empty. As upstream, `k in ()` is the set {""} (not an
+ * error) and whitespace (space, tab, CR, LF) separates tokens.
  * Field grammar (fields.ParseSelector): comma-separated `path=value`, `path==value`, `path!=value`
  * where path is metadata.name, metadata.namespace or any dotted path into the object
  * (e.g. spec.nodeName, status.phase); values compare with the field's string form (numbers and
@@ -25,7 +29,8 @@ typedef struct kc_field_selector kc_field_selector;
 typedef const char *(*kc_label_lookup_fn)(void *ud, const char *key);
 
 /* Parse text (NUL-terminated; "" or NULL = match everything). Errors: KC_EINVAL with err naming
- * the problem and its offset (err->offset). On success *ret_sel is new — free with
+ * the problem (upstream's wording) and its byte offset (err->offset); KC_ETOOLARGE when text is
+ * longer than 256 KiB; KC_ENOMEM. On success *ret_sel is new — free with
  * kc_label_selector_free(). Thread-safe. */
 KC_API int kc_label_selector_parse(const char *text, kc_label_selector **ret_sel, kc_error *err);
 KC_API void kc_label_selector_free(kc_label_selector *sel);
@@ -40,7 +45,8 @@ KC_API bool kc_label_selector_match_fn(const kc_label_selector *sel, kc_label_lo
  * out of memory. */
 KC_API char *kc_label_selector_string(const kc_label_selector *sel);
 
-/* Parse a field selector; as for labels. */
+/* Parse a field selector; as for labels. Values may escape `\,` `\=` `\\` (fields.EscapeValue);
+ * an unknown escape or a bare ',' / '=' in a value is KC_EINVAL. Field paths are not validated. */
 KC_API int kc_field_selector_parse(const char *text, kc_field_selector **ret_sel, kc_error *err);
 KC_API void kc_field_selector_free(kc_field_selector *sel);
 KC_API bool kc_field_selector_empty(const kc_field_selector *sel);
@@ -50,9 +56,13 @@ KC_API size_t kc_field_selector_count(const kc_field_selector *sel);
 KC_API const char *kc_field_selector_field(const kc_field_selector *sel, size_t i);
 /* Match against an object. sel NULL matches everything. Thread-safe. */
 KC_API bool kc_field_selector_match(const kc_field_selector *sel, const kc_obj *obj);
-/* If the selector pins metadata.name / metadata.namespace with `=`, the value (borrowed), else
- * NULL: lets a store answer `metadata.name=x` with one lookup. */
+/* If the selector pins field (e.g. metadata.name / metadata.namespace) with `=` or `==`, the value
+ * of the first such term (borrowed from sel), else NULL: lets a store answer `metadata.name=x`
+ * with one lookup (fields.Selector.RequiresExactMatch). */
 KC_API const char *kc_field_selector_exact(const kc_field_selector *sel, const char *field);
+/* Canonical text form (terms sorted, `==` written `=`, values escaped), new malloc'd string —
+ * caller frees; NULL on out of memory. Parsing it gives an equivalent selector. Thread-safe. */
+KC_API char *kc_field_selector_string(const kc_field_selector *sel);
 
 KC_END_DECLS
 

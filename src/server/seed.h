@@ -1,6 +1,6 @@
 /*
  * seed.h — objects loaded at server start (owner: server-edge).
- * A fixtures directory of *.yaml/*.yml/*.json files (multi-document YAML and List kinds allowed;
+ * A fixtures directory of .yaml, .yml and .json files (multi-document YAML and List kinds allowed;
  * YAML converted to JSON with libyaml), and generated objects from a spec such as
  * "pods=100000,namespaces=100" or "pods=1000:ns=default,configmaps=50,persistentvolumes=1000"
  * (see `kcache serve --help`). Each object is handed to the callback as JSON text; the server

@@ -34,11 +34,10 @@
 #ifndef KCACHE_CACHED_CLIENT_H
 #define KCACHE_CACHED_CLIENT_H
 
-#include "client.h"
+#include "cache.h"
 
 KC_BEGIN_DECLS
 
-typedef struct kc_cache kc_cache; /* kcache/cache.h */
 typedef struct kc_cached_client kc_cached_client;
 
 /* Read-your-writes mode of a cached client. */

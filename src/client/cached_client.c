@@ -1,0 +1,239 @@
+/*
+ * cached_client.c — kc_cached_client: construction, options, the type → informer store mapping,
+ * and the one wait primitive every read-your-writes path goes through.
+ *
+ * Informers: a cached client asks kc_cache for the informer of (gvr, namespace) on every call —
+ * kc_cache creates and starts it on first use and hands the same one to later callers, so the
+ * client keeps no informer table of its own. When the client is restricted to one namespace,
+ * namespaced calls use that namespace's informer; calls with no namespace (cluster-scoped types,
+ * all-namespace lists) use an all-namespace informer.
+ *
+ * Waiting (kc__cc_wait): one non-blocking check first (most waits in a busy program are already
+ * satisfied), then kc_store_wait, which sleeps on the store's per-waiter condition variable and
+ * is woken only by events on that key or watermark moves: no polling, no client lock held. A
+ * timeout becomes KC_ENOT_CAUGHT_UP (the documented "write succeeded, cache not caught up" code);
+ * a stopped store stays KC_ESTOPPED.
+ */
+#include "client/cached_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- options --------------------------------------------------------------------------------- */
+
+int64_t kc__cc_timeout(const kc_cached_client *cc, const kc_call_opts *call)
+{
+    if (call && call->timeout_ms != 0)
+        return call->timeout_ms;
+    return cc->timeout_ms;
+}
+
+bool kc__cc_wait_enabled(const kc_cached_client *cc, const kc_call_opts *call)
+{
+    return cc->mode != KC_RYW_NONE && !(call && call->no_wait);
+}
+
+uint64_t kc__cc_deadline(const kc_cached_client *cc, const kc_call_opts *call)
+{
+    return kc__deadline_after_ms(kc__cc_timeout(cc, call));
+}
+
+static bool str_eq0(const char *a, const char *b)
+{
+    return !strcmp(a ? a : "", b ? b : "");
+}
+
+bool kc__cc_uncached(const kc_cached_client *cc, const kc_gvr *gvr)
+{
+    for (size_t i = 0; i < cc->n_uncached; i++) {
+        const kc__cc_gvr *u = &cc->uncached[i];
+        if (str_eq0(u->group, gvr->group) && str_eq0(u->version, gvr->version) &&
+            str_eq0(u->resource, gvr->resource))
+            return true;
+    }
+    return false;
+}
+
+int kc__cc_type_key(const kc_gvr *gvr, char *buf, size_t cap, kc_error *err)
+{
+    if (!gvr || !gvr->version || !*gvr->version || !gvr->resource || !*gvr->resource)
+        return kc_error_set(err, KC_EINVAL, "cached client: gvr needs a version and a resource");
+    int n =
+        snprintf(buf, cap, "%s/%s/%s", gvr->group ? gvr->group : "", gvr->version, gvr->resource);
+    if (n < 0 || (size_t)n >= cap)
+        return kc_error_set(err, KC_EINVAL, "cached client: resource name too long");
+    return 0;
+}
+
+/* ---- lifecycle ------------------------------------------------------------------------------- */
+
+static void free_uncached(kc__cc_gvr *u, size_t n)
+{
+    for (size_t i = 0; u && i < n; i++) {
+        free(u[i].group);
+        free(u[i].version);
+        free(u[i].resource);
+    }
+    free(u);
+}
+
+int kc_cached_client_new(kc_client *client, kc_cache *cache, const kc_cached_client_opts *opts,
+                         kc_cached_client **ret, kc_error *err)
+{
+    kc_cached_client_opts o = {0};
+    if (opts)
+        o = *opts;
+    if (!client || !cache || !ret)
+        return kc_error_set(err, KC_EINVAL, "cached client: client, cache and ret are required");
+    if (o.mode != KC_RYW_BLOCK_ON_WRITE && o.mode != KC_RYW_BLOCK_ON_READ && o.mode != KC_RYW_NONE)
+        return kc_error_set(err, KC_EINVAL, "cached client: unknown read-your-writes mode %d",
+                            (int)o.mode);
+    if (o.n_uncached && !o.uncached)
+        return kc_error_set(err, KC_EINVAL, "cached client: n_uncached without uncached");
+
+    kc_cached_client *cc = calloc(1, sizeof(*cc));
+    if (!cc)
+        return kc_error_set(err, KC_ENOMEM, "cached client: out of memory");
+    cc->client = client;
+    cc->cache = cache;
+    cc->mode = o.mode;
+    cc->timeout_ms = o.timeout_ms ? o.timeout_ms : KC_RYW_DEFAULT_TIMEOUT_MS;
+    cc->ns = (o.ns && *o.ns) ? kc__strdup(o.ns) : NULL;
+    cc->field_manager = kc__strdup(o.field_manager ? o.field_manager : "kcache");
+    if ((o.ns && *o.ns && !cc->ns) || !cc->field_manager)
+        goto nomem;
+    if (o.n_uncached) {
+        cc->uncached = calloc(o.n_uncached, sizeof(*cc->uncached));
+        if (!cc->uncached)
+            goto nomem;
+        cc->n_uncached = o.n_uncached;
+        for (size_t i = 0; i < o.n_uncached; i++) {
+            const kc_gvr *g = &o.uncached[i];
+            cc->uncached[i].group = kc__strdup(g->group ? g->group : "");
+            cc->uncached[i].version = kc__strdup(g->version ? g->version : "");
+            cc->uncached[i].resource = kc__strdup(g->resource ? g->resource : "");
+            if (!cc->uncached[i].group || !cc->uncached[i].version || !cc->uncached[i].resource)
+                goto nomem;
+        }
+    }
+    if (pthread_mutex_init(&cc->lock, NULL) != 0)
+        goto nomem;
+    kc__ryw_init(&cc->ryw);
+    *ret = cc;
+    return 0;
+
+nomem:
+    free_uncached(cc->uncached, cc->n_uncached);
+    free(cc->field_manager);
+    free(cc->ns);
+    free(cc);
+    return kc_error_set(err, KC_ENOMEM, "cached client: out of memory");
+}
+
+void kc_cached_client_free(kc_cached_client *cc)
+{
+    if (!cc)
+        return;
+    kc__ryw_destroy(&cc->ryw);
+    pthread_mutex_destroy(&cc->lock);
+    free_uncached(cc->uncached, cc->n_uncached);
+    free(cc->field_manager);
+    free(cc->ns);
+    free(cc);
+}
+
+void kc_cached_client_get_stats(kc_cached_client *cc, kc_cached_client_stats *ret)
+{
+    memset(ret, 0, sizeof(*ret));
+    ret->waits = atomic_load(&cc->n_waits);
+    ret->waits_immediate = atomic_load(&cc->n_waits_immediate);
+    ret->wait_timeouts = atomic_load(&cc->n_wait_timeouts);
+    ret->informers_started = atomic_load(&cc->n_informers_started);
+    pthread_mutex_lock(&cc->lock);
+    ret->pending = cc->ryw.n_entries;
+    pthread_mutex_unlock(&cc->lock);
+}
+
+/* ---- type → store ---------------------------------------------------------------------------- */
+
+static int64_t ms_left(uint64_t deadline_ns)
+{
+    if (deadline_ns == KC__DEADLINE_NEVER)
+        return -1;
+    uint64_t left = kc__deadline_left_ns(deadline_ns);
+    return (int64_t)((left + KC__NS_PER_MS - 1) / KC__NS_PER_MS);
+}
+
+int kc__cc_store(kc_cached_client *cc, const kc_gvr *gvr, const char *ns, bool wait_sync,
+                 uint64_t deadline_ns, kc_store **ret_store, kc_error *err)
+{
+    kc_informer_opts io = {0};
+    if (ns && *ns && cc->ns) {
+        if (strcmp(ns, cc->ns) != 0)
+            return kc_error_set(err, KC_EINVAL,
+                                "cached client: namespace \"%s\" is outside the client's \"%s\"",
+                                ns, cc->ns);
+        io.ns = cc->ns;
+    }
+    size_t before = kc_cache_informer_count(cc->cache);
+    kc_informer *inf = NULL;
+    int rc = kc_cache_get_informer(cc->cache, gvr, &io, &inf, err);
+    if (rc < 0)
+        return rc;
+    if (kc_cache_informer_count(cc->cache) > before)
+        atomic_fetch_add(&cc->n_informers_started, 1);
+    if (wait_sync && !kc_informer_has_synced(inf)) {
+        rc = kc_informer_wait_synced(inf, ms_left(deadline_ns));
+        if (rc == KC_ETIMEOUT)
+            return kc_error_set(err, KC_ETIMEOUT,
+                                "cached client: informer %s did not sync within the timeout",
+                                kc_informer_name(inf));
+        if (rc < 0)
+            return kc_error_set(err, rc, "cached client: informer %s: %s", kc_informer_name(inf),
+                                kc_strerror(rc));
+    }
+    *ret_store = kc_informer_store(inf);
+    return 0;
+}
+
+/* ---- waiting --------------------------------------------------------------------------------- */
+
+static const char *cond_what(const kc_store_cond *c)
+{
+    switch (c->kind) {
+    case KC_STORE_WAIT_KEY_RV:
+        return "resourceVersion";
+    case KC_STORE_WAIT_KEY_GONE:
+        return "deletion";
+    case KC_STORE_WAIT_WATERMARK:
+        return "watermark";
+    }
+    return "condition";
+}
+
+int kc__cc_wait(kc_cached_client *cc, kc_store *s, const kc_store_cond *c, uint64_t deadline_ns,
+                kc_error *err)
+{
+    atomic_fetch_add(&cc->n_waits, 1);
+    int rc = kc_store_check(s, c);
+    if (rc == 1) {
+        atomic_fetch_add(&cc->n_waits_immediate, 1);
+        return 0;
+    }
+    if (rc < 0)
+        return kc_error_set(err, rc, "cached client: malformed wait condition");
+    rc = kc_store_wait(s, c, ms_left(deadline_ns));
+    if (rc == 0)
+        return 0;
+    if (rc == KC_ETIMEOUT) {
+        atomic_fetch_add(&cc->n_wait_timeouts, 1);
+        return kc_error_set(
+            err, KC_ENOT_CAUGHT_UP, "cache did not observe %s %s of %s%s%s within the timeout",
+            cond_what(c), c->rv ? c->rv : (c->uid ? c->uid : ""), c->ns && *c->ns ? c->ns : "",
+            c->ns && *c->ns ? "/" : "", c->name ? c->name : "");
+    }
+    if (rc == KC_ESTOPPED)
+        return kc_error_set(err, KC_ESTOPPED, "cache stopped while waiting for %s", cond_what(c));
+    return kc_error_set(err, rc, "cached client: wait failed: %s", kc_strerror(rc));
+}

@@ -1,0 +1,120 @@
+/*
+ * cached_internal.h — internals of kc_cached_client shared by src/client/cached_*.c.
+ *
+ *   cached_client.c  struct, new/free, options, type → informer store resolution, stats
+ *   cached_wait.c    the wait primitive: store condition + timeout → KC_ENOT_CAUGHT_UP/ESTOPPED
+ *   cached_ryw.c     block-on-read bookkeeping: own writes per key, max RV per type, pending
+ *                    deletes by UID; pruned once observed
+ *   cached_write.c   the write verbs and their block-on-write waits
+ *   cached_read.c    get / list / list by index, cached or live, with block-on-read waits
+ *
+ * Locking: the cached client has one mutex (the block-on-read table); it is never held while a
+ * store or kc_cache function runs, nor while waiting. Store waits block on the store's own per-
+ * waiter condition variables (kcache/store.h).
+ */
+#ifndef KC_CLIENT_CACHED_INTERNAL_H
+#define KC_CLIENT_CACHED_INTERNAL_H
+
+#include "core/internal.h"
+#include "kcache/cached_client.h"
+#include "kcache/store.h"
+
+#include <stdatomic.h>
+
+/* ---- block-on-read bookkeeping (cached_ryw.c) ----------------------------------------------- */
+
+typedef struct kc__ryw_entry kc__ryw_entry;
+
+/* One remembered write, copied out of the table for a wait (strings owned). */
+typedef struct kc__ryw_want {
+    char *ns, *name;
+    char *rv;           /* KEY_RV target, NULL for a pending delete */
+    char *delete_uid;   /* pending delete: the UID that must not be returned, else NULL */
+    uint64_t after_seq; /* store seq before the write was sent */
+    uint64_t gen;       /* entry generation, to drop exactly this entry once observed */
+} kc__ryw_want;
+
+/* The table: per type key "group/version/resource" → per-object entries + max comparable RV. */
+typedef struct kc__ryw {
+    kc__ryw_entry **buckets;
+    size_t n_buckets, n_entries;
+    size_t sweep_at; /* sweep observed entries when n_entries reaches this */
+    uint64_t next_gen;
+} kc__ryw;
+
+void kc__ryw_init(kc__ryw *t);
+void kc__ryw_destroy(kc__ryw *t);
+void kc__ryw_want_clear(kc__ryw_want *w);
+
+/* Record a successful write of (type, ns, name) at rv with the pre-send seq. Replaces an entry for
+ * the key (including a pending delete). Caller holds the client lock. 0 or KC_ENOMEM. */
+int kc__ryw_note_write(kc__ryw *t, const char *type, const char *ns, const char *name,
+                       const char *rv, uint64_t after_seq);
+/* Register a pending delete of uid at (type, ns, name), before the request is sent. *ret_gen
+ * identifies it for kc__ryw_forget. 0 or KC_ENOMEM. Caller holds the lock. */
+int kc__ryw_note_delete(kc__ryw *t, const char *type, const char *ns, const char *name,
+                        const char *uid, uint64_t after_seq, uint64_t *ret_gen);
+/* Drop the entry of the key if it still has generation gen (gen 0: any). Caller holds the lock. */
+void kc__ryw_forget(kc__ryw *t, const char *type, const char *ns, const char *name, uint64_t gen);
+/* Copy the entry of one key into *ret (1), or 0 when none / KC_ENOMEM. Caller holds the lock. */
+int kc__ryw_lookup(kc__ryw *t, const char *type, const char *ns, const char *name,
+                   kc__ryw_want *ret);
+/* Copy every entry of a type (ns NULL/"" = all namespaces) into a new array *ret (caller frees
+ * each with kc__ryw_want_clear and the array with free). Returns the count or KC_ENOMEM. */
+int kc__ryw_collect(kc__ryw *t, const char *type, const char *ns, kc__ryw_want **ret);
+/* The store condition that means w has been observed (strings borrowed from w). */
+kc_store_cond kc__ryw_want_cond(const kc__ryw_want *w);
+/* true when the table has grown enough that the caller should sweep. */
+bool kc__ryw_should_sweep(const kc__ryw *t);
+/* After a sweep: next sweep when the table doubles (at least 1024 entries). */
+void kc__ryw_swept(kc__ryw *t);
+
+/* ---- the client ------------------------------------------------------------------------------ */
+
+typedef struct kc__cc_gvr {
+    char *group, *version, *resource;
+} kc__cc_gvr;
+
+struct kc_cached_client {
+    kc_client *client; /* borrowed */
+    kc_cache *cache;   /* borrowed */
+    kc_ryw_mode mode;
+    int64_t timeout_ms;
+    char *ns;
+    char *field_manager;
+    kc__cc_gvr *uncached;
+    size_t n_uncached;
+
+    pthread_mutex_t lock; /* ryw table */
+    kc__ryw ryw;
+
+    _Atomic uint64_t n_waits, n_waits_immediate, n_wait_timeouts, n_informers_started;
+};
+
+/* Effective timeout of a call (ms, < 0 = unbounded) and whether to wait at all. */
+int64_t kc__cc_timeout(const kc_cached_client *cc, const kc_call_opts *call);
+bool kc__cc_wait_enabled(const kc_cached_client *cc, const kc_call_opts *call);
+/* true when gvr is marked uncached. */
+bool kc__cc_uncached(const kc_cached_client *cc, const kc_gvr *gvr);
+/* "group/version/resource" into buf (cap bytes). KC_EINVAL on a bad gvr or overflow. */
+int kc__cc_type_key(const kc_gvr *gvr, char *buf, size_t cap, kc_error *err);
+
+/*
+ * The store of gvr's informer for namespace ns, starting the informer on first use and waiting
+ * for its sync until deadline_ns. wait_sync false: return the store at once even when not synced
+ * (writes: the wait that follows covers the sync). *ret_store is borrowed: valid until the cache
+ * is freed. Errors: KC_EINVAL (namespace outside the client's), KC_ETIMEOUT, KC_ESTOPPED, cache
+ * errors.
+ */
+int kc__cc_store(kc_cached_client *cc, const kc_gvr *gvr, const char *ns, bool wait_sync,
+                 uint64_t deadline_ns, kc_store **ret_store, kc_error *err);
+
+/* Wait for c on s until deadline_ns (KC__DEADLINE_NEVER = unbounded). Returns 0, KC_ENOT_CAUGHT_UP
+ * (timeout; err says what was awaited), KC_ESTOPPED or KC_EINVAL. Counts stats. */
+int kc__cc_wait(kc_cached_client *cc, kc_store *s, const kc_store_cond *c, uint64_t deadline_ns,
+                kc_error *err);
+
+/* Deadline of a call: now + timeout (never when unbounded). */
+uint64_t kc__cc_deadline(const kc_cached_client *cc, const kc_call_opts *call);
+
+#endif

@@ -1,0 +1,334 @@
+/*
+ * cached_read.c — the read verbs of kc_cached_client: get, list (label/field selectors), list by
+ * index; from the type's informer store, or live from the API server (uncached types, call->live).
+ *
+ * Block-on-read (docs/read-your-writes.md): before reading, a get copies this client's entry for
+ * the key and a list copies the entries of the type (under the client lock, released at once), so
+ * writes that start after the read cannot extend its wait. Then:
+ *   - writes: a get waits KEY_RV for its key; a list waits once for the store watermark to reach
+ *     the highest comparable RV written to the type, and KEY_RV for each write whose RV is not
+ *     comparable. Observed entries are forgotten (by generation, keeping any newer write).
+ *   - pending deletes: never waited for, but an object still carrying a deleted UID is hidden (get
+ *     → KC_ENOTFOUND, lists drop it) until the store shows the key gone or re-created.
+ * call->no_wait skips the waits, never the delete filter: a read never resurrects an object.
+ */
+#include "client/cached_internal.h"
+
+#include "kcache/rv.h"
+#include "kcache/selector.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define TYPE_KEY_MAX 512
+
+static void forget(kc_cached_client *cc, const char *type, const kc__ryw_want *w)
+{
+    pthread_mutex_lock(&cc->lock);
+    kc__ryw_forget(&cc->ryw, type, w->ns, w->name, w->gen);
+    pthread_mutex_unlock(&cc->lock);
+}
+
+static void wants_free(kc__ryw_want *w, int n)
+{
+    for (int i = 0; i < n; i++)
+        kc__ryw_want_clear(&w[i]);
+    free(w);
+}
+
+/* A pending delete hides obj when it names obj's key and (uid "" or) obj's UID. */
+static bool hidden_by(const kc__ryw_want *d, const kc_obj *obj)
+{
+    return d->delete_uid && !strcmp(d->ns, kc_obj_namespace(obj)) &&
+           !strcmp(d->name, kc_obj_name(obj)) &&
+           (!*d->delete_uid || !strcmp(d->delete_uid, kc_obj_uid(obj)));
+}
+
+/* ---- get ------------------------------------------------------------------------------------- */
+
+int kc_cached_get(kc_cached_client *cc, const kc_gvr *gvr, const char *ns, const char *name,
+                  const kc_call_opts *call, kc_obj **ret_obj, kc_error *err)
+{
+    if (!cc || !name || !*name || !ret_obj)
+        return kc_error_set(err, KC_EINVAL, "cached client: get needs a name and ret_obj");
+    ns = ns ? ns : "";
+    char type[TYPE_KEY_MAX];
+    int rc = kc__cc_type_key(gvr, type, sizeof(type), err);
+    if (rc < 0)
+        return rc;
+    if ((call && call->live) || kc__cc_uncached(cc, gvr))
+        return kc_client_get(cc->client, gvr, ns, name, ret_obj, err);
+
+    uint64_t deadline = kc__cc_deadline(cc, call);
+    kc_store *store = NULL;
+    rc = kc__cc_store(cc, gvr, ns, true, deadline, &store, err);
+    if (rc < 0)
+        return rc;
+
+    kc__ryw_want want = {0};
+    bool hide = false;
+    if (cc->mode == KC_RYW_BLOCK_ON_READ) {
+        pthread_mutex_lock(&cc->lock);
+        int found = kc__ryw_lookup(&cc->ryw, type, ns, name, &want);
+        pthread_mutex_unlock(&cc->lock);
+        if (found == 1) {
+            kc_store_cond c = kc__ryw_want_cond(&want);
+            if (want.delete_uid) {
+                if (kc_store_check(store, &c) == 1)
+                    forget(cc, type, &want);
+                else
+                    hide = true;
+            } else if (kc__cc_wait_enabled(cc, call)) {
+                rc = kc__cc_wait(cc, store, &c, deadline, err);
+                if (rc < 0) {
+                    kc__ryw_want_clear(&want);
+                    return rc;
+                }
+                forget(cc, type, &want);
+            }
+        }
+    }
+    kc_obj *obj = kc_store_get(store, ns, name);
+    if (obj && hide && hidden_by(&want, obj)) {
+        kc_obj_unref(obj);
+        obj = NULL;
+    }
+    kc__ryw_want_clear(&want);
+    if (!obj)
+        return kc_error_set(err, KC_ENOTFOUND, "%s \"%s\" not found in the cache", gvr->resource,
+                            name);
+    *ret_obj = obj;
+    return 0;
+}
+
+/* ---- lists ----------------------------------------------------------------------------------- */
+
+/*
+ * Block-on-read preparation of a list: wait for this client's writes to the type (ns "" = all
+ * namespaces) and return the pending deletes still to hide (*ret_hides, *ret_n_hides; caller
+ * frees with wants_free).
+ */
+static int bor_list_prepare(kc_cached_client *cc, const char *type, kc_store *store, const char *ns,
+                            const kc_call_opts *call, uint64_t deadline, kc__ryw_want **ret_hides,
+                            int *ret_n_hides, kc_error *err)
+{
+    *ret_hides = NULL;
+    *ret_n_hides = 0;
+    if (cc->mode != KC_RYW_BLOCK_ON_READ)
+        return 0;
+    kc__ryw_want *w = NULL;
+    pthread_mutex_lock(&cc->lock);
+    int n = kc__ryw_collect(&cc->ryw, type, ns, &w);
+    pthread_mutex_unlock(&cc->lock);
+    if (n < 0)
+        return kc_error_set(err, n, "cached client: out of memory");
+    if (n == 0)
+        return 0;
+
+    int rc = 0;
+    if (kc__cc_wait_enabled(cc, call)) {
+        const char *max_rv = NULL; /* highest comparable RV written to the type */
+        for (int i = 0; i < n; i++)
+            if (w[i].rv && kc_rv_is_canonical(w[i].rv) &&
+                (!max_rv || kc_rv_compare(w[i].rv, max_rv) == KC_RV_GREATER))
+                max_rv = w[i].rv;
+        if (max_rv) {
+            kc_store_cond c = {.kind = KC_STORE_WAIT_WATERMARK, .rv = max_rv};
+            rc = kc__cc_wait(cc, store, &c, deadline, err);
+        }
+        for (int i = 0; rc == 0 && i < n; i++) {
+            if (!w[i].rv || kc_rv_is_canonical(w[i].rv))
+                continue;
+            kc_store_cond c = kc__ryw_want_cond(&w[i]);
+            rc = kc__cc_wait(cc, store, &c, deadline, err);
+        }
+        if (rc < 0) {
+            wants_free(w, n);
+            return rc;
+        }
+        for (int i = 0; i < n; i++)
+            if (w[i].rv)
+                forget(cc, type, &w[i]);
+    }
+
+    /* Keep only the pending deletes the store has not shown yet. */
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        kc_store_cond c = kc__ryw_want_cond(&w[i]);
+        if (w[i].delete_uid && kc_store_check(store, &c) != 1) {
+            if (k != i) {
+                w[k] = w[i];
+                memset(&w[i], 0, sizeof(w[i]));
+            }
+            k++;
+            continue;
+        }
+        if (w[i].delete_uid)
+            forget(cc, type, &w[i]);
+        kc__ryw_want_clear(&w[i]);
+    }
+    *ret_hides = w;
+    *ret_n_hides = k;
+    if (k == 0) {
+        free(w);
+        *ret_hides = NULL;
+    }
+    return 0;
+}
+
+static int cmp_obj(const void *a, const void *b)
+{
+    const kc_obj *x = *(const kc_obj *const *)a, *y = *(const kc_obj *const *)b;
+    int c = strcmp(kc_obj_namespace(x), kc_obj_namespace(y));
+    return c ? c : strcmp(kc_obj_name(x), kc_obj_name(y));
+}
+
+/* Filter objs (consumed) by selectors and hides into a new sorted array. */
+static int filter_sort(kc_obj **objs, size_t n, const kc_label_selector *ls,
+                       const kc_field_selector *fs, const kc__ryw_want *hides, int n_hides,
+                       kc_obj ***ret_items, size_t *ret_n, kc_error *err)
+{
+    kc_obj **out = malloc((n ? n : 1) * sizeof(*out));
+    if (!out) {
+        kc_store_list_free(objs, n);
+        return kc_error_set(err, KC_ENOMEM, "cached client: out of memory");
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        bool keep = kc_label_selector_match(ls, objs[i]) && kc_field_selector_match(fs, objs[i]);
+        for (int h = 0; keep && h < n_hides; h++)
+            keep = !hidden_by(&hides[h], objs[i]);
+        if (keep)
+            out[k++] = objs[i];
+        else
+            kc_obj_unref(objs[i]);
+    }
+    free(objs);
+    qsort(out, k, sizeof(*out), cmp_obj);
+    *ret_items = out;
+    *ret_n = k;
+    return 0;
+}
+
+typedef struct live_acc {
+    kc_obj **items;
+    size_t n, cap;
+} live_acc;
+
+static int live_item(void *ud, kc_obj *item)
+{
+    live_acc *a = ud;
+    if (a->n == a->cap) {
+        size_t nc = a->cap ? a->cap * 2 : 64;
+        kc_obj **g = realloc(a->items, nc * sizeof(*g));
+        if (!g) {
+            kc_obj_unref(item);
+            return KC_ENOMEM;
+        }
+        a->items = g;
+        a->cap = nc;
+    }
+    a->items[a->n++] = item;
+    return 0;
+}
+
+static int live_list(kc_cached_client *cc, const kc_gvr *gvr, const char *ns, const char *lsel,
+                     const char *fsel, kc_obj ***ret_items, size_t *ret_n, kc_error *err)
+{
+    kc_list_opts lo = {.label_selector = lsel, .field_selector = fsel};
+    live_acc a = {0};
+    int rc = kc_client_list_all(cc->client, gvr, ns, &lo, NULL, live_item, &a, err);
+    if (rc < 0) {
+        kc_store_list_free(a.items, a.n);
+        return rc;
+    }
+    return filter_sort(a.items, a.n, NULL, NULL, NULL, 0, ret_items, ret_n, err);
+}
+
+int kc_cached_list(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
+                   const char *label_selector, const char *field_selector, const kc_call_opts *call,
+                   kc_obj ***ret_items, size_t *ret_n, kc_error *err)
+{
+    if (!cc || !ret_items || !ret_n)
+        return kc_error_set(err, KC_EINVAL, "cached client: NULL argument");
+    ns = ns ? ns : "";
+    char type[TYPE_KEY_MAX];
+    int rc = kc__cc_type_key(gvr, type, sizeof(type), err);
+    if (rc < 0)
+        return rc;
+    if ((call && call->live) || kc__cc_uncached(cc, gvr))
+        return live_list(cc, gvr, ns, label_selector, field_selector, ret_items, ret_n, err);
+
+    kc_label_selector *ls = NULL;
+    kc_field_selector *fs = NULL;
+    kc__ryw_want *hides = NULL;
+    int n_hides = 0;
+    kc_obj **objs = NULL;
+    size_t n = 0;
+    if ((rc = kc_label_selector_parse(label_selector, &ls, err)) < 0)
+        goto out;
+    if ((rc = kc_field_selector_parse(field_selector, &fs, err)) < 0)
+        goto out;
+    uint64_t deadline = kc__cc_deadline(cc, call);
+    kc_store *store = NULL;
+    if ((rc = kc__cc_store(cc, gvr, ns, true, deadline, &store, err)) < 0)
+        goto out;
+    if ((rc = bor_list_prepare(cc, type, store, ns, call, deadline, &hides, &n_hides, err)) < 0)
+        goto out;
+    rc = *ns ? kc_store_list_namespace(store, ns, &objs, &n) : kc_store_list(store, &objs, &n);
+    if (rc < 0) {
+        kc_error_set(err, rc, "cached client: listing the store: %s", kc_strerror(rc));
+        goto out;
+    }
+    rc = filter_sort(objs, n, ls, fs, hides, n_hides, ret_items, ret_n, err);
+out:
+    wants_free(hides, n_hides);
+    kc_field_selector_free(fs);
+    kc_label_selector_free(ls);
+    return rc;
+}
+
+int kc_cached_list_by_index(kc_cached_client *cc, const kc_gvr *gvr, const char *index_name,
+                            const char *value, const kc_call_opts *call, kc_obj ***ret_items,
+                            size_t *ret_n, kc_error *err)
+{
+    if (!cc || !index_name || !value || !ret_items || !ret_n)
+        return kc_error_set(err, KC_EINVAL, "cached client: NULL argument");
+    if (call && call->live)
+        return kc_error_set(err, KC_EINVAL, "cached client: list by index reads the cache only");
+    char type[TYPE_KEY_MAX];
+    int rc = kc__cc_type_key(gvr, type, sizeof(type), err);
+    if (rc < 0)
+        return rc;
+    uint64_t deadline = kc__cc_deadline(cc, call);
+    kc_store *store = NULL;
+    rc = kc__cc_store(cc, gvr, cc->ns, true, deadline, &store, err);
+    if (rc < 0)
+        return rc;
+    kc__ryw_want *hides = NULL;
+    int n_hides = 0;
+    rc = bor_list_prepare(cc, type, store, cc->ns, call, deadline, &hides, &n_hides, err);
+    if (rc < 0)
+        return rc;
+    kc_obj **objs = NULL;
+    size_t n = 0;
+    rc = kc_store_list_index(store, index_name, value, &objs, &n);
+    if (rc == KC_ENOTFOUND)
+        rc = kc_error_set(err, rc, "cached client: %s has no index \"%s\"", gvr->resource,
+                          index_name);
+    else if (rc < 0)
+        rc = kc_error_set(err, rc, "cached client: index lookup: %s", kc_strerror(rc));
+    else
+        rc = filter_sort(objs, n, NULL, NULL, hides, n_hides, ret_items, ret_n, err);
+    wants_free(hides, n_hides);
+    return rc;
+}
+
+void kc_cached_list_free(kc_obj **items, size_t n)
+{
+    if (!items)
+        return;
+    for (size_t i = 0; i < n; i++)
+        kc_obj_unref(items[i]);
+    free(items);
+}

@@ -1,0 +1,298 @@
+/*
+ * cached_ryw.c — block-on-read bookkeeping of a cached client: the client's own writes that its
+ * cache may not have observed yet.
+ *
+ * One chained hash table keyed by (type, namespace, name). An entry is either
+ *   - a write: the resourceVersion the server returned and the store sequence read before the
+ *     request was sent (for RVs that are not comparable: "that RV or any later event on the key");
+ *   - a pending delete: the UID that was deleted (registered before the DELETE is sent, since the
+ *     DELETED event can beat the response); reads must never return an object with that UID.
+ * A later write to the same key replaces the entry. The highest RV per type, which a list waits
+ * for, is computed from the type's entries when a list collects them (entries are few: they are
+ * dropped as soon as they are observed), so there is no second structure to keep in step.
+ *
+ * Bounded memory: a read drops the entries it finds observed; and when the table doubles in size
+ * (at least 1024 entries) the writer sweeps the type it writes: it copies the entries out, checks
+ * each against the store without holding the client lock (never two locks at once), and forgets
+ * those observed (by generation, so a newer write to the key is kept). Entries the cache can never
+ * observe (objects outside the informer's selectors) stay until the key is written or deleted
+ * again.
+ *
+ * Not thread-safe by itself: the cached client's mutex guards every call.
+ */
+#include "client/cached_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct kc__ryw_entry {
+    kc__ryw_entry *next;
+    uint64_t hash;
+    char *type, *ns, *name; /* one allocation, see entry_new */
+    char *rv;               /* write: the returned RV; NULL for a pending delete */
+    char *delete_uid;       /* pending delete: the UID; NULL for a write */
+    uint64_t after_seq;
+    uint64_t gen;
+};
+
+#define RYW_MIN_BUCKETS 64
+#define RYW_MIN_SWEEP   1024
+
+static uint64_t fnv(uint64_t h, const char *s)
+{
+    for (; s && *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return (h ^ 0x1f) * 1099511628211ull; /* field separator */
+}
+
+static uint64_t key_hash(const char *type, const char *ns, const char *name)
+{
+    return fnv(fnv(fnv(14695981039346656037ull, type), ns ? ns : ""), name);
+}
+
+static bool entry_is(const kc__ryw_entry *e, uint64_t h, const char *type, const char *ns,
+                     const char *name)
+{
+    return e->hash == h && !strcmp(e->type, type) && !strcmp(e->ns, ns ? ns : "") &&
+           !strcmp(e->name, name);
+}
+
+static void entry_free(kc__ryw_entry *e)
+{
+    if (!e)
+        return;
+    free(e->rv);
+    free(e->delete_uid);
+    free(e);
+}
+
+static kc__ryw_entry *entry_new(uint64_t h, const char *type, const char *ns, const char *name)
+{
+    size_t lt = strlen(type) + 1, ln = strlen(ns ? ns : "") + 1, lm = strlen(name) + 1;
+    kc__ryw_entry *e = calloc(1, sizeof(*e) + lt + ln + lm);
+    if (!e)
+        return NULL;
+    char *p = (char *)(e + 1);
+    e->type = memcpy(p, type, lt);
+    e->ns = memcpy(p + lt, ns ? ns : "", ln);
+    e->name = memcpy(p + lt + ln, name, lm);
+    e->hash = h;
+    return e;
+}
+
+void kc__ryw_init(kc__ryw *t)
+{
+    memset(t, 0, sizeof(*t));
+    t->sweep_at = RYW_MIN_SWEEP;
+    t->next_gen = 1;
+}
+
+void kc__ryw_destroy(kc__ryw *t)
+{
+    for (size_t i = 0; i < t->n_buckets; i++) {
+        kc__ryw_entry *e = t->buckets[i];
+        while (e) {
+            kc__ryw_entry *next = e->next;
+            entry_free(e);
+            e = next;
+        }
+    }
+    free(t->buckets);
+    memset(t, 0, sizeof(*t));
+}
+
+void kc__ryw_want_clear(kc__ryw_want *w)
+{
+    if (!w)
+        return;
+    free(w->ns);
+    free(w->name);
+    free(w->rv);
+    free(w->delete_uid);
+    memset(w, 0, sizeof(*w));
+}
+
+static int grow(kc__ryw *t)
+{
+    if (t->n_buckets && t->n_entries < t->n_buckets)
+        return 0;
+    size_t nb = t->n_buckets ? t->n_buckets * 2 : RYW_MIN_BUCKETS;
+    kc__ryw_entry **b = calloc(nb, sizeof(*b));
+    if (!b)
+        return t->n_buckets ? 0 : KC_ENOMEM; /* a full table still works, only slower */
+    for (size_t i = 0; i < t->n_buckets; i++) {
+        kc__ryw_entry *e = t->buckets[i];
+        while (e) {
+            kc__ryw_entry *next = e->next;
+            e->next = b[e->hash & (nb - 1)];
+            b[e->hash & (nb - 1)] = e;
+            e = next;
+        }
+    }
+    free(t->buckets);
+    t->buckets = b;
+    t->n_buckets = nb;
+    return 0;
+}
+
+/* The entry of the key, creating it (blank) when create is set. NULL when absent / on ENOMEM. */
+static kc__ryw_entry *find(kc__ryw *t, const char *type, const char *ns, const char *name,
+                           bool create)
+{
+    uint64_t h = key_hash(type, ns, name);
+    if (t->n_buckets) {
+        for (kc__ryw_entry *e = t->buckets[h & (t->n_buckets - 1)]; e; e = e->next)
+            if (entry_is(e, h, type, ns, name))
+                return e;
+    }
+    if (!create || grow(t) < 0)
+        return NULL;
+    kc__ryw_entry *e = entry_new(h, type, ns, name);
+    if (!e)
+        return NULL;
+    size_t i = h & (t->n_buckets - 1);
+    e->next = t->buckets[i];
+    t->buckets[i] = e;
+    t->n_entries++;
+    return e;
+}
+
+static void unlink_entry(kc__ryw *t, kc__ryw_entry *victim)
+{
+    kc__ryw_entry **pp = &t->buckets[victim->hash & (t->n_buckets - 1)];
+    for (; *pp; pp = &(*pp)->next) {
+        if (*pp == victim) {
+            *pp = victim->next;
+            entry_free(victim);
+            t->n_entries--;
+            return;
+        }
+    }
+}
+
+static int set_entry(kc__ryw *t, const char *type, const char *ns, const char *name, const char *rv,
+                     const char *uid, uint64_t after_seq, uint64_t *ret_gen)
+{
+    char *rv_copy = rv ? kc__strdup(rv) : NULL;
+    char *uid_copy = uid ? kc__strdup(uid) : NULL;
+    if ((rv && !rv_copy) || (uid && !uid_copy)) {
+        free(rv_copy);
+        free(uid_copy);
+        return KC_ENOMEM;
+    }
+    kc__ryw_entry *e = find(t, type, ns, name, true);
+    if (!e) {
+        free(rv_copy);
+        free(uid_copy);
+        return KC_ENOMEM;
+    }
+    free(e->rv);
+    free(e->delete_uid);
+    e->rv = rv_copy;
+    e->delete_uid = uid_copy;
+    e->after_seq = after_seq;
+    e->gen = t->next_gen++;
+    if (ret_gen)
+        *ret_gen = e->gen;
+    return 0;
+}
+
+int kc__ryw_note_write(kc__ryw *t, const char *type, const char *ns, const char *name,
+                       const char *rv, uint64_t after_seq)
+{
+    return set_entry(t, type, ns, name, rv ? rv : "", NULL, after_seq, NULL);
+}
+
+int kc__ryw_note_delete(kc__ryw *t, const char *type, const char *ns, const char *name,
+                        const char *uid, uint64_t after_seq, uint64_t *ret_gen)
+{
+    return set_entry(t, type, ns, name, NULL, uid ? uid : "", after_seq, ret_gen);
+}
+
+void kc__ryw_forget(kc__ryw *t, const char *type, const char *ns, const char *name, uint64_t gen)
+{
+    kc__ryw_entry *e = find(t, type, ns, name, false);
+    if (e && (gen == 0 || e->gen == gen))
+        unlink_entry(t, e);
+}
+
+static int copy_want(const kc__ryw_entry *e, kc__ryw_want *w)
+{
+    memset(w, 0, sizeof(*w));
+    w->ns = kc__strdup(e->ns);
+    w->name = kc__strdup(e->name);
+    w->rv = e->rv ? kc__strdup(e->rv) : NULL;
+    w->delete_uid = e->delete_uid ? kc__strdup(e->delete_uid) : NULL;
+    w->after_seq = e->after_seq;
+    w->gen = e->gen;
+    if (!w->ns || !w->name || (e->rv && !w->rv) || (e->delete_uid && !w->delete_uid)) {
+        kc__ryw_want_clear(w);
+        return KC_ENOMEM;
+    }
+    return 0;
+}
+
+int kc__ryw_lookup(kc__ryw *t, const char *type, const char *ns, const char *name,
+                   kc__ryw_want *ret)
+{
+    kc__ryw_entry *e = find(t, type, ns, name, false);
+    if (!e)
+        return 0;
+    int rc = copy_want(e, ret);
+    return rc < 0 ? rc : 1;
+}
+
+int kc__ryw_collect(kc__ryw *t, const char *type, const char *ns, kc__ryw_want **ret)
+{
+    size_t n = 0, cap = 0;
+    kc__ryw_want *out = NULL;
+    bool all_ns = !ns || !*ns;
+    for (size_t i = 0; i < t->n_buckets; i++) {
+        for (kc__ryw_entry *e = t->buckets[i]; e; e = e->next) {
+            if (strcmp(e->type, type) || (!all_ns && strcmp(e->ns, ns)))
+                continue;
+            if (n == cap) {
+                size_t nc = cap ? cap * 2 : 8;
+                kc__ryw_want *g = realloc(out, nc * sizeof(*g));
+                if (!g)
+                    goto nomem;
+                out = g;
+                cap = nc;
+            }
+            if (copy_want(e, &out[n]) < 0)
+                goto nomem;
+            n++;
+        }
+    }
+    *ret = out;
+    return (int)n;
+nomem:
+    for (size_t j = 0; j < n; j++)
+        kc__ryw_want_clear(&out[j]);
+    free(out);
+    return KC_ENOMEM;
+}
+
+kc_store_cond kc__ryw_want_cond(const kc__ryw_want *w)
+{
+    kc_store_cond c = {.ns = w->ns, .name = w->name, .after_seq = w->after_seq};
+    if (w->delete_uid) {
+        c.kind = KC_STORE_WAIT_KEY_GONE;
+        c.uid = w->delete_uid;
+    } else {
+        c.kind = KC_STORE_WAIT_KEY_RV;
+        c.rv = w->rv;
+    }
+    return c;
+}
+
+bool kc__ryw_should_sweep(const kc__ryw *t)
+{
+    return t->n_entries >= t->sweep_at;
+}
+
+void kc__ryw_swept(kc__ryw *t)
+{
+    size_t next = t->n_entries * 2;
+    t->sweep_at = next < RYW_MIN_SWEEP ? RYW_MIN_SWEEP : next;
+}

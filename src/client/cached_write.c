@@ -1,0 +1,306 @@
+/*
+ * cached_write.c — the write verbs of kc_cached_client and their read-your-writes bookkeeping.
+ *
+ * Every write runs the same three steps (docs/read-your-writes.md):
+ *   1. before sending: find (or start) the type's informer and read the store sequence seq0, so
+ *      "any later event on the key" is well defined even when RVs are not comparable; a delete
+ *      also learns the UID it is deleting (precondition, else the cached object) and, in
+ *      block-on-read mode, registers it as a pending delete now — the DELETED event can be
+ *      applied before the response arrives;
+ *   2. send the request through kc_client (a failure ends the call with that error; a pending
+ *      delete is forgotten again);
+ *   3. block-on-write: wait on the store — KEY_RV (RV >= returned RV, or exact/any later event
+ *      when not comparable; a later delete also satisfies it) for create/update/status/patch/
+ *      apply and for deletes that left the object behind finalizers; KEY_GONE (absent or another
+ *      UID) for deletes. Block-on-read: remember the RV / pending delete for later reads instead.
+ * The deadline starts when the call starts. A timeout returns KC_ENOT_CAUGHT_UP with the server's
+ * object; a stopped cache KC_ESTOPPED with the object: the write succeeded either way.
+ */
+#include "client/cached_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define TYPE_KEY_MAX 512
+
+typedef enum { OP_CREATE, OP_UPDATE, OP_STATUS, OP_PATCH } op_kind;
+
+/* State of one write between its steps. */
+typedef struct wstate {
+    char type[TYPE_KEY_MAX];
+    bool waiting;      /* read-your-writes applies to this call */
+    kc_store *store;   /* the type's store (NULL when not waiting or stopped) */
+    uint64_t seq0;     /* store sequence before sending */
+    int pending_rc;    /* KC_ESTOPPED when the cache was stopped before the write */
+    uint64_t deadline; /* absolute, from the call's start */
+} wstate;
+
+/* Step 1, common part. */
+static int prepare(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
+                   const kc_call_opts *call, wstate *w, kc_error *err)
+{
+    memset(w, 0, sizeof(*w));
+    w->deadline = kc__cc_deadline(cc, call);
+    int rc = kc__cc_type_key(gvr, w->type, sizeof(w->type), err);
+    if (rc < 0)
+        return rc;
+    if (!kc__cc_wait_enabled(cc, call) || kc__cc_uncached(cc, gvr))
+        return 0;
+    w->waiting = true;
+    rc = kc__cc_store(cc, gvr, ns, false, w->deadline, &w->store, err);
+    if (rc == KC_ESTOPPED) {
+        w->pending_rc = KC_ESTOPPED; /* still write; report that the cache cannot catch up */
+        w->store = NULL;
+        return 0;
+    }
+    if (rc < 0)
+        return rc;
+    w->seq0 = kc_store_seq(w->store);
+    return 0;
+}
+
+/* Bounded memory for block-on-read: drop the type's entries the store has already observed.
+ * Entries are copied out under the lock and checked without it (never two locks at once). */
+static void maybe_sweep(kc_cached_client *cc, const char *type, kc_store *s)
+{
+    kc__ryw_want *wants = NULL;
+    pthread_mutex_lock(&cc->lock);
+    if (!kc__ryw_should_sweep(&cc->ryw)) {
+        pthread_mutex_unlock(&cc->lock);
+        return;
+    }
+    int n = kc__ryw_collect(&cc->ryw, type, NULL, &wants);
+    kc__ryw_swept(&cc->ryw); /* one sweeper at a time: the threshold moved up */
+    pthread_mutex_unlock(&cc->lock);
+    if (n <= 0)
+        return;
+    bool *seen = calloc((size_t)n, sizeof(*seen));
+    for (int i = 0; seen && i < n; i++) {
+        kc_store_cond c = kc__ryw_want_cond(&wants[i]);
+        seen[i] = kc_store_check(s, &c) == 1;
+    }
+    pthread_mutex_lock(&cc->lock);
+    for (int i = 0; seen && i < n; i++)
+        if (seen[i])
+            kc__ryw_forget(&cc->ryw, type, wants[i].ns, wants[i].name, wants[i].gen);
+    kc__ryw_swept(&cc->ryw);
+    pthread_mutex_unlock(&cc->lock);
+    for (int i = 0; i < n; i++)
+        kc__ryw_want_clear(&wants[i]);
+    free(wants);
+    free(seen);
+}
+
+static void note_write(kc_cached_client *cc, const wstate *w, const char *ns, const char *name,
+                       const char *rv)
+{
+    pthread_mutex_lock(&cc->lock);
+    int rc = kc__ryw_note_write(&cc->ryw, w->type, ns, name, rv, w->seq0);
+    pthread_mutex_unlock(&cc->lock);
+    if (rc < 0)
+        KC__LOG_WARN("cached client: cannot remember write of %s %s/%s: %s", w->type, ns, name,
+                     kc_strerror(rc));
+    maybe_sweep(cc, w->type, w->store);
+}
+
+/* Step 3 for a write whose result is obj at obj's RV. */
+static int finish_rv(kc_cached_client *cc, const wstate *w, const kc_obj *obj, kc_error *err)
+{
+    if (!w->waiting)
+        return 0;
+    if (w->pending_rc < 0)
+        return kc_error_set(err, w->pending_rc, "write succeeded; the cache is stopped");
+    const char *rv = kc_obj_resource_version(obj);
+    if (!*rv || !*kc_obj_name(obj))
+        return 0; /* nothing to wait for (a server that returns no RV) */
+    if (cc->mode == KC_RYW_BLOCK_ON_READ) {
+        note_write(cc, w, kc_obj_namespace(obj), kc_obj_name(obj), rv);
+        return 0;
+    }
+    kc_store_cond c = {.kind = KC_STORE_WAIT_KEY_RV,
+                       .ns = kc_obj_namespace(obj),
+                       .name = kc_obj_name(obj),
+                       .rv = rv,
+                       .after_seq = w->seq0};
+    return kc__cc_wait(cc, w->store, &c, w->deadline, err);
+}
+
+/* Hand obj to the caller when the write succeeded (rc 0, KC_ENOT_CAUGHT_UP, KC_ESTOPPED). */
+static int deliver(int rc, kc_obj *obj, kc_obj **ret_obj)
+{
+    if (ret_obj)
+        *ret_obj = obj;
+    else
+        kc_obj_unref(obj);
+    return rc;
+}
+
+static int do_write(kc_cached_client *cc, op_kind op, const kc_gvr *gvr, const char *ns,
+                    const char *name, kc_patch_type ptype, const char *body, size_t len,
+                    const kc_write_opts *wo, const kc_patch_opts *po, const kc_call_opts *call,
+                    kc_obj **ret_obj, kc_error *err)
+{
+    if (!cc || !body)
+        return kc_error_set(err, KC_EINVAL, "cached client: NULL argument");
+    wstate w;
+    int rc = prepare(cc, gvr, ns, call, &w, err);
+    if (rc < 0)
+        return rc;
+    kc_obj *obj = NULL;
+    switch (op) {
+    case OP_CREATE:
+        rc = kc_client_create(cc->client, gvr, ns, body, len, wo, &obj, err);
+        break;
+    case OP_UPDATE:
+        rc = kc_client_update(cc->client, gvr, ns, body, len, wo, &obj, err);
+        break;
+    case OP_STATUS:
+        rc = kc_client_update_status(cc->client, gvr, ns, body, len, wo, &obj, err);
+        break;
+    case OP_PATCH:
+        rc = kc_client_patch(cc->client, gvr, ns, name, ptype, body, len, po, &obj, err);
+        break;
+    }
+    if (rc < 0)
+        return rc;
+    if (!obj)
+        return 0;
+    return deliver(finish_rv(cc, &w, obj, err), obj, ret_obj);
+}
+
+int kc_cached_create(kc_cached_client *cc, const kc_gvr *gvr, const char *ns, const char *json,
+                     size_t len, const kc_write_opts *wo, const kc_call_opts *call,
+                     kc_obj **ret_obj, kc_error *err)
+{
+    return do_write(cc, OP_CREATE, gvr, ns, NULL, KC_PATCH_MERGE, json, len, wo, NULL, call,
+                    ret_obj, err);
+}
+
+int kc_cached_update(kc_cached_client *cc, const kc_gvr *gvr, const char *ns, const char *json,
+                     size_t len, const kc_write_opts *wo, const kc_call_opts *call,
+                     kc_obj **ret_obj, kc_error *err)
+{
+    return do_write(cc, OP_UPDATE, gvr, ns, NULL, KC_PATCH_MERGE, json, len, wo, NULL, call,
+                    ret_obj, err);
+}
+
+int kc_cached_update_status(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
+                            const char *json, size_t len, const kc_write_opts *wo,
+                            const kc_call_opts *call, kc_obj **ret_obj, kc_error *err)
+{
+    return do_write(cc, OP_STATUS, gvr, ns, NULL, KC_PATCH_MERGE, json, len, wo, NULL, call,
+                    ret_obj, err);
+}
+
+int kc_cached_patch(kc_cached_client *cc, const kc_gvr *gvr, const char *ns, const char *name,
+                    kc_patch_type type, const char *body, size_t len, const kc_patch_opts *po,
+                    const kc_call_opts *call, kc_obj **ret_obj, kc_error *err)
+{
+    if (!name || !*name)
+        return kc_error_set(err, KC_EINVAL, "cached client: patch needs a name");
+    return do_write(cc, OP_PATCH, gvr, ns, name, type, body, len, NULL, po, call, ret_obj, err);
+}
+
+int kc_cached_apply(kc_cached_client *cc, const kc_gvr *gvr, const char *ns, const char *name,
+                    const char *body, size_t len, const kc_patch_opts *po, const kc_call_opts *call,
+                    kc_obj **ret_obj, kc_error *err)
+{
+    if (!cc)
+        return kc_error_set(err, KC_EINVAL, "cached client: NULL argument");
+    kc_patch_opts o = {0};
+    if (po)
+        o = *po;
+    if (!o.field_manager || !*o.field_manager)
+        o.field_manager = cc->field_manager;
+    return kc_cached_patch(cc, gvr, ns, name, KC_PATCH_APPLY, body, len, &o, call, ret_obj, err);
+}
+
+/* ---- delete ---------------------------------------------------------------------------------- */
+
+static void register_delete(kc_cached_client *cc, const wstate *w, const char *ns, const char *name,
+                            const char *uid, uint64_t *ret_gen)
+{
+    pthread_mutex_lock(&cc->lock);
+    int rc = kc__ryw_note_delete(&cc->ryw, w->type, ns, name, uid, w->seq0, ret_gen);
+    pthread_mutex_unlock(&cc->lock);
+    if (rc < 0)
+        KC__LOG_WARN("cached client: cannot remember delete of %s %s/%s: %s", w->type, ns, name,
+                     kc_strerror(rc));
+}
+
+static void forget_delete(kc_cached_client *cc, const wstate *w, const char *ns, const char *name,
+                          uint64_t gen)
+{
+    pthread_mutex_lock(&cc->lock);
+    kc__ryw_forget(&cc->ryw, w->type, ns, name, gen);
+    pthread_mutex_unlock(&cc->lock);
+}
+
+int kc_cached_delete(kc_cached_client *cc, const kc_gvr *gvr, const char *ns, const char *name,
+                     const kc_delete_opts *dopts, const kc_call_opts *call, kc_obj **ret_obj,
+                     kc_error *err)
+{
+    if (!cc || !name || !*name)
+        return kc_error_set(err, KC_EINVAL, "cached client: delete needs a name");
+    ns = ns ? ns : "";
+    wstate w;
+    int rc = prepare(cc, gvr, ns, call, &w, err);
+    if (rc < 0)
+        return rc;
+
+    /* Step 1: the UID being deleted, known before the request is sent. */
+    char *uid = NULL;
+    if (dopts && dopts->precondition_uid && *dopts->precondition_uid) {
+        uid = kc__strdup(dopts->precondition_uid);
+    } else if (w.store) {
+        kc_obj *cur = kc_store_get(w.store, ns, name);
+        if (cur)
+            uid = kc__strdup(kc_obj_uid(cur));
+        kc_obj_unref(cur);
+    }
+    uint64_t gen = 0;
+    bool bor = w.waiting && w.store && cc->mode == KC_RYW_BLOCK_ON_READ;
+    if (bor)
+        register_delete(cc, &w, ns, name, uid ? uid : "", &gen);
+
+    /* Step 2. */
+    kc_obj *obj = NULL;
+    rc = kc_client_delete(cc->client, gvr, ns, name, dopts, &obj, err);
+    if (rc < 0) {
+        if (bor)
+            forget_delete(cc, &w, ns, name, gen);
+        free(uid);
+        return rc;
+    }
+
+    /* Step 3. */
+    if (!w.waiting) {
+        rc = 0;
+    } else if (w.pending_rc < 0) {
+        rc = kc_error_set(err, w.pending_rc, "delete succeeded; the cache is stopped");
+    } else if (obj && kc_obj_deleting(obj) && kc_obj_finalizer_count(obj) > 0 &&
+               *kc_obj_resource_version(obj)) {
+        /* Finalizers keep the object: the delete was an update; wait for its RV. */
+        rc = finish_rv(cc, &w, obj, err); /* block-on-read: replaces the pending delete */
+    } else {
+        const char *gone_uid = uid ? uid : (obj ? kc_obj_uid(obj) : "");
+        if (bor) {
+            if (!uid && *gone_uid)
+                register_delete(cc, &w, ns, name, gone_uid, &gen);
+            rc = 0;
+        } else {
+            kc_store_cond c = {.kind = KC_STORE_WAIT_KEY_GONE,
+                               .ns = ns,
+                               .name = name,
+                               .uid = gone_uid,
+                               .after_seq = w.seq0};
+            rc = kc__cc_wait(cc, w.store, &c, w.deadline, err);
+        }
+    }
+    free(uid);
+    if (ret_obj)
+        *ret_obj = obj;
+    else
+        kc_obj_unref(obj);
+    return rc;
+}

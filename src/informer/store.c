@@ -1,0 +1,478 @@
+/*
+ * informer/store.c — kc_store: reads, single-writer mutations, the watermark, and the atomic relist
+ * swap.
+ *
+ * Locking: one mutex (s->mu) guards the live table pointer and everything in it, the tombstone
+ * records, the sequence counter, the watermark and the waiter lists. Reads hold it for one lookup
+ * (plus one reference increment per returned object). The single writer (the reflector) mutates
+ * under it too; a relist batch is built without the lock and swapped in under it.
+ *
+ * Relist (kc_store_replace): with the writer being the only mutator, the diff between the live
+ * table and the batch is computed without the lock (reads of the live table by its only writer
+ * cannot race with readers). New sequence numbers are assigned to changed keys in the unpublished
+ * batch; the swap, the tombstone records of vanished keys and the new watermark are published under
+ * the lock, then every waiter is re-evaluated. Change notifications run after the lock is released,
+ * from the old table which no reader can reach any more.
+ */
+#include "informer/store_internal.h"
+
+#include "kcache/rv.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int kc_store_new(const kc_store_opts *opts, kc_store **ret, kc_error *err)
+{
+    kc_store *s = calloc(1, sizeof(*s));
+    if (!s)
+        return kc_error_set(err, KC_ENOMEM, "store: out of memory");
+    s->max_tombs = (opts && opts->max_tombstones) ? opts->max_tombstones : 65536;
+    s->nixs = 1;
+    s->ixs[0].name = "namespace";
+    s->tab = kc__stab_new(1);
+    if (!s->tab || pthread_mutex_init(&s->mu, NULL) != 0) {
+        kc__stab_free(s->tab);
+        free(s);
+        return kc_error_set(err, KC_ENOMEM, "store: out of memory");
+    }
+    *ret = s;
+    return 0;
+}
+
+void kc_store_stop(kc_store *s)
+{
+    pthread_mutex_lock(&s->mu);
+    s->stopped = true;
+    kc__store_wake_all(s);
+    pthread_mutex_unlock(&s->mu);
+}
+
+static void tombs_clear(kc_store *s)
+{
+    for (size_t i = 0; i < s->tombs.cap; i++)
+        free(s->tombs.slots[i]);
+    kc__htab_free(&s->tombs);
+}
+
+void kc_store_free(kc_store *s)
+{
+    if (!s)
+        return;
+    kc__stab_free(s->tab);
+    tombs_clear(s);
+    for (size_t i = 1; i < s->nixs; i++)
+        free(s->ixs[i].name);
+    pthread_mutex_destroy(&s->mu);
+    free(s);
+}
+
+int kc_store_add_indexer(kc_store *s, const char *name, kc_store_indexer_fn fn, void *ud,
+                         kc_error *err)
+{
+    if (!name || !*name || !fn || strcmp(name, "namespace") == 0)
+        return kc_error_set(err, KC_EINVAL, "store: bad indexer name or function");
+    int rc = 0;
+    pthread_mutex_lock(&s->mu);
+    for (size_t i = 0; i < s->nixs; i++)
+        if (strcmp(s->ixs[i].name, name) == 0)
+            rc = kc_error_set(err, KC_EINVAL, "store: indexer %s already registered", name);
+    if (!rc && (s->has_objects || s->tab->map.n))
+        rc = kc_error_set(err, KC_EBUSY, "store: indexers must be added before objects");
+    if (!rc && s->nixs >= 1 + KC_STORE_MAX_INDEXERS)
+        rc = kc_error_set(err, KC_ETOOLARGE, "store: more than %d indexers", KC_STORE_MAX_INDEXERS);
+    if (!rc) {
+        char *n = kc__strdup(name);
+        if (!n) {
+            rc = kc_error_set(err, KC_ENOMEM, "store: out of memory");
+        } else {
+            s->ixs[s->nixs].name = n;
+            s->ixs[s->nixs].fn = fn;
+            s->ixs[s->nixs].ud = ud;
+            s->nixs++;
+            s->tab->nidx = s->nixs;
+        }
+    }
+    pthread_mutex_unlock(&s->mu);
+    return rc;
+}
+
+/* ---- reads ---------------------------------------------------------------------------------- */
+
+kc_obj *kc_store_get_key(kc_store *s, const char *key)
+{
+    size_t kl = strlen(key);
+    uint64_t h = kc__hash(key, kl);
+    pthread_mutex_lock(&s->mu);
+    kc__ent *e = (kc__ent *)kc__htab_find(&s->tab->map, key, kl, h);
+    kc_obj *o = e ? kc_obj_ref(e->obj) : NULL;
+    pthread_mutex_unlock(&s->mu);
+    return o;
+}
+
+kc_obj *kc_store_get(kc_store *s, const char *ns, const char *name)
+{
+    char key[KC__KEY_MAX];
+    int kl = kc__store_key(ns, name, key, sizeof(key));
+    if (kl < 0)
+        return NULL;
+    return kc_store_get_key(s, key);
+}
+
+size_t kc_store_len(kc_store *s)
+{
+    pthread_mutex_lock(&s->mu);
+    size_t n = s->tab->map.n;
+    pthread_mutex_unlock(&s->mu);
+    return n;
+}
+
+void kc_store_list_free(kc_obj **objs, size_t n)
+{
+    if (!objs)
+        return;
+    for (size_t i = 0; i < n; i++)
+        kc_obj_unref(objs[i]);
+    free(objs);
+}
+
+int kc_store_list(kc_store *s, kc_obj ***ret_objs, size_t *ret_n)
+{
+    pthread_mutex_lock(&s->mu);
+    size_t n = s->tab->map.n, k = 0;
+    kc_obj **v = n ? malloc(n * sizeof(*v)) : NULL;
+    if (n && !v) {
+        pthread_mutex_unlock(&s->mu);
+        return KC_ENOMEM;
+    }
+    for (size_t i = 0; i < s->tab->map.cap && k < n; i++) {
+        kc__ent *e = (kc__ent *)s->tab->map.slots[i];
+        if (e)
+            v[k++] = kc_obj_ref(e->obj);
+    }
+    pthread_mutex_unlock(&s->mu);
+    *ret_objs = v;
+    *ret_n = k;
+    return 0;
+}
+
+static int list_bucket(kc_store *s, size_t ix, const char *value, kc_obj ***ret_objs, size_t *ret_n)
+{
+    size_t vl = strlen(value);
+    uint64_t h = kc__hash(value, vl);
+    pthread_mutex_lock(&s->mu);
+    kc__bucket *b = (kc__bucket *)kc__htab_find(&s->tab->idx[ix], value, vl, h);
+    size_t n = b ? b->n : 0;
+    kc_obj **v = n ? malloc(n * sizeof(*v)) : NULL;
+    if (n && !v) {
+        pthread_mutex_unlock(&s->mu);
+        return KC_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++)
+        v[i] = kc_obj_ref(b->items[i]->obj);
+    pthread_mutex_unlock(&s->mu);
+    *ret_objs = v;
+    *ret_n = n;
+    return 0;
+}
+
+int kc_store_list_namespace(kc_store *s, const char *ns, kc_obj ***ret_objs, size_t *ret_n)
+{
+    return list_bucket(s, 0, ns ? ns : "", ret_objs, ret_n);
+}
+
+int kc_store_list_index(kc_store *s, const char *index, const char *value, kc_obj ***ret_objs,
+                        size_t *ret_n)
+{
+    if (!index || !value)
+        return KC_EINVAL;
+    for (size_t i = 0; i < s->nixs; i++) /* indexer set is frozen once objects exist */
+        if (strcmp(s->ixs[i].name, index) == 0)
+            return list_bucket(s, i, value, ret_objs, ret_n);
+    return KC_ENOTFOUND;
+}
+
+int kc_store_watermark(kc_store *s, char *buf, size_t cap)
+{
+    pthread_mutex_lock(&s->mu);
+    size_t n = strlen(s->wm);
+    int rc = (int)n;
+    if (n + 1 > cap)
+        rc = KC_ETOOLARGE;
+    else
+        memcpy(buf, s->wm, n + 1);
+    pthread_mutex_unlock(&s->mu);
+    return rc;
+}
+
+uint64_t kc_store_seq(kc_store *s)
+{
+    pthread_mutex_lock(&s->mu);
+    uint64_t q = s->seq;
+    pthread_mutex_unlock(&s->mu);
+    return q;
+}
+
+uint64_t kc_store_key_seq(kc_store *s, const char *ns, const char *name)
+{
+    (void)ns;
+    (void)name; /* the store-wide counter is a valid "now" for every key */
+    return kc_store_seq(s);
+}
+
+/* ---- writes --------------------------------------------------------------------------------- */
+
+void kc_store_change_clear(kc_store_change *ch)
+{
+    if (!ch)
+        return;
+    kc_obj_unref(ch->old_obj);
+    kc_obj_unref(ch->new_obj);
+    memset(ch, 0, sizeof(*ch));
+}
+
+bool kc__store_advance(kc_store *s, const char *rv)
+{
+    if (!rv || !kc_rv_is_canonical(rv))
+        return false;
+    size_t n = strlen(rv);
+    if (n >= KC_STORE_RV_MAX)
+        return false;
+    if (s->wm[0] && kc_rv_compare(rv, s->wm) != KC_RV_GREATER)
+        return false;
+    memcpy(s->wm, rv, n + 1);
+    return true;
+}
+
+static void tomb_put(kc_store *s, const char *key, size_t kl, uint64_t h, uint64_t seq,
+                     const char *rv)
+{
+    kc__tomb *t = (kc__tomb *)kc__htab_find(&s->tombs, key, kl, h);
+    if (!t) {
+        if (s->tombs.n >= s->max_tombs) {
+            tombs_clear(s);
+            s->tomb_floor = seq; /* absent keys without a record: an event may have happened */
+        }
+        t = calloc(1, sizeof(*t) + kl + 1);
+        if (t) {
+            memcpy(t->keybuf, key, kl);
+            t->keybuf[kl] = '\0';
+            t->h.key = t->keybuf;
+            t->h.klen = kl;
+            t->h.hash = h;
+        }
+        if (!t || kc__htab_insert(&s->tombs, &t->h) < 0) {
+            free(t);
+            s->tomb_floor = seq + 1; /* cannot record: answer "maybe" for every absent key */
+            return;
+        }
+    }
+    t->seq = seq;
+    size_t rl = rv ? strlen(rv) : 0;
+    if (rl >= KC_STORE_RV_MAX)
+        rl = 0;
+    memcpy(t->rv, rv ? rv : "", rl);
+    t->rv[rl] = '\0';
+}
+
+static void tomb_drop(kc_store *s, const char *key, size_t kl, uint64_t h)
+{
+    free(kc__htab_remove(&s->tombs, key, kl, h));
+}
+
+int kc_store_apply(kc_store *s, kc_watch_type type, kc_obj *obj, kc_store_change *ret_change,
+                   kc_error *err)
+{
+    if (!obj || (type != KC_WATCH_ADDED && type != KC_WATCH_MODIFIED && type != KC_WATCH_DELETED))
+        return kc_error_set(err, KC_EINVAL,
+                            "store: apply needs an object and ADDED/MODIFIED/DELETED");
+    char key[KC__KEY_MAX];
+    int kl = kc__store_key(kc_obj_namespace(obj), kc_obj_name(obj), key, sizeof(key));
+    if (kl < 0)
+        return kc_error_set(err, KC_EINVAL, "store: object without a name or key too long");
+    uint64_t h = kc__hash(key, (size_t)kl);
+    kc_store_change ch = {0};
+    int rc = 0;
+    pthread_mutex_lock(&s->mu);
+    kc__ent *e = (kc__ent *)kc__htab_find(&s->tab->map, key, (size_t)kl, h);
+    uint64_t seq = s->seq + 1;
+    if (type == KC_WATCH_DELETED) {
+        if (e) {
+            ch.kind = KC_STORE_DELETED;
+            ch.old_obj = kc__stab_remove(s->tab, e);
+            ch.new_obj = kc_obj_ref(obj);
+        }
+        tomb_put(s, key, (size_t)kl, h, seq, kc_obj_resource_version(obj));
+    } else if (e) {
+        rc = kc__stab_set(s->tab, s->ixs, e, obj, &ch.old_obj);
+        if (rc == 0) {
+            e->seq = seq;
+            ch.kind = KC_STORE_UPDATED;
+            ch.new_obj = kc_obj_ref(obj);
+        }
+    } else {
+        rc = kc__stab_insert(s->tab, s->ixs, key, (size_t)kl, h, obj, seq, NULL);
+        if (rc == 0) {
+            s->has_objects = true;
+            tomb_drop(s, key, (size_t)kl, h);
+            ch.kind = KC_STORE_ADDED;
+            ch.new_obj = kc_obj_ref(obj);
+        }
+    }
+    if (rc == 0) {
+        s->seq = seq;
+        kc__store_advance(s, kc_obj_resource_version(obj));
+        kc__store_wake_key(s, h, key, (size_t)kl);
+    }
+    pthread_mutex_unlock(&s->mu);
+    if (rc < 0)
+        return kc_error_set(err, rc, "store: out of memory applying %s", key);
+    if (ret_change)
+        *ret_change = ch;
+    else
+        kc_store_change_clear(&ch);
+    return 0;
+}
+
+void kc_store_bookmark(kc_store *s, const char *rv)
+{
+    pthread_mutex_lock(&s->mu);
+    if (kc__store_advance(s, rv))
+        kc__store_wake_key(s, 0, NULL, 0);
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* ---- batches and the relist swap ------------------------------------------------------------ */
+
+int kc_store_batch_new(kc_store *s, kc_store_batch **ret, kc_error *err)
+{
+    kc_store_batch *b = calloc(1, sizeof(*b));
+    if (b) {
+        b->s = s;
+        pthread_mutex_lock(&s->mu);
+        s->has_objects = true; /* freeze the indexer set */
+        size_t nidx = s->nixs;
+        pthread_mutex_unlock(&s->mu);
+        b->tab = kc__stab_new(nidx);
+    }
+    if (!b || !b->tab) {
+        free(b);
+        return kc_error_set(err, KC_ENOMEM, "store: out of memory");
+    }
+    *ret = b;
+    return 0;
+}
+
+int kc_store_batch_add(kc_store_batch *b, kc_obj *obj, kc_error *err)
+{
+    char key[KC__KEY_MAX];
+    int kl = kc__store_key(kc_obj_namespace(obj), kc_obj_name(obj), key, sizeof(key));
+    if (kl < 0)
+        return kc_error_set(err, KC_EINVAL, "store: object without a name or key too long");
+    uint64_t h = kc__hash(key, (size_t)kl);
+    kc__ent *e = (kc__ent *)kc__htab_find(&b->tab->map, key, (size_t)kl, h);
+    int rc;
+    if (e) {
+        kc_obj *old = NULL;
+        rc = kc__stab_set(b->tab, b->s->ixs, e, obj, &old);
+        kc_obj_unref(old);
+    } else {
+        rc = kc__stab_insert(b->tab, b->s->ixs, key, (size_t)kl, h, obj, 0, NULL);
+    }
+    if (rc < 0)
+        return kc_error_set(err, rc, "store: out of memory");
+    const char *rv = kc_obj_resource_version(obj);
+    if (kc_rv_is_canonical(rv) && strlen(rv) < KC_STORE_RV_MAX &&
+        (!b->tab->max_rv[0] || kc_rv_compare(rv, b->tab->max_rv) == KC_RV_GREATER))
+        strcpy(b->tab->max_rv, rv);
+    return 0;
+}
+
+size_t kc_store_batch_len(const kc_store_batch *b)
+{
+    return b->tab->map.n;
+}
+
+void kc_store_batch_free(kc_store_batch *b)
+{
+    if (!b)
+        return;
+    kc__stab_free(b->tab);
+    free(b);
+}
+
+static bool same_version(const kc_obj *a, const kc_obj *b)
+{
+    return a == b || strcmp(kc_obj_resource_version(a), kc_obj_resource_version(b)) == 0;
+}
+
+int kc_store_replace(kc_store *s, kc_store_batch *b, const char *list_rv,
+                     kc_store_change_cb on_change, void *ud, kc_error *err)
+{
+    kc__stab *nt = b->tab, *ot = s->tab; /* ot: only this (writer) thread mutates it */
+    free(b);
+    uint64_t seq = s->seq; /* written only by the writer thread */
+    /* Pass 1 (unpublished): sequence numbers for changed keys, marks on vanished ones. */
+    for (size_t i = 0; i < nt->map.cap; i++) {
+        kc__ent *e = (kc__ent *)nt->map.slots[i];
+        if (!e)
+            continue;
+        kc__ent *o = (kc__ent *)kc__htab_find(&ot->map, e->h.key, e->h.klen, e->h.hash);
+        if (o && same_version(o->obj, e->obj)) {
+            e->seq = o->seq;
+            e->flags = 0;
+        } else {
+            e->seq = ++seq;
+            e->flags = KC__ENT_CHANGED;
+        }
+    }
+    size_t vanished = 0;
+    for (size_t i = 0; i < ot->map.cap; i++) {
+        kc__ent *o = (kc__ent *)ot->map.slots[i];
+        if (!o)
+            continue;
+        o->flags = kc__htab_find(&nt->map, o->h.key, o->h.klen, o->h.hash) ? 0 : KC__ENT_VANISHED;
+        vanished += o->flags ? 1 : 0;
+    }
+    /* Publish. */
+    pthread_mutex_lock(&s->mu);
+    s->tab = nt;
+    s->has_objects = true;
+    for (size_t i = 0; vanished && i < ot->map.cap; i++) {
+        kc__ent *o = (kc__ent *)ot->map.slots[i];
+        if (o && (o->flags & KC__ENT_VANISHED))
+            tomb_put(s, o->h.key, o->h.klen, o->h.hash, ++seq, NULL);
+    }
+    for (size_t i = 0; s->tombs.n && i < s->tombs.cap; i++) {
+        kc__tomb *t = (kc__tomb *)s->tombs.slots[i];
+        if (t && kc__htab_find(&nt->map, t->h.key, t->h.klen, t->h.hash)) {
+            tomb_drop(s, t->h.key, t->h.klen, t->h.hash);
+            i--; /* backward shift may have moved another record into slot i */
+        }
+    }
+    s->seq = seq;
+    kc__store_advance(s, nt->max_rv);
+    kc__store_advance(s, list_rv);
+    kc__store_wake_all(s);
+    pthread_mutex_unlock(&s->mu);
+    /* Notify from the tables no reader can reach any more (nt entries are read-only here). */
+    int stop = 0;
+    for (size_t i = 0; on_change && !stop && i < nt->map.cap; i++) {
+        kc__ent *e = (kc__ent *)nt->map.slots[i];
+        if (!e || !(e->flags & KC__ENT_CHANGED))
+            continue;
+        kc__ent *o = (kc__ent *)kc__htab_find(&ot->map, e->h.key, e->h.klen, e->h.hash);
+        kc_store_change ch = {o ? KC_STORE_UPDATED : KC_STORE_ADDED, o ? o->obj : NULL, e->obj,
+                              false};
+        stop = on_change(ud, &ch);
+    }
+    for (size_t i = 0; on_change && !stop && i < ot->map.cap; i++) {
+        kc__ent *o = (kc__ent *)ot->map.slots[i];
+        if (!o || !(o->flags & KC__ENT_VANISHED))
+            continue;
+        kc_store_change ch = {KC_STORE_DELETED, o->obj, NULL, true};
+        stop = on_change(ud, &ch);
+    }
+    kc__stab_free(ot);
+    (void)err;
+    return 0;
+}

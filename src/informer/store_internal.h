@@ -1,0 +1,157 @@
+/*
+ * informer/store_internal.h — the store's data structures, shared by store_table.c (hash table and
+ * indexes), store.c (public reads/writes, relist swap) and store_wait.c (waiters).
+ *
+ * A kc__stab ("store table") is one complete generation of contents: a hash map key → entry plus
+ * one index map per indexer (index 0 = namespace). The live store points at one kc__stab; a batch
+ * is another kc__stab built off to the side and swapped in by kc_store_replace. Deleted keys leave
+ * a small record in kc_store.tombs (key, sequence, delete RV) so that waiters can ask "any event on
+ * this key after seq"; that table is bounded (cleared when full, raising tomb_floor: an absent key
+ * without a record may have had an event at any seq < tomb_floor).
+ */
+#ifndef KC_INFORMER_STORE_INTERNAL_H
+#define KC_INFORMER_STORE_INTERNAL_H
+
+#include "core/internal.h"
+#include "kcache/store.h"
+
+#include <pthread.h>
+
+/* Common head of everything kept in a kc__htab (entries, tombstones, index buckets). */
+typedef struct kc__hent {
+    uint64_t hash;
+    size_t klen;
+    char *key; /* NUL-terminated; usually points into the owning struct */
+} kc__hent;
+
+/* Open addressing, linear probing, backward-shift deletion. Not thread-safe. */
+typedef struct kc__htab {
+    kc__hent **slots;
+    size_t cap; /* power of two, or 0 */
+    size_t n;
+} kc__htab;
+
+uint64_t kc__hash(const char *s, size_t n);
+kc__hent *kc__htab_find(const kc__htab *t, const char *key, size_t klen, uint64_t hash);
+/* Insert e (key must be absent). 0 or KC_ENOMEM. */
+int kc__htab_insert(kc__htab *t, kc__hent *e);
+/* Remove and return the entry with key, or NULL. */
+kc__hent *kc__htab_remove(kc__htab *t, const char *key, size_t klen, uint64_t hash);
+void kc__htab_free(kc__htab *t); /* frees the slot array only */
+
+struct kc__bucket;
+typedef struct kc__ixref {
+    struct kc__bucket *b;
+    uint32_t ix; /* which index map b lives in */
+    size_t pos;
+} kc__ixref;
+
+enum { KC__ENT_CHANGED = 1, KC__ENT_VANISHED = 2 };
+
+/* One live object. */
+typedef struct kc__ent {
+    kc__hent h;
+    kc_obj *obj; /* one reference owned by the entry */
+    uint64_t seq;
+    unsigned flags; /* relist bookkeeping (writer only) */
+    uint32_t nrefs;
+    kc__ixref *refs;
+    kc__ixref inl[2];
+    char keybuf[]; /* h.key */
+} kc__ent;
+
+/* One index value → the entries that have it. */
+typedef struct kc__bucket {
+    kc__hent h;
+    kc__ent **items;
+    size_t n, cap;
+    char keybuf[];
+} kc__bucket;
+
+typedef struct kc__tomb {
+    kc__hent h;
+    uint64_t seq;
+    char rv[KC_STORE_RV_MAX]; /* RV of the delete event ("" when unknown) */
+    char keybuf[];
+} kc__tomb;
+
+typedef struct kc__indexer {
+    char *name;
+    kc_store_indexer_fn fn;
+    void *ud;
+} kc__indexer;
+
+typedef struct kc__stab {
+    kc__htab map;
+    size_t nidx; /* 1 + user indexers */
+    kc__htab idx[1 + KC_STORE_MAX_INDEXERS];
+    char max_rv[KC_STORE_RV_MAX]; /* highest comparable item RV (batches) */
+} kc__stab;
+
+/* Up to this many bytes of key; longer keys are rejected (ns ≤ 63 + '/' + name ≤ 253). */
+#define KC__KEY_MAX 512
+
+/* Build "ns/name" (or "name") into buf. Returns the length or -1 when too long / no name. */
+int kc__store_key(const char *ns, const char *name, char *buf, size_t cap);
+
+/* Index values of obj for indexer i (0 = namespace). Returns count (≤ KC_STORE_MAX_INDEX_VALUES).
+ */
+size_t kc__stab_values(const kc__indexer *ixs, size_t i, const kc_obj *obj, const char **vals);
+
+/* New entry for obj (takes a reference) under key, indexed into t. 0 / KC_ENOMEM. */
+int kc__stab_insert(kc__stab *t, const kc__indexer *ixs, const char *key, size_t klen,
+                    uint64_t hash, kc_obj *obj, uint64_t seq, kc__ent **ret);
+/* Replace e's object (takes a reference to obj, returns the old one's reference to the caller),
+ * re-indexing when index values change. 0 / KC_ENOMEM (then e unchanged). */
+int kc__stab_set(kc__stab *t, const kc__indexer *ixs, kc__ent *e, kc_obj *obj, kc_obj **ret_old);
+/* Unlink e from the map and indexes; returns the object reference to the caller; frees e. */
+kc_obj *kc__stab_remove(kc__stab *t, kc__ent *e);
+/* Free everything (dropping references). Accepts NULL. */
+void kc__stab_free(kc__stab *t);
+kc__stab *kc__stab_new(size_t nidx);
+
+/* Waiters (store_wait.c). */
+typedef struct kc__waiter {
+    struct kc__waiter *next, **pprev;
+    const kc_store_cond *c;
+    uint64_t hash; /* key hash (KEY kinds) */
+    size_t klen;
+    char key[KC__KEY_MAX];
+    pthread_cond_t cv;
+    bool done;
+} kc__waiter;
+
+#define KC__WAIT_BUCKETS 64
+
+struct kc_store {
+    pthread_mutex_t mu;
+    kc__stab *tab;
+    kc__htab tombs;
+    size_t max_tombs;
+    uint64_t tomb_floor;
+    uint64_t seq;
+    char wm[KC_STORE_RV_MAX];
+    bool stopped;
+    bool has_objects; /* indexers frozen */
+    size_t nixs;
+    kc__indexer ixs[1 + KC_STORE_MAX_INDEXERS];
+    kc__waiter *key_waiters[KC__WAIT_BUCKETS];
+    kc__waiter *wm_waiters;
+};
+
+struct kc_store_batch {
+    kc_store *s;
+    kc__stab *tab;
+};
+
+/* With s->mu held: evaluate c (1 holds, 0 not). */
+int kc__store_eval(kc_store *s, const kc_store_cond *c, const char *key, size_t klen,
+                   uint64_t hash);
+/* With s->mu held: wake the waiters an event on key can satisfy, and watermark waiters. */
+void kc__store_wake_key(kc_store *s, uint64_t hash, const char *key, size_t klen);
+/* With s->mu held: re-evaluate every waiter (relist, stop). */
+void kc__store_wake_all(kc_store *s);
+/* With s->mu held: advance the watermark to rv when newer and comparable. Returns true if moved. */
+bool kc__store_advance(kc_store *s, const char *rv);
+
+#endif

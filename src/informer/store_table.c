@@ -1,0 +1,375 @@
+/*
+ * informer/store_table.c — the store's hash table and index buckets (no locking here).
+ *
+ * kc__htab: open addressing with linear probing over pointers to kc__hent heads; load factor kept
+ * ≤ 0.75; deletion by backward shift (no tombstone slots), so lookups stay short after churn.
+ * kc__stab: one generation of store contents — the key map plus one kc__htab per indexer mapping an
+ * index value to a bucket (a dense array of entries). Every entry remembers its position in each
+ * bucket (kc__ixref), so removal from an index is O(1) (swap with the last element).
+ */
+#include "informer/store_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- hashing and the open-addressing table -----------------------------------------------------
+ */
+
+uint64_t kc__hash(const char *s, size_t n)
+{
+    /* FNV-1a with a final avalanche (keys are short: "namespace/name"). */
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 1099511628211ull;
+    }
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    return h;
+}
+
+kc__hent *kc__htab_find(const kc__htab *t, const char *key, size_t klen, uint64_t hash)
+{
+    if (t->cap == 0)
+        return NULL;
+    size_t mask = t->cap - 1;
+    for (size_t i = hash & mask;; i = (i + 1) & mask) {
+        kc__hent *e = t->slots[i];
+        if (!e)
+            return NULL;
+        if (e->hash == hash && e->klen == klen && memcmp(e->key, key, klen) == 0)
+            return e;
+    }
+}
+
+static void htab_place(kc__hent **slots, size_t cap, kc__hent *e)
+{
+    size_t mask = cap - 1;
+    size_t i = e->hash & mask;
+    while (slots[i])
+        i = (i + 1) & mask;
+    slots[i] = e;
+}
+
+int kc__htab_insert(kc__htab *t, kc__hent *e)
+{
+    if ((t->n + 1) * 4 > t->cap * 3) {
+        size_t ncap = t->cap ? t->cap * 2 : 16;
+        kc__hent **ns = calloc(ncap, sizeof(*ns));
+        if (!ns)
+            return KC_ENOMEM;
+        for (size_t i = 0; i < t->cap; i++)
+            if (t->slots[i])
+                htab_place(ns, ncap, t->slots[i]);
+        free(t->slots);
+        t->slots = ns;
+        t->cap = ncap;
+    }
+    htab_place(t->slots, t->cap, e);
+    t->n++;
+    return 0;
+}
+
+kc__hent *kc__htab_remove(kc__htab *t, const char *key, size_t klen, uint64_t hash)
+{
+    if (t->cap == 0)
+        return NULL;
+    size_t mask = t->cap - 1;
+    size_t i = hash & mask;
+    kc__hent *found = NULL;
+    for (;; i = (i + 1) & mask) {
+        kc__hent *e = t->slots[i];
+        if (!e)
+            return NULL;
+        if (e->hash == hash && e->klen == klen && memcmp(e->key, key, klen) == 0) {
+            found = e;
+            break;
+        }
+    }
+    /* Backward-shift: move later members of the probe run into the hole when allowed. */
+    size_t hole = i;
+    t->slots[hole] = NULL;
+    for (size_t j = (hole + 1) & mask; t->slots[j]; j = (j + 1) & mask) {
+        size_t home = t->slots[j]->hash & mask;
+        /* Can slots[j] move to hole? Only if home is not in (hole, j] cyclically. */
+        bool in_range = (hole <= j) ? (home > hole && home <= j) : (home > hole || home <= j);
+        if (!in_range) {
+            t->slots[hole] = t->slots[j];
+            t->slots[j] = NULL;
+            hole = j;
+        }
+    }
+    t->n--;
+    return found;
+}
+
+void kc__htab_free(kc__htab *t)
+{
+    free(t->slots);
+    t->slots = NULL;
+    t->cap = t->n = 0;
+}
+
+/* ---- keys and index values ----------------------------------------------------------------------
+ */
+
+int kc__store_key(const char *ns, const char *name, char *buf, size_t cap)
+{
+    if (!name || !*name)
+        return -1;
+    size_t nl = ns ? strlen(ns) : 0, ml = strlen(name);
+    size_t len = nl ? nl + 1 + ml : ml;
+    if (len + 1 > cap)
+        return -1;
+    char *p = buf;
+    if (nl) {
+        memcpy(p, ns, nl);
+        p += nl;
+        *p++ = '/';
+    }
+    memcpy(p, name, ml);
+    p[ml] = '\0';
+    return (int)len;
+}
+
+size_t kc__stab_values(const kc__indexer *ixs, size_t i, const kc_obj *obj, const char **vals)
+{
+    if (i == 0) {
+        vals[0] = kc_obj_namespace(obj);
+        return 1;
+    }
+    size_t n = ixs[i].fn(ixs[i].ud, obj, vals, KC_STORE_MAX_INDEX_VALUES);
+    return n > KC_STORE_MAX_INDEX_VALUES ? KC_STORE_MAX_INDEX_VALUES : n;
+}
+
+/* ---- buckets ------------------------------------------------------------------------------------
+ */
+
+static kc__bucket *bucket_get(kc__htab *ix, const char *v)
+{
+    size_t vl = strlen(v);
+    uint64_t h = kc__hash(v, vl);
+    kc__bucket *b = (kc__bucket *)kc__htab_find(ix, v, vl, h);
+    if (b)
+        return b;
+    b = calloc(1, sizeof(*b) + vl + 1);
+    if (!b)
+        return NULL;
+    memcpy(b->keybuf, v, vl + 1);
+    b->h.key = b->keybuf;
+    b->h.klen = vl;
+    b->h.hash = h;
+    if (kc__htab_insert(ix, &b->h) < 0) {
+        free(b);
+        return NULL;
+    }
+    return b;
+}
+
+static int bucket_push(kc__bucket *b, kc__ent *e, size_t *ret_pos)
+{
+    if (b->n == b->cap) {
+        size_t nc = b->cap ? b->cap * 2 : 4;
+        kc__ent **ni = realloc(b->items, nc * sizeof(*ni));
+        if (!ni)
+            return KC_ENOMEM;
+        b->items = ni;
+        b->cap = nc;
+    }
+    *ret_pos = b->n;
+    b->items[b->n++] = e;
+    return 0;
+}
+
+static void bucket_drop(kc__htab *ix, kc__bucket *b, size_t pos)
+{
+    size_t lastpos = b->n - 1;
+    kc__ent *last = b->items[lastpos];
+    b->items[pos] = last;
+    b->n--;
+    if (pos != lastpos) {
+        /* Fix the moved entry's back reference. */
+        for (uint32_t r = 0; r < last->nrefs; r++)
+            if (last->refs[r].b == b && last->refs[r].pos == lastpos) {
+                last->refs[r].pos = pos;
+                break;
+            }
+    }
+    if (b->n == 0) {
+        kc__htab_remove(ix, b->h.key, b->h.klen, b->h.hash);
+        free(b->items);
+        free(b);
+    }
+}
+
+static void drop_refs(kc__stab *t, const kc__ixref *refs, uint32_t n)
+{
+    /* Each ref lives in a different bucket, so removing one never moves another of e's refs. */
+    for (uint32_t r = n; r-- > 0;)
+        bucket_drop(&t->idx[refs[r].ix], refs[r].b, refs[r].pos);
+}
+
+static void ent_unindex(kc__stab *t, kc__ent *e)
+{
+    drop_refs(t, e->refs, e->nrefs);
+    if (e->refs != e->inl)
+        free(e->refs);
+    e->refs = e->inl;
+    e->nrefs = 0;
+}
+
+static int ent_index(kc__stab *t, const kc__indexer *ixs, kc__ent *e)
+{
+    const char *vals[KC_STORE_MAX_INDEX_VALUES];
+    kc__ixref tmp[KC_STORE_MAX_INDEX_VALUES * (1 + KC_STORE_MAX_INDEXERS)];
+    uint32_t n = 0;
+    for (size_t i = 0; i < t->nidx; i++) {
+        size_t nv = kc__stab_values(ixs, i, e->obj, vals);
+        for (size_t v = 0; v < nv; v++) {
+            if (!vals[v])
+                continue;
+            bool dup = false; /* an indexer returning the same value twice indexes once */
+            for (size_t w = 0; w < v; w++)
+                dup = dup || (vals[w] && strcmp(vals[w], vals[v]) == 0);
+            if (dup)
+                continue;
+            kc__bucket *b = bucket_get(&t->idx[i], vals[v]);
+            if (!b || bucket_push(b, e, &tmp[n].pos) < 0) {
+                if (b && b->n == 0) {
+                    kc__htab_remove(&t->idx[i], b->h.key, b->h.klen, b->h.hash);
+                    free(b->items);
+                    free(b);
+                }
+                drop_refs(t, tmp, n);
+                return KC_ENOMEM;
+            }
+            tmp[n].ix = (uint32_t)i;
+            tmp[n++].b = b;
+        }
+    }
+    kc__ixref *refs = e->inl;
+    if (n > KC__ARRAY_LEN(e->inl)) {
+        refs = malloc(n * sizeof(*refs));
+        if (!refs) {
+            drop_refs(t, tmp, n);
+            return KC_ENOMEM;
+        }
+    }
+    memcpy(refs, tmp, n * sizeof(*refs));
+    e->refs = refs;
+    e->nrefs = n;
+    return 0;
+}
+
+/* true when obj would get exactly the index values e has now. */
+static bool same_values(const kc__stab *t, const kc__indexer *ixs, const kc__ent *e,
+                        const kc_obj *obj)
+{
+    const char *vals[KC_STORE_MAX_INDEX_VALUES];
+    uint32_t r = 0;
+    for (size_t i = 0; i < t->nidx; i++) {
+        size_t nv = kc__stab_values(ixs, i, obj, vals);
+        for (size_t v = 0; v < nv; v++) {
+            if (!vals[v])
+                continue;
+            if (r >= e->nrefs || strcmp(e->refs[r].b->h.key, vals[v]) != 0)
+                return false;
+            r++;
+        }
+    }
+    return r == e->nrefs;
+}
+
+/* ---- store tables -------------------------------------------------------------------------------
+ */
+
+kc__stab *kc__stab_new(size_t nidx)
+{
+    kc__stab *t = calloc(1, sizeof(*t));
+    if (t)
+        t->nidx = nidx;
+    return t;
+}
+
+int kc__stab_insert(kc__stab *t, const kc__indexer *ixs, const char *key, size_t klen,
+                    uint64_t hash, kc_obj *obj, uint64_t seq, kc__ent **ret)
+{
+    kc__ent *e = calloc(1, sizeof(*e) + klen + 1);
+    if (!e)
+        return KC_ENOMEM;
+    memcpy(e->keybuf, key, klen);
+    e->keybuf[klen] = '\0';
+    e->h.key = e->keybuf;
+    e->h.klen = klen;
+    e->h.hash = hash;
+    e->obj = obj;
+    e->seq = seq;
+    e->refs = e->inl;
+    if (kc__htab_insert(&t->map, &e->h) < 0) {
+        free(e);
+        return KC_ENOMEM;
+    }
+    if (ent_index(t, ixs, e) < 0) {
+        kc__htab_remove(&t->map, key, klen, hash);
+        free(e);
+        return KC_ENOMEM;
+    }
+    kc_obj_ref(obj);
+    if (ret)
+        *ret = e;
+    return 0;
+}
+
+int kc__stab_set(kc__stab *t, const kc__indexer *ixs, kc__ent *e, kc_obj *obj, kc_obj **ret_old)
+{
+    kc_obj *old = e->obj;
+    if (!same_values(t, ixs, e, obj)) {
+        ent_unindex(t, e);
+        e->obj = obj;
+        if (ent_index(t, ixs, e) < 0) {
+            e->obj = old;
+            ent_index(t, ixs, e); /* restoring may fail too: the entry then stays unindexed */
+            return KC_ENOMEM;
+        }
+    }
+    e->obj = kc_obj_ref(obj);
+    *ret_old = old;
+    return 0;
+}
+
+kc_obj *kc__stab_remove(kc__stab *t, kc__ent *e)
+{
+    ent_unindex(t, e);
+    kc__htab_remove(&t->map, e->h.key, e->h.klen, e->h.hash);
+    kc_obj *o = e->obj;
+    free(e);
+    return o;
+}
+
+void kc__stab_free(kc__stab *t)
+{
+    if (!t)
+        return;
+    for (size_t i = 0; i < t->map.cap; i++) {
+        kc__ent *e = (kc__ent *)t->map.slots[i];
+        if (!e)
+            continue;
+        kc_obj_unref(e->obj);
+        if (e->refs != e->inl)
+            free(e->refs);
+        free(e);
+    }
+    kc__htab_free(&t->map);
+    for (size_t x = 0; x < t->nidx; x++) {
+        for (size_t i = 0; i < t->idx[x].cap; i++) {
+            kc__bucket *b = (kc__bucket *)t->idx[x].slots[i];
+            if (b) {
+                free(b->items);
+                free(b);
+            }
+        }
+        kc__htab_free(&t->idx[x]);
+    }
+    free(t);
+}

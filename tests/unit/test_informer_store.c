@@ -1,0 +1,413 @@
+/*
+ * Unit tests for kc_store: reads without copies, indexes, the watermark, atomic relists with
+ * tombstones, and waiters (no server needed).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "kcache/rv.h"
+#include "kcache/store.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+static kc_obj *mk(const char *ns, const char *name, const char *uid, const char *rv,
+                  const char *app)
+{
+    char buf[1024];
+    snprintf(buf, sizeof(buf),
+             "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\",%s%s%s"
+             "\"uid\":\"%s\",\"resourceVersion\":\"%s\",\"labels\":{\"app\":\"%s\"}}}",
+             name, ns ? "\"namespace\":\"" : "", ns ? ns : "", ns ? "\"," : "", uid, rv,
+             app ? app : "x");
+    kc_obj *o = NULL;
+    assert_int_equal(kc_obj_parse(buf, strlen(buf), NULL, &o, NULL), 0);
+    return o;
+}
+
+static kc_store *new_store(void)
+{
+    kc_store *s = NULL;
+    assert_int_equal(kc_store_new(NULL, &s, NULL), 0);
+    return s;
+}
+
+static void put(kc_store *s, kc_watch_type t, kc_obj *o)
+{
+    assert_int_equal(kc_store_apply(s, t, o, NULL, NULL), 0);
+    kc_obj_unref(o);
+}
+
+static void wm_is(kc_store *s, const char *want)
+{
+    char buf[KC_STORE_RV_MAX];
+    assert_true(kc_store_watermark(s, buf, sizeof(buf)) >= 0);
+    assert_string_equal(buf, want);
+}
+
+static void test_informer_store_get_returns_shared_reference(void **st)
+{
+    kc_store *s = new_store();
+    kc_obj *o = mk("ns1", "a", "u1", "5", NULL);
+    assert_int_equal(kc_store_apply(s, KC_WATCH_ADDED, o, NULL, NULL), 0);
+    kc_obj *g = kc_store_get(s, "ns1", "a");
+    assert_ptr_equal(g, o); /* no copy */
+    kc_obj *g2 = kc_store_get_key(s, "ns1/a");
+    assert_ptr_equal(g2, o);
+    assert_null(kc_store_get(s, "ns2", "a"));
+    assert_int_equal(kc_store_len(s), 1);
+    kc_obj_unref(g);
+    kc_obj_unref(g2);
+    kc_obj_unref(o);
+    kc_store_free(s);
+}
+
+static void test_informer_store_apply_reports_changes(void **st)
+{
+    kc_store *s = new_store();
+    kc_store_change ch;
+    kc_obj *a1 = mk("ns1", "a", "u1", "5", NULL), *a2 = mk("ns1", "a", "u1", "6", NULL);
+    assert_int_equal(kc_store_apply(s, KC_WATCH_ADDED, a1, &ch, NULL), 0);
+    assert_int_equal(ch.kind, KC_STORE_ADDED);
+    assert_ptr_equal(ch.new_obj, a1);
+    kc_store_change_clear(&ch);
+    assert_int_equal(kc_store_apply(s, KC_WATCH_MODIFIED, a2, &ch, NULL), 0);
+    assert_int_equal(ch.kind, KC_STORE_UPDATED);
+    assert_ptr_equal(ch.old_obj, a1);
+    assert_ptr_equal(ch.new_obj, a2);
+    kc_store_change_clear(&ch);
+    assert_int_equal(kc_store_apply(s, KC_WATCH_DELETED, a2, &ch, NULL), 0);
+    assert_int_equal(ch.kind, KC_STORE_DELETED);
+    assert_ptr_equal(ch.old_obj, a2);
+    assert_false(ch.tombstone);
+    kc_store_change_clear(&ch);
+    assert_int_equal(kc_store_apply(s, KC_WATCH_DELETED, a2, &ch, NULL), 0);
+    assert_int_equal(ch.kind, KC_STORE_NONE); /* already gone */
+    assert_int_equal(kc_store_len(s), 0);
+    kc_obj_unref(a1);
+    kc_obj_unref(a2);
+    kc_store_free(s);
+}
+
+static size_t by_app(void *ud, const kc_obj *obj, const char **vals, size_t max)
+{
+    const char *v = kc_obj_label(obj, "app");
+    if (!v || max == 0)
+        return 0;
+    vals[0] = v;
+    return 1;
+}
+
+static void test_informer_store_namespace_and_user_index(void **st)
+{
+    kc_store *s = new_store();
+    assert_int_equal(kc_store_add_indexer(s, "app", by_app, NULL, NULL), 0);
+    assert_int_equal(kc_store_add_indexer(s, "app", by_app, NULL, NULL), KC_EINVAL);
+    char name[32];
+    for (int i = 0; i < 100; i++) {
+        snprintf(name, sizeof(name), "p%d", i);
+        put(s, KC_WATCH_ADDED, mk(i % 2 ? "odd" : "even", name, "u", "7", i < 10 ? "web" : "db"));
+    }
+    kc_obj **v;
+    size_t n;
+    assert_int_equal(kc_store_list_namespace(s, "odd", &v, &n), 0);
+    assert_int_equal(n, 50);
+    for (size_t i = 0; i < n; i++)
+        assert_string_equal(kc_obj_namespace(v[i]), "odd");
+    kc_store_list_free(v, n);
+    assert_int_equal(kc_store_list_index(s, "app", "web", &v, &n), 0);
+    assert_int_equal(n, 10);
+    kc_store_list_free(v, n);
+    /* Re-label p0 (even) from web to db: the index follows. */
+    put(s, KC_WATCH_MODIFIED, mk("even", "p0", "u", "8", "db"));
+    assert_int_equal(kc_store_list_index(s, "app", "web", &v, &n), 0);
+    assert_int_equal(n, 9);
+    kc_store_list_free(v, n);
+    assert_int_equal(kc_store_list_index(s, "app", "db", &v, &n), 0);
+    assert_int_equal(n, 91);
+    kc_store_list_free(v, n);
+    /* Deleting every odd pod empties the bucket. */
+    for (int i = 1; i < 100; i += 2) {
+        snprintf(name, sizeof(name), "p%d", i);
+        put(s, KC_WATCH_DELETED, mk("odd", name, "u", "9", "db"));
+    }
+    assert_int_equal(kc_store_list_namespace(s, "odd", &v, &n), 0);
+    assert_int_equal(n, 0);
+    assert_null(v);
+    assert_int_equal(kc_store_list_namespace(s, "even", &v, &n), 0);
+    assert_int_equal(n, 50);
+    kc_store_list_free(v, n);
+    assert_int_equal(kc_store_list_index(s, "nope", "x", &v, &n), KC_ENOTFOUND);
+    assert_int_equal(kc_store_add_indexer(s, "late", by_app, NULL, NULL), KC_EBUSY);
+    kc_store_free(s);
+}
+
+static void test_informer_store_watermark_never_moves_back(void **st)
+{
+    kc_store *s = new_store();
+    wm_is(s, "");
+    put(s, KC_WATCH_ADDED, mk("n", "a", "u", "10", NULL));
+    wm_is(s, "10");
+    kc_store_bookmark(s, "9");
+    wm_is(s, "10");
+    kc_store_bookmark(s, "100");
+    wm_is(s, "100");
+    uint64_t q = kc_store_seq(s);
+    put(s, KC_WATCH_MODIFIED, mk("n", "a", "u", "abc", NULL)); /* not comparable */
+    wm_is(s, "100");
+    assert_true(kc_store_seq(s) > q); /* but it counts as an event */
+    put(s, KC_WATCH_MODIFIED, mk("n", "a", "u", "50", NULL));
+    wm_is(s, "100");
+    kc_store_free(s);
+}
+
+static int collect(void *ud, const kc_store_change *ch)
+{
+    int *counts = ud;
+    counts[ch->kind]++;
+    if (ch->kind == KC_STORE_DELETED)
+        counts[0] += ch->tombstone ? 1 : 0;
+    return 0;
+}
+
+static void test_informer_store_replace_is_atomic_with_tombstones(void **st)
+{
+    kc_store *s = new_store();
+    put(s, KC_WATCH_ADDED, mk("n", "keep", "u1", "5", NULL));
+    put(s, KC_WATCH_ADDED, mk("n", "change", "u2", "6", NULL));
+    put(s, KC_WATCH_ADDED, mk("n", "vanish", "u3", "7", NULL));
+    kc_store_batch *b;
+    assert_int_equal(kc_store_batch_new(s, &b, NULL), 0);
+    kc_obj *o;
+    o = mk("n", "keep", "u1", "5", NULL);
+    assert_int_equal(kc_store_batch_add(b, o, NULL), 0);
+    kc_obj_unref(o);
+    o = mk("n", "change", "u2", "8", NULL);
+    assert_int_equal(kc_store_batch_add(b, o, NULL), 0);
+    kc_obj_unref(o);
+    o = mk("n", "new", "u4", "9", NULL);
+    assert_int_equal(kc_store_batch_add(b, o, NULL), 0);
+    kc_obj_unref(o);
+    assert_int_equal(kc_store_batch_len(b), 3);
+    /* Not visible before the swap. */
+    assert_null(kc_store_get(s, "n", "new"));
+    int counts[4] = {0};
+    assert_int_equal(kc_store_replace(s, b, "20", collect, counts, NULL), 0);
+    assert_int_equal(counts[KC_STORE_ADDED], 1);
+    assert_int_equal(counts[KC_STORE_UPDATED], 1);
+    assert_int_equal(counts[KC_STORE_DELETED], 1);
+    assert_int_equal(counts[0], 1); /* the delete is a tombstone */
+    assert_int_equal(kc_store_len(s), 3);
+    assert_null(kc_store_get(s, "n", "vanish"));
+    o = kc_store_get(s, "n", "change");
+    assert_string_equal(kc_obj_resource_version(o), "8");
+    kc_obj_unref(o);
+    wm_is(s, "20");
+    /* A relist at an older RV does not move the watermark back. */
+    assert_int_equal(kc_store_batch_new(s, &b, NULL), 0);
+    assert_int_equal(kc_store_replace(s, b, "3", NULL, NULL, NULL), 0);
+    wm_is(s, "20");
+    assert_int_equal(kc_store_len(s), 0);
+    kc_store_free(s);
+}
+
+/* ---- waiters
+ * ------------------------------------------------------------------------------------- */
+
+struct waitarg {
+    kc_store *s;
+    kc_store_cond c;
+    int64_t timeout;
+    int rc;
+};
+
+static void *wait_thread(void *p)
+{
+    struct waitarg *a = p;
+    a->rc = kc_store_wait(a->s, &a->c, a->timeout);
+    return NULL;
+}
+
+static void test_informer_store_wait_key_rv_woken_by_event(void **st)
+{
+    kc_store *s = new_store();
+    put(s, KC_WATCH_ADDED, mk("n", "a", "u", "5", NULL));
+    struct waitarg a = {s, {KC_STORE_WAIT_KEY_RV, "n", "a", "7", NULL, 0}, 10000, 99};
+    assert_int_equal(kc_store_check(s, &a.c), 0);
+    pthread_t t;
+    pthread_create(&t, NULL, wait_thread, &a);
+    put(s, KC_WATCH_MODIFIED, mk("n", "a", "u", "6", NULL));  /* not enough */
+    put(s, KC_WATCH_ADDED, mk("n", "other", "u", "9", NULL)); /* other key */
+    put(s, KC_WATCH_MODIFIED, mk("n", "a", "u", "7", NULL));
+    pthread_join(t, NULL);
+    assert_int_equal(a.rc, 0);
+    assert_int_equal(kc_store_check(s, &a.c), 1);
+    kc_store_free(s);
+}
+
+static void test_informer_store_wait_times_out(void **st)
+{
+    kc_store *s = new_store();
+    kc_store_cond c = {KC_STORE_WAIT_KEY_RV, "n", "missing", "5", NULL, 0};
+    uint64_t t0 = kc_store_seq(s);
+    (void)t0;
+    assert_int_equal(kc_store_wait(s, &c, 0), KC_ETIMEOUT);
+    assert_int_equal(kc_store_wait(s, &c, 30), KC_ETIMEOUT);
+    kc_store_free(s);
+}
+
+static void test_informer_store_stop_wakes_every_waiter(void **st)
+{
+    kc_store *s = new_store();
+    struct waitarg a[3] = {
+        {s, {KC_STORE_WAIT_KEY_RV, "n", "a", "7", NULL, 0}, -1, 99},
+        {s, {KC_STORE_WAIT_WATERMARK, NULL, NULL, "100", NULL, 0}, -1, 99},
+        {s, {KC_STORE_WAIT_KEY_GONE, "n", "a", NULL, NULL, 0}, -1, 99},
+    };
+    put(s, KC_WATCH_ADDED, mk("n", "a", "u", "5", NULL));
+    pthread_t t[3];
+    for (int i = 0; i < 3; i++)
+        pthread_create(&t[i], NULL, wait_thread, &a[i]);
+    kc_store_stop(s);
+    for (int i = 0; i < 3; i++) {
+        pthread_join(t[i], NULL);
+        assert_int_equal(a[i].rc, KC_ESTOPPED);
+    }
+    kc_store_cond c = {KC_STORE_WAIT_WATERMARK, NULL, NULL, "1", NULL, 0};
+    assert_int_equal(kc_store_wait(s, &c, -1), KC_ESTOPPED);
+    kc_store_free(s);
+}
+
+static void test_informer_store_wait_gone_by_delete_and_uid(void **st)
+{
+    kc_store *s = new_store();
+    put(s, KC_WATCH_ADDED, mk("n", "a", "u1", "5", NULL));
+    kc_store_cond gone = {KC_STORE_WAIT_KEY_GONE, "n", "a", NULL, "u1", 0};
+    assert_int_equal(kc_store_check(s, &gone), 0);
+    /* Recreated with another uid: the u1 object is gone. */
+    put(s, KC_WATCH_DELETED, mk("n", "a", "u1", "6", NULL));
+    assert_int_equal(kc_store_check(s, &gone), 1);
+    put(s, KC_WATCH_ADDED, mk("n", "a", "u2", "7", NULL));
+    assert_int_equal(kc_store_check(s, &gone), 1);
+    kc_store_cond absent = {KC_STORE_WAIT_KEY_GONE, "n", "a", NULL, NULL, 0};
+    assert_int_equal(kc_store_check(s, &absent), 0);
+    struct waitarg a = {s, absent, 10000, 99};
+    pthread_t t;
+    pthread_create(&t, NULL, wait_thread, &a);
+    put(s, KC_WATCH_DELETED, mk("n", "a", "u2", "8", NULL));
+    pthread_join(t, NULL);
+    assert_int_equal(a.rc, 0);
+    kc_store_free(s);
+}
+
+static void test_informer_store_wait_incomparable_rv_any_later_event(void **st)
+{
+    kc_store *s = new_store();
+    put(s, KC_WATCH_ADDED, mk("n", "a", "u", "x1", NULL));
+    uint64_t q = kc_store_key_seq(s, "n", "a");
+    kc_store_cond c = {KC_STORE_WAIT_KEY_RV, "n", "a", "x9", NULL, q};
+    assert_int_equal(kc_store_check(s, &c), 0);
+    put(s, KC_WATCH_ADDED, mk("n", "b", "u", "x2", NULL)); /* another key */
+    assert_int_equal(kc_store_check(s, &c), 0);
+    put(s, KC_WATCH_MODIFIED, mk("n", "a", "u", "x3", NULL));
+    assert_int_equal(kc_store_check(s, &c), 1);
+    /* Exact match without a later event. */
+    kc_store_cond e = {KC_STORE_WAIT_KEY_RV, "n", "a", "x3", NULL, kc_store_seq(s)};
+    assert_int_equal(kc_store_check(s, &e), 1);
+    /* A delete counts as a later event. */
+    q = kc_store_key_seq(s, "n", "b");
+    kc_store_cond d = {KC_STORE_WAIT_KEY_RV, "n", "b", "zz", NULL, q};
+    assert_int_equal(kc_store_check(s, &d), 0);
+    put(s, KC_WATCH_DELETED, mk("n", "b", "u", "x4", NULL));
+    assert_int_equal(kc_store_check(s, &d), 1);
+    kc_store_free(s);
+}
+
+static void test_informer_store_wait_key_rv_satisfied_by_later_delete(void **st)
+{
+    kc_store *s = new_store();
+    put(s, KC_WATCH_ADDED, mk("n", "a", "u", "5", NULL));
+    kc_store_cond c = {KC_STORE_WAIT_KEY_RV, "n", "a", "6", NULL, 0};
+    put(s, KC_WATCH_DELETED, mk("n", "a", "u", "7", NULL));
+    assert_int_equal(kc_store_check(s, &c), 1);
+    kc_store_cond c2 = {KC_STORE_WAIT_KEY_RV, "n", "a", "8", NULL, 0};
+    assert_int_equal(kc_store_check(s, &c2), 0);
+    kc_store_free(s);
+}
+
+static void test_informer_store_wait_watermark_by_bookmark_and_relist(void **st)
+{
+    kc_store *s = new_store();
+    struct waitarg a = {s, {KC_STORE_WAIT_WATERMARK, NULL, NULL, "50", NULL, 0}, 10000, 99};
+    pthread_t t;
+    pthread_create(&t, NULL, wait_thread, &a);
+    kc_store_bookmark(s, "49");
+    kc_store_bookmark(s, "50");
+    pthread_join(t, NULL);
+    assert_int_equal(a.rc, 0);
+    struct waitarg b = {s, {KC_STORE_WAIT_WATERMARK, NULL, NULL, "60", NULL, 0}, 10000, 99};
+    pthread_create(&t, NULL, wait_thread, &b);
+    kc_store_batch *batch;
+    assert_int_equal(kc_store_batch_new(s, &batch, NULL), 0);
+    assert_int_equal(kc_store_replace(s, batch, "61", NULL, NULL, NULL), 0);
+    pthread_join(t, NULL);
+    assert_int_equal(b.rc, 0);
+    kc_store_free(s);
+}
+
+static void test_informer_store_wait_rejects_bad_condition(void **st)
+{
+    kc_store *s = new_store();
+    kc_store_cond c = {KC_STORE_WAIT_KEY_RV, "n", NULL, "5", NULL, 0};
+    assert_int_equal(kc_store_wait(s, &c, 10), KC_EINVAL);
+    kc_store_cond w = {KC_STORE_WAIT_WATERMARK, NULL, NULL, NULL, NULL, 0};
+    assert_int_equal(kc_store_check(s, &w), KC_EINVAL);
+    kc_store_free(s);
+}
+
+/* Many keys in the same wait bucket: only the right waiter is woken, the others keep waiting. */
+static void test_informer_store_wait_many_waiters_distinct_keys(void **st)
+{
+    kc_store *s = new_store();
+    enum { N = 40 };
+    struct waitarg a[N];
+    pthread_t t[N];
+    char names[N][16];
+    for (int i = 0; i < N; i++) {
+        snprintf(names[i], sizeof(names[i]), "k%d", i);
+        a[i] = (struct waitarg){s, {KC_STORE_WAIT_KEY_RV, "n", names[i], "10", NULL, 0}, 10000, 99};
+        pthread_create(&t[i], NULL, wait_thread, &a[i]);
+    }
+    for (int i = 0; i < N; i++)
+        put(s, KC_WATCH_ADDED, mk("n", names[i], "u", "10", NULL));
+    for (int i = 0; i < N; i++) {
+        pthread_join(t[i], NULL);
+        assert_int_equal(a[i].rc, 0);
+    }
+    kc_store_free(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_informer_store_get_returns_shared_reference),
+        cmocka_unit_test(test_informer_store_apply_reports_changes),
+        cmocka_unit_test(test_informer_store_namespace_and_user_index),
+        cmocka_unit_test(test_informer_store_watermark_never_moves_back),
+        cmocka_unit_test(test_informer_store_replace_is_atomic_with_tombstones),
+        cmocka_unit_test(test_informer_store_wait_key_rv_woken_by_event),
+        cmocka_unit_test(test_informer_store_wait_times_out),
+        cmocka_unit_test(test_informer_store_stop_wakes_every_waiter),
+        cmocka_unit_test(test_informer_store_wait_gone_by_delete_and_uid),
+        cmocka_unit_test(test_informer_store_wait_incomparable_rv_any_later_event),
+        cmocka_unit_test(test_informer_store_wait_key_rv_satisfied_by_later_delete),
+        cmocka_unit_test(test_informer_store_wait_watermark_by_bookmark_and_relist),
+        cmocka_unit_test(test_informer_store_wait_rejects_bad_condition),
+        cmocka_unit_test(test_informer_store_wait_many_waiters_distinct_keys),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,168 @@
+/*
+ * list.c — LIST response bodies → list metadata + one kc_obj per item.
+ *
+ * sj.cpp makes the body compact into a padded scratch buffer, runs simdjson On-Demand over it once
+ * and reports each items[] element as a span plus its extracted metadata; kc__obj_build then copies
+ * the span minus metadata.managedFields into the object's single allocation, injecting the list's
+ * apiVersion and kind (minus "List") when the item lacks them.
+ *
+ * kc_list_decode is one-shot: its scratch (compact copy of the body + simdjson's structural index,
+ * together ~2-5x the body) is allocated and freed per call — cold memory. A kc_list_decoder keeps
+ * it between calls (warm), for callers that decode many LIST pages.
+ */
+#include "json/obj_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct kc_list_decoder {
+    kc_decode_opts opts;
+    kc__sj_ctx *ctx;
+};
+
+void kc_list_meta_clear(kc_list_meta *meta)
+{
+    if (!meta)
+        return;
+    free(meta->api_version);
+    free(meta->kind);
+    free(meta->resource_version);
+    free(meta->continue_token);
+    memset(meta, 0, sizeof *meta);
+    meta->remaining_item_count = -1;
+}
+
+struct list_state {
+    unsigned flags;
+    size_t max;
+    kc_list_item_cb on_item;
+    void *ud;
+    kc_list_meta meta;
+};
+
+static int item_cb(void *ud, const kc__sj_list_info *info, const kc__sj_meta *m, kc__sj_err *e)
+{
+    struct list_state *st = ud;
+    kc_obj *obj = NULL;
+    int r = kc__obj_build(m, st->flags, st->max, info, &obj, e);
+    if (r)
+        return r;
+    if (!st->on_item) {
+        kc_obj_unref(obj);
+        return 0;
+    }
+    r = st->on_item(st->ud, obj);
+    if (r) {
+        e->code = r;
+        e->offset = -1;
+        snprintf(e->msg, sizeof e->msg, "stopped by the item callback (%s)", kc_err_name(r));
+    }
+    return r;
+}
+
+static char *dup_str(kc__sj_str s, bool has, bool *oom)
+{
+    if (!has)
+        return NULL;
+    char *p = malloc(s.n + 1);
+    if (!p) {
+        *oom = true;
+        return NULL;
+    }
+    memcpy(p, s.p, s.n);
+    p[s.n] = '\0';
+    return p;
+}
+
+static int list_cb(void *ud, const kc__sj_list_info *info, kc__sj_err *e)
+{
+    struct list_state *st = ud;
+    bool oom = false;
+    st->meta.api_version = dup_str(info->api_version, info->has_api_version, &oom);
+    st->meta.kind = dup_str(info->kind, info->has_kind, &oom);
+    st->meta.resource_version = dup_str(info->rv, info->has_rv, &oom);
+    st->meta.continue_token = dup_str(info->cont, info->has_cont, &oom);
+    st->meta.remaining_item_count = info->has_remaining ? info->remaining : -1;
+    if (oom) {
+        kc_list_meta_clear(&st->meta);
+        e->code = KC_ENOMEM;
+        snprintf(e->msg, sizeof e->msg, "out of memory");
+        return KC_ENOMEM;
+    }
+    return 0;
+}
+
+static int decode(kc__sj_ctx *ctx, const kc_decode_opts *opts, const char *body, size_t len,
+                  kc_list_meta *ret_meta, kc_list_item_cb on_item, void *ud, kc_error *err)
+{
+    if (!body && len)
+        return kc_error_set(err, KC_EINVAL, "kc_list_decode: NULL body");
+    struct list_state st = {opts ? opts->flags : 0, kc__decode_max(opts), on_item, ud, {0}};
+    st.meta.remaining_item_count = -1;
+    kc__sj_err e = {0, -1, ""};
+    int r = kc__sj_list(ctx, body ? body : "", len, item_cb, list_cb, &st, &e);
+    if (r) {
+        kc_list_meta_clear(&st.meta);
+        if (e.code != r) {
+            e.code = r;
+            e.offset = -1;
+            e.msg[0] = '\0';
+        }
+        kc__sj_err_to(&e, 0, err);
+        return r;
+    }
+    if (ret_meta)
+        *ret_meta = st.meta;
+    else
+        kc_list_meta_clear(&st.meta);
+    return 0;
+}
+
+int kc_list_decode(const char *body, size_t len, const kc_decode_opts *opts, kc_list_meta *ret_meta,
+                   kc_list_item_cb on_item, void *ud, kc_error *err)
+{
+    kc__sj_ctx *ctx = kc__sj_ctx_new();
+    if (!ctx)
+        return kc_error_set(err, KC_ENOMEM, "out of memory");
+    int r = decode(ctx, opts, body, len, ret_meta, on_item, ud, err);
+    kc__sj_ctx_free(ctx);
+    return r;
+}
+
+kc_list_decoder *kc_list_decoder_new(const kc_decode_opts *opts)
+{
+    kc_list_decoder *d = calloc(1, sizeof *d);
+    if (!d)
+        return NULL;
+    if (opts)
+        d->opts = *opts;
+    d->ctx = kc__sj_ctx_new();
+    if (!d->ctx) {
+        free(d);
+        return NULL;
+    }
+    return d;
+}
+
+int kc_list_decoder_decode(kc_list_decoder *dec, const char *body, size_t len,
+                           kc_list_meta *ret_meta, kc_list_item_cb on_item, void *ud, kc_error *err)
+{
+    if (!dec)
+        return kc_error_set(err, KC_EINVAL, "kc_list_decoder_decode: NULL decoder");
+    return decode(dec->ctx, &dec->opts, body, len, ret_meta, on_item, ud, err);
+}
+
+void kc_list_decoder_trim(kc_list_decoder *dec)
+{
+    if (dec)
+        kc__sj_ctx_trim(dec->ctx, 0);
+}
+
+void kc_list_decoder_free(kc_list_decoder *dec)
+{
+    if (!dec)
+        return;
+    kc__sj_ctx_free(dec->ctx);
+    free(dec);
+}

@@ -1,0 +1,22 @@
+/*
+ * json/obj_internal.h — kc_obj construction shared by the decoders (obj.c, list.c, watch.c).
+ */
+#ifndef KC_JSON_OBJ_INTERNAL_H
+#define KC_JSON_OBJ_INTERNAL_H
+
+#include "json/sj.h"
+#include "kcache/decode.h"
+
+/* Effective maximum object size of opts (0 → KC_DEFAULT_MAX_OBJECT_SIZE; capped below 2 GiB). */
+size_t kc__decode_max(const kc_decode_opts *opts);
+
+/* Build one kc_obj from what sj found. list (may be NULL): the enclosing list, whose apiVersion
+ * and kind (minus its "List" suffix) are injected when the object lacks them.
+ * Returns 0 and a new reference in *ret, or KC_ETOOLARGE / KC_ENOMEM (e filled). */
+int kc__obj_build(const kc__sj_meta *m, unsigned flags, size_t max_size,
+                  const kc__sj_list_info *list, kc_obj **ret, kc__sj_err *e);
+
+/* Copy an sj error into err (offset shifted by base when known). Returns the code. */
+int kc__sj_err_to(const kc__sj_err *e, int64_t base, kc_error *err);
+
+#endif

@@ -1,0 +1,143 @@
+/*
+ * json/sj.h — the C face of the one C++ file (sj.cpp), which wraps simdjson On-Demand.
+ *
+ * sj.cpp does only what needs simdjson: make text compact and padded, iterate it, and report what
+ * it found as plain C structs of (pointer, length) spans. Every decision about object layout,
+ * transforms and errors is made in C (obj.c, list.c, watch.c, status.c, pointer.c).
+ *
+ * Spans handed to callbacks point either into the compact text being decoded or into the parser's
+ * string buffer: both are valid only during the callback. A context (kc__sj_ctx) owns one parser
+ * and one padded scratch buffer; it is used by one thread at a time. kc__sj_thread_ctx() gives the
+ * calling thread its own context (kc_obj_parse, pointer access and Status parsing use it).
+ */
+#ifndef KC_JSON_SJ_H
+#define KC_JSON_SJ_H
+
+#include "kcache/error.h"
+
+KC_BEGIN_DECLS
+
+/* Bytes that must be readable after any text handed to simdjson (SIMDJSON_PADDING). */
+#define KC__SJ_PADDING 64
+
+typedef struct kc__sj_ctx kc__sj_ctx;
+
+/* A span of bytes; p may be NULL when n == 0. */
+typedef struct kc__sj_str {
+    const char *p;
+    size_t n;
+} kc__sj_str;
+
+typedef struct kc__sj_label {
+    kc__sj_str key; /* unescaped */
+    kc__sj_str value;
+} kc__sj_label;
+
+/* What one pass over a Kubernetes object found. Offsets are relative to text. */
+typedef struct kc__sj_meta {
+    const char *text; /* the object's compact JSON ('{' … '}'); KC__SJ_PADDING readable beyond */
+    size_t len;
+    kc__sj_str api_version, kind, ns, name, uid, rv, controller_uid; /* unescaped; n=0 absent */
+    bool has_api_version, has_kind;
+    bool deleting;           /* deletionTimestamp present and not null */
+    bool initial_events_end; /* annotation k8s.io/initial-events-end == "true" */
+    int64_t generation;
+    size_t n_finalizers, n_owners;
+    const kc__sj_label *labels;
+    size_t n_labels;
+    /* Raw spans ("key":value, no comma) of top-level kind/apiVersion/metadata and of
+     * metadata.managedFields; len 0 when absent. */
+    size_t kind_off, kind_len, apiv_off, apiv_len, meta_off, meta_len, mf_off, mf_len;
+} kc__sj_meta;
+
+/* Error out of sj.cpp: code is a KC_E… code; offset relative to the input, -1 when unknown. */
+typedef struct kc__sj_err {
+    int code;
+    int64_t offset;
+    char msg[200];
+} kc__sj_err;
+
+/* Called with each decoded object; return 0 or a negative code (may fill e) to stop. */
+typedef int (*kc__sj_obj_fn)(void *ud, const kc__sj_meta *m, kc__sj_err *e);
+
+/* List-level metadata, delivered once after a successful pass. raw_* are the JSON tokens
+ * (with quotes) of the list's apiVersion and kind, for injection into items. */
+typedef struct kc__sj_list_info {
+    kc__sj_str api_version, kind, raw_api_version, raw_kind, rv, cont;
+    bool has_api_version, has_kind, has_rv, has_cont, has_remaining;
+    int64_t remaining;
+} kc__sj_list_info;
+
+/* Item callback for lists: info carries the list's kind/apiVersion (known before items are
+ * delivered, even when they follow items in the text). */
+typedef int (*kc__sj_item_fn)(void *ud, const kc__sj_list_info *info, const kc__sj_meta *m,
+                              kc__sj_err *e);
+typedef int (*kc__sj_list_fn)(void *ud, const kc__sj_list_info *info, kc__sj_err *e);
+
+/* One watch event. obj is NULL for ERROR; then status_json is the raw Status object (padded). */
+typedef struct kc__sj_event {
+    kc__sj_str type;
+    const kc__sj_meta *obj;
+    kc__sj_str status_json;
+} kc__sj_event;
+typedef int (*kc__sj_event_fn)(void *ud, const kc__sj_event *ev, kc__sj_err *e);
+
+typedef struct kc__sj_cause {
+    kc__sj_str reason, message, field;
+} kc__sj_cause;
+
+/* A metav1.Status, as found. */
+typedef struct kc__sj_status_info {
+    kc__sj_str kind, status, message, reason, d_name, d_group, d_kind, d_uid;
+    bool has_kind, has_status, has_code, has_retry;
+    int64_t code, retry_after;
+    const kc__sj_cause *causes;
+    size_t n_causes;
+} kc__sj_status_info;
+typedef int (*kc__sj_status_fn)(void *ud, const kc__sj_status_info *st, kc__sj_err *e);
+
+/* What a JSON Pointer lookup wants. */
+enum kc__sj_want { KC__SJ_WANT_STRING, KC__SJ_WANT_INT, KC__SJ_WANT_BOOL, KC__SJ_WANT_RAW };
+typedef struct kc__sj_ptr_out {
+    kc__sj_str str; /* STRING (unescaped, parser memory) or RAW (span of the text) */
+    int64_t i;
+    bool b;
+} kc__sj_ptr_out;
+
+/* New context / free (NULL ok). new returns NULL on out of memory. */
+kc__sj_ctx *kc__sj_ctx_new(void);
+void kc__sj_ctx_free(kc__sj_ctx *ctx);
+/* The calling thread's own context (created on first use, freed at thread exit); NULL on OOM. */
+kc__sj_ctx *kc__sj_thread_ctx(void);
+/* Release the context's buffers when they hold more than keep bytes. */
+void kc__sj_ctx_trim(kc__sj_ctx *ctx, size_t keep);
+
+/* Index of the first byte <= 0x20 (space, newline, CR, tab, control) in p[0..n), or n. */
+size_t kc__sj_find_ws(const char *p, size_t n);
+
+/* One JSON object text → fn once. The text is made compact into the context's scratch. */
+int kc__sj_object(kc__sj_ctx *ctx, const char *json, size_t len, kc__sj_obj_fn fn, void *ud,
+                  kc__sj_err *e);
+
+/* A complete LIST body: item_fn per items[] element, then list_fn once. */
+int kc__sj_list(kc__sj_ctx *ctx, const char *body, size_t len, kc__sj_item_fn item_fn,
+                kc__sj_list_fn list_fn, void *ud, kc__sj_err *e);
+
+/* One watch event line (no newline; trailing CR/space allowed). readable: bytes readable from
+ * line (>= len). compact: the caller found no byte <= 0x20 in it. Decoded in place when it is
+ * compact and padded by the readable bytes, else through the scratch buffer. */
+int kc__sj_watch_line(kc__sj_ctx *ctx, const char *line, size_t len, size_t readable, bool compact,
+                      kc__sj_event_fn fn, void *ud, kc__sj_err *e);
+
+/* A metav1.Status JSON text → fn once (KC_EPARSE when not a JSON object). */
+int kc__sj_status(kc__sj_ctx *ctx, const char *json, size_t len, kc__sj_status_fn fn, void *ud,
+                  kc__sj_err *e);
+
+/* JSON Pointer lookup in a compact object text with KC__SJ_PADDING readable bytes after it.
+ * pointer is already validated (non-empty, starts with '/', ~ escapes well-formed). */
+int kc__sj_pointer(kc__sj_ctx *ctx, const char *text, size_t len, const char *pointer,
+                   enum kc__sj_want want, kc__sj_ptr_out *out, kc__sj_err *e);
+
+KC_END_DECLS
+
+#endif

@@ -23,4 +23,13 @@ json_t *kc__table_build(const char *group, const char *resource, kc_obj *const *
  * ENOMEM. */
 char *kc__partial_metadata_json(const kc_obj *obj, size_t *ret_len);
 
+/* kc__table_build with an explicit "now" (seconds since the epoch) for the Age cells, so tests
+ * are deterministic. Same ownership and errors. */
+json_t *kc__table_build_at(const char *group, const char *resource, kc_obj *const *items, size_t n,
+                           const char *rv, const char *cont, bool with_columns, int64_t now);
+
+/* Upstream's duration.HumanDuration (kubectl's AGE): "45s", "5m3s", "17m", "3h12m", "2d5h",
+ * "400d", "2y10d". out gets a NUL-terminated string. */
+void kc__human_duration(int64_t seconds, char out[32]);
+
 #endif

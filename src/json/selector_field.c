@@ -325,23 +325,50 @@ bool kc_field_selector_match(const kc_field_selector *sel, const kc_obj *obj)
 
 /* ---- canonical string ------------------------------------------------------------------------ */
 
+/* "field=value" / "field!=value" with the value escaped (fields.EscapeValue), appended to b. */
+static int render_term(const struct freq *r, kc__buf *b)
+{
+    int rc = kc__buf_printf(b, "%s%s", r->field, r->neg ? "!=" : "=");
+    for (const char *v = r->value; rc == 0 && *v; v++) {
+        if (*v == '\\' || *v == ',' || *v == '=')
+            rc = kc__buf_append_char(b, '\\');
+        if (rc == 0)
+            rc = kc__buf_append_char(b, *v);
+    }
+    return rc;
+}
+
+static int cmp_cstr(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 char *kc_field_selector_string(const kc_field_selector *sel)
 {
+    size_t n = sel ? sel->n : 0;
+    char **terms = calloc(n ? n : 1, sizeof *terms);
+    if (!terms)
+        return NULL;
     kc__buf b = KC__BUF_INIT(0);
     int rc = 0;
-    for (size_t i = 0; sel && i < sel->n && rc == 0; i++) {
-        const struct freq *r = &sel->reqs[i];
+    /* Render, then sort the rendered terms, so the text is stable under re-parsing (parsing
+     * sorts raw terms, and "==" renders as "="). */
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        rc = render_term(&sel->reqs[i], &b);
+        if (rc == 0 && !(terms[i] = kc__buf_steal(&b, NULL)))
+            rc = KC_ENOMEM;
+    }
+    if (rc == 0)
+        qsort(terms, n, sizeof *terms, cmp_cstr);
+    for (size_t i = 0; i < n && rc == 0; i++) {
         if (i)
             rc = kc__buf_append_char(&b, ',');
         if (rc == 0)
-            rc = kc__buf_printf(&b, "%s%s", r->field, r->neg ? "!=" : "=");
-        for (const char *v = r->value; rc == 0 && *v; v++) {
-            if (*v == '\\' || *v == ',' || *v == '=')
-                rc = kc__buf_append_char(&b, '\\');
-            if (rc == 0)
-                rc = kc__buf_append_char(&b, *v);
-        }
+            rc = kc__buf_append_str(&b, terms[i]);
     }
+    for (size_t i = 0; i < n; i++)
+        free(terms[i]);
+    free(terms);
     if (rc < 0) {
         kc__buf_free(&b);
         return NULL;

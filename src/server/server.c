@@ -1,0 +1,293 @@
+/*
+ * server.c — lifecycle of the embedded API server (include/kcache/server.h):
+ * new (options copied, store and registry built, built-in namespaces created, seeds loaded) →
+ * start (TLS material, MHD daemon on the listen address, URL known) → stop (watches closed,
+ * daemon stopped, threads joined) → free. Also the run-time controls: faults, compaction,
+ * restart, current RV, kubeconfig.
+ * Thread-safety: as documented in server.h; all store state is under srv->mu.
+ */
+#include "server/srv.h"
+
+#include "server/kubeconfig_out.h"
+#include "server/seed.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum MHD_Result kc__http_on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                    const char *method, const char *version,
+                                    const char *upload_data, size_t *upload_data_size,
+                                    void **con_cls);
+void kc__http_on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                           enum MHD_RequestTerminationCode toe);
+
+static const char *const builtin_ns[] = {"default", "kube-system", "kube-public",
+                                         "kube-node-lease"};
+
+static int create_builtin_namespaces(kc_server *srv)
+{
+    for (size_t i = 0; i < KC__ARRAY_LEN(builtin_ns); i++) {
+        char json[256];
+        int n = snprintf(json, sizeof(json),
+                         "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":"
+                         "\"%s\"},\"spec\":{\"finalizers\":[\"kubernetes\"]},\"status\":{"
+                         "\"phase\":\"Active\"}}",
+                         builtin_ns[i]);
+        kc_error err = KC_ERROR_INIT;
+        int rc = kc__create_json(srv, json, (size_t)n, &err);
+        kc_error_clear(&err);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+static int seed_cb(void *ud, const char *json, size_t len)
+{
+    kc_error err = KC_ERROR_INIT;
+    int rc = kc__create_json(ud, json, len, &err);
+    if (rc == KC_EEXISTS)
+        rc = 0;
+    else if (rc)
+        KC__LOG_WARN("seed object rejected: %s", err.message ? err.message : kc_strerror(rc));
+    kc_error_clear(&err);
+    return rc == KC_ENOMEM ? rc : 0;
+}
+
+KC_API int kc_server_new(const kc_server_opts *opts, kc_server **ret_srv, kc_error *err)
+{
+    kc_server_opts o;
+    if (opts)
+        o = *opts;
+    else
+        memset(&o, 0, sizeof(o));
+    kc_server *srv = calloc(1, sizeof(*srv));
+    if (!srv)
+        return kc_error_set(err, KC_ENOMEM, "out of memory");
+    srv->opts = o;
+    srv->listen = kc__strdup(o.listen ? o.listen : "127.0.0.1:6443");
+    srv->token = o.token && *o.token ? kc__strdup(o.token) : NULL;
+    srv->seed_dir = kc__strdup(o.seed_dir);
+    srv->seed_spec = kc__strdup(o.seed_spec);
+    srv->opts.listen = srv->listen;
+    srv->opts.token = srv->token;
+    srv->opts.seed_dir = srv->seed_dir;
+    srv->opts.seed_spec = srv->seed_spec;
+    int rc = KC_ENOMEM;
+    pthread_mutex_init(&srv->mu, NULL);
+    if (kc__cond_init_monotonic(&srv->cond) != 0)
+        goto fail;
+    srv->rng = o.random_seed ? o.random_seed : (kc__now_ns() ^ (uintptr_t)srv);
+    if (!srv->listen)
+        goto fail;
+    /* Parse the listen address now so a typo fails early. */
+    const char *colon = strrchr(srv->listen, ':');
+    if (!colon || colon == srv->listen || (size_t)(colon - srv->listen) >= sizeof(srv->host)) {
+        rc = kc_error_set(err, KC_EINVAL, "listen address \"%s\" is not ADDR:PORT", srv->listen);
+        goto fail_set;
+    }
+    memcpy(srv->host, srv->listen, (size_t)(colon - srv->listen));
+    char *end;
+    unsigned long port = strtoul(colon + 1, &end, 10);
+    if (*end || port > 65535 || !colon[1]) {
+        rc = kc_error_set(err, KC_EINVAL, "bad port in listen address \"%s\"", srv->listen);
+        goto fail_set;
+    }
+    srv->port = (unsigned)port;
+    srv->faults = kc__faults_new(&o.faults, o.random_seed);
+    srv->hub = kc__hub_new(srv->faults, o.watch_queue);
+    if (!srv->faults || !srv->hub || kc__store_init(srv) != 0 ||
+        kc__registry_init_builtins(srv) != 0)
+        goto fail;
+    if ((rc = create_builtin_namespaces(srv)) != 0)
+        goto fail_set;
+    if (srv->seed_dir && (rc = kc__seed_load_dir(srv->seed_dir, seed_cb, srv, err)) != 0)
+        goto fail_set;
+    if (srv->seed_spec && (rc = kc__seed_generate(srv->seed_spec, seed_cb, srv, err)) != 0)
+        goto fail_set;
+    *ret_srv = srv;
+    return 0;
+fail:
+    kc_error_set(err, rc, "cannot create server: %s", kc_strerror(rc));
+fail_set:
+    kc_server_free(srv);
+    return rc;
+}
+
+KC_API int kc_server_start(kc_server *srv, kc_error *err)
+{
+    if (srv->started)
+        return kc_error_set(err, KC_EBUSY, "server already started");
+    struct sockaddr_in6 a6;
+    struct sockaddr_in a4;
+    struct sockaddr *sa;
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
+                     MHD_USE_POLL | MHD_USE_ITC;
+    char host[64];
+    snprintf(host, sizeof(host), "%s", srv->host);
+    size_t hl = strlen(host);
+    if (hl >= 2 && host[0] == '[' && host[hl - 1] == ']') {
+        memmove(host, host + 1, hl - 2);
+        host[hl - 2] = 0;
+    }
+    if (!host[0])
+        snprintf(host, sizeof(host), "0.0.0.0");
+    if (!strcmp(host, "localhost"))
+        snprintf(host, sizeof(host), "127.0.0.1");
+    memset(&a4, 0, sizeof(a4));
+    memset(&a6, 0, sizeof(a6));
+    if (inet_pton(AF_INET, host, &a4.sin_addr) == 1) {
+        a4.sin_family = AF_INET;
+        a4.sin_port = htons((uint16_t)srv->port);
+        sa = (struct sockaddr *)&a4;
+    } else if (inet_pton(AF_INET6, host, &a6.sin6_addr) == 1) {
+        a6.sin6_family = AF_INET6;
+        a6.sin6_port = htons((uint16_t)srv->port);
+        sa = (struct sockaddr *)&a6;
+        flags |= MHD_USE_IPv6;
+    } else {
+        return kc_error_set(err, KC_EINVAL, "listen host \"%s\" is not an IP address", host);
+    }
+    if (srv->opts.tls) {
+        if (!MHD_is_feature_supported(MHD_FEATURE_TLS))
+            return kc_error_set(err, KC_ETLS, "libmicrohttpd was built without TLS support");
+        int rc = kc__tls_generate(host, &srv->tls, err);
+        if (rc)
+            return rc;
+        srv->have_tls = true;
+        flags |= MHD_USE_TLS;
+    }
+    if (srv->have_tls)
+        srv->mhd = MHD_start_daemon(
+            flags, 0, NULL, NULL, kc__http_on_request, srv, MHD_OPTION_SOCK_ADDR, sa,
+            MHD_OPTION_NOTIFY_COMPLETED, kc__http_on_completed, srv, MHD_OPTION_CONNECTION_TIMEOUT,
+            (unsigned)0, MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)512, MHD_OPTION_HTTPS_MEM_KEY,
+            srv->tls.key_pem, MHD_OPTION_HTTPS_MEM_CERT, srv->tls.cert_pem, MHD_OPTION_END);
+    else
+        srv->mhd = MHD_start_daemon(
+            flags, 0, NULL, NULL, kc__http_on_request, srv, MHD_OPTION_SOCK_ADDR, sa,
+            MHD_OPTION_NOTIFY_COMPLETED, kc__http_on_completed, srv, MHD_OPTION_CONNECTION_TIMEOUT,
+            (unsigned)0, MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)512, MHD_OPTION_END);
+    if (!srv->mhd)
+        return kc_error_set(err, KC_EIO, "cannot listen on %s", srv->listen);
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(srv->mhd, MHD_DAEMON_INFO_BIND_PORT);
+    unsigned port = info ? info->port : srv->port;
+    if (!strcmp(host, "0.0.0.0"))
+        snprintf(host, sizeof(host), "127.0.0.1");
+    else if (!strcmp(host, "::"))
+        snprintf(host, sizeof(host), "::1");
+    char url[128];
+    bool v6 = strchr(host, ':') != NULL;
+    snprintf(url, sizeof(url), "%s://%s%s%s:%u", srv->have_tls ? "https" : "http", v6 ? "[" : "",
+             host, v6 ? "]" : "", port);
+    free(srv->url);
+    srv->url = kc__strdup(url);
+    if (!srv->url) {
+        MHD_stop_daemon(srv->mhd);
+        srv->mhd = NULL;
+        return kc_error_set(err, KC_ENOMEM, "out of memory");
+    }
+    srv->started = true;
+    return 0;
+}
+
+KC_API const char *kc_server_url(const kc_server *srv)
+{
+    return srv && srv->started ? srv->url : NULL;
+}
+
+KC_API const char *kc_server_ca_pem(const kc_server *srv)
+{
+    return srv && srv->have_tls ? srv->tls.ca_pem : NULL;
+}
+
+KC_API int kc_server_write_kubeconfig(const kc_server *srv, const char *path, kc_error *err)
+{
+    if (!srv || !srv->url)
+        return kc_error_set(err, KC_EINVAL, "server not started");
+    return kc__kubeconfig_write(path, srv->url, kc_server_ca_pem(srv), srv->token, err);
+}
+
+KC_API int kc_server_set_faults(kc_server *srv, const kc_server_faults *faults)
+{
+    if (!srv || !faults)
+        return KC_EINVAL;
+    kc__faults_set(srv->faults, faults);
+    return 0;
+}
+
+KC_API void kc_server_get_faults(const kc_server *srv, kc_server_faults *ret)
+{
+    kc__faults_get(srv->faults, ret);
+}
+
+KC_API int kc_server_compact(kc_server *srv)
+{
+    pthread_mutex_lock(&srv->mu);
+    kc__store_compact_locked(srv);
+    pthread_mutex_unlock(&srv->mu);
+    return 0;
+}
+
+KC_API int kc_server_restart(kc_server *srv)
+{
+    pthread_mutex_lock(&srv->mu);
+    for (size_t i = srv->n_rsrcs; i-- > 0;) {
+        kc__rsrc *r = srv->rsrcs[i];
+        if (r->is_crd)
+            kc__registry_remove(srv, r);
+        else
+            kc__store_clear_rsrc(r);
+    }
+    kc__store_compact_locked(srv);
+    srv->rv = 0;
+    srv->floor = 0;
+    srv->epoch++;
+    kc__hub_close_all(srv->hub);
+    pthread_cond_broadcast(&srv->cond);
+    pthread_mutex_unlock(&srv->mu);
+    return create_builtin_namespaces(srv);
+}
+
+KC_API uint64_t kc_server_current_rv(const kc_server *srv)
+{
+    return srv->rv;
+}
+
+KC_API void kc_server_stop(kc_server *srv)
+{
+    if (!srv || !srv->mhd)
+        return;
+    srv->stopping = true;
+    pthread_mutex_lock(&srv->mu);
+    kc__hub_close_all(srv->hub);
+    pthread_cond_broadcast(&srv->cond);
+    pthread_mutex_unlock(&srv->mu);
+    MHD_stop_daemon(srv->mhd);
+    srv->mhd = NULL;
+}
+
+KC_API void kc_server_free(kc_server *srv)
+{
+    if (!srv)
+        return;
+    kc_server_stop(srv);
+    pthread_mutex_lock(&srv->mu);
+    kc__store_destroy(srv);
+    pthread_mutex_unlock(&srv->mu);
+    kc__hub_free(srv->hub);
+    kc__faults_free(srv->faults);
+    if (srv->have_tls)
+        kc__tls_material_clear(&srv->tls);
+    pthread_mutex_destroy(&srv->mu);
+    pthread_cond_destroy(&srv->cond);
+    free(srv->listen);
+    free(srv->token);
+    free(srv->seed_dir);
+    free(srv->seed_spec);
+    free(srv->url);
+    free(srv);
+}

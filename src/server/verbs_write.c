@@ -1,0 +1,343 @@
+/*
+ * verbs_write.c — the GET, POST (create), PUT (update, incl. /status) and PATCH (merge, JSON,
+ * strategic, apply) verbs of the embedded API server (spec §3.1–§3.4; #9–#47), plus the seeding
+ * entry point that creates objects from JSON text through the same create path.
+ *
+ * Request bodies are parsed with jansson outside the lock; the storage rules (write.c) and the
+ * patch engines (patch.h) run under srv->mu so a patch always applies to the latest object and
+ * its result is committed atomically.
+ */
+#include "server/srv.h"
+
+#include "server/patch.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const meta_keys[] = {"name",
+                                        "generateName",
+                                        "namespace",
+                                        "selfLink",
+                                        "uid",
+                                        "resourceVersion",
+                                        "generation",
+                                        "creationTimestamp",
+                                        "deletionTimestamp",
+                                        "deletionGracePeriodSeconds",
+                                        "labels",
+                                        "annotations",
+                                        "ownerReferences",
+                                        "finalizers",
+                                        "managedFields",
+                                        NULL};
+static const char *const top_keys[] = {"apiVersion", "kind",      "metadata",   "spec",
+                                       "status",     "data",      "binaryData", "stringData",
+                                       "type",       "immutable", NULL};
+static const char *const event_keys[] = {"involvedObject",
+                                         "reason",
+                                         "message",
+                                         "source",
+                                         "firstTimestamp",
+                                         "lastTimestamp",
+                                         "count",
+                                         "eventTime",
+                                         "series",
+                                         "action",
+                                         "related",
+                                         "reportingComponent",
+                                         "reportingInstance",
+                                         NULL};
+static const char *const misc_keys[] = {"subsets", "secrets", "imagePullSecrets",
+                                        "automountServiceAccountToken", NULL};
+
+static bool in_list(const char *k, const char *const *l)
+{
+    for (; *l; l++)
+        if (!strcmp(*l, k))
+            return true;
+    return false;
+}
+
+/* fieldValidation=Strict: unknown top-level or metadata fields of built-ins → 400 (#20). */
+static int strict_check(kc__req *req, const kc__rsrc *r, json_t *doc)
+{
+    const char *fv = req->q.field_validation;
+    if (fv && *fv && strcmp(fv, "Strict") && strcmp(fv, "Warn") && strcmp(fv, "Ignore"))
+        return kc__fail(&req->err, 400, "BadRequest", "fieldValidation: Unsupported value: \"%s\"",
+                        fv);
+    if (!fv || strcmp(fv, "Strict") != 0)
+        return 0;
+    const char *k;
+    json_t *v;
+    json_object_foreach(json_object_get(doc, "metadata"), k, v)
+    {
+        if (!in_list(k, meta_keys))
+            return kc__fail(&req->err, 400, "BadRequest",
+                            "strict decoding error: unknown field \"metadata.%s\"", k);
+    }
+    if (r->is_crd)
+        return 0;
+    json_object_foreach(doc, k, v)
+    {
+        if (!in_list(k, top_keys) && !in_list(k, misc_keys) &&
+            !(strcmp(r->plural, "events") == 0 && in_list(k, event_keys)))
+            return kc__fail(&req->err, 400, "BadRequest",
+                            "strict decoding error: unknown field \"%s\"", k);
+    }
+    return 0;
+}
+
+static int parse_body(kc__req *req, json_t **ret)
+{
+    json_error_t je;
+    json_t *doc = json_loadb(req->body, req->body_len, 0, &je);
+    if (!doc)
+        return kc__fail(&req->err, 400, "BadRequest",
+                        "couldn't get version/kind; json parse error: %s", je.text);
+    if (!json_is_object(doc)) {
+        json_decref(doc);
+        return kc__fail(&req->err, 400, "BadRequest", "the request body is not a JSON object");
+    }
+    *ret = doc;
+    return 0;
+}
+
+static kc__write make_write(kc__req *req, kc__rsrc *r, bool dry)
+{
+    kc__write w = {.r = r,
+                   .ns = r->namespaced ? req->route.ns : "",
+                   .version = req->route.version,
+                   .dry_run = dry,
+                   .status_sub = req->route.has_sub};
+    return w;
+}
+
+int kc__verb_get(kc__req *req, kc__rsrc *r)
+{
+    kc_server *srv = req->srv;
+    const char *rvp = req->q.rv;
+    uint64_t want = 0;
+    if (rvp && *rvp && strcmp(rvp, "0") != 0 && kc_rv_parse(rvp, &want) != 0)
+        return kc__fail(&req->err, 400, "BadRequest", "invalid resource version: %s", rvp);
+    pthread_mutex_lock(&srv->mu);
+    kc_obj *obj = NULL;
+    int rc = 0;
+    if (want > srv->rv) {
+        rc = kc__fail(&req->err, 504, "Timeout",
+                      "Timeout: Too large resource version: %llu, "
+                      "current: %llu",
+                      (unsigned long long)want, (unsigned long long)srv->rv);
+        kc__fail_cause(&req->err, "ResourceVersionTooLarge", NULL, "Too large resource version");
+    } else {
+        kc__entry *e = kc__store_find(r, r->namespaced ? req->route.ns : "", req->route.name);
+        if (e)
+            obj = kc_obj_ref(e->obj);
+        else
+            rc = kc__fail_notfound(&req->err, r, req->route.name);
+    }
+    pthread_mutex_unlock(&srv->mu);
+    if (rc)
+        return rc;
+    rc = kc__reply_obj(req, 200, r, obj);
+    kc_obj_unref(obj);
+    return rc;
+}
+
+int kc__verb_create(kc__req *req, kc__rsrc *r)
+{
+    kc_server *srv = req->srv;
+    bool dry;
+    json_t *doc;
+    int rc = kc__dry_run_parse(req->q.dry_run, &dry, &req->err);
+    if (rc)
+        return rc;
+    if (r->namespaced && !req->route.has_ns)
+        return kc__fail(&req->err, 404, "NotFound",
+                        "the server could not find the requested resource");
+    if ((rc = parse_body(req, &doc)) != 0)
+        return rc;
+    if ((rc = strict_check(req, r, doc)) != 0) {
+        json_decref(doc);
+        return rc;
+    }
+    kc__write w = make_write(req, r, dry);
+    kc_obj *obj = NULL;
+    pthread_mutex_lock(&srv->mu);
+    if (r->removed)
+        rc = kc__fail(&req->err, 404, "NotFound",
+                      "the server could not find the requested "
+                      "resource");
+    else
+        rc = kc__write_create(srv, &w, doc, &obj, &req->err);
+    pthread_mutex_unlock(&srv->mu);
+    json_decref(doc);
+    if (rc)
+        return rc;
+    rc = kc__reply_obj(req, 201, r, obj);
+    kc_obj_unref(obj);
+    return rc;
+}
+
+int kc__verb_update(kc__req *req, kc__rsrc *r)
+{
+    kc_server *srv = req->srv;
+    bool dry;
+    json_t *doc;
+    int rc = kc__dry_run_parse(req->q.dry_run, &dry, &req->err);
+    if (rc || (rc = parse_body(req, &doc)) != 0)
+        return rc;
+    const char *bname = kc__meta_str(doc, "name");
+    const char *bns = kc__meta_str(doc, "namespace");
+    if (bname && *bname && strcmp(bname, req->route.name) != 0)
+        rc = kc__fail(&req->err, 400, "BadRequest",
+                      "the name of the object (%s) does not match the name on the URL (%s)", bname,
+                      req->route.name);
+    else if (r->namespaced && bns && *bns && strcmp(bns, req->route.ns) != 0)
+        rc = kc__fail(&req->err, 400, "BadRequest",
+                      "the namespace of the provided object does "
+                      "not match the namespace sent on the request");
+    else
+        rc = strict_check(req, r, doc);
+    if (rc) {
+        json_decref(doc);
+        return rc;
+    }
+    kc__write w = make_write(req, r, dry);
+    kc_obj *obj = NULL;
+    pthread_mutex_lock(&srv->mu);
+    kc__entry *cur = kc__store_find(r, w.ns, req->route.name);
+    if (!cur)
+        rc = kc__fail_notfound(&req->err, r, req->route.name);
+    else
+        rc = kc__write_update(srv, &w, cur, doc, true, &obj, &req->err);
+    pthread_mutex_unlock(&srv->mu);
+    json_decref(doc);
+    if (rc)
+        return rc;
+    rc = kc__reply_obj(req, 200, r, obj);
+    kc_obj_unref(obj);
+    return rc;
+}
+
+int kc__verb_patch(kc__req *req, kc__rsrc *r)
+{
+    kc_server *srv = req->srv;
+    kc__patch_type type;
+    bool dry;
+    int rc = kc__patch_type_from_content_type(req->content_type ? req->content_type : "", &type,
+                                              &req->err);
+    if (rc) {
+        req->err.http_status = 415;
+        return rc;
+    }
+    if (type == KC__PATCH_STRATEGIC && r->is_crd)
+        return kc__fail(&req->err, 415, "UnsupportedMediaType",
+                        "the body of the request was in an unknown format - accepted media types "
+                        "include: application/json-patch+json, application/merge-patch+json, "
+                        "application/apply-patch+yaml");
+    if (req->q.force_set && type != KC__PATCH_APPLY) {
+        rc = kc__fail(&req->err, 422, "Invalid",
+                      "force: Invalid value: true: may not be specified for non-apply patch");
+        kc__fail_cause(&req->err, "FieldValueInvalid", "force", "may not be specified");
+        return rc;
+    }
+    if (type == KC__PATCH_APPLY && (!req->q.field_manager || !*req->q.field_manager)) {
+        rc = kc__fail(&req->err, 422, "Invalid",
+                      "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is "
+                      "required for apply patch");
+        kc__fail_cause(&req->err, "FieldValueRequired", "fieldManager", "Required value");
+        return rc;
+    }
+    if ((rc = kc__dry_run_parse(req->q.dry_run, &dry, &req->err)) != 0)
+        return rc;
+    kc__write w = make_write(req, r, dry);
+    char now[32];
+    kc__now_rfc3339(now);
+    kc_obj *obj = NULL;
+    json_t *nu = NULL, *cur_doc = NULL;
+    unsigned status = 200;
+    pthread_mutex_lock(&srv->mu);
+    kc__entry *cur = kc__store_find(r, w.ns, req->route.name);
+    if (!cur && type != KC__PATCH_APPLY) {
+        rc = kc__fail_notfound(&req->err, r, req->route.name);
+    } else if (!cur) {
+        rc = kc__apply(NULL, req->body, req->body_len, req->q.field_manager, req->q.force, now, &nu,
+                       &req->err);
+        if (rc == 0) {
+            const char *bn = kc__meta_str(nu, "name");
+            if (bn && strcmp(bn, req->route.name) != 0)
+                rc = kc__fail(&req->err, 400, "BadRequest",
+                              "the name of the object (%s) does not "
+                              "match the name on the URL (%s)",
+                              bn, req->route.name);
+            else
+                rc = kc__write_create(srv, &w, nu, &obj, &req->err);
+            status = 201;
+        }
+    } else if (!(cur_doc = kc__doc_from_obj(cur->obj))) {
+        rc = kc_error_set(&req->err, KC_ENOMEM, "cannot decode stored object");
+    } else {
+        if (type == KC__PATCH_APPLY)
+            rc = kc__apply(cur_doc, req->body, req->body_len, req->q.field_manager, req->q.force,
+                           now, &nu, &req->err);
+        else
+            rc = kc__patch_apply(type, cur_doc, req->body, req->body_len, r->kind, !r->is_crd, &nu,
+                                 &req->err);
+        const char *bn = rc == 0 ? kc__meta_str(nu, "name") : NULL;
+        if (rc == 0 && bn && strcmp(bn, req->route.name) != 0)
+            rc = kc__fail(&req->err, 400, "BadRequest",
+                          "the name of the object (%s) does not "
+                          "match the name on the URL (%s)",
+                          bn, req->route.name);
+        else if (rc == 0 && !json_is_object(nu))
+            rc = kc__fail(&req->err, 422, "Invalid", "the patch result is not an object");
+        else if (rc == 0)
+            rc = kc__write_update(srv, &w, cur, nu, false, &obj, &req->err);
+    }
+    pthread_mutex_unlock(&srv->mu);
+    json_decref(nu);
+    json_decref(cur_doc);
+    if (rc) {
+        if (!req->err.http_status && rc == KC_EMEDIATYPE)
+            req->err.http_status = 415;
+        return rc;
+    }
+    rc = kc__reply_obj(req, status, r, obj);
+    kc_obj_unref(obj);
+    return rc;
+}
+
+int kc__create_json(kc_server *srv, const char *json, size_t len, kc_error *err)
+{
+    json_error_t je;
+    json_t *doc = json_loadb(json, len, 0, &je);
+    if (!json_is_object(doc)) {
+        json_decref(doc);
+        return kc__fail(err, 400, "BadRequest", "seed object is not a JSON object: %s", je.text);
+    }
+    const char *av = json_string_value(json_object_get(doc, "apiVersion"));
+    const char *kind = json_string_value(json_object_get(doc, "kind"));
+    int rc;
+    pthread_mutex_lock(&srv->mu);
+    kc__rsrc *r = av && kind ? kc__registry_find_kind(srv, av, kind) : NULL;
+    if (!r) {
+        rc = kc__fail(err, 404, "NotFound", "no resource for apiVersion %s kind %s", av ? av : "?",
+                      kind ? kind : "?");
+    } else {
+        const char *ns = kc__meta_str(doc, "namespace");
+        const char *slash = strchr(av, '/');
+        kc__write w = {.r = r,
+                       .ns = r->namespaced ? (ns && *ns ? ns : "default") : "",
+                       .version = slash ? slash + 1 : av,
+                       .keep_status = true};
+        char nsbuf[256];
+        snprintf(nsbuf, sizeof(nsbuf), "%s", w.ns);
+        w.ns = nsbuf;
+        kc_obj *obj = NULL;
+        rc = kc__write_create(srv, &w, doc, &obj, err);
+        kc_obj_unref(obj);
+    }
+    pthread_mutex_unlock(&srv->mu);
+    json_decref(doc);
+    return rc;
+}

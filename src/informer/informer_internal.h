@@ -1,0 +1,114 @@
+/*
+ * informer/informer_internal.h — the informer's internals shared by informer.c (lifecycle,
+ * readiness, status), handlers.c (registrations and dispatcher threads) and reflector.c (list/watch
+ * loop).
+ *
+ * Locks (never more than two held, always in this order):
+ *   inf->ev_mu  → store mutex   the event lock: serialises "apply to the store + push to every
+ *                               registration" against handler registration (a late registration's
+ *                               snapshot is taken under ev_mu, so it is consistent with the stream)
+ *   inf->ev_mu  → reg->mu       pushing into a registration's queue
+ *   inf->st_mu                  state, readiness and the current cancel token; never nested
+ */
+#ifndef KC_INFORMER_INFORMER_INTERNAL_H
+#define KC_INFORMER_INFORMER_INTERNAL_H
+
+#include "core/internal.h"
+#include "informer/store_internal.h"
+#include "kcache/informer.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+/* One queued notification. */
+typedef enum { KC__Q_ADD = 1, KC__Q_UPDATE, KC__Q_DELETE, KC__Q_SYNCED } kc__qkind;
+
+typedef struct kc__qitem {
+    kc__qkind kind;
+    bool tombstone;
+    kc_obj *old_obj, *new_obj; /* references owned by the queue */
+} kc__qitem;
+
+/* A coalesced key while lagging: what the handler last saw → the latest state. */
+typedef struct kc__coal {
+    kc__hent h;
+    kc_obj *first_old; /* NULL: the handler has not seen this key */
+    kc_obj *latest;    /* NULL: deleted */
+    bool tombstone;
+    char keybuf[];
+} kc__coal;
+
+struct kc_informer_reg {
+    kc_informer *inf;
+    kc_informer_handlers h;
+    int64_t resync_ms;
+    size_t cap;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;      /* dispatcher: work arrived / stop */
+    pthread_cond_t idle_cv; /* waiters: synced / idle / stopped */
+    kc__qitem *ring;
+    size_t rcap, head, n;
+    bool lagging;
+    kc__htab coal;
+    size_t coal_cursor;
+    bool sync_after_drain; /* SYNCED arrived while lagging */
+    bool synced, busy, stop, thread_started;
+    pthread_t thread;
+    struct kc_informer_reg *next;
+};
+
+struct kc_informer {
+    kc_client *client;
+    char *group, *version, *resource;
+    kc_gvr gvr;
+    kc_informer_opts o; /* strings below are owned copies */
+    char *name;
+    kc_store *store;
+
+    pthread_mutex_t ev_mu;
+    kc_informer_reg *regs;
+    size_t nregs;
+    bool ev_synced; /* SYNCED markers were pushed (ev_mu) */
+
+    pthread_mutex_t st_mu;
+    pthread_cond_t st_cv;
+    kc_informer_phase phase;
+    bool synced, started, stopping, connected, streaming, streaming_unsupported;
+    bool initial_end_seen; /* streaming attempt reached the bookmark (watchdog reads it) */
+    uint64_t disconnected_since_ns;
+    uint64_t sync_start_ns;
+    double last_sync_s;
+    kc_cancel *cancel; /* the call in flight, fired by stop */
+    pthread_t thread, watchdog;
+    int sync_fd;
+    void (*on_synced)(void *ud); /* cache hook, called once (outside locks) */
+    void *on_synced_ud;
+
+    _Atomic uint64_t relists, watch_restarts, events_applied, bookmarks, errors;
+    _Atomic uint64_t last_event_ns;
+};
+
+/* handlers.c: push one store change to every registration (ev_mu held). */
+void kc__inf_push_change(kc_informer *inf, const kc_store_change *ch);
+/* handlers.c: tell every registration the informer has synced (ev_mu held). */
+void kc__inf_push_synced(kc_informer *inf);
+/* handlers.c: stop and free every registration (informer stopping). */
+void kc__inf_regs_stop_all(kc_informer *inf);
+/* handlers.c: registrations currently lagging. */
+size_t kc__inf_lagging_count(kc_informer *inf);
+
+/* reflector.c: the thread body. */
+void *kc__reflector_main(void *arg);
+
+/* informer.c: state transitions used by the reflector. */
+void kc__inf_set_connected(kc_informer *inf, bool connected);
+void kc__inf_mark_synced(kc_informer *inf);
+void kc__inf_set_phase(kc_informer *inf, kc_informer_phase phase);
+/* Sleep until the deadline or stop; returns true when stopping. */
+bool kc__inf_sleep(kc_informer *inf, uint64_t ns);
+/* A new cancel token installed as the current one, or NULL when stopping / out of memory. */
+kc_cancel *kc__inf_new_cancel(kc_informer *inf);
+void kc__inf_drop_cancel(kc_informer *inf, kc_cancel *c);
+bool kc__inf_stopping(kc_informer *inf);
+
+#endif

@@ -1,0 +1,442 @@
+/*
+ * informer/reflector.c — the reflector thread: full lists (streaming or paged), watches with
+ * resume, relists, and backoff. docs/informer.md draws the state machine; in short:
+ *
+ *   LIST  (need_list) ── streaming: WATCH sendInitialEvents=true, RVMatch=NotOlderThan, bookmarks;
+ *     │                  items go into a batch until the k8s.io/initial-events-end bookmark, which
+ *     │                  swaps the batch in (store RV = bookmark RV); the same stream then goes on
+ * as │                  the watch. Rejected (4xx) or no bookmark within initial_events_timeout_ms
+ * of │                  silence (a watchdog fires the cancel token) → paged LIST from now on. │ ──
+ * paged: LIST limit=page_size (all pages) into a batch, swap with the list RV. │ First list and
+ * relists after a reset: RV unset (consistent read); after a │                  410: RV=last with
+ * NotOlderThan, and if that is 410/too-large again: unset. ▼ WATCH from the last RV (bookmarks on,
+ * timeoutSeconds random 300..600) clean close / network error / 429 / 5xx → resume from the last RV
+ * (errors back off) 410 (status or ERROR event)            → LIST at the last RV (then at "") 504
+ * ResourceVersionTooLarge             → server went back in time: LIST from scratch A list whose RV
+ * is older than the watermark when it was asked at the last RV is retried at "".
+ *
+ * Backoff: exponential from backoff_initial_ms to backoff_max_ms with jitter factor 1.0
+ * (client-go), reset when the previous failure is older than backoff_reset_ms; at least Retry-After
+ * when the server sent one. Sleeps wait on the informer's condition variable, so stop interrupts
+ * them. Store writes and handler pushes happen under the informer's event lock (see
+ * informer_internal.h).
+ */
+#include "informer/informer_internal.h"
+
+#include "kcache/rv.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct refl {
+    kc_informer *inf;
+    char rv[KC_STORE_RV_MAX]; /* last synced RV (resume point) */
+    bool need_list;
+    bool list_at_rv;   /* next list at rv with NotOlderThan (after 410) */
+    unsigned attempts; /* consecutive failures */
+    uint64_t last_fail_ns;
+    kc__rng rng;
+    /* streaming attempt */
+    kc_store_batch *batch;
+    bool initial;       /* before the initial-events-end bookmark */
+    bool watched_event; /* the current watch delivered something */
+    int stream_error;   /* ERROR event code */
+} refl;
+
+static void set_rv(refl *r, const char *rv)
+{
+    if (rv && *rv && strlen(rv) < sizeof(r->rv))
+        strcpy(r->rv, rv);
+}
+
+static void on_fail(refl *r, const kc_error *e)
+{
+    kc_informer *inf = r->inf;
+    atomic_fetch_add(&inf->errors, 1);
+    kc__inf_set_connected(inf, false);
+    uint64_t now = kc__now_ns();
+    if (r->last_fail_ns &&
+        now - r->last_fail_ns > (uint64_t)inf->o.backoff_reset_ms * KC__NS_PER_MS)
+        r->attempts = 0;
+    r->last_fail_ns = now;
+    uint64_t base = (uint64_t)inf->o.backoff_initial_ms * KC__NS_PER_MS;
+    uint64_t max = (uint64_t)inf->o.backoff_max_ms * KC__NS_PER_MS;
+    for (unsigned i = 0; i < r->attempts && base < max; i++)
+        base *= 2;
+    if (base > max)
+        base = max;
+    uint64_t d = kc__rng_jitter(&r->rng, base, 1.0);
+    if (d > max)
+        d = max;
+    if (e && e->retry_after_s > 0 && (uint64_t)e->retry_after_s * KC__NS_PER_SEC > d)
+        d = (uint64_t)e->retry_after_s * KC__NS_PER_SEC;
+    r->attempts++;
+    KC__LOG_DEBUG("informer %s: %s; retry in %llu ms", inf->name,
+                  e && e->message ? e->message : "error", (unsigned long long)(d / KC__NS_PER_MS));
+    kc__inf_sleep(inf, d);
+}
+
+/* ---- applying events ------------------------------------------------------------------------ */
+
+static int push_change_cb(void *ud, const kc_store_change *ch)
+{
+    kc__inf_push_change(ud, ch);
+    return 0;
+}
+
+/* Swap b in (consumed) at list_rv, notify handlers, and mark the informer synced. */
+static int install(refl *r, kc_store_batch *b, const char *list_rv, uint64_t t0, kc_error *err)
+{
+    kc_informer *inf = r->inf;
+    pthread_mutex_lock(&inf->ev_mu);
+    int rc = kc_store_replace(inf->store, b, list_rv, push_change_cb, inf, err);
+    bool first = !inf->ev_synced;
+    if (rc == 0 && first) {
+        inf->ev_synced = true;
+        kc__inf_push_synced(inf);
+    } else if (rc == 0) {
+        atomic_fetch_add(&inf->relists, 1);
+    }
+    pthread_mutex_unlock(&inf->ev_mu);
+    if (rc < 0)
+        return rc;
+    pthread_mutex_lock(&inf->st_mu);
+    inf->last_sync_s = (double)(kc__now_ns() - t0) / 1e9;
+    pthread_mutex_unlock(&inf->st_mu);
+    kc__inf_mark_synced(inf);
+    kc__inf_set_connected(inf, true);
+    r->need_list = false;
+    r->list_at_rv = false;
+    return 0;
+}
+
+static int apply_event(refl *r, kc_watch_type type, kc_obj *obj)
+{
+    kc_informer *inf = r->inf;
+    kc_store_change ch;
+    pthread_mutex_lock(&inf->ev_mu);
+    int rc = kc_store_apply(inf->store, type, obj, &ch, NULL);
+    if (rc == 0)
+        kc__inf_push_change(inf, &ch);
+    pthread_mutex_unlock(&inf->ev_mu);
+    if (rc == 0) {
+        kc_store_change_clear(&ch);
+        atomic_fetch_add(&inf->events_applied, 1);
+        set_rv(r, kc_obj_resource_version(obj));
+    }
+    return rc;
+}
+
+static int watch_cb(void *ud, const kc_watch_event *ev)
+{
+    refl *r = ud;
+    kc_informer *inf = r->inf;
+    atomic_store(&inf->last_event_ns, kc__now_ns());
+    if (!r->watched_event) {
+        r->watched_event = true;
+        if (!r->initial)
+            kc__inf_set_connected(inf, true);
+    }
+    switch (ev->type) {
+    case KC_WATCH_ERROR:
+        r->stream_error = ev->error && ev->error->code ? ev->error->code : KC_ESERVER;
+        return r->stream_error;
+    case KC_WATCH_BOOKMARK: {
+        atomic_fetch_add(&inf->bookmarks, 1);
+        const char *rv = ev->obj ? kc_obj_resource_version(ev->obj) : "";
+        if (r->initial) {
+            if (!ev->initial_events_end)
+                return 0;
+            kc_store_batch *b = r->batch;
+            r->batch = NULL;
+            r->initial = false;
+            pthread_mutex_lock(&inf->st_mu);
+            inf->initial_end_seen = true;
+            pthread_cond_broadcast(&inf->st_cv);
+            pthread_mutex_unlock(&inf->st_mu);
+            set_rv(r, rv);
+            return install(r, b, rv, inf->sync_start_ns, NULL);
+        }
+        kc_store_bookmark(inf->store, rv);
+        set_rv(r, rv);
+        return 0;
+    }
+    case KC_WATCH_ADDED:
+    case KC_WATCH_MODIFIED:
+    case KC_WATCH_DELETED:
+        if (r->initial) {
+            if (ev->type == KC_WATCH_DELETED)
+                return KC_EPARSE; /* not part of a streaming list's initial state */
+            return kc_store_batch_add(r->batch, ev->obj, NULL);
+        }
+        return apply_event(r, ev->type, ev->obj);
+    }
+    return 0;
+}
+
+/* ---- streaming list watchdog ---------------------------------------------------------------- */
+
+static void *watchdog_main(void *arg)
+{
+    kc_informer *inf = arg;
+    uint64_t quiet = (uint64_t)inf->o.initial_events_timeout_ms * KC__NS_PER_MS;
+    uint64_t hard = kc__now_ns() + quiet * 10;
+    pthread_mutex_lock(&inf->st_mu);
+    while (!inf->stopping && !inf->initial_end_seen) {
+        uint64_t last = atomic_load(&inf->last_event_ns);
+        uint64_t deadline = last + quiet;
+        if (deadline > hard)
+            deadline = hard;
+        if (kc__now_ns() >= deadline) {
+            KC__LOG_INFO("informer %s: no initial-events-end bookmark; falling back to LIST",
+                         inf->name);
+            if (inf->cancel)
+                kc_cancel_fire(inf->cancel);
+            break;
+        }
+        kc__cond_wait_until(&inf->st_cv, &inf->st_mu, deadline);
+    }
+    pthread_mutex_unlock(&inf->st_mu);
+    return NULL;
+}
+
+/* ---- one cycle ------------------------------------------------------------------------------- */
+
+static void list_opts_fill(kc_informer *inf, kc_list_opts *lo)
+{
+    memset(lo, 0, sizeof(*lo));
+    lo->label_selector = inf->o.label_selector;
+    lo->field_selector = inf->o.field_selector;
+    lo->limit = inf->o.page_size;
+    lo->metadata_only = inf->o.metadata_only;
+    lo->decode = &inf->o.decode;
+}
+
+static void watch_opts_fill(refl *r, kc_watch_opts *wo)
+{
+    kc_informer *inf = r->inf;
+    memset(wo, 0, sizeof(*wo));
+    wo->label_selector = inf->o.label_selector;
+    wo->field_selector = inf->o.field_selector;
+    wo->allow_bookmarks = true;
+    wo->metadata_only = inf->o.metadata_only;
+    wo->decode = &inf->o.decode;
+    wo->timeout_s = inf->o.watch_timeout_s > 0 ? inf->o.watch_timeout_s
+                                               : (int64_t)kc__rng_range(&r->rng, 300, 600);
+}
+
+static int batch_add_cb(void *ud, kc_obj *item)
+{
+    int rc = kc_store_batch_add(ud, item, NULL);
+    kc_obj_unref(item);
+    return rc;
+}
+
+static int paged_list(refl *r, kc_error *err)
+{
+    kc_informer *inf = r->inf;
+    kc_list_opts lo;
+    list_opts_fill(inf, &lo);
+    if (r->list_at_rv && r->rv[0]) {
+        lo.resource_version = r->rv;
+        lo.resource_version_match = "NotOlderThan";
+    }
+    kc_store_batch *b = NULL;
+    int rc = kc_store_batch_new(inf->store, &b, err);
+    if (rc < 0)
+        return rc;
+    kc_list_meta meta = {0};
+    meta.remaining_item_count = -1;
+    uint64_t t0 = kc__now_ns();
+    kc_cancel *c = kc__inf_new_cancel(inf); /* lists are not cancellable; the token marks intent */
+    if (!c) {
+        kc_store_batch_free(b);
+        return KC_ESTOPPED;
+    }
+    rc = kc_client_list_all(inf->client, &inf->gvr, inf->o.ns, &lo, &meta, batch_add_cb, b, err);
+    kc__inf_drop_cancel(inf, c);
+    if (rc == 0) {
+        const char *lrv = meta.resource_version;
+        char wm[KC_STORE_RV_MAX];
+        if (kc_store_watermark(inf->store, wm, sizeof(wm)) > 0 && lrv &&
+            kc_rv_compare(lrv, wm) == KC_RV_LESS) {
+            if (r->list_at_rv) {
+                /* Older than what we have seen although asked NotOlderThan: retry consistently. */
+                r->list_at_rv = false;
+                kc_store_batch_free(b);
+                kc_list_meta_clear(&meta);
+                return kc_error_set(err, KC_ERV_TOO_LARGE, "list RV older than the watermark");
+            }
+            KC__LOG_WARN("informer %s: server resourceVersion went back (%s < %s); relisted",
+                         inf->name, lrv, wm);
+        }
+        inf->streaming = false;
+        r->rv[0] = '\0';
+        set_rv(r, lrv);
+        rc = install(r, b, lrv, t0, err);
+        b = NULL;
+    }
+    kc_store_batch_free(b);
+    kc_list_meta_clear(&meta);
+    return rc;
+}
+
+/* One watch call. streaming: the call is also the (re)list. Returns the watch result. */
+static int do_watch(refl *r, bool streaming, kc_error *err)
+{
+    kc_informer *inf = r->inf;
+    kc_watch_opts wo;
+    watch_opts_fill(r, &wo);
+    r->watched_event = false;
+    r->stream_error = 0;
+    r->initial = streaming;
+    pthread_t wd;
+    bool wd_started = false;
+    if (streaming) {
+        int rc = kc_store_batch_new(inf->store, &r->batch, err);
+        if (rc < 0)
+            return rc;
+        wo.send_initial_events = true;
+        wo.resource_version_match = "NotOlderThan";
+        wo.resource_version = (r->list_at_rv && r->rv[0]) ? r->rv : "";
+        pthread_mutex_lock(&inf->st_mu);
+        inf->initial_end_seen = false;
+        pthread_mutex_unlock(&inf->st_mu);
+        atomic_store(&inf->last_event_ns, kc__now_ns());
+    } else {
+        wo.resource_version = r->rv;
+    }
+    kc_cancel *c = kc__inf_new_cancel(inf);
+    if (!c) {
+        kc_store_batch_free(r->batch);
+        r->batch = NULL;
+        return KC_ESTOPPED;
+    }
+    if (streaming)
+        wd_started = pthread_create(&wd, NULL, watchdog_main, inf) == 0;
+    int rc = kc_client_watch(inf->client, &inf->gvr, inf->o.ns, &wo, watch_cb, r, c, err);
+    if (wd_started) {
+        pthread_mutex_lock(&inf->st_mu);
+        inf->initial_end_seen = true; /* ends the watchdog */
+        pthread_cond_broadcast(&inf->st_cv);
+        pthread_mutex_unlock(&inf->st_mu);
+        pthread_join(wd, NULL);
+    }
+    kc__inf_drop_cancel(inf, c);
+    if (r->stream_error && (rc == r->stream_error || rc == 0))
+        rc = r->stream_error;
+    if (r->batch) { /* the streaming list did not complete */
+        kc_store_batch_free(r->batch);
+        r->batch = NULL;
+        if (rc == 0 || (rc == KC_ECANCELED && !kc__inf_stopping(inf)))
+            rc = KC_EUNSUPPORTED; /* closed or timed out before the bookmark */
+    }
+    return rc;
+}
+
+static bool is_rejection(int rc)
+{
+    return rc == KC_EBADREQUEST || rc == KC_EINVALID || rc == KC_EUNSUPPORTED ||
+           rc == KC_EFORBIDDEN || rc == KC_EMETHOD || rc == KC_ENOTFOUND || rc == KC_EMEDIATYPE;
+}
+
+static void list_cycle(refl *r)
+{
+    kc_informer *inf = r->inf;
+    kc_error err = KC_ERROR_INIT;
+    bool streaming = inf->o.list_mode != KC_INFORMER_LIST_PAGED && !inf->streaming_unsupported;
+    pthread_mutex_lock(&inf->st_mu);
+    inf->sync_start_ns = kc__now_ns();
+    pthread_mutex_unlock(&inf->st_mu);
+    if (kc_informer_has_synced(inf))
+        kc__inf_set_phase(inf, KC_INFORMER_RESYNCING);
+    int rc;
+    if (streaming) {
+        inf->streaming = true;
+        rc = do_watch(r, true, &err);
+        if (!r->need_list) { /* the initial events ended: the stream was the watch */
+            kc_error_clear(&err);
+            if (rc == 0 || rc == KC_ECANCELED)
+                return;
+            goto watch_result;
+        }
+        if (is_rejection(rc) && inf->o.list_mode == KC_INFORMER_LIST_AUTO) {
+            KC__LOG_INFO("informer %s: streaming list not available (%s); using LIST", inf->name,
+                         kc_strerror(rc));
+            inf->streaming_unsupported = true;
+            kc_error_clear(&err);
+            rc = paged_list(r, &err);
+        }
+    } else {
+        rc = paged_list(r, &err);
+    }
+    if (rc == 0 || rc == KC_ESTOPPED || rc == KC_ECANCELED) {
+        kc_error_clear(&err);
+        return;
+    }
+    if ((rc == KC_EGONE || rc == KC_ERV_TOO_LARGE) && r->list_at_rv) {
+        r->list_at_rv = false; /* retry at "" right away */
+        kc_error_clear(&err);
+        return;
+    }
+    on_fail(r, &err);
+    kc_error_clear(&err);
+    return;
+watch_result:
+    if (rc == KC_EGONE) {
+        r->need_list = true;
+        r->list_at_rv = true;
+    } else if (rc == KC_ERV_TOO_LARGE) {
+        r->need_list = true;
+        r->list_at_rv = false;
+    } else {
+        on_fail(r, &err);
+    }
+    kc_error_clear(&err);
+}
+
+static void watch_cycle(refl *r)
+{
+    kc_informer *inf = r->inf;
+    kc_error err = KC_ERROR_INIT;
+    uint64_t t0 = kc__now_ns();
+    int rc = do_watch(r, false, &err);
+    atomic_fetch_add(&inf->watch_restarts, 1);
+    if (rc == 0 || rc == KC_ECANCELED) {
+        /* Clean close: resume. A stream that closes at once without data backs off a little. */
+        if (rc == 0 && !r->watched_event && kc__now_ns() - t0 < 100 * KC__NS_PER_MS)
+            kc__inf_sleep(inf, (uint64_t)inf->o.backoff_initial_ms * KC__NS_PER_MS / 4);
+    } else if (rc == KC_EGONE) {
+        KC__LOG_DEBUG("informer %s: watch expired (410); relisting", inf->name);
+        r->need_list = true;
+        r->list_at_rv = true;
+    } else if (rc == KC_ERV_TOO_LARGE) {
+        KC__LOG_INFO("informer %s: server is behind our RV (went back in time); relisting",
+                     inf->name);
+        r->need_list = true;
+        r->list_at_rv = false;
+    } else {
+        on_fail(r, &err);
+    }
+    kc_error_clear(&err);
+}
+
+void *kc__reflector_main(void *arg)
+{
+    refl r;
+    memset(&r, 0, sizeof(r));
+    r.inf = arg;
+    r.need_list = true;
+    kc__rng_seed_auto(&r.rng);
+    while (!kc__inf_stopping(r.inf)) {
+        if (r.need_list) {
+            list_cycle(&r);
+            if (!r.need_list && kc_informer_has_synced(r.inf))
+                kc__inf_set_phase(r.inf, KC_INFORMER_SYNCED);
+        } else {
+            watch_cycle(&r);
+        }
+    }
+    kc__inf_set_connected(r.inf, false);
+    return NULL;
+}

@@ -141,7 +141,10 @@ typedef struct kc_delete_opts {
     const kc_decode_opts *decode;
 } kc_delete_opts;
 
-#define KC_DELETE_OPTS_INIT {NULL, -1, NULL, NULL, false, NULL, NULL, NULL}
+#define KC_DELETE_OPTS_INIT                                                                        \
+    {                                                                                              \
+        NULL, -1, NULL, NULL, false, NULL, NULL, NULL                                              \
+    }
 
 /* ---- verbs -------------------------------------------------------------------------------- */
 /*

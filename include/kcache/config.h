@@ -10,15 +10,15 @@
  *   3. else ~/.kube/config when it exists;
  *   4. else in-cluster (or first, when opts->in_cluster): KUBERNETES_SERVICE_HOST/_PORT, the
  *      service-account directory (default /var/run/secrets/kubernetes.io/serviceaccount, overridden
- *      by $KCACHE_SA_DIR for tests) with `token` (re-read when it changes, at most once a second and
- *      at least once a minute), `ca.crt` and `namespace`.
- * Relative paths inside a kubeconfig (certificate-authority, client-certificate, client-key,
- * tokenFile, exec command containing a '/') resolve against the directory of the file that holds
- * them. Certificate and key files are read at load time and kept in memory (never written out).
- * Supported cluster fields: server, certificate-authority(-data), insecure-skip-tls-verify,
- * tls-server-name, proxy-url. User fields: token, tokenFile, client-certificate(-data),
- * client-key(-data), username/password, exec (client.authentication.k8s.io/v1 and v1beta1).
- * auth-provider entries fail with KC_EUNSUPPORTED naming the provider.
+ *      by $KCACHE_SA_DIR for tests) with `token` (re-read when it changes, at most once a second
+ * and at least once a minute), `ca.crt` and `namespace`. Relative paths inside a kubeconfig
+ * (certificate-authority, client-certificate, client-key, tokenFile, exec command containing a '/')
+ * resolve against the directory of the file that holds them. Certificate and key files are read at
+ * load time and kept in memory (never written out). Supported cluster fields: server,
+ * certificate-authority(-data), insecure-skip-tls-verify, tls-server-name, proxy-url. User fields:
+ * token, tokenFile, client-certificate(-data), client-key(-data), username/password, exec
+ * (client.authentication.k8s.io/v1 and v1beta1). auth-provider entries fail with KC_EUNSUPPORTED
+ * naming the provider.
  *
  * Thread-safety: a kc_config is immutable after load and may be shared by any number of threads
  * and clients. It is reference-counted internally: kc_client_new keeps its own reference, so the

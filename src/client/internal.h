@@ -1,0 +1,57 @@
+/*
+ * client/internal.h — library-internal contracts of the client layer (prefix kc__):
+ * struct kc_client, the request core (rate limit → credential → transport → 401 refresh →
+ * Retry-After retries → error mapping), URL building, and the discovery cache.
+ * Not installed. Include as "client/internal.h".
+ */
+#ifndef KC_CLIENT_INTERNAL_H
+#define KC_CLIENT_INTERNAL_H
+
+#include "http/internal.h"
+
+typedef struct kc__disc kc__disc;
+
+struct kc_client {
+    kc_config *cfg;
+    kc__http *http;
+    kc__auth *auth;
+    kc__ratelimit rl;
+    int max_retries;
+    int64_t timeout_ms;
+    pthread_mutex_t disc_mu; /* guards disc (the pointer; a kc__disc is immutable) */
+    kc__disc *disc;
+};
+
+/* Upper bound of the total time spent sleeping for Retry-After in one call. */
+#define KC__RETRY_BUDGET_MS 60000
+
+/*
+ * Run one API call: req->method/path/body/content_type/stream/on_data/cancel set by the caller;
+ * cred and timeout are filled here. idempotent: may be re-sent after 429/5xx with Retry-After
+ * (non-idempotent calls only after a 429). Returns 0 for a 2xx response (body in resp), the mapped
+ * error for any other status (detail from the Status body in err, err->http_status set), or a
+ * transport error.
+ */
+int kc__client_call(kc_client *c, kc__http_req *req, bool idempotent, kc__http_resp *resp,
+                    kc_error *err);
+
+/* Map a non-2xx response to a code and detail. */
+int kc__client_status_error(const kc__http_resp *resp, const char *method, const char *path,
+                            kc_error *err);
+
+/* ---- URLs (path.c) ----------------------------------------------------------------------------
+ */
+
+/* /api/v1 or /apis/G/V [/namespaces/NS] /RESOURCE [/NAME [/SUB]] (components escaped). */
+int kc__path(kc__buf *b, const kc_gvr *gvr, const char *ns, const char *name, const char *sub);
+/* Append "?key=value" or "&key=value" (value percent-escaped); NULL or "" value: nothing. */
+int kc__query(kc__buf *b, const char *key, const char *value);
+int kc__query_int(kc__buf *b, const char *key, int64_t value);
+/* Percent-escape s (RFC 3986 unreserved kept). */
+int kc__escape(kc__buf *b, const char *s);
+
+/* ---- discovery (discovery.c) ------------------------------------------------------------------
+ */
+void kc__disc_free(kc__disc *d);
+
+#endif

@@ -1,0 +1,331 @@
+/*
+ * verbs.c — the REST verbs: get, list (one page), list_all (pager), create, update,
+ * update_status, patch, delete, deletecollection (apiserver-semantics §3–§4).
+ *
+ * Request bodies are the caller's JSON, sent as is; responses are decoded by the json layer
+ * (kc_obj_parse for one object, kc_list_decode for lists — the bulk path, no DOM). DeleteOptions
+ * are written as a JSON body (a non-empty body wins over the query upstream).
+ */
+#include "client/internal.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define KC__DEFAULT_PAGE 500
+
+static kc_decode_opts kc__decode_opts(const kc_decode_opts *d, bool metadata_only)
+{
+    kc_decode_opts o = {0};
+    if (d)
+        o = *d;
+    if (metadata_only)
+        o.flags |= KC_DECODE_METADATA_ONLY;
+    return o;
+}
+
+/* Build the path into b; KC_EINVAL with a message on a bad gvr/name. */
+static int kc__build_path(kc__buf *b, const kc_gvr *gvr, const char *ns, const char *name,
+                          const char *sub, kc_error *err)
+{
+    int rc = kc__path(b, gvr, ns, name, sub);
+    if (rc == KC_EINVAL)
+        return kc_error_set(err, rc, "bad resource (group/version/resource and name required)");
+    if (rc)
+        return kc_error_set(err, rc, "out of memory");
+    return 0;
+}
+
+/* Send and decode one object from the response (ret_obj may be NULL; *ret_obj NULL for a
+ * Status body when status_ok). */
+static int kc__object_call(kc_client *c, const char *method, kc__buf *path, const char *ctype,
+                           const char *body, size_t len, bool idempotent,
+                           const kc_decode_opts *dopts, bool status_ok, kc_obj **ret_obj,
+                           kc_error *err)
+{
+    kc__http_req req = {.method = method,
+                        .path = path->data,
+                        .content_type = ctype,
+                        .body = body,
+                        .body_len = body ? len : 0};
+    kc__http_resp resp;
+    kc__http_resp_init(&resp);
+    int rc = kc__client_call(c, &req, idempotent, &resp, err);
+    if (rc)
+        goto out;
+    kc_obj *o = NULL;
+    kc_decode_opts d = kc__decode_opts(dopts, false);
+    rc = kc_obj_parse(resp.body.data ? resp.body.data : "", resp.body.len, &d, &o, err);
+    if (rc)
+        goto out;
+    if (status_ok && strcmp(kc_obj_kind(o), "Status") == 0) {
+        kc_obj_unref(o);
+        o = NULL;
+    }
+    if (ret_obj)
+        *ret_obj = o;
+    else
+        kc_obj_unref(o);
+out:
+    kc__http_resp_free(&resp);
+    return rc;
+}
+
+int kc_client_get(kc_client *c, const kc_gvr *gvr, const char *ns, const char *name,
+                  kc_obj **ret_obj, kc_error *err)
+{
+    kc__buf p = KC__BUF_INIT(0);
+    int rc = kc__build_path(&p, gvr, ns, name ? name : "", NULL, err);
+    if (!rc)
+        rc = kc__object_call(c, "GET", &p, NULL, NULL, 0, true, NULL, false, ret_obj, err);
+    kc__buf_free(&p);
+    return rc;
+}
+
+static int kc__list_query(kc__buf *p, const kc_list_opts *o)
+{
+    int rc = kc__query(p, "labelSelector", o->label_selector);
+    rc = rc ? rc : kc__query(p, "fieldSelector", o->field_selector);
+    if (!rc && o->limit > 0)
+        rc = kc__query_int(p, "limit", o->limit);
+    rc = rc ? rc : kc__query(p, "continue", o->continue_token);
+    rc = rc ? rc : kc__query(p, "resourceVersion", o->resource_version);
+    rc = rc ? rc : kc__query(p, "resourceVersionMatch", o->resource_version_match);
+    if (!rc && o->timeout_s > 0)
+        rc = kc__query_int(p, "timeoutSeconds", o->timeout_s);
+    return rc;
+}
+
+int kc_client_list(kc_client *c, const kc_gvr *gvr, const char *ns, const kc_list_opts *opts,
+                   kc_list_meta *ret_meta, kc_list_item_cb on_item, void *ud, kc_error *err)
+{
+    kc_list_opts none = {0};
+    if (!opts)
+        opts = &none;
+    kc__buf p = KC__BUF_INIT(0);
+    kc__http_resp resp;
+    kc__http_resp_init(&resp);
+    int rc = kc__build_path(&p, gvr, ns, NULL, NULL, err);
+    if (rc)
+        goto out;
+    if (kc__list_query(&p, opts)) {
+        rc = kc_error_set(err, KC_ENOMEM, "out of memory");
+        goto out;
+    }
+    kc__http_req req = {.method = "GET", .path = p.data};
+    rc = kc__client_call(c, &req, true, &resp, err);
+    if (rc)
+        goto out;
+    kc_decode_opts d = kc__decode_opts(opts->decode, opts->metadata_only);
+    rc = kc_list_decode(resp.body.data ? resp.body.data : "", resp.body.len, &d, ret_meta, on_item,
+                        ud, err);
+out:
+    kc__http_resp_free(&resp);
+    kc__buf_free(&p);
+    return rc;
+}
+
+int kc_client_list_all(kc_client *c, const kc_gvr *gvr, const char *ns, const kc_list_opts *opts,
+                       kc_list_meta *ret_meta, kc_list_item_cb on_item, void *ud, kc_error *err)
+{
+    kc_list_opts o = {0};
+    if (opts)
+        o = *opts;
+    if (o.limit <= 0)
+        o.limit = KC__DEFAULT_PAGE;
+    kc_list_meta meta = {0};
+    meta.remaining_item_count = -1;
+    char *cont = NULL;
+    int rc;
+    for (;;) {
+        o.continue_token = cont;
+        kc_list_meta_clear(&meta);
+        rc = kc_client_list(c, gvr, ns, &o, &meta, on_item, ud, err);
+        free(cont);
+        cont = NULL;
+        if (rc)
+            break;
+        if (!meta.continue_token || !*meta.continue_token)
+            break;
+        /* A continue token carries the snapshot RV: later pages must not pin another one. */
+        o.resource_version = NULL;
+        o.resource_version_match = NULL;
+        cont = meta.continue_token;
+        meta.continue_token = NULL;
+    }
+    if (rc) {
+        kc_list_meta_clear(&meta);
+        return rc;
+    }
+    if (ret_meta)
+        *ret_meta = meta;
+    else
+        kc_list_meta_clear(&meta);
+    return 0;
+}
+
+static int kc__write_query(kc__buf *p, const char *manager, const char *validation, bool dry)
+{
+    int rc = kc__query(p, "fieldManager", manager);
+    rc = rc ? rc : kc__query(p, "fieldValidation", validation);
+    return rc ? rc : (dry ? kc__query(p, "dryRun", "All") : 0);
+}
+
+int kc_client_create(kc_client *c, const kc_gvr *gvr, const char *ns, const char *json, size_t len,
+                     const kc_write_opts *opts, kc_obj **ret_obj, kc_error *err)
+{
+    kc_write_opts none = {0};
+    if (!opts)
+        opts = &none;
+    if (!json)
+        return kc_error_set(err, KC_EINVAL, "create: body required");
+    kc__buf p = KC__BUF_INIT(0);
+    int rc = kc__build_path(&p, gvr, ns, NULL, NULL, err);
+    if (!rc && kc__write_query(&p, opts->field_manager, opts->field_validation, opts->dry_run))
+        rc = kc_error_set(err, KC_ENOMEM, "out of memory");
+    if (!rc)
+        rc = kc__object_call(c, "POST", &p, NULL, json, len, false, opts->decode, false, ret_obj,
+                             err);
+    kc__buf_free(&p);
+    return rc;
+}
+
+static int kc__update(kc_client *c, const kc_gvr *gvr, const char *ns, const char *json, size_t len,
+                      const char *sub, const kc_write_opts *opts, kc_obj **ret_obj, kc_error *err)
+{
+    kc_write_opts none = {0};
+    if (!opts)
+        opts = &none;
+    if (!json)
+        return kc_error_set(err, KC_EINVAL, "update: body required");
+    kc_obj *in = NULL;
+    int rc = kc_obj_parse(json, len, NULL, &in, err);
+    if (rc)
+        return rc == KC_EPARSE ? kc_error_set(err, KC_EINVAL, "update: body is not a JSON object")
+                               : rc;
+    if (!*kc_obj_name(in)) {
+        kc_obj_unref(in);
+        return kc_error_set(err, KC_EINVAL, "update: body has no metadata.name");
+    }
+    kc__buf p = KC__BUF_INIT(0);
+    rc = kc__build_path(&p, gvr, ns, kc_obj_name(in), sub, err);
+    kc_obj_unref(in);
+    if (!rc && kc__write_query(&p, opts->field_manager, opts->field_validation, opts->dry_run))
+        rc = kc_error_set(err, KC_ENOMEM, "out of memory");
+    if (!rc)
+        rc =
+            kc__object_call(c, "PUT", &p, NULL, json, len, true, opts->decode, false, ret_obj, err);
+    kc__buf_free(&p);
+    return rc;
+}
+
+int kc_client_update(kc_client *c, const kc_gvr *gvr, const char *ns, const char *json, size_t len,
+                     const kc_write_opts *opts, kc_obj **ret_obj, kc_error *err)
+{
+    return kc__update(c, gvr, ns, json, len, NULL, opts, ret_obj, err);
+}
+
+int kc_client_update_status(kc_client *c, const kc_gvr *gvr, const char *ns, const char *json,
+                            size_t len, const kc_write_opts *opts, kc_obj **ret_obj, kc_error *err)
+{
+    return kc__update(c, gvr, ns, json, len, "status", opts, ret_obj, err);
+}
+
+int kc_client_patch(kc_client *c, const kc_gvr *gvr, const char *ns, const char *name,
+                    kc_patch_type type, const char *body, size_t len, const kc_patch_opts *opts,
+                    kc_obj **ret_obj, kc_error *err)
+{
+    static const char *const ctypes[] = {
+        "application/merge-patch+json", "application/json-patch+json",
+        "application/strategic-merge-patch+json", "application/apply-patch+yaml"};
+    kc_patch_opts none = {0};
+    if (!opts)
+        opts = &none;
+    if ((unsigned)type >= KC__ARRAY_LEN(ctypes) || !body || !name)
+        return kc_error_set(err, KC_EINVAL, "patch: name, body and a known patch type required");
+    if (type == KC_PATCH_APPLY && (!opts->field_manager || !*opts->field_manager))
+        return kc_error_set(err, KC_EINVAL, "server-side apply needs a field manager");
+    kc__buf p = KC__BUF_INIT(0);
+    int rc = kc__build_path(&p, gvr, ns, name, opts->subresource, err);
+    if (!rc && (kc__write_query(&p, opts->field_manager, NULL, opts->dry_run) ||
+                (type == KC_PATCH_APPLY && opts->force && kc__query(&p, "force", "true"))))
+        rc = kc_error_set(err, KC_ENOMEM, "out of memory");
+    if (!rc)
+        rc = kc__object_call(c, "PATCH", &p, ctypes[type], body, len, false, opts->decode, false,
+                             ret_obj, err);
+    kc__buf_free(&p);
+    return rc;
+}
+
+/* DeleteOptions JSON body. */
+static int kc__delete_body(kc__buf *b, const kc_delete_opts *o)
+{
+    int rc = kc__buf_append_str(b, "{\"kind\":\"DeleteOptions\",\"apiVersion\":\"v1\"");
+    if (!rc && o->propagation) {
+        rc = kc__buf_append_str(b, ",\"propagationPolicy\":");
+        rc = rc ? rc : kc__json_append_string(b, o->propagation);
+    }
+    if (!rc && o->grace_period_s >= 0)
+        rc = kc__buf_printf(b, ",\"gracePeriodSeconds\":%" PRId64, o->grace_period_s);
+    if (!rc && (o->precondition_uid || o->precondition_rv)) {
+        rc = kc__buf_append_str(b, ",\"preconditions\":{");
+        if (!rc && o->precondition_uid) {
+            rc = kc__buf_append_str(b, "\"uid\":");
+            rc = rc ? rc : kc__json_append_string(b, o->precondition_uid);
+        }
+        if (!rc && o->precondition_rv) {
+            rc = kc__buf_append_str(b, o->precondition_uid ? ",\"resourceVersion\":"
+                                                           : "\"resourceVersion\":");
+            rc = rc ? rc : kc__json_append_string(b, o->precondition_rv);
+        }
+        rc = rc ? rc : kc__buf_append_char(b, '}');
+    }
+    if (!rc && o->dry_run)
+        rc = kc__buf_append_str(b, ",\"dryRun\":[\"All\"]");
+    return rc ? rc : kc__buf_append_char(b, '}');
+}
+
+int kc_client_delete(kc_client *c, const kc_gvr *gvr, const char *ns, const char *name,
+                     const kc_delete_opts *opts, kc_obj **ret_obj, kc_error *err)
+{
+    kc_delete_opts none = KC_DELETE_OPTS_INIT;
+    if (!opts)
+        opts = &none;
+    if (!name)
+        return kc_error_set(err, KC_EINVAL, "delete: name required");
+    kc__buf p = KC__BUF_INIT(0), body = KC__BUF_INIT(0);
+    int rc = kc__build_path(&p, gvr, ns, name, NULL, err);
+    if (!rc && kc__delete_body(&body, opts))
+        rc = kc_error_set(err, KC_ENOMEM, "out of memory");
+    if (!rc)
+        rc = kc__object_call(c, "DELETE", &p, NULL, body.data, body.len, true, opts->decode, true,
+                             ret_obj, err);
+    kc__buf_free(&p);
+    kc__buf_free(&body);
+    return rc;
+}
+
+int kc_client_delete_collection(kc_client *c, const kc_gvr *gvr, const char *ns,
+                                const kc_delete_opts *opts, kc_error *err)
+{
+    kc_delete_opts none = KC_DELETE_OPTS_INIT;
+    if (!opts)
+        opts = &none;
+    kc__buf p = KC__BUF_INIT(0), body = KC__BUF_INIT(0);
+    kc__http_resp resp;
+    kc__http_resp_init(&resp);
+    int rc = kc__build_path(&p, gvr, ns, NULL, NULL, err);
+    if (!rc &&
+        (kc__query(&p, "labelSelector", opts->label_selector) ||
+         kc__query(&p, "fieldSelector", opts->field_selector) || kc__delete_body(&body, opts)))
+        rc = kc_error_set(err, KC_ENOMEM, "out of memory");
+    if (!rc) {
+        kc__http_req req = {
+            .method = "DELETE", .path = p.data, .body = body.data, .body_len = body.len};
+        rc = kc__client_call(c, &req, true, &resp, err);
+    }
+    kc__http_resp_free(&resp);
+    kc__buf_free(&p);
+    kc__buf_free(&body);
+    return rc;
+}

@@ -1,0 +1,68 @@
+/*
+ * cancel.c — kc_cancel: a cancellation token fired from any thread.
+ *
+ * The fired flag is atomic (cheap to poll). A transfer in progress registers the curl multi handle
+ * it sleeps in; kc_cancel_fire wakes it with curl_multi_wakeup (documented thread-safe), under the
+ * token's mutex so the registration cannot go away in between. One transfer per token at a time.
+ */
+#include "http/internal.h"
+
+#include <curl/curl.h>
+#include <stdlib.h>
+
+struct kc_cancel {
+    atomic_bool fired;
+    pthread_mutex_t mu; /* guards multi */
+    CURLM *multi;
+};
+
+kc_cancel *kc_cancel_new(void)
+{
+    kc_cancel *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    atomic_init(&c->fired, false);
+    if (pthread_mutex_init(&c->mu, NULL) != 0) {
+        free(c);
+        return NULL;
+    }
+    return c;
+}
+
+void kc_cancel_fire(kc_cancel *c)
+{
+    if (!c)
+        return;
+    atomic_store(&c->fired, true);
+    pthread_mutex_lock(&c->mu);
+    if (c->multi)
+        curl_multi_wakeup(c->multi);
+    pthread_mutex_unlock(&c->mu);
+}
+
+bool kc_cancel_fired(const kc_cancel *c)
+{
+    return c && atomic_load(&((kc_cancel *)c)->fired);
+}
+
+void kc_cancel_free(kc_cancel *c)
+{
+    if (!c)
+        return;
+    pthread_mutex_destroy(&c->mu);
+    free(c);
+}
+
+void kc__cancel_attach(kc_cancel *c, void *multi)
+{
+    pthread_mutex_lock(&c->mu);
+    c->multi = multi;
+    pthread_mutex_unlock(&c->mu);
+}
+
+void kc__cancel_detach(kc_cancel *c)
+{
+    pthread_mutex_lock(&c->mu);
+    c->multi = NULL;
+    pthread_mutex_unlock(&c->mu);
+}

@@ -28,7 +28,7 @@
 /* ---- errors ---------------------------------------------------------------------------------- */
 
 /* kc_error_set with a va_list. Returns code. err may be NULL. */
-int kc__error_vset(kc_error *err, int code, const char *fmt, va_list ap);
+int kc__error_vset(kc_error *err, int code, const char *fmt, va_list ap) KC__PRINTF(3, 0);
 
 /* ---- checked arithmetic ---------------------------------------------------------------------- */
 

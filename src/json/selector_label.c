@@ -487,7 +487,7 @@ static int parse_all(struct parser *p)
             return 0;
         if (tt != T_ID && tt != T_NOT)
             return fail_found(p, t, false, "', expected: !, identifier, or 'end of string'");
-        struct req *r;
+        struct req *r = NULL;
         int rc = push_req(p, &r);
         if (rc < 0)
             return rc;

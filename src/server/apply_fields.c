@@ -205,6 +205,10 @@ static int build(const kc__apply_ctx *ctx, const json_t *v, const char *parent, 
             json_decref(sub);
             return rc;
         }
+        if (json_is_object(c) && json_object_size(c) > 0 && json_object_size(sub) == 0) {
+            json_decref(sub); /* only server-owned fields inside (metadata: {name: x}) */
+            continue;
+        }
         if ((rc = set_child(set, 'f', k, sub)) < 0)
             return rc;
     }

@@ -1,0 +1,355 @@
+/* test_server_apply.c — server-side apply: fieldManager (#44), create with a managedFields entry
+ * (#45), merge, field ownership conflicts and force (#46), YAML bodies. */
+#include "server/patch.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#define NOW "2026-11-29T15:00:00Z"
+
+static const char *const DEPLOY_YAML = "apiVersion: apps/v1\n"
+                                       "kind: Deployment\n"
+                                       "metadata:\n"
+                                       "  name: web\n"
+                                       "  labels:\n"
+                                       "    app: web\n"
+                                       "spec:\n"
+                                       "  replicas: 3\n"
+                                       "  template:\n"
+                                       "    spec:\n"
+                                       "      containers:\n"
+                                       "      - name: web\n"
+                                       "        image: nginx:1\n";
+
+static json_t *load(const char *s)
+{
+    json_error_t e;
+    json_t *v = json_loads(s, JSON_DECODE_ANY, &e);
+    if (!v)
+        fail_msg("bad test JSON: %s: %s", s, e.text);
+    return v;
+}
+
+static void assert_json_at(const json_t *doc, const char *path, const char *want_json)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", path);
+    const json_t *v = doc;
+    for (char *tok = strtok(buf, "."); tok && v; tok = strtok(NULL, "."))
+        v = json_is_array(v) ? json_array_get(v, (size_t)atoi(tok)) : json_object_get(v, tok);
+    json_t *want = load(want_json);
+    char *got = v ? json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
+    if (!v || !json_equal((json_t *)v, want))
+        fail_msg("%s: got %s, want %s", path, got ? got : "(absent)", want_json);
+    free(got);
+    json_decref(want);
+}
+
+static json_t *apply(const json_t *cur, const char *body, const char *mgr, bool force, int *code,
+                     kc_error *err)
+{
+    json_t *out = NULL;
+    *code = kc__apply(cur, body, strlen(body), mgr, force, NOW, &out, err);
+    if (*code == 0)
+        assert_non_null(out);
+    else
+        assert_null(out);
+    return out;
+}
+
+static void test_server_apply_requires_field_manager(void **state)
+{
+    int code;
+    kc_error err = KC_ERROR_INIT;
+    apply(NULL, DEPLOY_YAML, NULL, false, &code, &err);
+    assert_int_equal(code, KC_EINVALID);
+    assert_non_null(strstr(err.message, "fieldManager"));
+    kc_error_clear(&err);
+    apply(NULL, DEPLOY_YAML, "", false, &code, NULL);
+    assert_int_equal(code, KC_EINVALID);
+}
+
+static void test_server_apply_creates_with_managed_fields(void **state)
+{
+    int code;
+    json_t *out = apply(NULL, DEPLOY_YAML, "kubectl", false, &code, NULL);
+    assert_int_equal(code, 0);
+    assert_json_at(out, "spec.replicas", "3");
+    assert_json_at(out, "metadata.managedFields.0.manager", "\"kubectl\"");
+    assert_json_at(out, "metadata.managedFields.0.operation", "\"Apply\"");
+    assert_json_at(out, "metadata.managedFields.0.apiVersion", "\"apps/v1\"");
+    assert_json_at(out, "metadata.managedFields.0.time", "\"" NOW "\"");
+    assert_json_at(out, "metadata.managedFields.0.fieldsType", "\"FieldsV1\"");
+    assert_json_at(out, "metadata.managedFields.0.fieldsV1",
+                   "{\"f:metadata\":{\"f:labels\":{\"f:app\":{}}},\"f:spec\":{\"f:replicas\":{},"
+                   "\"f:template\":{\"f:spec\":{\"f:containers\":{\"k:{\\\"name\\\":\\\"web\\\"}\":"
+                   "{\".\":{},\"f:image\":{},\"f:name\":{}}}}}}}");
+    json_decref(out);
+}
+
+static void test_server_apply_accepts_json_bodies(void **state)
+{
+    int code;
+    json_t *out = apply(NULL,
+                        "  {\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":"
+                        "\"c\"},\"data\":{\"k\":\"v\"}}",
+                        "m", false, &code, NULL);
+    assert_int_equal(code, 0);
+    assert_json_at(out, "metadata.managedFields.0.fieldsV1", "{\"f:data\":{\"f:k\":{}}}");
+    json_decref(out);
+}
+
+static void test_server_apply_yaml_scalars_resolve_like_go_yaml(void **state)
+{
+    int code;
+    json_t *out = apply(NULL,
+                        "apiVersion: v1\nkind: X\nmetadata: {name: x}\nd:\n  a: yes\n  b: 'yes'\n"
+                        "  c: 42\n  e: 1.5\n  f: ~\n  g: \"42\"\n  h: 0x1f\n  i: 007\n  j: .inf\n"
+                        "  k: [1, two]\n  l: |\n    text\n",
+                        "m", false, &code, NULL);
+    assert_int_equal(code, 0);
+    assert_json_at(out, "d",
+                   "{\"a\":true,\"b\":\"yes\",\"c\":42,\"e\":1.5,\"f\":null,\"g\":\"42\",\"h\":31,"
+                   "\"i\":\"007\",\"j\":\".inf\",\"k\":[1,\"two\"],\"l\":\"text\\n\"}");
+    json_decref(out);
+}
+
+static void test_server_apply_bad_bodies_are_400(void **state)
+{
+    static const char *const bad[] = {
+        "kind: X\nmetadata: {name: x}\n",                            /* no apiVersion */
+        "apiVersion: v1\nmetadata: {name: x}\n",                     /* no kind */
+        "- a\n- b\n",                                                /* not a map */
+        "apiVersion: v1\nkind: X\nmetadata:\n  managedFields: []\n", /* managedFields */
+        "apiVersion: v1\nkind: X\n---\napiVersion: v1\nkind: Y\n",   /* two documents */
+        "apiVersion: v1\nkind: X\na: &x {b: 1}\nc: *x\n",            /* alias */
+        "apiVersion: v1\nkind: X\na: [1, 2\n",                       /* syntax */
+        "{\"apiVersion\":\"v1\",",                                   /* bad JSON */
+        "",                                                          /* empty */
+        "apiVersion: v1\nkind: X\n? [a]\n: 1\n",                     /* non-scalar key */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int code;
+        kc_error err = KC_ERROR_INIT;
+        json_t *out = NULL;
+        code = kc__apply(NULL, bad[i], strlen(bad[i]), "m", false, NOW, &out, &err);
+        if (code != KC_EBADREQUEST)
+            fail_msg("body %zu: got %d (%s), want KC_EBADREQUEST", i, code,
+                     err.message ? err.message : "");
+        assert_null(out);
+        kc_error_clear(&err);
+    }
+}
+
+static void test_server_apply_deep_yaml_is_400(void **state)
+{
+    char body[2048] = "apiVersion: v1\nkind: X\nd: ";
+    for (int i = 0; i < 150; i++)
+        strcat(body, "[");
+    for (int i = 0; i < 150; i++)
+        strcat(body, "]");
+    int code;
+    apply(NULL, body, "m", false, &code, NULL);
+    assert_int_equal(code, KC_EBADREQUEST);
+}
+
+static void test_server_apply_merges_into_current(void **state)
+{
+    int code;
+    json_t *cur =
+        load("{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{"
+             "\"name\":\"web\",\"uid\":\"u1\",\"labels\":{\"other\":\"x\"}},\"spec\":{"
+             "\"replicas\":1,\"template\":{\"spec\":{\"containers\":[{\"name\":\"side\","
+             "\"image\":\"b\"},{\"name\":\"web\",\"image\":\"old\",\"args\":[\"a\"]}]}}}}");
+    json_t *out = apply(cur, DEPLOY_YAML, "kubectl", false, &code, NULL);
+    assert_int_equal(code, 0);
+    assert_json_at(out, "metadata.uid", "\"u1\"");
+    assert_json_at(out, "metadata.labels", "{\"other\":\"x\",\"app\":\"web\"}");
+    assert_json_at(out, "spec.replicas", "3");
+    assert_json_at(out, "spec.template.spec.containers",
+                   "[{\"name\":\"side\",\"image\":\"b\"},{\"name\":\"web\",\"image\":\"nginx:1\","
+                   "\"args\":[\"a\"]}]");
+    assert_json_at(out, "metadata.managedFields.0.manager", "\"kubectl\"");
+    json_decref(out);
+    json_decref(cur);
+}
+
+static json_t *owned_deployment(const char *op)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf,
+             "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"web\","
+             "\"managedFields\":[{\"manager\":\"kubectl-client-side-apply\",\"operation\":\"%s\","
+             "\"apiVersion\":\"apps/v1\",\"time\":\"2026-01-01T00:00:00Z\",\"fieldsType\":"
+             "\"FieldsV1\",\"fieldsV1\":{\"f:spec\":{\"f:replicas\":{}}}}]},\"spec\":{"
+             "\"replicas\":1}}",
+             op);
+    return load(buf);
+}
+
+static void test_server_apply_conflict_with_other_manager_is_409(void **state)
+{
+    json_t *cur = owned_deployment("Apply");
+    int code;
+    kc_error err = KC_ERROR_INIT;
+    apply(cur, DEPLOY_YAML, "kubectl", false, &code, &err);
+    assert_int_equal(code, KC_ECONFLICT);
+    assert_int_equal(err.http_status, 409);
+    assert_string_equal(err.reason, "Conflict");
+    assert_string_equal(err.message, "Apply failed with 1 conflict: conflict with "
+                                     "\"kubectl-client-side-apply\" using apps/v1: .spec.replicas");
+    assert_int_equal(err.n_causes, 1);
+    assert_string_equal(err.causes[0].reason, "FieldManagerConflict");
+    assert_string_equal(err.causes[0].field, ".spec.replicas");
+    assert_string_equal(err.causes[0].message,
+                        "conflict with \"kubectl-client-side-apply\" using apps/v1");
+    kc_error_clear(&err);
+    json_decref(cur);
+}
+
+static void test_server_apply_conflict_names_update_time(void **state)
+{
+    json_t *cur = owned_deployment("Update");
+    int code;
+    kc_error err = KC_ERROR_INIT;
+    apply(cur, DEPLOY_YAML, "kubectl", false, &code, &err);
+    assert_int_equal(code, KC_ECONFLICT);
+    assert_string_equal(err.causes[0].message, "conflict with \"kubectl-client-side-apply\" using "
+                                               "apps/v1 at 2026-01-01T00:00:00Z");
+    kc_error_clear(&err);
+    json_decref(cur);
+}
+
+static void test_server_apply_same_value_is_no_conflict(void **state)
+{
+    json_t *cur = owned_deployment("Update");
+    json_object_set_new(json_object_get(cur, "spec"), "replicas", json_integer(3));
+    int code;
+    json_t *out = apply(cur, DEPLOY_YAML, "kubectl", false, &code, NULL);
+    assert_int_equal(code, 0);
+    /* Both managers now own spec.replicas. */
+    assert_int_equal(
+        json_array_size(json_object_get(json_object_get(out, "metadata"), "managedFields")), 2);
+    json_decref(out);
+    json_decref(cur);
+}
+
+static void test_server_apply_force_takes_ownership(void **state)
+{
+    json_t *cur = owned_deployment("Update");
+    int code;
+    json_t *out = apply(cur, DEPLOY_YAML, "kubectl", true, &code, NULL);
+    assert_int_equal(code, 0);
+    assert_json_at(out, "spec.replicas", "3");
+    /* The other manager owned only spec.replicas: its entry is gone. */
+    json_t *mf = json_object_get(json_object_get(out, "metadata"), "managedFields");
+    assert_int_equal(json_array_size(mf), 1);
+    assert_json_at(out, "metadata.managedFields.0.manager", "\"kubectl\"");
+    json_decref(out);
+    json_decref(cur);
+}
+
+static void test_server_apply_force_keeps_other_fields_of_other_manager(void **state)
+{
+    json_t *cur =
+        load("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"c\","
+             "\"managedFields\":[{\"manager\":\"a\",\"operation\":\"Apply\","
+             "\"apiVersion\":\"v1\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{"
+             "\"f:data\":{\"f:x\":{},\"f:y\":{}}}}]},\"data\":{\"x\":\"1\",\"y\":\"2\"}}");
+    const char *body = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {x: '9'}\n";
+    int code;
+    json_t *out = apply(cur, body, "b", true, &code, NULL);
+    assert_int_equal(code, 0);
+    assert_json_at(out, "data", "{\"x\":\"9\",\"y\":\"2\"}");
+    assert_json_at(out, "metadata.managedFields.0.fieldsV1", "{\"f:data\":{\"f:y\":{}}}");
+    assert_json_at(out, "metadata.managedFields.1.fieldsV1", "{\"f:data\":{\"f:x\":{}}}");
+    json_decref(out);
+    json_decref(cur);
+}
+
+static void test_server_apply_reapply_removes_dropped_fields(void **state)
+{
+    int code;
+    const char *v1 = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  labels: {a: '1', "
+                     "b: '2'}\ndata: {x: '1', y: '2'}\n";
+    const char *v2 = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  labels: {a: '1'}\n"
+                     "data: {x: '1'}\n";
+    json_t *first = apply(NULL, v1, "m", false, &code, NULL);
+    assert_int_equal(code, 0);
+    json_t *second = apply(first, v2, "m", false, &code, NULL);
+    assert_int_equal(code, 0);
+    assert_json_at(second, "metadata.labels", "{\"a\":\"1\"}");
+    assert_json_at(second, "data", "{\"x\":\"1\"}");
+    assert_int_equal(
+        json_array_size(json_object_get(json_object_get(second, "metadata"), "managedFields")), 1);
+    json_decref(second);
+    json_decref(first);
+}
+
+static void test_server_apply_custom_resource_lists_keyed_by_name(void **state)
+{
+    int code;
+    json_t *cur = load("{\"apiVersion\":\"example.com/v1\",\"kind\":\"Widget\",\"metadata\":{"
+                       "\"name\":\"w\"},\"spec\":{\"items\":[{\"name\":\"a\",\"v\":1},{\"name\":"
+                       "\"b\",\"v\":2}]}}");
+    const char *body = "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\n"
+                       "spec:\n  items:\n  - {name: b, v: 3}\n";
+    json_t *out = apply(cur, body, "m", false, &code, NULL);
+    assert_int_equal(code, 0);
+    assert_json_at(out, "spec.items", "[{\"name\":\"a\",\"v\":1},{\"name\":\"b\",\"v\":3}]");
+    assert_json_at(out, "metadata.managedFields.0.fieldsV1",
+                   "{\"f:spec\":{\"f:items\":{\"k:{\\\"name\\\":\\\"b\\\"}\":{\".\":{},"
+                   "\"f:name\":{},\"f:v\":{}}}}}");
+    json_decref(out);
+    json_decref(cur);
+}
+
+static void test_server_apply_conflict_path_inside_keyed_list(void **state)
+{
+    json_t *cur = load(
+        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"managedFields\":[{"
+        "\"manager\":\"other\",\"operation\":\"Apply\",\"apiVersion\":\"v1\",\"fieldsType\":"
+        "\"FieldsV1\",\"fieldsV1\":{\"f:spec\":{\"f:containers\":{\"k:{\\\"name\\\":\\\"web\\\"}\":"
+        "{"
+        "\".\":{},\"f:image\":{},\"f:name\":{}}}}}}]},\"spec\":{\"containers\":[{\"name\":\"web\","
+        "\"image\":\"a\"}]}}");
+    const char *body = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
+                       "  - {name: web, image: b}\n";
+    int code;
+    kc_error err = KC_ERROR_INIT;
+    apply(cur, body, "me", false, &code, &err);
+    assert_int_equal(code, KC_ECONFLICT);
+    assert_int_equal(err.n_causes, 1);
+    assert_string_equal(err.causes[0].field, ".spec.containers[name=\"web\"].image");
+    kc_error_clear(&err);
+    json_decref(cur);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_server_apply_requires_field_manager),
+        cmocka_unit_test(test_server_apply_creates_with_managed_fields),
+        cmocka_unit_test(test_server_apply_accepts_json_bodies),
+        cmocka_unit_test(test_server_apply_yaml_scalars_resolve_like_go_yaml),
+        cmocka_unit_test(test_server_apply_bad_bodies_are_400),
+        cmocka_unit_test(test_server_apply_deep_yaml_is_400),
+        cmocka_unit_test(test_server_apply_merges_into_current),
+        cmocka_unit_test(test_server_apply_conflict_with_other_manager_is_409),
+        cmocka_unit_test(test_server_apply_conflict_names_update_time),
+        cmocka_unit_test(test_server_apply_same_value_is_no_conflict),
+        cmocka_unit_test(test_server_apply_force_takes_ownership),
+        cmocka_unit_test(test_server_apply_force_keeps_other_fields_of_other_manager),
+        cmocka_unit_test(test_server_apply_reapply_removes_dropped_fields),
+        cmocka_unit_test(test_server_apply_custom_resource_lists_keyed_by_name),
+        cmocka_unit_test(test_server_apply_conflict_path_inside_keyed_list),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -242,6 +242,14 @@ static int dispatch(kc__req *req)
         return kc__fail(&req->err, 401, "Unauthorized", "Unauthorized");
     if (kc__starts_with(p, "/admin/"))
         return kc__admin_handle(req);
+    if (kc__starts_with(p, "/openapi/v3") && req->method == KC__M_GET) {
+        size_t len = 0;
+        pthread_mutex_lock(&req->srv->mu);
+        char *doc = kc__openapi_v3(req->srv, p, &len);
+        pthread_mutex_unlock(&req->srv->mu);
+        if (doc)
+            return kc__reply(req, 200, doc, len);
+    }
     if (kc__route_parse(p, &req->route) != 0)
         return kc__fail(&req->err, 404, "NotFound",
                         "the server could not find the requested "

@@ -299,10 +299,11 @@ static json_t *str_array(char *const *v, size_t n)
 
 char *kc__discovery_api(kc_server *srv, size_t *ret_len)
 {
-    return dump(json_pack("{s:s,s:[s],s:[{s:s,s:s}]}", "kind", "APIVersions", "versions", "v1",
-                          "serverAddressByClientCIDRs", "clientCIDR", "0.0.0.0/0", "serverAddress",
-                          srv->listen ? srv->listen : ""),
-                ret_len);
+    return dump(
+        json_pack("{s:s,s:[s],s:[{s:s,s:s}]}", "kind", "APIVersions", "versions", "v1",
+                  "serverAddressByClientCIDRs", "clientCIDR", "0.0.0.0/0", "serverAddress",
+                  srv->url && strstr(srv->url, "://") ? strstr(srv->url, "://") + 3 : srv->listen),
+        ret_len);
 }
 
 /* Unique groups in registry order; each with its versions (preferred first). */

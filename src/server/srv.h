@@ -183,6 +183,9 @@ char *kc__discovery_resources(kc_server *srv, const char *group, const char *ver
                               size_t *ret_len);
 /* Validate a CRD document and fill its status (create path, mu held). */
 int kc__crd_prepare(kc_server *srv, json_t *doc, kc_error *err);
+/* Minimal OpenAPI v3 documents for kubectl's fieldValidation check (openapi.c; mu held).
+ * NULL when the path has no document (→ 404). */
+char *kc__openapi_v3(kc_server *srv, const char *path, size_t *ret_len);
 /* CRD hooks (mu held): register/replace the resources of a stored CRD; unregister them. */
 int kc__crd_register(kc_server *srv, const kc_obj *crd, kc_error *err);
 void kc__crd_unregister(kc_server *srv, const char *crd_name);

@@ -1,0 +1,231 @@
+/* test_server_table.c — Table rendering for kubectl (#23, #94, #95) and PartialObjectMetadata. */
+#include "server/table.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+/* 2026-11-29T15:00:00Z */
+#define NOW 1795964400
+
+static kc_obj *obj(const char *json)
+{
+    kc_obj *o = NULL;
+    kc_error err = KC_ERROR_INIT;
+    if (kc_obj_parse(json, strlen(json), NULL, &o, &err) < 0)
+        fail_msg("kc_obj_parse: %s", err.message ? err.message : "?");
+    return o;
+}
+
+static void assert_json_eq(const json_t *got, const char *want_json)
+{
+    json_t *want = json_loads(want_json, JSON_DECODE_ANY, NULL);
+    assert_non_null(want);
+    char *g = got ? json_dumps(got, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
+    if (!got || !json_equal((json_t *)got, want))
+        fail_msg("got %s, want %s", g ? g : "(null)", want_json);
+    free(g);
+    json_decref(want);
+}
+
+static const json_t *cells(const json_t *table, size_t row)
+{
+    return json_object_get(json_array_get(json_object_get(table, "rows"), row), "cells");
+}
+
+static void test_server_table_human_duration_matches_upstream(void **state)
+{
+    static const struct {
+        int64_t s;
+        const char *want;
+    } cases[] = {
+        {-5, "<invalid>"},
+        {-1, "0s"},
+        {0, "0s"},
+        {119, "119s"},
+        {120, "2m"},
+        {303, "5m3s"},
+        {600, "10m"},
+        {3 * 3600 - 1, "179m"},
+        {3 * 3600, "3h"},
+        {11580, "3h13m"},
+        {8 * 3600, "8h"},
+        {47 * 3600, "47h"},
+        {49 * 3600, "2d1h"},
+        {8 * 86400, "8d"},
+        {800 * 86400, "2y70d"},
+        {3000 * 86400, "8y"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char out[32];
+        kc__human_duration(cases[i].s, out);
+        if (strcmp(out, cases[i].want) != 0)
+            fail_msg("%lld s: got %s, want %s", (long long)cases[i].s, out, cases[i].want);
+    }
+}
+
+static void test_server_table_pod_columns_and_cells(void **state)
+{
+    kc_obj *p =
+        obj("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"web-1\","
+            "\"namespace\":\"default\",\"labels\":{\"app\":\"web\"},\"creationTimestamp\":"
+            "\"2026-11-29T14:55:00Z\"},\"spec\":{\"containers\":[{\"name\":\"a\"},{\"name\":"
+            "\"b\"}]},\"status\":{\"phase\":\"Running\",\"containerStatuses\":[{\"name\":"
+            "\"a\",\"ready\":true,\"restartCount\":2},{\"name\":\"b\",\"ready\":false,"
+            "\"restartCount\":1}]}}");
+    json_t *t = kc__table_build_at("", "pods", &p, 1, "42", NULL, true, NOW);
+    assert_non_null(t);
+    assert_json_eq(json_object_get(t, "kind"), "\"Table\"");
+    assert_json_eq(json_object_get(t, "apiVersion"), "\"meta.k8s.io/v1\"");
+    assert_json_eq(json_object_get(t, "metadata"), "{\"resourceVersion\":\"42\"}");
+    const json_t *cols = json_object_get(t, "columnDefinitions");
+    assert_int_equal(json_array_size(cols), 5);
+    assert_json_eq(json_object_get(json_array_get(cols, 0), "name"), "\"Name\"");
+    assert_json_eq(json_object_get(json_array_get(cols, 0), "format"), "\"name\"");
+    assert_json_eq(json_object_get(json_array_get(cols, 0), "priority"), "0");
+    assert_json_eq(json_object_get(json_array_get(cols, 4), "name"), "\"Age\"");
+    assert_json_eq(cells(t, 0), "[\"web-1\",\"1/2\",\"Running\",\"3\",\"5m\"]");
+    json_decref(t);
+    kc_obj_unref(p);
+}
+
+static void test_server_table_row_object_is_partial_metadata(void **state)
+{
+    kc_obj *p = obj("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"c\","
+                    "\"namespace\":\"ns\",\"labels\":{\"a\":\"b\"}},\"data\":{\"x\":\"1\"}}");
+    json_t *t = kc__table_build_at("", "configmaps", &p, 1, NULL, NULL, true, NOW);
+    const json_t *o = json_object_get(json_array_get(json_object_get(t, "rows"), 0), "object");
+    assert_json_eq(o,
+                   "{\"kind\":\"PartialObjectMetadata\",\"apiVersion\":\"meta.k8s.io/v1\","
+                   "\"metadata\":{\"name\":\"c\",\"namespace\":\"ns\",\"labels\":{\"a\":\"b\"}}}");
+    assert_json_eq(cells(t, 0), "[\"c\",1,\"<unknown>\"]");
+    json_decref(t);
+    kc_obj_unref(p);
+}
+
+static void test_server_table_without_columns_for_later_watch_events(void **state)
+{
+    kc_obj *p = obj("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"x\"}}");
+    json_t *t = kc__table_build_at("", "pods", &p, 1, NULL, NULL, false, NOW);
+    assert_null(json_object_get(t, "columnDefinitions"));
+    assert_int_equal(json_array_size(json_object_get(t, "rows")), 1);
+    json_decref(t);
+    kc_obj_unref(p);
+}
+
+static void test_server_table_empty_list_has_empty_rows_and_continue(void **state)
+{
+    json_t *t = kc__table_build_at("", "pods", NULL, 0, "7", "tok", true, NOW);
+    assert_json_eq(json_object_get(t, "rows"), "[]");
+    assert_json_eq(json_object_get(t, "metadata"),
+                   "{\"resourceVersion\":\"7\",\"continue\":\"tok\"}");
+    json_decref(t);
+}
+
+static void test_server_table_deployment_cells(void **state)
+{
+    kc_obj *d = obj("{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":"
+                    "\"web\",\"creationTimestamp\":\"2026-11-27T15:00:00Z\"},\"spec\":{"
+                    "\"replicas\":3},\"status\":{\"readyReplicas\":2,\"updatedReplicas\":3,"
+                    "\"availableReplicas\":2}}");
+    json_t *t = kc__table_build_at("apps", "deployments", &d, 1, NULL, NULL, true, NOW);
+    assert_json_eq(cells(t, 0), "[\"web\",\"2/3\",3,2,\"2d\"]");
+    json_decref(t);
+    kc_obj_unref(d);
+}
+
+static void test_server_table_service_cells(void **state)
+{
+    kc_obj *s[2];
+    s[0] =
+        obj("{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"a\"},\"spec\":{"
+            "\"type\":\"ClusterIP\",\"clusterIP\":\"10.0.0.1\",\"ports\":[{\"port\":80,"
+            "\"protocol\":\"TCP\"},{\"port\":53,\"protocol\":\"UDP\"}]}}");
+    s[1] =
+        obj("{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"b\"},\"spec\":{"
+            "\"type\":\"LoadBalancer\",\"clusterIP\":\"10.0.0.2\",\"ports\":[{\"port\":443,"
+            "\"nodePort\":30443}]}}");
+    json_t *t = kc__table_build_at("", "services", s, 2, NULL, NULL, true, NOW);
+    assert_json_eq(cells(t, 0),
+                   "[\"a\",\"ClusterIP\",\"10.0.0.1\",\"<none>\",\"80/TCP,53/UDP\",\"<unknown>\"]");
+    assert_json_eq(cells(t, 1), "[\"b\",\"LoadBalancer\",\"10.0.0.2\",\"<pending>\","
+                                "\"443:30443/TCP\",\"<unknown>\"]");
+    json_decref(t);
+    kc_obj_unref(s[0]);
+    kc_obj_unref(s[1]);
+}
+
+static void test_server_table_node_namespace_secret_cells(void **state)
+{
+    kc_obj *n = obj("{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"n1\","
+                    "\"labels\":{\"node-role.kubernetes.io/control-plane\":\"\"}},\"spec\":{"
+                    "\"unschedulable\":true},\"status\":{\"conditions\":[{\"type\":\"Ready\","
+                    "\"status\":\"True\"}],\"nodeInfo\":{\"kubeletVersion\":\"v1.31.0\"}}}");
+    json_t *t = kc__table_build_at("", "nodes", &n, 1, NULL, NULL, true, NOW);
+    assert_json_eq(cells(t, 0), "[\"n1\",\"Ready,SchedulingDisabled\",\"control-plane\","
+                                "\"<unknown>\",\"v1.31.0\"]");
+    json_decref(t);
+    kc_obj_unref(n);
+    kc_obj *ns =
+        obj("{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"d\"}}");
+    t = kc__table_build_at("", "namespaces", &ns, 1, NULL, NULL, true, NOW);
+    assert_json_eq(cells(t, 0), "[\"d\",\"Active\",\"<unknown>\"]");
+    json_decref(t);
+    kc_obj_unref(ns);
+    kc_obj *sec = obj("{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{\"name\":\"s\"},"
+                      "\"type\":\"kubernetes.io/tls\",\"data\":{\"a\":\"\",\"b\":\"\"}}");
+    t = kc__table_build_at("", "secrets", &sec, 1, NULL, NULL, true, NOW);
+    assert_json_eq(cells(t, 0), "[\"s\",\"kubernetes.io/tls\",2,\"<unknown>\"]");
+    json_decref(t);
+    kc_obj_unref(sec);
+}
+
+static void test_server_table_default_columns_name_created_at(void **state)
+{
+    kc_obj *w = obj("{\"apiVersion\":\"example.com/v1\",\"kind\":\"Widget\",\"metadata\":{"
+                    "\"name\":\"w\",\"creationTimestamp\":\"2026-01-01T00:00:00Z\"}}");
+    json_t *t = kc__table_build_at("example.com", "widgets", &w, 1, NULL, NULL, true, NOW);
+    const json_t *cols = json_object_get(t, "columnDefinitions");
+    assert_int_equal(json_array_size(cols), 2);
+    assert_json_eq(json_object_get(json_array_get(cols, 1), "name"), "\"Created At\"");
+    assert_json_eq(json_object_get(json_array_get(cols, 1), "type"), "\"date\"");
+    assert_json_eq(cells(t, 0), "[\"w\",\"2026-01-01T00:00:00Z\"]");
+    json_decref(t);
+    kc_obj_unref(w);
+}
+
+static void test_server_table_partial_metadata_json(void **state)
+{
+    kc_obj *p = obj("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"x\","
+                    "\"namespace\":\"n\"},\"spec\":{\"big\":true}}");
+    size_t len = 0;
+    char *s = kc__partial_metadata_json(p, &len);
+    assert_string_equal(s, "{\"kind\":\"PartialObjectMetadata\",\"apiVersion\":\"meta.k8s.io/v1\","
+                           "\"metadata\":{\"name\":\"x\",\"namespace\":\"n\"}}");
+    assert_int_equal(len, strlen(s));
+    free(s);
+    kc_obj_unref(p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_server_table_human_duration_matches_upstream),
+        cmocka_unit_test(test_server_table_pod_columns_and_cells),
+        cmocka_unit_test(test_server_table_row_object_is_partial_metadata),
+        cmocka_unit_test(test_server_table_without_columns_for_later_watch_events),
+        cmocka_unit_test(test_server_table_empty_list_has_empty_rows_and_continue),
+        cmocka_unit_test(test_server_table_deployment_cells),
+        cmocka_unit_test(test_server_table_service_cells),
+        cmocka_unit_test(test_server_table_node_namespace_secret_cells),
+        cmocka_unit_test(test_server_table_default_columns_name_created_at),
+        cmocka_unit_test(test_server_table_partial_metadata_json),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

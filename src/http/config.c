@@ -5,6 +5,7 @@
  */
 #include "http/internal.h"
 
+#include <arpa/inet.h>
 #include <curl/curl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,8 +101,9 @@ bool kc__url_is_loopback(const char *url)
     bool r = false;
     if (u && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
         curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK) {
-        r = strcasecmp(host, "localhost") == 0 || strncmp(host, "127.", 4) == 0 ||
-            strcmp(host, "[::1]") == 0;
+        struct in_addr a4;
+        r = strcasecmp(host, "localhost") == 0 || strcmp(host, "[::1]") == 0 ||
+            (inet_pton(AF_INET, host, &a4) == 1 && (ntohl(a4.s_addr) >> 24) == 127);
     }
     curl_free(host);
     curl_url_cleanup(u);

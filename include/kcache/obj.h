@@ -21,7 +21,13 @@ typedef struct kc_obj kc_obj;
 enum kc_decode_flags {
     KC_DECODE_KEEP_MANAGED_FIELDS = 1u << 0, /* keep metadata.managedFields (default: strip) */
     KC_DECODE_METADATA_ONLY = 1u << 1,       /* keep only apiVersion, kind and metadata */
+    /* The caller guarantees KC_DECODE_PADDING readable bytes after the input (their content does
+     * not matter): kc_list_decode then parses the body in place instead of copying it first. */
+    KC_DECODE_INPUT_PADDED = 1u << 2,
 };
+
+/* Bytes of readable padding KC_DECODE_INPUT_PADDED promises after an input buffer. */
+#define KC_DECODE_PADDING 64
 
 /* Default maximum size of one object or watch event: large enough for a 3 MiB object. */
 #define KC_DEFAULT_MAX_OBJECT_SIZE ((size_t)4 * 1024 * 1024)

@@ -41,11 +41,47 @@ struct list_state {
     kc_list_meta meta;
 };
 
+struct redo {
+    struct list_state *st;
+    const kc__sj_list_info *info;
+    kc_obj *obj;
+};
+
+static int redo_cb(void *ud, const kc__sj_meta *m, kc__sj_err *e)
+{
+    struct redo *rd = ud;
+    return kc__obj_build(m, rd->st->flags, rd->st->max, rd->info, &rd->obj, e);
+}
+
 static int item_cb(void *ud, const kc__sj_list_info *info, const kc__sj_meta *m, kc__sj_err *e)
 {
     struct list_state *st = ud;
     kc_obj *obj = NULL;
-    int r = kc__obj_build(m, st->flags, st->max, info, &obj, e);
+    int r;
+    if (kc__sj_find_ws(m->text, m->len) == m->len) {
+        r = kc__obj_build(m, st->flags, st->max, info, &obj, e);
+    } else {
+        /* Whitespace in the item (pretty-printed, or a space inside a string): decode it again
+         * from a minified copy, so that the stored text is minified and cut spans are exact. */
+        kc__sj_ctx *tctx = kc__sj_thread_ctx();
+        if (!tctx) {
+            e->code = KC_ENOMEM;
+            snprintf(e->msg, sizeof e->msg, "out of memory");
+            return KC_ENOMEM;
+        }
+        if (m->len > st->max * 2 + 4096) {
+            e->code = KC_ETOOLARGE;
+            e->offset = m->text - info->text_base;
+            snprintf(e->msg, sizeof e->msg, "item of %zu bytes is over the limit of %zu", m->len,
+                     st->max);
+            return KC_ETOOLARGE;
+        }
+        struct redo rd = {st, info, NULL};
+        r = kc__sj_object(tctx, m->text, m->len, redo_cb, &rd, e);
+        if (r && e->offset >= 0)
+            e->offset += m->text - info->text_base;
+        obj = rd.obj;
+    }
     if (r)
         return r;
     if (!st->on_item) {
@@ -101,7 +137,8 @@ static int decode(kc__sj_ctx *ctx, const kc_decode_opts *opts, const char *body,
     struct list_state st = {opts ? opts->flags : 0, kc__decode_max(opts), on_item, ud, {0}};
     st.meta.remaining_item_count = -1;
     kc__sj_err e = {0, -1, ""};
-    int r = kc__sj_list(ctx, body ? body : "", len, item_cb, list_cb, &st, &e);
+    bool padded = opts && (opts->flags & KC_DECODE_INPUT_PADDED) && body;
+    int r = kc__sj_list(ctx, body ? body : "", len, padded, item_cb, list_cb, &st, &e);
     if (r) {
         kc_list_meta_clear(&st.meta);
         if (e.code != r) {

@@ -581,19 +581,25 @@ int kc__sj_object(kc__sj_ctx *ctx, const char *json, size_t len, kc__sj_obj_fn f
     return fn(ud, &m, e);
 }
 
-int kc__sj_list(kc__sj_ctx *ctx, const char *body, size_t len, kc__sj_item_fn item_fn,
+int kc__sj_list(kc__sj_ctx *ctx, const char *body, size_t len, bool padded, kc__sj_item_fn item_fn,
                 kc__sj_list_fn list_fn, void *ud, kc__sj_err *e)
 {
-    size_t n = 0;
-    bool compact = false;
-    int r = make_compact(ctx, body, len, &n, &compact, e);
+    const char *text = body;
+    size_t cap = len + KC__SJ_PADDING;
+    if (!padded) {
+        if (!reserve(ctx, len))
+            return fail(e, KC_ENOMEM, -1, "out of memory for a %zu-byte scratch buffer", len);
+        memcpy(ctx->buf, body, len);
+        text = ctx->buf;
+        cap = ctx->cap;
+    }
+    od::document doc;
+    int r = iterate(ctx, text, len, cap, doc, e, 0);
     if (r)
         return r;
-    od::document doc;
-    if ((r = iterate(ctx, ctx->buf, n, ctx->cap, doc, e, compact ? 0 : -1)))
-        return r;
-    walker w{doc, ctx->buf, ctx->buf + n, compact ? 0 : -1, e, ctx};
+    walker w{doc, text, text + len, 0, e, ctx};
     kc__sj_list_info info = {};
+    info.text_base = text;
 
     /* kind/apiVersion must be known before items are delivered; they normally come first. When
      * items come first, one look-ahead pass over the top-level keys finds them, then we rewind. */
@@ -602,7 +608,7 @@ again:
     od::object top;
     if (auto c = doc.get_object().get(top))
         return c == simdjson::INCORRECT_TYPE
-                   ? fail(e, KC_EPARSE, w.off(ctx->buf), "list body is not a JSON object")
+                   ? fail(e, KC_EPARSE, 0, "list body is not a JSON object")
                    : w.err(c, "list");
     for (auto fr : top) {
         od::field f;

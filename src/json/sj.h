@@ -66,6 +66,7 @@ typedef struct kc__sj_list_info {
     kc__sj_str api_version, kind, raw_api_version, raw_kind, rv, cont;
     bool has_api_version, has_kind, has_rv, has_cont, has_remaining;
     int64_t remaining;
+    const char *text_base; /* start of the body text item spans point into (offsets) */
 } kc__sj_list_info;
 
 /* Item callback for lists: info carries the list's kind/apiVersion (known before items are
@@ -119,8 +120,11 @@ size_t kc__sj_find_ws(const char *p, size_t n);
 int kc__sj_object(kc__sj_ctx *ctx, const char *json, size_t len, kc__sj_obj_fn fn, void *ud,
                   kc__sj_err *e);
 
-/* A complete LIST body: item_fn per items[] element, then list_fn once. */
-int kc__sj_list(kc__sj_ctx *ctx, const char *body, size_t len, kc__sj_item_fn item_fn,
+/* A complete LIST body: item_fn per items[] element, then list_fn once. padded: body has
+ * KC__SJ_PADDING readable bytes after len, and is parsed in place (else it is copied first). Item
+ * spans are NOT made compact: the item callback checks (kc__sj_find_ws) and re-decodes an item
+ * with whitespace through kc__sj_object. */
+int kc__sj_list(kc__sj_ctx *ctx, const char *body, size_t len, bool padded, kc__sj_item_fn item_fn,
                 kc__sj_list_fn list_fn, void *ud, kc__sj_err *e);
 
 /* One watch event line (no newline; trailing CR/space allowed). readable: bytes readable from

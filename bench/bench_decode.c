@@ -1,0 +1,292 @@
+/*
+ * bench_decode — the decoding hot path (wave 1.1): LIST and watch decode into stored kc_obj,
+ * memory per stored Pod, JSON Pointer access.
+ *
+ * Usage: bench_decode [N] [REPS]   (N Pods, default 100000; REPS timed repetitions, default 7)
+ *
+ * Workload: N Pods from bench/genpod.h (byte-identical to ../shared/bench/genpod.py: ~6 KB each,
+ * ~40 % managedFields), generated in memory. One thread.
+ *
+ * Method. Each figure is measured REPS times after one warm-up run; the median, min and max are
+ * printed. "Cold" is the first run in a fresh process (fresh pages: on these VMs first-touch page
+ * faults dominate); "warm" reuses memory: the objects of the previous repetition are freed before
+ * the next one (glibc keeps the pages: M_TRIM_THRESHOLD/M_MMAP_THRESHOLD raised below) and the
+ * LIST decoder's scratch is retained (kc_list_decoder). Decode times include building every
+ * stored object (minify check, managedFields strip, metadata extraction, one malloc + copy);
+ * objects are kept in an array until the repetition ends, then freed outside the timed region.
+ *
+ * Output: human-readable lines, plus one `BENCH <metric> <value> <unit>` line per figure.
+ */
+#include "genpod.h"
+
+#include <kcache/decode.h>
+
+#include <malloc.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+struct stats {
+    double med, min, max;
+};
+
+static struct stats summarize(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_d);
+    struct stats s = {n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2, v[0], v[n - 1]};
+    return s;
+}
+
+struct sink {
+    kc_obj **objs;
+    size_t n, cap;
+};
+
+static int keep(void *ud, kc_obj *obj)
+{
+    struct sink *s = ud;
+    if (s->n == s->cap) {
+        kc_obj_unref(obj);
+        return KC_ENOMEM;
+    }
+    s->objs[s->n++] = obj;
+    return 0;
+}
+
+static int keep_event(void *ud, const kc_watch_event *ev)
+{
+    if (!ev->obj)
+        return KC_EPARSE;
+    return keep(ud, kc_obj_ref(ev->obj));
+}
+
+static void drop_all(struct sink *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        kc_obj_unref(s->objs[i]);
+    s->n = 0;
+}
+
+static void die(const char *what, int r, const kc_error *err)
+{
+    fprintf(stderr, "%s failed: %s (%s)\n", what, kc_err_name(r), err->message ? err->message : "");
+    exit(1);
+}
+
+int main(int argc, char **argv)
+{
+    unsigned n = argc > 1 ? (unsigned)strtoul(argv[1], NULL, 10) : 100000;
+    int reps = argc > 2 ? atoi(argv[2]) : 7;
+    if (n == 0 || reps < 1 || reps > 100) {
+        fprintf(stderr, "usage: %s [N>0] [REPS 1..100]\n", argv[0]);
+        return 2;
+    }
+    mallopt(M_TRIM_THRESHOLD, 1 << 30); /* keep freed pages: measure the decoder, not the VM */
+    mallopt(M_MMAP_THRESHOLD, 1 << 25);
+
+    size_t list_len = 0, watch_len = 0;
+    char *list = kc_genpod_list(n, &list_len);
+    char *watch = kc_genpod_watch(n, "ADDED", &watch_len);
+    if (!list || !watch) {
+        fprintf(stderr, "out of memory generating %u pods\n", n);
+        return 1;
+    }
+    struct sink sink = {calloc(n, sizeof(kc_obj *)), 0, n};
+    if (!sink.objs)
+        return 1;
+    printf("bench_decode: %u Pods, LIST body %.1f MB (%.0f B/Pod), watch stream %.1f MB; "
+           "%d timed reps after 1 warm-up; one thread\n",
+           n, list_len / 1e6, (double)list_len / n, watch_len / 1e6, reps);
+
+    kc_error err = KC_ERROR_INIT;
+    double t[100];
+    kc_list_meta meta;
+    int r;
+
+    /* ---- LIST, one-shot kc_list_decode, cold: the very first decode in this process ---------- */
+    double t0 = now();
+    r = kc_list_decode(list, list_len, NULL, &meta, keep, &sink, &err);
+    double cold = now() - t0;
+    if (r)
+        die("kc_list_decode", r, &err);
+    if (sink.n != n) {
+        fprintf(stderr, "decoded %zu of %u items\n", sink.n, n);
+        return 1;
+    }
+    kc_list_meta_clear(&meta);
+    drop_all(&sink);
+    printf(
+        "LIST decode cold (first run, fresh pages, one-shot kc_list_decode): %.3f s, %.2f GB/s\n",
+        cold, list_len / cold / 1e9);
+    printf("BENCH list_decode_cold_gbps %.3f GB/s\n", list_len / cold / 1e9);
+
+    /* ---- LIST, warm: retained decoder, recycled object memory -------------------------------- */
+    kc_list_decoder *ld = kc_list_decoder_new(NULL);
+    for (int i = -1; i < reps; i++) {
+        t0 = now();
+        r = kc_list_decoder_decode(ld, list, list_len, &meta, keep, &sink, &err);
+        double dt = now() - t0;
+        if (r)
+            die("kc_list_decoder_decode", r, &err);
+        kc_list_meta_clear(&meta);
+        if (i >= 0)
+            t[i] = dt;
+        if (i < reps - 1)
+            drop_all(&sink);
+    }
+    struct stats s = summarize(t, reps);
+    printf("LIST decode warm (kc_list_decoder): median %.3f s (min %.3f, max %.3f) = %.2f GB/s "
+           "(%.2f..%.2f), %.0f objects/s\n",
+           s.med, s.min, s.max, list_len / s.med / 1e9, list_len / s.max / 1e9,
+           list_len / s.min / 1e9, n / s.med);
+    printf("BENCH list_decode_gbps %.3f GB/s\n", list_len / s.med / 1e9);
+    printf("BENCH list_decode_objects_per_s %.0f obj/s\n", n / s.med);
+
+    /* one-shot kc_list_decode with warm object memory (its scratch is fresh each call) */
+    drop_all(&sink);
+    for (int i = 0; i < reps; i++) {
+        t0 = now();
+        r = kc_list_decode(list, list_len, NULL, &meta, keep, &sink, &err);
+        t[i] = now() - t0;
+        if (r)
+            die("kc_list_decode", r, &err);
+        kc_list_meta_clear(&meta);
+        drop_all(&sink);
+    }
+    s = summarize(t, reps);
+    printf("LIST decode one-shot kc_list_decode (scratch allocated per call): median %.2f GB/s "
+           "(%.2f..%.2f)\n",
+           list_len / s.med / 1e9, list_len / s.max / 1e9, list_len / s.min / 1e9);
+    printf("BENCH list_decode_oneshot_gbps %.3f GB/s\n", list_len / s.med / 1e9);
+
+    /* ---- memory per stored Pod --------------------------------------------------------------- */
+    r = kc_list_decoder_decode(ld, list, list_len, &meta, keep, &sink, &err);
+    if (r)
+        die("kc_list_decoder_decode", r, &err);
+    kc_list_meta_clear(&meta);
+    size_t json_sum = 0, heap_sum = 0, usable_sum = 0;
+    for (size_t i = 0; i < sink.n; i++) {
+        size_t jl;
+        kc_obj_json(sink.objs[i], &jl);
+        json_sum += jl;
+        heap_sum += kc_obj_heap_size(sink.objs[i]);
+        usable_sum += malloc_usable_size(sink.objs[i]) + sizeof(size_t); /* + chunk header */
+    }
+    double jper = (double)json_sum / sink.n;
+    printf("Memory per stored Pod: stripped minified JSON %.0f B (input %.0f B); "
+           "kc_obj_heap_size %.0f B = %.3fx; malloc_usable_size+header %.0f B = %.3fx\n",
+           jper, (double)list_len / n, (double)heap_sum / sink.n, (double)heap_sum / json_sum,
+           (double)usable_sum / sink.n, (double)usable_sum / json_sum);
+    printf("BENCH heap_per_pod_ratio %.3f x\n", (double)heap_sum / json_sum);
+    printf("BENCH heap_per_pod_malloc_ratio %.3f x\n", (double)usable_sum / json_sum);
+    printf("BENCH heap_per_pod_bytes %.0f B\n", (double)usable_sum / sink.n);
+
+    /* ---- JSON Pointer access on stored Pods (objects still held) ----------------------------- */
+    {
+        size_t ops = sink.n < 200000 ? sink.n : 200000;
+        for (int i = -1; i < reps; i++) {
+            t0 = now();
+            for (size_t k = 0; k < ops; k++) {
+                char *v = NULL;
+                r = kc_obj_get_string(sink.objs[k], "/spec/nodeName", &v, NULL, &err);
+                if (r)
+                    die("kc_obj_get_string", r, &err);
+                free(v);
+            }
+            if (i >= 0)
+                t[i] = (now() - t0) / ops * 1e9;
+        }
+        s = summarize(t, reps);
+        printf("JSON Pointer /spec/nodeName (kc_obj_get_string, incl. malloc of the result): "
+               "median %.0f ns/op (min %.0f, max %.0f)\n",
+               s.med, s.min, s.max);
+        printf("BENCH pointer_get_ns %.0f ns\n", s.med);
+        for (int i = -1; i < reps; i++) {
+            t0 = now();
+            for (size_t k = 0; k < ops; k++) {
+                const char *raw;
+                size_t rl;
+                r = kc_obj_get_raw(sink.objs[k], "/status/phase", &raw, &rl, &err);
+                if (r)
+                    die("kc_obj_get_raw", r, &err);
+            }
+            if (i >= 0)
+                t[i] = (now() - t0) / ops * 1e9;
+        }
+        s = summarize(t, reps);
+        printf("JSON Pointer /status/phase (kc_obj_get_raw, last top-level field): median %.0f "
+               "ns/op (min %.0f, max %.0f)\n",
+               s.med, s.min, s.max);
+        printf("BENCH pointer_get_raw_status_ns %.0f ns\n", s.med);
+        t0 = now();
+        size_t hits = 0;
+        for (int i = 0; i < 10; i++)
+            for (size_t k = 0; k < sink.n; k++)
+                hits += kc_obj_label(sink.objs[k], "tier") != NULL;
+        double lns = (now() - t0) / (10.0 * sink.n) * 1e9;
+        printf("Label lookup kc_obj_label(\"tier\"): %.1f ns/op (%zu hits)\n", lns, hits);
+        printf("BENCH label_get_ns %.1f ns\n", lns);
+    }
+    drop_all(&sink);
+
+    /* ---- watch stream ------------------------------------------------------------------------ */
+    static const size_t chunks[] = {65536, 16384};
+    for (size_t c = 0; c < sizeof chunks / sizeof chunks[0]; c++) {
+        size_t chunk = chunks[c];
+        kc_watch_decoder *wd = kc_watch_decoder_new(NULL);
+        for (int i = -1; i < reps; i++) {
+            t0 = now();
+            for (size_t off = 0; off < watch_len; off += chunk) {
+                size_t k = watch_len - off < chunk ? watch_len - off : chunk;
+                r = kc_watch_decoder_feed(wd, watch + off, k, keep_event, &sink, &err);
+                if (r)
+                    die("kc_watch_decoder_feed", r, &err);
+            }
+            r = kc_watch_decoder_finish(wd, keep_event, &sink, &err);
+            double dt = now() - t0;
+            if (r)
+                die("kc_watch_decoder_finish", r, &err);
+            if (sink.n != n) {
+                fprintf(stderr, "decoded %zu of %u events\n", sink.n, n);
+                return 1;
+            }
+            if (i >= 0)
+                t[i] = dt;
+            drop_all(&sink);
+        }
+        kc_watch_decoder_free(wd);
+        s = summarize(t, reps);
+        printf("Watch decode warm, %zu-byte chunks: median %.3f s (min %.3f, max %.3f) = %.2f GB/s "
+               "(%.2f..%.2f), %.0f events/s\n",
+               chunk, s.med, s.min, s.max, watch_len / s.med / 1e9, watch_len / s.max / 1e9,
+               watch_len / s.min / 1e9, n / s.med);
+        if (chunk == 65536) {
+            printf("BENCH watch_decode_gbps %.3f GB/s\n", watch_len / s.med / 1e9);
+            printf("BENCH watch_decode_events_per_s %.0f events/s\n", n / s.med);
+        } else {
+            printf("BENCH watch_decode_16k_gbps %.3f GB/s\n", watch_len / s.med / 1e9);
+        }
+    }
+
+    kc_list_decoder_free(ld);
+    kc_error_clear(&err);
+    free(sink.objs);
+    free(list);
+    free(watch);
+    return 0;
+}

@@ -1,0 +1,593 @@
+/*
+ * test_client_verbs.c — every REST verb of kc_client against the embedded API server over TLS
+ * with a bearer token: get, list (one page and pager, 410 on an expired continue), create,
+ * update, update_status, patch (merge, JSON, strategic, apply), delete (Status vs object,
+ * preconditions, finalizers, dry run), deletecollection, watch (events, cancel from another
+ * thread, clean end, 410), and the RESTMapper.
+ */
+#include "kcache/client.h"
+#include "kcache/server.h"
+
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#define TOKEN "verbs-test-token"
+
+static uint64_t kc__test_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static kc_server *srv;
+static kc_client *cli;
+static const kc_gvr CM = {"", "v1", "configmaps"};
+static const kc_gvr PODS = {"", "v1", "pods"};
+
+static int group_setup(void **state)
+{
+    kc_server_opts so = {.listen = "127.0.0.1:0", .tls = true, .token = TOKEN, .quiet = true};
+    kc_error err = KC_ERROR_INIT;
+    if (kc_server_new(&so, &srv, &err) || kc_server_start(srv, &err)) {
+        fprintf(stderr, "server: %s\n", err.message);
+        return -1;
+    }
+    kc_config *cfg = NULL;
+    if (kc_config_from_url(kc_server_url(srv), kc_server_ca_pem(srv), TOKEN, &cfg, &err))
+        return -1;
+    kc_client_opts co = {.qps = -1};
+    int rc = kc_client_new(cfg, &co, &cli, &err);
+    kc_config_free(cfg);
+    static const char *const nss[] = {"pager", "expire", "dc", "watch"};
+    const kc_gvr ns = {"", "v1", "namespaces"};
+    for (size_t i = 0; rc == 0 && i < sizeof nss / sizeof nss[0]; i++) {
+        char b[128];
+        snprintf(b, sizeof b, "{\"metadata\":{\"name\":\"%s\"}}", nss[i]);
+        rc = kc_client_create(cli, &ns, NULL, b, strlen(b), NULL, NULL, &err);
+    }
+    if (rc)
+        fprintf(stderr, "setup: %s\n", err.message);
+    return rc ? -1 : 0;
+}
+
+static int group_teardown(void **state)
+{
+    kc_client_free(cli);
+    kc_server_free(srv);
+    return 0;
+}
+
+static kc_obj *create_cm(const char *ns, const char *name, const char *labels)
+{
+    char body[512];
+    snprintf(body, sizeof body,
+             "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"%s\","
+             "\"labels\":{%s}},\"data\":{\"k\":\"v\"}}",
+             name, labels ? labels : "");
+    kc_obj *o = NULL;
+    kc_error err = KC_ERROR_INIT;
+    int rc = kc_client_create(cli, &CM, ns, body, strlen(body), NULL, &o, &err);
+    if (rc)
+        fail_msg("create %s: %s %s", name, kc_err_name(rc), err.message);
+    return o;
+}
+
+static void test_client_verbs_create_and_get(void **state)
+{
+    kc_obj *o = create_cm("default", "cg1", NULL);
+    assert_string_equal(kc_obj_name(o), "cg1");
+    assert_true(kc_obj_rv_int(o) > 0);
+    kc_obj *g = NULL;
+    assert_int_equal(kc_client_get(cli, &CM, "default", "cg1", &g, NULL), 0);
+    assert_string_equal(kc_obj_uid(g), kc_obj_uid(o));
+    assert_string_equal(kc_obj_kind(g), "ConfigMap");
+    kc_obj_unref(g);
+    kc_obj_unref(o);
+}
+
+static void test_client_verbs_create_duplicate_is_exists(void **state)
+{
+    kc_obj_unref(create_cm("default", "dup1", NULL));
+    const char *body = "{\"metadata\":{\"name\":\"dup1\"}}";
+    kc_error err = KC_ERROR_INIT;
+    kc_obj *o = NULL;
+    assert_int_equal(kc_client_create(cli, &CM, "default", body, strlen(body), NULL, &o, &err),
+                     KC_EEXISTS);
+    assert_null(o);
+    assert_int_equal(err.http_status, 409);
+    assert_string_equal(err.reason, "AlreadyExists");
+    kc_error_clear(&err);
+}
+
+static void test_client_verbs_get_missing_is_notfound(void **state)
+{
+    kc_error err = KC_ERROR_INIT;
+    kc_obj *o = NULL;
+    assert_int_equal(kc_client_get(cli, &CM, "default", "nope", &o, &err), KC_ENOTFOUND);
+    assert_int_equal(err.http_status, 404);
+    assert_string_equal(err.reason, "NotFound");
+    assert_non_null(err.message);
+    kc_error_clear(&err);
+}
+
+static void test_client_verbs_update_and_conflict(void **state)
+{
+    kc_obj *o = create_cm("default", "up1", NULL);
+    char body[512];
+    snprintf(body, sizeof body,
+             "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"up1\","
+             "\"resourceVersion\":\"%s\"},\"data\":{\"k\":\"v2\"}}",
+             kc_obj_resource_version(o));
+    kc_obj *u = NULL;
+    assert_int_equal(kc_client_update(cli, &CM, "default", body, strlen(body), NULL, &u, NULL), 0);
+    assert_true(kc_obj_rv_int(u) > kc_obj_rv_int(o));
+    char *v = NULL;
+    assert_int_equal(kc_obj_get_string(u, "/data/k", &v, NULL, NULL), 0);
+    assert_string_equal(v, "v2");
+    free(v);
+    /* the same body again carries a stale resourceVersion */
+    kc_error err = KC_ERROR_INIT;
+    assert_int_equal(kc_client_update(cli, &CM, "default", body, strlen(body), NULL, NULL, &err),
+                     KC_ECONFLICT);
+    assert_int_equal(err.http_status, 409);
+    kc_error_clear(&err);
+    kc_obj_unref(u);
+    kc_obj_unref(o);
+}
+
+static void test_client_verbs_update_without_name_is_inval(void **state)
+{
+    const char *body = "{\"metadata\":{}}";
+    assert_int_equal(kc_client_update(cli, &CM, "default", body, strlen(body), NULL, NULL, NULL),
+                     KC_EINVAL);
+}
+
+static void test_client_verbs_update_status(void **state)
+{
+    const char *pod = "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"st1\"},"
+                      "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"nginx\"}]}}";
+    kc_obj *o = NULL;
+    kc_error err = KC_ERROR_INIT;
+    int rc = kc_client_create(cli, &PODS, "default", pod, strlen(pod), NULL, &o, &err);
+    if (rc)
+        fail_msg("create pod: %s", err.message);
+    const char *st = "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"st1\"},"
+                     "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"nginx\"}]},"
+                     "\"status\":{\"phase\":\"Running\"}}";
+    kc_obj *u = NULL;
+    rc = kc_client_update_status(cli, &PODS, "default", st, strlen(st), NULL, &u, &err);
+    if (rc)
+        fail_msg("update status: %s", err.message);
+    char *phase = NULL;
+    assert_int_equal(kc_obj_get_string(u, "/status/phase", &phase, NULL, NULL), 0);
+    assert_string_equal(phase, "Running");
+    free(phase);
+    kc_obj_unref(u);
+    kc_obj_unref(o);
+}
+
+static void patch_expect(kc_patch_type t, const char *body, const kc_patch_opts *po,
+                         const char *ptr, const char *want)
+{
+    kc_obj *o = NULL;
+    kc_error err = KC_ERROR_INIT;
+    int rc = kc_client_patch(cli, &CM, "default", "pt1", t, body, strlen(body), po, &o, &err);
+    if (rc)
+        fail_msg("patch type %d: %s %s", t, kc_err_name(rc), err.message);
+    char *v = NULL;
+    assert_int_equal(kc_obj_get_string(o, ptr, &v, NULL, NULL), 0);
+    assert_string_equal(v, want);
+    free(v);
+    kc_obj_unref(o);
+}
+
+static void test_client_verbs_patch_all_types(void **state)
+{
+    kc_obj_unref(create_cm("default", "pt1", NULL));
+    patch_expect(KC_PATCH_MERGE, "{\"data\":{\"m\":\"merge\"}}", NULL, "/data/m", "merge");
+    patch_expect(KC_PATCH_JSON, "[{\"op\":\"add\",\"path\":\"/data/j\",\"value\":\"json\"}]", NULL,
+                 "/data/j", "json");
+    patch_expect(KC_PATCH_STRATEGIC, "{\"data\":{\"s\":\"smp\"}}", NULL, "/data/s", "smp");
+    kc_patch_opts po = {.field_manager = "tester", .force = true};
+    patch_expect(KC_PATCH_APPLY,
+                 "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"pt1\"},"
+                 "\"data\":{\"a\":\"apply\"}}",
+                 &po, "/data/a", "apply");
+}
+
+static void test_client_verbs_apply_needs_manager(void **state)
+{
+    const char *b = "{}";
+    kc_error err = KC_ERROR_INIT;
+    assert_int_equal(
+        kc_client_patch(cli, &CM, "default", "x", KC_PATCH_APPLY, b, 2, NULL, NULL, &err),
+        KC_EINVAL);
+    kc_error_clear(&err);
+}
+
+typedef struct {
+    int n;
+    char names[64][64];
+} collect;
+
+static int collect_item(void *ud, kc_obj *o)
+{
+    collect *c = ud;
+    if (c->n < 64)
+        snprintf(c->names[c->n], 64, "%s", kc_obj_name(o));
+    c->n++;
+    kc_obj_unref(o);
+    return 0;
+}
+
+static void test_client_verbs_list_selector_and_pager(void **state)
+{
+    for (int i = 0; i < 7; i++) {
+        char n[32];
+        snprintf(n, sizeof n, "pg%d", i);
+        kc_obj_unref(create_cm("pager", n, i % 2 ? "\"odd\":\"yes\"" : "\"odd\":\"no\""));
+    }
+    collect c = {0};
+    kc_list_meta meta = {0};
+    kc_list_opts lo = {.label_selector = "odd=yes"};
+    assert_int_equal(kc_client_list(cli, &CM, "pager", &lo, &meta, collect_item, &c, NULL), 0);
+    assert_int_equal(c.n, 3);
+    assert_non_null(meta.resource_version);
+    kc_list_meta_clear(&meta);
+
+    memset(&c, 0, sizeof c);
+    lo = (kc_list_opts){.limit = 2};
+    assert_int_equal(kc_client_list(cli, &CM, "pager", &lo, &meta, collect_item, &c, NULL), 0);
+    assert_int_equal(c.n, 2);
+    assert_non_null(meta.continue_token);
+    kc_list_meta_clear(&meta);
+
+    memset(&c, 0, sizeof c);
+    assert_int_equal(kc_client_list_all(cli, &CM, "pager", &lo, &meta, collect_item, &c, NULL), 0);
+    assert_int_equal(c.n, 7);
+    assert_null(meta.continue_token);
+    assert_non_null(meta.resource_version);
+    kc_list_meta_clear(&meta);
+}
+
+static void test_client_verbs_expired_continue_is_gone(void **state)
+{
+    for (int i = 0; i < 3; i++) {
+        char n[32];
+        snprintf(n, sizeof n, "ex%d", i);
+        kc_obj_unref(create_cm("expire", n, NULL));
+    }
+    kc_list_meta meta = {0};
+    kc_list_opts lo = {.limit = 1};
+    assert_int_equal(kc_client_list(cli, &CM, "expire", &lo, &meta, NULL, NULL, NULL), 0);
+    assert_non_null(meta.continue_token);
+    kc_obj_unref(create_cm("expire", "ex-new", NULL));
+    assert_int_equal(kc_server_compact(srv), 0);
+    lo.continue_token = meta.continue_token;
+    kc_error err = KC_ERROR_INIT;
+    assert_int_equal(kc_client_list(cli, &CM, "expire", &lo, NULL, NULL, NULL, &err), KC_EGONE);
+    assert_int_equal(err.http_status, 410);
+    kc_error_clear(&err);
+    kc_list_meta_clear(&meta);
+}
+
+static void test_client_verbs_delete_returns_status_or_object(void **state)
+{
+    kc_obj_unref(create_cm("default", "del1", NULL));
+    kc_obj *o = (kc_obj *)1;
+    assert_int_equal(kc_client_delete(cli, &CM, "default", "del1", NULL, &o, NULL), 0);
+    assert_null(o); /* configmaps answer a Status */
+    assert_int_equal(kc_client_get(cli, &CM, "default", "del1", &o, NULL), KC_ENOTFOUND);
+
+    /* with a finalizer: the object comes back with a deletionTimestamp */
+    const char *b = "{\"metadata\":{\"name\":\"fin1\",\"finalizers\":[\"example.com/f\"]}}";
+    assert_int_equal(kc_client_create(cli, &CM, "default", b, strlen(b), NULL, NULL, NULL), 0);
+    o = NULL;
+    assert_int_equal(kc_client_delete(cli, &CM, "default", "fin1", NULL, &o, NULL), 0);
+    assert_non_null(o);
+    assert_true(kc_obj_deleting(o));
+    kc_obj_unref(o);
+    const char *rm = "[{\"op\":\"remove\",\"path\":\"/metadata/finalizers\"}]";
+    assert_int_equal(kc_client_patch(cli, &CM, "default", "fin1", KC_PATCH_JSON, rm, strlen(rm),
+                                     NULL, NULL, NULL),
+                     0);
+    assert_int_equal(kc_client_get(cli, &CM, "default", "fin1", &o, NULL), KC_ENOTFOUND);
+}
+
+static void test_client_verbs_delete_preconditions_and_dry_run(void **state)
+{
+    kc_obj *o = create_cm("default", "pre1", NULL);
+    kc_delete_opts d = KC_DELETE_OPTS_INIT;
+    d.precondition_uid = "not-the-uid";
+    kc_error err = KC_ERROR_INIT;
+    assert_int_equal(kc_client_delete(cli, &CM, "default", "pre1", &d, NULL, &err), KC_ECONFLICT);
+    kc_error_clear(&err);
+    d.precondition_uid = NULL;
+    d.precondition_rv = "1";
+    assert_int_equal(kc_client_delete(cli, &CM, "default", "pre1", &d, NULL, &err), KC_ECONFLICT);
+    kc_error_clear(&err);
+    d = (kc_delete_opts)KC_DELETE_OPTS_INIT;
+    d.dry_run = true;
+    assert_int_equal(kc_client_delete(cli, &CM, "default", "pre1", &d, NULL, NULL), 0);
+    kc_obj *g = NULL;
+    assert_int_equal(kc_client_get(cli, &CM, "default", "pre1", &g, NULL), 0);
+    kc_obj_unref(g);
+    d = (kc_delete_opts)KC_DELETE_OPTS_INIT;
+    d.precondition_uid = kc_obj_uid(o);
+    d.precondition_rv = kc_obj_resource_version(o);
+    d.propagation = "Background";
+    d.grace_period_s = 0;
+    assert_int_equal(kc_client_delete(cli, &CM, "default", "pre1", &d, NULL, NULL), 0);
+    assert_int_equal(kc_client_get(cli, &CM, "default", "pre1", &g, NULL), KC_ENOTFOUND);
+    kc_obj_unref(o);
+}
+
+static void test_client_verbs_delete_collection(void **state)
+{
+    kc_obj_unref(create_cm("dc", "a", "\"gone\":\"yes\""));
+    kc_obj_unref(create_cm("dc", "b", "\"gone\":\"yes\""));
+    kc_obj_unref(create_cm("dc", "c", "\"gone\":\"no\""));
+    kc_delete_opts d = KC_DELETE_OPTS_INIT;
+    d.label_selector = "gone=yes";
+    assert_int_equal(kc_client_delete_collection(cli, &CM, "dc", &d, NULL), 0);
+    collect c = {0};
+    assert_int_equal(kc_client_list(cli, &CM, "dc", NULL, NULL, collect_item, &c, NULL), 0);
+    assert_int_equal(c.n, 1);
+    assert_string_equal(c.names[0], "c");
+}
+
+/* ---- watch -------------------------------------------------------------------------------- */
+
+typedef struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int added, errors, bookmarks;
+    int error_code;
+    char rv[32];
+    kc_cancel *cancel;
+    int rc;
+    bool done;
+    kc_watch_opts opts;
+} wstate;
+
+static int on_event(void *ud, const kc_watch_event *ev)
+{
+    wstate *w = ud;
+    pthread_mutex_lock(&w->mu);
+    if (ev->type == KC_WATCH_ADDED)
+        w->added++;
+    if (ev->type == KC_WATCH_BOOKMARK)
+        w->bookmarks++;
+    if (ev->type == KC_WATCH_ERROR) {
+        w->errors++;
+        w->error_code = ev->error ? ev->error->code : 0;
+    }
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    return 0;
+}
+
+static void *watch_thread(void *p)
+{
+    wstate *w = p;
+    kc_error err = KC_ERROR_INIT;
+    int rc = kc_client_watch(cli, &CM, "watch", &w->opts, on_event, w, w->cancel, &err);
+    kc_error_clear(&err);
+    pthread_mutex_lock(&w->mu);
+    w->rc = rc;
+    w->done = true;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+/* Wait (bounded) until pred holds. */
+static bool wait_for(wstate *w, bool (*pred)(wstate *), int ms)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += ms / 1000;
+    ts.tv_nsec += (long)(ms % 1000) * 1000000;
+    if (ts.tv_nsec >= 1000000000) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000;
+    }
+    pthread_mutex_lock(&w->mu);
+    while (!pred(w))
+        if (pthread_cond_timedwait(&w->cv, &w->mu, &ts) != 0)
+            break;
+    bool ok = pred(w);
+    pthread_mutex_unlock(&w->mu);
+    return ok;
+}
+
+static bool got_two_added(wstate *w)
+{
+    return w->added >= 2;
+}
+static bool is_done(wstate *w)
+{
+    return w->done;
+}
+
+static void wstate_init(wstate *w)
+{
+    memset(w, 0, sizeof *w);
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_cond_init(&w->cv, NULL);
+    w->cancel = kc_cancel_new();
+}
+
+static void test_client_verbs_watch_events_and_cancel(void **state)
+{
+    kc_obj_unref(create_cm("watch", "w0", NULL));
+    kc_list_meta meta = {0};
+    assert_int_equal(kc_client_list(cli, &CM, "watch", NULL, &meta, NULL, NULL, NULL), 0);
+    wstate w;
+    wstate_init(&w);
+    w.opts.resource_version = meta.resource_version;
+    w.opts.allow_bookmarks = true;
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, watch_thread, &w), 0);
+    kc_obj_unref(create_cm("watch", "w1", NULL));
+    kc_obj_unref(create_cm("watch", "w2", NULL));
+    assert_true(wait_for(&w, got_two_added, 10000));
+    uint64_t t0 = kc__test_now_ms();
+    kc_cancel_fire(w.cancel);
+    assert_true(wait_for(&w, is_done, 5000));
+    assert_true(kc__test_now_ms() - t0 < 900); /* woken, not polled */
+    pthread_join(th, NULL);
+    assert_int_equal(w.rc, KC_ECANCELED);
+    assert_int_equal(w.added, 2);
+    kc_cancel_free(w.cancel);
+    kc_list_meta_clear(&meta);
+}
+
+static void test_client_verbs_watch_clean_end(void **state)
+{
+    wstate w;
+    wstate_init(&w);
+    w.opts.timeout_s = 1; /* the server ends the stream after 1 s */
+    uint64_t t0 = kc__test_now_ms();
+    watch_thread(&w);
+    assert_int_equal(w.rc, 0);
+    assert_true(kc__test_now_ms() - t0 >= 900);
+    assert_true(w.added >= 1); /* no RV: synthetic ADDED for the current state */
+    kc_cancel_free(w.cancel);
+}
+
+static void test_client_verbs_watch_too_old_is_gone(void **state)
+{
+    kc_obj_unref(create_cm("watch", "old1", NULL));
+    kc_list_meta meta = {0};
+    assert_int_equal(kc_client_list(cli, &CM, "watch", NULL, &meta, NULL, NULL, NULL), 0);
+    kc_obj_unref(create_cm("watch", "old2", NULL));
+    assert_int_equal(kc_server_compact(srv), 0);
+    wstate w;
+    wstate_init(&w);
+    w.opts.resource_version = meta.resource_version;
+    w.opts.timeout_s = 2;
+    watch_thread(&w);
+    /* Either the HTTP status (410) or an ERROR event carrying the 410 Status. */
+    if (w.rc == 0) {
+        assert_int_equal(w.errors, 1);
+        assert_int_equal(w.error_code, KC_EGONE);
+    } else {
+        assert_int_equal(w.rc, KC_EGONE);
+    }
+    kc_cancel_free(w.cancel);
+    kc_list_meta_clear(&meta);
+}
+
+static void test_client_verbs_watch_cancelled_before_start(void **state)
+{
+    wstate w;
+    wstate_init(&w);
+    kc_cancel_fire(w.cancel);
+    watch_thread(&w);
+    assert_int_equal(w.rc, KC_ECANCELED);
+    assert_int_equal(w.added, 0);
+    kc_cancel_free(w.cancel);
+}
+
+/* ---- RESTMapper ---------------------------------------------------------------------------- */
+
+static void resolve_expect(const char *name, const char *group, const char *resource,
+                           const char *kind, bool namespaced)
+{
+    kc_resource_info ri = {0};
+    kc_error err = KC_ERROR_INIT;
+    int rc = kc_client_resolve(cli, name, &ri, &err);
+    if (rc)
+        fail_msg("resolve %s: %s %s", name, kc_err_name(rc), err.message);
+    assert_string_equal(ri.group, group);
+    assert_string_equal(ri.resource, resource);
+    assert_string_equal(ri.kind, kind);
+    assert_int_equal(ri.namespaced, namespaced);
+    assert_true(ri.n_verbs > 0);
+    kc_resource_info_clear(&ri);
+}
+
+static void test_client_verbs_resolve_builtin_names(void **state)
+{
+    resolve_expect("pods", "", "pods", "Pod", true);
+    resolve_expect("po", "", "pods", "Pod", true);
+    resolve_expect("Pod", "", "pods", "Pod", true);
+    resolve_expect("pod", "", "pods", "Pod", true);
+    resolve_expect("deployments.apps", "apps", "deployments", "Deployment", true);
+    resolve_expect("deploy", "apps", "deployments", "Deployment", true);
+    resolve_expect("Deployment.v1.apps", "apps", "deployments", "Deployment", true);
+    resolve_expect("namespaces", "", "namespaces", "Namespace", false);
+    resolve_expect("cm", "", "configmaps", "ConfigMap", true);
+}
+
+static void test_client_verbs_resolve_unknown_is_notfound(void **state)
+{
+    kc_resource_info ri = {0};
+    kc_error err = KC_ERROR_INIT;
+    assert_int_equal(kc_client_resolve(cli, "flunders", &ri, &err), KC_ENOTFOUND);
+    assert_non_null(strstr(err.message, "flunders"));
+    kc_error_clear(&err);
+}
+
+static void test_client_verbs_resolve_new_crd_after_refresh(void **state)
+{
+    kc_resource_info ri = {0};
+    /* warm the cache first so the CRD is really discovered through the miss-refresh */
+    assert_int_equal(kc_client_resolve(cli, "pods", &ri, NULL), 0);
+    kc_resource_info_clear(&ri);
+    const kc_gvr crd = {"apiextensions.k8s.io", "v1", "customresourcedefinitions"};
+    const char *body =
+        "{\"apiVersion\":\"apiextensions.k8s.io/v1\",\"kind\":\"CustomResourceDefinition\","
+        "\"metadata\":{\"name\":\"widgets.example.com\"},\"spec\":{\"group\":\"example.com\","
+        "\"scope\":\"Namespaced\",\"names\":{\"plural\":\"widgets\",\"singular\":\"widget\","
+        "\"kind\":\"Widget\",\"shortNames\":[\"wd\"]},\"versions\":[{\"name\":\"v1\","
+        "\"served\":true,\"storage\":true,\"schema\":{\"openAPIV3Schema\":{\"type\":\"object\","
+        "\"x-kubernetes-preserve-unknown-fields\":true}}}]}}";
+    kc_error err = KC_ERROR_INIT;
+    int rc = kc_client_create(cli, &crd, NULL, body, strlen(body), NULL, NULL, &err);
+    if (rc)
+        fail_msg("create CRD: %s %s", kc_err_name(rc), err.message);
+    resolve_expect("Widget", "example.com", "widgets", "Widget", true);
+    resolve_expect("wd", "example.com", "widgets", "Widget", true);
+    resolve_expect("widgets.example.com", "example.com", "widgets", "Widget", true);
+    resolve_expect("widget.v1.example.com", "example.com", "widgets", "Widget", true);
+    assert_int_equal(kc_client_discovery_invalidate(cli), 0);
+    resolve_expect("widgets", "example.com", "widgets", "Widget", true);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_client_verbs_create_and_get),
+        cmocka_unit_test(test_client_verbs_create_duplicate_is_exists),
+        cmocka_unit_test(test_client_verbs_get_missing_is_notfound),
+        cmocka_unit_test(test_client_verbs_update_and_conflict),
+        cmocka_unit_test(test_client_verbs_update_without_name_is_inval),
+        cmocka_unit_test(test_client_verbs_update_status),
+        cmocka_unit_test(test_client_verbs_patch_all_types),
+        cmocka_unit_test(test_client_verbs_apply_needs_manager),
+        cmocka_unit_test(test_client_verbs_list_selector_and_pager),
+        cmocka_unit_test(test_client_verbs_expired_continue_is_gone),
+        cmocka_unit_test(test_client_verbs_delete_returns_status_or_object),
+        cmocka_unit_test(test_client_verbs_delete_preconditions_and_dry_run),
+        cmocka_unit_test(test_client_verbs_delete_collection),
+        cmocka_unit_test(test_client_verbs_watch_events_and_cancel),
+        cmocka_unit_test(test_client_verbs_watch_clean_end),
+        cmocka_unit_test(test_client_verbs_watch_too_old_is_gone),
+        cmocka_unit_test(test_client_verbs_watch_cancelled_before_start),
+        cmocka_unit_test(test_client_verbs_resolve_builtin_names),
+        cmocka_unit_test(test_client_verbs_resolve_unknown_is_notfound),
+        cmocka_unit_test(test_client_verbs_resolve_new_crd_after_refresh),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}

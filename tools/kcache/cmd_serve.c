@@ -1,0 +1,393 @@
+/*
+ * cmd_serve.c — `kcache serve`: run the in-memory Kubernetes API server until SIGINT/SIGTERM.
+ *
+ * Design: flags are parsed by hand (both "--flag value" and "--flag=value") into kc_server_opts;
+ * any bad flag or value prints one error naming the flag and exits 2. The server is created,
+ * started, the kubeconfig written (if asked), and only then is the single line
+ * "kcache serve: listening on <URL>" printed and flushed, so scripts that wait for that line can
+ * use the kubeconfig at once. Signals: the handler only writes a byte to a self-pipe; the main
+ * thread sleeps in poll() on it, then stops and frees the server and exits 0. The token is never
+ * printed (not in --help, not in errors).
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/internal.h"
+#include "kcache/server.h"
+#include "server/faults.h"
+
+#define EXIT_USAGE 2
+#define TOKEN_MAX  4096
+
+static const char usage_text[] =
+    "Usage: kcache serve [options]\n"
+    "\n"
+    "Run an in-memory Kubernetes API server (HTTP/1.1, JSON) that kubectl, client-go,\n"
+    "python-kubernetes and @kubernetes/client-node accept. Prints exactly one line\n"
+    "  kcache serve: listening on <URL>\n"
+    "to stdout once connections are accepted (after the kubeconfig is written).\n"
+    "Ctrl-C / SIGTERM stops it cleanly (exit 0). Bad arguments exit 2.\n"
+    "\n"
+    "Server:\n"
+    "  --listen ADDR:PORT        address to bind (default 127.0.0.1:6443; port 0 = a free port;\n"
+    "                            IPv6 as [::1]:PORT)\n"
+    "  --kubeconfig-out FILE     write a kubeconfig (cluster, user, context \"kcache\",\n"
+    "                            current-context; CA and token embedded), mode 0600, atomically\n"
+    "  --tls                     serve HTTPS with a throw-away CA and serving certificate\n"
+    "                            generated at start (SANs 127.0.0.1, ::1, localhost, listen host)\n"
+    "  --token T                 require \"Authorization: Bearer T\" (401 Status otherwise);\n"
+    "                            also guards the admin endpoint\n"
+    "  --token-file FILE         read the token from FILE (first line), keeping it out of ps\n"
+    "  --history N               watch history events kept for resume (default 10000); older\n"
+    "                            resourceVersions get 410 Expired\n"
+    "  --bookmark-interval DUR   BOOKMARK period for allowWatchBookmarks watches (default 1m)\n"
+    "  --max-watch DUR           end every watch after DUR (default: no server-side limit)\n"
+    "  --max-body BYTES          request body limit, e.g. 3Mi (default 3 MiB; larger → 413)\n"
+    "  --watch-queue N           events queued per watcher before the server closes a slow\n"
+    "                            watcher (default 100000); the client must resume or relist\n"
+    "  --quiet                   no request log on stderr\n"
+    "\n"
+    "Objects at start:\n"
+    "  --seed-objects SPEC       generate objects; SPEC is KIND=N[:ns=NAME],… with KIND one of\n"
+    "                            pods, configmaps, secrets, persistentvolumes (pvs), namespaces\n"
+    "                            (ns). namespaces=K creates ns-0…ns-{K-1} and spreads namespaced\n"
+    "                            objects over them (K defaults to 100 when pods are asked for);\n"
+    "                            :ns=NAME puts a part in one namespace. Pods are realistic ~6 KB\n"
+    "                            objects. Examples: \"pods=100000\",\n"
+    "                            \"pods=1000:ns=default,configmaps=50,persistentvolumes=1000\"\n"
+    "  --fixtures DIR            load every *.yaml, *.yml and *.json file of DIR (name order;\n"
+    "                            multi-document YAML and List kinds allowed)\n"
+    "\n"
+    "Faults (also changeable at run time, see below):\n"
+    "  --watch-delay MIN[-MAX]   deliver each watch event after a uniform random delay, never\n"
+    "                            before an earlier event of the same stream (e.g. 10ms-500ms)\n"
+    "  --fail-429 RATE[:VERBS]   inject 429 with probability RATE (0..1) per request, for the\n"
+    "                            listed verbs (get,list,watch,create,update,patch,delete,\n"
+    "                            deletecollection; default all)\n"
+    "  --fail-500 RATE[:VERBS]   inject 500 InternalError (never with Retry-After)\n"
+    "  --fail-503 RATE[:VERBS]   inject 503 ServiceUnavailable\n"
+    "  --retry-after S           Retry-After seconds sent with injected 429/503 (default 0 =\n"
+    "                            no header)\n"
+    "  --watch-close-every N     end every watch stream after N events\n"
+    "  --watch-close-prob P      end a watch stream after any event with probability P\n"
+    "  --seed N                  PRNG seed for faults and delays (default: random)\n"
+    "\n"
+    "Durations: 250us, 50ms, 1s, 2m, or 0. Sizes: bytes, or with K/Ki/M/Mi suffix.\n"
+    "\n"
+    "Admin endpoint (same authentication as the API when --token is set):\n"
+    "  GET  /admin/faults        the faults in force as JSON\n"
+    "  PUT  /admin/faults        change faults; fields absent keep their value:\n"
+    "                            {\"watchDelay\":\"10ms-500ms\", \"watchDelayMinMs\":N,\n"
+    "                             \"watchDelayMaxMs\":N, \"rate429\":R, \"rate500\":R,\n"
+    "                             \"rate503\":R, \"retryAfterSeconds\":N,\n"
+    "                             \"watchCloseEvery\":N, \"watchCloseProb\":P,\n"
+    "                             \"watchStall\":true|false}\n"
+    "                            where R is a number (all verbs), \"RATE:verb,verb\", or\n"
+    "                            {\"get\":0.5,\"list\":0.1,…}\n"
+    "  POST /admin/compact       forget the watch history: older RVs now get 410 Expired\n"
+    "  POST /admin/restart       drop all state and reset the resourceVersion counter, close\n"
+    "                            every watch (clients must notice and relist)\n";
+
+static int sig_pipe[2] = {-1, -1};
+
+static void on_signal(int sig)
+{
+    int saved = errno;
+    char c = (char)sig;
+    ssize_t w = write(sig_pipe[1], &c, 1);
+    (void)w;
+    errno = saved;
+}
+
+static int usage_error(const char *flag, const char *fmt, ...) KC__PRINTF(2, 3);
+static int usage_error(const char *flag, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "kcache serve: %s: ", flag);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\n(see kcache serve --help)\n");
+    return EXIT_USAGE;
+}
+
+static bool parse_u64(const char *s, uint64_t max, uint64_t *ret)
+{
+    if (!s || *s < '0' || *s > '9')
+        return false;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end || v > max)
+        return false;
+    *ret = v;
+    return true;
+}
+
+static bool parse_size(const char *s, size_t *ret)
+{
+    if (!s || *s < '0' || *s > '9')
+        return false;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno)
+        return false;
+    unsigned long long mult = 1;
+    if (!strcmp(end, "K") || !strcmp(end, "k"))
+        mult = 1000;
+    else if (!strcmp(end, "Ki"))
+        mult = 1024;
+    else if (!strcmp(end, "M"))
+        mult = 1000000;
+    else if (!strcmp(end, "Mi"))
+        mult = 1024 * 1024;
+    else if (!strcmp(end, "G"))
+        mult = 1000000000;
+    else if (!strcmp(end, "Gi"))
+        mult = 1024ull * 1024 * 1024;
+    else if (*end)
+        return false;
+    if (v > SIZE_MAX / mult)
+        return false;
+    *ret = (size_t)(v * mult);
+    return true;
+}
+
+static bool parse_prob(const char *s, double *ret)
+{
+    char *end;
+    errno = 0;
+    double p = strtod(s, &end);
+    if (errno || end == s || *end || !(p >= 0 && p <= 1))
+        return false;
+    *ret = p;
+    return true;
+}
+
+static char *read_token_file(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NULL;
+    char *buf = calloc(1, TOKEN_MAX + 1);
+    if (buf && !fgets(buf, TOKEN_MAX + 1, f))
+        buf[0] = '\0';
+    fclose(f);
+    if (buf)
+        buf[strcspn(buf, "\r\n")] = '\0';
+    return buf;
+}
+
+typedef struct serve_args {
+    kc_server_opts opts;
+    const char *kubeconfig_out;
+    char *token_owned;
+} serve_args;
+
+/* Parse argv into *a. Returns -1 to go on, or an exit status (0 for --help). */
+static int parse_args(int argc, char **argv, serve_args *a)
+{
+    kc_server_opts *o = &a->opts;
+    for (int i = 1; i < argc; i++) {
+        char flag[64];
+        const char *arg = argv[i], *val = NULL;
+        if (strncmp(arg, "--", 2))
+            return usage_error(arg, "unexpected argument");
+        const char *eq = strchr(arg, '=');
+        size_t fl = eq ? (size_t)(eq - arg) : strlen(arg);
+        if (fl >= sizeof flag)
+            return usage_error(arg, "unknown flag");
+        memcpy(flag, arg, fl);
+        flag[fl] = '\0';
+        if (!strcmp(flag, "--help") || !strcmp(flag, "-h")) {
+            fputs(usage_text, stdout);
+            return 0;
+        }
+        bool boolean = !strcmp(flag, "--tls") || !strcmp(flag, "--quiet");
+        if (boolean) {
+            if (eq)
+                return usage_error(flag, "takes no value");
+            if (!strcmp(flag, "--tls"))
+                o->tls = true;
+            else
+                o->quiet = true;
+            continue;
+        }
+        if (eq)
+            val = eq + 1;
+        else if (i + 1 < argc)
+            val = argv[++i];
+        else
+            return usage_error(flag, "missing value");
+
+        uint64_t u;
+        unsigned ms;
+        kc_error err = KC_ERROR_INIT;
+        if (!strcmp(flag, "--listen")) {
+            if (!*val || !strrchr(val, ':'))
+                return usage_error(flag, "expected ADDR:PORT, got '%s'", val);
+            o->listen = val;
+        } else if (!strcmp(flag, "--kubeconfig-out")) {
+            if (!*val)
+                return usage_error(flag, "empty path");
+            a->kubeconfig_out = val;
+        } else if (!strcmp(flag, "--token")) {
+            if (!*val || strlen(val) > TOKEN_MAX || strpbrk(val, "\r\n"))
+                return usage_error(flag, "bad token (empty, too long or multi-line)");
+            o->token = val;
+        } else if (!strcmp(flag, "--token-file")) {
+            free(a->token_owned);
+            a->token_owned = read_token_file(val);
+            if (!a->token_owned || !*a->token_owned)
+                return usage_error(flag, "cannot read a token from '%s'", val);
+            o->token = a->token_owned;
+        } else if (!strcmp(flag, "--history")) {
+            if (!parse_u64(val, 100000000, &u) || u == 0)
+                return usage_error(flag, "expected a positive event count, got '%s'", val);
+            o->history = (size_t)u;
+        } else if (!strcmp(flag, "--bookmark-interval")) {
+            if (kc__faults_parse_duration_ms(val, strlen(val), &ms) || ms == 0)
+                return usage_error(flag, "expected a positive duration like 1s, got '%s'", val);
+            o->bookmark_interval_ms = ms;
+        } else if (!strcmp(flag, "--max-watch")) {
+            if (kc__faults_parse_duration_ms(val, strlen(val), &ms))
+                return usage_error(flag, "expected a duration like 30s, got '%s'", val);
+            o->max_watch_s = (ms + 999) / 1000;
+        } else if (!strcmp(flag, "--max-body")) {
+            size_t sz;
+            if (!parse_size(val, &sz) || sz == 0)
+                return usage_error(flag, "expected a size like 3Mi, got '%s'", val);
+            o->max_body = sz;
+        } else if (!strcmp(flag, "--watch-queue")) {
+            if (!parse_u64(val, 100000000, &u) || u == 0)
+                return usage_error(flag, "expected a positive event count, got '%s'", val);
+            o->watch_queue = (size_t)u;
+        } else if (!strcmp(flag, "--watch-delay")) {
+            if (kc__faults_parse_delay(val, &o->faults.watch_delay_min_ms,
+                                       &o->faults.watch_delay_max_ms, &err)) {
+                int rc = usage_error(flag, "%s", err.message);
+                kc_error_clear(&err);
+                return rc;
+            }
+        } else if (!strcmp(flag, "--fail-429") || !strcmp(flag, "--fail-500") ||
+                   !strcmp(flag, "--fail-503")) {
+            double *rates = flag[7] == '4'   ? o->faults.rate_429
+                            : flag[9] == '0' ? o->faults.rate_500
+                                             : o->faults.rate_503;
+            if (kc__faults_parse_rate(val, rates, &err)) {
+                int rc = usage_error(flag, "%s", err.message);
+                kc_error_clear(&err);
+                return rc;
+            }
+        } else if (!strcmp(flag, "--retry-after")) {
+            if (!parse_u64(val, 3600, &u))
+                return usage_error(flag, "expected seconds (0..3600), got '%s'", val);
+            o->faults.retry_after_s = (unsigned)u;
+        } else if (!strcmp(flag, "--watch-close-every")) {
+            if (!parse_u64(val, UINT_MAX, &u))
+                return usage_error(flag, "expected an event count, got '%s'", val);
+            o->faults.watch_close_every = (unsigned)u;
+        } else if (!strcmp(flag, "--watch-close-prob")) {
+            if (!parse_prob(val, &o->faults.watch_close_prob))
+                return usage_error(flag, "expected a probability 0..1, got '%s'", val);
+        } else if (!strcmp(flag, "--seed-objects")) {
+            if (!*val)
+                return usage_error(flag, "empty spec");
+            o->seed_spec = val;
+        } else if (!strcmp(flag, "--fixtures")) {
+            if (!*val)
+                return usage_error(flag, "empty directory");
+            o->seed_dir = val;
+        } else if (!strcmp(flag, "--seed")) {
+            if (!parse_u64(val, UINT64_MAX, &u))
+                return usage_error(flag, "expected an unsigned integer, got '%s'", val);
+            o->random_seed = u;
+        } else {
+            return usage_error(flag, "unknown flag");
+        }
+    }
+    return -1;
+}
+
+static int cmd_serve(int argc, char **argv)
+{
+    serve_args a = {0};
+    int rc = parse_args(argc, argv, &a);
+    if (rc >= 0) {
+        free(a.token_owned);
+        return rc;
+    }
+    int status = 1;
+    kc_server *srv = NULL;
+    kc_error err = KC_ERROR_INIT;
+    if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK)) {
+        fprintf(stderr, "kcache serve: pipe: %s\n", strerror(errno));
+        goto out;
+    }
+    struct sigaction sa = {0};
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    rc = kc_server_new(&a.opts, &srv, &err);
+    if (rc) {
+        fprintf(stderr, "kcache serve: %s\n", err.message ? err.message : kc_strerror(rc));
+        status = rc == KC_EINVAL ? EXIT_USAGE : 1;
+        goto out;
+    }
+    rc = kc_server_start(srv, &err);
+    if (rc) {
+        fprintf(stderr, "kcache serve: cannot start: %s\n",
+                err.message ? err.message : kc_strerror(rc));
+        goto out;
+    }
+    if (a.kubeconfig_out && (rc = kc_server_write_kubeconfig(srv, a.kubeconfig_out, &err))) {
+        fprintf(stderr, "kcache serve: --kubeconfig-out: %s\n",
+                err.message ? err.message : kc_strerror(rc));
+        goto out;
+    }
+    printf("kcache serve: listening on %s\n", kc_server_url(srv));
+    fflush(stdout);
+
+    struct pollfd pfd = {.fd = sig_pipe[0], .events = POLLIN};
+    for (;;) {
+        int n = poll(&pfd, 1, -1);
+        if (n > 0)
+            break;
+        if (n < 0 && errno != EINTR) {
+            fprintf(stderr, "kcache serve: poll: %s\n", strerror(errno));
+            break;
+        }
+    }
+    if (!a.opts.quiet)
+        fprintf(stderr, "kcache serve: stopping\n");
+    kc_server_stop(srv);
+    status = 0;
+out:
+    kc_server_free(srv);
+    kc_error_clear(&err);
+    if (a.token_owned) {
+        memset(a.token_owned, 0, strlen(a.token_owned));
+        free(a.token_owned);
+    }
+    for (int i = 0; i < 2; i++)
+        if (sig_pipe[i] >= 0) {
+            close(sig_pipe[i]);
+            sig_pipe[i] = -1;
+        }
+    return status;
+}
+
+KC_CLI_COMMAND(serve, "run the in-memory Kubernetes API server", cmd_serve)

@@ -226,7 +226,85 @@ static int check_op(const json_t *o, size_t idx, json_op *ret_op, kc_error *err)
     return 0;
 }
 
-static int run_op(json_t **doc, json_op op, const json_t *o, kc_error *err)
+/* Nodes one patch may create through "copy", summed over its operations (a copy of the root,
+ * repeated, would otherwise double the document each time). Upstream bounds this too
+ * (json-patch AccumulatedCopySizeLimit). */
+#define MAX_COPIED_NODES ((size_t)1 << 20)
+
+/* Nesting depth of v (a scalar is 0), counting no further than cap + 1. */
+static int depth_of(const json_t *v, int cap)
+{
+    if (!json_is_object(v) && !json_is_array(v))
+        return 0;
+    if (cap < 0)
+        return 1;
+    int d = 0;
+    if (json_is_object(v)) {
+        const char *k;
+        json_t *c;
+        json_object_foreach((json_t *)v, k, c)
+        {
+            int cd = depth_of(c, cap - 1);
+            d = cd > d ? cd : d;
+            if (d > cap)
+                break;
+        }
+    } else {
+        size_t i;
+        json_t *c;
+        json_array_foreach(v, i, c)
+        {
+            int cd = depth_of(c, cap - 1);
+            d = cd > d ? cd : d;
+            if (d > cap)
+                break;
+        }
+    }
+    return d + 1;
+}
+
+/* Nodes in v, counting no further than limit + 1. */
+static size_t count_nodes(const json_t *v, size_t limit)
+{
+    size_t n = 1;
+    if (json_is_object(v)) {
+        const char *k;
+        json_t *c;
+        json_object_foreach((json_t *)v, k, c)
+        {
+            if (n > limit)
+                break;
+            n += count_nodes(c, limit - n);
+        }
+    } else if (json_is_array(v)) {
+        size_t i;
+        json_t *c;
+        json_array_foreach(v, i, c)
+        {
+            if (n > limit)
+                break;
+            n += count_nodes(c, limit - n);
+        }
+    }
+    return n;
+}
+
+/* Placing v at path must keep the document within KC__PATCH_MAX_DEPTH (so no later operation
+ * or deep copy recurses without bound). */
+static int check_depth(const json_t *v, const char *path, kc_error *err)
+{
+    int tokens = 0;
+    for (const char *p = path; *p && tokens <= KC__PATCH_MAX_DEPTH; p++)
+        tokens += *p == '/';
+    if (tokens > KC__PATCH_MAX_DEPTH ||
+        depth_of(v, KC__PATCH_MAX_DEPTH - tokens) > KC__PATCH_MAX_DEPTH - tokens)
+        return kc_error_set(err, KC_EINVALID,
+                            "json patch: the value at %s would nest deeper than %d levels", path,
+                            KC__PATCH_MAX_DEPTH);
+    return 0;
+}
+
+static int run_op(json_t **doc, json_op op, const json_t *o, size_t *copied, kc_error *err)
 {
     const char *path = json_string_value(json_object_get(o, "path"));
     const char *from = json_string_value(json_object_get(o, "from"));
@@ -235,6 +313,8 @@ static int run_op(json_t **doc, json_op op, const json_t *o, kc_error *err)
     int rc;
     switch (op) {
     case OP_ADD:
+        if ((rc = check_depth(value, path, err)) < 0)
+            return rc;
         if (!(v = json_deep_copy(value)))
             return kc_error_set(err, KC_ENOMEM, "out of memory");
         return op_add(doc, path, v, err);
@@ -243,6 +323,8 @@ static int run_op(json_t **doc, json_op op, const json_t *o, kc_error *err)
             return kc_error_set(err, KC_EINVALID, "json patch: cannot remove the whole object");
         return op_remove(*doc, path, NULL, err);
     case OP_REPLACE:
+        if ((rc = check_depth(value, path, err)) < 0)
+            return rc;
         if (!(v = json_deep_copy(value)))
             return kc_error_set(err, KC_ENOMEM, "out of memory");
         return op_replace(doc, path, v, err);
@@ -255,13 +337,22 @@ static int run_op(json_t **doc, json_op op, const json_t *o, kc_error *err)
                                 from, path);
         if (from[0] == '\0')
             return kc_error_set(err, KC_EINVALID, "json patch: cannot move the whole object");
+        if ((rc = resolve(*doc, from, false, &v, NULL, err)) < 0 ||
+            (rc = check_depth(v, path, err)) < 0)
+            return rc;
         if ((rc = op_remove(*doc, from, &v, err)) < 0)
             return rc;
         return op_add(doc, path, v, err);
     }
     case OP_COPY:
-        if ((rc = resolve(*doc, from, false, &v, NULL, err)) < 0)
+        if ((rc = resolve(*doc, from, false, &v, NULL, err)) < 0 ||
+            (rc = check_depth(v, path, err)) < 0)
             return rc;
+        *copied += count_nodes(v, MAX_COPIED_NODES);
+        if (*copied > MAX_COPIED_NODES)
+            return kc_error_set(err, KC_EINVALID,
+                                "json patch: copies exceed the limit of %zu values in total",
+                                MAX_COPIED_NODES);
         if (!(v = json_deep_copy(v)))
             return kc_error_set(err, KC_ENOMEM, "out of memory");
         return op_add(doc, path, v, err);
@@ -286,6 +377,7 @@ int kc__json_patch(json_t **doc, const json_t *ops, kc_error *err)
                             "the json patch has %zu operations, more than the limit %d", n,
                             KC__PATCH_MAX_OPS);
     json_op op;
+    size_t copied = 0;
     for (size_t i = 0; i < n; i++) {
         int rc = check_op(json_array_get(ops, i), i, &op, err);
         if (rc < 0)
@@ -294,7 +386,7 @@ int kc__json_patch(json_t **doc, const json_t *ops, kc_error *err)
     for (size_t i = 0; i < n; i++) {
         const json_t *o = json_array_get(ops, i);
         check_op(o, i, &op, NULL);
-        int rc = run_op(doc, op, o, err);
+        int rc = run_op(doc, op, o, &copied, err);
         if (rc < 0)
             return rc;
     }

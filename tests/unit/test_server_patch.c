@@ -300,6 +300,32 @@ static void test_server_patch_json_result_must_stay_an_object(void **state)
     assert_int_equal(code, KC_EBADREQUEST);
 }
 
+static void test_server_patch_json_copy_growth_is_bounded(void **state)
+{
+    /* Each copy of the root doubles the document: 40 of them would need 2^40 values. */
+    char body[8192] = "[{\"op\":\"add\",\"path\":\"/x\",\"value\":[1,2,3,4,5,6,7,8]}";
+    for (int i = 0; i < 40; i++)
+        strcat(body, ",{\"op\":\"copy\",\"from\":\"/x\",\"path\":\"/x/0\"}");
+    strcat(body, "]");
+    int code;
+    assert_null(patch(KC__PATCH_JSON, body, &code, NULL));
+    assert_int_equal(code, KC_EINVALID);
+}
+
+static void test_server_patch_json_depth_growth_is_bounded(void **state)
+{
+    char body[16384] = "[{\"op\":\"add\",\"path\":\"/x\",\"value\":{\"a\":{\"a\":{}}}}";
+    for (int i = 0; i < 120; i++)
+        strcat(body, ",{\"op\":\"copy\",\"from\":\"/x\",\"path\":\"/x/a/a/b\"}");
+    strcat(body, "]");
+    int code;
+    kc_error err = KC_ERROR_INIT;
+    assert_null(patch(KC__PATCH_JSON, body, &code, &err));
+    assert_int_equal(code, KC_EINVALID);
+    assert_non_null(strstr(err.message, "deeper"));
+    kc_error_clear(&err);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -321,6 +347,8 @@ int main(void)
         cmocka_unit_test(test_server_patch_json_malformed_is_400),
         cmocka_unit_test(test_server_patch_json_too_many_ops_is_413),
         cmocka_unit_test(test_server_patch_json_result_must_stay_an_object),
+        cmocka_unit_test(test_server_patch_json_copy_growth_is_bounded),
+        cmocka_unit_test(test_server_patch_json_depth_growth_is_bounded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -136,6 +136,13 @@ void kc_cached_client_free(kc_cached_client *cc)
     if (!cc)
         return;
     kc__ryw_destroy(&cc->ryw);
+    size_t n = atomic_load(&cc->n_types);
+    for (size_t i = 0; i < n; i++) {
+        free(cc->types[i].group);
+        free(cc->types[i].version);
+        free(cc->types[i].resource);
+        free(cc->types[i].ns);
+    }
     pthread_mutex_destroy(&cc->lock);
     free_uncached(cc->uncached, cc->n_uncached);
     free(cc->field_manager);
@@ -165,33 +172,114 @@ static int64_t ms_left(uint64_t deadline_ns)
     return (int64_t)((left + KC__NS_PER_MS - 1) / KC__NS_PER_MS);
 }
 
-int kc__cc_store(kc_cached_client *cc, const kc_gvr *gvr, const char *ns, bool wait_sync,
-                 uint64_t deadline_ns, kc_store **ret_store, kc_error *err)
+static uint64_t type_hash(const kc_gvr *gvr, const char *ns)
 {
-    kc_informer_opts io = {0};
+    const char *parts[4] = {gvr->group ? gvr->group : "", gvr->version, gvr->resource, ns};
+    uint64_t h = 14695981039346656037ull;
+    for (int i = 0; i < 4; i++) {
+        for (const char *p = parts[i]; *p; p++)
+            h = (h ^ (unsigned char)*p) * 1099511628211ull;
+        h = (h ^ 0x1f) * 1099511628211ull;
+    }
+    return h;
+}
+
+static bool type_is(const kc__cc_type *t, uint64_t h, const kc_gvr *gvr, const char *ns)
+{
+    return t->hash == h && !strcmp(t->resource, gvr->resource) &&
+           !strcmp(t->version, gvr->version) && !strcmp(t->group, gvr->group ? gvr->group : "") &&
+           !strcmp(t->ns, ns);
+}
+
+/* Lock-free lookup of a published entry. */
+static kc__cc_type *type_find(kc_cached_client *cc, uint64_t h, const kc_gvr *gvr, const char *ns)
+{
+    size_t n = atomic_load_explicit(&cc->n_types, memory_order_acquire);
+    for (size_t i = 0; i < n; i++)
+        if (type_is(&cc->types[i], h, gvr, ns))
+            return &cc->types[i];
+    return NULL;
+}
+
+/* Publish inf for (gvr, ns); returns the entry (an existing one if another thread won), or NULL
+ * when the table is full or out of memory (callers then go through kc_cache every time). */
+static kc__cc_type *type_add(kc_cached_client *cc, uint64_t h, const kc_gvr *gvr, const char *ns,
+                             kc_informer *inf)
+{
+    pthread_mutex_lock(&cc->lock);
+    kc__cc_type *t = type_find(cc, h, gvr, ns);
+    size_t n = atomic_load_explicit(&cc->n_types, memory_order_relaxed);
+    if (!t && n < KC__CC_TYPES_MAX) {
+        kc__cc_type *x = &cc->types[n];
+        x->group = kc__strdup(gvr->group ? gvr->group : "");
+        x->version = kc__strdup(gvr->version);
+        x->resource = kc__strdup(gvr->resource);
+        x->ns = kc__strdup(ns);
+        if (x->group && x->version && x->resource && x->ns) {
+            x->hash = h;
+            x->inf = inf;
+            x->store = kc_informer_store(inf);
+            atomic_init(&x->synced, false);
+            atomic_store_explicit(&cc->n_types, n + 1, memory_order_release);
+            t = x;
+        } else {
+            free(x->group);
+            free(x->version);
+            free(x->resource);
+            free(x->ns);
+            memset(x, 0, sizeof(*x));
+        }
+    }
+    pthread_mutex_unlock(&cc->lock);
+    return t;
+}
+
+uint64_t kc__cc_deadline_lazy(const kc_cached_client *cc, const kc_call_opts *call, uint64_t *slot)
+{
+    if (*slot == 0)
+        *slot = kc__cc_deadline(cc, call);
+    return *slot;
+}
+
+int kc__cc_store(kc_cached_client *cc, const kc_gvr *gvr, const char *ns, bool wait_sync,
+                 const kc_call_opts *call, uint64_t *deadline_ns, kc_store **ret_store,
+                 kc_error *err)
+{
+    const char *ins = "";
     if (ns && *ns && cc->ns) {
         if (strcmp(ns, cc->ns) != 0)
             return kc_error_set(err, KC_EINVAL,
                                 "cached client: namespace \"%s\" is outside the client's \"%s\"",
                                 ns, cc->ns);
-        io.ns = cc->ns;
+        ins = cc->ns;
     }
-    size_t before = kc_cache_informer_count(cc->cache);
-    kc_informer *inf = NULL;
-    int rc = kc_cache_get_informer(cc->cache, gvr, &io, &inf, err);
-    if (rc < 0)
-        return rc;
-    if (kc_cache_informer_count(cc->cache) > before)
-        atomic_fetch_add(&cc->n_informers_started, 1);
-    if (wait_sync && !kc_informer_has_synced(inf)) {
-        rc = kc_informer_wait_synced(inf, ms_left(deadline_ns));
-        if (rc == KC_ETIMEOUT)
-            return kc_error_set(err, KC_ETIMEOUT,
-                                "cached client: informer %s did not sync within the timeout",
-                                kc_informer_name(inf));
+    uint64_t h = type_hash(gvr, ins);
+    kc__cc_type *t = type_find(cc, h, gvr, ins);
+    kc_informer *inf = t ? t->inf : NULL;
+    if (!inf) {
+        kc_informer_opts io = {.ns = *ins ? ins : NULL};
+        size_t before = kc_cache_informer_count(cc->cache);
+        int rc = kc_cache_get_informer(cc->cache, gvr, &io, &inf, err);
         if (rc < 0)
-            return kc_error_set(err, rc, "cached client: informer %s: %s", kc_informer_name(inf),
-                                kc_strerror(rc));
+            return rc;
+        if (kc_cache_informer_count(cc->cache) > before)
+            atomic_fetch_add(&cc->n_informers_started, 1);
+        t = type_add(cc, h, gvr, ins, inf);
+    }
+    if (wait_sync && !(t && atomic_load_explicit(&t->synced, memory_order_acquire))) {
+        if (!kc_informer_has_synced(inf)) {
+            int rc =
+                kc_informer_wait_synced(inf, ms_left(kc__cc_deadline_lazy(cc, call, deadline_ns)));
+            if (rc == KC_ETIMEOUT)
+                return kc_error_set(err, KC_ETIMEOUT,
+                                    "cached client: informer %s did not sync within the timeout",
+                                    kc_informer_name(inf));
+            if (rc < 0)
+                return kc_error_set(err, rc, "cached client: informer %s: %s",
+                                    kc_informer_name(inf), kc_strerror(rc));
+        }
+        if (t)
+            atomic_store_explicit(&t->synced, true, memory_order_release);
     }
     *ret_store = kc_informer_store(inf);
     return 0;

@@ -75,6 +75,17 @@ typedef struct kc__cc_gvr {
     char *group, *version, *resource;
 } kc__cc_gvr;
 
+/* A resolved (type, namespace) → informer, published once and never changed: readers scan the
+ * array without a lock up to the count they load (acquire); writers append under the lock. */
+#define KC__CC_TYPES_MAX 64
+typedef struct kc__cc_type {
+    uint64_t hash;
+    char *group, *version, *resource, *ns; /* ns "" = all namespaces / cluster-scoped */
+    kc_informer *inf;                      /* borrowed from the cache */
+    kc_store *store;
+    atomic_bool synced; /* latched: an informer's has_synced never goes back */
+} kc__cc_type;
+
 struct kc_cached_client {
     kc_client *client; /* borrowed */
     kc_cache *cache;   /* borrowed */
@@ -85,8 +96,10 @@ struct kc_cached_client {
     kc__cc_gvr *uncached;
     size_t n_uncached;
 
-    pthread_mutex_t lock; /* ryw table */
+    pthread_mutex_t lock; /* ryw table; appends to types */
     kc__ryw ryw;
+    kc__cc_type types[KC__CC_TYPES_MAX];
+    _Atomic size_t n_types;
 
     _Atomic uint64_t n_waits, n_waits_immediate, n_wait_timeouts, n_informers_started;
 };
@@ -101,13 +114,18 @@ int kc__cc_type_key(const kc_gvr *gvr, char *buf, size_t cap, kc_error *err);
 
 /*
  * The store of gvr's informer for namespace ns, starting the informer on first use and waiting
- * for its sync until deadline_ns. wait_sync false: return the store at once even when not synced
- * (writes: the wait that follows covers the sync). *ret_store is borrowed: valid until the cache
- * is freed. Errors: KC_EINVAL (namespace outside the client's), KC_ETIMEOUT, KC_ESTOPPED, cache
- * errors.
+ * for its sync until the call's deadline. wait_sync false: return the store at once even when not
+ * synced (writes: the wait that follows covers the sync). *deadline_ns is the call's deadline,
+ * computed lazily (0 = not yet; see kc__cc_deadline_lazy) so the hot read path never reads the
+ * clock. *ret_store is borrowed: valid until the cache is freed. Errors: KC_EINVAL (namespace
+ * outside the client's), KC_ETIMEOUT, KC_ESTOPPED, cache errors.
  */
 int kc__cc_store(kc_cached_client *cc, const kc_gvr *gvr, const char *ns, bool wait_sync,
-                 uint64_t deadline_ns, kc_store **ret_store, kc_error *err);
+                 const kc_call_opts *call, uint64_t *deadline_ns, kc_store **ret_store,
+                 kc_error *err);
+
+/* *slot, computing it from the call's timeout first when it is still 0. */
+uint64_t kc__cc_deadline_lazy(const kc_cached_client *cc, const kc_call_opts *call, uint64_t *slot);
 
 /* Wait for c on s until deadline_ns (KC__DEADLINE_NEVER = unbounded). Returns 0, KC_ENOT_CAUGHT_UP
  * (timeout; err says what was awaited), KC_ESTOPPED or KC_EINVAL. Counts stats. */

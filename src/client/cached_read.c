@@ -52,22 +52,24 @@ int kc_cached_get(kc_cached_client *cc, const kc_gvr *gvr, const char *ns, const
     if (!cc || !name || !*name || !ret_obj)
         return kc_error_set(err, KC_EINVAL, "cached client: get needs a name and ret_obj");
     ns = ns ? ns : "";
-    char type[TYPE_KEY_MAX];
-    int rc = kc__cc_type_key(gvr, type, sizeof(type), err);
-    if (rc < 0)
-        return rc;
+    if (!gvr || !gvr->version || !*gvr->version || !gvr->resource || !*gvr->resource)
+        return kc_error_set(err, KC_EINVAL, "cached client: gvr needs a version and a resource");
     if ((call && call->live) || kc__cc_uncached(cc, gvr))
         return kc_client_get(cc->client, gvr, ns, name, ret_obj, err);
 
-    uint64_t deadline = kc__cc_deadline(cc, call);
+    /* The hot path (discovery-style loops): one lock-free type lookup, one store lookup. */
+    uint64_t deadline = 0;
     kc_store *store = NULL;
-    rc = kc__cc_store(cc, gvr, ns, true, deadline, &store, err);
+    int rc = kc__cc_store(cc, gvr, ns, true, call, &deadline, &store, err);
     if (rc < 0)
         return rc;
 
     kc__ryw_want want = {0};
     bool hide = false;
+    char type[TYPE_KEY_MAX];
     if (cc->mode == KC_RYW_BLOCK_ON_READ) {
+        if ((rc = kc__cc_type_key(gvr, type, sizeof(type), err)) < 0)
+            return rc;
         pthread_mutex_lock(&cc->lock);
         int found = kc__ryw_lookup(&cc->ryw, type, ns, name, &want);
         pthread_mutex_unlock(&cc->lock);
@@ -79,7 +81,7 @@ int kc_cached_get(kc_cached_client *cc, const kc_gvr *gvr, const char *ns, const
                 else
                     hide = true;
             } else if (kc__cc_wait_enabled(cc, call)) {
-                rc = kc__cc_wait(cc, store, &c, deadline, err);
+                rc = kc__cc_wait(cc, store, &c, kc__cc_deadline_lazy(cc, call, &deadline), err);
                 if (rc < 0) {
                     kc__ryw_want_clear(&want);
                     return rc;
@@ -269,10 +271,11 @@ int kc_cached_list(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
         goto out;
     if ((rc = kc_field_selector_parse(field_selector, &fs, err)) < 0)
         goto out;
-    uint64_t deadline = kc__cc_deadline(cc, call);
+    uint64_t deadline = 0;
     kc_store *store = NULL;
-    if ((rc = kc__cc_store(cc, gvr, ns, true, deadline, &store, err)) < 0)
+    if ((rc = kc__cc_store(cc, gvr, ns, true, call, &deadline, &store, err)) < 0)
         goto out;
+    kc__cc_deadline_lazy(cc, call, &deadline);
     if ((rc = bor_list_prepare(cc, type, store, ns, call, deadline, &hides, &n_hides, err)) < 0)
         goto out;
     rc = *ns ? kc_store_list_namespace(store, ns, &objs, &n) : kc_store_list(store, &objs, &n);
@@ -300,13 +303,14 @@ int kc_cached_list_by_index(kc_cached_client *cc, const kc_gvr *gvr, const char 
     int rc = kc__cc_type_key(gvr, type, sizeof(type), err);
     if (rc < 0)
         return rc;
-    uint64_t deadline = kc__cc_deadline(cc, call);
+    uint64_t deadline = 0;
     kc_store *store = NULL;
-    rc = kc__cc_store(cc, gvr, cc->ns, true, deadline, &store, err);
+    rc = kc__cc_store(cc, gvr, cc->ns, true, call, &deadline, &store, err);
     if (rc < 0)
         return rc;
     kc__ryw_want *hides = NULL;
     int n_hides = 0;
+    kc__cc_deadline_lazy(cc, call, &deadline);
     rc = bor_list_prepare(cc, type, store, cc->ns, call, deadline, &hides, &n_hides, err);
     if (rc < 0)
         return rc;

@@ -47,7 +47,7 @@ static int prepare(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
     if (!kc__cc_wait_enabled(cc, call) || kc__cc_uncached(cc, gvr))
         return 0;
     w->waiting = true;
-    rc = kc__cc_store(cc, gvr, ns, false, w->deadline, &w->store, err);
+    rc = kc__cc_store(cc, gvr, ns, false, call, &w->deadline, &w->store, err);
     if (rc == KC_ESTOPPED) {
         w->pending_rc = KC_ESTOPPED; /* still write; report that the cache cannot catch up */
         w->store = NULL;

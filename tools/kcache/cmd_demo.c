@@ -1,0 +1,414 @@
+/*
+ * cmd_demo.c — `kcache demo` (and `make demo`): the two field reports behind read-your-writes,
+ * reproduced on the embedded API server (or a real cluster with --kubeconfig).
+ *
+ *   1. create then read — the konveyor mig-controller failure: a Secret created and immediately
+ *      read from the cache is missing while watch events lag 10–500 ms; counted without waiting,
+ *      with block-on-write and with block-on-read;
+ *   2. discovery — N PersistentVolumes read one by one through API GETs vs through the cache;
+ *   3. readiness — time from creating the cache to every informer synced.
+ * This file parses flags, sets up (server or kubeconfig, client, cache, the demo namespace and,
+ * on a real cluster, the PVs) and tears down; demo_run.c runs the scenarios and demo_report.c
+ * prints. Exit status: 0 when both wait modes had no stale read, 1 otherwise or on a failure,
+ * 2 for bad flags.
+ */
+#include "cli.h"
+#include "demo_common.h"
+
+#include "core/internal.h"
+#include "kcache/server.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void demo_usage(FILE *f)
+{
+    fprintf(f,
+            "Usage: kcache demo [options]\n\n"
+            "Reproduces the two field reports behind read-your-writes: Secrets created and read\n"
+            "back at once through the cache (no wait / block-on-write / block-on-read), and\n"
+            "PersistentVolume discovery through API GETs vs the cache. By default it starts the\n"
+            "embedded API server in-process with delayed watch events.\n\n"
+            "Options:\n"
+            "  --n N              Secrets created per mode (default 500)\n"
+            "  --pv N             PersistentVolumes read in the discovery scenario (default 1000)\n"
+            "  --workers N        concurrent writer threads per mode (default 16)\n"
+            "  --watch-delay D    watch event delay MIN[-MAX], e.g. 10ms-500ms, 0 (default "
+            "10ms-500ms;\n"
+            "                     embedded server only)\n"
+            "  --timeout MS       read-your-writes wait bound in ms (default 3000)\n"
+            "  --kubeconfig FILE  run against that cluster instead (creates and deletes a\n"
+            "                     namespace kcache-demo-<id> and N labelled PersistentVolumes)\n"
+            "  --json             print machine-readable results (format: "
+            "docs/read-your-writes.md)\n"
+            "  --no-progress      no progress line on stderr\n"
+            "  -h, --help         this help\n");
+}
+
+__attribute__((format(printf, 1, 2))) static int bad_flag(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "kcache demo: ");
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\nRun 'kcache demo --help' for the options.\n");
+    return 2;
+}
+
+static bool parse_uint(const char *s, unsigned min, unsigned max, unsigned *ret)
+{
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(s, &end, 10);
+    if (!*s || *end || errno || *s == '-' || v < min || v > max)
+        return false;
+    *ret = (unsigned)v;
+    return true;
+}
+
+/* "250", "250ms", "1s" → ms. */
+static bool parse_ms(const char *s, size_t len, unsigned *ret)
+{
+    char buf[32];
+    if (len == 0 || len >= sizeof(buf))
+        return false;
+    memcpy(buf, s, len);
+    buf[len] = 0;
+    char *end;
+    errno = 0;
+    double v = strtod(buf, &end);
+    if (end == buf || errno || v < 0)
+        return false;
+    if (!strcmp(end, "s"))
+        v *= 1000;
+    else if (*end && strcmp(end, "ms"))
+        return false;
+    if (v > 600000)
+        return false;
+    *ret = (unsigned)(v + 0.5);
+    return true;
+}
+
+static bool parse_delay(const char *s, unsigned *ret_min, unsigned *ret_max)
+{
+    const char *dash = strchr(s, '-');
+    unsigned lo, hi;
+    if (!parse_ms(s, dash ? (size_t)(dash - s) : strlen(s), &lo))
+        return false;
+    hi = lo;
+    if (dash && !parse_ms(dash + 1, strlen(dash + 1), &hi))
+        return false;
+    if (hi < lo)
+        return false;
+    *ret_min = lo;
+    *ret_max = hi;
+    return true;
+}
+
+/* Parse flags into *o. Returns -1 to go on, else the exit status. */
+static int parse_flags(int argc, char **argv, demo_opts *o)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            demo_usage(stdout);
+            return 0;
+        }
+        if (!strcmp(a, "--json")) {
+            o->json = true;
+            continue;
+        }
+        if (!strcmp(a, "--no-progress")) {
+            o->progress = false;
+            continue;
+        }
+        char flag[32];
+        const char *eq = strchr(a, '=');
+        if (strncmp(a, "--", 2) != 0)
+            return bad_flag("unexpected argument '%s'", a);
+        size_t fl = eq ? (size_t)(eq - a) : strlen(a);
+        if (fl >= sizeof(flag))
+            return bad_flag("unknown option '%s'", a);
+        memcpy(flag, a, fl);
+        flag[fl] = 0;
+        static const char *const valued[] = {"--n",           "--pv",      "--workers",
+                                             "--watch-delay", "--timeout", "--kubeconfig"};
+        bool known = false;
+        for (size_t k = 0; k < sizeof(valued) / sizeof(valued[0]); k++)
+            known = known || !strcmp(flag, valued[k]);
+        if (!known)
+            return bad_flag("unknown option '%s'", flag);
+        if (eq)
+            v = eq + 1;
+        else if (i + 1 < argc)
+            v = argv[++i];
+        else
+            return bad_flag("option '%s' needs a value", flag);
+        unsigned u;
+        if (!strcmp(flag, "--n")) {
+            if (!parse_uint(v, 1, 1000000, &o->n))
+                return bad_flag("--n: expected a count from 1 to 1000000, got '%s'", v);
+        } else if (!strcmp(flag, "--pv")) {
+            if (!parse_uint(v, 1, 1000000, &o->n_pv))
+                return bad_flag("--pv: expected a count from 1 to 1000000, got '%s'", v);
+        } else if (!strcmp(flag, "--workers")) {
+            if (!parse_uint(v, 1, 1024, &o->workers))
+                return bad_flag("--workers: expected 1 to 1024, got '%s'", v);
+        } else if (!strcmp(flag, "--timeout")) {
+            if (!parse_uint(v, 1, 3600000, &u))
+                return bad_flag("--timeout: expected milliseconds (1 to 3600000), got '%s'", v);
+            o->timeout_ms = u;
+        } else if (!strcmp(flag, "--watch-delay")) {
+            if (!parse_delay(v, &o->delay_min_ms, &o->delay_max_ms))
+                return bad_flag("--watch-delay: expected MIN[-MAX] like 10ms-500ms, got '%s'", v);
+        } else if (!strcmp(flag, "--kubeconfig")) {
+            if (!*v)
+                return bad_flag("--kubeconfig: empty path%s", "");
+            o->kubeconfig = v;
+        } else {
+            return bad_flag("unknown option '%s'", flag);
+        }
+    }
+    return -1;
+}
+
+/* ---- set-up helpers -------------------------------------------------------------------------- */
+
+static int fail(const char *what, int rc, const kc_error *e)
+{
+    fprintf(stderr, "kcache demo: %s: %s%s%s\n", what, kc_strerror(rc), e && e->message ? ": " : "",
+            e && e->message ? e->message : "");
+    return 1;
+}
+
+static int create_json(kc_client *c, const kc_gvr *gvr, const char *ns, json_t *doc, kc_error *e)
+{
+    char *s = json_dumps(doc, JSON_COMPACT);
+    json_decref(doc);
+    if (!s)
+        return kc_error_set(e, KC_ENOMEM, "out of memory");
+    int rc = kc_client_create(c, gvr, ns, s, strlen(s), NULL, NULL, e);
+    free(s);
+    return rc;
+}
+
+typedef struct pv_job {
+    kc_client *client;
+    const char *run_id;
+    unsigned n;
+    atomic_uint next, failed;
+} pv_job;
+
+static void *pv_worker(void *arg)
+{
+    pv_job *j = arg;
+    for (unsigned i; (i = atomic_fetch_add(&j->next, 1)) < j->n;) {
+        char name[96];
+        snprintf(name, sizeof(name), "%s-pv-%05u", j->run_id, i);
+        json_t *doc = json_pack(
+            "{s:s, s:s, s:{s:s, s:{s:s}}, s:{s:{s:s}, s:[s], s:{s:s}, s:s}}", "apiVersion", "v1",
+            "kind", "PersistentVolume", "metadata", "name", name, "labels", "kcache-demo",
+            j->run_id, "spec", "capacity", "storage", "1Mi", "accessModes", "ReadWriteOnce",
+            "hostPath", "path", "/tmp/kcache-demo", "persistentVolumeReclaimPolicy", "Retain");
+        kc_error e = KC_ERROR_INIT;
+        if (!doc || create_json(j->client, &demo_pvs, NULL, doc, &e) < 0)
+            atomic_fetch_add(&j->failed, 1);
+        kc_error_clear(&e);
+    }
+    return NULL;
+}
+
+/* Real cluster: create the demo's PVs with `workers` threads. */
+static int create_pvs(kc_client *client, const char *run_id, unsigned n, unsigned workers)
+{
+    pv_job j = {.client = client, .run_id = run_id, .n = n};
+    pthread_t th[64];
+    unsigned nw = workers < 64 ? workers : 64, started = 0;
+    for (; started < nw; started++)
+        if (pthread_create(&th[started], NULL, pv_worker, &j) != 0)
+            break;
+    if (!started)
+        pv_worker(&j);
+    for (unsigned i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    return atomic_load(&j.failed) ? -1 : 0;
+}
+
+/* ---- the command ----------------------------------------------------------------------------- */
+
+static int cmd_demo(int argc, char **argv)
+{
+    demo_opts o = {.n = 500,
+                   .n_pv = 1000,
+                   .workers = 16,
+                   .delay_min_ms = 10,
+                   .delay_max_ms = 500,
+                   .timeout_ms = KC_RYW_DEFAULT_TIMEOUT_MS,
+                   .progress = true};
+    int status = parse_flags(argc, argv, &o);
+    if (status >= 0)
+        return status;
+    o.progress = o.progress && isatty(STDERR_FILENO);
+
+    demo_results res = {.embedded = !o.kubeconfig,
+                        .workers = o.workers,
+                        .delay_min_ms = o.delay_min_ms,
+                        .delay_max_ms = o.delay_max_ms};
+    kc_error e = KC_ERROR_INIT;
+    kc_server *srv = NULL;
+    kc_config *cfg = NULL;
+    kc_client *client = NULL;
+    kc_cache *cache = NULL;
+    demo_env env = {0};
+    bool ns_created = false, pvs_created = false;
+    int rc;
+    status = 1;
+
+    kc__rng rng;
+    kc__rng_seed_auto(&rng);
+    char run_id[32], ns[64], pv_sel[64];
+    snprintf(run_id, sizeof(run_id), "kd%06llx",
+             (unsigned long long)(kc__rng_next(&rng) & 0xffffff));
+    snprintf(ns, sizeof(ns), "kcache-demo-%s", run_id + 2);
+    snprintf(pv_sel, sizeof(pv_sel), "kcache-demo=%s", run_id);
+    env.run_id = run_id;
+    env.ns = ns;
+
+    /* Where the API server is. */
+    if (!o.kubeconfig) {
+        char seed[64];
+        snprintf(seed, sizeof(seed), "persistentvolumes=%u", o.n_pv);
+        kc_server_opts so = {.listen = "127.0.0.1:0", .quiet = true, .seed_spec = seed};
+        so.faults.watch_delay_min_ms = o.delay_min_ms;
+        so.faults.watch_delay_max_ms = o.delay_max_ms;
+        if ((rc = kc_server_new(&so, &srv, &e)) < 0 || (rc = kc_server_start(srv, &e)) < 0) {
+            fail("starting the embedded API server", rc, &e);
+            goto out;
+        }
+        if ((rc = kc_config_from_url(kc_server_url(srv), NULL, NULL, &cfg, &e)) < 0) {
+            fail("configuration", rc, &e);
+            goto out;
+        }
+    } else {
+        kc_config_opts co = {.kubeconfig = o.kubeconfig};
+        if ((rc = kc_config_load(&co, &cfg, &e)) < 0) {
+            fail(o.kubeconfig, rc, &e);
+            goto out;
+        }
+        env.pv_selector = pv_sel;
+    }
+    /* The embedded server is local: no client-side rate limit, as the comparison is about
+     * round trips; a real cluster keeps the client's default limiter. */
+    kc_client_opts clo = {.qps = o.kubeconfig ? 0 : -1};
+    if ((rc = kc_client_new(cfg, &clo, &client, &e)) < 0) {
+        fail("client", rc, &e);
+        goto out;
+    }
+    env.client = client;
+
+    json_t *nsdoc = json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", "v1", "kind", "Namespace",
+                              "metadata", "name", ns);
+    if ((rc = create_json(client, &demo_namespaces, NULL, nsdoc, &e)) < 0) {
+        fail("creating the demo namespace", rc, &e);
+        goto out;
+    }
+    ns_created = true;
+    if (o.kubeconfig) {
+        if (o.progress)
+            fprintf(stderr, "  creating %u PersistentVolumes…", o.n_pv);
+        pvs_created = true;
+        if (create_pvs(client, run_id, o.n_pv, o.workers) < 0) {
+            fprintf(stderr, "\nkcache demo: creating the demo PersistentVolumes failed\n");
+            goto out;
+        }
+        if (o.progress)
+            fprintf(stderr, "\r\033[K");
+    }
+
+    /* 3. Readiness: from creating the cache to every informer synced. */
+    uint64_t t0 = kc__now_ns();
+    if ((rc = kc_cache_new(client, NULL, &cache, &e)) < 0) {
+        fail("cache", rc, &e);
+        goto out;
+    }
+    env.cache = cache;
+    kc_informer *inf;
+    kc_informer_opts io_sec = {.ns = ns}, io_pv = {0};
+    if ((rc = kc_cache_get_informer(cache, &demo_secrets, &io_sec, &inf, &e)) < 0 ||
+        (rc = kc_cache_get_informer(cache, &demo_pvs, &io_pv, &inf, &e)) < 0) {
+        fail("starting informers", rc, &e);
+        goto out;
+    }
+    if ((rc = kc_cache_wait_synced(cache, 60000)) < 0) {
+        fail("waiting for the caches to sync", rc, NULL);
+        goto out;
+    }
+    res.synced_ms = (double)(kc__now_ns() - t0) / 1e6;
+
+    const kc_ryw_mode modes[DEMO_MODES] = {KC_RYW_NONE, KC_RYW_BLOCK_ON_WRITE,
+                                           KC_RYW_BLOCK_ON_READ};
+    for (int m = 0; m < DEMO_MODES; m++) {
+        kc_cached_client_opts cco = {.mode = modes[m], .timeout_ms = o.timeout_ms, .ns = ns};
+        if ((rc = kc_cached_client_new(client, cache, &cco, &env.cc[m], &e)) < 0) {
+            fail("cached client", rc, &e);
+            goto out;
+        }
+    }
+
+    /* 1. Create then read. */
+    for (int m = 0; m < DEMO_MODES; m++) {
+        if ((rc = demo_create_then_read(&env, &o, m, &res.modes[m], &e)) < 0) {
+            fail(demo_mode_labels[m], rc, &e);
+            goto out;
+        }
+    }
+    /* 2. Discovery. */
+    if ((rc = demo_discovery(&env, &o, &res, &e)) < 0) {
+        fail("discovery", rc, &e);
+        goto out;
+    }
+
+    if (o.json)
+        demo_print_json(&res);
+    else
+        demo_print_table(&res, &o);
+    bool clean = true;
+    for (int m = 0; m < DEMO_MODES; m++)
+        clean = clean && res.modes[m].errors == 0;
+    status = (clean && res.modes[DEMO_BLOCK_ON_WRITE].stale == 0 &&
+              res.modes[DEMO_BLOCK_ON_READ].stale == 0)
+                 ? 0
+                 : 1;
+
+out:
+    kc_error_clear(&e);
+    if (cache)
+        kc_cache_stop(cache);
+    for (int m = 0; m < DEMO_MODES; m++)
+        kc_cached_client_free(env.cc[m]);
+    kc_cache_free(cache);
+    if (client && o.kubeconfig) { /* leave the cluster as we found it */
+        kc_delete_opts dopts = KC_DELETE_OPTS_INIT;
+        dopts.label_selector = pv_sel;
+        if (pvs_created && kc_client_delete_collection(client, &demo_pvs, NULL, &dopts, &e) < 0)
+            fail("deleting the demo PersistentVolumes", e.code, &e);
+        kc_error_clear(&e);
+        if (ns_created && kc_client_delete(client, &demo_namespaces, NULL, ns, NULL, NULL, &e) < 0)
+            fail("deleting the demo namespace", e.code, &e);
+        kc_error_clear(&e);
+    }
+    kc_client_free(client);
+    kc_config_free(cfg);
+    kc_server_free(srv);
+    return status;
+}
+
+KC_CLI_COMMAND(demo, "read-your-writes and discovery demo (embedded server or --kubeconfig)",
+               cmd_demo)

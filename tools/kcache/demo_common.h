@@ -1,0 +1,88 @@
+/*
+ * demo_common.h — shared pieces of `kcache demo` (cmd_demo.c: flags, set-up and tear-down;
+ * demo_run.c: the scenarios; demo_report.c: statistics, progress line, table and --json).
+ */
+#ifndef KC_DEMO_COMMON_H
+#define KC_DEMO_COMMON_H
+
+#include "kcache/cached_client.h"
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* The three create-then-read modes, in report order. */
+enum { DEMO_NO_WAIT = 0, DEMO_BLOCK_ON_WRITE = 1, DEMO_BLOCK_ON_READ = 2, DEMO_MODES = 3 };
+
+typedef struct demo_opts {
+    unsigned n;       /* Secrets per mode */
+    unsigned n_pv;    /* PersistentVolumes for discovery */
+    unsigned workers; /* concurrent writer threads per mode */
+    unsigned delay_min_ms, delay_max_ms;
+    int64_t timeout_ms; /* read-your-writes bound */
+    const char *kubeconfig;
+    bool json;
+    bool progress; /* one-line progress on stderr */
+} demo_opts;
+
+typedef struct demo_mode_result {
+    unsigned n;             /* creates attempted */
+    unsigned stale;         /* reads right after the create that missed it or saw an older RV */
+    unsigned not_caught_up; /* calls that returned KC_ENOT_CAUGHT_UP */
+    unsigned errors;        /* creates or reads that failed outright */
+    double write_p50_ms, write_p99_ms;
+    double read_p50_ms, read_p99_ms;
+    double seconds; /* wall time of the mode */
+} demo_mode_result;
+
+typedef struct demo_results {
+    bool embedded;
+    unsigned workers;
+    unsigned delay_min_ms, delay_max_ms;
+    demo_mode_result modes[DEMO_MODES];
+    unsigned disc_n;
+    double disc_api_s, disc_cache_s, disc_ratio;
+    double synced_ms;
+} demo_results;
+
+/* What the scenarios run against (set up by cmd_demo.c). */
+typedef struct demo_env {
+    kc_client *client;
+    kc_cache *cache;
+    kc_cached_client *cc[DEMO_MODES]; /* one cached client per mode over the same cache */
+    const char *ns;                   /* namespace of the Secrets */
+    const char *pv_selector;          /* label selector of the demo's PVs; NULL = every PV */
+    const char *run_id;               /* unique per run: name prefix */
+} demo_env;
+
+extern const char *const demo_mode_names[DEMO_MODES];  /* "no_wait", … (JSON keys) */
+extern const char *const demo_mode_labels[DEMO_MODES]; /* "no wait", … (table) */
+extern const kc_gvr demo_secrets, demo_pvs, demo_namespaces;
+
+/* Scenario 1 for one mode. 0 or a negative code (err says why) for a set-up failure. */
+int demo_create_then_read(const demo_env *env, const demo_opts *o, int mode, demo_mode_result *ret,
+                          kc_error *err);
+/* Scenario 2: read every demo PV one by one through API GETs, then through the cache. */
+int demo_discovery(const demo_env *env, const demo_opts *o, demo_results *ret, kc_error *err);
+
+/* ---- demo_report.c --------------------------------------------------------------------------- */
+
+/* p-th percentile (0..100, nearest rank) of n values (sorted in place). 0 when n == 0. */
+double demo_percentile(double *v, size_t n, double p);
+
+/* Progress line on stderr (only when enabled): "\r<label> done/total" at most every 100 ms. */
+typedef struct demo_progress {
+    bool enabled;
+    const char *label;
+    unsigned total;
+    atomic_uint done;
+    _Atomic uint64_t last_ns;
+} demo_progress;
+void demo_progress_start(demo_progress *p, bool enabled, const char *label, unsigned total);
+void demo_progress_tick(demo_progress *p);
+void demo_progress_end(demo_progress *p);
+
+void demo_print_table(const demo_results *r, const demo_opts *o);
+void demo_print_json(const demo_results *r);
+
+#endif

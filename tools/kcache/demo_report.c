@@ -1,0 +1,138 @@
+/*
+ * demo_report.c — `kcache demo` output: percentiles, the one-line progress on a terminal, the
+ * table a person reads at a glance, and the --json document (format in docs/read-your-writes.md).
+ */
+#include "demo_common.h"
+
+#include "core/internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+const char *const demo_mode_names[DEMO_MODES] = {"no_wait", "block_on_write", "block_on_read"};
+const char *const demo_mode_labels[DEMO_MODES] = {"no wait", "block-on-write", "block-on-read"};
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+double demo_percentile(double *v, size_t n, double p)
+{
+    if (n == 0)
+        return 0;
+    qsort(v, n, sizeof(*v), cmp_double);
+    size_t rank = (size_t)(p / 100.0 * (double)n + 0.999999);
+    if (rank < 1)
+        rank = 1;
+    if (rank > n)
+        rank = n;
+    return v[rank - 1];
+}
+
+/* ---- progress -------------------------------------------------------------------------------- */
+
+void demo_progress_start(demo_progress *p, bool enabled, const char *label, unsigned total)
+{
+    p->enabled = enabled;
+    p->label = label;
+    p->total = total;
+    atomic_store(&p->done, 0);
+    atomic_store(&p->last_ns, 0);
+}
+
+void demo_progress_tick(demo_progress *p)
+{
+    unsigned done = atomic_fetch_add(&p->done, 1) + 1;
+    if (!p->enabled)
+        return;
+    uint64_t now = kc__now_ns(), last = atomic_load(&p->last_ns);
+    if (done != p->total && now - last < 100 * KC__NS_PER_MS)
+        return;
+    if (!atomic_compare_exchange_strong(&p->last_ns, &last, now))
+        return; /* another thread prints this round */
+    fprintf(stderr, "\r\033[K  %s %u/%u", p->label, done, p->total);
+    fflush(stderr);
+}
+
+void demo_progress_end(demo_progress *p)
+{
+    if (!p->enabled)
+        return;
+    fprintf(stderr, "\r\033[K");
+    fflush(stderr);
+}
+
+/* ---- table ----------------------------------------------------------------------------------- */
+
+static void print_ms(double ms)
+{
+    if (ms >= 100)
+        printf(" %8.0f ms", ms);
+    else if (ms >= 1)
+        printf(" %8.1f ms", ms);
+    else
+        printf(" %8.2f ms", ms);
+}
+
+void demo_print_table(const demo_results *r, const demo_opts *o)
+{
+    if (r->embedded)
+        printf("kcache demo — read-your-writes on the embedded API server, watch events delayed "
+               "%u–%u ms\n\n",
+               r->delay_min_ms, r->delay_max_ms);
+    else
+        printf("kcache demo — read-your-writes against %s\n\n", o->kubeconfig);
+
+    printf("1. Create then read: each Secret is read back through the cache right after its "
+           "create\n   (%u per mode, %u concurrent workers; wait bound %lld ms)\n\n",
+           r->modes[0].n, r->workers, (long long)o->timeout_ms);
+    printf("   %-15s %13s %11s %11s %11s %8s\n", "mode", "stale reads", "write p50", "write p99",
+           "read p99", "time");
+    for (int m = 0; m < DEMO_MODES; m++) {
+        const demo_mode_result *x = &r->modes[m];
+        char stale[32];
+        snprintf(stale, sizeof(stale), "%u / %u", x->stale, x->n);
+        printf("   %-15s %13s", demo_mode_labels[m], stale);
+        print_ms(x->write_p50_ms);
+        print_ms(x->write_p99_ms);
+        print_ms(x->read_p99_ms);
+        printf(" %6.1f s", x->seconds);
+        if (x->not_caught_up || x->errors)
+            printf("   (%u not caught up, %u errors)", x->not_caught_up, x->errors);
+        printf("\n");
+    }
+    bool ok = r->modes[DEMO_BLOCK_ON_WRITE].stale == 0 && r->modes[DEMO_BLOCK_ON_READ].stale == 0;
+    printf("   → %s\n\n",
+           ok ? "no stale read with either wait mode; without waiting the cache lags the writes"
+              : "STALE READS WITH A WAIT MODE — this is a bug");
+
+    printf("2. Discovery: %u PersistentVolumes read one by one (mig-controller saw 10.01 s vs "
+           "354 ms)\n\n",
+           r->disc_n);
+    printf("   %-15s %12.6f s\n", "API GETs", r->disc_api_s);
+    printf("   %-15s %12.6f s\n", "cache", r->disc_cache_s);
+    printf("   %-15s %12.0f ×\n\n", "ratio", r->disc_ratio);
+
+    printf("3. Readiness: every cache synced %.1f ms after start\n", r->synced_ms);
+}
+
+/* ---- json ------------------------------------------------------------------------------------ */
+
+void demo_print_json(const demo_results *r)
+{
+    printf("{\"create_then_read\":{");
+    for (int m = 0; m < DEMO_MODES; m++) {
+        const demo_mode_result *x = &r->modes[m];
+        printf("%s\"%s\":{\"n\":%u,\"stale\":%u,\"p50_ms\":%.3f,\"p99_ms\":%.3f}", m ? "," : "",
+               demo_mode_names[m], x->n, x->stale, x->write_p50_ms, x->write_p99_ms);
+    }
+    printf("},\"discovery\":{\"n\":%u,\"api_s\":%.6f,\"cache_s\":%.6f,\"ratio\":%.1f}", r->disc_n,
+           r->disc_api_s, r->disc_cache_s, r->disc_ratio);
+    printf(",\"readiness\":{\"synced_ms\":%.3f}", r->synced_ms);
+    if (r->embedded)
+        printf(",\"watch_delay_ms\":[%u,%u]}\n", r->delay_min_ms, r->delay_max_ms);
+    else
+        printf(",\"watch_delay_ms\":null}\n");
+}

@@ -1,0 +1,228 @@
+/*
+ * test_cached_read.c — reads of the cached client: block-on-read (writes return at once, the next
+ * get/list waits for them; pending deletes are hidden; entries dropped once observed), the
+ * per-call opt-out and timeout of a read, live and uncached reads, label selectors, and an
+ * informer started on first use. The server delays watch events by 200–300 ms so that a read that
+ * did not wait would see the old state.
+ */
+#include "test_cached_fixture.h"
+
+#define NS "default"
+
+static int setup(void **state)
+{
+    fx *f = calloc(1, sizeof(*f));
+    assert_non_null(f);
+    fx_up(f, 200, 300, KC_RYW_BLOCK_ON_READ, 5000);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fx_down(*state);
+    free(*state);
+    return 0;
+}
+
+static void test_cached_read_write_returns_before_cache_sees_it(void **state)
+{
+    fx *f = *state;
+    kc_store *s = fx_store(f, &fx_secrets);
+    kc_obj *obj = fx_create(f->cc, NS, "bor-a", NULL, NULL, 0);
+    assert_false(fx_store_has(s, NS, obj)); /* block-on-read: the write did not wait */
+    kc_obj_unref(obj);
+}
+
+static void test_cached_read_get_waits_for_own_write(void **state)
+{
+    fx *f = *state;
+    fx_store(f, &fx_secrets);
+    kc_obj *w = fx_create(f->cc, NS, "bor-b", NULL, NULL, 0);
+    kc_obj *r = NULL;
+    kc_error e = KC_ERROR_INIT;
+    FX_RC(kc_cached_get(f->cc, &fx_secrets, NS, "bor-b", NULL, &r, &e), 0, &e);
+    assert_string_equal(kc_obj_resource_version(r), kc_obj_resource_version(w));
+    kc_obj_unref(r);
+    kc_obj_unref(w);
+}
+
+static void test_cached_read_list_waits_for_own_writes(void **state)
+{
+    fx *f = *state;
+    fx_store(f, &fx_secrets);
+    for (int i = 0; i < 20; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "bor-list-%02d", i);
+        kc_obj_unref(fx_create(f->cc, NS, name, NULL, NULL, 0));
+    }
+    kc_obj **items = NULL;
+    size_t n = 0;
+    kc_error e = KC_ERROR_INIT;
+    FX_RC(kc_cached_list(f->cc, &fx_secrets, NS, "app=ryw", NULL, NULL, &items, &n, &e), 0, &e);
+    assert_int_equal(n, 20);
+    assert_string_equal(kc_obj_name(items[0]), "bor-list-00"); /* sorted */
+    assert_string_equal(kc_obj_name(items[19]), "bor-list-19");
+    kc_cached_list_free(items, n);
+}
+
+static void test_cached_read_no_wait_read_sees_stale_cache(void **state)
+{
+    fx *f = *state;
+    fx_store(f, &fx_secrets);
+    kc_obj_unref(fx_create(f->cc, NS, "bor-c", NULL, NULL, 0));
+    kc_call_opts call = {.no_wait = true};
+    kc_obj *r = NULL;
+    kc_error e = KC_ERROR_INIT;
+    /* Proves the waits above are what makes reads correct. */
+    FX_RC(kc_cached_get(f->cc, &fx_secrets, NS, "bor-c", &call, &r, &e), KC_ENOTFOUND, &e);
+    kc_error_clear(&e);
+}
+
+static void test_cached_read_pending_delete_hidden_from_get_and_list(void **state)
+{
+    fx *f = *state;
+    kc_store *s = fx_store(f, &fx_secrets);
+    kc_obj *w = fx_create(f->cc, NS, "bor-del", NULL, NULL, 0);
+    kc_obj *r = NULL;
+    kc_error e = KC_ERROR_INIT;
+    FX_RC(kc_cached_get(f->cc, &fx_secrets, NS, "bor-del", NULL, &r, &e), 0, &e); /* now cached */
+    kc_obj_unref(r);
+    r = NULL;
+    FX_RC(kc_cached_delete(f->cc, &fx_secrets, NS, "bor-del", NULL, NULL, NULL, &e), 0, &e);
+    kc_obj *cur = kc_store_get(s, NS, "bor-del");
+    assert_non_null(cur); /* the cache has not seen the delete yet… */
+    kc_obj_unref(cur);
+    kc_call_opts nowait = {.no_wait = true};
+    FX_RC(kc_cached_get(f->cc, &fx_secrets, NS, "bor-del", &nowait, &r, &e), KC_ENOTFOUND, &e);
+    kc_error_clear(&e);
+    kc_obj **items = NULL;
+    size_t n = 0;
+    FX_RC(kc_cached_list(f->cc, &fx_secrets, NS, NULL, NULL, NULL, &items, &n, &e), 0, &e);
+    for (size_t i = 0; i < n; i++)
+        assert_string_not_equal(kc_obj_name(items[i]), "bor-del"); /* …but never resurrects it */
+    kc_cached_list_free(items, n);
+    kc_obj_unref(w);
+}
+
+static void test_cached_read_entries_dropped_once_observed(void **state)
+{
+    fx *f = *state;
+    fx_store(f, &fx_secrets);
+    kc_obj_unref(fx_create(f->cc, NS, "bor-d", NULL, NULL, 0));
+    kc_cached_client_stats st;
+    kc_cached_client_get_stats(f->cc, &st);
+    assert_int_equal(st.pending, 1);
+    kc_obj *r = NULL;
+    kc_error e = KC_ERROR_INIT;
+    FX_RC(kc_cached_get(f->cc, &fx_secrets, NS, "bor-d", NULL, &r, &e), 0, &e);
+    kc_obj_unref(r);
+    kc_cached_client_get_stats(f->cc, &st);
+    assert_int_equal(st.pending, 0);
+}
+
+static void test_cached_read_timeout_returns_not_caught_up(void **state)
+{
+    fx *f = *state;
+    fx_store(f, &fx_secrets);
+    fx_set_stall(f, true);
+    kc_obj_unref(fx_create(f->cc, NS, "bor-e", NULL, NULL, 0));
+    kc_call_opts call = {.timeout_ms = 400};
+    kc_obj *r = NULL;
+    kc_error e = KC_ERROR_INIT;
+    uint64_t t0 = kc__now_ns();
+    FX_RC(kc_cached_get(f->cc, &fx_secrets, NS, "bor-e", &call, &r, &e), KC_ENOT_CAUGHT_UP, &e);
+    double ms = fx_ms_since(t0);
+    assert_true(ms >= 390 && ms <= 440);
+    assert_null(r);
+    kc_error_clear(&e);
+}
+
+static void test_cached_read_live_get_reads_server(void **state)
+{
+    fx *f = *state;
+    fx_store(f, &fx_secrets);
+    fx_set_stall(f, true);
+    kc_call_opts nowait = {.no_wait = true}, live = {.live = true};
+    kc_obj_unref(fx_create(f->cc, NS, "live-a", NULL, &nowait, 0));
+    kc_obj *r = NULL;
+    kc_error e = KC_ERROR_INIT;
+    FX_RC(kc_cached_get(f->cc, &fx_secrets, NS, "live-a", &live, &r, &e), 0, &e);
+    assert_string_equal(kc_obj_name(r), "live-a");
+    kc_obj_unref(r);
+}
+
+static void test_cached_read_uncached_type_reads_server(void **state)
+{
+    fx *f = *state;
+    kc_cached_client_opts o = {
+        .mode = KC_RYW_BLOCK_ON_WRITE, .uncached = &fx_configmaps, .n_uncached = 1};
+    kc_cached_client *cc = NULL;
+    kc_error e = KC_ERROR_INIT;
+    FX_RC(kc_cached_client_new(f->client, f->cache, &o, &cc, &e), 0, &e);
+    const char *cm = "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":"
+                     "\"unc-a\"},\"data\":{\"a\":\"b\"}}";
+    kc_obj *w = NULL, *r = NULL;
+    FX_RC(kc_cached_create(cc, &fx_configmaps, NS, cm, strlen(cm), NULL, NULL, &w, &e), 0, &e);
+    FX_RC(kc_cached_get(cc, &fx_configmaps, NS, "unc-a", NULL, &r, &e), 0, &e);
+    assert_string_equal(kc_obj_resource_version(r), kc_obj_resource_version(w));
+    kc_cached_client_stats st;
+    kc_cached_client_get_stats(cc, &st);
+    assert_int_equal(st.informers_started, 0); /* no informer for an uncached type */
+    assert_int_equal(st.waits, 0);
+    kc_obj_unref(w);
+    kc_obj_unref(r);
+    kc_cached_client_free(cc);
+}
+
+static void test_cached_read_first_use_starts_informer(void **state)
+{
+    fx *f = *state;
+    kc_error e = KC_ERROR_INIT;
+    size_t before = kc_cache_informer_count(f->cache);
+    kc_obj **items = NULL;
+    size_t n = 0;
+    FX_RC(kc_cached_list(f->cc, &fx_configmaps, NS, NULL, NULL, NULL, &items, &n, &e), 0, &e);
+    kc_cached_list_free(items, n);
+    assert_int_equal(kc_cache_informer_count(f->cache), before + 1);
+    kc_cached_client_stats st;
+    kc_cached_client_get_stats(f->cc, &st);
+    assert_int_equal(st.informers_started, 1);
+}
+
+static void test_cached_read_bad_selector_is_inval(void **state)
+{
+    fx *f = *state;
+    kc_obj **items = NULL;
+    size_t n = 0;
+    kc_error e = KC_ERROR_INIT;
+    FX_RC(kc_cached_list(f->cc, &fx_secrets, NS, "a in (", NULL, NULL, &items, &n, &e), KC_EINVAL,
+          &e);
+    kc_error_clear(&e);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_cached_read_write_returns_before_cache_sees_it, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_cached_read_get_waits_for_own_write, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cached_read_list_waits_for_own_writes, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_cached_read_no_wait_read_sees_stale_cache, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_cached_read_pending_delete_hidden_from_get_and_list,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cached_read_entries_dropped_once_observed, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_cached_read_timeout_returns_not_caught_up, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_cached_read_live_get_reads_server, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cached_read_uncached_type_reads_server, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_cached_read_first_use_starts_informer, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_cached_read_bad_selector_is_inval, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,313 @@
+/*
+ * test_cached_write.c — block-on-write: every verb's wait path against the embedded API server
+ * with delayed watch events (150–300 ms), so a write that did not wait is caught by the assertion
+ * "the store already holds it". Also: deletes with and without finalizers, deletes racing their
+ * DELETED event, a write whose object is deleted before the cache sees it, the timeout path
+ * (watch_stall), per-call and per-client opt-out, and stopping the cache during a wait.
+ */
+#include "test_cached_fixture.h"
+
+#include <pthread.h>
+
+#define NS "default"
+
+static int setup(void **state)
+{
+    fx *f = calloc(1, sizeof(*f));
+    assert_non_null(f);
+    fx_up(f, 150, 300, KC_RYW_BLOCK_ON_WRITE, 5000);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fx_down(*state);
+    free(*state);
+    return 0;
+}
+
+static void test_cached_write_create_waits_for_rv(void **state)
+{
+    fx *f = *state;
+    kc_store *s = fx_store(f, &fx_secrets);
+    kc_obj *obj = fx_create(f->cc, NS, "create-a", NULL, NULL, 0);
+    assert_true(fx_store_has(s, NS, obj));
+    kc_obj_unref(obj);
+}
+
+static void test_cached_write_update_waits_for_rv(void **state)
+{
+    fx *f = *state;
+    kc_store *s = fx_store(f, &fx_secrets);
+    kc_obj *v1 = fx_create(f->cc, NS, "update-a", NULL, NULL, 0);
+    char body[512]; /* a real change: a no-op update keeps the RV */
+    int len = snprintf(body, sizeof(body),
+                       "{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{\"name\":"
+                       "\"update-a\",\"resourceVersion\":\"%s\"},\"data\":{\"k\":\"dzI=\"}}",
+                       kc_obj_resource_version(v1));
+    kc_obj *v2 = NULL;
+    kc_error e = KC_ERROR_INIT;
+    FX_RC(kc_cached_update(f->cc, &fx_secrets, NS, body, (size_t)len, NULL, NULL, &v2, &e), 0, &e);
+    assert_int_equal(kc_rv_compare(kc_obj_resource_version(v2), kc_obj_resource_version(v1)),
+                     KC_RV_GREATER);
+    assert_true(fx_store_has(s, NS, v2));
+    kc_obj_unref(v1);
+    kc_obj_unref(v2);
+}
+
+static void test_cached_write_update_status_waits_for_rv(void **state)
+{
+    fx *f = *state;
+    kc_store *s = fx_store(f, &fx_pods);
+    const char *pod = "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"st-a\"},"
+                      "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"busybox\"}]}}";
+    kc_obj *v1 = NULL, *v2 = NULL;
+    kc_error e = KC_ERROR_INIT;
+    FX_RC(kc_cached_create(f->cc, &fx_pods, NS, pod, strlen(pod), NULL, NULL, &v1, &e), 0, &e);
+    char body[512];
+    int len = snprintf(body, sizeof(body),
+                       "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"st-a\","
+                       "\"resourceVersion\":\"%s\"},\"spec\":{\"containers\":[{\"name\":\"c\","
+                       "\"image\":\"busybox\"}]},\"status\":{\"phase\":\"Running\"}}",
+                       kc_obj_resource_version(v1));
+    FX_RC(kc_cached_update_status(f->cc, &fx_pods, NS, body, (size_t)len, NULL, NULL, &v2, &e), 0,
+          &e);
+    assert_true(fx_store_has(s, NS, v2));
+    kc_obj_unref(v1);
+    kc_obj_unref(v2);
+}
+
+static void patch_case(fx *f, const char *name, kc_patch_type type, const char *patch)
+{
+    kc_store *s = fx_store(f, &fx_secrets);
+    kc_obj *v1 = fx_create(f->cc, NS, name, NULL, NULL, 0);
+    kc_obj *v2 = NULL;
+    kc_error e = KC_ERROR_INIT;
+    FX_RC(kc_cached_patch(f->cc, &fx_secrets, NS, name, type, patch, strlen(patch), NULL, NULL, &v2,
+                          &e),
+          0, &e);
+    assert_int_equal(kc_rv_compare(kc_obj_resource_version(v2), kc_obj_resource_version(v1)),
+                     KC_RV_GREATER);
+    assert_true(fx_store_has(s, NS, v2));
+    kc_obj_unref(v1);
+    kc_obj_unref(v2);
+}
+
+static void test_cached_write_patch_merge_waits_for_rv(void **state)
+{
+    patch_case(*state, "patch-merge", KC_PATCH_MERGE, "{\"metadata\":{\"labels\":{\"x\":\"1\"}}}");
+}
+
+static void test_cached_write_patch_json_waits_for_rv(void **state)
+{
+    patch_case(*state, "patch-json", KC_PATCH_JSON,
+               "[{\"op\":\"add\",\"path\":\"/metadata/labels/x\",\"value\":\"1\"}]");
+}
+
+static void test_cached_write_patch_strategic_waits_for_rv(void **state)
+{
+    patch_case(*state, "patch-smp", KC_PATCH_STRATEGIC,
+               "{\"metadata\":{\"labels\":{\"x\":\"1\"}}}");
+}
+
+static void test_cached_write_apply_waits_for_rv(void **state)
+{
+    fx *f = *state;
+    kc_store *s = fx_store(f, &fx_secrets);
+    const char *doc = "{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{\"name\":"
+                      "\"apply-a\"},\"data\":{\"x\":\"eQ==\"}}";
+    kc_obj *obj = NULL;
+    kc_error e = KC_ERROR_INIT;
+    FX_RC(
+        kc_cached_apply(f->cc, &fx_secrets, NS, "apply-a", doc, strlen(doc), NULL, NULL, &obj, &e),
+        0, &e);
+    assert_true(fx_store_has(s, NS, obj));
+    kc_obj_unref(obj);
+}
+
+static void test_cached_write_delete_waits_until_gone(void **state)
+{
+    fx *f = *state;
+    kc_store *s = fx_store(f, &fx_secrets);
+    kc_obj_unref(fx_create(f->cc, NS, "del-a", NULL, NULL, 0));
+    kc_obj *ret = NULL;
+    kc_error e = KC_ERROR_INIT;
+    FX_RC(kc_cached_delete(f->cc, &fx_secrets, NS, "del-a", NULL, NULL, &ret, &e), 0, &e);
+    kc_obj_unref(ret);
+    kc_obj *cur = kc_store_get(s, NS, "del-a");
+    assert_null(cur);
+}
+
+static void test_cached_write_delete_with_finalizer_waits_for_rv(void **state)
+{
+    fx *f = *state;
+    kc_store *s = fx_store(f, &fx_secrets);
+    kc_obj_unref(fx_create(f->cc, NS, "fin-a", "kcache.io/hold", NULL, 0));
+    kc_obj *ret = NULL;
+    kc_error e = KC_ERROR_INIT;
+    FX_RC(kc_cached_delete(f->cc, &fx_secrets, NS, "fin-a", NULL, NULL, &ret, &e), 0, &e);
+    assert_non_null(ret);
+    assert_true(kc_obj_deleting(ret));
+    kc_obj *cur = kc_store_get(s, NS, "fin-a");
+    assert_non_null(cur);              /* still there, behind its finalizer… */
+    assert_true(kc_obj_deleting(cur)); /* …and the cache shows the deletion in progress */
+    kc_obj_unref(cur);
+    kc_obj_unref(ret);
+}
+
+/* Removing the last finalizer deletes the object: the patch's own MODIFIED state may never be
+ * seen, and the wait must still complete (the deletion is a later state). */
+static void test_cached_write_patch_completes_when_object_deleted(void **state)
+{
+    fx *f = *state;
+    kc_store *s = fx_store(f, &fx_secrets);
+    kc_obj_unref(fx_create(f->cc, NS, "fin-b", "kcache.io/hold", NULL, 0));
+    kc_obj *ret = NULL;
+    kc_error e = KC_ERROR_INIT;
+    FX_RC(kc_cached_delete(f->cc, &fx_secrets, NS, "fin-b", NULL, NULL, &ret, &e), 0, &e);
+    kc_obj_unref(ret);
+    ret = NULL;
+    const char *p = "{\"metadata\":{\"finalizers\":null}}";
+    FX_RC(kc_cached_patch(f->cc, &fx_secrets, NS, "fin-b", KC_PATCH_MERGE, p, strlen(p), NULL, NULL,
+                          &ret, &e),
+          0, &e);
+    kc_obj_unref(ret);
+    kc_obj *cur = kc_store_get(s, NS, "fin-b");
+    assert_null(cur);
+}
+
+/* With no watch delay the DELETED event often reaches the store before the DELETE response: the
+ * UID captured before sending makes either order complete, and never too early. */
+static void test_cached_write_delete_races_deleted_event(void **state)
+{
+    fx *f = *state;
+    fx_set_delay(f, 0, 0);
+    kc_store *s = fx_store(f, &fx_secrets);
+    for (int i = 0; i < 60; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "race-%d", i);
+        kc_obj_unref(fx_create(f->cc, NS, name, NULL, NULL, 0));
+        kc_error e = KC_ERROR_INIT;
+        FX_RC(kc_cached_delete(f->cc, &fx_secrets, NS, name, NULL, NULL, NULL, &e), 0, &e);
+        kc_obj *cur = kc_store_get(s, NS, name);
+        assert_null(cur);
+    }
+}
+
+static void test_cached_write_timeout_returns_not_caught_up_with_object(void **state)
+{
+    fx *f = *state;
+    kc_store *s = fx_store(f, &fx_secrets);
+    fx_set_stall(f, true);
+    kc_call_opts call = {.timeout_ms = 600};
+    uint64_t t0 = kc__now_ns();
+    kc_obj *obj = fx_create(f->cc, NS, "stall-a", NULL, &call, KC_ENOT_CAUGHT_UP);
+    double ms = fx_ms_since(t0);
+    assert_true(ms >= 590);
+    assert_true(ms <= 660); /* timeout + 10 % */
+    assert_string_equal(kc_obj_name(obj), "stall-a");
+    assert_false(fx_store_has(s, NS, obj));
+    kc_cached_client_stats st;
+    kc_cached_client_get_stats(f->cc, &st);
+    assert_int_equal(st.wait_timeouts, 1);
+    kc_obj_unref(obj);
+}
+
+static void test_cached_write_opt_out_per_call_returns_immediately(void **state)
+{
+    fx *f = *state;
+    kc_store *s = fx_store(f, &fx_secrets);
+    fx_set_stall(f, true);
+    kc_call_opts call = {.no_wait = true};
+    uint64_t t0 = kc__now_ns();
+    kc_obj *obj = fx_create(f->cc, NS, "optout-a", NULL, &call, 0);
+    assert_true(fx_ms_since(t0) < 150);
+    assert_false(fx_store_has(s, NS, obj)); /* it really did not wait */
+    kc_obj_unref(obj);
+}
+
+static void test_cached_write_opt_out_per_client_returns_immediately(void **state)
+{
+    fx *f = *state;
+    kc_store *s = fx_store(f, &fx_secrets);
+    fx_set_stall(f, true);
+    kc_cached_client *none = fx_cc(f, KC_RYW_NONE, 0);
+    uint64_t t0 = kc__now_ns();
+    kc_obj *obj = fx_create(none, NS, "optout-b", NULL, NULL, 0);
+    assert_true(fx_ms_since(t0) < 150);
+    assert_false(fx_store_has(s, NS, obj));
+    kc_obj_unref(obj);
+    kc_cached_client_free(none);
+}
+
+typedef struct stop_arg {
+    kc_cached_client *cc;
+    int rc;
+    kc_obj *obj;
+} stop_arg;
+
+static void *stop_writer(void *p)
+{
+    stop_arg *a = p;
+    char body[512];
+    int len = fx_secret_json(body, sizeof(body), "stop-a", NULL, NULL);
+    kc_call_opts call = {.timeout_ms = -1}; /* unbounded: only the stop can end it */
+    a->rc = kc_cached_create(a->cc, &fx_secrets, NS, body, (size_t)len, NULL, &call, &a->obj, NULL);
+    return NULL;
+}
+
+static void test_cached_write_stop_during_wait_returns_stopped(void **state)
+{
+    fx *f = *state;
+    fx_store(f, &fx_secrets);
+    fx_set_stall(f, true);
+    stop_arg a = {.cc = f->cc};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, stop_writer, &a), 0);
+    /* Wait (bounded) until the writer is inside its wait: the only observable is the counter. */
+    uint64_t deadline = kc__deadline_after_ms(10000);
+    kc_cached_client_stats st;
+    do {
+        kc__sleep_ns(KC__NS_PER_MS);
+        kc_cached_client_get_stats(f->cc, &st);
+    } while (st.waits == 0 && kc__now_ns() < deadline);
+    assert_int_equal(st.waits, 1);
+    kc_cache_stop(f->cache);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    assert_int_equal(a.rc, KC_ESTOPPED);
+    assert_non_null(a.obj); /* the write happened: the caller still gets the object */
+    kc_obj_unref(a.obj);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_cached_write_create_waits_for_rv, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cached_write_update_waits_for_rv, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cached_write_update_status_waits_for_rv, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_cached_write_patch_merge_waits_for_rv, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_cached_write_patch_json_waits_for_rv, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cached_write_patch_strategic_waits_for_rv, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_cached_write_apply_waits_for_rv, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cached_write_delete_waits_until_gone, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cached_write_delete_with_finalizer_waits_for_rv, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_cached_write_patch_completes_when_object_deleted,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cached_write_delete_races_deleted_event, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_cached_write_timeout_returns_not_caught_up_with_object,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cached_write_opt_out_per_call_returns_immediately,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cached_write_opt_out_per_client_returns_immediately,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cached_write_stop_during_wait_returns_stopped, setup,
+                                        teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -46,7 +46,7 @@ typedef struct wstream {
     kc__buf out;
     size_t out_off;
     uint64_t last_rv, sent, next_bm_ns, deadline_ns, bm_interval_ns;
-    bool bookmarks, first, done;
+    bool bookmarks, first, done, replaying;
     char av[256];
 } wstream;
 
@@ -157,6 +157,11 @@ static void produce(wstream *ws)
             }
             kc_obj_unref(it->obj);
             it->obj = NULL;
+            /* replayed events count for the close-every-N fault; a synthetic snapshot not */
+            if (ws->replaying && kc__faults_close_watch(srv->faults, ++ws->sent)) {
+                ws->done = true;
+                return;
+            }
         }
         return;
     }
@@ -401,6 +406,7 @@ int kc__verb_watch(kc__req *req, kc__rsrc *r)
         rc = ws->error_line ? 0 : KC_ENOMEM;
     } else {
         rc = replay(ws, want);
+        ws->replaying = true;
     }
     ws->last_rv = srv->rv;
     if (rc == 0 && !ws->error_line) {

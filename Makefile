@@ -41,7 +41,7 @@ tsan:
 ## make fuzz: build the libFuzzer targets with clang and run each for FUZZ_SECONDS (default 60)
 fuzz-build: deps
 	CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DKC_FUZZ=ON -DKC_BUILD_BENCH=OFF $(CMAKE_ARGS)
-	cmake --build build-fuzz -j $(JOBS)
+	cmake --build build-fuzz -j $(JOBS) --target kc_fuzzers
 
 fuzz: fuzz-build
 	scripts/run-fuzzers build-fuzz $(FUZZ_SECONDS)

@@ -127,6 +127,7 @@ static void test_server_kubeconfig_plain_http(void **state)
     assert_string_equal(value_after(&sc, "contexts", "user"), "kcache");
     assert_null(value_of(&sc, "token"));
     assert_null(value_of(&sc, "certificate-authority-data"));
+    assert_string_equal(value_of(&sc, "insecure-skip-tls-verify"), "true"); /* client-node */
     free_scalars(&sc);
     struct stat st;
     assert_int_equal(stat(path, &st), 0);
@@ -149,6 +150,7 @@ static void test_server_kubeconfig_tls_and_token(void **state)
     assert_string_equal(value_of(&sc, "token"), token);
     const char *b64 = value_of(&sc, "certificate-authority-data");
     assert_non_null(b64);
+    assert_null(value_of(&sc, "insecure-skip-tls-verify"));
     unsigned char dec[256];
     int n = EVP_DecodeBlock(dec, (const unsigned char *)b64, (int)strlen(b64));
     assert_true(n >= (int)strlen(ca));

@@ -24,6 +24,7 @@
 #include "core/internal.h"
 #include "kcache/server.h"
 #include "server/faults.h"
+#include "server/seed.h"
 
 #define EXIT_USAGE 2
 #define TOKEN_MAX  4096
@@ -188,6 +189,55 @@ static char *read_token_file(const char *path)
     return buf;
 }
 
+static const char *const value_flags[] = {
+    "--listen",
+    "--kubeconfig-out",
+    "--token",
+    "--token-file",
+    "--history",
+    "--bookmark-interval",
+    "--max-watch",
+    "--max-body",
+    "--watch-queue",
+    "--watch-delay",
+    "--fail-429",
+    "--fail-500",
+    "--fail-503",
+    "--retry-after",
+    "--watch-close-every",
+    "--watch-close-prob",
+    "--seed-objects",
+    "--fixtures",
+    "--seed",
+    NULL,
+};
+
+static bool takes_value(const char *flag)
+{
+    for (const char *const *f = value_flags; *f; f++)
+        if (!strcmp(flag, *f))
+            return true;
+    return false;
+}
+
+/* Stops kc__seed_generate at the first object: only the spec is checked. */
+static int seed_probe(void *ud, const char *json, size_t len)
+{
+    return KC_ECANCELED;
+}
+
+/* "ADDR:PORT" or "[V6]:PORT" with PORT in 0..65535. */
+static bool valid_listen(const char *v)
+{
+    const char *colon = strrchr(v, ':');
+    if (!colon || colon == v)
+        return false;
+    if (v[0] == '[' && colon[-1] != ']')
+        return false;
+    uint64_t port;
+    return parse_u64(colon + 1, 65535, &port);
+}
+
 typedef struct serve_args {
     kc_server_opts opts;
     const char *kubeconfig_out;
@@ -223,6 +273,8 @@ static int parse_args(int argc, char **argv, serve_args *a)
                 o->quiet = true;
             continue;
         }
+        if (!takes_value(flag))
+            return usage_error(flag, "unknown flag");
         if (eq)
             val = eq + 1;
         else if (i + 1 < argc)
@@ -234,8 +286,8 @@ static int parse_args(int argc, char **argv, serve_args *a)
         unsigned ms;
         kc_error err = KC_ERROR_INIT;
         if (!strcmp(flag, "--listen")) {
-            if (!*val || !strrchr(val, ':'))
-                return usage_error(flag, "expected ADDR:PORT, got '%s'", val);
+            if (!valid_listen(val))
+                return usage_error(flag, "expected ADDR:PORT (port 0..65535), got '%s'", val);
             o->listen = val;
         } else if (!strcmp(flag, "--kubeconfig-out")) {
             if (!*val)
@@ -301,8 +353,12 @@ static int parse_args(int argc, char **argv, serve_args *a)
             if (!parse_prob(val, &o->faults.watch_close_prob))
                 return usage_error(flag, "expected a probability 0..1, got '%s'", val);
         } else if (!strcmp(flag, "--seed-objects")) {
-            if (!*val)
-                return usage_error(flag, "empty spec");
+            if (kc__seed_generate(val, seed_probe, NULL, &err) == KC_EINVAL) {
+                int rc = usage_error(flag, "%s", err.message);
+                kc_error_clear(&err);
+                return rc;
+            }
+            kc_error_clear(&err);
             o->seed_spec = val;
         } else if (!strcmp(flag, "--fixtures")) {
             if (!*val)

@@ -55,7 +55,7 @@ int kc__buf_reserve(kc__buf *b, size_t extra)
         }
         cap *= 2;
     }
-    if (cap > max + 1)
+    if (max < SIZE_MAX && cap > max + 1)
         cap = max + 1;
     char *d = realloc(b->data, cap);
     if (!d)

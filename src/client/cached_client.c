@@ -172,42 +172,31 @@ static int64_t ms_left(uint64_t deadline_ns)
     return (int64_t)((left + KC__NS_PER_MS - 1) / KC__NS_PER_MS);
 }
 
-static uint64_t type_hash(const kc_gvr *gvr, const char *ns)
+/* Direct string compares, resource first (it differs first): cheaper than hashing the four
+ * strings on every read, for the handful of types a client uses. */
+static bool type_is(const kc__cc_type *t, const kc_gvr *gvr, const char *ns)
 {
-    const char *parts[4] = {gvr->group ? gvr->group : "", gvr->version, gvr->resource, ns};
-    uint64_t h = 14695981039346656037ull;
-    for (int i = 0; i < 4; i++) {
-        for (const char *p = parts[i]; *p; p++)
-            h = (h ^ (unsigned char)*p) * 1099511628211ull;
-        h = (h ^ 0x1f) * 1099511628211ull;
-    }
-    return h;
-}
-
-static bool type_is(const kc__cc_type *t, uint64_t h, const kc_gvr *gvr, const char *ns)
-{
-    return t->hash == h && !strcmp(t->resource, gvr->resource) &&
-           !strcmp(t->version, gvr->version) && !strcmp(t->group, gvr->group ? gvr->group : "") &&
-           !strcmp(t->ns, ns);
+    return !strcmp(t->resource, gvr->resource) && !strcmp(t->version, gvr->version) &&
+           !strcmp(t->group, gvr->group ? gvr->group : "") && !strcmp(t->ns, ns);
 }
 
 /* Lock-free lookup of a published entry. */
-static kc__cc_type *type_find(kc_cached_client *cc, uint64_t h, const kc_gvr *gvr, const char *ns)
+static kc__cc_type *type_find(kc_cached_client *cc, const kc_gvr *gvr, const char *ns)
 {
     size_t n = atomic_load_explicit(&cc->n_types, memory_order_acquire);
     for (size_t i = 0; i < n; i++)
-        if (type_is(&cc->types[i], h, gvr, ns))
+        if (type_is(&cc->types[i], gvr, ns))
             return &cc->types[i];
     return NULL;
 }
 
 /* Publish inf for (gvr, ns); returns the entry (an existing one if another thread won), or NULL
  * when the table is full or out of memory (callers then go through kc_cache every time). */
-static kc__cc_type *type_add(kc_cached_client *cc, uint64_t h, const kc_gvr *gvr, const char *ns,
+static kc__cc_type *type_add(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
                              kc_informer *inf)
 {
     pthread_mutex_lock(&cc->lock);
-    kc__cc_type *t = type_find(cc, h, gvr, ns);
+    kc__cc_type *t = type_find(cc, gvr, ns);
     size_t n = atomic_load_explicit(&cc->n_types, memory_order_relaxed);
     if (!t && n < KC__CC_TYPES_MAX) {
         kc__cc_type *x = &cc->types[n];
@@ -216,7 +205,6 @@ static kc__cc_type *type_add(kc_cached_client *cc, uint64_t h, const kc_gvr *gvr
         x->resource = kc__strdup(gvr->resource);
         x->ns = kc__strdup(ns);
         if (x->group && x->version && x->resource && x->ns) {
-            x->hash = h;
             x->inf = inf;
             x->store = kc_informer_store(inf);
             atomic_init(&x->synced, false);
@@ -253,8 +241,7 @@ int kc__cc_store(kc_cached_client *cc, const kc_gvr *gvr, const char *ns, bool w
                                 ns, cc->ns);
         ins = cc->ns;
     }
-    uint64_t h = type_hash(gvr, ins);
-    kc__cc_type *t = type_find(cc, h, gvr, ins);
+    kc__cc_type *t = type_find(cc, gvr, ins);
     kc_informer *inf = t ? t->inf : NULL;
     if (!inf) {
         kc_informer_opts io = {.ns = *ins ? ins : NULL};
@@ -264,7 +251,7 @@ int kc__cc_store(kc_cached_client *cc, const kc_gvr *gvr, const char *ns, bool w
             return rc;
         if (kc_cache_informer_count(cc->cache) > before)
             atomic_fetch_add(&cc->n_informers_started, 1);
-        t = type_add(cc, h, gvr, ins, inf);
+        t = type_add(cc, gvr, ins, inf);
     }
     if (wait_sync && !(t && atomic_load_explicit(&t->synced, memory_order_acquire))) {
         if (!kc_informer_has_synced(inf)) {

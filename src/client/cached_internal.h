@@ -79,7 +79,6 @@ typedef struct kc__cc_gvr {
  * array without a lock up to the count they load (acquire); writers append under the lock. */
 #define KC__CC_TYPES_MAX 64
 typedef struct kc__cc_type {
-    uint64_t hash;
     char *group, *version, *resource, *ns; /* ns "" = all namespaces / cluster-scoped */
     kc_informer *inf;                      /* borrowed from the cache */
     kc_store *store;

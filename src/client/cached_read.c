@@ -88,14 +88,18 @@ int kc_cached_get(kc_cached_client *cc, const kc_gvr *gvr, const char *ns, const
                 }
                 forget(cc, type, &want);
             }
+            if (!hide)
+                kc__ryw_want_clear(&want);
         }
     }
     kc_obj *obj = kc_store_get(store, ns, name);
-    if (obj && hide && hidden_by(&want, obj)) {
-        kc_obj_unref(obj);
-        obj = NULL;
+    if (hide) {
+        if (obj && hidden_by(&want, obj)) {
+            kc_obj_unref(obj);
+            obj = NULL;
+        }
+        kc__ryw_want_clear(&want);
     }
-    kc__ryw_want_clear(&want);
     if (!obj)
         return kc_error_set(err, KC_ENOTFOUND, "%s \"%s\" not found in the cache", gvr->resource,
                             name);

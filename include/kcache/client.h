@@ -60,8 +60,9 @@ KC_API const char *kc_client_namespace(const kc_client *client);
 
 /* ---- cancellation ------------------------------------------------------------------------- */
 
-/* A cancellation token. Fire it from any thread: a watch (or other call taking it) in progress
- * returns KC_ECANCELED promptly (the transfer is woken, not polled). Once fired it stays fired.
+/* A cancellation token. Fire it from any thread: every watch (or other call taking it) in
+ * progress returns KC_ECANCELED promptly (the transfer is woken, not polled); one token may be
+ * shared by any number of concurrent watches. Once fired it stays fired.
  * Thread-safe, except kc_cancel_free, which must not race with users. */
 typedef struct kc_cancel kc_cancel;
 

@@ -3,7 +3,8 @@
  *
  * The fired flag is atomic (cheap to poll). A transfer in progress registers the curl multi handle
  * it sleeps in; kc_cancel_fire wakes it with curl_multi_wakeup (documented thread-safe), under the
- * token's mutex so the registration cannot go away in between. One transfer per token at a time.
+ * token's mutex so the registration cannot go away in between. Registrations form an intrusive
+ * list (nodes on the transfers' stacks), so one token can stop any number of transfers.
  */
 #include "http/internal.h"
 
@@ -12,8 +13,8 @@
 
 struct kc_cancel {
     atomic_bool fired;
-    pthread_mutex_t mu; /* guards multi */
-    CURLM *multi;
+    pthread_mutex_t mu; /* guards regs */
+    kc__cancel_reg *regs;
 };
 
 kc_cancel *kc_cancel_new(void)
@@ -35,8 +36,8 @@ void kc_cancel_fire(kc_cancel *c)
         return;
     atomic_store(&c->fired, true);
     pthread_mutex_lock(&c->mu);
-    if (c->multi)
-        curl_multi_wakeup(c->multi);
+    for (kc__cancel_reg *r = c->regs; r; r = r->next)
+        curl_multi_wakeup(r->multi);
     pthread_mutex_unlock(&c->mu);
 }
 
@@ -53,16 +54,26 @@ void kc_cancel_free(kc_cancel *c)
     free(c);
 }
 
-void kc__cancel_attach(kc_cancel *c, void *multi)
+void kc__cancel_attach(kc_cancel *c, kc__cancel_reg *reg, void *multi)
 {
+    reg->multi = multi;
+    reg->prev = NULL;
     pthread_mutex_lock(&c->mu);
-    c->multi = multi;
+    reg->next = c->regs;
+    if (c->regs)
+        c->regs->prev = reg;
+    c->regs = reg;
     pthread_mutex_unlock(&c->mu);
 }
 
-void kc__cancel_detach(kc_cancel *c)
+void kc__cancel_detach(kc_cancel *c, kc__cancel_reg *reg)
 {
     pthread_mutex_lock(&c->mu);
-    c->multi = NULL;
+    if (reg->prev)
+        reg->prev->next = reg->next;
+    else
+        c->regs = reg->next;
+    if (reg->next)
+        reg->next->prev = reg->prev;
     pthread_mutex_unlock(&c->mu);
 }

@@ -173,9 +173,15 @@ void kc__ratelimit_wait(kc__ratelimit *rl);
 
 /* ---- cancellation (cancel.c) ----------------------------------------------------------------- */
 
+/* A registration of one transfer's multi handle (lives on the transfer's stack). Any number of
+ * transfers may wait on the same token. */
+typedef struct kc__cancel_reg {
+    void *multi;
+    struct kc__cancel_reg *prev, *next;
+} kc__cancel_reg;
 /* Register / unregister the multi handle a transfer waits in, so kc_cancel_fire wakes it. */
-void kc__cancel_attach(kc_cancel *c, void *multi);
-void kc__cancel_detach(kc_cancel *c);
+void kc__cancel_attach(kc_cancel *c, kc__cancel_reg *reg, void *multi);
+void kc__cancel_detach(kc_cancel *c, kc__cancel_reg *reg);
 
 /* ---- transport (transport.c) ----------------------------------------------------------------- */
 

@@ -481,8 +481,9 @@ int kc__http_do(kc__http *h, const kc__http_req *req, kc__http_resp *resp, kc_er
         reusable = false;
         goto out;
     }
+    kc__cancel_reg reg;
     if (req->cancel)
-        kc__cancel_attach(req->cancel, s->multi);
+        kc__cancel_attach(req->cancel, &reg, s->multi);
     int running = 1;
     CURLcode cc = CURLE_OK;
     bool cancelled = false;
@@ -514,7 +515,7 @@ int kc__http_do(kc__http *h, const kc__http_req *req, kc__http_resp *resp, kc_er
                 cc = m->data.result;
     }
     if (req->cancel)
-        kc__cancel_detach(req->cancel);
+        kc__cancel_detach(req->cancel, &reg);
     long nconn = 0;
     curl_easy_getinfo(e, CURLINFO_NUM_CONNECTS, &nconn);
     atomic_fetch_add(&h->n_conns, (uint64_t)nconn);

@@ -499,6 +499,34 @@ static void test_client_verbs_watch_cancelled_before_start(void **state)
     kc_cancel_free(w.cancel);
 }
 
+static bool got_one_added(wstate *w)
+{
+    return w->added >= 1;
+}
+
+static void test_client_verbs_one_cancel_stops_two_watches(void **state)
+{
+    kc_obj_unref(create_cm("watch", "shared-cancel", NULL));
+    wstate a, b;
+    wstate_init(&a);
+    wstate_init(&b);
+    kc_cancel_free(b.cancel);
+    b.cancel = a.cancel;
+    pthread_t ta, tb;
+    assert_int_equal(pthread_create(&ta, NULL, watch_thread, &a), 0);
+    assert_int_equal(pthread_create(&tb, NULL, watch_thread, &b), 0);
+    assert_true(wait_for(&a, got_one_added, 10000)); /* both streams are open */
+    assert_true(wait_for(&b, got_one_added, 10000));
+    kc_cancel_fire(a.cancel);
+    assert_true(wait_for(&a, is_done, 5000));
+    assert_true(wait_for(&b, is_done, 5000));
+    pthread_join(ta, NULL);
+    pthread_join(tb, NULL);
+    assert_int_equal(a.rc, KC_ECANCELED);
+    assert_int_equal(b.rc, KC_ECANCELED);
+    kc_cancel_free(a.cancel);
+}
+
 /* ---- RESTMapper ---------------------------------------------------------------------------- */
 
 static void resolve_expect(const char *name, const char *group, const char *resource,
@@ -585,6 +613,7 @@ int main(void)
         cmocka_unit_test(test_client_verbs_watch_clean_end),
         cmocka_unit_test(test_client_verbs_watch_too_old_is_gone),
         cmocka_unit_test(test_client_verbs_watch_cancelled_before_start),
+        cmocka_unit_test(test_client_verbs_one_cancel_stops_two_watches),
         cmocka_unit_test(test_client_verbs_resolve_builtin_names),
         cmocka_unit_test(test_client_verbs_resolve_unknown_is_notfound),
         cmocka_unit_test(test_client_verbs_resolve_new_crd_after_refresh),

@@ -38,7 +38,7 @@ static void demo_usage(FILE *f)
             "Options:\n"
             "  --n N              Secrets created per mode (default 500)\n"
             "  --pv N             PersistentVolumes read in the discovery scenario (default 1000)\n"
-            "  --workers N        concurrent writer threads per mode (default 16)\n"
+            "  --workers N        concurrent writer threads per mode (default 32)\n"
             "  --watch-delay D    watch event delay MIN[-MAX], e.g. 10ms-500ms, 0 (default "
             "10ms-500ms;\n"
             "                     embedded server only)\n"
@@ -247,7 +247,7 @@ static int cmd_demo(int argc, char **argv)
 {
     demo_opts o = {.n = 500,
                    .n_pv = 1000,
-                   .workers = 16,
+                   .workers = 32,
                    .delay_min_ms = 10,
                    .delay_max_ms = 500,
                    .timeout_ms = KC_RYW_DEFAULT_TIMEOUT_MS,

@@ -83,7 +83,9 @@ void demo_print_table(const demo_results *r, const demo_opts *o)
                "%u–%u ms\n\n",
                r->delay_min_ms, r->delay_max_ms);
     else
-        printf("kcache demo — read-your-writes against %s\n\n", o->kubeconfig);
+        printf("kcache demo — read-your-writes against %s\n(client-side rate limit in force: the "
+               "client's defaults, as a controller would run)\n\n",
+               o->kubeconfig);
 
     printf("1. Create then read: each Secret is read back through the cache right after its "
            "create\n   (%u per mode, %u concurrent workers; wait bound %lld ms)\n\n",

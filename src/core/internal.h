@@ -69,6 +69,19 @@ bool kc__streq_n(const char *s, size_t n, const char *z);
 /* true when s starts with prefix (both non-NULL). */
 bool kc__starts_with(const char *s, const char *prefix);
 
+/* ---- Kubernetes name syntax (core/names.c) --------------------------------------------------- */
+
+/* Label/annotation key: [DNS-1123 subdomain prefix (≤ 253) '/'] name (≤ 63, [A-Za-z0-9-_.],
+ * starting and ending alphanumeric). NULL when valid, else upstream's message (static). */
+const char *kc__check_qualified_name(const char *s, size_t n);
+/* Label value: empty, or ≤ 63 of [A-Za-z0-9-_.] starting and ending alphanumeric. NULL or the
+ * message (static). */
+const char *kc__check_label_value(const char *s, size_t n);
+/* DNS-1123 subdomain: ≤ 253, lowercase alphanumeric labels with inner '-', joined by '.'. */
+bool kc__is_dns1123_subdomain(const char *s, size_t n);
+/* DNS-1123 label: ≤ 63, [a-z0-9]([-a-z0-9]*[a-z0-9])? (namespace names, most object names). */
+bool kc__is_dns1123_label(const char *s, size_t n);
+
 /* ---- bounded growable byte buffer ------------------------------------------------------------ */
 
 /* Default ceiling when kc__buf.max is 0: 64 MiB. */

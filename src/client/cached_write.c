@@ -11,10 +11,11 @@
  *      delete is forgotten again);
  *   3. block-on-write: wait on the store — KEY_RV (RV >= returned RV, or exact/any later event
  *      when not comparable; a later delete also satisfies it) for create/update/status/patch/
- *      apply and for deletes that left the object behind finalizers; KEY_GONE (absent or another
- *      UID) for deletes. Block-on-read: remember the RV / pending delete for later reads instead.
- * The deadline starts when the call starts. A timeout returns KC_ENOT_CAUGHT_UP with the server's
- * object; a stopped cache KC_ESTOPPED with the object: the write succeeded either way.
+ *      apply and for deletes whose response shows the object still there (deletionTimestamp set:
+ *      finalizers, graceful pod deletion); KEY_GONE (absent or another UID) for other deletes.
+ * Block-on-read: remember the RV / pending delete for later reads instead. The deadline starts when
+ * the call starts. A timeout returns KC_ENOT_CAUGHT_UP with the server's object; a stopped cache
+ * KC_ESTOPPED with the object: the write succeeded either way.
  */
 #include "client/cached_internal.h"
 
@@ -278,9 +279,10 @@ int kc_cached_delete(kc_cached_client *cc, const kc_gvr *gvr, const char *ns, co
         rc = 0;
     } else if (w.pending_rc < 0) {
         rc = kc_error_set(err, w.pending_rc, "delete succeeded; the cache is stopped");
-    } else if (obj && kc_obj_deleting(obj) && kc_obj_finalizer_count(obj) > 0 &&
-               *kc_obj_resource_version(obj)) {
-        /* Finalizers keep the object: the delete was an update; wait for its RV. */
+    } else if (obj && kc_obj_deleting(obj) && *kc_obj_resource_version(obj)) {
+        /* The object survives (finalizers, or a graceful pod deletion): the delete was an update
+         * that set deletionTimestamp; wait for its RV. If it is in fact gone, the DELETED event
+         * (RV >= the returned one) satisfies the same condition. */
         rc = finish_rv(cc, &w, obj, err); /* block-on-read: replaces the pending delete */
     } else {
         const char *gone_uid = uid ? uid : (obj ? kc_obj_uid(obj) : "");

@@ -156,6 +156,26 @@ static void test_cached_write_delete_with_finalizer_waits_for_rv(void **state)
     kc_obj_unref(ret);
 }
 
+/* Pods reply to DELETE with the object (not a Status): an unbound pod is removed at once. */
+static void test_cached_write_delete_returning_object_waits_until_gone(void **state)
+{
+    fx *f = *state;
+    kc_store *s = fx_store(f, &fx_pods);
+    const char *pod = "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"del-pod\"},"
+                      "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"busybox\"}]}}";
+    kc_error e = KC_ERROR_INIT;
+    FX_RC(kc_cached_create(f->cc, &fx_pods, NS, pod, strlen(pod), NULL, NULL, NULL, &e), 0, &e);
+    kc_obj *ret = NULL;
+    FX_RC(kc_cached_delete(f->cc, &fx_pods, NS, "del-pod", NULL, NULL, &ret, &e), 0, &e);
+    kc_obj *cur = kc_store_get(s, NS, "del-pod");
+    if (ret && kc_obj_deleting(ret) && cur)
+        assert_true(kc_obj_deleting(cur)); /* graceful: the cache shows the deletion */
+    else
+        assert_null(cur);
+    kc_obj_unref(cur);
+    kc_obj_unref(ret);
+}
+
 /* Removing the last finalizer deletes the object: the patch's own MODIFIED state may never be
  * seen, and the wait must still complete (the deletion is a later state). */
 static void test_cached_write_patch_completes_when_object_deleted(void **state)
@@ -296,6 +316,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cached_write_delete_waits_until_gone, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cached_write_delete_with_finalizer_waits_for_rv, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_cached_write_delete_returning_object_waits_until_gone,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_cached_write_patch_completes_when_object_deleted,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_cached_write_delete_races_deleted_event, setup,

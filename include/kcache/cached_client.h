@@ -119,10 +119,14 @@ KC_API int kc_cached_list(kc_cached_client *cc, const kc_gvr *gvr, const char *n
                           const kc_call_opts *call, kc_obj ***ret_items, size_t *ret_n,
                           kc_error *err);
 
+/* Name of the built-in index every store keeps: objects by namespace. */
+#define KC_CACHED_INDEX_NAMESPACE "namespace"
+
 /*
- * List the objects of gvr whose index index_name holds value. The index must have been added to
- * the type's informer (kcache/informer.h) before it started; KC_ENOTFOUND names a missing index.
- * Always served from the cache (call->live is KC_EINVAL here). Result as kc_cached_list.
+ * List the objects of gvr whose index index_name holds value: KC_CACHED_INDEX_NAMESPACE (always
+ * there), or a user indexer added to the type's store (kc_store_add_indexer) before its first
+ * object; KC_ENOTFOUND names a missing index. Always served from the cache (call->live is
+ * KC_EINVAL here). Result as kc_cached_list.
  */
 KC_API int kc_cached_list_by_index(kc_cached_client *cc, const kc_gvr *gvr, const char *index_name,
                                    const char *value, const kc_call_opts *call, kc_obj ***ret_items,

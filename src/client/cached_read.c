@@ -320,7 +320,10 @@ int kc_cached_list_by_index(kc_cached_client *cc, const kc_gvr *gvr, const char 
         return rc;
     kc_obj **objs = NULL;
     size_t n = 0;
-    rc = kc_store_list_index(store, index_name, value, &objs, &n);
+    if (!strcmp(index_name, KC_CACHED_INDEX_NAMESPACE))
+        rc = kc_store_list_namespace(store, value, &objs, &n); /* the store's built-in index */
+    else
+        rc = kc_store_list_index(store, index_name, value, &objs, &n);
     if (rc == KC_ENOTFOUND)
         rc = kc_error_set(err, rc, "cached client: %s has no index \"%s\"", gvr->resource,
                           index_name);

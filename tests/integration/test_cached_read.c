@@ -190,6 +190,26 @@ static void test_cached_read_first_use_starts_informer(void **state)
     assert_int_equal(st.informers_started, 1);
 }
 
+static void test_cached_read_list_by_namespace_index(void **state)
+{
+    fx *f = *state;
+    fx_store(f, &fx_secrets);
+    kc_obj_unref(fx_create(f->cc, NS, "idx-a", NULL, NULL, 0));
+    kc_obj_unref(fx_create(f->cc, "kube-system", "idx-b", NULL, NULL, 0));
+    kc_obj **items = NULL;
+    size_t n = 0;
+    kc_error e = KC_ERROR_INIT;
+    FX_RC(kc_cached_list_by_index(f->cc, &fx_secrets, KC_CACHED_INDEX_NAMESPACE, "kube-system",
+                                  NULL, &items, &n, &e),
+          0, &e);
+    assert_int_equal(n, 1); /* block-on-read waited for both writes; the index picks one */
+    assert_string_equal(kc_obj_name(items[0]), "idx-b");
+    kc_cached_list_free(items, n);
+    FX_RC(kc_cached_list_by_index(f->cc, &fx_secrets, "no-such-index", "x", NULL, &items, &n, &e),
+          KC_ENOTFOUND, &e);
+    kc_error_clear(&e);
+}
+
 static void test_cached_read_bad_selector_is_inval(void **state)
 {
     fx *f = *state;
@@ -222,6 +242,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_cached_read_first_use_starts_informer, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_cached_read_list_by_namespace_index, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cached_read_bad_selector_is_inval, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

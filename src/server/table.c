@@ -156,32 +156,58 @@ static json_t *row_default(const kc_obj *o, int64_t now)
                      get_str(o, "/metadata/creationTimestamp", "<unknown>"));
 }
 
+/* kubectl's printPod: phase, overridden by status.reason, then by the first container's waiting
+ * or terminated reason; "Terminating" while deleting. A container counts as ready when it says
+ * ready and is running (or reports no state at all). */
 static json_t *row_pod(const kc_obj *o, int64_t now)
 {
     json_t *cs = get_json(o, "/status/containerStatuses");
     json_t *spec_c = get_json(o, "/spec/containers");
+    json_t *phase = get_str(o, "/status/reason", NULL);
+    if (!phase)
+        phase = get_str(o, "/status/phase", "Pending");
     size_t total = json_array_size(spec_c), ready = 0;
     int64_t restarts = 0;
-    size_t i;
-    json_t *c;
-    json_array_foreach(cs, i, c)
-    {
-        if (json_is_true(json_object_get(c, "ready")))
-            ready++;
+    char reason[128];
+    snprintf(reason, sizeof reason, "%s", json_string_value(phase) ? json_string_value(phase) : "");
+    bool running = false;
+    for (size_t i = json_array_size(cs); i-- > 0;) {
+        const json_t *c = json_array_get(cs, i);
+        const json_t *st = json_object_get(c, "state");
+        const json_t *term = json_object_get(st, "terminated");
+        const char *wr =
+            json_string_value(json_object_get(json_object_get(st, "waiting"), "reason"));
+        const char *tr = json_string_value(json_object_get(term, "reason"));
         restarts += json_integer_value(json_object_get(c, "restartCount"));
+        if (wr && *wr) {
+            snprintf(reason, sizeof reason, "%s", wr);
+        } else if (tr && *tr) {
+            snprintf(reason, sizeof reason, "%s", tr);
+        } else if (json_is_object(term)) {
+            json_int_t sig = json_integer_value(json_object_get(term, "signal"));
+            if (sig)
+                snprintf(reason, sizeof reason, "Signal:%lld", (long long)sig);
+            else
+                snprintf(reason, sizeof reason, "ExitCode:%lld",
+                         (long long)json_integer_value(json_object_get(term, "exitCode")));
+        } else if (json_is_true(json_object_get(c, "ready")) &&
+                   (!st || json_object_get(st, "running"))) {
+            running = true;
+            ready++;
+        }
     }
+    if (strcmp(reason, "Completed") == 0 && running)
+        snprintf(reason, sizeof reason, "Running");
     if (total == 0)
         total = json_array_size(cs);
     json_decref(cs);
     json_decref(spec_c);
+    json_decref(phase);
     char rd[48], rs[24];
     snprintf(rd, sizeof rd, "%zu/%zu", ready, total);
     snprintf(rs, sizeof rs, "%lld", (long long)restarts);
-    json_t *status =
-        kc_obj_deleting(o) ? json_string("Terminating") : get_str(o, "/status/reason", NULL);
-    if (!status)
-        status = get_str(o, "/status/phase", "Pending");
-    return json_pack("[s,s,o,s,o]", kc_obj_name(o), rd, status, rs, age_cell(o, now));
+    return json_pack("[s,s,s,s,o]", kc_obj_name(o), rd, kc_obj_deleting(o) ? "Terminating" : reason,
+                     rs, age_cell(o, now));
 }
 
 static json_t *row_deployment(const kc_obj *o, int64_t now)

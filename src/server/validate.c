@@ -60,23 +60,29 @@ static bool subdomain_ok(const char *s)
     }
 }
 
-/* Go's %q of s, approximately: quotes, backslash escapes, \xNN for control bytes. New string. */
+/* Go's %q of s, approximately: quotes, backslash escapes, \xNN for control bytes; names longer
+ * than QUOTE_MAX are cut with "...". New malloc'd string (caller frees); NULL on ENOMEM. */
 static char *quote(const char *s)
 {
     kc__buf b = KC__BUF_INIT(0);
-    kc__buf_append_char(&b, '"');
-    for (size_t i = 0; s[i] && i < QUOTE_MAX; i++) {
+    int rc = kc__buf_append_char(&b, '"');
+    for (size_t i = 0; rc == 0 && s[i] && i < QUOTE_MAX; i++) {
         unsigned char c = (unsigned char)s[i];
         if (c == '"' || c == '\\')
-            kc__buf_printf(&b, "\\%c", c);
+            rc = kc__buf_printf(&b, "\\%c", c);
         else if (c < 0x20 || c == 0x7f)
-            kc__buf_printf(&b, "\\x%02x", c);
+            rc = kc__buf_printf(&b, "\\x%02x", c);
         else
-            kc__buf_append_char(&b, (char)c);
+            rc = kc__buf_append_char(&b, (char)c);
     }
-    if (strlen(s) > QUOTE_MAX)
-        kc__buf_append_str(&b, "...");
-    kc__buf_append_char(&b, '"');
+    if (rc == 0 && strlen(s) > QUOTE_MAX)
+        rc = kc__buf_append_str(&b, "...");
+    if (rc == 0)
+        rc = kc__buf_append_char(&b, '"');
+    if (rc < 0) {
+        kc__buf_free(&b);
+        return NULL;
+    }
     return kc__buf_steal(&b, NULL);
 }
 

@@ -95,6 +95,19 @@ static void test_server_table_pod_columns_and_cells(void **state)
     kc_obj_unref(p);
 }
 
+static void test_server_table_pod_status_uses_container_reasons(void **state)
+{
+    kc_obj *p = obj("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\"},"
+                    "\"spec\":{\"containers\":[{\"name\":\"a\"},{\"name\":\"b\"}]},\"status\":{"
+                    "\"phase\":\"Running\",\"containerStatuses\":[{\"name\":\"a\",\"ready\":false,"
+                    "\"restartCount\":4,\"state\":{\"waiting\":{\"reason\":\"CrashLoopBackOff\"}}},"
+                    "{\"name\":\"b\",\"ready\":true,\"state\":{\"running\":{}}}]}}");
+    json_t *t = kc__table_build_at("", "pods", &p, 1, NULL, NULL, true, NOW);
+    assert_json_eq(cells(t, 0), "[\"p\",\"1/2\",\"CrashLoopBackOff\",\"4\",\"<unknown>\"]");
+    json_decref(t);
+    kc_obj_unref(p);
+}
+
 static void test_server_table_row_object_is_partial_metadata(void **state)
 {
     kc_obj *p = obj("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"c\","
@@ -218,6 +231,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_server_table_human_duration_matches_upstream),
         cmocka_unit_test(test_server_table_pod_columns_and_cells),
+        cmocka_unit_test(test_server_table_pod_status_uses_container_reasons),
         cmocka_unit_test(test_server_table_row_object_is_partial_metadata),
         cmocka_unit_test(test_server_table_without_columns_for_later_watch_events),
         cmocka_unit_test(test_server_table_empty_list_has_empty_rows_and_continue),

@@ -1,8 +1,9 @@
 # lib.sh — shared helpers of the conformance scripts (sourced, not run).
 #
 # kc_setup            temp dir in $KC_TMP, cleanup trap (stops every server started, removes it)
-# kc_start BIN ARGS…  start `BIN serve --listen 127.0.0.1:0 --kubeconfig-out $KC_TMP/kc ARGS…`,
-#                     wait (≤ 20 s) for its "listening on" line; sets KC_URL, KC_PID, KC_KUBECONFIG
+# kc_start BIN ARGS…  start `BIN serve --listen 127.0.0.1:0 --kubeconfig-out $KC_TMP/kc ARGS…`
+#                     (plus --quiet unless KC_QUIET=0), wait (≤ 20 s) for its "listening on"
+#                     line; sets KC_URL, KC_PID, KC_KUBECONFIG, KC_ERR (its stderr)
 # kc_stop             SIGTERM the server, wait ≤ 10 s for a clean exit (then SIGKILL); returns
 #                     the server's exit status
 # pass/fail/skip      record and print one check; kc_summary prints the totals and exits
@@ -40,7 +41,9 @@ kc_start() {
     KC_ERR=$KC_TMP/serve.$KC_N.err
     KC_KUBECONFIG=$KC_TMP/kc.$KC_N
     mkfifo "$fifo"
-    "$bin" serve --listen 127.0.0.1:0 --kubeconfig-out "$KC_KUBECONFIG" --quiet "$@" \
+    local quiet=--quiet
+    [ "${KC_QUIET:-1}" = 0 ] && quiet=
+    "$bin" serve --listen 127.0.0.1:0 --kubeconfig-out "$KC_KUBECONFIG" $quiet "$@" \
         >"$fifo" 2>"$KC_ERR" &
     KC_PID=$!
     KC_PIDS="$KC_PIDS $KC_PID"

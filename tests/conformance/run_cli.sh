@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# run_cli.sh KCACHE — the `kcache serve` command-line contract, checked with curl: exactly one
+# "listening on" line, --help documents every flag and the admin endpoint without secrets, bad
+# arguments exit 2 naming the flag, fault flags (429 + Retry-After, #96), seeding flags, the admin
+# endpoint (faults GET/PUT, compact → 410 #83, restart resets the RV #101) behind --token, and a
+# clean exit 0 on SIGINT. Exit 77 when curl is missing.
+set -u
+BIN=${1:?usage: run_cli.sh path/to/kcache}
+command -v curl >/dev/null || { echo "SKIP: curl not found"; exit 77; }
+. "$(dirname "$0")/lib.sh"
+kc_setup
+
+t_help() {
+    local h
+    h=$("$BIN" serve --help) || return 1
+    for f in --listen --kubeconfig-out --tls --token --history --bookmark-interval --max-watch \
+        --max-body --watch-queue --watch-delay --fail-429 --fail-500 --fail-503 --retry-after \
+        --watch-close-every --watch-close-prob --seed-objects --fixtures --seed --quiet \
+        /admin/faults /admin/compact /admin/restart; do
+        echo "$h" | grep -q -- "$f" || { echo "--help lacks $f"; return 1; }
+    done
+}
+t_bad_args() {
+    local a rc
+    for a in "--bogus" "--listen nope" "--history x" "--watch-delay 5xs" "--fail-429 2" \
+        "--fail-503 0.1:fly" "--seed-objects widgets=1" "--max-body 3Q" "stray"; do
+        # shellcheck disable=SC2086
+        timeout 10 "$BIN" serve $a >/dev/null 2>"$KC_TMP/bad.err"
+        rc=$?
+        [ $rc -eq 2 ] || { echo "'$a' exited $rc, want 2"; return 1; }
+        grep -q -- "${a%% *}" "$KC_TMP/bad.err" || { echo "'$a': error does not name the flag"; return 1; }
+    done
+}
+c() { curl -s --max-time 10 "$@"; }
+
+check "--help documents every flag and the admin endpoint" t_help
+check "bad arguments exit 2 with an error naming the flag" t_bad_args
+
+kc_start "$BIN" --fail-429 1:list --retry-after 2 --seed-objects configmaps=3 --seed 7 ||
+    { fail "server start"; kc_summary; }
+t_one_line() { ! read -r -t 1 -u 3 extra; } # nothing after the listening line
+t_429() {
+    c -i "$KC_URL/api/v1/namespaces/default/configmaps" >"$KC_TMP/429.txt"
+    grep -q '^HTTP/1.1 429' "$KC_TMP/429.txt" && grep -qi '^Retry-After: 2' "$KC_TMP/429.txt" &&
+        grep -q '"reason":"TooManyRequests"' "$KC_TMP/429.txt"
+}
+t_get_unaffected() { c -f "$KC_URL/api/v1/namespaces/default/configmaps/cm-00002" | grep -q '"cm-00002"'; }
+t_faults_put() {
+    c -f -X PUT --data '{"rate429":0}' "$KC_URL/admin/faults" >/dev/null &&
+        c -f "$KC_URL/admin/faults" | grep -q '"retryAfterSeconds":2' &&
+        c -f "$KC_URL/api/v1/namespaces/default/configmaps" | grep -q '"cm-00000"'
+}
+t_faults_bad() { [ "$(c -o /dev/null -w '%{http_code}' -X PUT --data '{"nope":1}' "$KC_URL/admin/faults")" = 400 ]; }
+t_compact_410() {
+    local rv
+    rv=$(c "$KC_URL/api/v1/namespaces/default/configmaps" | /usr/bin/python3 -c \
+        'import json,sys; print(json.load(sys.stdin)["metadata"]["resourceVersion"])') || return 1
+    c -f -X POST -H 'Content-Type: application/json' --data \
+        '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"after"}}' \
+        "$KC_URL/api/v1/namespaces/default/configmaps" >/dev/null || return 1
+    c -f -X POST "$KC_URL/admin/compact" >/dev/null || return 1
+    c "$KC_URL/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=$rv&timeoutSeconds=5" |
+        grep -q '"code":410'
+}
+t_restart() {
+    local before after
+    before=$(c "$KC_URL/api/v1/namespaces" | grep -o '"resourceVersion":"[0-9]*"' | head -1 | tr -dc 0-9)
+    c -f -X POST "$KC_URL/admin/restart" >/dev/null || return 1
+    after=$(c "$KC_URL/api/v1/namespaces" | grep -o '"resourceVersion":"[0-9]*"' | head -1 | tr -dc 0-9)
+    [ -n "$before" ] && [ -n "$after" ] && [ "$after" -lt "$before" ] &&
+        [ "$(c -o /dev/null -w '%{http_code}' "$KC_URL/api/v1/namespaces/default/configmaps/cm-00000")" = 404 ]
+}
+check "exactly one line on stdout" t_one_line
+check "--fail-429 1:list --retry-after 2: LIST gets 429 with Retry-After: 2 (#96)" t_429
+check "--fail-429 1:list leaves GET alone; --seed-objects created the objects" t_get_unaffected
+check "PUT /admin/faults changes one field and keeps the others" t_faults_put
+check "PUT /admin/faults with an unknown field → 400" t_faults_bad
+check "POST /admin/compact: watch from an older RV gets ERROR 410 (#83)" t_compact_410
+check "POST /admin/restart drops objects and resets the RV (#101)" t_restart
+kill -INT "$KC_PID"
+t_sigint() { wait "$KC_PID"; }
+check "SIGINT stops the server with exit 0" t_sigint
+
+kc_start "$BIN" --token adm1n-t0k || { fail "server start with --token"; kc_summary; }
+t_admin_auth() {
+    [ "$(c -o /dev/null -w '%{http_code}' "$KC_URL/admin/faults")" = 401 ] &&
+        [ "$(c -o /dev/null -w '%{http_code}' -H 'Authorization: Bearer adm1n-t0k' "$KC_URL/admin/faults")" = 200 ] &&
+        [ "$(c -o /dev/null -w '%{http_code}' "$KC_URL/api/v1/namespaces")" = 401 ]
+}
+check "--token guards the API and the admin endpoint (401 without it)" t_admin_auth
+kc_stop && pass "server stops cleanly on SIGTERM" || fail "server exit status on SIGTERM"
+kc_summary

@@ -188,8 +188,8 @@ int demo_create_then_read(const demo_env *env, const demo_opts *o, int mode, dem
 
 /* ---- discovery ------------------------------------------------------------------------------- */
 
-static int read_all(kc_cached_client *cc, char **names, unsigned n, bool live, double *ret_s,
-                    kc_error *err)
+static int read_all(kc_cached_client *cc, char **names, unsigned n, bool live, demo_progress *prog,
+                    double *ret_s, kc_error *err)
 {
     kc_call_opts call = {.live = live};
     uint64_t t0 = kc__now_ns();
@@ -199,6 +199,8 @@ static int read_all(kc_cached_client *cc, char **names, unsigned n, bool live, d
         if (rc < 0)
             return rc;
         kc_obj_unref(obj);
+        if (prog)
+            demo_progress_tick(prog);
     }
     *ret_s = (double)(kc__now_ns() - t0) / 1e9;
     return 0;
@@ -229,12 +231,12 @@ int demo_discovery(const demo_env *env, const demo_opts *o, demo_results *ret, k
         rc = kc_cached_get(cc, &demo_pvs, NULL, names[0], &live, &warm, err);
         kc_obj_unref(warm);
         demo_progress p;
-        demo_progress_start(&p, o->progress, "discovery: API GETs", 1);
+        demo_progress_start(&p, o->progress, "discovery, API GETs:", n);
         if (rc == 0)
-            rc = read_all(cc, names, n, true, &api_s, err);
+            rc = read_all(cc, names, n, true, &p, &api_s, err);
         demo_progress_end(&p);
         for (int r = 0; rc == 0 && r < 5; r++)
-            rc = read_all(cc, names, n, false, &cache_runs[r], err);
+            rc = read_all(cc, names, n, false, NULL, &cache_runs[r], err);
     }
     for (unsigned i = 0; i < n; i++)
         free(names[i]);

@@ -1,0 +1,389 @@
+/*
+ * bench_informer — informer throughput and memory against the embedded API server.
+ *
+ * The server runs in a forked child process (so the parent's RSS and CPU time are the client's
+ * alone), seeded with seed_spec "pods=N" (genpod-shaped ~6 KB Pods, 40 % managedFields). Then:
+ *   1. initial sync of N Pods, streaming list and paged LIST (500 per page), REPEAT runs each:
+ *      wall objects/s, client CPU seconds (getrusage), peak RSS during the sync (VmHWM after
+ *      resetting it through /proc/self/clear_refs) and steady RSS with the store alive (after
+ *      malloc_trim), both above the baseline before the run;
+ *   2. watch ingest: the child makes M updates (merge patches of Pod labels) before the parent
+ *      starts; the parent watches from the RV before them and applies every event to a kc_store
+ *      (the informer's per-event work). events/s are per second of the watching thread's CPU time
+ *      (CLOCK_THREAD_CPUTIME_ID), since the server shares the two cores;
+ *   3. with --node, the same server against @kubernetes/client-node 1.4.0 makeInformer
+ *      (bench/node/informer_sync.mjs, NODE_PATH=tests/conformance/node/node_modules): ratio of
+ *      objects/s and of steady RSS.
+ * Usage: bench_informer [N=100000] [--node] [--repeat R=3] [--updates M=20000]
+ * Output: human text plus `BENCH <metric> <value> <unit>` lines (medians).
+ */
+#include "core/internal.h"
+#include "kcache/informer.h"
+#include "kcache/server.h"
+
+#include <malloc.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const kc_gvr PODS = {"", "v1", "pods"};
+
+static long status_kb(const char *field)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long v = -1;
+    size_t fl = strlen(field);
+    while (f && fgets(line, sizeof(line), f))
+        if (strncmp(line, field, fl) == 0 && line[fl] == ':')
+            v = strtol(line + fl + 1, NULL, 10);
+    if (f)
+        fclose(f);
+    return v;
+}
+
+static void reset_hwm(void)
+{
+    FILE *f = fopen("/proc/self/clear_refs", "w");
+    if (f) {
+        fputs("5", f);
+        fclose(f);
+    }
+}
+
+static double cpu_s(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+           (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double med(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof(*v), cmp_d);
+    return v[n / 2];
+}
+
+/* ---- the server child ------------------------------------------------------------------------ */
+
+typedef struct child {
+    pid_t pid;
+    int stop_fd;
+    char url[128], kubeconfig[256], rv_before[32], rv_after[32];
+} child;
+
+static int pod_name_cb(void *ud, kc_obj *o)
+{
+    kc__buf *b = ud;
+    kc__buf_printf(b, "%s %s\n", kc_obj_namespace(o), kc_obj_name(o));
+    kc_obj_unref(o);
+    return 0;
+}
+
+/* In the child: M label patches through a client to our own server. */
+static void child_updates(const char *url, int m)
+{
+    kc_config *cfg = NULL;
+    kc_client *cli = NULL;
+    kc_client_opts co = {.qps = -1};
+    if (kc_config_from_url(url, NULL, NULL, &cfg, NULL) || kc_client_new(cfg, &co, &cli, NULL))
+        _exit(3);
+    kc__buf names = KC__BUF_INIT(0);
+    kc_list_opts lo = {.limit = m};
+    kc_client_list(cli, &PODS, NULL, &lo, NULL, pod_name_cb, &names, NULL);
+    char *p = names.data;
+    for (int i = 0; p && *p && i < m; i++) {
+        char ns[128], name[256], body[128];
+        if (sscanf(p, "%127s %255s", ns, name) != 2)
+            break;
+        snprintf(body, sizeof(body), "{\"metadata\":{\"labels\":{\"bench\":\"u%d\"}}}", i);
+        kc_client_patch(cli, &PODS, ns, name, KC_PATCH_MERGE, body, strlen(body), NULL, NULL, NULL);
+        p = strchr(p, '\n');
+        p = p ? p + 1 : NULL;
+    }
+    kc__buf_free(&names);
+    kc_client_free(cli);
+    kc_config_free(cfg);
+}
+
+static int child_start(child *c, int n, int updates)
+{
+    int up[2], down[2];
+    if (pipe(up) || pipe(down))
+        return -1;
+    snprintf(c->kubeconfig, sizeof(c->kubeconfig), "/tmp/kcache-bench-informer-%d.kubeconfig",
+             (int)getpid());
+    c->pid = fork();
+    if (c->pid == 0) {
+        close(up[0]);
+        close(down[1]);
+        char spec[64];
+        snprintf(spec, sizeof(spec), "pods=%d", n);
+        kc_server_opts o = {.listen = "127.0.0.1:0",
+                            .seed_spec = spec,
+                            .quiet = true,
+                            .history = (size_t)updates + 1000,
+                            .watch_queue = 1000000};
+        kc_server *srv = NULL;
+        kc_error e = KC_ERROR_INIT;
+        if (kc_server_new(&o, &srv, &e) || kc_server_start(srv, &e)) {
+            fprintf(stderr, "server: %s\n", e.message ? e.message : "failed");
+            _exit(2);
+        }
+        kc_server_write_kubeconfig(srv, c->kubeconfig, NULL);
+        uint64_t before = kc_server_current_rv(srv);
+        if (updates > 0)
+            child_updates(kc_server_url(srv), updates);
+        uint64_t after = kc_server_current_rv(srv);
+        dprintf(up[1], "%s %llu %llu\n", kc_server_url(srv), (unsigned long long)before,
+                (unsigned long long)after);
+        close(up[1]);
+        char x;
+        while (read(down[0], &x, 1) > 0)
+            ;
+        kc_server_free(srv);
+        _exit(0);
+    }
+    close(up[1]);
+    close(down[0]);
+    c->stop_fd = down[1];
+    char buf[256] = {0};
+    size_t got = 0;
+    ssize_t r;
+    while (got < sizeof(buf) - 1 && (r = read(up[0], buf + got, sizeof(buf) - 1 - got)) > 0)
+        got += (size_t)r;
+    close(up[0]);
+    return sscanf(buf, "%127s %31s %31s", c->url, c->rv_before, c->rv_after) == 3 ? 0 : -1;
+}
+
+static void child_stop(child *c)
+{
+    close(c->stop_fd);
+    waitpid(c->pid, NULL, 0);
+    unlink(c->kubeconfig);
+}
+
+/* ---- 1. initial sync --------------------------------------------------------------------------
+ */
+
+typedef struct syncres {
+    double wall_s, cpu_s;
+    long peak_kb, steady_kb;
+} syncres;
+
+static int sync_once(kc_client *cli, kc_informer_list_mode mode, int n, syncres *res)
+{
+    malloc_trim(0);
+    long base = status_kb("VmRSS");
+    reset_hwm();
+    double c0 = cpu_s();
+    uint64_t t0 = kc__now_ns();
+    kc_informer_opts o = {.list_mode = mode, .initial_events_timeout_ms = 60000};
+    kc_informer *inf = NULL;
+    kc_error e = KC_ERROR_INIT;
+    if (kc_informer_new(cli, &PODS, &o, &inf, &e) || kc_informer_start(inf, &e))
+        return -1;
+    int rc = kc_informer_wait_synced(inf, 600000);
+    res->wall_s = (kc__now_ns() - t0) / 1e9;
+    res->cpu_s = cpu_s() - c0;
+    res->peak_kb = status_kb("VmHWM") - base;
+    malloc_trim(0);
+    res->steady_kb = status_kb("VmRSS") - base;
+    size_t got = kc_store_len(kc_informer_store(inf));
+    kc_informer_free(inf);
+    if (rc != 0 || got != (size_t)n) {
+        fprintf(stderr, "sync failed: rc=%d objects=%zu\n", rc, got);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- 2. watch ingest --------------------------------------------------------------------------
+ */
+
+typedef struct ingest {
+    kc_store *s;
+    long want, got;
+} ingest;
+
+static int ingest_cb(void *ud, const kc_watch_event *ev)
+{
+    ingest *g = ud;
+    if (ev->type == KC_WATCH_ADDED || ev->type == KC_WATCH_MODIFIED ||
+        ev->type == KC_WATCH_DELETED) {
+        kc_store_change ch;
+        if (kc_store_apply(g->s, ev->type, ev->obj, &ch, NULL) == 0)
+            kc_store_change_clear(&ch);
+        if (++g->got >= g->want)
+            return KC_ECANCELED; /* stop the watch */
+    }
+    return 0;
+}
+
+static double thread_cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int watch_ingest(kc_client *cli, const child *c, long m, double *ret_cpu_rate,
+                        double *ret_wall_rate)
+{
+    ingest g = {NULL, m, 0};
+    kc_store_new(NULL, &g.s, NULL);
+    kc_watch_opts wo = {.resource_version = c->rv_before, .allow_bookmarks = true};
+    double c0 = thread_cpu_s();
+    uint64_t t0 = kc__now_ns();
+    int rc = kc_client_watch(cli, &PODS, NULL, &wo, ingest_cb, &g, NULL, NULL);
+    double cpu = thread_cpu_s() - c0, wall = (kc__now_ns() - t0) / 1e9;
+    kc_store_free(g.s);
+    if (g.got < m) {
+        fprintf(stderr, "watch ingest: got %ld of %ld events (rc %d)\n", g.got, m, rc);
+        return -1;
+    }
+    *ret_cpu_rate = g.got / cpu;
+    *ret_wall_rate = g.got / wall;
+    return 0;
+}
+
+/* ---- 3. client-node ----------------------------------------------------------------------------
+ */
+
+static int node_sync(const child *c, int n, double *wall_s, long *peak_kb, long *steady_kb)
+{
+    /* The source tree, from this file's (absolute) path. */
+    char src[512];
+    snprintf(src, sizeof(src), "%s", __FILE__);
+    char *cut = strstr(src, "/bench/bench_informer.c");
+    if (cut)
+        *cut = '\0';
+    else
+        snprintf(src, sizeof(src), ".");
+    char cmd[2048];
+    snprintf(cmd, sizeof(cmd),
+             "NODE_PATH=%s/tests/conformance/node/node_modules node --expose-gc "
+             "%s/bench/node/informer_sync.mjs %s %d",
+             src, src, c->kubeconfig, n);
+    FILE *p = popen(cmd, "r");
+    if (!p)
+        return -1;
+    char line[512];
+    int ok = -1;
+    while (fgets(line, sizeof(line), p))
+        if (sscanf(line, "RESULT %lf %ld %ld", wall_s, peak_kb, steady_kb) == 3)
+            ok = 0;
+    pclose(p);
+    return ok;
+}
+
+int main(int argc, char **argv)
+{
+    int n = 100000, repeat = 3, updates = 20000;
+    bool node = false;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--node") == 0)
+            node = true;
+        else if (strcmp(argv[i], "--repeat") == 0 && i + 1 < argc)
+            repeat = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--updates") == 0 && i + 1 < argc)
+            updates = atoi(argv[++i]);
+        else
+            n = atoi(argv[i]);
+    }
+    if (repeat < 1 || repeat > 15)
+        repeat = 3;
+    signal(SIGPIPE, SIG_IGN);
+    child c;
+    uint64_t ts = kc__now_ns();
+    if (child_start(&c, n, updates) != 0) {
+        fprintf(stderr, "cannot start the server child\n");
+        return 1;
+    }
+    printf("server child seeded with %d pods and made %d updates in %.1f s (%s)\n", n, updates,
+           (kc__now_ns() - ts) / 1e9, c.url);
+    kc_config *cfg = NULL;
+    kc_client *cli = NULL;
+    kc_client_opts co = {.qps = -1};
+    if (kc_config_from_url(c.url, NULL, NULL, &cfg, NULL) || kc_client_new(cfg, &co, &cli, NULL))
+        return 1;
+    const char *names[2] = {"streaming", "paged"};
+    double ops[2] = {0}, steady[2] = {0}, peak[2] = {0};
+    for (int m = 0; m < 2; m++) {
+        double w[15], cp[15], pk[15], sd[15];
+        for (int r = 0; r < repeat; r++) {
+            syncres res;
+            if (sync_once(cli, m == 0 ? KC_INFORMER_LIST_STREAMING : KC_INFORMER_LIST_PAGED, n,
+                          &res) != 0)
+                return 1;
+            w[r] = res.wall_s;
+            cp[r] = res.cpu_s;
+            pk[r] = res.peak_kb / 1024.0;
+            sd[r] = res.steady_kb / 1024.0;
+            printf("  %s run %d: %.2f s wall (%.0f objects/s), client CPU %.2f s, peak +%.0f MiB, "
+                   "steady +%.0f MiB\n",
+                   names[m], r + 1, w[r], n / w[r], cp[r], pk[r], sd[r]);
+        }
+        double wm = med(w, repeat), cm = med(cp, repeat);
+        peak[m] = med(pk, repeat);
+        steady[m] = med(sd, repeat);
+        ops[m] = n / wm;
+        printf(
+            "initial sync (%s) of %d pods: median %.2f s = %.0f objects/s; client CPU %.2f s "
+            "(%.0f objects per CPU-second); peak +%.0f MiB, steady +%.0f MiB (%.2f KiB/object)\n",
+            names[m], n, wm, ops[m], cm, n / cm, peak[m], steady[m], steady[m] * 1024 / n);
+        printf("BENCH informer_sync_%s_objects_per_s %.0f objects/s\n", names[m], ops[m]);
+        printf("BENCH informer_sync_%s_cpu_objects_per_s %.0f objects/s\n", names[m], n / cm);
+        printf("BENCH informer_sync_%s_peak_rss %.0f MiB\n", names[m], peak[m]);
+        printf("BENCH informer_sync_%s_steady_rss %.0f MiB\n", names[m], steady[m]);
+    }
+    if (updates > 0) {
+        double cr[15], wr[15];
+        for (int r = 0; r < repeat; r++)
+            if (watch_ingest(cli, &c, updates, &cr[r], &wr[r]) != 0)
+                return 1;
+        double crm = med(cr, repeat), wrm = med(wr, repeat);
+        printf("watch ingest of %d events (decode + store apply): %.0f events per client "
+               "CPU-second, %.0f events/s wall (server shares the cores)\n",
+               updates, crm, wrm);
+        printf("BENCH informer_watch_ingest_cpu %.0f events/s\n", crm);
+        printf("BENCH informer_watch_ingest_wall %.0f events/s\n", wrm);
+    }
+    if (node) {
+        double nw;
+        long npk, nsd;
+        if (node_sync(&c, n, &nw, &npk, &nsd) == 0) {
+            double nops = n / nw;
+            printf("client-node 1.4.0 makeInformer: %.2f s = %.0f objects/s, peak %.0f MiB, steady "
+                   "%.0f MiB (whole process)\n",
+                   nw, nops, npk / 1024.0, nsd / 1024.0);
+            printf("ratio objects/s kcache(best)/node: %.1fx; kcache peak / node steady RSS: "
+                   "%.2fx\n",
+                   (ops[0] > ops[1] ? ops[0] : ops[1]) / nops,
+                   (peak[0] < peak[1] ? peak[0] : peak[1]) / (nsd / 1024.0));
+            printf("BENCH node_informer_objects_per_s %.0f objects/s\n", nops);
+            printf("BENCH node_informer_steady_rss %.0f MiB\n", nsd / 1024.0);
+            printf("BENCH informer_vs_node_speedup %.1f x\n",
+                   (ops[0] > ops[1] ? ops[0] : ops[1]) / nops);
+            printf("BENCH informer_peak_vs_node_steady_rss %.2f x\n",
+                   (peak[0] < peak[1] ? peak[0] : peak[1]) / (nsd / 1024.0));
+        } else {
+            printf("client-node run failed (is tests/conformance/node/node_modules installed?)\n");
+        }
+    }
+    kc_client_free(cli);
+    kc_config_free(cfg);
+    child_stop(&c);
+    return 0;
+}

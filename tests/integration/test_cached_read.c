@@ -121,6 +121,25 @@ static void test_cached_read_entries_dropped_once_observed(void **state)
     assert_int_equal(st.pending, 0);
 }
 
+/* Bounded memory without reads: when the table doubles (>= 1024 entries) a writer sweeps the
+ * entries the cache has observed. */
+static void test_cached_read_pending_bounded_without_reads(void **state)
+{
+    fx *f = *state;
+    fx_set_delay(f, 0, 0);
+    fx_store(f, &fx_secrets);
+    kc_call_opts call = {0};
+    for (int i = 0; i < 1100; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "bound-%04d", i);
+        kc_obj_unref(fx_create(f->cc, NS, name, NULL, &call, 0));
+    }
+    kc_cached_client_stats st;
+    kc_cached_client_get_stats(f->cc, &st);
+    assert_true(st.pending < 1024);
+    assert_true(st.pending <= 1100 - 900); /* the sweep at 1024 dropped most of them */
+}
+
 static void test_cached_read_timeout_returns_not_caught_up(void **state)
 {
     fx *f = *state;
@@ -234,6 +253,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cached_read_pending_delete_hidden_from_get_and_list,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_cached_read_entries_dropped_once_observed, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_cached_read_pending_bounded_without_reads, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_cached_read_timeout_returns_not_caught_up, setup,
                                         teardown),

@@ -332,6 +332,29 @@ static void test_server_apply_conflict_path_inside_keyed_list(void **state)
     json_decref(cur);
 }
 
+static void test_server_apply_several_conflicts_grouped_by_manager(void **state)
+{
+    json_t *cur =
+        load("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"c\","
+             "\"managedFields\":[{\"manager\":\"b\",\"operation\":\"Apply\","
+             "\"apiVersion\":\"v1\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{"
+             "\"f:data\":{\"f:x\":{},\"f:y\":{}}}},{\"manager\":\"a\",\"operation\":"
+             "\"Apply\",\"apiVersion\":\"v1\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{"
+             "\"f:data\":{\"f:z\":{}}}}]},\"data\":{\"x\":\"1\",\"y\":\"2\",\"z\":\"3\"}}");
+    const char *body = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"
+                       "data: {x: '9', y: '9', z: '9'}\n";
+    int code;
+    kc_error err = KC_ERROR_INIT;
+    apply(cur, body, "me", false, &code, &err);
+    assert_int_equal(code, KC_ECONFLICT);
+    assert_int_equal(err.n_causes, 3);
+    assert_string_equal(err.message,
+                        "Apply failed with 3 conflicts: conflicts with \"a\" using v1:\n"
+                        "- .data.z\nconflicts with \"b\" using v1:\n- .data.x\n- .data.y");
+    kc_error_clear(&err);
+    json_decref(cur);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -350,6 +373,7 @@ int main(void)
         cmocka_unit_test(test_server_apply_reapply_removes_dropped_fields),
         cmocka_unit_test(test_server_apply_custom_resource_lists_keyed_by_name),
         cmocka_unit_test(test_server_apply_conflict_path_inside_keyed_list),
+        cmocka_unit_test(test_server_apply_several_conflicts_grouped_by_manager),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

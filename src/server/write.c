@@ -249,7 +249,7 @@ int kc__write_update(kc_server *srv, const kc__write *w, kc__entry *cur, json_t 
     json_t *old = kc__doc_from_obj(cur->obj);
     if (!old)
         return kc_error_set(err, KC_ENOMEM, "cannot decode the stored object");
-    int rc;
+    int rc = 0;
     if (!kc__meta(doc) || (rc = fix_type(w, doc, err)) != 0) {
         json_decref(old);
         return rc ? rc : kc_error_set(err, KC_ENOMEM, "out of memory");

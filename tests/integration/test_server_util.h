@@ -55,9 +55,9 @@ static size_t ts_hdr_cb(char *p, size_t sz, size_t n, void *ud)
     if (e)
         *e = 0;
     if (!strncasecmp(line, "Content-Type: ", 14))
-        snprintf(r->ctype, sizeof(r->ctype), "%s", line + 14);
+        snprintf(r->ctype, sizeof(r->ctype), "%.200s", line + 14);
     if (!strncasecmp(line, "Retry-After: ", 13))
-        snprintf(r->retry_after, sizeof(r->retry_after), "%s", line + 13);
+        snprintf(r->retry_after, sizeof(r->retry_after), "%.20s", line + 13);
     return l;
 }
 

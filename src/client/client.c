@@ -168,8 +168,14 @@ int kc__client_call(kc_client *c, kc__http_req *req, bool idempotent, kc__http_r
                 attempts++;
                 KC__LOG_DEBUG("%s %s: HTTP %d, retry %d after %d s", req->method, req->path, st,
                               attempts, resp->retry_after_s);
-                if (wait_ms)
-                    kc__sleep_ns(wait_ms * KC__NS_PER_MS);
+                /* sleep in slices so a cancelled watch does not wait out a Retry-After */
+                uint64_t until = kc__now_ms() + wait_ms;
+                while (kc__now_ms() < until && !(req->cancel && kc_cancel_fired(req->cancel))) {
+                    uint64_t left = until - kc__now_ms();
+                    kc__sleep_ns((left < 50 ? left : 50) * KC__NS_PER_MS);
+                }
+                if (req->cancel && kc_cancel_fired(req->cancel))
+                    return kc_error_set(err, KC_ECANCELED, "request cancelled");
                 continue;
             }
         }

@@ -258,6 +258,11 @@ static size_t kc__on_write(char *p, size_t size, size_t nmemb, void *ud)
         long code = 0;
         curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &code);
         x->status_known = (x->req->stream && code >= 200 && code < 300) ? 1 : 2;
+        curl_off_t cl = -1;
+        if (x->status_known == 2 &&
+            curl_easy_getinfo(x->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl) == CURLE_OK &&
+            cl > 0 && (uint64_t)cl <= x->resp->body.max)
+            kc__buf_reserve(&x->resp->body, (size_t)cl); /* one allocation for big LISTs */
     }
     if (x->status_known == 1) {
         size_t got = x->req->on_data(x->req->ud, p, n);

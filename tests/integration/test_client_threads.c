@@ -83,6 +83,7 @@ typedef struct {
     pthread_mutex_t mu;
     int events;
     int rc;
+    const char *rv;
 } watcher;
 
 static int on_event(void *ud, const kc_watch_event *ev)
@@ -97,7 +98,7 @@ static int on_event(void *ud, const kc_watch_event *ev)
 static void *watch_main(void *p)
 {
     watcher *w = p;
-    kc_watch_opts o = {.resource_version = "0"};
+    kc_watch_opts o = {.resource_version = w->rv}; /* replay exactly what follows the list */
     w->rc = kc_client_watch(cli, &CM, "threads", &o, on_event, w, w->cancel, NULL);
     return NULL;
 }
@@ -117,7 +118,9 @@ static void test_client_threads_shared_client(void **state)
     const char *nsb = "{\"metadata\":{\"name\":\"threads\"}}";
     assert_int_equal(kc_client_create(cli, &ns, NULL, nsb, strlen(nsb), NULL, NULL, NULL), 0);
 
-    watcher wa = {.cancel = kc_cancel_new()};
+    kc_list_meta meta = {0};
+    assert_int_equal(kc_client_list(cli, &CM, "threads", NULL, &meta, NULL, NULL, NULL), 0);
+    watcher wa = {.cancel = kc_cancel_new(), .rv = meta.resource_version};
     pthread_mutex_init(&wa.mu, NULL);
     pthread_t wt;
     assert_int_equal(pthread_create(&wt, NULL, watch_main, &wa), 0);
@@ -150,6 +153,7 @@ static void test_client_threads_shared_client(void **state)
     assert_int_equal(wa.rc, KC_ECANCELED);
     assert_int_equal(wa.events, want);
     kc_cancel_free(wa.cancel);
+    kc_list_meta_clear(&meta);
     kc_client_free(cli);
     kc_server_free(srv);
 }

@@ -15,6 +15,39 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* RFC 3339 → seconds since the epoch (fraction ignored; Z or ±hh:mm offset). false when not
+ * a timestamp. Clients re-encode creationTimestamp ("+00:00", ".000Z"), so compare instants. */
+static bool ts_seconds(const char *s, int64_t *ret)
+{
+    struct tm tm;
+    memset(&tm, 0, sizeof(tm));
+    const char *p = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+    if (!p)
+        return false;
+    if (*p == '.')
+        for (p++; *p >= '0' && *p <= '9'; p++)
+            ;
+    int64_t off = 0;
+    if (*p == '+' || *p == '-') {
+        int h, m;
+        if (sscanf(p + 1, "%2d:%2d", &h, &m) != 2)
+            return false;
+        off = (*p == '+' ? 1 : -1) * (int64_t)(h * 3600 + m * 60);
+    } else if (*p != 'Z' && *p != 'z') {
+        return false;
+    }
+    *ret = (int64_t)timegm(&tm) - off;
+    return true;
+}
+
+static bool same_instant(const char *a, const char *b)
+{
+    int64_t x, y;
+    if (ts_seconds(a, &x) && ts_seconds(b, &y))
+        return x == y;
+    return strcmp(a, b) == 0;
+}
+
 static int set_rv(json_t *doc, uint64_t rv)
 {
     char s[24];
@@ -277,7 +310,7 @@ int kc__write_update(kc_server *srv, const kc__write *w, kc__entry *cur, json_t 
     }
     const char *bts = kc__meta_str(doc, "creationTimestamp");
     const char *ots = kc__meta_str(old, "creationTimestamp");
-    if (bts && *bts && ots && strcmp(bts, ots) != 0) {
+    if (bts && *bts && ots && !same_instant(bts, ots)) {
         json_decref(old);
         return invalid(err, r, name, "metadata.creationTimestamp", "FieldValueInvalid",
                        "field is immutable");

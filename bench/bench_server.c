@@ -29,7 +29,7 @@
 
 #define LIST_RUNS   5
 #define MAX_WATCH   256
-#define MAX_WRITERS 4
+#define MAX_WRITERS 8
 #define NS          "bench-watch"
 
 static const char *base_url;
@@ -274,7 +274,9 @@ int main(int argc, char **argv)
     curl_slist_free_all(h);
     curl_easy_cleanup(cc);
     uint64_t rv = kc_server_current_rv(srv);
-    int nwriters = rate > 2000 ? MAX_WRITERS : 1;
+    int nwriters = (int)(rate / 1000) + 1; /* one keep-alive connection per ~1000 writes/s */
+    if (nwriters > MAX_WRITERS)
+        nwriters = MAX_WRITERS;
     unsigned long total = (unsigned long)(rate * secs);
     unsigned long per = total / (unsigned long)nwriters;
     total = per * (unsigned long)nwriters;

@@ -75,7 +75,6 @@ void kc_config_free(kc_config *c)
     free(c->username);
     kc__free_secret(c->password, 0);
     kc__exec_config_free(c->exec);
-    free(c->exec_cluster_json);
     free(c);
 }
 

@@ -65,8 +65,6 @@ struct kc_config {
     bool token_file_periodic; /* in-cluster: also re-read at least once a minute */
     char *username, *password;
     kc__exec_config *exec;
-    /* cluster as JSON for KUBERNETES_EXEC_INFO (provideClusterInfo) */
-    char *exec_cluster_json;
 };
 
 /* New empty config (refs = 1, ns = "default"). NULL on out of memory. */

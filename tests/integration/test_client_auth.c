@@ -74,8 +74,9 @@ static int runs(void)
     return n;
 }
 
-/* Write a kubeconfig whose user section is user_yaml (indented under "user:"). */
-static void write_kubeconfig(const char *path, const char *user_yaml)
+/* Write a kubeconfig whose user section is user_yaml (indented under "user:") and whose cluster
+ * gets the extra lines cluster_extra. */
+static void write_kubeconfig_x(const char *path, const char *user_yaml, const char *cluster_extra)
 {
     const char *ca = kc_server_ca_pem(srv);
     size_t n = strlen(ca);
@@ -85,11 +86,16 @@ static void write_kubeconfig(const char *path, const char *user_yaml)
     assert_non_null(f);
     fprintf(f,
             "apiVersion: v1\nkind: Config\ncurrent-context: t\nclusters:\n- name: t\n  cluster:\n"
-            "    server: %s\n    certificate-authority-data: %s\nusers:\n- name: t\n  user:\n%s"
+            "    server: %s\n    certificate-authority-data: %s\n%susers:\n- name: t\n  user:\n%s"
             "contexts:\n- name: t\n  context:\n    cluster: t\n    user: t\n",
-            kc_server_url(srv), b64, user_yaml);
+            kc_server_url(srv), b64, cluster_extra, user_yaml);
     fclose(f);
     free(b64);
+}
+
+static void write_kubeconfig(const char *path, const char *user_yaml)
+{
+    write_kubeconfig_x(path, user_yaml, "");
 }
 
 static kc_client *client_from_kubeconfig(const char *path)
@@ -309,6 +315,25 @@ static void test_client_auth_refuses_credentials_over_http(void **state)
     kc_config_free(cfg);
 }
 
+static void test_client_auth_tls_server_name(void **state)
+{
+    char path[300];
+    snprintf(path, sizeof path, "%s/sni.kubeconfig", dir);
+    /* the serving certificate names localhost: verified through tls-server-name */
+    write_kubeconfig_x(path, "    token: " TOKEN "\n", "    tls-server-name: localhost\n");
+    kc_client *c = client_from_kubeconfig(path);
+    kc_error err = KC_ERROR_INIT;
+    int rc = get_default_ns(c, &err);
+    if (rc)
+        fail_msg("tls-server-name localhost: %s %s", kc_err_name(rc), err.message);
+    kc_client_free(c);
+    write_kubeconfig_x(path, "    token: " TOKEN "\n", "    tls-server-name: wrong.example\n");
+    c = client_from_kubeconfig(path);
+    assert_int_equal(get_default_ns(c, &err), KC_ETLS);
+    kc_error_clear(&err);
+    kc_client_free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -320,6 +345,7 @@ int main(void)
         cmocka_unit_test_setup(test_client_auth_exec_failure_has_stderr, reset_env),
         cmocka_unit_test_setup(test_client_auth_token_file_reread_after_401, reset_env),
         cmocka_unit_test_setup(test_client_auth_wrong_ca_is_tls_error, reset_env),
+        cmocka_unit_test_setup(test_client_auth_tls_server_name, reset_env),
         cmocka_unit_test_setup(test_client_auth_dns_error, reset_env),
         cmocka_unit_test_setup(test_client_auth_timeout, reset_env),
         cmocka_unit_test_setup(test_client_auth_refuses_credentials_over_http, reset_env),

@@ -159,7 +159,7 @@ static kc__coal *coal_pop(kc_informer_reg *r)
 {
     for (size_t i = 0; i < r->coal.cap; i++) {
         size_t s = (r->coal_cursor + i) % r->coal.cap;
-        kc__hent *e = r->coal.slots[s];
+        kc__hent *e = KC__HTAB_AT(&r->coal, s);
         if (e) {
             r->coal_cursor = s;
             return (kc__coal *)kc__htab_remove(&r->coal, e->key, e->klen, e->hash);

@@ -50,7 +50,7 @@ void kc_store_stop(kc_store *s)
 static void tombs_clear(kc_store *s)
 {
     for (size_t i = 0; i < s->tombs.cap; i++)
-        free(s->tombs.slots[i]);
+        free(KC__HTAB_AT(&s->tombs, i));
     kc__htab_free(&s->tombs);
 }
 
@@ -98,13 +98,36 @@ int kc_store_add_indexer(kc_store *s, const char *name, kc_store_indexer_fn fn, 
 
 /* ---- reads ---------------------------------------------------------------------------------- */
 
+/* With s->mu held: the object at (ns span, name), compared through the object's own metadata
+ * kept in the slot, so the entry itself is never touched (one cache miss fewer per Get). */
+static kc_obj *lookup_locked(kc_store *s, const char *ns, size_t nsl, const char *name, uint64_t h)
+{
+    const kc__htab *t = &s->tab->map;
+    if (t->cap == 0)
+        return NULL;
+    size_t mask = t->cap - 1;
+    for (size_t i = h & mask;; i = (i + 1) & mask) {
+        const kc__slot *sl = &t->slots[i];
+        if (!sl->e)
+            return NULL;
+        if (sl->hash != h)
+            continue;
+        kc_obj *o = sl->aux;
+        const char *ons = kc_obj_namespace(o);
+        if (strcmp(kc_obj_name(o), name) == 0 && strncmp(ons, ns, nsl) == 0 && ons[nsl] == '\0')
+            return kc_obj_ref(o);
+    }
+}
+
 kc_obj *kc_store_get_key(kc_store *s, const char *key)
 {
     size_t kl = strlen(key);
     uint64_t h = kc__hash(key, kl);
+    const char *slash = memchr(key, '/', kl);
+    const char *name = slash ? slash + 1 : key;
+    size_t nsl = slash ? (size_t)(slash - key) : 0;
     pthread_mutex_lock(&s->mu);
-    kc__ent *e = (kc__ent *)kc__htab_find(&s->tab->map, key, kl, h);
-    kc_obj *o = e ? kc_obj_ref(e->obj) : NULL;
+    kc_obj *o = lookup_locked(s, key, nsl, name, h);
     pthread_mutex_unlock(&s->mu);
     return o;
 }
@@ -115,7 +138,11 @@ kc_obj *kc_store_get(kc_store *s, const char *ns, const char *name)
     int kl = kc__store_key(ns, name, key, sizeof(key));
     if (kl < 0)
         return NULL;
-    return kc_store_get_key(s, key);
+    uint64_t h = kc__hash(key, (size_t)kl);
+    pthread_mutex_lock(&s->mu);
+    kc_obj *o = lookup_locked(s, key, (ns && *ns) ? strlen(ns) : 0, name, h);
+    pthread_mutex_unlock(&s->mu);
+    return o;
 }
 
 size_t kc_store_len(kc_store *s)
@@ -145,7 +172,7 @@ int kc_store_list(kc_store *s, kc_obj ***ret_objs, size_t *ret_n)
         return KC_ENOMEM;
     }
     for (size_t i = 0; i < s->tab->map.cap && k < n; i++) {
-        kc__ent *e = (kc__ent *)s->tab->map.slots[i];
+        kc__ent *e = (kc__ent *)KC__HTAB_AT(&s->tab->map, i);
         if (e)
             v[k++] = kc_obj_ref(e->obj);
     }
@@ -413,7 +440,7 @@ int kc_store_replace(kc_store *s, kc_store_batch *b, const char *list_rv,
     uint64_t seq = s->seq; /* written only by the writer thread */
     /* Pass 1 (unpublished): sequence numbers for changed keys, marks on vanished ones. */
     for (size_t i = 0; i < nt->map.cap; i++) {
-        kc__ent *e = (kc__ent *)nt->map.slots[i];
+        kc__ent *e = (kc__ent *)KC__HTAB_AT(&nt->map, i);
         if (!e)
             continue;
         kc__ent *o = (kc__ent *)kc__htab_find(&ot->map, e->h.key, e->h.klen, e->h.hash);
@@ -427,7 +454,7 @@ int kc_store_replace(kc_store *s, kc_store_batch *b, const char *list_rv,
     }
     size_t vanished = 0;
     for (size_t i = 0; i < ot->map.cap; i++) {
-        kc__ent *o = (kc__ent *)ot->map.slots[i];
+        kc__ent *o = (kc__ent *)KC__HTAB_AT(&ot->map, i);
         if (!o)
             continue;
         o->flags = kc__htab_find(&nt->map, o->h.key, o->h.klen, o->h.hash) ? 0 : KC__ENT_VANISHED;
@@ -438,12 +465,12 @@ int kc_store_replace(kc_store *s, kc_store_batch *b, const char *list_rv,
     s->tab = nt;
     s->has_objects = true;
     for (size_t i = 0; vanished && i < ot->map.cap; i++) {
-        kc__ent *o = (kc__ent *)ot->map.slots[i];
+        kc__ent *o = (kc__ent *)KC__HTAB_AT(&ot->map, i);
         if (o && (o->flags & KC__ENT_VANISHED))
             tomb_put(s, o->h.key, o->h.klen, o->h.hash, ++seq, NULL);
     }
     for (size_t i = 0; s->tombs.n && i < s->tombs.cap; i++) {
-        kc__tomb *t = (kc__tomb *)s->tombs.slots[i];
+        kc__tomb *t = (kc__tomb *)KC__HTAB_AT(&s->tombs, i);
         if (t && kc__htab_find(&nt->map, t->h.key, t->h.klen, t->h.hash)) {
             tomb_drop(s, t->h.key, t->h.klen, t->h.hash);
             i--; /* backward shift may have moved another record into slot i */
@@ -457,7 +484,7 @@ int kc_store_replace(kc_store *s, kc_store_batch *b, const char *list_rv,
     /* Notify from the tables no reader can reach any more (nt entries are read-only here). */
     int stop = 0;
     for (size_t i = 0; on_change && !stop && i < nt->map.cap; i++) {
-        kc__ent *e = (kc__ent *)nt->map.slots[i];
+        kc__ent *e = (kc__ent *)KC__HTAB_AT(&nt->map, i);
         if (!e || !(e->flags & KC__ENT_CHANGED))
             continue;
         kc__ent *o = (kc__ent *)kc__htab_find(&ot->map, e->h.key, e->h.klen, e->h.hash);
@@ -466,7 +493,7 @@ int kc_store_replace(kc_store *s, kc_store_batch *b, const char *list_rv,
         stop = on_change(ud, &ch);
     }
     for (size_t i = 0; on_change && !stop && i < ot->map.cap; i++) {
-        kc__ent *o = (kc__ent *)ot->map.slots[i];
+        kc__ent *o = (kc__ent *)KC__HTAB_AT(&ot->map, i);
         if (!o || !(o->flags & KC__ENT_VANISHED))
             continue;
         kc_store_change ch = {KC_STORE_DELETED, o->obj, NULL, true};

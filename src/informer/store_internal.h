@@ -24,15 +24,27 @@ typedef struct kc__hent {
     char *key; /* NUL-terminated; usually points into the owning struct */
 } kc__hent;
 
+/* A slot keeps the hash (probes skip mismatches without touching the entry) and an aux pointer
+ * (the store map keeps the entry's object there, so a Get never dereferences the entry). */
+typedef struct kc__slot {
+    uint64_t hash;
+    kc__hent *e; /* NULL: empty */
+    void *aux;
+} kc__slot;
+
 /* Open addressing, linear probing, backward-shift deletion. Not thread-safe. */
 typedef struct kc__htab {
-    kc__hent **slots;
+    kc__slot *slots;
     size_t cap; /* power of two, or 0 */
     size_t n;
 } kc__htab;
 
 uint64_t kc__hash(const char *s, size_t n);
 kc__hent *kc__htab_find(const kc__htab *t, const char *key, size_t klen, uint64_t hash);
+/* The slot holding e (which must be in t). */
+kc__slot *kc__htab_slot_of(const kc__htab *t, const kc__hent *e);
+/* i-th slot's entry (NULL when empty), for iteration. */
+#define KC__HTAB_AT(t, i) ((t)->slots[(i)].e)
 /* Insert e (key must be absent). 0 or KC_ENOMEM. */
 int kc__htab_insert(kc__htab *t, kc__hent *e);
 /* Remove and return the entry with key, or NULL. */

@@ -11,6 +11,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 /* ---- hashing and the open-addressing table -----------------------------------------------------
  */
@@ -35,38 +36,64 @@ kc__hent *kc__htab_find(const kc__htab *t, const char *key, size_t klen, uint64_
         return NULL;
     size_t mask = t->cap - 1;
     for (size_t i = hash & mask;; i = (i + 1) & mask) {
-        kc__hent *e = t->slots[i];
-        if (!e)
+        const kc__slot *sl = &t->slots[i];
+        if (!sl->e)
             return NULL;
-        if (e->hash == hash && e->klen == klen && memcmp(e->key, key, klen) == 0)
-            return e;
+        if (sl->hash == hash && sl->e->klen == klen && memcmp(sl->e->key, key, klen) == 0)
+            return sl->e;
     }
 }
 
-static void htab_place(kc__hent **slots, size_t cap, kc__hent *e)
+kc__slot *kc__htab_slot_of(const kc__htab *t, const kc__hent *e)
+{
+    size_t mask = t->cap - 1;
+    for (size_t i = e->hash & mask;; i = (i + 1) & mask)
+        if (t->slots[i].e == e || !t->slots[i].e)
+            return t->slots[i].e == e ? &t->slots[i] : NULL;
+}
+
+static void htab_place(kc__slot *slots, size_t cap, kc__slot sl)
 {
     size_t mask = cap - 1;
-    size_t i = e->hash & mask;
-    while (slots[i])
+    size_t i = sl.hash & mask;
+    while (slots[i].e)
         i = (i + 1) & mask;
-    slots[i] = e;
+    slots[i] = sl;
+}
+
+/* Zeroed slot array. Large arrays (≥ 2 MiB) are 2 MiB-aligned and advised to use transparent huge
+ * pages: random probes into a big table then cost no TLB miss. */
+static kc__slot *slots_alloc(size_t n)
+{
+    size_t bytes;
+    if (!kc__size_mul(n, sizeof(kc__slot), &bytes))
+        return NULL;
+    const size_t huge = (size_t)2 << 20;
+    if (bytes < huge)
+        return calloc(n, sizeof(kc__slot));
+    void *p = NULL;
+    if (posix_memalign(&p, huge, bytes) != 0)
+        return NULL;
+    madvise(p, bytes, MADV_HUGEPAGE); /* advice only: failure is harmless */
+    memset(p, 0, bytes);
+    return p;
 }
 
 int kc__htab_insert(kc__htab *t, kc__hent *e)
 {
     if ((t->n + 1) * 4 > t->cap * 3) {
         size_t ncap = t->cap ? t->cap * 2 : 16;
-        kc__hent **ns = calloc(ncap, sizeof(*ns));
+        kc__slot *ns = slots_alloc(ncap);
         if (!ns)
             return KC_ENOMEM;
         for (size_t i = 0; i < t->cap; i++)
-            if (t->slots[i])
+            if (t->slots[i].e)
                 htab_place(ns, ncap, t->slots[i]);
         free(t->slots);
         t->slots = ns;
         t->cap = ncap;
     }
-    htab_place(t->slots, t->cap, e);
+    htab_place(t->slots, t->cap, (kc__slot){e->hash, e, NULL});
     t->n++;
     return 0;
 }
@@ -79,24 +106,24 @@ kc__hent *kc__htab_remove(kc__htab *t, const char *key, size_t klen, uint64_t ha
     size_t i = hash & mask;
     kc__hent *found = NULL;
     for (;; i = (i + 1) & mask) {
-        kc__hent *e = t->slots[i];
-        if (!e)
+        kc__slot *sl = &t->slots[i];
+        if (!sl->e)
             return NULL;
-        if (e->hash == hash && e->klen == klen && memcmp(e->key, key, klen) == 0) {
-            found = e;
+        if (sl->hash == hash && sl->e->klen == klen && memcmp(sl->e->key, key, klen) == 0) {
+            found = sl->e;
             break;
         }
     }
     /* Backward-shift: move later members of the probe run into the hole when allowed. */
     size_t hole = i;
-    t->slots[hole] = NULL;
-    for (size_t j = (hole + 1) & mask; t->slots[j]; j = (j + 1) & mask) {
-        size_t home = t->slots[j]->hash & mask;
+    t->slots[hole] = (kc__slot){0, NULL, NULL};
+    for (size_t j = (hole + 1) & mask; t->slots[j].e; j = (j + 1) & mask) {
+        size_t home = t->slots[j].hash & mask;
         /* Can slots[j] move to hole? Only if home is not in (hole, j] cyclically. */
         bool in_range = (hole <= j) ? (home > hole && home <= j) : (home > hole || home <= j);
         if (!in_range) {
             t->slots[hole] = t->slots[j];
-            t->slots[j] = NULL;
+            t->slots[j] = (kc__slot){0, NULL, NULL};
             hole = j;
         }
     }
@@ -315,6 +342,7 @@ int kc__stab_insert(kc__stab *t, const kc__indexer *ixs, const char *key, size_t
         free(e);
         return KC_ENOMEM;
     }
+    kc__htab_slot_of(&t->map, &e->h)->aux = obj;
     kc_obj_ref(obj);
     if (ret)
         *ret = e;
@@ -334,6 +362,7 @@ int kc__stab_set(kc__stab *t, const kc__indexer *ixs, kc__ent *e, kc_obj *obj, k
         }
     }
     e->obj = kc_obj_ref(obj);
+    kc__htab_slot_of(&t->map, &e->h)->aux = obj;
     *ret_old = old;
     return 0;
 }
@@ -352,7 +381,7 @@ void kc__stab_free(kc__stab *t)
     if (!t)
         return;
     for (size_t i = 0; i < t->map.cap; i++) {
-        kc__ent *e = (kc__ent *)t->map.slots[i];
+        kc__ent *e = (kc__ent *)KC__HTAB_AT(&t->map, i);
         if (!e)
             continue;
         kc_obj_unref(e->obj);
@@ -363,7 +392,7 @@ void kc__stab_free(kc__stab *t)
     kc__htab_free(&t->map);
     for (size_t x = 0; x < t->nidx; x++) {
         for (size_t i = 0; i < t->idx[x].cap; i++) {
-            kc__bucket *b = (kc__bucket *)t->idx[x].slots[i];
+            kc__bucket *b = (kc__bucket *)KC__HTAB_AT(&t->idx[x], i);
             if (b) {
                 free(b->items);
                 free(b);

@@ -33,8 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (!kc_config_server(cfg) || !kc_config_namespace(cfg))
                 abort();
             kc_config_free(cfg);
-        } else if (rc != KC_ECONFIG && rc != KC_EUNSUPPORTED && rc != KC_EIO &&
-                   rc != KC_ENOMEM) {
+        } else if (rc != KC_ECONFIG && rc != KC_EUNSUPPORTED && rc != KC_EIO && rc != KC_ENOMEM) {
             abort();
         }
         kc_error_clear(&err);

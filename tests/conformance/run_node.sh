@@ -19,4 +19,19 @@ else
     fail "client-node informer suite"
 fi
 kc_stop && pass "server stops cleanly on SIGTERM" || fail "server exit status on SIGTERM"
+
+# TLS + token: the generated CA and the token in the kubeconfig are enough for the client.
+kc_start "$BIN" --tls --token node-t0ken || { fail "server start with --tls --token"; kc_summary; }
+t_tls() {
+    (cd "$DIR/node" && timeout 60 node --input-type=module - "$KC_KUBECONFIG" <<'JSEOF'
+import * as k8s from '@kubernetes/client-node';
+const kc = new k8s.KubeConfig();
+kc.loadFromFile(process.argv[2]);
+const list = await kc.makeApiClient(k8s.CoreV1Api).listNamespace();
+if (!list.items.some((n) => n.metadata.name === 'default')) throw new Error('no default namespace');
+JSEOF
+    )
+}
+check "TLS + token: client-node verifies the generated CA and lists namespaces" t_tls
+kc_stop && pass "TLS server stops cleanly" || fail "TLS server exit status"
 kc_summary

@@ -15,4 +15,18 @@ else
     fail "python3-kubernetes suite"
 fi
 kc_stop && pass "server stops cleanly on SIGTERM" || fail "server exit status on SIGTERM"
+
+# TLS + token: the generated CA and the token in the kubeconfig are enough for the client.
+kc_start "$BIN" --tls --token py-t0ken || { fail "server start with --tls --token"; kc_summary; }
+t_tls() {
+    timeout 60 "$PY" - "$KC_KUBECONFIG" <<'PYEOF'
+import sys
+from kubernetes import client, config
+config.load_kube_config(config_file=sys.argv[1])
+names = [n.metadata.name for n in client.CoreV1Api().list_namespace().items]
+assert "default" in names, names
+PYEOF
+}
+check "TLS + token: python verifies the generated CA and lists namespaces" t_tls
+kc_stop && pass "TLS server stops cleanly" || fail "TLS server exit status"
 kc_summary

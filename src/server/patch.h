@@ -45,4 +45,17 @@ int kc__patch_apply(kc__patch_type type, const json_t *current, const char *body
 int kc__apply(const json_t *current, const char *body, size_t len, const char *field_manager,
               bool force, const char *now_rfc3339, json_t **ret_new, kc_error *err);
 
+/*
+ * Record an ordinary write (create, update, non-apply patch) in obj's managedFields, in place, so
+ * server-side apply can detect conflicts with it (#46). Call it on the object about to be stored;
+ * old is the stored object before the write (NULL for a create). The leaf fields whose value the
+ * write changed become owned by manager's {operation:"Update"} entry (created or extended, its
+ * time set to now_rfc3339, NULL = now) and leave every other entry's set; fields that disappeared
+ * leave every set; emptied entries are dropped. When obj carries no metadata.managedFields, old's
+ * are carried over. obj and old are borrowed (obj modified). Errors: KC_EINVAL (obj not an object
+ * or no manager), KC_ENOMEM. Thread-safe: no shared state.
+ */
+int kc__managed_fields_update(json_t *obj, const json_t *old, const char *manager,
+                              const char *now_rfc3339, kc_error *err);
+
 #endif

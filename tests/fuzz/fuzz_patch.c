@@ -6,7 +6,7 @@
  * bit 2 applies to a missing object (apply: create), bit 3 sets force (apply) or marks the object
  * a custom resource (strategic → 415 path); the rest is the patch body. Every call works against
  * a fixed Pod that already has managedFields from two managers. Nothing may crash or leak; a
- * successful result must be an object.
+ * successful result must be an object, and recording it as an Update write must succeed.
  */
 #include "server/patch.h"
 
@@ -56,6 +56,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (rc == 0 && !json_is_object(out))
         abort();
     if (rc != 0 && out)
+        abort();
+    /* Record the write as an Update too (what server-core does for non-apply writes). */
+    if (rc == 0 &&
+        kc__managed_fields_update(out, (sel & 4) ? NULL : cur, "fuzz-update", NULL, NULL) != 0)
         abort();
     json_decref(out);
     kc_error_clear(&err);

@@ -355,6 +355,87 @@ static void test_server_apply_several_conflicts_grouped_by_manager(void **state)
     json_decref(cur);
 }
 
+/* ---- Update-operation bookkeeping (kc__managed_fields_update) ---- */
+
+static void test_server_apply_update_entry_owns_changed_fields(void **state)
+{
+    json_t *obj = load("{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{"
+                       "\"name\":\"web\"},\"spec\":{\"replicas\":1}}");
+    assert_int_equal(kc__managed_fields_update(obj, NULL, "kubectl-create", NOW, NULL), 0);
+    assert_json_at(obj, "metadata.managedFields",
+                   "[{\"manager\":\"kubectl-create\",\"operation\":\"Update\",\"apiVersion\":"
+                   "\"apps/v1\",\"time\":\"" NOW "\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{"
+                   "\"f:spec\":{\"f:replicas\":{}}}}]");
+    json_decref(obj);
+}
+
+static void test_server_apply_update_then_apply_conflicts(void **state)
+{
+    json_t *obj = load("{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{"
+                       "\"name\":\"web\"},\"spec\":{\"replicas\":1}}");
+    assert_int_equal(kc__managed_fields_update(obj, NULL, "kubectl-create", NOW, NULL), 0);
+    int code;
+    kc_error err = KC_ERROR_INIT;
+    apply(obj, DEPLOY_YAML, "kubectl", false, &code, &err);
+    assert_int_equal(code, KC_ECONFLICT);
+    assert_string_equal(err.message,
+                        "Apply failed with 1 conflict: conflict with \"kubectl-create\" "
+                        "using apps/v1 at " NOW ": .spec.replicas");
+    kc_error_clear(&err);
+    json_decref(obj);
+}
+
+static void test_server_apply_update_takes_fields_from_apply_manager(void **state)
+{
+    int code;
+    json_t *applied = apply(NULL, DEPLOY_YAML, "kubectl", false, &code, NULL);
+    assert_int_equal(code, 0);
+    json_t *nu = json_deep_copy(applied);
+    json_object_set_new(json_object_get(nu, "spec"), "replicas", json_integer(5));
+    json_object_del(json_object_get(nu, "metadata"), "managedFields"); /* as clients send it */
+    assert_int_equal(kc__managed_fields_update(nu, applied, "scaler", NOW, NULL), 0);
+    json_t *mf = json_object_get(json_object_get(nu, "metadata"), "managedFields");
+    assert_int_equal(json_array_size(mf), 2);
+    /* The apply manager lost spec.replicas, the scaler owns it. */
+    assert_null(json_object_get(
+        json_object_get(json_object_get(json_array_get(mf, 0), "fieldsV1"), "f:spec"),
+        "f:replicas"));
+    assert_json_at(nu, "metadata.managedFields.1.fieldsV1", "{\"f:spec\":{\"f:replicas\":{}}}");
+    /* Re-applying the old value is now a conflict with the scaler. */
+    apply(nu, DEPLOY_YAML, "kubectl", false, &code, NULL);
+    assert_int_equal(code, KC_ECONFLICT);
+    json_decref(nu);
+    json_decref(applied);
+}
+
+static void test_server_apply_update_without_changes_adds_no_entry(void **state)
+{
+    json_t *old = load("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":"
+                       "\"c\"},\"data\":{\"a\":\"1\"}}");
+    json_t *nu = json_deep_copy(old);
+    assert_int_equal(kc__managed_fields_update(nu, old, "m", NOW, NULL), 0);
+    assert_json_at(nu, "metadata.managedFields", "[]");
+    json_decref(nu);
+    json_decref(old);
+}
+
+static void test_server_apply_update_removed_fields_leave_sets(void **state)
+{
+    json_t *old = load("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":"
+                       "\"c\",\"managedFields\":[{\"manager\":\"a\",\"operation\":\"Apply\","
+                       "\"apiVersion\":\"v1\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{"
+                       "\"f:data\":{\"f:a\":{}}}}]},\"data\":{\"a\":\"1\"}}");
+    json_t *nu = load("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":"
+                      "\"c\"},\"data\":{\"b\":\"2\"}}");
+    assert_int_equal(kc__managed_fields_update(nu, old, "m", NOW, NULL), 0);
+    json_t *mf = json_object_get(json_object_get(nu, "metadata"), "managedFields");
+    assert_int_equal(json_array_size(mf), 1);
+    assert_json_at(nu, "metadata.managedFields.0.manager", "\"m\"");
+    assert_json_at(nu, "metadata.managedFields.0.fieldsV1", "{\"f:data\":{\"f:b\":{}}}");
+    json_decref(nu);
+    json_decref(old);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -374,6 +455,11 @@ int main(void)
         cmocka_unit_test(test_server_apply_custom_resource_lists_keyed_by_name),
         cmocka_unit_test(test_server_apply_conflict_path_inside_keyed_list),
         cmocka_unit_test(test_server_apply_several_conflicts_grouped_by_manager),
+        cmocka_unit_test(test_server_apply_update_entry_owns_changed_fields),
+        cmocka_unit_test(test_server_apply_update_then_apply_conflicts),
+        cmocka_unit_test(test_server_apply_update_takes_fields_from_apply_manager),
+        cmocka_unit_test(test_server_apply_update_without_changes_adds_no_entry),
+        cmocka_unit_test(test_server_apply_update_removed_fields_leave_sets),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

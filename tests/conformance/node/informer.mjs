@@ -2,7 +2,8 @@
 // started with --watch-close-every 2, so the server ends the watch stream every 2 events.
 // Checks: the initial list gives add; later creates/updates/deletes give add/update/delete in
 // order; the informer recovers from every closed watch (#99) with no lost or duplicated event
-// and no error callback; its cache equals a fresh list at the end. Exit 1 on any failure.
+// and no error callback; after a forced compaction the resumed watch gets 410 and the informer
+// relists (#100); its cache equals a fresh list at the end. Exit 1 on any failure.
 import * as k8s from '@kubernetes/client-node';
 
 const [kcfgPath, url] = process.argv.slice(2);
@@ -27,6 +28,11 @@ function until(pred, ms, what) {
       '; events: ' + JSON.stringify(events))), ms);
     waiters.push(() => { if (pred()) { clearTimeout(t); resolve(); return true; } return false; });
   });
+}
+async function admin(method, path, body) {
+  const r = await fetch(url + path, { method, body: body ? JSON.stringify(body) : undefined,
+    headers: { 'Content-Type': 'application/json' } });
+  if (!r.ok) throw new Error(`${method} ${path}: ${r.status}`);
 }
 const cm = (name, v) => ({ metadata: { name, namespace: NS }, data: { v } });
 const seen = (type, name) => events.some((e) => e[0] === type && e[1] === name);
@@ -85,6 +91,23 @@ async function main() {
     if (errors.length) throw new Error('error callback: ' + errors.join('; '));
     pass(`recovers from closed watches (${connects} connects), no loss, no duplicate, no error`);
   } catch (e) { fail('recovers from closed watches', e); }
+
+  try {
+    // Force the 410 path (#100): hold events, write, compact, then let one event through and
+    // close the stream after it: the re-watch from that event's RV is expired, so the informer
+    // must relist (and still see x2).
+    const before = connects;
+    await admin('PUT', '/admin/faults', { watchStall: true });
+    await core.createNamespacedConfigMap({ namespace: NS, body: cm('x1', '0') });
+    await core.createNamespacedConfigMap({ namespace: NS, body: cm('x2', '0') });
+    await admin('POST', '/admin/compact');
+    await admin('PUT', '/admin/faults', { watchStall: false, watchCloseEvery: 1 });
+    await until(() => seen('add', 'x1') && seen('add', 'x2') && connects >= before + 2, 20000,
+      'relist after 410');
+    await admin('PUT', '/admin/faults', { watchCloseEvery: 2 });
+    if (errors.length) throw new Error('error callback: ' + errors.join('; '));
+    pass('after compaction a resumed watch gets 410 and the informer relists (#100)');
+  } catch (e) { fail('after compaction the informer relists (#100)', e); }
 
   try {
     const list = await core.listNamespacedConfigMap({ namespace: NS });

@@ -81,6 +81,38 @@ kill -INT "$KC_PID"
 t_sigint() { wait "$KC_PID"; }
 check "SIGINT stops the server with exit 0" t_sigint
 
+mkdir -p "$KC_TMP/fixtures"
+cat >"$KC_TMP/fixtures/10-apps.yaml" <<'Y'
+apiVersion: v1
+kind: Namespace
+metadata: {name: fx}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: fx}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: web, image: "nginx:1.25"}]}
+Y
+cat >"$KC_TMP/fixtures/20-list.json" <<'Y'
+{"apiVersion":"v1","kind":"List","items":[
+ {"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","namespace":"fx"},"data":{"n":"1"}},
+ {"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"b","namespace":"fx"},"data":{"n":"2"}}]}
+Y
+kc_start "$BIN" --fixtures "$KC_TMP/fixtures" --seed-objects pods=3:ns=fx,persistentvolumes=2 ||
+    { fail "server start with --fixtures"; kc_summary; }
+t_fixtures() {
+    c -f "$KC_URL/apis/apps/v1/namespaces/fx/deployments/web" | grep -q '"replicas":2' &&
+        c -f "$KC_URL/api/v1/namespaces/fx/configmaps/b" | grep -q '"n":"2"' &&
+        [ "$(c -f "$KC_URL/api/v1/namespaces/fx/pods" | grep -o '"web-7d9f8c6b5-0000[0-9]"' | sort -u | wc -l)" = 3 ] &&
+        c -f "$KC_URL/api/v1/persistentvolumes/pv-00001" | grep -q '"PersistentVolume"'
+}
+check "--fixtures (multi-doc YAML, JSON List) and --seed-objects with :ns= and cluster-scoped PVs" t_fixtures
+kc_stop || fail "server exit status"
+
 kc_start "$BIN" --watch-delay 20ms-200ms --seed 3 || { fail "server start with --watch-delay"; kc_summary; }
 mk() {
     c -f -X POST -H 'Content-Type: application/json' --data \

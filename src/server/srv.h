@@ -283,6 +283,10 @@ int kc__verb_delete(kc__req *req, kc__rsrc *r);
 int kc__verb_deletecollection(kc__req *req, kc__rsrc *r);
 int kc__admin_handle(kc__req *req);
 
+/* Decode a Kubernetes protobuf request body ("k8s\0" + runtime.Unknown) of a supported kind
+ * into a new JSON document (proto.c). 400 when malformed, 415 for other kinds. */
+int kc__proto_to_json(const char *body, size_t len, json_t **ret, kc_error *err);
+
 /* Create an object from JSON text (seeding, mu NOT held). */
 int kc__create_json(kc_server *srv, const char *json, size_t len, kc_error *err);
 

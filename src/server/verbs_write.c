@@ -89,6 +89,9 @@ static int strict_check(kc__req *req, const kc__rsrc *r, json_t *doc)
 
 static int parse_body(kc__req *req, json_t **ret)
 {
+    if (req->content_type &&
+        kc__starts_with(req->content_type, "application/vnd.kubernetes.protobuf"))
+        return kc__proto_to_json(req->body, req->body_len, ret, &req->err);
     json_error_t je;
     json_t *doc = json_loadb(req->body, req->body_len, 0, &je);
     if (!doc)

@@ -210,6 +210,8 @@ int kc__write_create(kc_server *srv, const kc__write *w, json_t *doc, kc_obj **r
         else if (strcmp(r->plural, "pods") == 0 && !r->group[0])
             json_object_set_new(doc, "status", json_pack("{s:s}", "phase", "Pending"));
     }
+    if (!r->group[0] && strcmp(r->plural, "secrets") == 0 && !json_object_get(doc, "type"))
+        json_object_set_new(doc, "type", json_string("Opaque"));
     if (!r->group[0] && strcmp(r->plural, "namespaces") == 0 && !json_object_get(doc, "status"))
         json_object_set_new(doc, "status", json_pack("{s:s}", "phase", "Active"));
     if (r->plural && strcmp(r->plural, "customresourcedefinitions") == 0 &&

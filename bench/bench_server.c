@@ -14,6 +14,9 @@
  *    WRITES_PER_S for SECONDS. Reports delivered/expected events, the writes/s achieved, how
  *    long after the last write the slowest watcher had everything, and how many watchers ended
  *    early (a watcher the server closed for falling behind).
+ * 4. The watch hub alone (no HTTP): WATCHERS threads draining kc__watcher_next while one thread
+ *    publishes 200 000 events as fast as it can — deliveries/s and overflowed watchers, to show
+ *    how much of the end-to-end fan-out cost is the hub.
  * Prints human text and `BENCH <metric> <value> <unit>` lines.
  */
 #include <curl/curl.h>
@@ -26,6 +29,7 @@
 
 #include "core/internal.h"
 #include "kcache/server.h"
+#include "server/hub.h"
 
 #define LIST_RUNS   5
 #define MAX_WATCH   256
@@ -203,6 +207,67 @@ static void *writer_thread(void *arg)
     return NULL;
 }
 
+/* ---- hub only -------------------------------------------------------------------------------- */
+
+#define HUB_EVENTS 200000
+
+typedef struct hub_reader {
+    pthread_t th;
+    kc__watcher *w;
+    unsigned long got;
+    int end;
+} hub_reader;
+
+static void *hub_reader_thread(void *arg)
+{
+    hub_reader *r = arg;
+    kc__hub_event ev;
+    while (r->got < HUB_EVENTS && (r->end = kc__watcher_next(r->w, &ev, 10000)) == 0) {
+        r->got++;
+        kc__hub_event_release(&ev);
+    }
+    return NULL;
+}
+
+static void bench_hub(int nwatch)
+{
+    static int key;
+    const char *json = "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"x\","
+                       "\"namespace\":\"default\",\"resourceVersion\":\"1\"}}";
+    kc_obj *obj = NULL;
+    if (kc_obj_parse(json, strlen(json), NULL, &obj, NULL) || nwatch == 0)
+        return;
+    kc__hub *hub = kc__hub_new(NULL, 100000);
+    static hub_reader rd[MAX_WATCH];
+    for (int i = 0; i < nwatch; i++) {
+        rd[i] = (hub_reader){.w = kc__hub_subscribe(hub, &key, NULL, NULL)};
+        pthread_create(&rd[i].th, NULL, hub_reader_thread, &rd[i]);
+    }
+    uint64_t t0 = kc__now_ns();
+    for (uint64_t rv = 1; rv <= HUB_EVENTS; rv++) {
+        kc__hub_event ev = {.type = KC_WATCH_MODIFIED, .obj = obj, .rv = rv};
+        kc__hub_publish(hub, &key, &ev);
+    }
+    double pub_s = (double)(kc__now_ns() - t0) / 1e9;
+    unsigned long got = 0;
+    int overflowed = 0;
+    for (int i = 0; i < nwatch; i++) {
+        pthread_join(rd[i].th, NULL);
+        got += rd[i].got;
+        overflowed += rd[i].end == KC_ETOOLARGE;
+        kc__watcher_free(rd[i].w);
+    }
+    double all_s = (double)(kc__now_ns() - t0) / 1e9;
+    kc__hub_free(hub);
+    kc_obj_unref(obj);
+    printf("hub only: %d watchers x %d events: publish %.0f events/s, delivered %lu (%.1f M "
+           "deliveries/s), %d watcher(s) overflowed\n",
+           nwatch, HUB_EVENTS, HUB_EVENTS / pub_s, got, (double)got / all_s / 1e6, overflowed);
+    printf("BENCH server_hub_publish_per_s %.0f events/s\n", HUB_EVENTS / pub_s);
+    printf("BENCH server_hub_deliveries_per_s %.0f deliveries/s\n", (double)got / all_s);
+    printf("BENCH server_hub_overflowed %d watchers\n", overflowed);
+}
+
 /* ---- main ------------------------------------------------------------------------------------ */
 
 int main(int argc, char **argv)
@@ -353,6 +418,7 @@ int main(int argc, char **argv)
     printf("BENCH server_watch_catchup_ms %.1f ms\n", lag_ms);
     kc_server_free(srv);
     kc_error_clear(&err);
+    bench_hub(nwatch);
     curl_global_cleanup();
     return delivered == (unsigned long)expected ? 0 : 1;
 }

@@ -142,7 +142,8 @@ KC_API void kc_cached_list_free(kc_obj **items, size_t n);
  * (may be NULL) gets the object the server returned — a new reference, caller unrefs.
  * If the write succeeded but the wait did not finish, the call returns KC_ENOT_CAUGHT_UP (timeout)
  * or KC_ESTOPPED (cache stopped) and STILL sets *ret_obj: the write is never reported as failed.
- * Any other error is the write's own failure (out-parameters untouched). Thread-safe.
+ * Any other error is the write's own failure (out-parameters untouched). Dry runs (dry_run in
+ * wo/po/dopts) persist nothing and never wait. Thread-safe.
  */
 
 /* Create (POST) json in ns. */

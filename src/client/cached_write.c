@@ -36,16 +36,16 @@ typedef struct wstate {
     uint64_t deadline; /* absolute, from the call's start */
 } wstate;
 
-/* Step 1, common part. */
+/* Step 1, common part. A dry run persists nothing, so there is nothing to wait for. */
 static int prepare(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
-                   const kc_call_opts *call, wstate *w, kc_error *err)
+                   const kc_call_opts *call, bool dry_run, wstate *w, kc_error *err)
 {
     memset(w, 0, sizeof(*w));
     w->deadline = kc__cc_deadline(cc, call);
     int rc = kc__cc_type_key(gvr, w->type, sizeof(w->type), err);
     if (rc < 0)
         return rc;
-    if (!kc__cc_wait_enabled(cc, call) || kc__cc_uncached(cc, gvr))
+    if (dry_run || !kc__cc_wait_enabled(cc, call) || kc__cc_uncached(cc, gvr))
         return 0;
     w->waiting = true;
     rc = kc__cc_store(cc, gvr, ns, false, call, &w->deadline, &w->store, err);
@@ -144,7 +144,8 @@ static int do_write(kc_cached_client *cc, op_kind op, const kc_gvr *gvr, const c
     if (!cc || !body)
         return kc_error_set(err, KC_EINVAL, "cached client: NULL argument");
     wstate w;
-    int rc = prepare(cc, gvr, ns, call, &w, err);
+    bool dry = (wo && wo->dry_run) || (po && po->dry_run);
+    int rc = prepare(cc, gvr, ns, call, dry, &w, err);
     if (rc < 0)
         return rc;
     kc_obj *obj = NULL;
@@ -245,7 +246,7 @@ int kc_cached_delete(kc_cached_client *cc, const kc_gvr *gvr, const char *ns, co
         return kc_error_set(err, KC_EINVAL, "cached client: delete needs a name");
     ns = ns ? ns : "";
     wstate w;
-    int rc = prepare(cc, gvr, ns, call, &w, err);
+    int rc = prepare(cc, gvr, ns, call, dopts && dopts->dry_run, &w, err);
     if (rc < 0)
         return rc;
 

@@ -261,6 +261,25 @@ static void test_cached_write_opt_out_per_client_returns_immediately(void **stat
     kc_cached_client_free(none);
 }
 
+static void test_cached_write_dry_run_does_not_wait(void **state)
+{
+    fx *f = *state;
+    fx_store(f, &fx_secrets);
+    fx_set_stall(f, true); /* a wait could only time out */
+    char body[512];
+    int len = fx_secret_json(body, sizeof(body), "dry-a", NULL, NULL);
+    kc_write_opts wo = {.dry_run = true};
+    kc_obj *obj = NULL;
+    kc_error e = KC_ERROR_INIT;
+    uint64_t t0 = kc__now_ns();
+    FX_RC(kc_cached_create(f->cc, &fx_secrets, NS, body, (size_t)len, &wo, NULL, &obj, &e), 0, &e);
+    assert_true(fx_ms_since(t0) < 150);
+    kc_cached_client_stats st;
+    kc_cached_client_get_stats(f->cc, &st);
+    assert_int_equal(st.waits, 0);
+    kc_obj_unref(obj);
+}
+
 typedef struct stop_arg {
     kc_cached_client *cc;
     int rc;
@@ -328,6 +347,7 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_cached_write_opt_out_per_client_returns_immediately,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cached_write_dry_run_does_not_wait, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cached_write_stop_during_wait_returns_stopped, setup,
                                         teardown),
     };

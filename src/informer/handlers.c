@@ -8,7 +8,8 @@
  * last saw (first_old) and the latest state (latest, NULL when deleted). The dispatcher drains the
  * queue first (older changes), then the map, delivering one synthesised change per key:
  *   first_old=NULL, latest=X → add(X); first_old=A, latest=B → update(A, B);
- *   first_old=A, latest=NULL → delete(A, tombstone as recorded); NULL, NULL → nothing.
+ *   first_old=A, latest=NULL → delete(final state from the event, else A; tombstone as recorded);
+ *   NULL, NULL → nothing.
  * When both are empty the registration leaves lagging mode. Memory is bounded by the number of
  * distinct keys, deletes are never lost and the order per key is kept; order across keys is relaxed
  * only while lagging.
@@ -78,8 +79,11 @@ static void coalesce(kc_informer_reg *r, const kc_store_change *ch)
         c->first_old = ch->kind == KC_STORE_ADDED ? NULL : kc_obj_ref(ch->old_obj);
     } else {
         kc_obj_unref(c->latest);
+        kc_obj_unref(c->final);
+        c->final = NULL;
     }
     c->latest = deleted ? NULL : kc_obj_ref(ch->new_obj);
+    c->final = deleted ? kc_obj_ref(ch->new_obj) : NULL;
     c->tombstone = deleted && ch->tombstone;
 }
 
@@ -146,9 +150,9 @@ static void deliver(kc_informer_reg *r, kc__qkind kind, kc_obj *old_obj, kc_obj 
         if (r->h.on_update)
             r->h.on_update(r->h.ud, old_obj, new_obj);
         break;
-    case KC__Q_DELETE:
+    case KC__Q_DELETE: /* the final state from the event when known, else the last stored one */
         if (r->h.on_delete)
-            r->h.on_delete(r->h.ud, old_obj, tombstone);
+            r->h.on_delete(r->h.ud, new_obj ? new_obj : old_obj, tombstone);
         break;
     case KC__Q_SYNCED:
         break;
@@ -211,9 +215,10 @@ static void *dispatcher_main(void *arg)
             else if (c->first_old && c->latest)
                 deliver(r, KC__Q_UPDATE, c->first_old, c->latest, false);
             else if (c->first_old)
-                deliver(r, KC__Q_DELETE, c->first_old, NULL, c->tombstone);
+                deliver(r, KC__Q_DELETE, c->first_old, c->final, c->tombstone);
             kc_obj_unref(c->first_old);
             kc_obj_unref(c->latest);
+            kc_obj_unref(c->final);
             free(c);
             pthread_mutex_lock(&r->mu);
             r->busy = false;
@@ -258,6 +263,7 @@ static void reg_free(kc_informer_reg *r)
     while ((c = coal_pop(r))) {
         kc_obj_unref(c->first_old);
         kc_obj_unref(c->latest);
+        kc_obj_unref(c->final);
         free(c);
     }
     kc__htab_free(&r->coal);

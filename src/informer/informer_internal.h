@@ -34,6 +34,7 @@ typedef struct kc__coal {
     kc__hent h;
     kc_obj *first_old; /* NULL: the handler has not seen this key */
     kc_obj *latest;    /* NULL: deleted */
+    kc_obj *final;     /* deleted: the final state from the delete event (may be NULL) */
     bool tombstone;
     char keybuf[];
 } kc__coal;

@@ -1,0 +1,296 @@
+/*
+ * Unit tests for handler registrations (no server): changes are pushed straight into an informer
+ * that is never started, as the reflector would push them. Covers delivery order, per-registration
+ * sync markers, late registration snapshots, and the overflow policy (coalescing per key while
+ * lagging: no lost deletes, per-key final state exact).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "informer/informer_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static kc_config *g_cfg;
+static kc_client *g_client;
+
+static int setup(void **st)
+{
+    if (kc_config_from_url("http://127.0.0.1:1", NULL, NULL, &g_cfg, NULL) != 0)
+        return -1;
+    return kc_client_new(g_cfg, NULL, &g_client, NULL);
+}
+
+static int teardown(void **st)
+{
+    kc_client_free(g_client);
+    kc_config_free(g_cfg);
+    return 0;
+}
+
+static kc_informer *new_inf(size_t cap)
+{
+    kc_gvr g = {"", "v1", "configmaps"};
+    kc_informer_opts o = {.handler_queue_cap = cap};
+    kc_informer *inf = NULL;
+    assert_int_equal(kc_informer_new(g_client, &g, &o, &inf, NULL), 0);
+    return inf;
+}
+
+static kc_obj *mk(const char *name, int rv)
+{
+    char buf[256];
+    int n = snprintf(buf, sizeof(buf),
+                     "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"%s\","
+                     "\"namespace\":\"n\",\"uid\":\"u-%s\",\"resourceVersion\":\"%d\"}}",
+                     name, name, rv);
+    kc_obj *o = NULL;
+    assert_int_equal(kc_obj_parse(buf, (size_t)n, NULL, &o, NULL), 0);
+    return o;
+}
+
+/* Apply an event to the informer's store and push it, as the reflector does. */
+static void event(kc_informer *inf, kc_watch_type t, const char *name, int rv)
+{
+    kc_obj *o = mk(name, rv);
+    kc_store_change ch;
+    pthread_mutex_lock(&inf->ev_mu);
+    assert_int_equal(kc_store_apply(inf->store, t, o, &ch, NULL), 0);
+    kc__inf_push_change(inf, &ch);
+    pthread_mutex_unlock(&inf->ev_mu);
+    kc_store_change_clear(&ch);
+    kc_obj_unref(o);
+}
+
+static void synced(kc_informer *inf)
+{
+    pthread_mutex_lock(&inf->ev_mu);
+    inf->ev_synced = true;
+    kc__inf_push_synced(inf);
+    pthread_mutex_unlock(&inf->ev_mu);
+}
+
+/* A handler that mirrors into a store, records a log, and can be held (gate) to simulate a slow
+ * consumer. */
+typedef struct rec {
+    kc_store *mirror;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool gate_closed;
+    char log[8192];
+    int contradictions;
+} rec;
+
+static void hold(rec *r)
+{
+    pthread_mutex_lock(&r->mu);
+    while (r->gate_closed)
+        pthread_cond_wait(&r->cv, &r->mu);
+    pthread_mutex_unlock(&r->mu);
+}
+
+static void logf_(rec *r, const char *what, kc_obj *o)
+{
+    char line[64];
+    snprintf(line, sizeof(line), "%s %s@%s;", what, kc_obj_name(o), kc_obj_resource_version(o));
+    strncat(r->log, line, sizeof(r->log) - strlen(r->log) - 1);
+}
+
+static void r_add(void *ud, kc_obj *o)
+{
+    rec *r = ud;
+    hold(r);
+    kc_obj *cur = kc_store_get(r->mirror, "n", kc_obj_name(o));
+    r->contradictions += cur != NULL;
+    kc_obj_unref(cur);
+    kc_store_apply(r->mirror, KC_WATCH_ADDED, o, NULL, NULL);
+    logf_(r, "add", o);
+}
+
+static void r_update(void *ud, kc_obj *old, kc_obj *o)
+{
+    rec *r = ud;
+    hold(r);
+    kc_obj *cur = kc_store_get(r->mirror, "n", kc_obj_name(o));
+    r->contradictions += !cur || strcmp(kc_obj_resource_version(cur), kc_obj_resource_version(old));
+    kc_obj_unref(cur);
+    kc_store_apply(r->mirror, KC_WATCH_MODIFIED, o, NULL, NULL);
+    logf_(r, "update", o);
+}
+
+static void r_delete(void *ud, kc_obj *o, bool tomb)
+{
+    rec *r = ud;
+    hold(r);
+    kc_obj *cur = kc_store_get(r->mirror, "n", kc_obj_name(o));
+    r->contradictions += cur == NULL;
+    kc_obj_unref(cur);
+    kc_store_apply(r->mirror, KC_WATCH_DELETED, o, NULL, NULL);
+    logf_(r, tomb ? "tombstone" : "delete", o);
+}
+
+static void rec_init(rec *r)
+{
+    memset(r, 0, sizeof(*r));
+    assert_int_equal(kc_store_new(NULL, &r->mirror, NULL), 0);
+    pthread_mutex_init(&r->mu, NULL);
+    pthread_cond_init(&r->cv, NULL);
+}
+
+static void gate(rec *r, bool closed)
+{
+    pthread_mutex_lock(&r->mu);
+    r->gate_closed = closed;
+    pthread_cond_broadcast(&r->cv);
+    pthread_mutex_unlock(&r->mu);
+}
+
+/* Mirror equals the informer's store (same keys, same RVs). */
+static void assert_mirror_equal(kc_informer *inf, rec *r)
+{
+    kc_obj **v;
+    size_t n;
+    assert_int_equal(kc_store_list(inf->store, &v, &n), 0);
+    assert_int_equal(kc_store_len(r->mirror), n);
+    for (size_t i = 0; i < n; i++) {
+        kc_obj *m = kc_store_get(r->mirror, "n", kc_obj_name(v[i]));
+        assert_non_null(m);
+        assert_string_equal(kc_obj_resource_version(m), kc_obj_resource_version(v[i]));
+        kc_obj_unref(m);
+    }
+    kc_store_list_free(v, n);
+}
+
+static void test_informer_handlers_order_and_sync(void **st)
+{
+    kc_informer *inf = new_inf(0);
+    rec r;
+    rec_init(&r);
+    kc_informer_handlers h = {r_add, r_update, r_delete, &r};
+    kc_informer_reg *reg;
+    assert_int_equal(kc_informer_add_handler(inf, &h, NULL, &reg, NULL), 0);
+    event(inf, KC_WATCH_ADDED, "a", 1);
+    event(inf, KC_WATCH_MODIFIED, "a", 2);
+    assert_false(kc_informer_reg_synced(reg));
+    synced(inf);
+    event(inf, KC_WATCH_DELETED, "a", 3);
+    assert_int_equal(kc_informer_reg_wait_synced(reg, 5000), 0);
+    assert_int_equal(kc_informer_reg_wait_idle(reg, 5000), 0);
+    assert_string_equal(r.log, "add a@1;update a@2;delete a@3;");
+    assert_int_equal(r.contradictions, 0);
+    kc_informer_free(inf);
+    kc_store_free(r.mirror);
+}
+
+static void test_informer_handlers_late_registration_gets_snapshot(void **st)
+{
+    kc_informer *inf = new_inf(0);
+    event(inf, KC_WATCH_ADDED, "a", 1);
+    event(inf, KC_WATCH_ADDED, "b", 2);
+    synced(inf);
+    rec r;
+    rec_init(&r);
+    kc_informer_handlers h = {r_add, r_update, r_delete, &r};
+    kc_informer_reg *reg;
+    assert_int_equal(kc_informer_add_handler(inf, &h, NULL, &reg, NULL), 0);
+    assert_int_equal(kc_informer_reg_wait_synced(reg, 5000), 0);
+    assert_int_equal(kc_store_len(r.mirror), 2); /* snapshot delivered before "synced" */
+    event(inf, KC_WATCH_MODIFIED, "a", 3);
+    assert_int_equal(kc_informer_reg_wait_idle(reg, 5000), 0);
+    assert_mirror_equal(inf, &r);
+    assert_int_equal(r.contradictions, 0);
+    kc_informer_free(inf);
+    kc_store_free(r.mirror);
+}
+
+/* Overflow: a slow handler with a queue of 4 falls behind by hundreds of changes on 10 keys,
+ * including deletes and re-creates; after it catches up its view equals the store. */
+static void test_informer_handlers_overflow_coalesces_without_losing_deletes(void **st)
+{
+    kc_informer *inf = new_inf(4);
+    rec r;
+    rec_init(&r);
+    kc_informer_handlers h = {r_add, r_update, r_delete, &r};
+    kc_informer_reg *reg;
+    assert_int_equal(kc_informer_add_handler(inf, &h, NULL, &reg, NULL), 0);
+    gate(&r, true);
+    char name[8];
+    int rv = 1;
+    for (int round = 0; round < 30; round++)
+        for (int k = 0; k < 10; k++) {
+            snprintf(name, sizeof(name), "k%d", k);
+            kc_obj *cur = kc_store_get(inf->store, "n", name);
+            bool del = (round + k) % 4 == 3;
+            if (!cur)
+                event(inf, KC_WATCH_ADDED, name, ++rv);
+            else if (del)
+                event(inf, KC_WATCH_DELETED, name, ++rv);
+            else
+                event(inf, KC_WATCH_MODIFIED, name, ++rv);
+            kc_obj_unref(cur);
+        }
+    event(inf, KC_WATCH_DELETED, "k0", ++rv); /* the last change of k0 is a delete */
+    synced(inf);
+    assert_true(kc_informer_reg_lagging(reg));
+    kc_informer_status s;
+    kc_informer_get_status(inf, &s);
+    assert_int_equal(s.lagging_handlers, 1);
+    gate(&r, false);
+    assert_int_equal(kc_informer_reg_wait_synced(reg, 5000), 0);
+    assert_int_equal(kc_informer_reg_wait_idle(reg, 5000), 0);
+    assert_false(kc_informer_reg_lagging(reg));
+    assert_mirror_equal(inf, &r);
+    assert_int_equal(r.contradictions, 0);
+    kc_obj *k0 = kc_store_get(r.mirror, "n", "k0");
+    assert_null(k0);
+    kc_informer_free(inf);
+    kc_store_free(r.mirror);
+}
+
+static int push_cb(void *ud, const kc_store_change *ch)
+{
+    kc__inf_push_change(ud, ch);
+    return 0;
+}
+
+static void test_informer_handlers_relist_tombstones(void **st)
+{
+    kc_informer *inf = new_inf(0);
+    rec r;
+    rec_init(&r);
+    kc_informer_handlers h = {r_add, r_update, r_delete, &r};
+    kc_informer_reg *reg;
+    assert_int_equal(kc_informer_add_handler(inf, &h, NULL, &reg, NULL), 0);
+    event(inf, KC_WATCH_ADDED, "a", 1);
+    event(inf, KC_WATCH_ADDED, "b", 2);
+    /* A relist in which b vanished and a changed. */
+    kc_store_batch *b;
+    assert_int_equal(kc_store_batch_new(inf->store, &b, NULL), 0);
+    kc_obj *a2 = mk("a", 5);
+    assert_int_equal(kc_store_batch_add(b, a2, NULL), 0);
+    kc_obj_unref(a2);
+    pthread_mutex_lock(&inf->ev_mu);
+    assert_int_equal(kc_store_replace(inf->store, b, "6", push_cb, inf, NULL), 0);
+    pthread_mutex_unlock(&inf->ev_mu);
+    assert_int_equal(kc_informer_reg_wait_idle(reg, 5000), 0);
+    assert_string_equal(r.log, "add a@1;add b@2;update a@5;tombstone b@2;");
+    assert_mirror_equal(inf, &r);
+    assert_int_equal(r.contradictions, 0);
+    kc_informer_free(inf);
+    kc_store_free(r.mirror);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_informer_handlers_order_and_sync),
+        cmocka_unit_test(test_informer_handlers_late_registration_gets_snapshot),
+        cmocka_unit_test(test_informer_handlers_overflow_coalesces_without_losing_deletes),
+        cmocka_unit_test(test_informer_handlers_relist_tombstones),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -84,6 +84,15 @@ int sjfail(kc__sj_err *e, error_code err, int64_t off, const char *what)
     return fail(e, code, off, "%s: %s", what, simdjson::error_message(err));
 }
 
+/* A raw token runs up to the next structural character: drop trailing whitespace. */
+string_view tok_trim(string_view t)
+{
+    size_t n = t.size();
+    while (n && static_cast<unsigned char>(t[n - 1]) <= 0x20)
+        n--;
+    return t.substr(0, n);
+}
+
 bool reserve(kc__sj_ctx *ctx, size_t n)
 {
     if (ctx->cap >= n + KC__SJ_PADDING)
@@ -136,6 +145,9 @@ int make_compact(kc__sj_ctx *ctx, const char *json, size_t len, size_t *out_len,
     if (!reserve(ctx, len))
         return fail(e, KC_ENOMEM, -1, "out of memory for a %zu-byte scratch buffer", len);
     if (copy_compact(ctx->buf, json, len)) {
+        /* simdjson peeks at text[len] (its end sentinel) on malformed input: make the padding
+         * deterministic and non-structural, never stale bytes of an earlier input. */
+        memset(ctx->buf + len, 0, KC__SJ_PADDING);
         *out_len = len;
         *was_compact = true;
         return 0;
@@ -145,6 +157,7 @@ int make_compact(kc__sj_ctx *ctx, const char *json, size_t len, size_t *out_len,
     error_code err = simdjson::minify(json, len, ctx->buf, n);
     if (err)
         return sjfail(e, err, -1, "malformed JSON");
+    memset(ctx->buf + n, 0, KC__SJ_PADDING);
     *out_len = n;
     return 0;
 }
@@ -405,7 +418,7 @@ struct walker {
                         if (auto c = arr.raw_json().get(raw))
                             return err(c, "metadata.managedFields");
                     } else if (t == od::json_type::null) {
-                        raw = f.value().raw_json_token();
+                        raw = tok_trim(f.value().raw_json_token());
                     } else {
                         return type_err("metadata.managedFields", "an array", vat);
                     }
@@ -453,13 +466,13 @@ struct walker {
             const char *ks = k.raw();
             int r = 0;
             if (ks[0] == 'k' && k.unsafe_is_equal("kind")) {
-                string_view tok = f.value().raw_json_token();
+                string_view tok = tok_trim(f.value().raw_json_token());
                 r = opt_string(f.value(), &m->kind, "kind");
                 m->has_kind = m->kind.n > 0;
                 m->kind_off = static_cast<size_t>(ks - 1 - start);
                 m->kind_len = static_cast<size_t>(tok.data() + tok.size() - (ks - 1));
             } else if (ks[0] == 'a' && k.unsafe_is_equal("apiVersion")) {
-                string_view tok = f.value().raw_json_token();
+                string_view tok = tok_trim(f.value().raw_json_token());
                 r = opt_string(f.value(), &m->api_version, "apiVersion");
                 m->has_api_version = m->api_version.n > 0;
                 m->apiv_off = static_cast<size_t>(ks - 1 - start);
@@ -586,10 +599,15 @@ int kc__sj_list(kc__sj_ctx *ctx, const char *body, size_t len, bool padded, kc__
 {
     const char *text = body;
     size_t cap = len + KC__SJ_PADDING;
+    /* In place only when the byte after the body cannot be taken for a structural character
+     * (simdjson peeks at text[len] on malformed input). */
+    if (padded && static_cast<unsigned char>(body[len]) > 0x20)
+        padded = false;
     if (!padded) {
         if (!reserve(ctx, len))
             return fail(e, KC_ENOMEM, -1, "out of memory for a %zu-byte scratch buffer", len);
         memcpy(ctx->buf, body, len);
+        memset(ctx->buf + len, 0, KC__SJ_PADDING);
         text = ctx->buf;
         cap = ctx->cap;
     }
@@ -619,7 +637,7 @@ again:
             if (looked && !lookahead)
                 continue; /* already known from the look-ahead pass */
             bool is_kind = k.raw()[0] == 'k';
-            string_view tok = f.value().raw_json_token();
+            string_view tok = tok_trim(f.value().raw_json_token());
             kc__sj_str s = {nullptr, 0};
             if ((r = w.opt_string(f.value(), &s, is_kind ? "list kind" : "list apiVersion")))
                 return r;
@@ -719,7 +737,8 @@ int kc__sj_watch_line(kc__sj_ctx *ctx, const char *line, size_t len, size_t read
     const char *text = line;
     size_t n = len;
     size_t cap = readable;
-    if (!compact || readable < len + KC__SJ_PADDING) {
+    if (!compact || readable < len + KC__SJ_PADDING ||
+        static_cast<unsigned char>(line[len]) > 0x20) {
         bool was = false;
         int r = make_compact(ctx, line, len, &n, &was, e);
         if (r)
@@ -966,7 +985,7 @@ int kc__sj_pointer(kc__sj_ctx *ctx, const char *text, size_t len, const char *po
             if (!(c = v.get_array().get(a)))
                 c = a.raw_json().get(raw);
         } else {
-            raw = v.raw_json_token();
+            raw = tok_trim(v.raw_json_token());
         }
         if (c)
             return sjfail(e, c, -1, pointer);

@@ -188,7 +188,7 @@ static void test_json_list_pretty_body(void **state)
 {
     struct items it = {{0}, 0, 0};
     kc_list_meta meta;
-    const char *body = "{\n  \"kind\": \"PodList\",\n  \"apiVersion\": \"v1\",\n  \"items\": [\n"
+    const char *body = "{\n  \"kind\": \"PodList\" ,\n  \"apiVersion\": \"v1\"\n,  \"items\": [\n"
                        "    {\n      \"metadata\": {\n        \"name\": \"p 1\",\n"
                        "        \"managedFields\": [ { \"manager\": \"x\" } ]\n      },\n"
                        "      \"spec\": { \"nodeName\": \"n\" }\n    },\n"

@@ -287,6 +287,10 @@ int kc__admin_handle(kc__req *req);
  * into a new JSON document (proto.c). 400 when malformed, 415 for other kinds. */
 int kc__proto_to_json(const char *body, size_t len, json_t **ret, kc_error *err);
 
+/* Seeding create without jansson (create_fast.c; mu held). o0 borrowed. KC_EUNSUPPORTED when
+ * the object needs the general path. */
+int kc__create_fast(kc_server *srv, kc__rsrc *r, kc_obj *o0, kc_error *err);
+
 /* Create an object from JSON text (seeding, mu NOT held). */
 int kc__create_json(kc_server *srv, const char *json, size_t len, kc_error *err);
 

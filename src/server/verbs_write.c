@@ -312,6 +312,17 @@ int kc__verb_patch(kc__req *req, kc__rsrc *r)
 
 int kc__create_json(kc_server *srv, const char *json, size_t len, kc_error *err)
 {
+    kc_obj *o0 = NULL;
+    if (kc_obj_parse(json, len, &srv->dopts, &o0, NULL) == 0) {
+        pthread_mutex_lock(&srv->mu);
+        kc__rsrc *fr = kc__registry_find_kind(srv, kc_obj_api_version(o0), kc_obj_kind(o0));
+        int frc = fr ? kc__create_fast(srv, fr, o0, err) : KC_EUNSUPPORTED;
+        pthread_mutex_unlock(&srv->mu);
+        kc_obj_unref(o0);
+        if (frc != KC_EUNSUPPORTED)
+            return frc;
+        kc_error_clear(err);
+    }
     json_error_t je;
     json_t *doc = json_loadb(json, len, 0, &je);
     if (!json_is_object(doc)) {

@@ -103,6 +103,8 @@ static int append(kc_watch_decoder *dec, const char *p, size_t n, kc_error *err)
     }
     memcpy(dec->buf + dec->len, p, n);
     dec->len += n;
+    /* Padding after the buffered text is read by simdjson: keep it initialised and whitespace. */
+    memset(dec->buf + dec->len, 0, KC__SJ_PADDING);
     return 0;
 }
 
@@ -228,6 +230,7 @@ static int drain(kc_watch_decoder *dec, int64_t buf_off, kc_watch_event_cb cb, v
         memmove(dec->buf, dec->buf + dec->pos, dec->len - dec->pos);
         dec->len -= dec->pos;
         dec->pos = 0;
+        memset(dec->buf + dec->len, 0, KC__SJ_PADDING);
     }
     return 0;
 }

@@ -211,6 +211,7 @@ static void test_json_list_padded_input(void **state)
     char *body = kc_genpod_list(3, &len);
     char *padded = malloc(len + KC_DECODE_PADDING);
     memcpy(padded, body, len);
+    memset(padded + len, ' ', KC_DECODE_PADDING);
     struct items it = {{0}, 0, 0};
     kc_decode_opts o = {KC_DECODE_INPUT_PADDED, 0};
     assert_int_equal(kc_list_decode(padded, len, &o, NULL, collect, &it, NULL), 0);

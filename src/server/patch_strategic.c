@@ -11,8 +11,10 @@
  *   - "$patch": "delete" in a map deletes the map; in a keyed-list element, deletes the element
  *     with that key;
  *   - "$deleteFromPrimitiveList/<field>": removes the listed values from a list of primitives;
- *   - "$setElementOrder/<field>" and "$retainKeys" are accepted and ignored (lists keep the
- *     current order, new elements are appended; retainKeys does not clear other keys).
+ *   - "$retainKeys": [keys] clears, after the merge, the map's keys that are not listed (kubectl
+ *     sends it when a volume source or a deployment strategy changes type);
+ *   - "$setElementOrder/<field>" is accepted and ignored (lists keep the current order, new
+ *     elements are appended).
  * A value the current object does not have yet is materialised by merging the patch value into an
  * empty map, which applies (and strips) any directive inside it with the same code.
  * Thread-safe: pure functions; the table is const.
@@ -339,6 +341,39 @@ static int smp_field(json_t *doc, const char *k, const json_t *pv, const char *k
     return json_object_set_new(doc, k, m) < 0 ? kc_error_set(err, KC_ENOMEM, "out of memory") : 0;
 }
 
+/* "$retainKeys": [names] — after the merge, keys of doc not listed are cleared (how kubectl
+ * switches a volume's or a strategy's type). NULL keys: nothing to do. */
+static int apply_retain_keys(json_t *doc, const json_t *keys, kc_error *err)
+{
+    if (!keys)
+        return 0;
+    if (!json_is_array(keys))
+        return kc_error_set(err, KC_EBADREQUEST, "$retainKeys must be a list of strings");
+    size_t i;
+    json_t *k;
+    json_array_foreach(keys, i, k)
+    {
+        if (!json_is_string(k))
+            return kc_error_set(err, KC_EBADREQUEST, "$retainKeys must be a list of strings");
+    }
+    const char *dk;
+    json_t *dv, *tmp;
+    json_object_foreach_safe(doc, tmp, dk, dv)
+    {
+        bool keep = false;
+        json_array_foreach(keys, i, k)
+        {
+            if (strcmp(json_string_value(k), dk) == 0) {
+                keep = true;
+                break;
+            }
+        }
+        if (!keep)
+            json_object_del(doc, dk);
+    }
+    return 0;
+}
+
 /* Merge the map patch into doc (in place). Returns 0, SMP_DELETE_ME, or a negative code. */
 static int smp_object(json_t *doc, const json_t *patch, const char *kind, const char *parent,
                       kc_error *err)
@@ -365,7 +400,7 @@ static int smp_object(json_t *doc, const json_t *patch, const char *kind, const 
         if (rc < 0)
             return rc;
     }
-    return 0;
+    return apply_retain_keys(doc, json_object_get(patch, "$retainKeys"), err);
 }
 
 int kc__strategic_merge(json_t *doc, const json_t *patch, const char *kind, kc_error *err)

@@ -176,7 +176,7 @@ static void test_server_strategic_directives_are_stripped(void **state)
     int code;
     json_t *out = smp(POD, "Pod",
                       "{\"spec\":{\"$setElementOrder/containers\":[{\"name\":\"side\"},{\"name\":"
-                      "\"web\"}],\"$retainKeys\":[\"containers\"],\"containers\":[{\"name\":"
+                      "\"web\"}],\"containers\":[{\"name\":"
                       "\"side\",\"image\":\"b2\"}],\"newMap\":{\"$patch\":\"merge\",\"k\":1}}}",
                       &code);
     assert_int_equal(code, 0);
@@ -257,6 +257,20 @@ static void test_server_strategic_unknown_lists_of_other_kinds_replace(void **st
     json_decref(out);
 }
 
+static void test_server_strategic_retain_keys_clears_unlisted(void **state)
+{
+    int code;
+    json_t *out = smp(POD, "Pod",
+                      "{\"spec\":{\"volumes\":[{\"name\":\"v\",\"$retainKeys\":[\"name\","
+                      "\"configMap\"],\"configMap\":{\"name\":\"cm\"}}]}}",
+                      &code);
+    assert_int_equal(code, 0);
+    assert_json_at(out, "spec.volumes", "[{\"name\":\"v\",\"configMap\":{\"name\":\"cm\"}}]");
+    json_decref(out);
+    assert_null(smp(POD, "Pod", "{\"spec\":{\"$retainKeys\":\"x\"}}", &code));
+    assert_int_equal(code, KC_EBADREQUEST);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -270,6 +284,7 @@ int main(void)
         cmocka_unit_test(test_server_strategic_patch_replace_on_map),
         cmocka_unit_test(test_server_strategic_patch_delete_on_map),
         cmocka_unit_test(test_server_strategic_directives_are_stripped),
+        cmocka_unit_test(test_server_strategic_retain_keys_clears_unlisted),
         cmocka_unit_test(test_server_strategic_finalizers_union_and_delete_from_primitive_list),
         cmocka_unit_test(test_server_strategic_null_deletes_and_scalars_replace),
         cmocka_unit_test(test_server_strategic_missing_merge_key_is_400),

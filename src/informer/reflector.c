@@ -127,6 +127,32 @@ static int apply_event(refl *r, kc_watch_type type, kc_obj *obj)
     return rc;
 }
 
+/* The code of an ERROR event. A 504 whose Status says "Too large resource version" (cause
+ * ResourceVersionTooLarge) means the server is behind our RV: it went back in time. */
+static int stream_error_code(const kc_error *e)
+{
+    if (!e)
+        return KC_ESERVER;
+    if (e->code == KC_ERV_TOO_LARGE || e->code == KC_EGONE)
+        return e->code;
+    bool too_large = e->message && strstr(e->message, "Too large resource version");
+    for (size_t i = 0; !too_large && i < e->n_causes; i++)
+        too_large =
+            e->causes[i].reason && strcmp(e->causes[i].reason, "ResourceVersionTooLarge") == 0;
+    if (too_large || (e->reason && strcmp(e->reason, "ResourceVersionTooLarge") == 0))
+        return KC_ERV_TOO_LARGE;
+    if (e->http_status == 410)
+        return KC_EGONE;
+    return e->code ? e->code : KC_ESERVER;
+}
+
+/* An event or bookmark older than the RV the watch resumed from: the server lost its history
+ * (restart with an RV reset). */
+static bool went_back(const refl *r, const char *rv)
+{
+    return r->rv[0] && rv && kc_rv_compare(rv, r->rv) == KC_RV_LESS;
+}
+
 static int watch_cb(void *ud, const kc_watch_event *ev)
 {
     refl *r = ud;
@@ -139,7 +165,7 @@ static int watch_cb(void *ud, const kc_watch_event *ev)
     }
     switch (ev->type) {
     case KC_WATCH_ERROR:
-        r->stream_error = ev->error && ev->error->code ? ev->error->code : KC_ESERVER;
+        r->stream_error = stream_error_code(ev->error);
         return r->stream_error;
     case KC_WATCH_BOOKMARK: {
         atomic_fetch_add(&inf->bookmarks, 1);
@@ -157,6 +183,8 @@ static int watch_cb(void *ud, const kc_watch_event *ev)
             set_rv(r, rv);
             return install(r, b, rv, inf->sync_start_ns, NULL);
         }
+        if (went_back(r, rv))
+            return KC_ERV_TOO_LARGE;
         kc_store_bookmark(inf->store, rv);
         set_rv(r, rv);
         return 0;
@@ -169,6 +197,8 @@ static int watch_cb(void *ud, const kc_watch_event *ev)
                 return KC_EPARSE; /* not part of a streaming list's initial state */
             return kc_store_batch_add(r->batch, ev->obj, NULL);
         }
+        if (went_back(r, kc_obj_resource_version(ev->obj)))
+            return KC_ERV_TOO_LARGE;
         return apply_event(r, ev->type, ev->obj);
     }
     return 0;

@@ -62,7 +62,8 @@ typedef struct kc__rsrc {
     size_t n_short;
     char *categories[KC__MAX_NAMES];
     size_t n_categories;
-    bool namespaced, has_status, is_crd, removed, return_deleted, graceful;
+    bool namespaced, has_status, is_crd, return_deleted, graceful;
+    _Atomic bool removed; /* set under mu when a CRD goes away; watch streams poll it */
     kc__name_rule name_rule;
     enum kc__gen_rule gen_rule;
     const char *const *fields; /* extra supported field selectors (NULL-terminated) or NULL */

@@ -79,7 +79,8 @@ typedef struct kc_cached_client_stats {
 
 /*
  * New cached client over client and cache (both borrowed: must outlive the cached client; the
- * cache need not be started yet — reads start it lazily through kc_cache). opts may be NULL
+ * cache needs no informer yet — each type's informer is obtained from kc_cache on first use,
+ * reads and writes alike; the cached client keeps none of its own). opts may be NULL
  * (copied). Errors: KC_EINVAL (bad mode, NULL client/cache), KC_ENOMEM. On success *ret is new —
  * caller frees with kc_cached_client_free(). Thread-safe.
  */

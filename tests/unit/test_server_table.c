@@ -201,16 +201,57 @@ static void test_server_table_node_namespace_secret_cells(void **state)
 
 static void test_server_table_default_columns_name_created_at(void **state)
 {
-    kc_obj *w = obj("{\"apiVersion\":\"example.com/v1\",\"kind\":\"Widget\",\"metadata\":{"
-                    "\"name\":\"w\",\"creationTimestamp\":\"2026-01-01T00:00:00Z\"}}");
-    json_t *t = kc__table_build_at("example.com", "widgets", &w, 1, NULL, NULL, true, NOW);
+    kc_obj *w = obj("{\"apiVersion\":\"apiextensions.k8s.io/v1\",\"kind\":"
+                    "\"CustomResourceDefinition\",\"metadata\":{\"name\":\"widgets.example.com\","
+                    "\"creationTimestamp\":\"2026-01-01T00:00:00Z\"}}");
+    json_t *t = kc__table_build_at("apiextensions.k8s.io", "customresourcedefinitions", &w, 1, NULL,
+                                   NULL, true, NOW);
     const json_t *cols = json_object_get(t, "columnDefinitions");
     assert_int_equal(json_array_size(cols), 2);
     assert_json_eq(json_object_get(json_array_get(cols, 1), "name"), "\"Created At\"");
     assert_json_eq(json_object_get(json_array_get(cols, 1), "type"), "\"date\"");
-    assert_json_eq(cells(t, 0), "[\"w\",\"2026-01-01T00:00:00Z\"]");
+    assert_json_eq(cells(t, 0), "[\"widgets.example.com\",\"2026-01-01T00:00:00Z\"]");
     json_decref(t);
     kc_obj_unref(w);
+}
+
+static void test_server_table_custom_resource_name_age(void **state)
+{
+    kc_obj *w = obj("{\"apiVersion\":\"example.com/v1\",\"kind\":\"Widget\",\"metadata\":{"
+                    "\"name\":\"w\",\"creationTimestamp\":\"2026-11-29T14:00:00Z\"}}");
+    json_t *t = kc__table_build_at("example.com", "widgets", &w, 1, NULL, NULL, true, NOW);
+    const json_t *cols = json_object_get(t, "columnDefinitions");
+    assert_int_equal(json_array_size(cols), 2);
+    assert_json_eq(json_object_get(json_array_get(cols, 1), "name"), "\"Age\"");
+    assert_json_eq(cells(t, 0), "[\"w\",\"60m\"]");
+    json_decref(t);
+    kc_obj_unref(w);
+}
+
+static void test_server_table_workload_cells(void **state)
+{
+    kc_obj *rs = obj("{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"metadata\":{"
+                     "\"name\":\"r\"},\"spec\":{\"replicas\":3},\"status\":{\"replicas\":2,"
+                     "\"readyReplicas\":1}}");
+    json_t *t = kc__table_build_at("apps", "replicasets", &rs, 1, NULL, NULL, true, NOW);
+    assert_json_eq(cells(t, 0), "[\"r\",3,2,1,\"<unknown>\"]");
+    json_decref(t);
+    kc_obj_unref(rs);
+    kc_obj *ds = obj("{\"apiVersion\":\"apps/v1\",\"kind\":\"DaemonSet\",\"metadata\":{"
+                     "\"name\":\"d\"},\"spec\":{\"template\":{\"spec\":{\"nodeSelector\":{"
+                     "\"os\":\"linux\"}}}},\"status\":{\"desiredNumberScheduled\":2,"
+                     "\"numberReady\":2}}");
+    t = kc__table_build_at("apps", "daemonsets", &ds, 1, NULL, NULL, true, NOW);
+    assert_int_equal(json_array_size(json_object_get(t, "columnDefinitions")), 8);
+    assert_json_eq(cells(t, 0), "[\"d\",2,0,2,0,0,\"os=linux\",\"<unknown>\"]");
+    json_decref(t);
+    kc_obj_unref(ds);
+    kc_obj *ss = obj("{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\",\"metadata\":{"
+                     "\"name\":\"s\"},\"spec\":{\"replicas\":2},\"status\":{\"readyReplicas\":2}}");
+    t = kc__table_build_at("apps", "statefulsets", &ss, 1, NULL, NULL, true, NOW);
+    assert_json_eq(cells(t, 0), "[\"s\",\"2/2\",\"<unknown>\"]");
+    json_decref(t);
+    kc_obj_unref(ss);
 }
 
 static void test_server_table_partial_metadata_json(void **state)
@@ -239,6 +280,8 @@ int main(void)
         cmocka_unit_test(test_server_table_service_cells),
         cmocka_unit_test(test_server_table_node_namespace_secret_cells),
         cmocka_unit_test(test_server_table_default_columns_name_created_at),
+        cmocka_unit_test(test_server_table_custom_resource_name_age),
+        cmocka_unit_test(test_server_table_workload_cells),
         cmocka_unit_test(test_server_table_partial_metadata_json),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -35,6 +35,14 @@ static double now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* CPU time of this thread: on a shared, loaded VM wall time includes time spent descheduled. */
+static double cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 static int cmp_d(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -113,6 +121,25 @@ int main(int argc, char **argv)
            "%d timed reps after 1 warm-up; one thread\n",
            n, list_len / 1e6, (double)list_len / n, watch_len / 1e6, reps);
 
+    /* Reference for the state of this (shared) machine: memcpy of the LIST body, warm. */
+    {
+        char *dst = malloc(list_len);
+        if (!dst)
+            return 1;
+        memcpy(dst, list, list_len);
+        double best = 1e9;
+        for (int i = 0; i < 3; i++) {
+            double c0 = now();
+            memcpy(dst, list, list_len);
+            double dt = now() - c0;
+            best = dt < best ? dt : best;
+        }
+        printf("Reference: memcpy of the LIST body, warm, best of 3: %.2f GB/s (machine state)\n",
+               list_len / best / 1e9);
+        printf("BENCH memcpy_reference_gbps %.3f GB/s\n", list_len / best / 1e9);
+        free(dst);
+    }
+
     kc_error err = KC_ERROR_INIT;
     double t[100];
     kc_list_meta meta;
@@ -137,18 +164,26 @@ int main(int argc, char **argv)
 
     /* ---- LIST, warm: retained decoder, recycled object memory -------------------------------- */
     kc_list_decoder *ld = kc_list_decoder_new(NULL);
+    double tc[100];
     for (int i = -1; i < reps; i++) {
         t0 = now();
+        double c0 = cpu_now();
         r = kc_list_decoder_decode(ld, list, list_len, &meta, keep, &sink, &err);
-        double dt = now() - t0;
+        double dt = now() - t0, dc = cpu_now() - c0;
         if (r)
             die("kc_list_decoder_decode", r, &err);
         kc_list_meta_clear(&meta);
         if (i >= 0)
-            t[i] = dt;
+            t[i] = dt, tc[i] = dc;
         if (i < reps - 1)
             drop_all(&sink);
     }
+    struct stats sc = summarize(tc, reps);
+    printf("LIST decode warm, thread CPU time: median %.3f s = %.2f GB/s (%.2f..%.2f), %.0f "
+           "objects/s\n",
+           sc.med, list_len / sc.med / 1e9, list_len / sc.max / 1e9, list_len / sc.min / 1e9,
+           n / sc.med);
+    printf("BENCH list_decode_cpu_gbps %.3f GB/s\n", list_len / sc.med / 1e9);
     struct stats s = summarize(t, reps);
     printf("LIST decode warm (kc_list_decoder): median %.3f s (min %.3f, max %.3f) = %.2f GB/s "
            "(%.2f..%.2f), %.0f objects/s\n",
@@ -156,6 +191,40 @@ int main(int argc, char **argv)
            list_len / s.min / 1e9, n / s.med);
     printf("BENCH list_decode_gbps %.3f GB/s\n", list_len / s.med / 1e9);
     printf("BENCH list_decode_objects_per_s %.0f obj/s\n", n / s.med);
+
+    /* padded body (KC_DECODE_INPUT_PADDED): parsed in place, no copy of the body */
+    {
+        char *padded = malloc(list_len + KC_DECODE_PADDING);
+        if (!padded)
+            return 1;
+        memcpy(padded, list, list_len);
+        memset(padded + list_len, ' ', KC_DECODE_PADDING);
+        kc_decode_opts po = {KC_DECODE_INPUT_PADDED, 0};
+        kc_list_decoder *pd = kc_list_decoder_new(&po);
+        drop_all(&sink);
+        for (int i = -1; i < reps; i++) {
+            t0 = now();
+            double c0 = cpu_now();
+            r = kc_list_decoder_decode(pd, padded, list_len, &meta, keep, &sink, &err);
+            double dt = now() - t0, dc = cpu_now() - c0;
+            if (r)
+                die("kc_list_decoder_decode (padded)", r, &err);
+            kc_list_meta_clear(&meta);
+            if (i >= 0)
+                t[i] = dt, tc[i] = dc;
+            drop_all(&sink);
+        }
+        kc_list_decoder_free(pd);
+        free(padded);
+        s = summarize(t, reps);
+        sc = summarize(tc, reps);
+        printf("LIST decode warm, padded input (in place): median %.2f GB/s wall (%.2f..%.2f), "
+               "%.2f GB/s thread CPU, %.0f objects/s\n",
+               list_len / s.med / 1e9, list_len / s.max / 1e9, list_len / s.min / 1e9,
+               list_len / sc.med / 1e9, n / s.med);
+        printf("BENCH list_decode_padded_gbps %.3f GB/s\n", list_len / s.med / 1e9);
+        printf("BENCH list_decode_padded_cpu_gbps %.3f GB/s\n", list_len / sc.med / 1e9);
+    }
 
     /* one-shot kc_list_decode with warm object memory (its scratch is fresh each call) */
     drop_all(&sink);
@@ -251,6 +320,7 @@ int main(int argc, char **argv)
         kc_watch_decoder *wd = kc_watch_decoder_new(NULL);
         for (int i = -1; i < reps; i++) {
             t0 = now();
+            double c0 = cpu_now();
             for (size_t off = 0; off < watch_len; off += chunk) {
                 size_t k = watch_len - off < chunk ? watch_len - off : chunk;
                 r = kc_watch_decoder_feed(wd, watch + off, k, keep_event, &sink, &err);
@@ -258,7 +328,7 @@ int main(int argc, char **argv)
                     die("kc_watch_decoder_feed", r, &err);
             }
             r = kc_watch_decoder_finish(wd, keep_event, &sink, &err);
-            double dt = now() - t0;
+            double dt = now() - t0, dc = cpu_now() - c0;
             if (r)
                 die("kc_watch_decoder_finish", r, &err);
             if (sink.n != n) {
@@ -266,10 +336,19 @@ int main(int argc, char **argv)
                 return 1;
             }
             if (i >= 0)
-                t[i] = dt;
+                t[i] = dt, tc[i] = dc;
             drop_all(&sink);
         }
         kc_watch_decoder_free(wd);
+        sc = summarize(tc, reps);
+        printf("Watch decode warm, %zu-byte chunks, thread CPU time: median %.3f s = %.2f GB/s "
+               "(%.2f..%.2f), %.0f events/s\n",
+               chunk, sc.med, watch_len / sc.med / 1e9, watch_len / sc.max / 1e9,
+               watch_len / sc.min / 1e9, n / sc.med);
+        if (chunk == 65536) {
+            printf("BENCH watch_decode_cpu_gbps %.3f GB/s\n", watch_len / sc.med / 1e9);
+            printf("BENCH watch_decode_cpu_events_per_s %.0f events/s\n", n / sc.med);
+        }
         s = summarize(t, reps);
         printf("Watch decode warm, %zu-byte chunks: median %.3f s (min %.3f, max %.3f) = %.2f GB/s "
                "(%.2f..%.2f), %.0f events/s\n",

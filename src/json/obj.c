@@ -78,6 +78,13 @@ static char *put(char *d, const void *s, size_t n)
     return d + n;
 }
 
+static char *tput_check(char *d, const char *s, size_t n, bool *ws)
+{
+    if (!kc__sj_copy_compact(d, s, n))
+        *ws = true;
+    return d + n;
+}
+
 static int label_cmp(const void *a, const void *b, void *base)
 {
     const uint32_t *x = a, *y = b;
@@ -102,6 +109,8 @@ int kc__obj_build(const kc__sj_meta *m, unsigned flags, size_t max_size,
     static const char K_KIND[] = "\"kind\":", K_APIV[] = "\"apiVersion\":";
     const char *t = m->text;
     if (m->len > max_size) {
+        if ((flags & KC__BUILD_CHECK_WS) && kc__sj_find_ws(t, m->len) < m->len)
+            return KC__OBJ_NOT_COMPACT; /* minified, it may fit */
         e->code = KC_ETOOLARGE;
         e->offset = -1;
         snprintf(e->msg, sizeof e->msg, "object of %zu bytes is over the limit of %zu", m->len,
@@ -201,13 +210,16 @@ int kc__obj_build(const kc__sj_meta *m, unsigned flags, size_t max_size,
     o->rv_int = rv_to_int(m->rv.p, m->rv.n);
 
     /* The stored text. */
+    bool check = (flags & KC__BUILD_CHECK_WS) != 0;
+    bool ws = false;
+#define tput(d, s, n, wsp) (check ? tput_check(d, s, n, wsp) : put(d, s, n))
     char *d = o->json;
     *d++ = '{';
     if (meta_only) {
         bool first = true;
         if (m->kind_len || ik_len) {
             if (m->kind_len) {
-                d = put(d, t + m->kind_off, m->kind_len);
+                d = tput(d, t + m->kind_off, m->kind_len, &ws);
             } else {
                 d = put(put(d, K_KIND, sizeof K_KIND - 1), ik.raw.p, ik.raw.n);
                 if (ik.cut)
@@ -219,7 +231,7 @@ int kc__obj_build(const kc__sj_meta *m, unsigned flags, size_t max_size,
             if (!first)
                 *d++ = ',';
             if (m->apiv_len)
-                d = put(d, t + m->apiv_off, m->apiv_len);
+                d = tput(d, t + m->apiv_off, m->apiv_len, &ws);
             else
                 d = put(put(d, K_APIV, sizeof K_APIV - 1), ia.raw.p, ia.raw.n);
             first = false;
@@ -228,10 +240,10 @@ int kc__obj_build(const kc__sj_meta *m, unsigned flags, size_t max_size,
             if (!first)
                 *d++ = ',';
             if (cut_in_meta) {
-                d = put(d, t + meta_a, cut_a - meta_a);
-                d = put(d, t + cut_b, meta_b - cut_b);
+                d = tput(d, t + meta_a, cut_a - meta_a, &ws);
+                d = tput(d, t + cut_b, meta_b - cut_b, &ws);
             } else {
-                d = put(d, t + meta_a, m->meta_len);
+                d = tput(d, t + meta_a, m->meta_len, &ws);
             }
         }
         *d++ = '}';
@@ -249,13 +261,18 @@ int kc__obj_build(const kc__sj_meta *m, unsigned flags, size_t max_size,
         if ((ik_len || ia_len) && m->len - 1 - (cut_b - cut_a) > 1)
             *d++ = ',';
         if (cut_b > cut_a) {
-            d = put(d, t + 1, cut_a - 1);
-            d = put(d, t + cut_b, m->len - cut_b);
+            d = tput(d, t + 1, cut_a - 1, &ws);
+            d = tput(d, t + cut_b, m->len - cut_b, &ws);
         } else {
-            d = put(d, t + 1, m->len - 1);
+            d = tput(d, t + 1, m->len - 1, &ws);
         }
     }
+#undef tput
     *d = '\0';
+    if (ws) {
+        free(o);
+        return KC__OBJ_NOT_COMPACT;
+    }
 
     /* Strings and labels. */
     char *base = (char *)o;

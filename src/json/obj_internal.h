@@ -10,6 +10,11 @@
 /* Effective maximum object size of opts (0 → KC_DEFAULT_MAX_OBJECT_SIZE; capped below 2 GiB). */
 size_t kc__decode_max(const kc_decode_opts *opts);
 
+/* Internal build flag: copy the object's text while checking it for bytes <= 0x20; when one is
+ * seen, nothing is built and kc__obj_build returns KC__OBJ_NOT_COMPACT (> 0). */
+#define KC__BUILD_CHECK_WS  (1u << 30)
+#define KC__OBJ_NOT_COMPACT 1
+
 /* Build one kc_obj from what sj found. list (may be NULL): the enclosing list, whose apiVersion
  * and kind (minus its "List" suffix) are injected when the object lacks them.
  * Returns 0 and a new reference in *ret, or KC_ETOOLARGE / KC_ENOMEM (e filled). */

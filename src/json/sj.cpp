@@ -550,6 +550,11 @@ void kc__sj_ctx_trim(kc__sj_ctx *ctx, size_t keep)
         std::vector<kc__sj_label>().swap(ctx->labels);
 }
 
+bool kc__sj_copy_compact(char *dst, const char *src, size_t n)
+{
+    return copy_compact(dst, src, n);
+}
+
 size_t kc__sj_find_ws(const char *p, size_t n)
 {
     size_t i = 0;

@@ -113,6 +113,9 @@ kc__sj_ctx *kc__sj_thread_ctx(void);
 /* Release the context's buffers when they hold more than keep bytes. */
 void kc__sj_ctx_trim(kc__sj_ctx *ctx, size_t keep);
 
+/* Copy n bytes; true when none of them is <= 0x20 (one pass, vectorised). */
+bool kc__sj_copy_compact(char *dst, const char *src, size_t n);
+
 /* Index of the first byte <= 0x20 (space, newline, CR, tab, control) in p[0..n), or n. */
 size_t kc__sj_find_ws(const char *p, size_t n);
 

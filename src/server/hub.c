@@ -311,7 +311,10 @@ void kc__hub_publish(kc__hub *hub, const void *resource_key, const kc__hub_event
             e->due_ns = w->last_due_ns;
         else
             e->due_ns = w->last_due_ns = due;
-        pthread_cond_signal(&w->cond);
+        /* Wake only on empty → non-empty: with events already queued the reader either is not
+         * waiting, was signalled already, or sleeps until the (earlier) head is due. */
+        if (w->count == 1)
+            pthread_cond_signal(&w->cond);
     }
     pthread_mutex_unlock(&hub->mu);
 }

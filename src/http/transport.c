@@ -456,6 +456,8 @@ int kc__http_do(kc__http *h, const kc__http_req *req, kc__http_resp *resp, kc_er
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)KC__CONNECT_TIMEOUT_MS);
     if (!req->stream && req->timeout_ms > 0)
         curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)req->timeout_ms);
+    if (!req->stream) /* fewer, larger reads for big LIST bodies; watches keep low latency */
+        curl_easy_setopt(e, CURLOPT_BUFFERSIZE, 256L * 1024);
     if (cto)
         curl_easy_setopt(e, CURLOPT_CONNECT_TO, cto);
     if (h->cfg->proxy_url)

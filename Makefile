@@ -30,7 +30,7 @@ check: deps asan tsan
 asan:
 	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DKC_SANITIZE=address -DKC_BUILD_BENCH=OFF $(CMAKE_ARGS)
 	cmake --build build-asan -j $(JOBS)
-	cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	cd build-asan && ASAN_OPTIONS=detect_leaks=1:fast_unwind_on_malloc=0 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --output-on-failure -j $(JOBS) -L 'unit|integration|fuzz_corpus'
 
 tsan:

@@ -180,13 +180,19 @@ void kc__store_compact_locked(kc_server *srv)
 int kc__store_commit(kc_server *srv, kc__rsrc *r, kc_watch_type type, kc_obj *obj, kc_obj *old,
                      uint64_t rv)
 {
+    /* old is usually the entry's object: keep it alive across the swap below */
+    kc_obj *hold = kc_obj_ref(old);
     if (type == KC_WATCH_ADDED) {
-        if (insert(r, obj) != 0)
+        if (insert(r, obj) != 0) {
+            kc_obj_unref(hold);
             return KC_ENOMEM;
+        }
     } else {
         kc__entry *e = kc__store_find(r, kc_obj_namespace(obj), kc_obj_name(obj));
-        if (!e)
+        if (!e) {
+            kc_obj_unref(hold);
             return KC_EINVAL;
+        }
         if (type == KC_WATCH_MODIFIED) {
             kc_obj *prev = e->obj;
             e->obj = kc_obj_ref(obj);
@@ -201,6 +207,7 @@ int kc__store_commit(kc_server *srv, kc__rsrc *r, kc_watch_type type, kc_obj *ob
     kc__hub_event ev = {.type = type, .obj = obj, .old = old, .rv = rv};
     kc__hub_publish(srv->hub, r, &ev);
     pthread_cond_broadcast(&srv->cond);
+    kc_obj_unref(hold);
     return 0;
 }
 

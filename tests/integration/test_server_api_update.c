@@ -283,6 +283,24 @@ static void test_server_get_rv_too_large_504(void **state)
     ts_resp_free(&r);
 }
 
+/* Regression: after compaction the store holds the only reference to the current object; an
+ * update/delete must keep it alive while it becomes the history's "old" state. */
+static void test_server_update_after_compaction(void **state)
+{
+    kc_server *s = *state;
+    ts_resp r, u, d;
+    ts_post(s, CM_PATH, ts_cm("uc", NULL), &r);
+    kc_server_compact(s);
+    json_object_set_new(ts_j(r.json, "data"), "k", json_string("after"));
+    assert_int_equal(put(s, CM_PATH "/uc", r.json, &u), 200);
+    kc_server_compact(s);
+    ts_req(s, "DELETE", CM_PATH "/uc", NULL, NULL, NULL, &d);
+    assert_int_equal(d.status, 200);
+    ts_resp_free(&r);
+    ts_resp_free(&u);
+    ts_resp_free(&d);
+}
+
 int main(void)
 {
     curl_global_init(CURL_GLOBAL_ALL);
@@ -300,6 +318,7 @@ int main(void)
         cmocka_unit_test(test_server_put_deployment_annotation_generation_35),
         cmocka_unit_test(test_server_finalizers_36_37),
         cmocka_unit_test(test_server_get_rv_too_large_504),
+        cmocka_unit_test(test_server_update_after_compaction),
     };
     int rc = cmocka_run_group_tests(tests, setup, teardown);
     curl_global_cleanup();

@@ -293,6 +293,8 @@ static int kc__map_curl_error(kc__http *h, CURL *easy, CURLcode cc, const char *
     case CURLE_COULDNT_RESOLVE_PROXY:
         return kc_error_set(err, KC_EDNS, "%s: %s", h->cfg->server, what);
     case CURLE_OPERATION_TIMEDOUT:
+        if (strstr(what, "Resolving timed out")) /* the resolver never answered: a DNS failure */
+            return kc_error_set(err, KC_EDNS, "%s: %s", h->cfg->server, what);
         return kc_error_set(err, KC_ETIMEOUT, "%s: %s", h->cfg->server, what);
     case CURLE_ABORTED_BY_CALLBACK:
         return kc_error_set(err, KC_ECANCELED, "request cancelled");

@@ -46,6 +46,8 @@ static bool str_eq0(const char *a, const char *b)
 
 bool kc__cc_uncached(const kc_cached_client *cc, const kc_gvr *gvr)
 {
+    if (cc->n_uncached == 0)
+        return false;
     for (size_t i = 0; i < cc->n_uncached; i++) {
         const kc__cc_gvr *u = &cc->uncached[i];
         if (str_eq0(u->group, gvr->group) && str_eq0(u->version, gvr->version) &&
@@ -172,12 +174,22 @@ static int64_t ms_left(uint64_t deadline_ns)
     return (int64_t)((left + KC__NS_PER_MS - 1) / KC__NS_PER_MS);
 }
 
-/* Direct string compares, resource first (it differs first): cheaper than hashing the four
- * strings on every read, for the handful of types a client uses. */
+/* Inline equality of two short strings (version, group, namespace: a few bytes each). */
+static inline bool same(const char *a, const char *b)
+{
+    while (*a && *a == *b) {
+        a++;
+        b++;
+    }
+    return *a == *b;
+}
+
+/* Direct compares, resource first (it differs first; libc's vector strcmp for the longest one):
+ * cheaper than hashing the four strings on every read, for the handful of types a client uses. */
 static bool type_is(const kc__cc_type *t, const kc_gvr *gvr, const char *ns)
 {
-    return !strcmp(t->resource, gvr->resource) && !strcmp(t->version, gvr->version) &&
-           !strcmp(t->group, gvr->group ? gvr->group : "") && !strcmp(t->ns, ns);
+    return !strcmp(t->resource, gvr->resource) && same(t->version, gvr->version) &&
+           same(t->group, gvr->group ? gvr->group : "") && same(t->ns, ns);
 }
 
 /* Lock-free lookup of a published entry. */
@@ -268,7 +280,7 @@ int kc__cc_store(kc_cached_client *cc, const kc_gvr *gvr, const char *ns, bool w
         if (t)
             atomic_store_explicit(&t->synced, true, memory_order_release);
     }
-    *ret_store = kc_informer_store(inf);
+    *ret_store = t ? t->store : kc_informer_store(inf);
     return 0;
 }
 

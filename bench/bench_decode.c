@@ -21,6 +21,8 @@
 
 #include <kcache/decode.h>
 
+#include "json/sj.h" /* kc__sj_reference_pass: the bare simdjson pass, for calibration */
+
 #include <malloc.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -179,6 +181,7 @@ int main(int argc, char **argv)
             drop_all(&sink);
     }
     struct stats sc = summarize(tc, reps);
+    double list_cpu_med = sc.med;
     printf("LIST decode warm, thread CPU time: median %.3f s = %.2f GB/s (%.2f..%.2f), %.0f "
            "objects/s\n",
            sc.med, list_len / sc.med / 1e9, list_len / sc.max / 1e9, list_len / sc.min / 1e9,
@@ -191,6 +194,43 @@ int main(int argc, char **argv)
            list_len / s.min / 1e9, n / s.med);
     printf("BENCH list_decode_gbps %.3f GB/s\n", list_len / s.med / 1e9);
     printf("BENCH list_decode_objects_per_s %.0f obj/s\n", n / s.med);
+
+    /* Reference: the bare simdjson On-Demand pass the decoder builds on (stage 1 over the body +
+     * skipping every item), same padded body, same thread: the decoder's cost relative to it is
+     * what this machine's load does not change much. */
+    double ref_cpu = 0;
+    {
+        char *padded = malloc(list_len + KC_DECODE_PADDING);
+        kc__sj_ctx *ctx = kc__sj_ctx_new();
+        if (!padded || !ctx)
+            return 1;
+        memcpy(padded, list, list_len);
+        memset(padded + list_len, ' ', KC_DECODE_PADDING);
+        for (int i = -1; i < reps; i++) {
+            t0 = now();
+            double c0 = cpu_now();
+            int64_t items = kc__sj_reference_pass(ctx, padded, list_len);
+            double dt = now() - t0, dc = cpu_now() - c0;
+            if (items != (int64_t)n)
+                die("reference pass", (int)items, &err);
+            if (i >= 0)
+                t[i] = dt, tc[i] = dc;
+        }
+        kc__sj_ctx_free(ctx);
+        free(padded);
+        s = summarize(t, reps);
+        sc = summarize(tc, reps);
+        ref_cpu = sc.med;
+        printf("Reference: bare simdjson On-Demand pass over the LIST body (stage 1 + skip every "
+               "item, no objects): median %.2f GB/s wall, %.2f GB/s thread CPU\n",
+               list_len / s.med / 1e9, list_len / sc.med / 1e9);
+        printf("BENCH simdjson_reference_gbps %.3f GB/s\n", list_len / s.med / 1e9);
+        printf("BENCH simdjson_reference_cpu_gbps %.3f GB/s\n", list_len / sc.med / 1e9);
+        printf("LIST decode (copying kc_list_decoder) costs %.2fx the bare simdjson pass (thread "
+               "CPU)\n",
+               list_cpu_med / ref_cpu);
+        printf("BENCH list_decode_vs_simdjson_ratio %.2f x\n", list_cpu_med / ref_cpu);
+    }
 
     /* padded body (KC_DECODE_INPUT_PADDED): parsed in place, no copy of the body */
     {
@@ -224,6 +264,9 @@ int main(int argc, char **argv)
                list_len / sc.med / 1e9, n / s.med);
         printf("BENCH list_decode_padded_gbps %.3f GB/s\n", list_len / s.med / 1e9);
         printf("BENCH list_decode_padded_cpu_gbps %.3f GB/s\n", list_len / sc.med / 1e9);
+        printf("LIST decode padded costs %.2fx the bare simdjson pass (thread CPU)\n",
+               sc.med / ref_cpu);
+        printf("BENCH list_decode_padded_vs_simdjson_ratio %.2f x\n", sc.med / ref_cpu);
     }
 
     /* one-shot kc_list_decode with warm object memory (its scratch is fresh each call) */
@@ -314,6 +357,38 @@ int main(int argc, char **argv)
     drop_all(&sink);
 
     /* ---- watch stream ------------------------------------------------------------------------ */
+    /* Reference: the bare simdjson pass per event line (stage 1 + skipping the event), in place. */
+    double wref_cpu = 0;
+    {
+        kc__sj_ctx *ctx = kc__sj_ctx_new();
+        double tw[100], twc[100];
+        for (int i = -1; i < reps; i++) {
+            t0 = now();
+            double c0 = cpu_now();
+            size_t lines = 0;
+            for (const char *p = watch, *e = watch + watch_len; p < e;) {
+                const char *nl = memchr(p, '\n', (size_t)(e - p));
+                if (!nl)
+                    break;
+                if (kc__sj_reference_pass(ctx, p, (size_t)(nl - p)) < 0)
+                    die("reference pass (watch)", KC_EPARSE, &err);
+                lines++;
+                p = nl + 1;
+            }
+            if (lines != n)
+                die("reference pass (watch lines)", KC_EPARSE, &err);
+            if (i >= 0)
+                tw[i] = now() - t0, twc[i] = cpu_now() - c0;
+        }
+        kc__sj_ctx_free(ctx);
+        s = summarize(tw, reps);
+        sc = summarize(twc, reps);
+        wref_cpu = sc.med;
+        printf("Reference: bare simdjson On-Demand pass per watch line (no objects): median %.2f "
+               "GB/s wall, %.2f GB/s thread CPU\n",
+               watch_len / s.med / 1e9, watch_len / sc.med / 1e9);
+        printf("BENCH simdjson_watch_reference_cpu_gbps %.3f GB/s\n", watch_len / sc.med / 1e9);
+    }
     static const size_t chunks[] = {65536, 16384};
     for (size_t c = 0; c < sizeof chunks / sizeof chunks[0]; c++) {
         size_t chunk = chunks[c];
@@ -346,6 +421,9 @@ int main(int argc, char **argv)
                chunk, sc.med, watch_len / sc.med / 1e9, watch_len / sc.max / 1e9,
                watch_len / sc.min / 1e9, n / sc.med);
         if (chunk == 65536) {
+            printf("Watch decode costs %.2fx the bare simdjson pass per line (thread CPU)\n",
+                   sc.med / wref_cpu);
+            printf("BENCH watch_decode_vs_simdjson_ratio %.2f x\n", sc.med / wref_cpu);
             printf("BENCH watch_decode_cpu_gbps %.3f GB/s\n", watch_len / sc.med / 1e9);
             printf("BENCH watch_decode_cpu_events_per_s %.0f events/s\n", n / sc.med);
         }

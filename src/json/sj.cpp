@@ -1003,4 +1003,33 @@ int kc__sj_pointer(kc__sj_ctx *ctx, const char *text, size_t len, const char *po
                 wantname);
 }
 
+int64_t kc__sj_reference_pass(kc__sj_ctx *ctx, const char *text, size_t len)
+{
+    kc__sj_err e = {0, -1, ""};
+    od::document doc;
+    if (iterate(ctx, text, len, len + KC__SJ_PADDING, doc, &e, 0))
+        return e.code;
+    od::object top;
+    if (doc.get_object().get(top))
+        return KC_EPARSE;
+    int64_t n = 0;
+    for (auto fr : top) {
+        od::field f;
+        if (std::move(fr).get(f))
+            return KC_EPARSE;
+        if (!f.key().unsafe_is_equal("items"))
+            continue;
+        od::array arr;
+        if (f.value().get_array().get(arr))
+            return KC_EPARSE;
+        for (auto er : arr) {
+            od::value v;
+            if (std::move(er).get(v))
+                return KC_EPARSE;
+            n++; /* not touched: skipped when the iterator advances */
+        }
+    }
+    return at_end(doc) ? n : static_cast<int64_t>(KC_EPARSE);
+}
+
 } /* extern "C" */

@@ -145,6 +145,12 @@ int kc__sj_status(kc__sj_ctx *ctx, const char *json, size_t len, kc__sj_status_f
 int kc__sj_pointer(kc__sj_ctx *ctx, const char *text, size_t len, const char *pointer,
                    enum kc__sj_want want, kc__sj_ptr_out *out, kc__sj_err *e);
 
+/* Benchmark reference (bench/bench_decode.c): the bare simdjson On-Demand pass the decoders build
+ * on — stage 1 over text (padded, len + KC__SJ_PADDING readable) and a skip over every element of
+ * its top-level "items" array (or over the whole document when it has none). Returns the number
+ * of items, or a negative KC code. */
+int64_t kc__sj_reference_pass(kc__sj_ctx *ctx, const char *text, size_t len);
+
 KC_END_DECLS
 
 #endif

@@ -45,6 +45,10 @@ static int lookup(const kc_obj *obj, const char *pointer, enum kc__sj_want want,
         return kc_error_set(err, KC_ENOMEM, "out of memory");
     kc__sj_err e = {0, -1, ""};
     int r = kc__sj_pointer(ctx, text, len, pointer, want, out, &e);
+    /* Do not keep a big object's parser buffers per thread. A string result lives in the
+     * parser's buffer: kc_obj_get_string trims after copying it. */
+    if (want != KC__SJ_WANT_STRING && len > ((size_t)1 << 20))
+        kc__sj_ctx_trim(ctx, (size_t)1 << 20);
     if (r)
         return kc__sj_err_to(&e, 0, err);
     return 0;
@@ -63,6 +67,10 @@ int kc_obj_get_string(const kc_obj *obj, const char *pointer, char **ret_str, si
     if (out.str.n)
         memcpy(s, out.str.p, out.str.n);
     s[out.str.n] = '\0';
+    size_t len;
+    kc_obj_json(obj, &len);
+    if (len > ((size_t)1 << 20))
+        kc__sj_ctx_trim(kc__sj_thread_ctx(), (size_t)1 << 20);
     if (ret_str)
         *ret_str = s;
     else

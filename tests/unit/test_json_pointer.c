@@ -179,6 +179,31 @@ static void test_json_pointer_pod_node_name(void **state)
     kc_obj_unref(o);
 }
 
+static void test_json_pointer_large_object(void **state)
+{
+    size_t big = (size_t)2 << 20;
+    char *js = malloc(big + 64);
+    int n = snprintf(js, 64, "{\"spec\":{\"a\":1,\"big\":\"");
+    memset(js + n, 'x', big);
+    strcpy(js + n + big, "\",\"z\":true}}");
+    kc_obj *o = NULL;
+    assert_int_equal(kc_obj_parse(js, strlen(js), NULL, &o, NULL), 0);
+    for (int i = 0; i < 2; i++) { /* the second call runs after the thread's buffers were trimmed */
+        char *s = NULL;
+        size_t sl = 0;
+        assert_int_equal(kc_obj_get_string(o, "/spec/big", &s, &sl, NULL), 0);
+        assert_int_equal(sl, big);
+        assert_int_equal(s[0], 'x');
+        assert_int_equal(s[big - 1], 'x');
+        free(s);
+        bool b = false;
+        assert_int_equal(kc_obj_get_bool(o, "/spec/z", &b, NULL), 0);
+        assert_true(b);
+    }
+    kc_obj_unref(o);
+    free(js);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -189,6 +214,7 @@ int main(void)
         cmocka_unit_test(test_json_pointer_wrong_type_is_einval),
         cmocka_unit_test(test_json_pointer_malformed),
         cmocka_unit_test(test_json_pointer_pod_node_name),
+        cmocka_unit_test(test_json_pointer_large_object),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

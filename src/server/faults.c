@@ -321,7 +321,7 @@ char *kc__faults_to_json(const kc_server_faults *fl)
                           "watchStall", fl->watch_stall);
     if (!o)
         return NULL;
-    char *s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+    char *s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(15));
     json_decref(o);
     return s;
 }

@@ -10,8 +10,9 @@
  *
  * Read-your-writes (see docs/read-your-writes.md for the protocol):
  *   - KC_RYW_BLOCK_ON_WRITE (default): create / update / update_status / patch / apply return only
- *     once the type's store holds the key at a resourceVersion >= the one the server returned
- *     (KEP-5504 compare; when RVs are not comparable: that exact RV or any later event on the key).
+ *     once the type's store has observed the returned resourceVersion: its watermark reached it
+ *     (KEP-5504 compare; the store then holds the key at that RV or a later state, deletion
+ *     included), or, when RVs are not comparable, the key shows that exact RV or any later event.
  *     delete registers the object's UID as pending before the request is sent and returns once the
  *     key is gone from the store or holds another UID; when the response shows the object still
  *     exists (finalizers: deletionTimestamp set) it waits for the returned RV instead. Waiters are

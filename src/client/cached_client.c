@@ -16,6 +16,8 @@
  */
 #include "client/cached_internal.h"
 
+#include "kcache/rv.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -286,6 +288,14 @@ int kc__cc_store(kc_cached_client *cc, const kc_gvr *gvr, const char *ns, bool w
 
 /* ---- waiting --------------------------------------------------------------------------------- */
 
+kc_store_cond kc__cc_written_cond(const char *ns, const char *name, const char *rv,
+                                  uint64_t after_seq)
+{
+    kc_store_cond c = {.ns = ns, .name = name, .rv = rv, .after_seq = after_seq};
+    c.kind = kc_rv_is_canonical(rv) ? KC_STORE_WAIT_WATERMARK : KC_STORE_WAIT_KEY_RV;
+    return c;
+}
+
 static const char *cond_what(const kc_store_cond *c)
 {
     switch (c->kind) {
@@ -294,7 +304,7 @@ static const char *cond_what(const kc_store_cond *c)
     case KC_STORE_WAIT_KEY_GONE:
         return "deletion";
     case KC_STORE_WAIT_WATERMARK:
-        return "watermark";
+        return "resourceVersion (store watermark)";
     }
     return "condition";
 }

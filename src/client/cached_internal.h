@@ -64,6 +64,18 @@ int kc__ryw_lookup(kc__ryw *t, const char *type, const char *ns, const char *nam
 int kc__ryw_collect(kc__ryw *t, const char *type, const char *ns, kc__ryw_want **ret);
 /* The store condition that means w has been observed (strings borrowed from w). */
 kc_store_cond kc__ryw_want_cond(const kc__ryw_want *w);
+
+/*
+ * The condition "the store has observed a write of ns/name at rv" (strings borrowed):
+ *   - comparable rv: WATERMARK >= rv. Watch events arrive in RV order, so once the store has
+ *     applied anything at or past rv it holds our write or a later state of the key — including
+ *     its absence when someone deleted it before we saw it, even across a relist (which leaves no
+ *     tombstone for a key the store never held, so a per-key condition would wait forever);
+ *     implied by the key itself reaching rv, so it is never later than KEY_RV.
+ *   - otherwise: KEY_RV — that exact RV, or any event on the key after after_seq.
+ */
+kc_store_cond kc__cc_written_cond(const char *ns, const char *name, const char *rv,
+                                  uint64_t after_seq);
 /* true when the table has grown enough that the caller should sweep. */
 bool kc__ryw_should_sweep(const kc__ryw *t);
 /* After a sweep: next sweep when the table doubles (at least 1024 entries). */

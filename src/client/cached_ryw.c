@@ -275,14 +275,13 @@ nomem:
 
 kc_store_cond kc__ryw_want_cond(const kc__ryw_want *w)
 {
-    kc_store_cond c = {.ns = w->ns, .name = w->name, .after_seq = w->after_seq};
-    if (w->delete_uid) {
-        c.kind = KC_STORE_WAIT_KEY_GONE;
-        c.uid = w->delete_uid;
-    } else {
-        c.kind = KC_STORE_WAIT_KEY_RV;
-        c.rv = w->rv;
-    }
+    if (!w->delete_uid)
+        return kc__cc_written_cond(w->ns, w->name, w->rv, w->after_seq);
+    kc_store_cond c = {.kind = KC_STORE_WAIT_KEY_GONE,
+                       .ns = w->ns,
+                       .name = w->name,
+                       .uid = w->delete_uid,
+                       .after_seq = w->after_seq};
     return c;
 }
 

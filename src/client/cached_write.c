@@ -9,10 +9,11 @@
  *      applied before the response arrives;
  *   2. send the request through kc_client (a failure ends the call with that error; a pending
  *      delete is forgotten again);
- *   3. block-on-write: wait on the store — KEY_RV (RV >= returned RV, or exact/any later event
- *      when not comparable; a later delete also satisfies it) for create/update/status/patch/
- *      apply and for deletes whose response shows the object still there (deletionTimestamp set:
- *      finalizers, graceful pod deletion); KEY_GONE (absent or another UID) for other deletes.
+ *   3. block-on-write: wait on the store — kc__cc_written_cond (store watermark >= the returned
+ *      RV; when not comparable, that exact RV or any later event on the key) for create/update/
+ *      status/patch/apply and for deletes whose response shows the object still there
+ *      (deletionTimestamp set: finalizers, graceful pod deletion); KEY_GONE (absent or another
+ *      UID) for other deletes.
  * Block-on-read: remember the RV / pending delete for later reads instead. The deadline starts when
  * the call starts. A timeout returns KC_ENOT_CAUGHT_UP with the server's object; a stopped cache
  * KC_ESTOPPED with the object: the write succeeded either way.
@@ -118,11 +119,7 @@ static int finish_rv(kc_cached_client *cc, const wstate *w, const kc_obj *obj, k
         note_write(cc, w, kc_obj_namespace(obj), kc_obj_name(obj), rv);
         return 0;
     }
-    kc_store_cond c = {.kind = KC_STORE_WAIT_KEY_RV,
-                       .ns = kc_obj_namespace(obj),
-                       .name = kc_obj_name(obj),
-                       .rv = rv,
-                       .after_seq = w->seq0};
+    kc_store_cond c = kc__cc_written_cond(kc_obj_namespace(obj), kc_obj_name(obj), rv, w->seq0);
     return kc__cc_wait(cc, w->store, &c, w->deadline, err);
 }
 

@@ -75,8 +75,8 @@ static inline kc_cached_client *fx_cc(fx *f, kc_ryw_mode mode, int64_t timeout_m
     return cc;
 }
 
-static inline void fx_up(fx *f, unsigned delay_min_ms, unsigned delay_max_ms, kc_ryw_mode mode,
-                         int64_t timeout_ms)
+static inline void fx_up_opts(fx *f, unsigned delay_min_ms, unsigned delay_max_ms, kc_ryw_mode mode,
+                              int64_t timeout_ms, const kc_cache_opts *cache_opts)
 {
     memset(f, 0, sizeof(*f));
     kc_error e = KC_ERROR_INIT;
@@ -88,8 +88,14 @@ static inline void fx_up(fx *f, unsigned delay_min_ms, unsigned delay_max_ms, kc
     FX_RC(kc_config_from_url(kc_server_url(f->srv), NULL, NULL, &f->cfg, &e), 0, &e);
     kc_client_opts co = {.qps = -1};
     FX_RC(kc_client_new(f->cfg, &co, &f->client, &e), 0, &e);
-    FX_RC(kc_cache_new(f->client, NULL, &f->cache, &e), 0, &e);
+    FX_RC(kc_cache_new(f->client, cache_opts, &f->cache, &e), 0, &e);
     f->cc = fx_cc(f, mode, timeout_ms);
+}
+
+static inline void fx_up(fx *f, unsigned delay_min_ms, unsigned delay_max_ms, kc_ryw_mode mode,
+                         int64_t timeout_ms)
+{
+    fx_up_opts(f, delay_min_ms, delay_max_ms, mode, timeout_ms, NULL);
 }
 
 static inline void fx_down(fx *f)

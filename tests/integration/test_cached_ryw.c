@@ -185,6 +185,24 @@ static void test_cached_ryw_comparable_rv_older_state_does_not_satisfy(void **st
     assert_int_equal(wait_ms(f, &w, 50), 0);
 }
 
+/* A write we never saw, deleted by someone else, and the cache catching up by a relist: the key
+ * is absent and has no tombstone, so a per-key condition would wait forever; the written-object
+ * condition (store watermark for comparable RVs) completes. */
+static void test_cached_ryw_written_cond_completes_after_relist_without_key(void **state)
+{
+    wfx *f = *state;
+    apply(f->store, KC_WATCH_ADDED, "u1", "10"); /* some other state of the store: key "a" */
+    kc_store_cond per_key = {.kind = KC_STORE_WAIT_KEY_RV, .ns = "ns", .name = "gone", .rv = "12"};
+    kc_store_cond written = kc__cc_written_cond("ns", "gone", "12", kc_store_seq(f->store));
+    assert_int_equal(kc__cc_wait(f->cc, f->store, &written, kc__deadline_after_ms(30), NULL),
+                     KC_ENOT_CAUGHT_UP);
+    kc_store_batch *b = NULL;
+    assert_int_equal(kc_store_batch_new(f->store, &b, NULL), 0); /* relist: "gone" is not there */
+    assert_int_equal(kc_store_replace(f->store, b, "15", NULL, NULL, NULL), 0);
+    assert_int_equal(kc_store_check(f->store, &per_key), 0); /* would never complete */
+    assert_int_equal(kc__cc_wait(f->cc, f->store, &written, kc__deadline_after_ms(30), NULL), 0);
+}
+
 static void test_cached_ryw_delete_condition_is_gone_or_other_uid(void **state)
 {
     wfx *f = *state;
@@ -217,6 +235,8 @@ int main(void)
                                         wsetup, wteardown),
         cmocka_unit_test_setup_teardown(test_cached_ryw_comparable_rv_older_state_does_not_satisfy,
                                         wsetup, wteardown),
+        cmocka_unit_test_setup_teardown(
+            test_cached_ryw_written_cond_completes_after_relist_without_key, wsetup, wteardown),
         cmocka_unit_test_setup_teardown(test_cached_ryw_delete_condition_is_gone_or_other_uid,
                                         wsetup, wteardown),
         cmocka_unit_test_setup_teardown(test_cached_ryw_stopped_store_wakes_with_stopped, wsetup,

@@ -319,6 +319,62 @@ static void test_cached_write_stop_during_wait_returns_stopped(void **state)
     kc_obj_unref(a.obj);
 }
 
+typedef struct gone_arg {
+    kc_cached_client *cc;
+    int rc;
+    kc_obj *obj;
+} gone_arg;
+
+static void *gone_writer(void *p)
+{
+    gone_arg *a = p;
+    char body[512];
+    int len = fx_secret_json(body, sizeof(body), "gone-a", NULL, NULL);
+    kc_call_opts call = {.timeout_ms = 15000};
+    a->rc = kc_cached_create(a->cc, &fx_secrets, NS, body, (size_t)len, NULL, &call, &a->obj, NULL);
+    return NULL;
+}
+
+/* Someone else deletes the object while the watch is stalled, before our cache has seen the
+ * create: the write still completes (the deletion is a later state). History is compacted too, so
+ * if the reflector has to resume it relists. (The relist path is pinned down deterministically on a
+ * hand-fed store in test_cached_ryw.c.) */
+static void test_cached_write_completes_when_deleted_before_seen(void **state)
+{
+    fx f;
+    kc_cache_opts co = {0};
+    co.defaults.watch_timeout_s = 1; /* ask for short watches: the reflector resumes often */
+    fx_up_opts(&f, 0, 0, KC_RYW_BLOCK_ON_WRITE, 15000, &co);
+    kc_store *s = fx_store(&f, &fx_secrets);
+    fx_set_stall(&f, true);
+    gone_arg a = {.cc = f.cc};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, gone_writer, &a), 0);
+    kc_obj *live = NULL;
+    uint64_t deadline = kc__deadline_after_ms(10000);
+    while (kc_client_get(f.client, &fx_secrets, NS, "gone-a", &live, NULL) != 0 &&
+           kc__now_ns() < deadline)
+        kc__sleep_ns(KC__NS_PER_MS); /* bounded poll: the create runs on the other thread */
+    assert_non_null(live);
+    kc_obj_unref(live);
+    kc_error e = KC_ERROR_INIT;
+    FX_RC(kc_client_delete(f.client, &fx_secrets, NS, "gone-a", NULL, NULL, &e), 0, &e);
+    assert_int_equal(kc_server_compact(f.srv), 0);
+    fx_set_stall(&f, false);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    assert_int_equal(a.rc, 0);
+    assert_non_null(a.obj);
+    /* The cache holds our write or a later state (gone). */
+    kc_obj *cur = kc_store_get(s, NS, "gone-a");
+    if (cur)
+        assert_int_not_equal(
+            kc_rv_compare(kc_obj_resource_version(cur), kc_obj_resource_version(a.obj)),
+            KC_RV_LESS);
+    kc_obj_unref(cur);
+    kc_obj_unref(a.obj);
+    fx_down(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -348,6 +404,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cached_write_opt_out_per_client_returns_immediately,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_cached_write_dry_run_does_not_wait, setup, teardown),
+        cmocka_unit_test(test_cached_write_completes_when_deleted_before_seen),
         cmocka_unit_test_setup_teardown(test_cached_write_stop_during_wait_returns_stopped, setup,
                                         teardown),
     };

@@ -169,7 +169,8 @@ static int resource(kc__req *req)
     if (!r || (rt->has_ns && !r->namespaced))
         return kc__fail(&req->err, 404, "NotFound",
                         "the server could not find the requested resource");
-    if (rt->has_sub && (strcmp(rt->sub, "status") != 0 || !r->has_status))
+    bool scale = rt->has_sub && !strcmp(rt->sub, "scale") && kc__rsrc_has_scale(r);
+    if (rt->has_sub && !scale && (strcmp(rt->sub, "status") != 0 || !r->has_status))
         return kc__fail(&req->err, 404, "NotFound",
                         "the server could not find the requested resource");
     int rc = kc__query_parse(req->conn, &req->q, &req->err);
@@ -209,6 +210,9 @@ static int resource(kc__req *req)
         req->err.retry_after_s = retry_after ? (int)retry_after : -1;
         return req->err.code;
     }
+    if (scale)
+        return req->method == KC__M_GET ? kc__scale_get(req, r)
+                                        : kc__scale_write(req, r, req->method == KC__M_PATCH);
     switch (verb) {
     case KC_VERB_GET:
         return kc__verb_get(req, r);

@@ -396,6 +396,14 @@ char *kc__discovery_resources(kc_server *srv, const char *group, const char *ver
         if (r->n_categories)
             json_object_set_new(o, "categories", str_array(r->categories, r->n_categories));
         json_array_append_new(res, o);
+        if (kc__rsrc_has_scale(r)) {
+            char sn[300];
+            snprintf(sn, sizeof(sn), "%s/scale", r->plural);
+            json_array_append_new(res, json_pack("{s:s,s:s,s:b,s:s,s:s,s:s,s:[sss]}", "name", sn,
+                                                 "singularName", "", "namespaced", r->namespaced,
+                                                 "group", "autoscaling", "version", "v1", "kind",
+                                                 "Scale", "verbs", "get", "patch", "update"));
+        }
         if (r->has_status) {
             char sn[300];
             snprintf(sn, sizeof(sn), "%s/status", r->plural);

@@ -283,6 +283,10 @@ int kc__verb_patch(kc__req *req, kc__rsrc *r);
 int kc__verb_delete(kc__req *req, kc__rsrc *r);
 int kc__verb_deletecollection(kc__req *req, kc__rsrc *r);
 int kc__admin_handle(kc__req *req);
+/* The scale subresource (scale.c). */
+bool kc__rsrc_has_scale(const kc__rsrc *r);
+int kc__scale_get(kc__req *req, kc__rsrc *r);
+int kc__scale_write(kc__req *req, kc__rsrc *r, bool patch);
 
 /* Decode a Kubernetes protobuf request body ("k8s\0" + runtime.Unknown) of a supported kind
  * into a new JSON document (proto.c). 400 when malformed, 415 for other kinds. */

@@ -1,6 +1,7 @@
 /*
  * test_server_api_misc.c — Table and PartialObjectMetadata output (#23, #94, #95), injected
- * faults (#96–#98), the admin endpoint, compaction (#100), seeding and TLS of the embedded server.
+ * faults (#96–#98), the admin endpoint, compaction (#100), seeding, TLS and the scale subresource
+ * of the embedded server.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -242,6 +243,35 @@ static void test_server_tls(void **state)
     kc_server_free(s);
 }
 
+static void test_server_scale_subresource(void **state)
+{
+    kc_server *s = *state;
+    ts_resp r;
+    const char *dep = "/apis/apps/v1/namespaces/default/deployments";
+    assert_int_equal(ts_post(s, dep,
+                             "{\"metadata\":{\"name\":\"sc\"},\"spec\":{\"replicas\":1,"
+                             "\"selector\":{\"matchLabels\":{\"app\":\"sc\"}}}}",
+                             &r),
+                     201);
+    ts_resp_free(&r);
+    assert_int_equal(ts_get(s, "/apis/apps/v1/namespaces/default/deployments/sc/scale", &r), 200);
+    assert_string_equal(ts_s(r.json, "kind"), "Scale");
+    assert_int_equal(json_integer_value(ts_j(r.json, "spec.replicas")), 1);
+    assert_string_equal(ts_s(r.json, "status.selector"), "app=sc");
+    ts_resp_free(&r);
+    ts_req(s, "PATCH", "/apis/apps/v1/namespaces/default/deployments/sc/scale",
+           "application/merge-patch+json", "{\"spec\":{\"replicas\":4}}", NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_int_equal(json_integer_value(ts_j(r.json, "spec.replicas")), 4);
+    ts_resp_free(&r);
+    assert_int_equal(ts_get(s, "/apis/apps/v1/namespaces/default/deployments/sc", &r), 200);
+    assert_int_equal(json_integer_value(ts_j(r.json, "spec.replicas")), 4);
+    assert_int_equal(json_integer_value(ts_j(r.json, "metadata.generation")), 2);
+    ts_resp_free(&r);
+    assert_int_equal(ts_get(s, CM_PATH "/t1/scale", &r), 404);
+    ts_resp_free(&r);
+}
+
 int main(void)
 {
     curl_global_init(CURL_GLOBAL_ALL);
@@ -256,6 +286,7 @@ int main(void)
         cmocka_unit_test(test_server_compaction_expires_watch_100),
         cmocka_unit_test(test_server_seed_spec),
         cmocka_unit_test(test_server_tls),
+        cmocka_unit_test(test_server_scale_subresource),
     };
     int rc = cmocka_run_group_tests(tests, setup, teardown);
     curl_global_cleanup();

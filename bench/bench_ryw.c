@@ -92,7 +92,7 @@ static void *waiter(void *p)
                 kc__sleep_ns(5 * KC__NS_PER_MS);
             }
         } else {
-            kc_store_cond c = {.kind = KC_STORE_WAIT_KEY_RV, .ns = "ns", .name = "obj", .rv = rv};
+            kc_store_cond c = kc__cc_written_cond("ns", "obj", rv, 0); /* what writes wait on */
             int rc = kc__cc_wait(b->cc, b->store, &c, kc__deadline_after_ms(5000), NULL);
             if (rc < 0)
                 die("wait", rc, NULL);

@@ -34,16 +34,18 @@ typedef int (*kc_list_item_cb)(void *ud, kc_obj *item);
  * Fills *ret_meta (may be NULL) and calls on_item for each of items[] (may be NULL: items are
  * decoded, validated and dropped). Errors: KC_EPARSE (err names what and the byte offset),
  * KC_ETOOLARGE (an item over opts->max_object_size), KC_ENOMEM, or the callback's code. On failure
- * ret_meta is untouched; items already delivered stay delivered. Thread-safe (no shared state).
+ * ret_meta is untouched; items already delivered stay delivered. Thread-safe (scratch is per thread;
+ * a callback may itself call kc_list_decode).
  */
 KC_API int kc_list_decode(const char *body, size_t len, const kc_decode_opts *opts,
                           kc_list_meta *ret_meta, kc_list_item_cb on_item, void *ud, kc_error *err);
 
 /*
- * Reusable LIST decoder. kc_list_decode allocates its scratch (a compact copy of the body plus
- * simdjson's structural index, together about 2-5x the body) per call and frees it; a
- * kc_list_decoder keeps that scratch between calls, which avoids fresh-page faults when many LIST
- * pages are decoded. new: opts may be NULL (copied); NULL on out of memory. One decoder is used
+ * Reusable LIST decoder. Decoding needs scratch memory (a copy of the body plus simdjson's
+ * structural index, together about 2-5x the body). kc_list_decode keeps a per-thread scratch
+ * between calls only while it is under 16 MiB (a LIST page); larger scratch is freed after the
+ * call. A kc_list_decoder keeps its scratch whatever the size, which avoids fresh-page faults
+ * when big LISTs are decoded repeatedly. new: opts may be NULL (copied); NULL on out of memory. One decoder is used
  * by one thread at a time. Caller frees with kc_list_decoder_free().
  */
 typedef struct kc_list_decoder kc_list_decoder;

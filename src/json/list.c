@@ -16,6 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* kc_list_decode keeps its per-thread scratch between calls for bodies up to this size (a LIST
+ * page of a few thousand objects), so paged LISTs do not fault in fresh pages per page. */
+#define KC__LIST_KEEP ((size_t)16 << 20)
+
 struct kc_list_decoder {
     kc_decode_opts opts;
     kc__sj_ctx *ctx;
@@ -157,11 +161,23 @@ static int decode(kc__sj_ctx *ctx, const kc_decode_opts *opts, const char *body,
 int kc_list_decode(const char *body, size_t len, const kc_decode_opts *opts, kc_list_meta *ret_meta,
                    kc_list_item_cb on_item, void *ud, kc_error *err)
 {
-    kc__sj_ctx *ctx = kc__sj_ctx_new();
+    /* The thread's list scratch, unless a callback of an outer kc_list_decode on this thread is
+     * running (then a private one). */
+    static _Thread_local bool busy;
+    kc__sj_ctx *ctx = busy ? NULL : kc__sj_thread_list_ctx();
+    bool shared = ctx != NULL;
+    if (!ctx)
+        ctx = kc__sj_ctx_new();
     if (!ctx)
         return kc_error_set(err, KC_ENOMEM, "out of memory");
+    busy = busy || shared;
     int r = decode(ctx, opts, body, len, ret_meta, on_item, ud, err);
-    kc__sj_ctx_free(ctx);
+    if (shared) {
+        busy = false;
+        kc__sj_ctx_trim(ctx, KC__LIST_KEEP);
+    } else {
+        kc__sj_ctx_free(ctx);
+    }
     return r;
 }
 

@@ -535,6 +535,14 @@ kc__sj_ctx *kc__sj_thread_ctx(void)
     return tls.get();
 }
 
+kc__sj_ctx *kc__sj_thread_list_ctx(void)
+{
+    static thread_local std::unique_ptr<kc__sj_ctx> tls;
+    if (!tls)
+        tls.reset(new (std::nothrow) kc__sj_ctx());
+    return tls.get();
+}
+
 void kc__sj_ctx_trim(kc__sj_ctx *ctx, size_t keep)
 {
     if (!ctx)

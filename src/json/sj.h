@@ -110,6 +110,8 @@ kc__sj_ctx *kc__sj_ctx_new(void);
 void kc__sj_ctx_free(kc__sj_ctx *ctx);
 /* The calling thread's own context (created on first use, freed at thread exit); NULL on OOM. */
 kc__sj_ctx *kc__sj_thread_ctx(void);
+/* A second per-thread context, for kc_list_decode (whose item callbacks may use the first). */
+kc__sj_ctx *kc__sj_thread_list_ctx(void);
 /* Release the context's buffers when they hold more than keep bytes. */
 void kc__sj_ctx_trim(kc__sj_ctx *ctx, size_t keep);
 

@@ -323,6 +323,46 @@ static void test_json_list_decoder_reuse(void **state)
     kc_list_decoder_free(NULL);
 }
 
+struct nested {
+    int outer, inner;
+};
+
+static int inner_item(void *ud, kc_obj *obj)
+{
+    ((struct nested *)ud)->inner++;
+    kc_obj_unref(obj);
+    return 0;
+}
+
+static int outer_item(void *ud, kc_obj *obj)
+{
+    struct nested *n = ud;
+    n->outer++;
+    size_t len;
+    char *body = kc_genpod_list(3, &len);
+    int r = kc_list_decode(body, len, NULL, NULL, inner_item, n, NULL);
+    free(body);
+    /* the outer item is still intact */
+    if (strncmp(kc_obj_name(obj), "web-7d9f8c6b5-", 14) != 0)
+        r = KC_EINVAL;
+    kc_obj_unref(obj);
+    return r;
+}
+
+static void test_json_list_nested_decode_in_callback(void **state)
+{
+    size_t len;
+    char *body = kc_genpod_list(4, &len);
+    struct nested n = {0, 0};
+    assert_int_equal(kc_list_decode(body, len, NULL, NULL, outer_item, &n, NULL), 0);
+    assert_int_equal(n.outer, 4);
+    assert_int_equal(n.inner, 12);
+    /* and again, with the per-thread scratch warm */
+    assert_int_equal(kc_list_decode(body, len, NULL, NULL, outer_item, &n, NULL), 0);
+    assert_int_equal(n.outer, 8);
+    free(body);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -339,6 +379,7 @@ int main(void)
         cmocka_unit_test(test_json_list_truncated_every_prefix),
         cmocka_unit_test(test_json_list_item_too_large),
         cmocka_unit_test(test_json_list_decoder_reuse),
+        cmocka_unit_test(test_json_list_nested_decode_in_callback),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

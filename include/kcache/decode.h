@@ -34,8 +34,9 @@ typedef int (*kc_list_item_cb)(void *ud, kc_obj *item);
  * Fills *ret_meta (may be NULL) and calls on_item for each of items[] (may be NULL: items are
  * decoded, validated and dropped). Errors: KC_EPARSE (err names what and the byte offset),
  * KC_ETOOLARGE (an item over opts->max_object_size), KC_ENOMEM, or the callback's code. On failure
- * ret_meta is untouched; items already delivered stay delivered. Thread-safe (scratch is per thread;
- * a callback may itself call kc_list_decode).
+ * ret_meta is untouched; items already delivered stay delivered. On success *ret_meta is
+ * overwritten (clear it first if it held strings). Thread-safe (scratch is per thread; a callback
+ * may itself call kc_list_decode).
  */
 KC_API int kc_list_decode(const char *body, size_t len, const kc_decode_opts *opts,
                           kc_list_meta *ret_meta, kc_list_item_cb on_item, void *ud, kc_error *err);

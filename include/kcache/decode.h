@@ -46,8 +46,8 @@ KC_API int kc_list_decode(const char *body, size_t len, const kc_decode_opts *op
  * structural index, together about 2-5x the body). kc_list_decode keeps a per-thread scratch
  * between calls only while it is under 16 MiB (a LIST page); larger scratch is freed after the
  * call. A kc_list_decoder keeps its scratch whatever the size, which avoids fresh-page faults
- * when big LISTs are decoded repeatedly. new: opts may be NULL (copied); NULL on out of memory. One decoder is used
- * by one thread at a time. Caller frees with kc_list_decoder_free().
+ * when big LISTs are decoded repeatedly. new: opts may be NULL (copied); NULL on out of memory.
+ * One decoder is used by one thread at a time. Caller frees with kc_list_decoder_free().
  */
 typedef struct kc_list_decoder kc_list_decoder;
 KC_API kc_list_decoder *kc_list_decoder_new(const kc_decode_opts *opts);

@@ -27,7 +27,7 @@ void kc__http_on_completed(void *cls, struct MHD_Connection *conn, void **con_cl
 static const char *const builtin_ns[] = {"default", "kube-system", "kube-public",
                                          "kube-node-lease"};
 
-static int create_builtin_namespaces(kc_server *srv)
+static int create_builtin_namespaces(kc_server *srv, bool have_lock)
 {
     for (size_t i = 0; i < KC__ARRAY_LEN(builtin_ns); i++) {
         char json[256];
@@ -37,7 +37,7 @@ static int create_builtin_namespaces(kc_server *srv)
                          "\"phase\":\"Active\"}}",
                          builtin_ns[i]);
         kc_error err = KC_ERROR_INIT;
-        int rc = kc__create_json(srv, json, (size_t)n, &err);
+        int rc = kc__create_json_ex(srv, json, (size_t)n, have_lock, &err);
         kc_error_clear(&err);
         if (rc)
             return rc;
@@ -102,7 +102,7 @@ KC_API int kc_server_new(const kc_server_opts *opts, kc_server **ret_srv, kc_err
     if (!srv->faults || !srv->hub || kc__store_init(srv) != 0 ||
         kc__registry_init_builtins(srv) != 0)
         goto fail;
-    if ((rc = create_builtin_namespaces(srv)) != 0)
+    if ((rc = create_builtin_namespaces(srv, false)) != 0)
         goto fail_set;
     if (srv->seed_dir && (rc = kc__seed_load_dir(srv->seed_dir, seed_cb, srv, err)) != 0)
         goto fail_set;
@@ -247,9 +247,11 @@ KC_API int kc_server_restart(kc_server *srv)
     srv->floor = 0;
     srv->epoch++;
     kc__hub_close_all(srv->hub);
+    /* recreate the built-in namespaces before anyone can see the empty state */
+    int rc = create_builtin_namespaces(srv, true);
     pthread_cond_broadcast(&srv->cond);
     pthread_mutex_unlock(&srv->mu);
-    return create_builtin_namespaces(srv);
+    return rc;
 }
 
 KC_API uint64_t kc_server_current_rv(const kc_server *srv)

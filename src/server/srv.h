@@ -298,6 +298,8 @@ int kc__create_fast(kc_server *srv, kc__rsrc *r, kc_obj *o0, kc_error *err);
 
 /* Create an object from JSON text (seeding, mu NOT held). */
 int kc__create_json(kc_server *srv, const char *json, size_t len, kc_error *err);
+/* The same with have_lock = true when the caller holds mu (restart). */
+int kc__create_json_ex(kc_server *srv, const char *json, size_t len, bool have_lock, kc_error *err);
 
 /* Shared write helpers (write.c), all with mu held unless stated. */
 typedef struct kc__write {

@@ -310,14 +310,16 @@ int kc__verb_patch(kc__req *req, kc__rsrc *r)
     return rc;
 }
 
-int kc__create_json(kc_server *srv, const char *json, size_t len, kc_error *err)
+int kc__create_json_ex(kc_server *srv, const char *json, size_t len, bool have_lock, kc_error *err)
 {
     kc_obj *o0 = NULL;
     if (kc_obj_parse(json, len, &srv->dopts, &o0, NULL) == 0) {
-        pthread_mutex_lock(&srv->mu);
+        if (!have_lock)
+            pthread_mutex_lock(&srv->mu);
         kc__rsrc *fr = kc__registry_find_kind(srv, kc_obj_api_version(o0), kc_obj_kind(o0));
         int frc = fr ? kc__create_fast(srv, fr, o0, err) : KC_EUNSUPPORTED;
-        pthread_mutex_unlock(&srv->mu);
+        if (!have_lock)
+            pthread_mutex_unlock(&srv->mu);
         kc_obj_unref(o0);
         if (frc != KC_EUNSUPPORTED)
             return frc;
@@ -332,7 +334,8 @@ int kc__create_json(kc_server *srv, const char *json, size_t len, kc_error *err)
     const char *av = json_string_value(json_object_get(doc, "apiVersion"));
     const char *kind = json_string_value(json_object_get(doc, "kind"));
     int rc;
-    pthread_mutex_lock(&srv->mu);
+    if (!have_lock)
+        pthread_mutex_lock(&srv->mu);
     kc__rsrc *r = av && kind ? kc__registry_find_kind(srv, av, kind) : NULL;
     if (!r) {
         rc = kc__fail(err, 404, "NotFound", "no resource for apiVersion %s kind %s", av ? av : "?",
@@ -351,7 +354,13 @@ int kc__create_json(kc_server *srv, const char *json, size_t len, kc_error *err)
         rc = kc__write_create(srv, &w, doc, &obj, err);
         kc_obj_unref(obj);
     }
-    pthread_mutex_unlock(&srv->mu);
+    if (!have_lock)
+        pthread_mutex_unlock(&srv->mu);
     json_decref(doc);
     return rc;
+}
+
+int kc__create_json(kc_server *srv, const char *json, size_t len, kc_error *err)
+{
+    return kc__create_json_ex(srv, json, len, false, err);
 }

@@ -136,7 +136,7 @@ static int decode(kc__sj_ctx *ctx, const kc_decode_opts *opts, const char *body,
 {
     if (!body && len)
         return kc_error_set(err, KC_EINVAL, "kc_list_decode: NULL body");
-    struct list_state st = {opts ? opts->flags : 0, kc__decode_max(opts), on_item, ud, {0}};
+    struct list_state st = {kc__decode_flags(opts), kc__decode_max(opts), on_item, ud, {0}};
     st.meta.remaining_item_count = -1;
     kc__sj_err e = {0, -1, ""};
     bool padded = opts && (opts->flags & KC_DECODE_INPUT_PADDED) && body;

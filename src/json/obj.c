@@ -320,7 +320,7 @@ int kc_obj_parse(const char *json, size_t len, const kc_decode_opts *opts, kc_ob
 {
     if ((!json && len) || !ret_obj)
         return kc_error_set(err, KC_EINVAL, "kc_obj_parse: NULL argument");
-    struct parse_state st = {opts ? opts->flags : 0, kc__decode_max(opts), NULL};
+    struct parse_state st = {kc__decode_flags(opts), kc__decode_max(opts), NULL};
     if (len > st.max * 2 + 4096) /* whitespace may shrink it, but not without bound */
         return kc_error_set(err, KC_ETOOLARGE, "object text of %zu bytes is over the limit of %zu",
                             len, st.max);

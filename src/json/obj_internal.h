@@ -10,6 +10,14 @@
 /* Effective maximum object size of opts (0 → KC_DEFAULT_MAX_OBJECT_SIZE; capped below 2 GiB). */
 size_t kc__decode_max(const kc_decode_opts *opts);
 
+/* The public decode flags of opts (internal bits masked off); 0 for NULL. */
+static inline unsigned kc__decode_flags(const kc_decode_opts *opts)
+{
+    return opts ? opts->flags & (KC_DECODE_KEEP_MANAGED_FIELDS | KC_DECODE_METADATA_ONLY |
+                                 KC_DECODE_INPUT_PADDED)
+                : 0;
+}
+
 /* Internal build flag: copy the object's text while checking it for bytes <= 0x20; when one is
  * seen, nothing is built and kc__obj_build returns KC__OBJ_NOT_COMPACT (> 0). */
 #define KC__BUILD_CHECK_WS  (1u << 30)

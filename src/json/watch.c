@@ -51,7 +51,7 @@ kc_watch_decoder *kc_watch_decoder_new(const kc_decode_opts *opts)
     kc_watch_decoder *d = calloc(1, sizeof *d);
     if (!d)
         return NULL;
-    d->flags = opts ? opts->flags : 0;
+    d->flags = kc__decode_flags(opts);
     d->max = kc__decode_max(opts);
     d->ctx = kc__sj_ctx_new();
     if (!d->ctx) {

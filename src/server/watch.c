@@ -200,6 +200,10 @@ static void produce(wstream *ws)
         int64_t tmo = (int64_t)((until - now) / KC__NS_PER_MS);
         kc__hub_event ev;
         int rc = kc__watcher_next(ws->w, &ev, tmo);
+        /* Coalescing: when events are flowing, wait up to 1 ms once for more before sending, so
+         * a busy stream sends one chunk per few events instead of one syscall and two context
+         * switches per event (50 watchers x 5000 writes/s). */
+        bool lingered = false;
         while (rc == 0) {
             int prc = put_event(ws, ev.type, ev.obj, ev.rv);
             ws->last_rv = ev.rv;
@@ -212,6 +216,10 @@ static void produce(wstream *ws)
             if (ws->out.len >= 256 * 1024)
                 return;
             rc = kc__watcher_next(ws->w, &ev, 0);
+            if (rc == KC_ETIMEOUT && !lingered && ws->sent > 1) {
+                lingered = true;
+                rc = kc__watcher_next(ws->w, &ev, 1);
+            }
         }
         if (ws->out.len)
             return;

@@ -300,6 +300,36 @@ static void test_server_watch_close_every_n_fault(void **state)
     kc_server_free(s);
 }
 
+static void test_server_watch_delay_fault_keeps_order(void **state)
+{
+    kc_server *s = start_with(0, 0);
+    kc_server_faults f;
+    memset(&f, 0, sizeof(f));
+    f.watch_delay_min_ms = 1;
+    f.watch_delay_max_ms = 40;
+    kc_server_set_faults(s, &f);
+    ts_resp r;
+    ts_get(s, CM_PATH, &r);
+    char path[256];
+    snprintf(path, sizeof(path), CM_PATH "?watch=1&resourceVersion=%llu", ts_rv(r.json));
+    ts_resp_free(&r);
+    ts_watch *w = ts_watch_start(s, path);
+    unsigned long long rvs[20];
+    for (int i = 0; i < 20; i++) {
+        char n[16];
+        snprintf(n, sizeof(n), "d%d", i);
+        rvs[i] = mk(s, n, NULL);
+    }
+    for (int i = 0; i < 20; i++) {
+        json_t *ev = ts_watch_next_nb(w, 5000);
+        assert_non_null(ev);
+        assert_int_equal(ts_rv(ts_j(ev, "object")), rvs[i]);
+        json_decref(ev);
+    }
+    kc_server_free(s);
+    ts_watch_free(w);
+}
+
 static void test_server_restart_closes_watches_and_resets_rv_101(void **state)
 {
     kc_server *s = start_with(0, 0);
@@ -370,6 +400,7 @@ int main(void)
         cmocka_unit_test(test_server_watchlist_end_bookmark_91),
         cmocka_unit_test(test_server_watch_rv_too_large_error),
         cmocka_unit_test(test_server_watch_close_every_n_fault),
+        cmocka_unit_test(test_server_watch_delay_fault_keeps_order),
         cmocka_unit_test(test_server_restart_closes_watches_and_resets_rv_101),
         cmocka_unit_test(test_server_watch_many_concurrent),
     };

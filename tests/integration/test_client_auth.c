@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -334,6 +335,51 @@ static void test_client_auth_tls_server_name(void **state)
     kc_client_free(c);
 }
 
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void test_client_auth_in_cluster(void **state)
+{
+    char sa[300], p[340], port[16];
+    snprintf(sa, sizeof sa, "%s/sa", dir);
+    assert_int_equal(mkdir(sa, 0700), 0);
+    snprintf(p, sizeof p, "%s/ca.crt", sa);
+    write_file(p, kc_server_ca_pem(srv));
+    snprintf(p, sizeof p, "%s/namespace", sa);
+    write_file(p, "kube-system\n");
+    snprintf(p, sizeof p, "%s/token", sa);
+    write_file(p, "expired-projected-token\n");
+    const char *url = kc_server_url(srv); /* https://127.0.0.1:PORT */
+    snprintf(port, sizeof port, "%s", strrchr(url, ':') + 1);
+    setenv("KUBERNETES_SERVICE_HOST", "127.0.0.1", 1);
+    setenv("KUBERNETES_SERVICE_PORT", port, 1);
+    setenv("KCACHE_SA_DIR", sa, 1);
+    kc_config_opts o = {.in_cluster = true};
+    kc_config *cfg = NULL;
+    kc_error err = KC_ERROR_INIT;
+    int rc = kc_config_load(&o, &cfg, &err);
+    if (rc)
+        fail_msg("in-cluster: %s", err.message);
+    assert_string_equal(kc_config_namespace(cfg), "kube-system");
+    kc_client *c = NULL;
+    assert_int_equal(kc_client_new(cfg, NULL, &c, NULL), 0);
+    kc_config_free(cfg);
+    assert_int_equal(get_default_ns(c, NULL), KC_EUNAUTHORIZED);
+    write_file(p, TOKEN "\n"); /* the kubelet rotates the projected token */
+    rc = get_default_ns(c, &err);
+    if (rc)
+        fail_msg("after rotation: %s %s", kc_err_name(rc), err.message);
+    kc_client_free(c);
+    unsetenv("KUBERNETES_SERVICE_HOST");
+    unsetenv("KUBERNETES_SERVICE_PORT");
+    unsetenv("KCACHE_SA_DIR");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -346,6 +392,7 @@ int main(void)
         cmocka_unit_test_setup(test_client_auth_token_file_reread_after_401, reset_env),
         cmocka_unit_test_setup(test_client_auth_wrong_ca_is_tls_error, reset_env),
         cmocka_unit_test_setup(test_client_auth_tls_server_name, reset_env),
+        cmocka_unit_test_setup(test_client_auth_in_cluster, reset_env),
         cmocka_unit_test_setup(test_client_auth_dns_error, reset_env),
         cmocka_unit_test_setup(test_client_auth_timeout, reset_env),
         cmocka_unit_test_setup(test_client_auth_refuses_credentials_over_http, reset_env),

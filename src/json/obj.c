@@ -42,6 +42,9 @@ struct kc_obj {
 
 #define MAX_OBJ ((size_t)0x7fff0000)
 
+/* Deepest nesting accepted in a stored object (simdjson's DOM default is 1024). */
+#define KC__MAX_DEPTH 512
+
 size_t kc__decode_max(const kc_decode_opts *opts)
 {
     size_t m = opts && opts->max_object_size ? opts->max_object_size : KC_DEFAULT_MAX_OBJECT_SIZE;
@@ -78,9 +81,9 @@ static char *put(char *d, const void *s, size_t n)
     return d + n;
 }
 
-static char *tput_check(char *d, const char *s, size_t n, bool *ws)
+static char *tput_check(char *d, const char *s, size_t n, bool *ws, size_t *opens)
 {
-    if (!kc__sj_copy_compact(d, s, n))
+    if (!kc__sj_copy_compact(d, s, n, opens))
         *ws = true;
     return d + n;
 }
@@ -212,7 +215,8 @@ int kc__obj_build(const kc__sj_meta *m, unsigned flags, size_t max_size,
     /* The stored text. */
     bool check = (flags & KC__BUILD_CHECK_WS) != 0;
     bool ws = false;
-#define tput(d, s, n, wsp) (check ? tput_check(d, s, n, wsp) : put(d, s, n))
+    size_t opens = 0; /* '{' and '[' bytes copied: bounds the nesting depth */
+#define tput(d, s, n, wsp) tput_check(d, s, n, wsp, &opens)
     char *d = o->json;
     *d++ = '{';
     if (meta_only) {
@@ -269,9 +273,23 @@ int kc__obj_build(const kc__sj_meta *m, unsigned flags, size_t max_size,
     }
 #undef tput
     *d = '\0';
-    if (ws) {
+    if (ws && check) {
         free(o);
         return KC__OBJ_NOT_COMPACT;
+    }
+    /* Nesting: On-Demand skips sub-trees without a depth limit. Only a text with more opening
+     * brackets than the limit can nest deeper; such (rare) objects get a full DOM validation. */
+    if (opens > KC__MAX_DEPTH) {
+        kc__sj_ctx *tctx = kc__sj_thread_ctx();
+        int r = tctx ? kc__sj_depth_check(tctx, o->json, json_len, KC__MAX_DEPTH, e) : KC_ENOMEM;
+        if (r) {
+            free(o);
+            if (r == KC_ENOMEM && !tctx) {
+                e->code = KC_ENOMEM;
+                snprintf(e->msg, sizeof e->msg, "out of memory");
+            }
+            return r;
+        }
     }
 
     /* Strings and labels. */

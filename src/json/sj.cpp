@@ -50,7 +50,9 @@ struct kc__sj_ctx {
     size_t cap = 0;
     std::vector<kc__sj_label> labels;
     std::vector<kc__sj_cause> causes;
-    std::string list_kind, list_api_version; /* survive a rewind of the parser */
+    std::string list_kind, list_api_version;    /* survive a rewind of the parser */
+    std::unique_ptr<simdjson::dom::parser> dom; /* full validation of rare, bracket-heavy objects */
+    size_t dom_depth = 0;
     ~kc__sj_ctx()
     {
         free(buf);
@@ -116,25 +118,36 @@ od::parser *get_parser(kc__sj_ctx *ctx)
     return ctx->parser.get();
 }
 
-/* Copies n bytes; returns true when none of them is <= 0x20. */
-bool copy_compact(char *dst, const char *src, size_t n)
+/* Copies n bytes; returns true when none of them is <= 0x20. When opens is not NULL, adds the
+ * number of '{' and '[' bytes (an upper bound of the nesting depth) to *opens. */
+bool copy_compact(char *dst, const char *src, size_t n, size_t *opens = nullptr)
 {
     size_t i = 0;
     unsigned bad = 0;
+    size_t open = 0;
 #ifdef KC_SJ_AVX2
     const __m256i ws = _mm256_set1_epi8(0x20);
+    const __m256i lb = _mm256_set1_epi8('{'), ls = _mm256_set1_epi8('[');
     __m256i acc = _mm256_setzero_si256();
     for (; i + 32 <= n; i += 32) {
         __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(src + i));
         _mm256_storeu_si256(reinterpret_cast<__m256i *>(dst + i), v);
         acc = _mm256_or_si256(acc, _mm256_cmpeq_epi8(_mm256_max_epu8(v, ws), ws));
+        if (opens) {
+            __m256i o = _mm256_or_si256(_mm256_cmpeq_epi8(v, lb), _mm256_cmpeq_epi8(v, ls));
+            open += static_cast<size_t>(
+                __builtin_popcount(static_cast<unsigned>(_mm256_movemask_epi8(o))));
+        }
     }
     bad = static_cast<unsigned>(_mm256_movemask_epi8(acc));
 #endif
     for (; i < n; i++) {
         dst[i] = src[i];
         bad |= static_cast<unsigned char>(src[i]) <= 0x20;
+        open += src[i] == '{' || src[i] == '[';
     }
+    if (opens)
+        *opens += open;
     return bad == 0;
 }
 
@@ -554,13 +567,37 @@ void kc__sj_ctx_trim(kc__sj_ctx *ctx, size_t keep)
     }
     if (ctx->parser && ctx->parser->capacity() > keep)
         ctx->parser.reset();
+    if (ctx->dom && ctx->dom->capacity() > keep)
+        ctx->dom.reset();
     if (ctx->labels.capacity() > 4096)
         std::vector<kc__sj_label>().swap(ctx->labels);
 }
 
-bool kc__sj_copy_compact(char *dst, const char *src, size_t n)
+bool kc__sj_copy_compact(char *dst, const char *src, size_t n, size_t *opens)
 {
-    return copy_compact(dst, src, n);
+    return copy_compact(dst, src, n, opens);
+}
+
+int kc__sj_depth_check(kc__sj_ctx *ctx, const char *text, size_t len, size_t max_depth,
+                       kc__sj_err *e)
+{
+    if (!ctx->dom || ctx->dom_depth != max_depth) {
+        ctx->dom.reset(new (std::nothrow) simdjson::dom::parser());
+        ctx->dom_depth = max_depth;
+        if (!ctx->dom)
+            return fail(e, KC_ENOMEM, -1, "out of memory for a parser");
+    }
+    if (ctx->dom->capacity() < len || ctx->dom->max_depth() != max_depth) {
+        if (ctx->dom->allocate(len, max_depth))
+            return fail(e, KC_ENOMEM, -1, "out of memory for a parser");
+    }
+    simdjson::dom::element el;
+    error_code c = ctx->dom->parse(text, len, false).get(el);
+    if (c == simdjson::DEPTH_ERROR)
+        return fail(e, KC_EPARSE, -1, "JSON nested deeper than %zu levels", max_depth);
+    if (c)
+        return sjfail(e, c, -1, "malformed JSON");
+    return 0;
 }
 
 size_t kc__sj_find_ws(const char *p, size_t n)

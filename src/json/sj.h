@@ -115,8 +115,15 @@ kc__sj_ctx *kc__sj_thread_list_ctx(void);
 /* Release the context's buffers when they hold more than keep bytes. */
 void kc__sj_ctx_trim(kc__sj_ctx *ctx, size_t keep);
 
-/* Copy n bytes; true when none of them is <= 0x20 (one pass, vectorised). */
-bool kc__sj_copy_compact(char *dst, const char *src, size_t n);
+/* Copy n bytes; true when none of them is <= 0x20 (one pass, vectorised). opens (may be NULL):
+ * incremented by the number of '{' and '[' bytes copied, an upper bound of the nesting depth. */
+bool kc__sj_copy_compact(char *dst, const char *src, size_t n, size_t *opens);
+
+/* Full validation of text (padded) with simdjson's DOM parser, nesting limited to max_depth:
+ * 0, or KC_EPARSE ("nested deeper than …" or the grammar error). Uses ctx's own DOM parser, so
+ * it may run while an On-Demand document of the same ctx is being iterated. */
+int kc__sj_depth_check(kc__sj_ctx *ctx, const char *text, size_t len, size_t max_depth,
+                       kc__sj_err *e);
 
 /* Index of the first byte <= 0x20 (space, newline, CR, tab, control) in p[0..n), or n. */
 size_t kc__sj_find_ws(const char *p, size_t n);

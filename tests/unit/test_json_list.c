@@ -274,6 +274,24 @@ static void test_json_list_bad_bodies(void **state)
     }
 }
 
+static void test_json_list_deep_item(void **state)
+{
+    size_t n = 5000;
+    char *body = malloc(2 * n + 64);
+    strcpy(body, "{\"items\":[{\"spec\":");
+    size_t at = strlen(body);
+    memset(body + at, '[', n);
+    memset(body + at + n, ']', n);
+    strcpy(body + at + 2 * n, "}]}");
+    struct items it = {{0}, 0, 0};
+    kc_error err = KC_ERROR_INIT;
+    assert_int_equal(kc_list_decode(body, strlen(body), NULL, NULL, collect, &it, &err), KC_EPARSE);
+    assert_non_null(strstr(err.message, "deeper"));
+    assert_int_equal(it.n, 0);
+    kc_error_clear(&err);
+    free(body);
+}
+
 static void test_json_list_truncated_every_prefix(void **state)
 {
     size_t len;
@@ -376,6 +394,7 @@ int main(void)
         cmocka_unit_test(test_json_list_padded_input),
         cmocka_unit_test(test_json_list_callback_stops),
         cmocka_unit_test(test_json_list_bad_bodies),
+        cmocka_unit_test(test_json_list_deep_item),
         cmocka_unit_test(test_json_list_truncated_every_prefix),
         cmocka_unit_test(test_json_list_item_too_large),
         cmocka_unit_test(test_json_list_decoder_reuse),

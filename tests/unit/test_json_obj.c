@@ -326,7 +326,7 @@ static void test_json_obj_invalid_utf8(void **state)
 static void test_json_obj_deep_nesting(void **state)
 {
     size_t n = 10000;
-    char *s = malloc(2 * n + 16);
+    char *s = malloc(2 * n + 16 + 8000);
     memset(s, '[', n);
     parse_bad(s, n, NULL); /* 10k '[' */
     strcpy(s, "{\"a\":");
@@ -334,6 +334,25 @@ static void test_json_obj_deep_nesting(void **state)
     parse_bad(s, n + 5, NULL); /* 10k unclosed '[' inside an object */
     memset(s + 5, '{', n);
     parse_bad(s, n + 5, NULL);
+    /* balanced: 10k '[' … ']' inside spec */
+    memset(s + 5, '[', n);
+    memset(s + 5 + n, ']', n);
+    strcpy(s + 5 + 2 * n, "}");
+    parse_bad(s, strlen(s), "deeper");
+    /* 400 levels are fine, and so is a wide object with many brackets but little depth */
+    kc_obj *o = NULL;
+    memset(s + 5, '[', 400);
+    memset(s + 5 + 400, ']', 400);
+    strcpy(s + 805, "}");
+    assert_int_equal(kc_obj_parse(s, strlen(s), NULL, &o, NULL), 0);
+    kc_obj_unref(o);
+    strcpy(s, "{\"a\":[");
+    size_t at = strlen(s);
+    for (int i = 0; i < 2000; i++)
+        at += (size_t)sprintf(s + at, "%s[]", i ? "," : "");
+    strcpy(s + at, "]}");
+    assert_int_equal(kc_obj_parse(s, strlen(s), NULL, &o, NULL), 0);
+    kc_obj_unref(o);
     free(s);
 }
 

@@ -183,6 +183,10 @@ static void produce(wstream *ws)
         }
         uint64_t now = kc__now_ns();
         if (now >= ws->deadline_ns) {
+            /* a last bookmark tells the client where to resume (upstream sends one just before
+             * the deadline) */
+            if (ws->bookmarks)
+                put_bookmark(ws, false);
             ws->done = true;
             return;
         }

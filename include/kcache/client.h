@@ -230,6 +230,18 @@ KC_API int kc_client_raw(kc_client *client, const char *method, const char *path
                          const char *content_type, const char *body, size_t len, int *ret_status,
                          char **ret_body, size_t *ret_len, kc_error *err);
 
+/*
+ * Small helper to build a request body safely: a format string whose directives are
+ *   %s  a C string written as a JSON string (quoted, escaped; NULL → null)
+ *   %r  raw JSON text inserted as is (e.g. kc_obj_json of another object; NULL → null)
+ *   %d  int      %l  int64_t      %b  bool (int promoted: true/false)      %%  a '%'
+ * e.g. kc_json_format(&body, &len, err, "{\"metadata\":{\"name\":%s,\"labels\":{\"app\":%s}}}",
+ * name, app). Other text is copied verbatim (it is the caller's JSON). *ret (new malloc'd,
+ * NUL-terminated — caller frees) and *ret_len (may be NULL) are set on success. Errors: KC_EINVAL
+ * (unknown directive), KC_ENOMEM, KC_ETOOLARGE (over 64 MiB). Thread-safe.
+ */
+KC_API int kc_json_format(char **ret, size_t *ret_len, kc_error *err, const char *fmt, ...);
+
 /* ---- discovery and RESTMapper ------------------------------------------------------------- */
 
 /* A resolved resource. All strings owned by the struct; release with kc_resource_info_clear. */

@@ -313,8 +313,20 @@ int kc__obj_build(const kc__sj_meta *m, unsigned flags, size_t max_size,
         s = put(s, m->labels[i].value.p, m->labels[i].value.n);
         *s++ = '\0';
     }
-    if (m->n_labels > 1)
+    if (m->n_labels > 16) {
         qsort_r(lab, m->n_labels, 2 * sizeof(uint32_t), label_cmp, base);
+    } else { /* insertion sort: the usual handful of labels */
+        for (size_t i = 1; i < m->n_labels; i++) {
+            uint32_t k = lab[2 * i], v = lab[2 * i + 1];
+            size_t j = i;
+            for (; j > 0 && strcmp(base + lab[2 * (j - 1)], base + k) > 0; j--) {
+                lab[2 * j] = lab[2 * (j - 1)];
+                lab[2 * j + 1] = lab[2 * (j - 1) + 1];
+            }
+            lab[2 * j] = k;
+            lab[2 * j + 1] = v;
+        }
+    }
     *ret = o;
     return 0;
 }

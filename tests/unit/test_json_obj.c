@@ -230,6 +230,29 @@ static void test_json_obj_labels_sorted_and_unescaped(void **state)
     kc_obj_unref(o);
 }
 
+static void test_json_obj_many_labels_sorted(void **state)
+{
+    char js[2048] = "{\"metadata\":{\"labels\":{";
+    size_t at = strlen(js);
+    for (int i = 39; i >= 0; i--)
+        at += (size_t)sprintf(js + at, "%s\"k%02d\":\"v%d\"", i == 39 ? "" : ",", i, i);
+    strcpy(js + at, "}}}");
+    kc_obj *o = parse_ok(js, 0);
+    assert_int_equal(kc_obj_label_count(o), 40);
+    for (size_t i = 0; i < 40; i++) {
+        const char *k, *v;
+        char wk[8], wv[8];
+        snprintf(wk, sizeof wk, "k%02zu", i);
+        snprintf(wv, sizeof wv, "v%zu", i);
+        assert_int_equal(kc_obj_label_at(o, i, &k, &v), 0);
+        assert_string_equal(k, wk);
+        assert_string_equal(v, wv);
+        assert_string_equal(kc_obj_label(o, wk), wv);
+    }
+    assert_null(kc_obj_label(o, "k40"));
+    kc_obj_unref(o);
+}
+
 static void test_json_obj_refcount_and_heap_size(void **state)
 {
     char buf[KC_GENPOD_MAX];
@@ -391,6 +414,7 @@ int main(void)
         cmocka_unit_test(test_json_obj_rv_int),
         cmocka_unit_test(test_json_obj_lifecycle_fields),
         cmocka_unit_test(test_json_obj_labels_sorted_and_unescaped),
+        cmocka_unit_test(test_json_obj_many_labels_sorted),
         cmocka_unit_test(test_json_obj_refcount_and_heap_size),
         cmocka_unit_test(test_json_obj_wrong_metadata_types),
         cmocka_unit_test(test_json_obj_not_an_object),

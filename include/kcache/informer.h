@@ -179,8 +179,8 @@ KC_API int kc_informer_reg_wait_synced(kc_informer_reg *reg, int64_t timeout_ms)
 /* true while the registration is coalescing (its queue overflowed). */
 KC_API bool kc_informer_reg_lagging(kc_informer_reg *reg);
 
-/* Block until every event pushed so far has been handed to the registration's callbacks: 0,
- * KC_ETIMEOUT, KC_ESTOPPED. (For tests and orderly shutdown.) */
+/* Block until every change already visible in the informer's store has been handed to the
+ * registration's callbacks: 0, KC_ETIMEOUT, KC_ESTOPPED. (For tests and orderly shutdown.) */
 KC_API int kc_informer_reg_wait_idle(kc_informer_reg *reg, int64_t timeout_ms);
 
 KC_END_DECLS

@@ -395,6 +395,13 @@ static int reg_wait(kc_informer_reg *reg, int64_t timeout_ms, bool idle)
 {
     uint64_t deadline = kc__deadline_after_ms(timeout_ms);
     int rc = 0;
+    if (idle) {
+        /* The reflector holds the event lock across "apply to the store + push to every
+         * registration" (and across a relist's swap + notifications): taking it once here means
+         * every change already visible in the store has been pushed to our queue. */
+        pthread_mutex_lock(&reg->inf->ev_mu);
+        pthread_mutex_unlock(&reg->inf->ev_mu);
+    }
     pthread_mutex_lock(&reg->mu);
     for (;;) {
         if (idle ? (reg->n == 0 && reg->coal.n == 0 && !reg->busy && !reg->sync_after_drain)

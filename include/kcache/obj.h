@@ -41,9 +41,10 @@ typedef struct kc_decode_opts {
 /*
  * Build an object from one JSON object text (json need not be NUL-terminated; it is copied,
  * minified and transformed). opts may be NULL (defaults). Errors: KC_EPARSE (not JSON, not an
- * object, metadata fields of the wrong type, invalid UTF-8; err names what and the offset),
- * KC_ETOOLARGE, KC_ENOMEM. On success *ret_obj is a new reference — caller unrefs.
- * Thread-safe.
+ * object, metadata fields of the wrong type, invalid UTF-8, nesting deeper than 512 levels; err
+ * names what and the offset), KC_ETOOLARGE, KC_ENOMEM. On success *ret_obj is a new reference —
+ * caller unrefs. Thread-safe (uses a per-thread parser, kept between calls for objects up to
+ * 1 MiB).
  */
 KC_API int kc_obj_parse(const char *json, size_t len, const kc_decode_opts *opts, kc_obj **ret_obj,
                         kc_error *err);

@@ -80,7 +80,7 @@ KC_API int kc_store_add_indexer(kc_store *s, const char *name, kc_store_indexer_
 /* ---- reads (thread-safe) -------------------------------------------------------------------- */
 
 /* The object at ns/name (ns NULL or "" for cluster-scoped), or NULL. New reference — caller
- * unrefs. */
+ * unrefs. Cost: one hash, one slot read, the object's header (the entry is not touched). */
 KC_API kc_obj *kc_store_get(kc_store *s, const char *ns, const char *name);
 
 /* The same by key "ns/name" (or "name"). New reference — caller unrefs; NULL when absent. */
@@ -91,7 +91,7 @@ KC_API size_t kc_store_len(kc_store *s);
 
 /* A snapshot of references. *ret_objs is a new malloc'd array of *ret_n new references — caller
  * releases it with kc_store_list_free(). An empty result gives *ret_objs = NULL, *ret_n = 0.
- * Errors: KC_ENOMEM, KC_ENOTFOUND (no such index). */
+ * Errors: KC_ENOMEM; kc_store_list_index also KC_ENOTFOUND (no such index) and KC_EINVAL. */
 KC_API int kc_store_list(kc_store *s, kc_obj ***ret_objs, size_t *ret_n);
 /* Objects of one namespace, through the built-in index. */
 KC_API int kc_store_list_namespace(kc_store *s, const char *ns, kc_obj ***ret_objs, size_t *ret_n);
@@ -190,7 +190,7 @@ KC_API size_t kc_store_batch_len(const kc_store_batch *b);
 KC_API void kc_store_batch_free(kc_store_batch *b);
 
 /* Called by kc_store_replace for each change, after the swap, outside the store lock, in this
- * order: adds/updates in batch order, then deletes (tombstone = true). ch is borrowed for the
+ * order: adds/updates (in table order), then deletes (tombstone = true). ch is borrowed for the
  * call (take references to keep objects). Return 0 to go on, non-zero to stop notifying. */
 typedef int (*kc_store_change_cb)(void *ud, const kc_store_change *ch);
 

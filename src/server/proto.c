@@ -1,12 +1,15 @@
 /*
  * proto.c — request bodies in the Kubernetes protobuf encoding (spec §6.2): kubectl's
- * generators (`kubectl create configmap|secret|namespace|serviceaccount`) and typed client-go
+ * generators (`kubectl create configmap|secret|namespace|serviceaccount|deployment`, `kubectl run`)
+ * and typed client-go
  * clients send built-in kinds as `application/vnd.kubernetes.protobuf`. The body is the
  * "k8s\0" magic followed by a runtime.Unknown message {typeMeta{apiVersion, kind}, raw,
  * contentEncoding, contentType}; raw is the typed message. This file decodes the protobuf wire
  * format (varint, 64-bit, length-delimited, 32-bit) guided by small field tables for ObjectMeta
- * and the kinds above into a jansson document, which then goes through the normal JSON write
- * path. Other kinds get 415 naming JSON as the accepted type. Unknown fields are skipped.
+ * and the kinds above (Pods and Deployments: the fields those generators set — containers with
+ * name, image, command, args, ports, env, resources, pull policy; restart/DNS policy; replicas,
+ * selector, template, strategy) into a jansson document, which then goes through the normal JSON
+ * write path. Other kinds get 415 naming JSON as the accepted type. Unknown fields are skipped.
  * Limits: nesting depth 16, body size bounded by the request body limit. Thread-safe.
  */
 #include "server/srv.h"
@@ -23,6 +26,7 @@ typedef enum ftype {
     F_MSG,
     F_MAP_SS,
     F_MAP_SB,
+    F_MAP_SQ,
     F_TIME,
     F_REPSTR,
     F_REPMSG
@@ -78,16 +82,64 @@ static const pmsg ref_m = MSG(ref_f);
 static const pfield sa_f[] = {{1, "metadata", F_MSG, &meta_m},
                               {3, "imagePullSecrets", F_REPMSG, &ref_m},
                               {4, "automountServiceAccountToken", F_BOOL, NULL}};
+/* Pods and Deployments as kubectl run / kubectl create deployment send them. */
+static const pfield port_f[] = {{1, "name", F_STR, NULL},
+                                {2, "hostPort", F_INT, NULL},
+                                {3, "containerPort", F_INT, NULL},
+                                {4, "protocol", F_STR, NULL},
+                                {5, "hostIP", F_STR, NULL}};
+static const pmsg port_m = MSG(port_f);
+static const pfield env_f[] = {{1, "name", F_STR, NULL}, {2, "value", F_STR, NULL}};
+static const pmsg env_m = MSG(env_f);
+static const pfield res_f[] = {{1, "limits", F_MAP_SQ, NULL}, {2, "requests", F_MAP_SQ, NULL}};
+static const pmsg res_m = MSG(res_f);
+static const pfield ctr_f[] = {{1, "name", F_STR, NULL},
+                               {2, "image", F_STR, NULL},
+                               {3, "command", F_REPSTR, NULL},
+                               {4, "args", F_REPSTR, NULL},
+                               {5, "workingDir", F_STR, NULL},
+                               {6, "ports", F_REPMSG, &port_m},
+                               {7, "env", F_REPMSG, &env_m},
+                               {8, "resources", F_MSG, &res_m},
+                               {13, "terminationMessagePath", F_STR, NULL},
+                               {14, "imagePullPolicy", F_STR, NULL},
+                               {16, "stdin", F_BOOL, NULL},
+                               {17, "stdinOnce", F_BOOL, NULL},
+                               {18, "tty", F_BOOL, NULL},
+                               {20, "terminationMessagePolicy", F_STR, NULL}};
+static const pmsg ctr_m = MSG(ctr_f);
+static const pfield podspec_f[] = {{2, "containers", F_REPMSG, &ctr_m},
+                                   {3, "restartPolicy", F_STR, NULL},
+                                   {4, "terminationGracePeriodSeconds", F_INT, NULL},
+                                   {6, "dnsPolicy", F_STR, NULL},
+                                   {7, "nodeSelector", F_MAP_SS, NULL},
+                                   {8, "serviceAccountName", F_STR, NULL},
+                                   {10, "nodeName", F_STR, NULL},
+                                   {11, "hostNetwork", F_BOOL, NULL},
+                                   {20, "initContainers", F_REPMSG, &ctr_m}};
+static const pmsg podspec_m = MSG(podspec_f);
+static const pfield pod_f[] = {{1, "metadata", F_MSG, &meta_m}, {2, "spec", F_MSG, &podspec_m}};
+static const pfield tmpl_f[] = {{1, "metadata", F_MSG, &meta_m}, {2, "spec", F_MSG, &podspec_m}};
+static const pmsg tmpl_m = MSG(tmpl_f);
+static const pfield sel_f[] = {{1, "matchLabels", F_MAP_SS, NULL}};
+static const pmsg sel_m = MSG(sel_f);
+static const pfield strat_f[] = {{1, "type", F_STR, NULL}};
+static const pmsg strat_m = MSG(strat_f);
+static const pfield depspec_f[] = {
+    {1, "replicas", F_INT, NULL},        {2, "selector", F_MSG, &sel_m},
+    {3, "template", F_MSG, &tmpl_m},     {4, "strategy", F_MSG, &strat_m},
+    {5, "minReadySeconds", F_INT, NULL}, {6, "revisionHistoryLimit", F_INT, NULL},
+    {7, "paused", F_BOOL, NULL},         {9, "progressDeadlineSeconds", F_INT, NULL}};
+static const pmsg depspec_m = MSG(depspec_f);
+static const pfield dep_f[] = {{1, "metadata", F_MSG, &meta_m}, {2, "spec", F_MSG, &depspec_m}};
 static const pfield unknown_tm_f[] = {{1, "apiVersion", F_STR, NULL}, {2, "kind", F_STR, NULL}};
 static const pmsg unknown_tm_m = MSG(unknown_tm_f);
 
 static const struct {
     const char *kind;
     pmsg m;
-} kinds[] = {{"ConfigMap", MSG(cm_f)},
-             {"Secret", MSG(secret_f)},
-             {"Namespace", MSG(ns_f)},
-             {"ServiceAccount", MSG(sa_f)}};
+} kinds[] = {{"ConfigMap", MSG(cm_f)},      {"Secret", MSG(secret_f)}, {"Namespace", MSG(ns_f)},
+             {"ServiceAccount", MSG(sa_f)}, {"Pod", MSG(pod_f)},       {"Deployment", MSG(dep_f)}};
 
 typedef struct rd {
     const uint8_t *p, *end;
@@ -158,9 +210,31 @@ static json_t *b64(const uint8_t *p, size_t n)
 
 static int decode(const uint8_t *p, size_t len, const pmsg *m, json_t *obj, int depth);
 
-/* Map entry {1: key string, 2: value string|bytes}. */
-static int map_entry(const uint8_t *p, size_t len, bool bin, json_t *map)
+/* resource.Quantity {1: string} → its string. */
+static json_t *quantity(const uint8_t *p, size_t len)
 {
+    rd r = {p, p + len};
+    while (r.p < r.end) {
+        uint64_t tag;
+        const uint8_t *b;
+        size_t n;
+        if (varint(&r, &tag))
+            return NULL;
+        if ((tag & 7) == 2 && (tag >> 3) == 1) {
+            if (bytes(&r, &b, &n))
+                return NULL;
+            return json_stringn((const char *)b, n);
+        }
+        if (skip(&r, tag & 7))
+            return NULL;
+    }
+    return json_string("0");
+}
+
+/* Map entry {1: key string, 2: value string|bytes|Quantity}. */
+static int map_entry(const uint8_t *p, size_t len, int kind, json_t *map)
+{
+    bool bin = kind == 1;
     rd r = {p, p + len};
     const uint8_t *k = NULL, *v = NULL;
     size_t kl = 0, vl = 0;
@@ -183,8 +257,10 @@ static int map_entry(const uint8_t *p, size_t len, bool bin, json_t *map)
             v = b, vl = n;
     }
     json_t *key = json_stringn((const char *)(k ? k : (const uint8_t *)""), kl);
-    json_t *val = bin ? b64(v ? v : (const uint8_t *)"", vl)
-                      : json_stringn((const char *)(v ? v : (const uint8_t *)""), vl);
+    const uint8_t *vv = v ? v : (const uint8_t *)"";
+    json_t *val = kind == 2 ? quantity(vv, vl)
+                  : bin     ? b64(vv, vl)
+                            : json_stringn((const char *)vv, vl);
     int rc = key && val ? json_object_set(map, json_string_value(key), val) : -1;
     json_decref(key);
     json_decref(val);
@@ -220,9 +296,14 @@ static int field(rd *r, const pfield *f, unsigned wt, json_t *obj, int depth)
     uint64_t v;
     const uint8_t *b;
     size_t n;
+    /* gogo-protobuf writes every non-pointer field, zero or not; Go's JSON encoding drops those
+     * (omitempty), so zero strings/bools/ints/times are dropped here too. `replicas` is a
+     * pointer upstream: 0 is meaningful and kept. */
     if (f->t == F_INT || f->t == F_BOOL) {
         if (wt != 0 || varint(r, &v))
             return -1;
+        if (v == 0 && strcmp(f->name, "replicas") != 0)
+            return 0;
         return json_object_set_new(obj, f->name,
                                    f->t == F_BOOL ? json_boolean(v) : json_integer((json_int_t)v));
     }
@@ -231,6 +312,8 @@ static int field(rd *r, const pfield *f, unsigned wt, json_t *obj, int depth)
     json_t *val = NULL;
     switch (f->t) {
     case F_STR:
+        if (n == 0)
+            return 0;
         val = json_stringn((const char *)b, n);
         break;
     case F_BYTES:
@@ -238,6 +321,10 @@ static int field(rd *r, const pfield *f, unsigned wt, json_t *obj, int depth)
         break;
     case F_TIME:
         val = time_str(b, n);
+        if (val && !strcmp(json_string_value(val), "1970-01-01T00:00:00Z")) {
+            json_decref(val);
+            return 0;
+        }
         break;
     case F_MSG:
         val = json_object();
@@ -247,11 +334,12 @@ static int field(rd *r, const pfield *f, unsigned wt, json_t *obj, int depth)
         }
         break;
     case F_MAP_SS:
-    case F_MAP_SB: {
+    case F_MAP_SB:
+    case F_MAP_SQ: {
         json_t *map = json_object_get(obj, f->name);
         if (!map && json_object_set_new(obj, f->name, (map = json_object())))
             return -1;
-        return map_entry(b, n, f->t == F_MAP_SB, map);
+        return map_entry(b, n, f->t == F_MAP_SB ? 1 : f->t == F_MAP_SQ ? 2 : 0, map);
     }
     case F_REPSTR:
     case F_REPMSG: {
@@ -335,7 +423,7 @@ int kc__proto_to_json(const char *body, size_t len, json_t **ret, kc_error *err)
     return kc__fail(err, 415, "UnsupportedMediaType",
                     "the body of the request was in an unknown format - accepted media types "
                     "include: application/json, application/yaml (protobuf only for ConfigMap, "
-                    "Secret, Namespace, ServiceAccount)");
+                    "Secret, Namespace, ServiceAccount, Pod, Deployment)");
 bad:
     json_decref(tm);
     return kc__fail(err, 400, "BadRequest", "malformed protobuf body");

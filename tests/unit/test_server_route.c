@@ -161,8 +161,8 @@ static void test_server_proto_rejects_garbage(void **state)
     assert_int_equal(kc__proto_to_json("nope", 4, &doc, &e), KC_EBADREQUEST);
     kc_error_clear(&e);
     /* a kind without a table → 415 */
-    const unsigned char b[] = {'k', '8', 's', 0,   0x0a, 0x0e, 0x0a, 0x07, 'a', 'p',
-                               'p', 's', '/', 'v', '1',  0x12, 0x03, 'P',  'o', 'd'};
+    const unsigned char b[] = {'k', '8', 's', 0,   0x0a, 0x0f, 0x0a, 0x07, 'a', 'p', 'p',
+                               's', '/', 'v', '1', 0x12, 0x04, 'N',  'o',  'd', 'e'};
     assert_int_equal(kc__proto_to_json((const char *)b, sizeof(b), &doc, &e), KC_EMEDIATYPE);
     kc_error_clear(&e);
 }

@@ -98,9 +98,10 @@ int kc_store_add_indexer(kc_store *s, const char *name, kc_store_indexer_fn fn, 
 
 /* ---- reads ---------------------------------------------------------------------------------- */
 
-/* With s->mu held: the object at (ns span, name), compared through the object's own metadata
- * kept in the slot, so the entry itself is never touched (one cache miss fewer per Get). */
-static kc_obj *lookup_locked(kc_store *s, const char *ns, size_t nsl, const char *name, uint64_t h)
+/* With s->mu held: the object at key. The slot holds the hash, the entry and the object; on a hash
+ * match the entry's key bytes and the object's header are fetched in parallel (both addresses are
+ * known from the slot), so a Get costs two dependent memory accesses: the slot, then both lines. */
+static kc_obj *lookup_locked(kc_store *s, const char *key, size_t kl, uint64_t h)
 {
     const kc__htab *t = &s->tab->map;
     if (t->cap == 0)
@@ -112,9 +113,10 @@ static kc_obj *lookup_locked(kc_store *s, const char *ns, size_t nsl, const char
             return NULL;
         if (sl->hash != h)
             continue;
+        const kc__ent *e = (const kc__ent *)sl->e;
         kc_obj *o = sl->aux;
-        const char *ons = kc_obj_namespace(o);
-        if (strcmp(kc_obj_name(o), name) == 0 && strncmp(ons, ns, nsl) == 0 && ons[nsl] == '\0')
+        __builtin_prefetch(o, 1);
+        if (memcmp(e->keybuf, key, kl) == 0 && e->keybuf[kl] == '\0')
             return kc_obj_ref(o);
     }
 }
@@ -123,11 +125,8 @@ kc_obj *kc_store_get_key(kc_store *s, const char *key)
 {
     size_t kl = strlen(key);
     uint64_t h = kc__hash(key, kl);
-    const char *slash = memchr(key, '/', kl);
-    const char *name = slash ? slash + 1 : key;
-    size_t nsl = slash ? (size_t)(slash - key) : 0;
     pthread_mutex_lock(&s->mu);
-    kc_obj *o = lookup_locked(s, key, nsl, name, h);
+    kc_obj *o = lookup_locked(s, key, kl, h);
     pthread_mutex_unlock(&s->mu);
     return o;
 }
@@ -140,7 +139,7 @@ kc_obj *kc_store_get(kc_store *s, const char *ns, const char *name)
         return NULL;
     uint64_t h = kc__hash(key, (size_t)kl);
     pthread_mutex_lock(&s->mu);
-    kc_obj *o = lookup_locked(s, key, (ns && *ns) ? strlen(ns) : 0, name, h);
+    kc_obj *o = lookup_locked(s, key, (size_t)kl, h);
     pthread_mutex_unlock(&s->mu);
     return o;
 }

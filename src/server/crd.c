@@ -5,6 +5,7 @@
  * the CR rules: generation on any change outside metadata/status, 422 on an update without RV,
  * 415 for strategic merge patch, Success Status on delete. A CRD that is already registered keeps
  * its resource on update (descriptions are immutable once other threads can read them).
+ * `selectableFields` of the storage version become supported field selectors.
  * Every function runs with srv->mu held.
  */
 #include "server/srv.h"
@@ -153,6 +154,21 @@ int kc__crd_register(kc_server *srv, const kc_obj *crd, kc_error *err)
                 goto fail;
             if (json_object_get(json_object_get(v, "subresources"), "status"))
                 r->has_status = true;
+            /* selectableFields of the storage version: {"jsonPath": ".spec.color"} → spec.color */
+            json_t *sf = json_object_get(v, "selectableFields");
+            if (pass == 0 && json_array_size(sf) && !r->crd_fields) {
+                size_t nf = json_array_size(sf), k = 0, j;
+                json_t *f;
+                if (!(r->crd_fields = calloc(nf + 1, sizeof(char *))))
+                    goto fail;
+                json_array_foreach(sf, j, f)
+                {
+                    const char *jp = json_string_value(json_object_get(f, "jsonPath"));
+                    if (jp && jp[0] == '.' && jp[1] && !(r->crd_fields[k++] = kc__strdup(jp + 1)))
+                        goto fail;
+                }
+                r->fields = (const char *const *)r->crd_fields;
+            }
         }
     }
     if (!r->n_versions) {

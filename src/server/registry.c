@@ -109,6 +109,9 @@ void kc__rsrc_free(kc__rsrc *r)
     free(r->kind);
     free(r->list_kind);
     free(r->crd_name);
+    for (char **f = r->crd_fields; f && *f; f++)
+        free(*f);
+    free(r->crd_fields);
     free(r);
 }
 

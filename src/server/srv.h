@@ -67,7 +67,8 @@ typedef struct kc__rsrc {
     kc__name_rule name_rule;
     enum kc__gen_rule gen_rule;
     const char *const *fields; /* extra supported field selectors (NULL-terminated) or NULL */
-    char *crd_name;            /* CRD that registered it */
+    char **crd_fields; /* CRD selectableFields (owned; NULL-terminated), aliased by fields */
+    char *crd_name;    /* CRD that registered it */
     /* storage */
     kc__entry **buckets;
     size_t n_buckets, count;

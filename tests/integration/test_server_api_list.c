@@ -254,6 +254,46 @@ static void test_server_list_rv0_ignores_limit(void **state)
     ts_resp_free(&r);
 }
 
+static void test_server_list_crd_selectable_fields_63(void **state)
+{
+    kc_server *s = *state;
+    ts_resp r;
+    assert_int_equal(
+        ts_post(s, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+                "{\"metadata\":{\"name\":\"paints.ex.io\"},\"spec\":{\"group\":\"ex.io\","
+                "\"scope\":\"Namespaced\",\"names\":{\"plural\":\"paints\",\"kind\":\"Paint\"},"
+                "\"versions\":[{\"name\":\"v1\",\"served\":true,\"storage\":true,"
+                "\"selectableFields\":[{\"jsonPath\":\".spec.color\"}]}]}}",
+                &r),
+        201);
+    ts_resp_free(&r);
+    const char *p = "/apis/ex.io/v1/namespaces/default/paints";
+    ts_post(s, p,
+            "{\"apiVersion\":\"ex.io/v1\",\"kind\":\"Paint\",\"metadata\":{\"name\":"
+            "\"r\"},\"spec\":{\"color\":\"red\"}}",
+            &r);
+    ts_resp_free(&r);
+    ts_post(s, p,
+            "{\"apiVersion\":\"ex.io/v1\",\"kind\":\"Paint\",\"metadata\":{\"name\":"
+            "\"b\"},\"spec\":{\"color\":\"blue\"}}",
+            &r);
+    ts_resp_free(&r);
+    assert_int_equal(ts_get(s,
+                            "/apis/ex.io/v1/namespaces/default/paints?fieldSelector=spec.color"
+                            "%3Dred",
+                            &r),
+                     200);
+    assert_int_equal(json_array_size(ts_j(r.json, "items")), 1);
+    assert_string_equal(ts_s(r.json, "items.0.metadata.name"), "r");
+    ts_resp_free(&r);
+    assert_int_equal(ts_get(s,
+                            "/apis/ex.io/v1/namespaces/default/paints?fieldSelector=spec.size"
+                            "%3D1",
+                            &r),
+                     400);
+    ts_resp_free(&r);
+}
+
 int main(void)
 {
     curl_global_init(CURL_GLOBAL_ALL);
@@ -263,6 +303,7 @@ int main(void)
         cmocka_unit_test(test_server_list_all_namespaces_sorted_61),
         cmocka_unit_test(test_server_list_label_selectors_62),
         cmocka_unit_test(test_server_list_field_selectors_63),
+        cmocka_unit_test(test_server_list_crd_selectable_fields_63),
         cmocka_unit_test(test_server_list_rv_match_rules_64),
         cmocka_unit_test(test_server_list_rv_too_large_504_66),
         cmocka_unit_test(test_server_list_paging_snapshot_67),

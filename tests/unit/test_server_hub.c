@@ -20,16 +20,6 @@
 
 static int key_pods, key_cms; /* resource keys: compared by address */
 
-/* ThreadSanitizer does not model atomic_thread_fence, so kc_obj_unref's release decrement +
- * acquire fence before free (correct C11, the usual refcount idiom) is reported as a race when
- * the last reference is dropped on another thread than an earlier one. Only that symbol is
- * suppressed; every hub race would still be reported. */
-__attribute__((visibility("default"))) const char *__tsan_default_suppressions(void);
-const char *__tsan_default_suppressions(void)
-{
-    return "race:kc_obj_unref\n";
-}
-
 static kc_obj *mkobj(uint64_t rv, bool sel)
 {
     char buf[200];

@@ -131,6 +131,7 @@ static void test_cache_readiness_stop_wakes_waiters(void **st)
         assert_int_equal(w[i].rc, KC_ESTOPPED);
     }
     IFX_RC(kc_cache_get_informer(c, &gvr_secrets, NULL, &a, &e), KC_ESTOPPED, &e);
+    kc_error_clear(&e);
     kc_cache_free(c);
     kc_client_free(f.client);
     kc_config_free(f.cfg);

@@ -8,10 +8,10 @@
  * routes admission traffic to a pod whose cache is still empty. The admission handler itself also
  * refuses (503) while the cache is not synced, instead of answering from an empty view.
  *
- *   webhook_ready --demo             start an embedded API server with 2,000 ConfigMaps in default, show
- *                                    /readyz before and after the sync, ask one admission question
- *   webhook_ready URL [LISTEN]       use the API server at URL (no auth); serve the webhook on
- *                                    LISTEN (default 127.0.0.1:8443, plain HTTP) until Ctrl-C
+ *   webhook_ready --demo             start an embedded API server with 2,000 ConfigMaps in default,
+ * show /readyz before and after the sync, ask one admission question webhook_ready URL [LISTEN] use
+ * the API server at URL (no auth); serve the webhook on LISTEN (default 127.0.0.1:8443, plain HTTP)
+ * until Ctrl-C
  */
 #include <kcache/cache.h>
 #include <kcache/health.h>

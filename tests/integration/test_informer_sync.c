@@ -287,6 +287,48 @@ static void test_informer_sync_periodic_resync(void **st)
     ifx_down(&f);
 }
 
+static bool any_json_contains(kc_informer *inf, const char *needle)
+{
+    kc_obj **v;
+    size_t n;
+    bool found = false;
+    assert_int_equal(kc_store_list(kc_informer_store(inf), &v, &n), 0);
+    assert_true(n > 0);
+    for (size_t i = 0; i < n && !found; i++)
+        found = strstr(kc_obj_json(v[i], NULL), needle) != NULL;
+    kc_store_list_free(v, n);
+    return found;
+}
+
+/* Transform: managedFields are stripped by default and kept on request; metadata-only keeps
+ * apiVersion, kind and metadata. */
+static void test_informer_sync_transform_and_metadata_only(void **st)
+{
+    ifx f;
+    ifx_up(&f, "pods=3:ns=default");
+    kc_error e = KC_ERROR_INIT;
+    kc_informer_opts o[3] = {
+        {.ns = "default"},
+        {.ns = "default", .decode = {.flags = KC_DECODE_KEEP_MANAGED_FIELDS}},
+        {.ns = "default", .metadata_only = true},
+    };
+    kc_informer *inf[3];
+    for (int i = 0; i < 3; i++) {
+        IFX_RC(kc_informer_new(f.client, &ifx_pods, &o[i], &inf[i], &e), 0, &e);
+        IFX_RC(kc_informer_start(inf[i], &e), 0, &e);
+        assert_int_equal(kc_informer_wait_synced(inf[i], 20000), 0);
+        assert_int_equal(kc_store_len(kc_informer_store(inf[i])), 3);
+    }
+    assert_false(any_json_contains(inf[0], "\"managedFields\""));
+    assert_true(any_json_contains(inf[0], "\"spec\""));
+    assert_true(any_json_contains(inf[1], "\"managedFields\""));
+    assert_false(any_json_contains(inf[2], "\"spec\""));
+    assert_true(any_json_contains(inf[2], "\"metadata\""));
+    for (int i = 0; i < 3; i++)
+        kc_informer_free(inf[i]);
+    ifx_down(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -298,6 +340,7 @@ int main(void)
         cmocka_unit_test(test_informer_sync_fd_readable_exactly_at_sync),
         cmocka_unit_test(test_informer_sync_handlers_early_and_late),
         cmocka_unit_test(test_informer_sync_periodic_resync),
+        cmocka_unit_test(test_informer_sync_transform_and_metadata_only),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -136,17 +136,27 @@ static int set_union(json_t *set, const json_t *add)
     return 0;
 }
 
-static bool is_update_entry(const json_t *e, const char *manager)
+/* The writer's own entry: same manager, operation Update and the same subresource ("" = none:
+ * a status write and a main-resource write of one manager are two entries, as upstream). */
+static bool is_update_entry(const json_t *e, const char *manager, const char *subresource)
 {
     const char *sub = json_string_value(json_object_get(e, "subresource"));
     return kc__streq(json_string_value(json_object_get(e, "manager")), manager) &&
            kc__streq(json_string_value(json_object_get(e, "operation")), "Update") &&
-           (!sub || !*sub);
+           kc__streq(sub ? sub : "", subresource);
 }
 
 int kc__managed_fields_update(json_t *obj, const json_t *old, const char *manager,
                               const char *now_rfc3339, kc_error *err)
 {
+    return kc__managed_fields_update_sub(obj, old, manager, NULL, now_rfc3339, err);
+}
+
+int kc__managed_fields_update_sub(json_t *obj, const json_t *old, const char *manager,
+                                  const char *subresource, const char *now_rfc3339, kc_error *err)
+{
+    if (!subresource)
+        subresource = "";
     if (!json_is_object(obj) || !manager || !*manager)
         return kc_error_set(err, KC_EINVAL, "managed fields: object and manager are required");
     json_t *md = json_object_get(obj, "metadata");
@@ -180,7 +190,7 @@ int kc__managed_fields_update(json_t *obj, const json_t *old, const char *manage
     for (size_t i = json_array_size(mf); i-- > 0;) {
         json_t *e = json_array_get(mf, i);
         json_t *fs = json_object_get(e, "fieldsV1");
-        if (is_update_entry(e, manager)) {
+        if (is_update_entry(e, manager, subresource)) {
             mine = e;
             continue;
         }
@@ -222,7 +232,12 @@ int kc__managed_fields_update(json_t *obj, const json_t *old, const char *manage
             json_pack("{s:s, s:s, s:s, s:s, s:s, s:O}", "manager", manager, "operation", "Update",
                       "apiVersion", av ? av : "", "time", now_rfc3339 ? now_rfc3339 : ts,
                       "fieldsType", "FieldsV1", "fieldsV1", changed);
-        if (!e || json_array_append_new(mf, e) < 0)
+        if (!e ||
+            (*subresource && json_object_set_new(e, "subresource", json_string(subresource)) < 0)) {
+            json_decref(e);
+            goto out;
+        }
+        if (json_array_append_new(mf, e) < 0)
             goto out;
     }
     rc = 0;

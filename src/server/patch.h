@@ -15,10 +15,10 @@
 #include "kcache/error.h"
 
 typedef enum kc__patch_type {
-    KC__PATCH_MERGE = 1,     /* application/merge-patch+json */
-    KC__PATCH_JSON,          /* application/json-patch+json */
-    KC__PATCH_STRATEGIC,     /* application/strategic-merge-patch+json */
-    KC__PATCH_APPLY,         /* application/apply-patch+yaml (YAML or JSON body) */
+    KC__PATCH_MERGE = 1, /* application/merge-patch+json */
+    KC__PATCH_JSON,      /* application/json-patch+json */
+    KC__PATCH_STRATEGIC, /* application/strategic-merge-patch+json */
+    KC__PATCH_APPLY,     /* application/apply-patch+yaml (YAML or JSON body) */
 } kc__patch_type;
 
 /* Map a Content-Type (parameters ignored) to a patch type. Errors: KC_EMEDIATYPE (415), err's
@@ -57,5 +57,11 @@ int kc__apply(const json_t *current, const char *body, size_t len, const char *f
  */
 int kc__managed_fields_update(json_t *obj, const json_t *old, const char *manager,
                               const char *now_rfc3339, kc_error *err);
+
+/* The same for a write through a subresource: subresource ("status", "scale"; NULL or "" = the
+ * main resource) is recorded in the entry and selects which of manager's Update entries the
+ * write extends. */
+int kc__managed_fields_update_sub(json_t *obj, const json_t *old, const char *manager,
+                                  const char *subresource, const char *now_rfc3339, kc_error *err);
 
 #endif

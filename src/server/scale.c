@@ -102,7 +102,17 @@ int kc__scale_write(kc__req *req, kc__rsrc *r, bool patch)
             return kc__fail(&req->err, 400, "BadRequest", "invalid Scale: %s", je.text);
         }
     }
-    kc__write w = {.r = r, .ns = req->route.ns, .version = req->route.version, .dry_run = dry};
+    char mgr[KC__FIELD_MANAGER_MAX + 1];
+    if ((rc = kc__write_manager(req, mgr)) != 0) {
+        json_decref(body);
+        return rc;
+    }
+    kc__write w = {.r = r,
+                   .ns = req->route.ns,
+                   .version = req->route.version,
+                   .dry_run = dry,
+                   .manager = *mgr ? mgr : NULL,
+                   .subresource = "scale"};
     kc_obj *out = NULL;
     json_t *doc = NULL, *scale = NULL, *nu = NULL;
     pthread_mutex_lock(&srv->mu);

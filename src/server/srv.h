@@ -310,7 +310,19 @@ typedef struct kc__write {
     bool dry_run;
     bool status_sub;
     bool keep_status; /* seeding: keep .status on create */
+    /* managedFields "Update" entry of a non-apply write (#46): manager NULL = record nothing
+     * (apply, which records its own "Apply" entry; seeding; no manager derivable). subresource
+     * "status"/"scale" or NULL. */
+    const char *manager;
+    const char *subresource;
 } kc__write;
+
+/* Maximum length of a field manager name (bytes), as upstream. */
+#define KC__FIELD_MANAGER_MAX 128
+/* The field manager of a non-apply write into out: the fieldManager query parameter (validated:
+ * at most 128 bytes, printable, else 422), else the User-Agent up to its first '/' (non-printable
+ * characters dropped, cut at 128 bytes), as upstream. out is "" when neither gives a name. */
+int kc__write_manager(kc__req *req, char out[KC__FIELD_MANAGER_MAX + 1]);
 
 /* Validate dryRun query ("All" or absent). */
 int kc__dry_run_parse(const char *v, bool *ret, kc_error *err);

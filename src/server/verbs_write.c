@@ -105,13 +105,61 @@ static int parse_body(kc__req *req, json_t **ret)
     return 0;
 }
 
-static kc__write make_write(kc__req *req, kc__rsrc *r, bool dry)
+/* Printable ASCII or any byte of a UTF-8 sequence (upstream: unicode.IsPrint; the non-ASCII
+ * classes are not checked here). */
+static bool printable(unsigned char c)
+{
+    return c >= 0x20 && c != 0x7f;
+}
+
+int kc__write_manager(kc__req *req, char out[KC__FIELD_MANAGER_MAX + 1])
+{
+    out[0] = 0;
+    const char *fm = req->q.field_manager;
+    if (fm && *fm) {
+        size_t n = strlen(fm);
+        if (n > KC__FIELD_MANAGER_MAX) {
+            int rc = kc__fail(&req->err, 422, "Invalid",
+                              "fieldManager: Too long: may not be more than %d bytes",
+                              KC__FIELD_MANAGER_MAX);
+            kc__fail_cause(&req->err, "FieldValueTooLong", "fieldManager", "Too long");
+            return rc;
+        }
+        for (size_t i = 0; i < n; i++) {
+            if (!printable((unsigned char)fm[i])) {
+                int rc = kc__fail(&req->err, 422, "Invalid",
+                                  "fieldManager: Invalid value: \"%s\": must only contain "
+                                  "printable characters",
+                                  fm);
+                kc__fail_cause(&req->err, "FieldValueInvalid", "fieldManager", "Invalid value");
+                return rc;
+            }
+        }
+        memcpy(out, fm, n + 1);
+        return 0;
+    }
+    /* upstream prefixFromUserAgent: the part before the first '/', printable only, cut at the
+     * limit ("kubectl/v1.30.0 (linux/amd64) …" → "kubectl"). */
+    const char *ua = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, "User-Agent");
+    size_t o = 0;
+    for (const char *p = ua; p && *p && *p != '/' && o < KC__FIELD_MANAGER_MAX; p++)
+        if (printable((unsigned char)*p))
+            out[o++] = *p;
+    out[o] = 0;
+    return 0;
+}
+
+/* The write options of a request; manager (a buffer filled by kc__write_manager, borrowed)
+ * becomes the managedFields "Update" entry's manager, NULL/"" for none. */
+static kc__write make_write(kc__req *req, kc__rsrc *r, bool dry, const char *manager)
 {
     kc__write w = {.r = r,
                    .ns = r->namespaced ? req->route.ns : "",
                    .version = req->route.version,
                    .dry_run = dry,
-                   .status_sub = req->route.has_sub};
+                   .status_sub = req->route.has_sub,
+                   .manager = manager && *manager ? manager : NULL,
+                   .subresource = req->route.has_sub ? req->route.sub : NULL};
     return w;
 }
 
@@ -151,8 +199,9 @@ int kc__verb_create(kc__req *req, kc__rsrc *r)
     kc_server *srv = req->srv;
     bool dry;
     json_t *doc;
+    char mgr[KC__FIELD_MANAGER_MAX + 1];
     int rc = kc__dry_run_parse(req->q.dry_run, &dry, &req->err);
-    if (rc)
+    if (rc || (rc = kc__write_manager(req, mgr)) != 0)
         return rc;
     if (r->namespaced && !req->route.has_ns)
         return kc__fail(&req->err, 404, "NotFound",
@@ -163,7 +212,7 @@ int kc__verb_create(kc__req *req, kc__rsrc *r)
         json_decref(doc);
         return rc;
     }
-    kc__write w = make_write(req, r, dry);
+    kc__write w = make_write(req, r, dry, mgr);
     kc_obj *obj = NULL;
     pthread_mutex_lock(&srv->mu);
     if (r->removed)
@@ -186,8 +235,9 @@ int kc__verb_update(kc__req *req, kc__rsrc *r)
     kc_server *srv = req->srv;
     bool dry;
     json_t *doc;
+    char mgr[KC__FIELD_MANAGER_MAX + 1];
     int rc = kc__dry_run_parse(req->q.dry_run, &dry, &req->err);
-    if (rc || (rc = parse_body(req, &doc)) != 0)
+    if (rc || (rc = kc__write_manager(req, mgr)) != 0 || (rc = parse_body(req, &doc)) != 0)
         return rc;
     const char *bname = kc__meta_str(doc, "name");
     const char *bns = kc__meta_str(doc, "namespace");
@@ -205,7 +255,7 @@ int kc__verb_update(kc__req *req, kc__rsrc *r)
         json_decref(doc);
         return rc;
     }
-    kc__write w = make_write(req, r, dry);
+    kc__write w = make_write(req, r, dry, mgr);
     kc_obj *obj = NULL;
     pthread_mutex_lock(&srv->mu);
     kc__entry *cur = kc__store_find(r, w.ns, req->route.name);
@@ -251,9 +301,12 @@ int kc__verb_patch(kc__req *req, kc__rsrc *r)
         kc__fail_cause(&req->err, "FieldValueRequired", "fieldManager", "Required value");
         return rc;
     }
-    if ((rc = kc__dry_run_parse(req->q.dry_run, &dry, &req->err)) != 0)
+    /* apply records its own "Apply" entry (kc__apply); the other patches an "Update" one */
+    char mgr[KC__FIELD_MANAGER_MAX + 1] = "";
+    if ((rc = kc__dry_run_parse(req->q.dry_run, &dry, &req->err)) != 0 ||
+        (type != KC__PATCH_APPLY && (rc = kc__write_manager(req, mgr)) != 0))
         return rc;
-    kc__write w = make_write(req, r, dry);
+    kc__write w = make_write(req, r, dry, mgr);
     char now[32];
     kc__now_rfc3339(now);
     kc_obj *obj = NULL;

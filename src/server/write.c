@@ -2,7 +2,8 @@
  * write.c — the storage-side write rules shared by create, update, patch, apply and delete
  * (spec §2, §3.1, §3.3, §3.5): names and generateName, namespace checks, system fields (uid,
  * creationTimestamp, resourceVersion), status dropping and the status subresource, generation,
- * finalizers and deletionTimestamp, optimistic concurrency, no-op writes, dry runs.
+ * finalizers and deletionTimestamp, optimistic concurrency, no-op writes, dry runs, and the
+ * managedFields "Update" entry of non-apply writes (#46; kc__write.manager, docs/server.md).
  *
  * Every function runs with srv->mu held: the RV is assigned, the object encoded and committed
  * (map + history + hub) in one critical section, so RVs are strictly increasing in commit order.
@@ -10,6 +11,8 @@
  * dump (KC_DECODE_KEEP_MANAGED_FIELDS).
  */
 #include "server/srv.h"
+
+#include "server/patch.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,6 +101,27 @@ static bool finalizers_subset(json_t *a, json_t *b)
             return false;
     }
     return true;
+}
+
+/* Record the write's managedFields "Update" entry in doc (#46) when w names a manager. On a
+ * create the status of a resource with a status subresource is left out of the field set: it
+ * is the server's defaulting (phase: Pending/Active), not the creator's, as upstream where the
+ * create strategy resets status before ownership is computed. */
+static int record_manager(const kc__write *w, json_t *doc, const json_t *old, kc_error *err)
+{
+    if (!w->manager || !*w->manager)
+        return 0;
+    json_t *st = NULL;
+    if (!old && w->r->has_status && (st = json_object_get(doc, "status")) != NULL) {
+        json_incref(st);
+        json_object_del(doc, "status");
+    }
+    int rc = kc__managed_fields_update_sub(doc, old, w->manager, w->subresource, NULL, err);
+    if (st) {
+        if (json_object_set_new(doc, "status", st) < 0 && rc == 0)
+            rc = kc_error_set(err, KC_ENOMEM, "out of memory");
+    }
+    return rc;
 }
 
 /* Fill kind/apiVersion; 400 when the body names another kind. */
@@ -216,6 +240,8 @@ int kc__write_create(kc_server *srv, const kc__write *w, json_t *doc, kc_obj **r
         json_object_set_new(doc, "status", json_pack("{s:s}", "phase", "Active"));
     if (r->plural && strcmp(r->plural, "customresourcedefinitions") == 0 &&
         (rc = kc__crd_prepare(srv, doc, err)) != 0)
+        return rc;
+    if ((rc = record_manager(w, doc, NULL, err)) != 0)
         return rc;
     uint64_t rv = srv->rv + 1;
     if (w->dry_run)
@@ -368,7 +394,14 @@ int kc__write_update(kc_server *srv, const kc__write *w, kc__entry *cur, json_t 
         *ret_obj = kc_obj_ref(cur->obj);
         return 0;
     }
+    /* After the no-op check: an unchanged write must not refresh the entry's time (upstream
+     * skips no-op updates entirely). */
+    rc = record_manager(w, nu, old, err);
     json_decref(old);
+    if (rc) {
+        json_decref(nu);
+        return rc;
+    }
     uint64_t rv = srv->rv + 1;
     if (!w->dry_run)
         set_rv(nu, rv);

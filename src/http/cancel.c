@@ -13,8 +13,9 @@
 
 struct kc_cancel {
     atomic_bool fired;
-    pthread_mutex_t mu; /* guards regs */
+    pthread_mutex_t mu; /* guards regs and wakeups */
     kc__cancel_reg *regs;
+    size_t wakeups; /* curl_multi_wakeup calls made by kc_cancel_fire (tests observe it) */
 };
 
 kc_cancel *kc_cancel_new(void)
@@ -36,9 +37,19 @@ void kc_cancel_fire(kc_cancel *c)
         return;
     atomic_store(&c->fired, true);
     pthread_mutex_lock(&c->mu);
-    for (kc__cancel_reg *r = c->regs; r; r = r->next)
+    for (kc__cancel_reg *r = c->regs; r; r = r->next) {
         curl_multi_wakeup(r->multi);
+        c->wakeups++;
+    }
     pthread_mutex_unlock(&c->mu);
+}
+
+size_t kc__cancel_wakeups(kc_cancel *c)
+{
+    pthread_mutex_lock(&c->mu);
+    size_t n = c->wakeups;
+    pthread_mutex_unlock(&c->mu);
+    return n;
 }
 
 bool kc_cancel_fired(const kc_cancel *c)

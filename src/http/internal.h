@@ -180,6 +180,9 @@ typedef struct kc__cancel_reg {
 /* Register / unregister the multi handle a transfer waits in, so kc_cancel_fire wakes it. */
 void kc__cancel_attach(kc_cancel *c, kc__cancel_reg *reg, void *multi);
 void kc__cancel_detach(kc_cancel *c, kc__cancel_reg *reg);
+/* How many blocked transfers kc_cancel_fire has woken so far (for tests: proves a cancel woke the
+ * transfer rather than waiting for its poll timeout). */
+size_t kc__cancel_wakeups(kc_cancel *c);
 
 /* ---- transport (transport.c) ----------------------------------------------------------------- */
 

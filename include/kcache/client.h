@@ -92,6 +92,8 @@ typedef struct kc_list_opts {
     int64_t timeout_s;                  /* server-side timeoutSeconds; 0 = none */
     bool metadata_only;                 /* decode with KC_DECODE_METADATA_ONLY */
     const kc_decode_opts *decode;       /* NULL = defaults */
+    kc_cancel *cancel; /* borrowed; when fired the request (or the pager between pages) stops with
+                        * KC_ECANCELED; NULL = not cancellable */
 } kc_list_opts;
 
 /* WATCH options. Zero-initialised (or NULL) means none. Strings borrowed for the call. */

@@ -112,7 +112,7 @@ int kc_client_list(kc_client *c, const kc_gvr *gvr, const char *ns, const kc_lis
         rc = kc_error_set(err, KC_ENOMEM, "out of memory");
         goto out;
     }
-    kc__http_req req = {.method = "GET", .path = p.data};
+    kc__http_req req = {.method = "GET", .path = p.data, .cancel = opts->cancel};
     rc = kc__client_call(c, &req, true, &resp, err);
     if (rc)
         goto out;
@@ -138,6 +138,11 @@ int kc_client_list_all(kc_client *c, const kc_gvr *gvr, const char *ns, const kc
     char *cont = NULL;
     int rc;
     for (;;) {
+        if (o.cancel && kc_cancel_fired(o.cancel)) {
+            free(cont);
+            rc = kc_error_set(err, KC_ECANCELED, "list cancelled");
+            break;
+        }
         o.continue_token = cont;
         kc_list_meta_clear(&meta);
         rc = kc_client_list(c, gvr, ns, &o, &meta, on_item, ud, err);

@@ -278,11 +278,12 @@ static int paged_list(refl *r, kc_error *err)
     kc_list_meta meta = {0};
     meta.remaining_item_count = -1;
     uint64_t t0 = kc__now_ns();
-    kc_cancel *c = kc__inf_new_cancel(inf); /* lists are not cancellable; the token marks intent */
+    kc_cancel *c = kc__inf_new_cancel(inf); /* kc_informer_stop fires it: the LIST stops at once */
     if (!c) {
         kc_store_batch_free(b);
         return KC_ESTOPPED;
     }
+    lo.cancel = c;
     rc = kc_client_list_all(inf->client, &inf->gvr, inf->o.ns, &lo, &meta, batch_add_cb, b, err);
     kc__inf_drop_cancel(inf, c);
     if (rc == 0) {

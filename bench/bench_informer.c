@@ -15,7 +15,8 @@
  *   3. with --node, the same server against @kubernetes/client-node 1.4.0 makeInformer
  *      (bench/node/informer_sync.mjs, NODE_PATH=tests/conformance/node/node_modules): ratio of
  *      objects/s and of steady RSS.
- * Usage: bench_informer [N=100000] [--node] [--repeat R=3] [--updates M=20000]
+ * Usage: bench_informer [N=100000] [--node] [--repeat R=3] [--updates M=20000] [--ingest-only]
+ * (--ingest-only skips phase 1, e.g. to profile the watch path alone).
  * Output: human text plus `BENCH <metric> <value> <unit>` lines (medians).
  */
 #include "core/internal.h"
@@ -327,10 +328,12 @@ static int node_sync(const child *c, int n, double *wall_s, long *peak_kb, long 
 int main(int argc, char **argv)
 {
     int n = 100000, repeat = 3, updates = 20000;
-    bool node = false;
+    bool node = false, ingest_only = false;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--node") == 0)
             node = true;
+        else if (strcmp(argv[i], "--ingest-only") == 0)
+            ingest_only = true;
         else if (strcmp(argv[i], "--repeat") == 0 && i + 1 < argc)
             repeat = atoi(argv[++i]);
         else if (strcmp(argv[i], "--updates") == 0 && i + 1 < argc)
@@ -357,7 +360,7 @@ int main(int argc, char **argv)
     int total = n + updates; /* the ingest pods are there too */
     const char *names[2] = {"streaming", "paged"};
     double ops[2] = {0}, steady[2] = {0}, peak[2] = {0};
-    for (int m = 0; m < 2; m++) {
+    for (int m = 0; m < (ingest_only ? 0 : 2); m++) {
         double w[15], cp[15], pk[15], sd[15];
         for (int r = 0; r < repeat; r++) {
             syncres res;

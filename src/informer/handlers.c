@@ -91,6 +91,10 @@ static void push_item(kc_informer_reg *r, const kc_store_change *ch)
 {
     pthread_mutex_lock(&r->mu);
     if (!r->stop) {
+        /* The dispatcher waits only after finding the ring empty and leaving lagging mode (under
+         * mu), so it can be asleep only if this is the first change since then: wake it once per
+         * burst, not per event (a futex call each while it is behind). */
+        bool wake = r->n == 0 && !r->lagging;
         bool queued = false;
         if (!r->lagging && r->n < r->cap) {
             kc__qitem it = {ch->kind == KC_STORE_ADDED     ? KC__Q_ADD
@@ -107,7 +111,8 @@ static void push_item(kc_informer_reg *r, const kc_store_change *ch)
             r->lagging = true;
             coalesce(r, ch);
         }
-        pthread_cond_signal(&r->cv);
+        if (wake)
+            pthread_cond_signal(&r->cv);
     }
     pthread_mutex_unlock(&r->mu);
 }

@@ -401,6 +401,14 @@ static void list_cycle(refl *r)
     } else {
         rc = paged_list(r, &err);
     }
+    if (rc < 0 && rc != KC_EGONE && rc != KC_ERV_TOO_LARGE) {
+        /* A LIST answered 410 or 504 ResourceVersionTooLarge (the server went back in time below
+         * the RV we listed at) arrives as a plain HTTP error: classify it like a watch ERROR
+         * event, or a relist at the last RV would retry that RV forever. */
+        int c = stream_error_code(&err);
+        if (c == KC_EGONE || c == KC_ERV_TOO_LARGE)
+            rc = c;
+    }
     if (rc == 0 || rc == KC_ESTOPPED || rc == KC_ECANCELED) {
         kc_error_clear(&err);
         return;

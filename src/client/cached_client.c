@@ -188,19 +188,26 @@ static inline bool same(const char *a, const char *b)
 
 /* Direct compares, resource first (it differs first; libc's vector strcmp for the longest one):
  * cheaper than hashing the four strings on every read, for the handful of types a client uses. */
-static bool type_is(const kc__cc_type *t, const kc_gvr *gvr, const char *ns)
+static inline bool type_is(const kc__cc_type *t, const kc_gvr *gvr, const char *ns)
 {
     return !strcmp(t->resource, gvr->resource) && same(t->version, gvr->version) &&
            same(t->group, gvr->group ? gvr->group : "") && same(t->ns, ns);
 }
 
-/* Lock-free lookup of a published entry. */
+/* Lock-free lookup of a published entry, starting with the one the last lookup found (a client
+ * that alternates a few types mostly hits on the first compare). The hint is only a start index:
+ * a stale value costs a scan, never a wrong answer. */
 static kc__cc_type *type_find(kc_cached_client *cc, const kc_gvr *gvr, const char *ns)
 {
     size_t n = atomic_load_explicit(&cc->n_types, memory_order_acquire);
+    size_t h = atomic_load_explicit(&cc->last_type, memory_order_relaxed);
+    if (h < n && type_is(&cc->types[h], gvr, ns))
+        return &cc->types[h];
     for (size_t i = 0; i < n; i++)
-        if (type_is(&cc->types[i], gvr, ns))
+        if (i != h && type_is(&cc->types[i], gvr, ns)) {
+            atomic_store_explicit(&cc->last_type, i, memory_order_relaxed);
             return &cc->types[i];
+        }
     return NULL;
 }
 

@@ -111,6 +111,7 @@ struct kc_cached_client {
     kc__ryw ryw;
     kc__cc_type types[KC__CC_TYPES_MAX];
     _Atomic size_t n_types;
+    _Atomic size_t last_type; /* index of the last type_find hit: a hint, any value is safe */
 
     _Atomic uint64_t n_waits, n_waits_immediate, n_wait_timeouts, n_informers_started;
 };

@@ -98,15 +98,17 @@ int kc_store_add_indexer(kc_store *s, const char *name, kc_store_indexer_fn fn, 
 
 /* ---- reads ---------------------------------------------------------------------------------- */
 
-/* With s->mu held: the object at key. The slot holds the hash, the entry and the object; on a hash
- * match the entry's key bytes and the object's header are fetched in parallel (both addresses are
- * known from the slot), so a Get costs two dependent memory accesses: the slot, then both lines. */
+/* With s->mu held: the object at key (kl bytes, NUL-terminated and zero-padded to KC__KEY_WORDS(kl)
+ * words, like the entries' keys). The slot holds the hash, the entry and the object; on a hash
+ * match the entry's key words and the object's header are fetched in parallel (both addresses are
+ * known from the slot), so a Get costs two dependent memory accesses: the slot, then both lines.
+ * The key compare is whole words including the terminator (equal words ⇒ equal length). */
 static kc_obj *lookup_locked(kc_store *s, const char *key, size_t kl, uint64_t h)
 {
     const kc__htab *t = &s->tab->map;
     if (t->cap == 0)
         return NULL;
-    size_t mask = t->cap - 1;
+    size_t mask = t->cap - 1, nw = KC__KEY_WORDS(kl);
     for (size_t i = h & mask;; i = (i + 1) & mask) {
         const kc__slot *sl = &t->slots[i];
         if (!sl->e)
@@ -116,25 +118,54 @@ static kc_obj *lookup_locked(kc_store *s, const char *key, size_t kl, uint64_t h
         const kc__ent *e = (const kc__ent *)sl->e;
         kc_obj *o = sl->aux;
         __builtin_prefetch(o, 1);
-        if (memcmp(e->keybuf, key, kl) == 0 && e->keybuf[kl] == '\0')
+        uint64_t diff = 0;
+        for (size_t w = 0; w < nw; w++)
+            diff |= kc__rd64(e->keybuf + 8 * w) ^ kc__rd64(key + 8 * w);
+        if (diff == 0)
             return kc_obj_ref(o);
     }
+}
+
+/* Build the padded key of (ns, name) into buf (KC__KEY_MAX + 8 bytes). Length, or -1 (no name / too
+ * long). Inline: the Get hot path pays two strlen and two short copies, no call. */
+static inline int get_key(const char *ns, const char *name, char *buf)
+{
+    if (!name || !*name)
+        return -1;
+    size_t nl = ns ? strlen(ns) : 0, ml = strlen(name);
+    size_t len = nl ? nl + 1 + ml : ml;
+    if (len + 1 > KC__KEY_MAX) /* as kc__store_key: such a key is never stored */
+        return -1;
+    memset(buf + (len & ~(size_t)7), 0, 8); /* the last word: terminator and padding */
+    char *p = buf;
+    if (nl) {
+        memcpy(p, ns, nl);
+        p += nl;
+        *p++ = '/';
+    }
+    memcpy(p, name, ml);
+    return (int)len;
 }
 
 kc_obj *kc_store_get_key(kc_store *s, const char *key)
 {
     size_t kl = strlen(key);
-    uint64_t h = kc__hash(key, kl);
+    if (kl + 1 > KC__KEY_MAX)
+        return NULL; /* longer than any stored key */
+    _Alignas(8) char buf[KC__KEY_MAX + 8];
+    memset(buf + (kl & ~(size_t)7), 0, 8);
+    memcpy(buf, key, kl);
+    uint64_t h = kc__hash(buf, kl);
     pthread_mutex_lock(&s->mu);
-    kc_obj *o = lookup_locked(s, key, kl, h);
+    kc_obj *o = lookup_locked(s, buf, kl, h);
     pthread_mutex_unlock(&s->mu);
     return o;
 }
 
 kc_obj *kc_store_get(kc_store *s, const char *ns, const char *name)
 {
-    char key[KC__KEY_MAX];
-    int kl = kc__store_key(ns, name, key, sizeof(key));
+    _Alignas(8) char key[KC__KEY_MAX + 8];
+    int kl = get_key(ns, name, key);
     if (kl < 0)
         return NULL;
     uint64_t h = kc__hash(key, (size_t)kl);

@@ -16,6 +16,7 @@
 #include "kcache/store.h"
 
 #include <pthread.h>
+#include <string.h>
 
 /* Common head of everything kept in a kc__htab (entries, tombstones, index buckets). */
 typedef struct kc__hent {
@@ -39,7 +40,61 @@ typedef struct kc__htab {
     size_t n;
 } kc__htab;
 
-uint64_t kc__hash(const char *s, size_t n);
+static inline uint64_t kc__rd64(const char *p)
+{
+    uint64_t v;
+    memcpy(&v, p, sizeof(v)); /* one unaligned load */
+    return v;
+}
+
+static inline uint64_t kc__rd32(const char *p)
+{
+    uint32_t v;
+    memcpy(&v, p, sizeof(v));
+    return v;
+}
+
+/* 64×64 → 128-bit multiply folded to 64 bits (every input bit reaches every output bit); without
+ * __int128 a weaker 64-bit fold. */
+static inline uint64_t kc__mum(uint64_t a, uint64_t b)
+{
+#ifdef __SIZEOF_INT128__
+    __uint128_t r = (__uint128_t)a * b;
+    return (uint64_t)r ^ (uint64_t)(r >> 64);
+#else
+    uint64_t r = a * b;
+    return r ^ (r >> 29) ^ ((a >> 32) * (b >> 32));
+#endif
+}
+
+static inline uint64_t kc__hash(const char *s, size_t n)
+{
+    /* wyhash-style (keys are short: "namespace/name", 10–40 bytes): one 128-bit multiply per 16
+     * bytes instead of one multiply per byte as in FNV-1a, whose serial byte chain dominated a Get.
+     * Loads stay inside [s, s+n) (overlapping words for the tail; bytes 0, n/2, n-1 below 4). The
+     * hash lives in memory only (never stored or sent), so it may change between versions. */
+    const uint64_t k0 = 0xa0761d6478bd642full, k1 = 0xe7037ed1a0b428dbull;
+    uint64_t h = k0, a, b;
+    const char *p = s;
+    size_t r = n;
+    for (; r > 16; r -= 16, p += 16)
+        h = kc__mum(kc__rd64(p) ^ k1, kc__rd64(p + 8) ^ h);
+    if (r > 8) {
+        a = kc__rd64(p);
+        b = kc__rd64(p + r - 8);
+    } else if (r >= 4) {
+        a = kc__rd32(p);
+        b = kc__rd32(p + r - 4);
+    } else if (r > 0) {
+        a = ((uint64_t)(unsigned char)p[0] << 16) | ((uint64_t)(unsigned char)p[r >> 1] << 8) |
+            (unsigned char)p[r - 1];
+        b = 0;
+    } else {
+        a = b = 0;
+    }
+    return kc__mum(k1 ^ n, kc__mum(a ^ k1, b ^ h));
+}
+
 kc__hent *kc__htab_find(const kc__htab *t, const char *key, size_t klen, uint64_t hash);
 /* The slot holding e (which must be in t). */
 kc__slot *kc__htab_slot_of(const kc__htab *t, const kc__hent *e);
@@ -69,8 +124,14 @@ typedef struct kc__ent {
     uint32_t nrefs;
     kc__ixref *refs;
     kc__ixref inl[2];
-    char keybuf[]; /* h.key */
+    /* h.key: NUL-terminated and zero-padded to a whole number of 8-byte words (KC__KEY_WORDS), so
+     * a Get compares whole aligned words, the terminator included (no length field, no libc call).
+     */
+    _Alignas(8) char keybuf[];
 } kc__ent;
+
+/* 8-byte words holding a key of klen bytes plus its NUL (the padded size of kc__ent.keybuf). */
+#define KC__KEY_WORDS(klen) (((klen) + 8) / 8)
 
 /* One index value → the entries that have it. */
 typedef struct kc__bucket {

@@ -13,22 +13,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-/* ---- hashing and the open-addressing table -----------------------------------------------------
- */
-
-uint64_t kc__hash(const char *s, size_t n)
-{
-    /* FNV-1a with a final avalanche (keys are short: "namespace/name"). */
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 1099511628211ull;
-    }
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33;
-    return h;
-}
+/* ---- the open-addressing table (the hash: store_internal.h) ------------------------------ */
 
 kc__hent *kc__htab_find(const kc__htab *t, const char *key, size_t klen, uint64_t hash)
 {
@@ -322,11 +307,10 @@ kc__stab *kc__stab_new(size_t nidx)
 int kc__stab_insert(kc__stab *t, const kc__indexer *ixs, const char *key, size_t klen,
                     uint64_t hash, kc_obj *obj, uint64_t seq, kc__ent **ret)
 {
-    kc__ent *e = calloc(1, sizeof(*e) + klen + 1);
+    kc__ent *e = calloc(1, sizeof(*e) + KC__KEY_WORDS(klen) * 8); /* zero padding: calloc */
     if (!e)
         return KC_ENOMEM;
     memcpy(e->keybuf, key, klen);
-    e->keybuf[klen] = '\0';
     e->h.key = e->keybuf;
     e->h.klen = klen;
     e->h.hash = hash;

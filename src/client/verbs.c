@@ -112,7 +112,12 @@ int kc_client_list(kc_client *c, const kc_gvr *gvr, const char *ns, const kc_lis
         rc = kc_error_set(err, KC_ENOMEM, "out of memory");
         goto out;
     }
-    kc__http_req req = {.method = "GET", .path = p.data, .cancel = opts->cancel};
+    /* Metadata-only: ask the server for PartialObjectMetadataList (as client-go's metadata
+     * informers do), falling back to full objects, which the decoder then trims. */
+    kc__http_req req = {.method = "GET",
+                        .path = p.data,
+                        .cancel = opts->cancel,
+                        .accept = opts->metadata_only ? KC__ACCEPT_PARTIAL_LIST : NULL};
     rc = kc__client_call(c, &req, true, &resp, err);
     if (rc)
         goto out;

@@ -74,6 +74,7 @@ int kc_client_watch(kc_client *c, const kc_gvr *gvr, const char *ns, const kc_wa
     }
     kc__http_req req = {.method = "GET",
                         .path = p.data,
+                        .accept = opts->metadata_only ? KC__ACCEPT_PARTIAL : NULL,
                         .stream = true,
                         .cancel = cancel,
                         .on_data = kc__watch_data,

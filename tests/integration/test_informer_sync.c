@@ -324,6 +324,8 @@ static void test_informer_sync_transform_and_metadata_only(void **st)
     assert_true(any_json_contains(inf[1], "\"managedFields\""));
     assert_false(any_json_contains(inf[2], "\"spec\""));
     assert_true(any_json_contains(inf[2], "\"metadata\""));
+    /* served by the server as PartialObjectMetadata, not trimmed client-side */
+    assert_true(any_json_contains(inf[2], "\"PartialObjectMetadata\""));
     for (int i = 0; i < 3; i++)
         kc_informer_free(inf[i]);
     ifx_down(&f);

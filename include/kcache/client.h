@@ -90,8 +90,9 @@ typedef struct kc_list_opts {
     const char *resource_version;       /* NULL = most recent (quorum read) */
     const char *resource_version_match; /* "NotOlderThan" | "Exact" | NULL */
     int64_t timeout_s;                  /* server-side timeoutSeconds; 0 = none */
-    bool metadata_only; /* Accept PartialObjectMetadataList (JSON fallback), KC_DECODE_METADATA_ONLY */
-    const kc_decode_opts *decode;       /* NULL = defaults */
+    bool metadata_only; /* Accept PartialObjectMetadataList (JSON fallback), KC_DECODE_METADATA_ONLY
+                         */
+    const kc_decode_opts *decode; /* NULL = defaults */
     kc_cancel *cancel; /* borrowed; when fired the request (or the pager between pages) stops with
                         * KC_ECANCELED; NULL = not cancellable */
 } kc_list_opts;

@@ -57,6 +57,7 @@ void kc__disc_free(kc__disc *d);
 /* Accept headers of metadata-only list/watch requests (PartialObjectMetadata, JSON fallback). */
 #define KC__ACCEPT_PARTIAL_LIST                                                                    \
     "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
-#define KC__ACCEPT_PARTIAL "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
+#define KC__ACCEPT_PARTIAL                                                                         \
+    "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
 
 #endif

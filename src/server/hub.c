@@ -20,8 +20,16 @@
  *   queued (not lost) and may overflow the bound.
  * - Lifetime: the hub is destroyed when kc__hub_free has been called and its last watcher is
  *   freed, so a watcher may outlive kc__hub_free (its next() returns KC_ESTOPPED).
- * Lock order: storage lock → faults notify lock → hub lock; the faults value lock is taken only
- * with the hub lock released. Object references are taken and dropped under the hub lock
+ * - Non-blocking owners (event-loop servers): kc__watcher_take pops every due event at once and
+ *   kc__watcher_arm records that the owner is going to sleep. An armed watcher is woken exactly
+ *   once through its wake callback (under the hub lock) when an event is queued, it is closed or
+ *   overflowed, the stall is lifted, or its wake time passes. Wake times are kept by one hub
+ *   timer thread, started at the first arm, which sleeps until the earliest armed wake time
+ *   (an arm with an earlier time signals it). Because wakes happen under the hub lock and
+ *   kc__watcher_free unlinks under it, a callback never runs after its watcher was freed.
+ * Lock order: storage lock → faults notify lock → hub lock → (wake callback's own lock, e.g.
+ * libmicrohttpd's connection lock); the faults value lock is taken only with the hub lock
+ * released. Object references are taken and dropped under the hub lock
  * (kc_obj_unref is an atomic decrement plus, at most, a free).
  */
 #include "server/hub.h"
@@ -55,7 +63,11 @@ struct kc__watcher {
     entry *ring;
     size_t cap, head, count;
     uint64_t last_due_ns;
-    bool closed, overflowed;
+    kc__watcher_wake_fn wake_fn;
+    void *wake_ud;
+    uint64_t wake_at_ns;   /* while armed */
+    uint64_t last_wake_ns; /* when the owner was last woken for an event (coalescing) */
+    bool closed, overflowed, armed;
 };
 
 struct kc__hub {
@@ -67,6 +79,12 @@ struct kc__hub {
     uint64_t fault_seq;
     bool stalled;
     bool freed; /* kc__hub_free called: destroy with the last watcher */
+    /* timer thread of armed watchers */
+    pthread_cond_t timer_cond;
+    pthread_t timer;
+    uint64_t timer_target; /* the wake time the timer sleeps until */
+    uint64_t coalesce_ns;  /* at most one event wake per watcher per this long */
+    bool timer_started, timer_stop;
 };
 
 /* ---- helpers (hub lock held) ----------------------------------------------------------------- */
@@ -89,6 +107,40 @@ static void drop_queue(kc__watcher *w)
     w->cap = w->head = w->count = 0;
 }
 
+/* Wake an armed (non-blocking) owner once. */
+static void wake_locked(kc__watcher *w)
+{
+    if (!w->armed)
+        return;
+    w->armed = false;
+    if (w->wake_fn)
+        w->wake_fn(w->wake_ud);
+}
+
+/* An event was queued for an empty watcher (due at due_ns). Wake its armed owner now, or — when it
+ * was woken for events less than coalesce_ns ago — let the timer wake it at last wake +
+ * coalesce_ns, so a busy stream takes one batch per period instead of one wake per event. */
+static void event_wake_locked(kc__hub *hub, kc__watcher *w, uint64_t due_ns)
+{
+    if (!w->armed)
+        return;
+    uint64_t at = w->last_wake_ns + hub->coalesce_ns;
+    if (due_ns > at)
+        at = due_ns;
+    if (!hub->coalesce_ns || at <= kc__now_ns()) {
+        w->last_wake_ns = kc__now_ns();
+        wake_locked(w);
+        return;
+    }
+    if (at < w->wake_at_ns) {
+        w->wake_at_ns = at;
+        if (at < hub->timer_target) {
+            hub->timer_target = at;
+            pthread_cond_signal(&hub->timer_cond);
+        }
+    }
+}
+
 static void close_locked(kc__watcher *w)
 {
     if (w->closed)
@@ -96,6 +148,7 @@ static void close_locked(kc__watcher *w)
     w->closed = true;
     drop_queue(w);
     pthread_cond_broadcast(&w->cond);
+    wake_locked(w);
 }
 
 static void unlink_locked(kc__hub *hub, kc__watcher *w)
@@ -153,8 +206,34 @@ static void destroy_hub(kc__hub *hub)
         hub->topics = t->next;
         free(t);
     }
+    pthread_cond_destroy(&hub->timer_cond);
     pthread_mutex_destroy(&hub->mu);
     free(hub);
+}
+
+/* Timer thread: wake armed watchers whose wake time passed; sleep until the earliest other. */
+static void *timer_main(void *arg)
+{
+    kc__hub *hub = arg;
+    pthread_mutex_lock(&hub->mu);
+    while (!hub->timer_stop) {
+        uint64_t now = kc__now_ns(), next = KC__DEADLINE_NEVER;
+        for (topic *t = hub->topics; t; t = t->next)
+            for (kc__watcher *w = t->head; w; w = w->next) {
+                if (!w->armed)
+                    continue;
+                if (w->wake_at_ns <= now) {
+                    if (w->count)
+                        w->last_wake_ns = now;
+                    wake_locked(w);
+                } else if (w->wake_at_ns < next)
+                    next = w->wake_at_ns;
+            }
+        hub->timer_target = next;
+        kc__cond_wait_until(&hub->timer_cond, &hub->mu, next);
+    }
+    pthread_mutex_unlock(&hub->mu);
+    return NULL;
 }
 
 /* Faults listener: track the stall flag; wake everyone when it is lifted. */
@@ -168,8 +247,10 @@ static void on_faults(void *ud, uint64_t seq, const kc_server_faults *now)
         hub->stalled = now->watch_stall;
         if (was && !hub->stalled)
             for (topic *t = hub->topics; t; t = t->next)
-                for (kc__watcher *w = t->head; w; w = w->next)
+                for (kc__watcher *w = t->head; w; w = w->next) {
                     pthread_cond_signal(&w->cond);
+                    wake_locked(w);
+                }
     }
     pthread_mutex_unlock(&hub->mu);
 }
@@ -185,6 +266,12 @@ kc__hub *kc__hub_new(kc__faults *faults, size_t queue_bound)
         free(hub);
         return NULL;
     }
+    if (kc__cond_init_monotonic(&hub->timer_cond)) {
+        pthread_mutex_destroy(&hub->mu);
+        free(hub);
+        return NULL;
+    }
+    hub->timer_target = KC__DEADLINE_NEVER;
     hub->faults = faults;
     hub->bound = queue_bound ? queue_bound : HUB_DEFAULT_BOUND;
     if (faults) {
@@ -221,7 +308,12 @@ void kc__hub_free(kc__hub *hub)
         unlink_locked(hub, w); /* frees the topic with its last watcher */
     }
     bool last = hub->n_watchers == 0;
+    bool join = hub->timer_started;
+    hub->timer_stop = true;
+    pthread_cond_signal(&hub->timer_cond);
     pthread_mutex_unlock(&hub->mu);
+    if (join)
+        pthread_join(hub->timer, NULL);
     if (last)
         destroy_hub(hub);
 }
@@ -299,6 +391,7 @@ void kc__hub_publish(kc__hub *hub, const void *resource_key, const kc__hub_event
             w->overflowed = true;
             drop_queue(w);
             pthread_cond_signal(&w->cond);
+            wake_locked(w);
             continue;
         }
         entry *e = &w->ring[(w->head + w->count) % w->cap];
@@ -313,8 +406,10 @@ void kc__hub_publish(kc__hub *hub, const void *resource_key, const kc__hub_event
             e->due_ns = w->last_due_ns = due;
         /* Wake only on empty → non-empty: with events already queued the reader either is not
          * waiting, was signalled already, or sleeps until the (earlier) head is due. */
-        if (w->count == 1)
+        if (w->count == 1) {
             pthread_cond_signal(&w->cond);
+            event_wake_locked(hub, w, due);
+        }
     }
     pthread_mutex_unlock(&hub->mu);
 }
@@ -361,6 +456,80 @@ int kc__watcher_next(kc__watcher *w, kc__hub_event *ret, int64_t timeout_ms)
     return rc;
 }
 
+void kc__watcher_set_wake(kc__watcher *w, kc__watcher_wake_fn fn, void *ud)
+{
+    pthread_mutex_lock(&w->hub->mu);
+    w->wake_fn = fn;
+    w->wake_ud = ud;
+    pthread_mutex_unlock(&w->hub->mu);
+}
+
+int kc__watcher_take(kc__watcher *w, kc__hub_event *evs, size_t max, size_t *ret_n)
+{
+    kc__hub *hub = w->hub;
+    size_t n = 0;
+    int rc = 0;
+    pthread_mutex_lock(&hub->mu);
+    if (w->closed) {
+        rc = KC_ESTOPPED;
+    } else if (w->overflowed) {
+        rc = KC_ETOOLARGE;
+    } else if (w->count && !hub->stalled) {
+        uint64_t now = kc__now_ns();
+        while (n < max && w->count) {
+            entry *e = &w->ring[w->head];
+            if (e->due_ns > now)
+                break;
+            evs[n++] = e->ev;
+            memset(&e->ev, 0, sizeof e->ev);
+            w->head = w->head + 1 == w->cap ? 0 : w->head + 1;
+            w->count--;
+        }
+    }
+    pthread_mutex_unlock(&hub->mu);
+    *ret_n = n;
+    return rc;
+}
+
+int kc__watcher_arm(kc__watcher *w, uint64_t wake_at_ns)
+{
+    kc__hub *hub = w->hub;
+    int rc = 0;
+    pthread_mutex_lock(&hub->mu);
+    if (w->closed || w->overflowed) {
+        rc = 1;
+    } else if (w->count && !hub->stalled && w->ring[w->head].due_ns <= kc__now_ns()) {
+        rc = 1;
+    } else {
+        if (w->count && !hub->stalled && w->ring[w->head].due_ns < wake_at_ns)
+            wake_at_ns = w->ring[w->head].due_ns;
+        if ((wake_at_ns != KC__DEADLINE_NEVER || hub->coalesce_ns) && !hub->timer_started &&
+            !hub->timer_stop) {
+            if (pthread_create(&hub->timer, NULL, timer_main, hub) != 0)
+                rc = KC_ENOMEM;
+            else
+                hub->timer_started = true;
+        }
+        if (rc == 0) {
+            w->armed = true;
+            w->wake_at_ns = wake_at_ns;
+            if (wake_at_ns < hub->timer_target) {
+                hub->timer_target = wake_at_ns;
+                pthread_cond_signal(&hub->timer_cond);
+            }
+        }
+    }
+    pthread_mutex_unlock(&hub->mu);
+    return rc;
+}
+
+void kc__hub_set_coalesce(kc__hub *hub, uint64_t ns)
+{
+    pthread_mutex_lock(&hub->mu);
+    hub->coalesce_ns = ns;
+    pthread_mutex_unlock(&hub->mu);
+}
+
 size_t kc__watcher_queued(kc__watcher *w)
 {
     pthread_mutex_lock(&w->hub->mu);
@@ -384,6 +553,7 @@ void kc__watcher_free(kc__watcher *w)
         return;
     kc__hub *hub = w->hub;
     pthread_mutex_lock(&hub->mu);
+    w->wake_fn = NULL; /* freeing: no more callbacks */
     close_locked(w);
     unlink_locked(hub, w);
     hub->n_watchers--;

@@ -70,6 +70,35 @@ void kc__hub_event_release(kc__hub_event *ev);
 
 /* ---- additions (server-edge) ----------------------------------------------------------------- */
 
+/* ---- non-blocking owners (event-loop servers) ------------------------------------------------ */
+
+/* Wake callback of an armed watcher. Runs under the hub lock, on the publisher's thread, the
+ * hub's timer thread, a closer's thread or the faults setter's thread: it must be quick and must
+ * not call into the hub. */
+typedef void (*kc__watcher_wake_fn)(void *ud);
+
+/* Install the wake callback (fn NULL = none; ud borrowed until kc__watcher_free). Thread-safe. */
+void kc__watcher_set_wake(kc__watcher *w, kc__watcher_wake_fn fn, void *ud);
+
+/* Pop up to max due events into evs[] without blocking; *ret_n = how many (0 when none is due or
+ * the stall fault holds them). Each popped event holds new references (kc__hub_event_release).
+ * Returns 0, KC_ESTOPPED (closed) or KC_ETOOLARGE (overflowed) — then *ret_n is 0. */
+int kc__watcher_take(kc__watcher *w, kc__hub_event *evs, size_t max, size_t *ret_n);
+
+/* The owner is going to sleep: unless something is ready now (a due event, closed, overflowed:
+ * returns 1 and does not arm — take again), arm the watcher (returns 0). An armed watcher's wake
+ * callback is called once, when an event is queued, it is closed or overflowed, the stall fault
+ * is lifted, or wake_at_ns (monotonic; KC__DEADLINE_NEVER = none) or the head event's due time
+ * passes — whichever is first; then it is disarmed. KC_ENOMEM when the hub's timer thread cannot
+ * be started. Thread-safe. */
+int kc__watcher_arm(kc__watcher *w, uint64_t wake_at_ns);
+
+/* Coalescing of event wakes (armed watchers only): an armed watcher woken for an event less than
+ * ns ago is woken again only ns after that wake (by the hub's timer), so a busy stream takes its
+ * events in batches of up to ns worth instead of one wake per event. 0 (default) = wake at once.
+ * Close, overflow and stall-lifted wakes are never delayed. Thread-safe. */
+void kc__hub_set_coalesce(kc__hub *hub, uint64_t ns);
+
 /* Events queued for w right now (tests, metrics). Thread-safe. */
 size_t kc__watcher_queued(kc__watcher *w);
 

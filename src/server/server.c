@@ -24,6 +24,16 @@ enum MHD_Result kc__http_on_request(void *cls, struct MHD_Connection *conn, cons
 void kc__http_on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                            enum MHD_RequestTerminationCode toe);
 
+/* libmicrohttpd worker threads (each an epoll loop over its share of the connections). */
+#ifndef KC__SERVER_THREADS
+#define KC__SERVER_THREADS 2
+#endif
+
+/* A busy watch stream is woken at most once per this long (hub.h): one batch, one send. */
+#ifndef KC__WATCH_COALESCE_US
+#define KC__WATCH_COALESCE_US 2000
+#endif
+
 static const char *const builtin_ns[] = {"default", "kube-system", "kube-public",
                                          "kube-node-lease"};
 
@@ -99,6 +109,8 @@ KC_API int kc_server_new(const kc_server_opts *opts, kc_server **ret_srv, kc_err
     srv->port = (unsigned)port;
     srv->faults = kc__faults_new(&o.faults, o.random_seed);
     srv->hub = kc__hub_new(srv->faults, o.watch_queue);
+    if (srv->hub)
+        kc__hub_set_coalesce(srv->hub, (uint64_t)KC__WATCH_COALESCE_US * 1000);
     if (!srv->faults || !srv->hub || kc__store_init(srv) != 0 ||
         kc__registry_init_builtins(srv) != 0)
         goto fail;
@@ -124,8 +136,11 @@ KC_API int kc_server_start(kc_server *srv, kc_error *err)
     struct sockaddr_in6 a6;
     struct sockaddr_in a4;
     struct sockaddr *sa;
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
-                     MHD_USE_POLL | MHD_USE_ITC;
+    /* A small pool of epoll threads serves every connection; watch streams park with
+     * MHD_suspend_connection while they have nothing to send (watch.c), so 50 open watches are
+     * not 50 threads. */
+    unsigned flags =
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC;
     char host[64];
     snprintf(host, sizeof(host), "%s", srv->host);
     size_t hl = strlen(host);
@@ -164,13 +179,15 @@ KC_API int kc_server_start(kc_server *srv, kc_error *err)
         srv->mhd = MHD_start_daemon(
             flags, 0, NULL, NULL, kc__http_on_request, srv, MHD_OPTION_SOCK_ADDR, sa,
             MHD_OPTION_NOTIFY_COMPLETED, kc__http_on_completed, srv, MHD_OPTION_CONNECTION_TIMEOUT,
-            (unsigned)0, MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)512, MHD_OPTION_HTTPS_MEM_KEY,
-            srv->tls.key_pem, MHD_OPTION_HTTPS_MEM_CERT, srv->tls.cert_pem, MHD_OPTION_END);
+            (unsigned)0, MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)512, MHD_OPTION_THREAD_POOL_SIZE,
+            (unsigned)KC__SERVER_THREADS, MHD_OPTION_HTTPS_MEM_KEY, srv->tls.key_pem,
+            MHD_OPTION_HTTPS_MEM_CERT, srv->tls.cert_pem, MHD_OPTION_END);
     else
         srv->mhd = MHD_start_daemon(
             flags, 0, NULL, NULL, kc__http_on_request, srv, MHD_OPTION_SOCK_ADDR, sa,
             MHD_OPTION_NOTIFY_COMPLETED, kc__http_on_completed, srv, MHD_OPTION_CONNECTION_TIMEOUT,
-            (unsigned)0, MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)512, MHD_OPTION_END);
+            (unsigned)0, MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)512, MHD_OPTION_THREAD_POOL_SIZE,
+            (unsigned)KC__SERVER_THREADS, MHD_OPTION_END);
     if (!srv->mhd)
         return kc_error_set(err, KC_EIO, "cannot listen on %s", srv->listen);
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(srv->mhd, MHD_DAEMON_INFO_BIND_PORT);

@@ -11,11 +11,16 @@
  * Live events come from the hub (hub.h) through a per-stream filter that applies the namespace
  * and the label/field selectors on old and new state (relabel out → DELETED with the old object
  * at the change's RV, in → ADDED; #80).
- * Streaming: a libmicrohttpd content callback with unknown size (chunked). MHD runs one thread per
- * connection, so the callback blocks in kc__watcher_next with a short timeout and, between waits,
- * checks server stop, resource removal (CRD deleted), the deadline (timeoutSeconds, max watch
- * duration), the bookmark timer, and whether the client hung up (POLLRDHUP on the socket).
- * Each event is one compact JSON line; events available together are sent as one chunk.
+ * Streaming: a libmicrohttpd content callback with unknown size (chunked), run by MHD's small pool
+ * of epoll threads, so it never blocks: each call drains every due event of the watcher's queue
+ * (kc__watcher_take) into the buffer MHD offers — one chunk, one send for a whole batch. With
+ * nothing to send it arms the watcher (kc__watcher_arm) and suspends the connection
+ * (MHD_suspend_connection); the hub resumes it (MHD_resume_connection, the wake callback) once
+ * per batch: on the first event queued, on close/overflow, when the stall fault is lifted, or at
+ * the stream's next timer — the deadline (timeoutSeconds, max watch duration), the bookmark
+ * timer, or every 250 ms to check server stop, resource removal (CRD deleted) and whether the
+ * client hung up (POLLRDHUP on the socket; MHD does not watch suspended sockets).
+ * Each event is one compact JSON line.
  */
 #include "server/srv.h"
 
@@ -23,6 +28,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* How often a parked stream looks at the client socket (hang-up) and at server stop. */
+#define WS_CHECK_NS (250 * KC__NS_PER_MS)
 
 typedef struct ev_item {
     kc_watch_type type;
@@ -45,7 +53,7 @@ typedef struct wstream {
     char *error_line; /* one ERROR event then close */
     kc__buf out;
     size_t out_off;
-    uint64_t last_rv, sent, next_bm_ns, deadline_ns, bm_interval_ns;
+    uint64_t last_rv, sent, next_bm_ns, deadline_ns, bm_interval_ns, check_ns;
     bool bookmarks, first, done, replaying;
     char av[256];
 } wstream;
@@ -144,98 +152,104 @@ static bool client_gone(wstream *ws)
     return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL));
 }
 
-/* Fill ws->out with the next events; blocks briefly. */
-static void produce(wstream *ws)
+/* Fill ws->out with what is ready now, up to about limit bytes; never blocks. Returns true when
+ * it produced output or ended the stream, false when nothing is ready: *wake_at is then when the
+ * stream must look again even without an event (deadline, bookmark, hang-up check). */
+static bool produce(wstream *ws, size_t limit, uint64_t *wake_at)
 {
     kc_server *srv = ws->srv;
     if (ws->i_init < ws->n_init) {
-        while (ws->i_init < ws->n_init && ws->out.len < 256 * 1024) {
+        while (ws->i_init < ws->n_init && ws->out.len < limit) {
             ev_item *it = &ws->init[ws->i_init++];
             if (put_event(ws, it->type, it->obj, 0) != 0) {
                 ws->done = true;
-                return;
+                return true;
             }
             kc_obj_unref(it->obj);
             it->obj = NULL;
             /* replayed events count for the close-every-N fault; a synthetic snapshot not */
             if (ws->replaying && kc__faults_close_watch(srv->faults, ++ws->sent)) {
                 ws->done = true;
-                return;
+                return true;
             }
         }
-        return;
+        return true;
     }
     if (ws->end_bookmark) {
         ws->end_bookmark = false;
         if (put_bookmark(ws, true) != 0)
             ws->done = true;
-        return;
+        return true;
     }
     if (ws->error_line) {
         kc__buf_append_str(&ws->out, ws->error_line);
         ws->done = true;
-        return;
+        return true;
     }
+    if (srv->stopping || ws->r->removed) {
+        ws->done = true;
+        return true;
+    }
+    uint64_t now = kc__now_ns();
+    if (now >= ws->deadline_ns) {
+        /* a last bookmark tells the client where to resume (upstream sends one just before the
+         * deadline) */
+        if (ws->bookmarks)
+            put_bookmark(ws, false);
+        ws->done = true;
+        return true;
+    }
+    if (ws->bookmarks && now >= ws->next_bm_ns) {
+        ws->next_bm_ns = now + ws->bm_interval_ns;
+        if (put_bookmark(ws, false) != 0)
+            ws->done = true;
+        return true;
+    }
+    /* Batch: every due event, up to the buffer libmicrohttpd offers. */
+    kc__hub_event evs[64];
     for (;;) {
-        if (srv->stopping || ws->r->removed) {
-            ws->done = true;
-            return;
-        }
-        uint64_t now = kc__now_ns();
-        if (now >= ws->deadline_ns) {
-            /* a last bookmark tells the client where to resume (upstream sends one just before
-             * the deadline) */
-            if (ws->bookmarks)
-                put_bookmark(ws, false);
-            ws->done = true;
-            return;
-        }
-        if (ws->bookmarks && now >= ws->next_bm_ns) {
-            ws->next_bm_ns = now + ws->bm_interval_ns;
-            if (put_bookmark(ws, false) != 0)
-                ws->done = true;
-            return;
-        }
-        uint64_t until = ws->deadline_ns;
-        if (ws->bookmarks && ws->next_bm_ns < until)
-            until = ws->next_bm_ns;
-        if (until > now + 250 * KC__NS_PER_MS)
-            until = now + 250 * KC__NS_PER_MS;
-        int64_t tmo = (int64_t)((until - now) / KC__NS_PER_MS);
-        kc__hub_event ev;
-        int rc = kc__watcher_next(ws->w, &ev, tmo);
-        /* Coalescing: when events are flowing, wait up to 1 ms once for more before sending, so
-         * a busy stream sends one chunk per few events instead of one syscall and two context
-         * switches per event (50 watchers x 5000 writes/s). */
-        bool lingered = false;
-        while (rc == 0) {
-            int prc = put_event(ws, ev.type, ev.obj, ev.rv);
-            ws->last_rv = ev.rv;
-            ws->sent++;
-            kc__hub_event_release(&ev);
-            if (prc != 0 || kc__faults_close_watch(srv->faults, ws->sent)) {
-                ws->done = true;
-                return;
+        size_t n = 0;
+        int rc = kc__watcher_take(ws->w, evs, KC__ARRAY_LEN(evs), &n);
+        for (size_t i = 0; i < n; i++) {
+            int prc = ws->done ? 0 : put_event(ws, evs[i].type, evs[i].obj, evs[i].rv);
+            if (!ws->done) {
+                ws->last_rv = evs[i].rv;
+                ws->sent++;
+                if (prc != 0 || kc__faults_close_watch(srv->faults, ws->sent))
+                    ws->done = true;
             }
-            if (ws->out.len >= 256 * 1024)
-                return;
-            rc = kc__watcher_next(ws->w, &ev, 0);
-            if (rc == KC_ETIMEOUT && !lingered && ws->sent > 1) {
-                lingered = true;
-                rc = kc__watcher_next(ws->w, &ev, 1);
-            }
+            kc__hub_event_release(&evs[i]);
         }
-        if (ws->out.len)
-            return;
-        if (rc != KC_ETIMEOUT) {
+        if (ws->done)
+            return true;
+        if (rc != 0) { /* closed (restart, stop) or overflowed: the client resumes */
             ws->done = true;
-            return;
+            return true;
         }
+        if (n < KC__ARRAY_LEN(evs) || ws->out.len >= limit)
+            break;
+    }
+    if (ws->out.len)
+        return true;
+    if (now >= ws->check_ns) {
+        ws->check_ns = now + WS_CHECK_NS;
         if (client_gone(ws)) {
             ws->done = true;
-            return;
+            return true;
         }
     }
+    uint64_t until = ws->deadline_ns < ws->check_ns ? ws->deadline_ns : ws->check_ns;
+    if (ws->bookmarks && ws->next_bm_ns < until)
+        until = ws->next_bm_ns;
+    *wake_at = until;
+    return false;
+}
+
+/* libmicrohttpd wakes a suspended stream from the hub (under the hub lock). */
+static void ws_wake(void *ud)
+{
+    wstream *ws = ud;
+    MHD_resume_connection(ws->conn);
 }
 
 static ssize_t ws_read(void *cls, uint64_t pos, char *buf, size_t max)
@@ -256,7 +270,20 @@ static ssize_t ws_read(void *cls, uint64_t pos, char *buf, size_t max)
         }
         if (ws->done)
             return MHD_CONTENT_READER_END_OF_STREAM;
-        produce(ws);
+        uint64_t wake_at = KC__DEADLINE_NEVER;
+        if (produce(ws, max, &wake_at))
+            continue;
+        int rc = kc__watcher_arm(ws->w, wake_at);
+        if (rc == 1)
+            continue; /* something became ready meanwhile */
+        if (rc != 0) {
+            ws->done = true;
+            continue;
+        }
+        /* Suspend until the hub wakes us. A wake that lands between arm and here makes MHD's
+         * suspend a no-op (the connection is marked resuming), so no wake-up is lost. */
+        MHD_suspend_connection(ws->conn);
+        return 0;
     }
 }
 
@@ -393,6 +420,7 @@ int kc__verb_watch(kc__req *req, kc__rsrc *r)
         (uint64_t)(srv->opts.bookmark_interval_ms ? srv->opts.bookmark_interval_ms : 60000) *
         KC__NS_PER_MS;
     ws->next_bm_ns = now + ws->bm_interval_ns;
+    ws->check_ns = now + WS_CHECK_NS;
     pthread_mutex_lock(&srv->mu);
     if (req->q.send_initial || want == 0) {
         rc = snapshot(ws);
@@ -425,6 +453,8 @@ int kc__verb_watch(kc__req *req, kc__rsrc *r)
         ws->w = kc__hub_subscribe(srv->hub, r, filt, ws);
         if (!ws->w)
             rc = KC_ENOMEM;
+        else
+            kc__watcher_set_wake(ws->w, ws_wake, ws);
     }
     pthread_mutex_unlock(&srv->mu);
     if (rc) {

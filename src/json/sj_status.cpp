@@ -1,0 +1,118 @@
+/*
+ * sj_status.cpp — a metav1.Status through simdjson On-Demand: kind, status, message, reason, code
+ * and details (name, group, kind, uid, retryAfterSeconds, causes). What it means is decided in C
+ * (status.c).
+ */
+#include "json/sj_internal.hpp"
+
+using namespace kc_sj;
+
+/* One element of details.causes → ctx->causes. */
+static int cause(walker &w, od::value &el, kc__sj_ctx *ctx)
+{
+    od::object co;
+    if (int r = w.req_object(el, co, "a Status cause"))
+        return r;
+    kc__sj_cause cause = {};
+    for (auto cr : co) {
+        od::field cf;
+        if (auto c = std::move(cr).get(cf))
+            return w.err(c, "Status cause");
+        od::raw_json_string ck = cf.key();
+        int r = 0;
+        if (ck.unsafe_is_equal("reason"))
+            r = w.opt_string(cf.value(), &cause.reason, "cause reason");
+        else if (ck.unsafe_is_equal("message"))
+            r = w.opt_string(cf.value(), &cause.message, "cause message");
+        else if (ck.unsafe_is_equal("field"))
+            r = w.opt_string(cf.value(), &cause.field, "cause field");
+        if (r)
+            return r;
+    }
+    ctx->causes.push_back(cause);
+    return 0;
+}
+
+extern "C" {
+
+int kc__sj_status(kc__sj_ctx *ctx, const char *json, size_t len, kc__sj_status_fn fn, void *ud,
+                  kc__sj_err *e)
+{
+    od::document doc;
+    size_t n = 0;
+    int64_t bias = 0;
+    int r = iterate_compact(ctx, json, len, doc, &n, &bias, e);
+    if (r)
+        return r;
+    walker w{doc, ctx->buf, ctx->buf + n, bias, e, ctx};
+    od::object top;
+    if ((r = w.top_object(top, "Status body")))
+        return r;
+    kc__sj_status_info st = {};
+    ctx->causes.clear();
+    for (auto fr : top) {
+        od::field f;
+        if (auto c = std::move(fr).get(f))
+            return w.err(c, "Status");
+        od::raw_json_string k = f.key();
+        if (k.unsafe_is_equal("kind")) {
+            r = w.opt_string(f.value(), &st.kind, "Status kind");
+            st.has_kind = true;
+        } else if (k.unsafe_is_equal("status")) {
+            r = w.opt_string(f.value(), &st.status, "Status status");
+            st.has_status = st.status.n > 0;
+        } else if (k.unsafe_is_equal("message")) {
+            r = w.opt_string(f.value(), &st.message, "Status message");
+        } else if (k.unsafe_is_equal("reason")) {
+            r = w.opt_string(f.value(), &st.reason, "Status reason");
+        } else if (k.unsafe_is_equal("code")) {
+            const char *at = f.value().raw_json_token().data();
+            if (f.value().get_int64().get(st.code))
+                return w.type_err("Status code", "an integer", at);
+            st.has_code = true;
+        } else if (k.unsafe_is_equal("details")) {
+            od::object d;
+            bool present = false;
+            if ((r = w.opt_object(f.value(), d, &present, "Status details")))
+                return r;
+            if (!present)
+                continue;
+            for (auto dr : d) {
+                od::field df;
+                if (auto c = std::move(dr).get(df))
+                    return w.err(c, "Status details");
+                od::raw_json_string dk = df.key();
+                if (dk.unsafe_is_equal("name")) {
+                    r = w.opt_string(df.value(), &st.d_name, "Status details.name");
+                } else if (dk.unsafe_is_equal("group")) {
+                    r = w.opt_string(df.value(), &st.d_group, "Status details.group");
+                } else if (dk.unsafe_is_equal("kind")) {
+                    r = w.opt_string(df.value(), &st.d_kind, "Status details.kind");
+                } else if (dk.unsafe_is_equal("uid")) {
+                    r = w.opt_string(df.value(), &st.d_uid, "Status details.uid");
+                } else if (dk.unsafe_is_equal("retryAfterSeconds")) {
+                    const char *vat = df.value().raw_json_token().data();
+                    if (df.value().get_int64().get(st.retry_after))
+                        return w.type_err("Status details.retryAfterSeconds", "an integer", vat);
+                    st.has_retry = true;
+                } else if (dk.unsafe_is_equal("causes")) {
+                    r = w.each_element(df.value(), "Status details.causes",
+                                       [&](od::value &el) -> int { return cause(w, el, ctx); });
+                }
+                if (r)
+                    return r;
+            }
+        }
+        if (r)
+            return r;
+    }
+    if (!at_end(doc))
+        return fail(e, KC_EPARSE, w.here(), "trailing data after the Status");
+    st.causes = ctx->causes.data();
+    st.n_causes = ctx->causes.size();
+    return fn(ud, &st, e);
+}
+
+} /* extern "C" */
+
+KC_SJ_END_OF_FILE

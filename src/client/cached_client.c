@@ -176,48 +176,13 @@ static int64_t ms_left(uint64_t deadline_ns)
     return (int64_t)((left + KC__NS_PER_MS - 1) / KC__NS_PER_MS);
 }
 
-/* Inline equality of two short strings (version, group, namespace: a few bytes each). */
-static inline bool same(const char *a, const char *b)
-{
-    while (*a && *a == *b) {
-        a++;
-        b++;
-    }
-    return *a == *b;
-}
-
-/* Direct compares, resource first (it differs first; libc's vector strcmp for the longest one):
- * cheaper than hashing the four strings on every read, for the handful of types a client uses. */
-static inline bool type_is(const kc__cc_type *t, const kc_gvr *gvr, const char *ns)
-{
-    return !strcmp(t->resource, gvr->resource) && same(t->version, gvr->version) &&
-           same(t->group, gvr->group ? gvr->group : "") && same(t->ns, ns);
-}
-
-/* Lock-free lookup of a published entry, starting with the one the last lookup found (a client
- * that alternates a few types mostly hits on the first compare). The hint is only a start index:
- * a stale value costs a scan, never a wrong answer. */
-static kc__cc_type *type_find(kc_cached_client *cc, const kc_gvr *gvr, const char *ns)
-{
-    size_t n = atomic_load_explicit(&cc->n_types, memory_order_acquire);
-    size_t h = atomic_load_explicit(&cc->last_type, memory_order_relaxed);
-    if (h < n && type_is(&cc->types[h], gvr, ns))
-        return &cc->types[h];
-    for (size_t i = 0; i < n; i++)
-        if (i != h && type_is(&cc->types[i], gvr, ns)) {
-            atomic_store_explicit(&cc->last_type, i, memory_order_relaxed);
-            return &cc->types[i];
-        }
-    return NULL;
-}
-
 /* Publish inf for (gvr, ns); returns the entry (an existing one if another thread won), or NULL
  * when the table is full or out of memory (callers then go through kc_cache every time). */
 static kc__cc_type *type_add(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
                              kc_informer *inf)
 {
     pthread_mutex_lock(&cc->lock);
-    kc__cc_type *t = type_find(cc, gvr, ns);
+    kc__cc_type *t = kc__cc_type_find(cc, gvr, ns);
     size_t n = atomic_load_explicit(&cc->n_types, memory_order_relaxed);
     if (!t && n < KC__CC_TYPES_MAX) {
         kc__cc_type *x = &cc->types[n];
@@ -262,7 +227,7 @@ int kc__cc_store(kc_cached_client *cc, const kc_gvr *gvr, const char *ns, bool w
                                 ns, cc->ns);
         ins = cc->ns;
     }
-    kc__cc_type *t = type_find(cc, gvr, ins);
+    kc__cc_type *t = kc__cc_type_find(cc, gvr, ins);
     kc_informer *inf = t ? t->inf : NULL;
     if (!inf) {
         kc_informer_opts io = {.ns = *ins ? ins : NULL};

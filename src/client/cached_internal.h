@@ -20,6 +20,7 @@
 #include "kcache/store.h"
 
 #include <stdatomic.h>
+#include <string.h>
 
 /* ---- block-on-read bookkeeping (cached_ryw.c) ----------------------------------------------- */
 
@@ -115,6 +116,41 @@ struct kc_cached_client {
 
     _Atomic uint64_t n_waits, n_waits_immediate, n_wait_timeouts, n_informers_started;
 };
+
+/* Inline equality of two short strings (version, group, namespace: a few bytes each). */
+static inline bool kc__cc_same(const char *a, const char *b)
+{
+    while (*a && *a == *b) {
+        a++;
+        b++;
+    }
+    return *a == *b;
+}
+
+/* Direct compares, resource first (it differs first; libc's vector strcmp for the longest one):
+ * cheaper than hashing the four strings on every read, for the handful of types a client uses. */
+static inline bool kc__cc_type_is(const kc__cc_type *t, const kc_gvr *gvr, const char *ns)
+{
+    return !strcmp(t->resource, gvr->resource) && kc__cc_same(t->version, gvr->version) &&
+           kc__cc_same(t->group, gvr->group ? gvr->group : "") && kc__cc_same(t->ns, ns);
+}
+
+/* Lock-free lookup of a published (gvr, ns) entry, starting with the one the last lookup found (a
+ * client that alternates a few types mostly hits on the first compare). The hint is only a start
+ * index: a stale value costs a scan, never a wrong answer. Inline: it is on every cached read. */
+static inline kc__cc_type *kc__cc_type_find(kc_cached_client *cc, const kc_gvr *gvr, const char *ns)
+{
+    size_t n = atomic_load_explicit(&cc->n_types, memory_order_acquire);
+    size_t h = atomic_load_explicit(&cc->last_type, memory_order_relaxed);
+    if (h < n && kc__cc_type_is(&cc->types[h], gvr, ns))
+        return &cc->types[h];
+    for (size_t i = 0; i < n; i++)
+        if (i != h && kc__cc_type_is(&cc->types[i], gvr, ns)) {
+            atomic_store_explicit(&cc->last_type, i, memory_order_relaxed);
+            return &cc->types[i];
+        }
+    return NULL;
+}
 
 /* Effective timeout of a call (ms, < 0 = unbounded) and whether to wait at all. */
 int64_t kc__cc_timeout(const kc_cached_client *cc, const kc_call_opts *call);

@@ -46,18 +46,15 @@ static bool hidden_by(const kc__ryw_want *d, const kc_obj *obj)
 
 /* ---- get ------------------------------------------------------------------------------------- */
 
-int kc_cached_get(kc_cached_client *cc, const kc_gvr *gvr, const char *ns, const char *name,
-                  const kc_call_opts *call, kc_obj **ret_obj, kc_error *err)
+/* Everything but the hot path of kc_cached_get (arguments validated, ns not NULL). */
+static __attribute__((noinline)) int get_slow(kc_cached_client *cc, const kc_gvr *gvr,
+                                              const char *ns, const char *name,
+                                              const kc_call_opts *call, kc_obj **ret_obj,
+                                              kc_error *err)
 {
-    if (!cc || !name || !*name || !ret_obj)
-        return kc_error_set(err, KC_EINVAL, "cached client: get needs a name and ret_obj");
-    ns = ns ? ns : "";
-    if (!gvr || !gvr->version || !*gvr->version || !gvr->resource || !*gvr->resource)
-        return kc_error_set(err, KC_EINVAL, "cached client: gvr needs a version and a resource");
     if ((call && call->live) || kc__cc_uncached(cc, gvr))
         return kc_client_get(cc->client, gvr, ns, name, ret_obj, err);
 
-    /* The hot path (discovery-style loops): one lock-free type lookup, one store lookup. */
     uint64_t deadline = 0;
     kc_store *store = NULL;
     int rc = kc__cc_store(cc, gvr, ns, true, call, &deadline, &store, err);
@@ -105,6 +102,32 @@ int kc_cached_get(kc_cached_client *cc, const kc_gvr *gvr, const char *ns, const
                             name);
     *ret_obj = obj;
     return 0;
+}
+
+int kc_cached_get(kc_cached_client *cc, const kc_gvr *gvr, const char *ns, const char *name,
+                  const kc_call_opts *call, kc_obj **ret_obj, kc_error *err)
+{
+    if (!cc || !name || !*name || !ret_obj)
+        return kc_error_set(err, KC_EINVAL, "cached client: get needs a name and ret_obj");
+    ns = ns ? ns : "";
+    if (!gvr || !gvr->version || !*gvr->version || !gvr->resource || !*gvr->resource)
+        return kc_error_set(err, KC_EINVAL, "cached client: gvr needs a version and a resource");
+    /* The hot path (discovery-style loops): a cached, synced type found by the inline lock-free
+     * lookup (all-namespace informer: no namespace, or a client not restricted to one), no
+     * block-on-read bookkeeping to consult, then the store's lock-free Get. Anything else — first
+     * use, live/uncached reads, block-on-read, not found — takes the full path. */
+    if (cc->mode != KC_RYW_BLOCK_ON_READ && !(call && call->live) && cc->n_uncached == 0 &&
+        (!*ns || !cc->ns)) {
+        kc__cc_type *t = kc__cc_type_find(cc, gvr, "");
+        if (t && atomic_load_explicit(&t->synced, memory_order_acquire)) {
+            kc_obj *obj = kc_store_get(t->store, ns, name);
+            if (obj) {
+                *ret_obj = obj;
+                return 0;
+            }
+        }
+    }
+    return get_slow(cc, gvr, ns, name, call, ret_obj, err);
 }
 
 /* ---- lists ----------------------------------------------------------------------------------- */

@@ -12,29 +12,164 @@
  * cannot race with readers). New sequence numbers are assigned to changed keys in the unpublished
  * batch; the swap, the tombstone records of vanished keys and the new watermark are published under
  * the lock, then every waiter is re-evaluated. Change notifications run after the lock is released,
- * from the old table which no reader can reach any more.
+ * from the old table which no new reader can reach any more.
+ *
+ * Lock-free Get: kc_store_get / kc_store_get_key take no lock. Two mechanisms:
+ *   - a seqlock (s->rseq, odd while the writer mutates the live key map, always inside s->mu) makes
+ *     the probe consistent: the reader loads rseq (acquire), probes with atomic loads, issues an
+ *     acquire fence and re-reads rseq; any change means the probe may have seen a half-moved
+ *     table (backward-shift deletion, growth) and it retries — after a few failures (a writer
+ *     descheduled mid-write) it takes the mutex, so it always terminates;
+ *   - epoch-based reclamation makes what the probe touches stay allocated: a reader announces
+ *     itself in readers[epoch & 1] (seq_cst increment, then re-checks the epoch — the Dekker pair
+ *     with the writer's seq_cst epoch flip and counter load), and the writer hands everything a
+ *     reader could still hold (replaced slot arrays, removed entries, one extra reference to each
+ *     replaced or removed object, relisted-away tables) to the retirer instead of freeing it. An
+ *     item retired during epoch e is released once the readers of epoch e have drained: after each
+ *     write the writer, without blocking, frees the items of epoch e-1 and flips to e+1 when the
+ *     e-1 counter is zero (all of epoch e-1's readers have left, and readers that enter from now on
+ *     read the table after the unlink). A relist waits for both parities to drain (readers stay a
+ *     few dozen ns inside) so the old table is released at once. Readers never block the writer
+ *     and never wait on the mutex while announced, so no deadlock.
+ * The reference the reader takes is on an object the store still holds (directly or through the
+ * retired extra reference), so it never resurrects a freed object.
  */
 #include "informer/store_internal.h"
 
 #include "kcache/rv.h"
 
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* ---- reclamation (see the header comment) ---------------------------------------------------- */
+
+static void release_one(const kc__retired *r)
+{
+    if (r->kind == KC__RETIRE_OBJ)
+        kc_obj_unref(r->p);
+    else if (r->kind == KC__RETIRE_STAB)
+        kc__stab_free(r->p);
+    else
+        free(r->p);
+}
+
+static void release_list(kc__retire_list *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        release_one(&l->v[i]);
+    l->n = 0;
+}
+
+/* Block until every reader announced before this call has left (writer; no lock needed). */
+static void wait_readers(kc_store *s)
+{
+    for (int k = 0; k < 2; k++) {
+        unsigned e = atomic_load_explicit(&s->epoch, memory_order_relaxed);
+        atomic_store_explicit(&s->epoch, e + 1, memory_order_seq_cst);
+        for (unsigned spin = 0;
+             atomic_load_explicit(&s->readers[e & 1].n, memory_order_seq_cst) != 0; spin++)
+            if (spin > 64)
+                sched_yield();
+    }
+}
+
+/* Writer: release everything retired so far (blocking grace period). */
+static void reclaim_all(kc_store *s)
+{
+    if (!s->pend[0].n && !s->pend[1].n)
+        return;
+    wait_readers(s);
+    release_list(&s->pend[0]);
+    release_list(&s->pend[1]);
+}
+
+/* Writer, after a write: free epoch e-1's items and move to e+1 when e-1's readers are gone. */
+static void reclaim(kc_store *s)
+{
+    if (!s->pend[0].n && !s->pend[1].n)
+        return;
+    unsigned e = atomic_load_explicit(&s->epoch, memory_order_relaxed);
+    if (atomic_load_explicit(&s->readers[(e + 1) & 1].n, memory_order_seq_cst) != 0)
+        return; /* a reader of epoch e-1 is still inside: try again after the next write */
+    release_list(&s->pend[(e + 1) & 1]);
+    atomic_store_explicit(&s->epoch, e + 1, memory_order_seq_cst);
+}
+
+static void retire(kc__retirer *r, int kind, void *p)
+{
+    kc_store *s = (kc_store *)((char *)r - offsetof(kc_store, retirer));
+    kc__retire_list *l = &s->pend[atomic_load_explicit(&s->epoch, memory_order_relaxed) & 1];
+    if (l->n == l->cap) {
+        size_t nc = l->cap ? l->cap * 2 : 16;
+        kc__retired *nv = realloc(l->v, nc * sizeof(*nv));
+        if (!nv) { /* cannot defer: wait out the readers, then free now */
+            reclaim_all(s);
+            kc__retired one = {kind, p};
+            wait_readers(s);
+            release_one(&one);
+            return;
+        }
+        l->v = nv;
+        l->cap = nc;
+    }
+    l->v[l->n++] = (kc__retired){kind, p};
+}
+
+/* Reader side. */
+static inline unsigned reader_enter(kc_store *s)
+{
+    for (;;) {
+        unsigned e = atomic_load_explicit(&s->epoch, memory_order_relaxed);
+        atomic_fetch_add_explicit(&s->readers[e & 1].n, 1, memory_order_seq_cst);
+        if (atomic_load_explicit(&s->epoch, memory_order_seq_cst) == e)
+            return e;
+        atomic_fetch_sub_explicit(&s->readers[e & 1].n, 1, memory_order_release);
+    }
+}
+
+static inline void reader_exit(kc_store *s, unsigned e)
+{
+    atomic_fetch_sub_explicit(&s->readers[e & 1].n, 1, memory_order_release);
+}
+
+/* Writer: open / close a seqlock window over the live map (with s->mu held). */
+static inline void write_begin(kc_store *s)
+{
+    uint64_t q = atomic_load_explicit(&s->rseq, memory_order_relaxed);
+    atomic_store_explicit(&s->rseq, q + 1, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
+}
+
+static inline void write_end(kc_store *s)
+{
+    uint64_t q = atomic_load_explicit(&s->rseq, memory_order_relaxed);
+    atomic_store_explicit(&s->rseq, q + 1, memory_order_release);
+}
+
+static void publish_tab(kc_store *s, kc__stab *t)
+{
+    t->map.ret = &s->retirer;
+    __atomic_store_n(&s->tab, t, __ATOMIC_RELEASE);
+}
+
 int kc_store_new(const kc_store_opts *opts, kc_store **ret, kc_error *err)
 {
-    kc_store *s = calloc(1, sizeof(*s));
+    kc_store *s = aligned_alloc(64, (sizeof(*s) + 63) & ~(size_t)63);
     if (!s)
         return kc_error_set(err, KC_ENOMEM, "store: out of memory");
+    memset(s, 0, sizeof(*s));
+    s->retirer.fn = retire;
     s->max_tombs = (opts && opts->max_tombstones) ? opts->max_tombstones : 65536;
     s->nixs = 1;
     s->ixs[0].name = "namespace";
-    s->tab = kc__stab_new(1);
-    if (!s->tab || pthread_mutex_init(&s->mu, NULL) != 0) {
-        kc__stab_free(s->tab);
+    kc__stab *t = kc__stab_new(1);
+    if (!t || pthread_mutex_init(&s->mu, NULL) != 0) {
+        kc__stab_free(t);
         free(s);
         return kc_error_set(err, KC_ENOMEM, "store: out of memory");
     }
+    publish_tab(s, t);
     *ret = s;
     return 0;
 }
@@ -58,6 +193,11 @@ void kc_store_free(kc_store *s)
 {
     if (!s)
         return;
+    release_list(&s->pend[0]); /* no call in flight: no reader */
+    release_list(&s->pend[1]);
+    free(s->pend[0].v);
+    free(s->pend[1].v);
+    s->tab->map.ret = NULL;
     kc__stab_free(s->tab);
     tombs_clear(s);
     for (size_t i = 1; i < s->nixs; i++)
@@ -99,10 +239,7 @@ int kc_store_add_indexer(kc_store *s, const char *name, kc_store_indexer_fn fn, 
 /* ---- reads ---------------------------------------------------------------------------------- */
 
 /* With s->mu held: the object at key (kl bytes, NUL-terminated and zero-padded to KC__KEY_WORDS(kl)
- * words, like the entries' keys). The slot holds the hash, the entry and the object; on a hash
- * match the entry's key words and the object's header are fetched in parallel (both addresses are
- * known from the slot), so a Get costs two dependent memory accesses: the slot, then both lines.
- * The key compare is whole words including the terminator (equal words ⇒ equal length). */
+ * words, like the entries' keys). The fallback of the lock-free probe below. */
 static kc_obj *lookup_locked(kc_store *s, const char *key, size_t kl, uint64_t h)
 {
     const kc__htab *t = &s->tab->map;
@@ -113,17 +250,78 @@ static kc_obj *lookup_locked(kc_store *s, const char *key, size_t kl, uint64_t h
         const kc__slot *sl = &t->slots[i];
         if (!sl->e)
             return NULL;
-        if (sl->hash != h)
+        if (sl->hash != h || sl->e->klen != kl)
             continue;
         const kc__ent *e = (const kc__ent *)sl->e;
-        kc_obj *o = sl->aux;
-        __builtin_prefetch(o, 1);
         uint64_t diff = 0;
         for (size_t w = 0; w < nw; w++)
             diff |= kc__rd64(e->keybuf + 8 * w) ^ kc__rd64(key + 8 * w);
         if (diff == 0)
-            return kc_obj_ref(o);
+            return kc_obj_ref(sl->aux);
     }
+}
+
+/*
+ * One optimistic probe of the live map (inside a reader section): *ret = the object pointer (not
+ * yet referenced) or NULL. Returns false when a writer was active (retry). The slot holds the
+ * hash, the entry and the object; on a hash match the entry's length and key words are checked
+ * (whole words including the terminator: equal words ⇒ equal key). Every load from shared slots is
+ * atomic; the entry's key is immutable once published (release store of the slot's entry) and
+ * stays allocated while the reader is announced. The probe is bounded by the capacity, so a table
+ * changing under it cannot keep it looping.
+ */
+static inline bool probe(kc_store *s, const char *key, size_t kl, uint64_t h, kc_obj **ret)
+{
+    uint64_t q = atomic_load_explicit(&s->rseq, memory_order_acquire);
+    if (q & 1)
+        return false;
+    const kc__stab *t = __atomic_load_n(&s->tab, __ATOMIC_ACQUIRE);
+    const kc__slot *slots = __atomic_load_n(&t->map.slots, __ATOMIC_ACQUIRE);
+    kc_obj *o = NULL;
+    if (slots) {
+        size_t mask = (size_t)slots[-1].hash - 1, nw = KC__KEY_WORDS(kl);
+        for (size_t i = h & mask, n = 0; n <= mask; i = (i + 1) & mask, n++) {
+            const kc__slot *sl = &slots[i];
+            const kc__ent *e = (const kc__ent *)__atomic_load_n(&sl->e, __ATOMIC_ACQUIRE);
+            if (!e)
+                break;
+            if (__atomic_load_n(&sl->hash, __ATOMIC_RELAXED) != h || e->h.klen != kl)
+                continue;
+            uint64_t diff = 0;
+            for (size_t w = 0; w < nw; w++)
+                diff |= kc__rd64(e->keybuf + 8 * w) ^ kc__rd64(key + 8 * w);
+            if (diff == 0) {
+                o = __atomic_load_n(&sl->aux, __ATOMIC_ACQUIRE);
+                break;
+            }
+        }
+    }
+    atomic_thread_fence(memory_order_acquire);
+    if (atomic_load_explicit(&s->rseq, memory_order_relaxed) != q)
+        return false;
+    *ret = o;
+    return true;
+}
+
+/* The Get: lock-free probes, falling back to the mutex when writers keep interfering. */
+static kc_obj *lookup(kc_store *s, const char *key, size_t kl, uint64_t h)
+{
+    kc_obj *o = NULL;
+    unsigned e = reader_enter(s);
+    for (int tries = 0; tries < 16; tries++) {
+        if (probe(s, key, kl, h, &o)) {
+            if (o)
+                kc_obj_ref(o); /* still held by the store, or by a retired extra reference */
+            reader_exit(s, e);
+            return o;
+        }
+        __builtin_ia32_pause();
+    }
+    reader_exit(s, e); /* never wait for the mutex while announced */
+    pthread_mutex_lock(&s->mu);
+    o = lookup_locked(s, key, kl, h);
+    pthread_mutex_unlock(&s->mu);
+    return o;
 }
 
 /* Build the padded key of (ns, name) into buf (KC__KEY_MAX + 8 bytes). Length, or -1 (no name / too
@@ -132,7 +330,7 @@ static inline int get_key(const char *ns, const char *name, char *buf)
 {
     if (!name || !*name)
         return -1;
-    size_t nl = ns ? strlen(ns) : 0, ml = strlen(name);
+    size_t nl = (ns && *ns) ? strlen(ns) : 0, ml = strlen(name);
     size_t len = nl ? nl + 1 + ml : ml;
     if (len + 1 > KC__KEY_MAX) /* as kc__store_key: such a key is never stored */
         return -1;
@@ -155,11 +353,7 @@ kc_obj *kc_store_get_key(kc_store *s, const char *key)
     _Alignas(8) char buf[KC__KEY_MAX + 8];
     memset(buf + (kl & ~(size_t)7), 0, 8);
     memcpy(buf, key, kl);
-    uint64_t h = kc__hash(buf, kl);
-    pthread_mutex_lock(&s->mu);
-    kc_obj *o = lookup_locked(s, buf, kl, h);
-    pthread_mutex_unlock(&s->mu);
-    return o;
+    return lookup(s, buf, kl, kc__hash(buf, kl));
 }
 
 kc_obj *kc_store_get(kc_store *s, const char *ns, const char *name)
@@ -168,11 +362,7 @@ kc_obj *kc_store_get(kc_store *s, const char *ns, const char *name)
     int kl = get_key(ns, name, key);
     if (kl < 0)
         return NULL;
-    uint64_t h = kc__hash(key, (size_t)kl);
-    pthread_mutex_lock(&s->mu);
-    kc_obj *o = lookup_locked(s, key, (size_t)kl, h);
-    pthread_mutex_unlock(&s->mu);
-    return o;
+    return lookup(s, key, (size_t)kl, kc__hash(key, (size_t)kl));
 }
 
 size_t kc_store_len(kc_store *s)
@@ -350,6 +540,7 @@ int kc_store_apply(kc_store *s, kc_watch_type type, kc_obj *obj, kc_store_change
     kc_store_change ch = {0};
     int rc = 0;
     pthread_mutex_lock(&s->mu);
+    write_begin(s);
     kc__ent *e = (kc__ent *)kc__htab_find(&s->tab->map, key, (size_t)kl, h);
     uint64_t seq = s->seq + 1;
     if (type == KC_WATCH_DELETED) {
@@ -375,11 +566,13 @@ int kc_store_apply(kc_store *s, kc_watch_type type, kc_obj *obj, kc_store_change
             ch.new_obj = kc_obj_ref(obj);
         }
     }
+    write_end(s); /* before any waiter can run: a woken waiter's Get sees the event */
     if (rc == 0) {
         s->seq = seq;
         kc__store_advance(s, kc_obj_resource_version(obj));
         kc__store_wake_key(s, h, key, (size_t)kl);
     }
+    reclaim(s);
     pthread_mutex_unlock(&s->mu);
     if (rc < 0)
         return kc_error_set(err, rc, "store: out of memory applying %s", key);
@@ -492,7 +685,9 @@ int kc_store_replace(kc_store *s, kc_store_batch *b, const char *list_rv,
     }
     /* Publish. */
     pthread_mutex_lock(&s->mu);
-    s->tab = nt;
+    write_begin(s);
+    publish_tab(s, nt);
+    write_end(s);
     s->has_objects = true;
     for (size_t i = 0; vanished && i < ot->map.cap; i++) {
         kc__ent *o = (kc__ent *)KC__HTAB_AT(&ot->map, i);
@@ -529,7 +724,11 @@ int kc_store_replace(kc_store *s, kc_store_batch *b, const char *list_rv,
         kc_store_change ch = {KC_STORE_DELETED, o->obj, NULL, true};
         stop = on_change(ud, &ch);
     }
-    kc__stab_free(ot);
+    /* Lock-free readers may still be probing ot: retire it and wait them out (a relist is rare;
+     * readers stay inside for a few dozen ns), so the old objects are released now. */
+    ot->map.ret = NULL;
+    retire(&s->retirer, KC__RETIRE_STAB, ot);
+    reclaim_all(s);
     (void)err;
     return 0;
 }

@@ -16,6 +16,8 @@
 #include "kcache/store.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
 #include <string.h>
 
 /* Common head of everything kept in a kc__htab (entries, tombstones, index buckets). */
@@ -33,12 +35,37 @@ typedef struct kc__slot {
     void *aux;
 } kc__slot;
 
-/* Open addressing, linear probing, backward-shift deletion. Not thread-safe. */
+/* Deferred frees (store.c): memory a lock-free reader may still be reading is handed to the
+ * retirer instead of being freed; it is released after a grace period (docs/informer.md, "Lock-free
+ * Get"). kind: KC__RETIRE_MEM (free), KC__RETIRE_OBJ (kc_obj_unref), KC__RETIRE_STAB (whole table).
+ */
+enum { KC__RETIRE_MEM = 0, KC__RETIRE_OBJ = 1, KC__RETIRE_STAB = 2 };
+typedef struct kc__retirer {
+    void (*fn)(struct kc__retirer *r, int kind, void *p);
+} kc__retirer;
+
+/*
+ * Open addressing, linear probing, backward-shift deletion. Not thread-safe for writers. Slot
+ * stores are atomic (relaxed hash, release entry/aux) so that a table published to lock-free
+ * readers (store map, ret != NULL) can be probed concurrently; the slot array is allocated with a
+ * header slot in front holding the capacity (slots[-1].hash), so a reader that loads the array
+ * pointer also gets the matching capacity. With ret set, replaced slot arrays are retired, not
+ * freed.
+ */
 typedef struct kc__htab {
     kc__slot *slots;
     size_t cap; /* power of two, or 0 */
     size_t n;
+    kc__retirer *ret; /* NULL: free at once (private tables) */
 } kc__htab;
+
+/* Writer-side slot store (see kc__htab). */
+static inline void kc__slot_put(kc__slot *d, uint64_t hash, kc__hent *e, void *aux)
+{
+    __atomic_store_n(&d->hash, hash, __ATOMIC_RELAXED);
+    __atomic_store_n(&d->aux, aux, __ATOMIC_RELEASE);
+    __atomic_store_n(&d->e, e, __ATOMIC_RELEASE);
+}
 
 static inline uint64_t kc__rd64(const char *p)
 {
@@ -177,7 +204,9 @@ int kc__stab_insert(kc__stab *t, const kc__indexer *ixs, const char *key, size_t
 /* Replace e's object (takes a reference to obj, returns the old one's reference to the caller),
  * re-indexing when index values change. 0 / KC_ENOMEM (then e unchanged). */
 int kc__stab_set(kc__stab *t, const kc__indexer *ixs, kc__ent *e, kc_obj *obj, kc_obj **ret_old);
-/* Unlink e from the map and indexes; returns the object reference to the caller; frees e. */
+/* Unlink e from the map and indexes; returns the object reference to the caller; frees e (retires
+ * it, and an extra reference to its object, when the map has a retirer). kc__stab_set likewise
+ * retires an extra reference to the replaced object. */
 kc_obj *kc__stab_remove(kc__stab *t, kc__ent *e);
 /* Free everything (dropping references). Accepts NULL. */
 void kc__stab_free(kc__stab *t);
@@ -196,9 +225,32 @@ typedef struct kc__waiter {
 
 #define KC__WAIT_BUCKETS 64
 
+/* A deferred free (store.c). */
+typedef struct kc__retired {
+    int kind;
+    void *p;
+} kc__retired;
+
+typedef struct kc__retire_list {
+    kc__retired *v;
+    size_t n, cap;
+} kc__retire_list;
+
+typedef struct kc__rcount {
+    _Alignas(64) _Atomic long n; /* readers inside a lock-free Get, per epoch parity */
+} kc__rcount;
+
 struct kc_store {
-    pthread_mutex_t mu;
-    kc__stab *tab;
+    /* Lock-free Get (store.c): seqlock over the live map (odd while the writer mutates it), the
+     * reader epoch, and readers per epoch parity. Written by the writer / readers only. */
+    _Alignas(64) _Atomic uint64_t rseq;
+    _Atomic unsigned epoch;
+    kc__rcount readers[2];
+    kc__retirer retirer;
+    kc__retire_list pend[2]; /* retired during an epoch of that parity (writer only) */
+
+    _Alignas(64) pthread_mutex_t mu;
+    kc__stab *tab; /* readers load it atomically */
     kc__htab tombs;
     size_t max_tombs;
     uint64_t tomb_floor;

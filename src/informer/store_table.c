@@ -43,25 +43,40 @@ static void htab_place(kc__slot *slots, size_t cap, kc__slot sl)
     size_t i = sl.hash & mask;
     while (slots[i].e)
         i = (i + 1) & mask;
-    slots[i] = sl;
+    kc__slot_put(&slots[i], sl.hash, sl.e, sl.aux);
 }
 
-/* Zeroed slot array. Large arrays (≥ 2 MiB) are 2 MiB-aligned and advised to use transparent huge
- * pages: random probes into a big table then cost no TLB miss. */
+/* Zeroed array of n slots behind a header slot holding n (see kc__htab). Large arrays (≥ 2 MiB)
+ * are 2 MiB-aligned and advised to use transparent huge pages: random probes into a big table then
+ * cost no TLB miss. */
 static kc__slot *slots_alloc(size_t n)
 {
     size_t bytes;
-    if (!kc__size_mul(n, sizeof(kc__slot), &bytes))
+    if (!kc__size_mul(n + 1, sizeof(kc__slot), &bytes))
         return NULL;
     const size_t huge = (size_t)2 << 20;
-    if (bytes < huge)
-        return calloc(n, sizeof(kc__slot));
-    void *p = NULL;
-    if (posix_memalign(&p, huge, bytes) != 0)
+    kc__slot *p = NULL;
+    if (bytes < huge) {
+        p = calloc(n + 1, sizeof(kc__slot));
+    } else if (posix_memalign((void **)&p, huge, bytes) == 0) {
+        madvise(p, bytes, MADV_HUGEPAGE); /* advice only: failure is harmless */
+        memset(p, 0, bytes);
+    }
+    if (!p)
         return NULL;
-    madvise(p, bytes, MADV_HUGEPAGE); /* advice only: failure is harmless */
-    memset(p, 0, bytes);
-    return p;
+    p[0].hash = n; /* written before the array is published, never changed */
+    return p + 1;
+}
+
+/* Free (or, for a table with a retirer, retire) a slot array from slots_alloc. */
+static void slots_free(kc__retirer *ret, kc__slot *slots)
+{
+    if (!slots)
+        return;
+    if (ret)
+        ret->fn(ret, KC__RETIRE_MEM, slots - 1);
+    else
+        free(slots - 1);
 }
 
 int kc__htab_insert(kc__htab *t, kc__hent *e)
@@ -74,9 +89,10 @@ int kc__htab_insert(kc__htab *t, kc__hent *e)
         for (size_t i = 0; i < t->cap; i++)
             if (t->slots[i].e)
                 htab_place(ns, ncap, t->slots[i]);
-        free(t->slots);
-        t->slots = ns;
+        kc__slot *old = t->slots;
+        __atomic_store_n(&t->slots, ns, __ATOMIC_RELEASE); /* complete before readers see it */
         t->cap = ncap;
+        slots_free(t->ret, old);
     }
     htab_place(t->slots, t->cap, (kc__slot){e->hash, e, NULL});
     t->n++;
@@ -101,14 +117,15 @@ kc__hent *kc__htab_remove(kc__htab *t, const char *key, size_t klen, uint64_t ha
     }
     /* Backward-shift: move later members of the probe run into the hole when allowed. */
     size_t hole = i;
-    t->slots[hole] = (kc__slot){0, NULL, NULL};
+    kc__slot_put(&t->slots[hole], 0, NULL, NULL);
     for (size_t j = (hole + 1) & mask; t->slots[j].e; j = (j + 1) & mask) {
         size_t home = t->slots[j].hash & mask;
         /* Can slots[j] move to hole? Only if home is not in (hole, j] cyclically. */
         bool in_range = (hole <= j) ? (home > hole && home <= j) : (home > hole || home <= j);
         if (!in_range) {
-            t->slots[hole] = t->slots[j];
-            t->slots[j] = (kc__slot){0, NULL, NULL};
+            kc__slot m = t->slots[j];
+            kc__slot_put(&t->slots[hole], m.hash, m.e, m.aux);
+            kc__slot_put(&t->slots[j], 0, NULL, NULL);
             hole = j;
         }
     }
@@ -118,7 +135,7 @@ kc__hent *kc__htab_remove(kc__htab *t, const char *key, size_t klen, uint64_t ha
 
 void kc__htab_free(kc__htab *t)
 {
-    free(t->slots);
+    slots_free(NULL, t->slots); /* callers guarantee no reader (retired tables, private ones) */
     t->slots = NULL;
     t->cap = t->n = 0;
 }
@@ -323,10 +340,13 @@ int kc__stab_insert(kc__stab *t, const kc__indexer *ixs, const char *key, size_t
     }
     if (ent_index(t, ixs, e) < 0) {
         kc__htab_remove(&t->map, key, klen, hash);
-        free(e);
+        if (t->map.ret) /* a lock-free reader may have seen it */
+            t->map.ret->fn(t->map.ret, KC__RETIRE_MEM, e);
+        else
+            free(e);
         return KC_ENOMEM;
     }
-    kc__htab_slot_of(&t->map, &e->h)->aux = obj;
+    __atomic_store_n(&kc__htab_slot_of(&t->map, &e->h)->aux, obj, __ATOMIC_RELEASE);
     kc_obj_ref(obj);
     if (ret)
         *ret = e;
@@ -346,7 +366,9 @@ int kc__stab_set(kc__stab *t, const kc__indexer *ixs, kc__ent *e, kc_obj *obj, k
         }
     }
     e->obj = kc_obj_ref(obj);
-    kc__htab_slot_of(&t->map, &e->h)->aux = obj;
+    __atomic_store_n(&kc__htab_slot_of(&t->map, &e->h)->aux, obj, __ATOMIC_RELEASE);
+    if (t->map.ret) /* a lock-free reader may be about to take a reference to old */
+        t->map.ret->fn(t->map.ret, KC__RETIRE_OBJ, kc_obj_ref(old));
     *ret_old = old;
     return 0;
 }
@@ -356,7 +378,12 @@ kc_obj *kc__stab_remove(kc__stab *t, kc__ent *e)
     ent_unindex(t, e);
     kc__htab_remove(&t->map, e->h.key, e->h.klen, e->h.hash);
     kc_obj *o = e->obj;
-    free(e);
+    if (t->map.ret) { /* a lock-free reader may still read e and reference o */
+        t->map.ret->fn(t->map.ret, KC__RETIRE_OBJ, kc_obj_ref(o));
+        t->map.ret->fn(t->map.ret, KC__RETIRE_MEM, e);
+    } else {
+        free(e);
+    }
     return o;
 }
 

@@ -12,6 +12,8 @@
 #include "kcache/store.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -391,6 +393,110 @@ static void test_informer_store_wait_many_waiters_distinct_keys(void **st)
     kc_store_free(s);
 }
 
+/* ---- lock-free Get under concurrent writes ----------------------------------------------------
+ * Readers call kc_store_get / kc_store_get_key in a loop while the writer adds, modifies and
+ * deletes churn keys (growing the table and backward-shifting runs) and relists. Every object a
+ * reader gets must be the one for its key (a freed or mixed-up object would fail the name check,
+ * and ASan/TSan builds check the memory itself), and stable keys, never written after the start,
+ * must never be missed — a probe that raced a table change retries instead of answering "absent".
+ */
+#define LF_STABLE 64
+#define LF_CHURN  512
+
+typedef struct lf_arg {
+    kc_store *s;
+    atomic_bool *done;
+    unsigned seed;
+    long gets, hits;
+} lf_arg;
+
+static void *lf_reader(void *p)
+{
+    lf_arg *a = p;
+    char name[32], key[48];
+    unsigned x = a->seed;
+    while (!atomic_load(a->done)) {
+        x = x * 1103515245u + 12345u;
+        unsigned k = (x >> 8) % (LF_STABLE + LF_CHURN);
+        bool stable = k < LF_STABLE;
+        snprintf(name, sizeof(name), stable ? "stable-%u" : "churn-%u", stable ? k : k - LF_STABLE);
+        kc_obj *o;
+        if (x & 0x10000) {
+            o = kc_store_get(a->s, "ns", name);
+        } else {
+            snprintf(key, sizeof(key), "ns/%s", name);
+            o = kc_store_get_key(a->s, key);
+        }
+        a->gets++;
+        if (stable && !o)
+            fail_msg("stable key %s missed", name);
+        if (o) {
+            a->hits++;
+            if (strcmp(kc_obj_name(o), name) != 0 || strcmp(kc_obj_namespace(o), "ns") != 0)
+                fail_msg("got %s/%s for ns/%s", kc_obj_namespace(o), kc_obj_name(o), name);
+            kc_obj_unref(o);
+        }
+    }
+    return NULL;
+}
+
+static void test_informer_store_lock_free_get_under_writes(void **st)
+{
+    kc_store *s = new_store();
+    char name[32], rv[24];
+    for (unsigned i = 0; i < LF_STABLE; i++) {
+        snprintf(name, sizeof(name), "stable-%u", i);
+        put(s, KC_WATCH_ADDED, mk("ns", name, "u", "1", NULL));
+    }
+    atomic_bool done = false;
+    lf_arg a[2] = {{s, &done, 1, 0, 0}, {s, &done, 2, 0, 0}};
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++)
+        pthread_create(&t[i], NULL, lf_reader, &a[i]);
+    unsigned x = 7;
+    uint64_t v = 2;
+    for (int round = 0; round < 6; round++) {
+        for (int op = 0; op < 3000; op++) {
+            x = x * 1103515245u + 12345u;
+            snprintf(name, sizeof(name), "churn-%u", (x >> 8) % LF_CHURN);
+            snprintf(rv, sizeof(rv), "%llu", (unsigned long long)v++);
+            /* Grow during the first half of a round, shrink during the second. */
+            bool del = (x >> 4) % 4 == 0 || (op > 1500 && (x >> 4) % 4 < 3);
+            put(s, del ? KC_WATCH_DELETED : KC_WATCH_MODIFIED, mk("ns", name, "u", rv, NULL));
+        }
+        /* Relist: the stable keys unchanged plus a few churn keys. */
+        kc_store_batch *b = NULL;
+        assert_int_equal(kc_store_batch_new(s, &b, NULL), 0);
+        for (unsigned i = 0; i < LF_STABLE; i++) {
+            snprintf(name, sizeof(name), "stable-%u", i);
+            kc_obj *o = mk("ns", name, "u", "1", NULL);
+            assert_int_equal(kc_store_batch_add(b, o, NULL), 0);
+            kc_obj_unref(o);
+        }
+        for (unsigned i = 0; i < 40; i++) {
+            snprintf(name, sizeof(name), "churn-%u", i * 7 % LF_CHURN);
+            snprintf(rv, sizeof(rv), "%llu", (unsigned long long)v);
+            kc_obj *o = mk("ns", name, "u", rv, NULL);
+            assert_int_equal(kc_store_batch_add(b, o, NULL), 0);
+            kc_obj_unref(o);
+        }
+        snprintf(rv, sizeof(rv), "%llu", (unsigned long long)v++);
+        assert_int_equal(kc_store_replace(s, b, rv, NULL, NULL, NULL), 0);
+    }
+    atomic_store(&done, true);
+    for (int i = 0; i < 2; i++)
+        pthread_join(t[i], NULL);
+    assert_true(a[0].gets > 0 && a[1].gets > 0);
+    for (unsigned i = 0; i < LF_STABLE; i++) {
+        snprintf(name, sizeof(name), "stable-%u", i);
+        kc_obj *o = kc_store_get(s, "ns", name);
+        assert_non_null(o);
+        kc_obj_unref(o);
+    }
+    kc_store_free(s);
+    (void)st;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -408,6 +514,7 @@ int main(void)
         cmocka_unit_test(test_informer_store_wait_watermark_by_bookmark_and_relist),
         cmocka_unit_test(test_informer_store_wait_rejects_bad_condition),
         cmocka_unit_test(test_informer_store_wait_many_waiters_distinct_keys),
+        cmocka_unit_test(test_informer_store_lock_free_get_under_writes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

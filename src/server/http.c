@@ -4,9 +4,15 @@
  * /openapi → 404, /admin/...), routing to discovery or to the verbs (405 for wrong methods, 404
  * for unknown resources), injected faults, and reply helpers. Every error body is a Status.
  *
- * Threads: MHD runs one thread per connection (MHD_USE_THREAD_PER_CONNECTION), so a watch may
- * block inside its content callback. A request takes srv->mu only inside the verbs (briefly to
- * resolve the resource here).
+ * Threads: MHD runs a small pool of epoll threads shared by every connection (server.c), so a
+ * handler must not block it: watch streams suspend their connection while idle (watch.c), and
+ * requests that may take long — collection LISTs, DELETECOLLECTION, namespace deletion, any Table
+ * request — are offloaded: the connection is suspended (MHD_suspend_connection), a detached
+ * helper thread runs the handler and resumes it, and MHD's next call queues the reply made there.
+ * Single-object reads and writes and watches run inline (short, under srv->mu only briefly).
+ * kc_server_stop waits for offloaded requests (srv->offloaded, under its own srv->off_mu) before
+ * stopping the daemon, since MHD must not be stopped with suspended connections. A request takes
+ * srv->mu only inside the verbs (briefly to resolve the resource here).
  */
 #include "server/srv.h"
 
@@ -17,6 +23,8 @@
 typedef struct conn_ctx {
     kc__buf body;
     bool too_large;
+    bool offloaded; /* the request runs (ran) on a helper thread; req holds its reply */
+    kc__req req;
 } conn_ctx;
 
 /* ---- reply helpers -------------------------------------------------------------------------- */
@@ -303,6 +311,79 @@ static enum MHD_Result queue(struct MHD_Connection *conn, kc__req *req)
     return r;
 }
 
+/* May this request take long (large collections, cascades, Table rendering)? */
+static bool may_be_slow(const kc__req *req)
+{
+    kc__route rt;
+    if (req->method == KC__M_OTHER || kc__route_parse(req->path, &rt) != 0 ||
+        rt.kind != KC__R_RESOURCE)
+        return false;
+    if (req->accept && strstr(req->accept, "as=Table"))
+        return true;
+    if (rt.has_name)
+        return req->method == KC__M_DELETE && !rt.has_ns && !strcmp(rt.plural, "namespaces");
+    if (req->method == KC__M_DELETE)
+        return true;
+    if (req->method != KC__M_GET || rt.watch_path)
+        return false;
+    const char *w = MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, "watch");
+    return !w || !kc__param_bool(w);
+}
+
+static void run(kc__req *req)
+{
+    if (dispatch(req) != 0 && !req->resp && !req->err.code)
+        kc__fail(&req->err, 500, "InternalError", "out of memory");
+}
+
+static void *offload_main(void *arg)
+{
+    conn_ctx *cc = arg;
+    kc_server *srv = cc->req.srv;
+    run(&cc->req);
+    MHD_resume_connection(cc->req.conn); /* MHD calls on_request again: it queues the reply */
+    pthread_mutex_lock(&srv->off_mu);
+    srv->offloaded--;
+    pthread_cond_broadcast(&srv->off_cond);
+    pthread_mutex_unlock(&srv->off_mu);
+    return NULL;
+}
+
+/* Run cc->req on a detached helper thread with the connection suspended. false = not started
+ * (server stopping, no thread): run it inline. */
+static bool offload(conn_ctx *cc)
+{
+    kc_server *srv = cc->req.srv;
+    pthread_mutex_lock(&srv->off_mu); /* not srv->mu: that may be held long */
+    bool ok = !srv->stopping;
+    if (ok) {
+        srv->offloaded++;
+        pthread_cond_broadcast(&srv->off_cond);
+    }
+    pthread_mutex_unlock(&srv->off_mu);
+    if (!ok)
+        return false;
+    cc->offloaded = true;
+    MHD_suspend_connection(cc->req.conn);
+    pthread_attr_t a;
+    pthread_t th;
+    pthread_attr_init(&a);
+    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+    int rc = pthread_create(&th, &a, offload_main, cc);
+    pthread_attr_destroy(&a);
+    if (rc != 0)
+        offload_main(cc); /* runs it here and resumes: the reply is queued on the next call */
+    return true;
+}
+
+void kc__http_wait_offloaded(kc_server *srv)
+{
+    pthread_mutex_lock(&srv->off_mu);
+    while (srv->offloaded)
+        pthread_cond_wait(&srv->off_cond, &srv->off_mu);
+    pthread_mutex_unlock(&srv->off_mu);
+}
+
 enum MHD_Result kc__http_on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                     const char *method, const char *version,
                                     const char *upload_data, size_t *upload_data_size,
@@ -334,26 +415,33 @@ enum MHD_Result kc__http_on_request(void *cls, struct MHD_Connection *conn, cons
         *upload_data_size = 0;
         return MHD_YES;
     }
-    kc__req req;
-    memset(&req, 0, sizeof(req));
-    kc_error_init(&req.err);
-    req.srv = srv;
-    req.conn = conn;
-    req.path = url;
-    req.method = method_of(method);
-    req.accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
-    req.content_type =
-        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
-    req.body = cc->body.data ? cc->body.data : "";
-    req.body_len = cc->body.len;
-    if (cc->too_large) {
-        kc__fail(&req.err, 413, "RequestEntityTooLarge",
-                 "the request body is larger than the limit of %zu bytes", max);
-    } else if (dispatch(&req) != 0 && !req.resp && !req.err.code) {
-        kc__fail(&req.err, 500, "InternalError", "out of memory");
+    if (cc->offloaded) { /* resumed after the helper thread made the reply */
+        enum MHD_Result r = queue(conn, &cc->req);
+        kc_error_clear(&cc->req.err);
+        return r;
     }
-    enum MHD_Result r = queue(conn, &req);
-    kc_error_clear(&req.err);
+    kc__req *req = &cc->req;
+    memset(req, 0, sizeof(*req));
+    kc_error_init(&req->err);
+    req->srv = srv;
+    req->conn = conn;
+    req->path = url;
+    req->method = method_of(method);
+    req->accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+    req->content_type =
+        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
+    req->body = cc->body.data ? cc->body.data : "";
+    req->body_len = cc->body.len;
+    if (cc->too_large) {
+        kc__fail(&req->err, 413, "RequestEntityTooLarge",
+                 "the request body is larger than the limit of %zu bytes", max);
+    } else if (may_be_slow(req) && offload(cc)) {
+        return MHD_YES;
+    } else {
+        run(req);
+    }
+    enum MHD_Result r = queue(conn, req);
+    kc_error_clear(&req->err);
     return r;
 }
 

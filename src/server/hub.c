@@ -67,6 +67,8 @@ struct kc__watcher {
     void *wake_ud;
     uint64_t wake_at_ns;   /* while armed */
     uint64_t last_wake_ns; /* when the owner was last woken for an event (coalescing) */
+    size_t last_batch;     /* events the owner took after that wake */
+    bool batch_open;       /* the next non-empty take starts a new batch */
     bool closed, overflowed, armed;
 };
 
@@ -83,7 +85,8 @@ struct kc__hub {
     pthread_cond_t timer_cond;
     pthread_t timer;
     uint64_t timer_target; /* the wake time the timer sleeps until */
-    uint64_t coalesce_ns;  /* at most one event wake per watcher per this long */
+    uint64_t coalesce_ns;  /* at most one event wake per watcher per this long ... */
+    size_t coalesce_min;   /* ... once its last batch had at least this many events */
     bool timer_started, timer_stop;
 };
 
@@ -127,8 +130,9 @@ static void event_wake_locked(kc__hub *hub, kc__watcher *w, uint64_t due_ns)
     uint64_t at = w->last_wake_ns + hub->coalesce_ns;
     if (due_ns > at)
         at = due_ns;
-    if (!hub->coalesce_ns || at <= kc__now_ns()) {
+    if (!hub->coalesce_ns || w->last_batch < hub->coalesce_min || at <= kc__now_ns()) {
         w->last_wake_ns = kc__now_ns();
+        w->batch_open = true;
         wake_locked(w);
         return;
     }
@@ -223,8 +227,10 @@ static void *timer_main(void *arg)
                 if (!w->armed)
                     continue;
                 if (w->wake_at_ns <= now) {
-                    if (w->count)
+                    if (w->count) {
                         w->last_wake_ns = now;
+                        w->batch_open = true;
+                    }
                     wake_locked(w);
                 } else if (w->wake_at_ns < next)
                     next = w->wake_at_ns;
@@ -485,6 +491,12 @@ int kc__watcher_take(kc__watcher *w, kc__hub_event *evs, size_t max, size_t *ret
             w->head = w->head + 1 == w->cap ? 0 : w->head + 1;
             w->count--;
         }
+        if (w->batch_open && n) {
+            w->last_batch = n;
+            w->batch_open = false;
+        } else if (n) {
+            w->last_batch += n;
+        }
     }
     pthread_mutex_unlock(&hub->mu);
     *ret_n = n;
@@ -523,10 +535,11 @@ int kc__watcher_arm(kc__watcher *w, uint64_t wake_at_ns)
     return rc;
 }
 
-void kc__hub_set_coalesce(kc__hub *hub, uint64_t ns)
+void kc__hub_set_coalesce(kc__hub *hub, uint64_t ns, size_t min_batch)
 {
     pthread_mutex_lock(&hub->mu);
     hub->coalesce_ns = ns;
+    hub->coalesce_min = min_batch;
     pthread_mutex_unlock(&hub->mu);
 }
 

@@ -93,11 +93,13 @@ int kc__watcher_take(kc__watcher *w, kc__hub_event *evs, size_t max, size_t *ret
  * be started. Thread-safe. */
 int kc__watcher_arm(kc__watcher *w, uint64_t wake_at_ns);
 
-/* Coalescing of event wakes (armed watchers only): an armed watcher woken for an event less than
- * ns ago is woken again only ns after that wake (by the hub's timer), so a busy stream takes its
- * events in batches of up to ns worth instead of one wake per event. 0 (default) = wake at once.
- * Close, overflow and stall-lifted wakes are never delayed. Thread-safe. */
-void kc__hub_set_coalesce(kc__hub *hub, uint64_t ns);
+/* Coalescing of event wakes (armed watchers only): an armed watcher that took at least min_batch
+ * events after its last event wake, and was woken less than ns ago, is woken for a new event only
+ * ns after that wake (by the hub's timer), so a busy stream takes its events in batches instead
+ * of one wake per event, while a stream that takes events one at a time is woken at once.
+ * ns 0 (default) = always wake at once. Close, overflow and stall-lifted wakes are never
+ * delayed. Thread-safe. */
+void kc__hub_set_coalesce(kc__hub *hub, uint64_t ns, size_t min_batch);
 
 /* Events queued for w right now (tests, metrics). Thread-safe. */
 size_t kc__watcher_queued(kc__watcher *w);

@@ -23,15 +23,21 @@ enum MHD_Result kc__http_on_request(void *cls, struct MHD_Connection *conn, cons
                                     void **con_cls);
 void kc__http_on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                            enum MHD_RequestTerminationCode toe);
+void kc__http_wait_offloaded(kc_server *srv);
 
 /* libmicrohttpd worker threads (each an epoll loop over its share of the connections). */
 #ifndef KC__SERVER_THREADS
 #define KC__SERVER_THREADS 2
 #endif
 
-/* A busy watch stream is woken at most once per this long (hub.h): one batch, one send. */
+/* A busy watch stream — one whose last batch had >= KC__WATCH_COALESCE_MIN events — is woken at
+ * most once per KC__WATCH_COALESCE_US (hub.h): one batch, one send. A stream that takes events
+ * one at a time (a client writing and waiting for its own event) is woken at once. */
 #ifndef KC__WATCH_COALESCE_US
-#define KC__WATCH_COALESCE_US 2000
+#define KC__WATCH_COALESCE_US 10000
+#endif
+#ifndef KC__WATCH_COALESCE_MIN
+#define KC__WATCH_COALESCE_MIN 4
 #endif
 
 static const char *const builtin_ns[] = {"default", "kube-system", "kube-public",
@@ -88,7 +94,8 @@ KC_API int kc_server_new(const kc_server_opts *opts, kc_server **ret_srv, kc_err
     srv->opts.seed_spec = srv->seed_spec;
     int rc = KC_ENOMEM;
     pthread_mutex_init(&srv->mu, NULL);
-    if (kc__cond_init_monotonic(&srv->cond) != 0)
+    pthread_mutex_init(&srv->off_mu, NULL);
+    if (kc__cond_init_monotonic(&srv->cond) != 0 || kc__cond_init_monotonic(&srv->off_cond) != 0)
         goto fail;
     srv->rng = o.random_seed ? o.random_seed : (kc__now_ns() ^ (uintptr_t)srv);
     if (!srv->listen)
@@ -110,7 +117,8 @@ KC_API int kc_server_new(const kc_server_opts *opts, kc_server **ret_srv, kc_err
     srv->faults = kc__faults_new(&o.faults, o.random_seed);
     srv->hub = kc__hub_new(srv->faults, o.watch_queue);
     if (srv->hub)
-        kc__hub_set_coalesce(srv->hub, (uint64_t)KC__WATCH_COALESCE_US * 1000);
+        kc__hub_set_coalesce(srv->hub, (uint64_t)KC__WATCH_COALESCE_US * 1000,
+                             KC__WATCH_COALESCE_MIN);
     if (!srv->faults || !srv->hub || kc__store_init(srv) != 0 ||
         kc__registry_init_builtins(srv) != 0)
         goto fail;
@@ -282,9 +290,12 @@ KC_API void kc_server_stop(kc_server *srv)
         return;
     srv->stopping = true;
     pthread_mutex_lock(&srv->mu);
-    kc__hub_close_all(srv->hub);
+    kc__hub_close_all(srv->hub); /* resumes every suspended watch stream */
     pthread_cond_broadcast(&srv->cond);
     pthread_mutex_unlock(&srv->mu);
+    /* libmicrohttpd must not be stopped with suspended connections: let offloaded requests
+     * finish and resume theirs (new ones run inline once stopping is set). */
+    kc__http_wait_offloaded(srv);
     MHD_stop_daemon(srv->mhd);
     srv->mhd = NULL;
 }
@@ -303,6 +314,8 @@ KC_API void kc_server_free(kc_server *srv)
         kc__tls_material_clear(&srv->tls);
     pthread_mutex_destroy(&srv->mu);
     pthread_cond_destroy(&srv->cond);
+    pthread_mutex_destroy(&srv->off_mu);
+    pthread_cond_destroy(&srv->off_cond);
     free(srv->listen);
     free(srv->token);
     free(srv->seed_dir);

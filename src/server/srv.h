@@ -113,6 +113,10 @@ struct kc_server {
 
     pthread_mutex_t mu; /* the store lock */
     pthread_cond_t cond;
+    /* requests running on helper threads (http.c): count under off_mu, off_cond on change */
+    pthread_mutex_t off_mu;
+    pthread_cond_t off_cond;
+    unsigned offloaded;
     kc__rsrc **rsrcs; /* registry: live resources */
     size_t n_rsrcs, cap_rsrcs;
     kc__rsrc **retired; /* removed CRD resources, freed at server free (watchers may hold them) */

@@ -1,13 +1,16 @@
 /*
  * test_server_api_watch.c — WATCH semantics of the embedded API server (spec §9 #71–#92):
  * framing, starting points, event types, selector transitions, 410 / TooLarge ERROR events,
- * bookmarks, timeouts, streaming lists, fault-driven closes, restart.
+ * bookmarks, timeouts, streaming lists, fault-driven closes, restart; and the event-loop
+ * server: many suspended streams resumed in batches keep every event in order (#77), a slow
+ * request does not stall other connections, stop with parked streams.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
 
+#include "server/srv.h"
 #include "test_server_util.h"
 
 static kc_server *start_with(unsigned bookmark_ms, size_t history)
@@ -383,6 +386,104 @@ static void test_server_watch_many_concurrent(void **state)
         ts_watch_free(w[i]);
 }
 
+/* Watch streams parked (suspended) between batches: more streams than server threads, events
+ * written faster than one per wake, each stream gets every event once and in order (#77, #78). */
+static void test_server_watch_batched_streams_keep_order_77(void **state)
+{
+    kc_server *s = start_with(0, 0);
+    enum { N = 60, E = 300 };
+    ts_resp r;
+    ts_get(s, CM_PATH, &r);
+    char path[256];
+    snprintf(path, sizeof(path), CM_PATH "?watch=1&resourceVersion=%llu", ts_rv(r.json));
+    ts_resp_free(&r);
+    ts_watch *w[N];
+    for (int i = 0; i < N; i++)
+        w[i] = ts_watch_start(s, path);
+    unsigned long long rvs[E];
+    for (int k = 0; k < E; k++) {
+        char n[16];
+        snprintf(n, sizeof(n), "b%d", k);
+        rvs[k] = mk(s, n, NULL);
+    }
+    for (int i = 0; i < N; i++) {
+        for (int k = 0; k < E; k++) {
+            json_t *ev = ts_watch_next_nb(w[i], 10000);
+            assert_non_null(ev);
+            assert_string_equal(ts_s(ev, "type"), "ADDED");
+            assert_int_equal(ts_rv(ts_j(ev, "object")), rvs[k]);
+            json_decref(ev);
+        }
+    }
+    kc_server_free(s); /* stops with every stream parked */
+    for (int i = 0; i < N; i++) {
+        assert_true(ts_watch_wait_end(w[i], 5000));
+        ts_watch_free(w[i]);
+    }
+}
+
+typedef struct bg_get {
+    kc_server *s;
+    const char *path;
+    long status;
+} bg_get;
+
+static void *bg_get_main(void *arg)
+{
+    bg_get *g = arg;
+    ts_resp r;
+    g->status = ts_get(g->s, g->path, &r);
+    ts_resp_free(&r);
+    return NULL;
+}
+
+/* A LIST that cannot finish (the store lock is held here) runs on a helper thread: connections
+ * already open on every server thread — watch streams sending bookmarks (#84) — and new requests
+ * are still served meanwhile. */
+static void test_server_slow_list_does_not_stall_other_connections(void **state)
+{
+    kc_server *s = start_with(30, 0);
+    enum { N = 8 };
+    ts_watch *w[N];
+    for (int i = 0; i < N; i++) /* spread over the server's threads */
+        w[i] = ts_watch_start(s, CM_PATH "?watch=1&allowWatchBookmarks=true");
+    for (int i = 0; i < N; i++) {
+        json_t *ev = ts_watch_next(w[i], 5000);
+        assert_non_null(ev);
+        assert_string_equal(ts_s(ev, "type"), "BOOKMARK");
+        json_decref(ev);
+    }
+    pthread_mutex_lock(&s->mu);
+    bg_get g = {.s = s, .path = CM_PATH};
+    pthread_t th;
+    pthread_create(&th, NULL, bg_get_main, &g);
+    /* wait until the LIST runs on its helper thread (blocked on the lock held here) */
+    uint64_t deadline = kc__now_ns() + 10 * KC__NS_PER_SEC;
+    pthread_mutex_lock(&s->off_mu);
+    while (s->offloaded == 0 && kc__cond_wait_until(&s->off_cond, &s->off_mu, deadline) == 0)
+        ;
+    assert_int_equal(s->offloaded, 1);
+    pthread_mutex_unlock(&s->off_mu);
+    for (int i = 0; i < N; i++) { /* fresh lines: sent while the LIST is stuck */
+        pthread_mutex_lock(&w[i]->mu);
+        w[i]->next = w[i]->n;
+        pthread_mutex_unlock(&w[i]->mu);
+        json_t *ev = ts_watch_next(w[i], 5000);
+        assert_non_null(ev);
+        assert_string_equal(ts_s(ev, "type"), "BOOKMARK");
+        json_decref(ev);
+    }
+    ts_resp r;
+    assert_int_equal(ts_get(s, "/healthz", &r), 200);
+    ts_resp_free(&r);
+    pthread_mutex_unlock(&s->mu);
+    pthread_join(th, NULL);
+    assert_int_equal(g.status, 200);
+    kc_server_free(s);
+    for (int i = 0; i < N; i++)
+        ts_watch_free(w[i]);
+}
+
 int main(void)
 {
     curl_global_init(CURL_GLOBAL_ALL);
@@ -403,6 +504,8 @@ int main(void)
         cmocka_unit_test(test_server_watch_delay_fault_keeps_order),
         cmocka_unit_test(test_server_restart_closes_watches_and_resets_rv_101),
         cmocka_unit_test(test_server_watch_many_concurrent),
+        cmocka_unit_test(test_server_watch_batched_streams_keep_order_77),
+        cmocka_unit_test(test_server_slow_list_does_not_stall_other_connections),
     };
     int rc = cmocka_run_group_tests(tests, setup, teardown);
     curl_global_cleanup();

@@ -7,7 +7,11 @@
  * fields of later callers are ignored). Informers started late join the readiness set:
  * kc_cache_wait_synced waits for every required informer that exists while it waits.
  *
- * Lifecycle: kc_cache_new → kc_cache_get_informer … → kc_cache_stop → kc_cache_free.
+ * User indexers (kc_cache_add_indexer or kc_cache_opts.indexers) are attached by type to every
+ * informer the cache creates for it, before the informer starts.
+ *
+ * Lifecycle: kc_cache_new → [kc_cache_add_indexer …] → kc_cache_get_informer … → kc_cache_stop →
+ * kc_cache_free.
  * Thread-safety: every function is thread-safe except kc_cache_free.
  */
 #ifndef KCACHE_CACHE_H
@@ -19,17 +23,44 @@ KC_BEGIN_DECLS
 
 typedef struct kc_cache kc_cache;
 
+/*
+ * A user indexer for every informer of one type (kcache/store.h, kc_store_add_indexer): whichever
+ * informer the cache creates for gvr (any namespace, selectors or metadata mode) gets it before it
+ * starts, so kc_cached_list_by_index(…, name, …) works on that type. Strings are copied; ud is
+ * borrowed and must outlive the cache. fn runs on the informer's reflector thread (possibly under
+ * the store lock): it must be pure, fast and thread-safe.
+ */
+typedef struct kc_cache_indexer {
+    kc_gvr gvr;       /* group NULL or "" = core */
+    const char *name; /* not "namespace" (built in); unique per type */
+    kc_store_indexer_fn fn;
+    void *ud;
+} kc_cache_indexer;
+
 /* Cache options. Zero-initialised (or NULL) means the defaults. */
 typedef struct kc_cache_opts {
     kc_informer_opts defaults; /* applied to fields a get_informer caller leaves zero (not ns or
                                   selectors) */
     size_t max_informers;      /* 0 = 256 */
+    const kc_cache_indexer *indexers; /* copied by kc_cache_new (see kc_cache_indexer) */
+    size_t n_indexers;
 } kc_cache_opts;
 
 /* New cache over client (borrowed: must outlive the cache). opts may be NULL (copied).
  * Errors: KC_ENOMEM. *ret is new — free with kc_cache_free. */
 KC_API int kc_cache_new(kc_client *client, const kc_cache_opts *opts, kc_cache **ret,
                         kc_error *err);
+
+/*
+ * Register a user indexer for gvr's informers (see kc_cache_indexer; same as listing it in
+ * kc_cache_opts.indexers). Must come before the cache creates any informer of gvr — a cached
+ * client creates one on its first read or write of the type — else KC_EBUSY. Errors: KC_EINVAL
+ * (NULL/empty name, "namespace", no fn, bad gvr, or the name already registered for gvr),
+ * KC_ETOOLARGE (more than KC_STORE_MAX_INDEXERS for gvr), KC_ESTOPPED, KC_EBUSY, KC_ENOMEM.
+ * Thread-safe.
+ */
+KC_API int kc_cache_add_indexer(kc_cache *cache, const kc_gvr *gvr, const char *name,
+                                kc_store_indexer_fn fn, void *ud, kc_error *err);
 
 /*
  * The informer for gvr with opts (may be NULL; ns/selectors/metadata_only form the key), created

@@ -126,9 +126,9 @@ KC_API int kc_cached_list(kc_cached_client *cc, const kc_gvr *gvr, const char *n
 
 /*
  * List the objects of gvr whose index index_name holds value: KC_CACHED_INDEX_NAMESPACE (always
- * there), or a user indexer added to the type's store (kc_store_add_indexer) before its first
- * object; KC_ENOTFOUND names a missing index. Always served from the cache (call->live is
- * KC_EINVAL here). Result as kc_cached_list.
+ * there), or a user indexer registered for the type with kc_cache_add_indexer /
+ * kc_cache_opts.indexers before the type's first use; KC_ENOTFOUND names a missing index. Always
+ * served from the cache (call->live is KC_EINVAL here). Result as kc_cached_list.
  */
 KC_API int kc_cached_list_by_index(kc_cached_client *cc, const kc_gvr *gvr, const char *index_name,
                                    const char *value, const kc_call_opts *call, kc_obj ***ret_items,

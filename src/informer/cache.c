@@ -9,10 +9,16 @@
  * the remaining time: every wake-up is a sync or a stop, never a poll, and informers added
  * meanwhile are picked up by the next round. The cache's eventfd is written when the last required
  * informer syncs and drained again when a new, unsynced required informer joins.
+ *
+ * User indexers are kept per type (group/version/resource, strings copied) under the mutex; a new
+ * informer gets those of its type added to its store between kc_informer_new and kc_informer_start
+ * (the store is empty then, so kc_store_add_indexer accepts them). Registering for a type that
+ * already has an informer is refused (KC_EBUSY): its store may hold objects already.
  */
 #include "informer/informer_internal.h"
 #include "kcache/cache.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -24,9 +30,17 @@ typedef struct centry {
     bool required;
 } centry;
 
+typedef struct cindexer {
+    char *group, *version, *resource, *name;
+    kc_store_indexer_fn fn;
+    void *ud;
+} cindexer;
+
 struct kc_cache {
     kc_client *client;
     kc_cache_opts o;
+    cindexer *ixs;
+    size_t n_ixs;
     pthread_mutex_t mu;
     centry *v;
     size_t n, cap;
@@ -50,12 +64,22 @@ int kc_cache_new(kc_client *client, const kc_cache_opts *opts, kc_cache **ret, k
     c->o.defaults.name = NULL;
     if (!c->o.max_informers)
         c->o.max_informers = 256;
+    c->o.indexers = NULL;
+    c->o.n_indexers = 0;
     c->sync_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (c->sync_fd < 0) {
         free(c);
         return kc_error_set(err, KC_EIO, "cache: eventfd failed");
     }
     pthread_mutex_init(&c->mu, NULL);
+    for (size_t i = 0; opts && opts->indexers && i < opts->n_indexers; i++) {
+        const kc_cache_indexer *x = &opts->indexers[i];
+        int rc = kc_cache_add_indexer(c, &x->gvr, x->name, x->fn, x->ud, err);
+        if (rc < 0) {
+            kc_cache_free(c);
+            return rc;
+        }
+    }
     /* No informer yet: vacuously synced. */
     uint64_t one = 1;
     if (write(c->sync_fd, &one, sizeof(one)) == sizeof(one))
@@ -82,6 +106,85 @@ static void on_informer_synced(void *ud)
             c->fd_signalled = true;
     }
     pthread_mutex_unlock(&c->mu);
+}
+
+static bool streq0(const char *a, const char *b)
+{
+    return strcmp(a ? a : "", b ? b : "") == 0;
+}
+
+static bool ix_is_for(const cindexer *x, const kc_gvr *gvr)
+{
+    return streq0(x->group, gvr->group) && streq0(x->version, gvr->version) &&
+           streq0(x->resource, gvr->resource);
+}
+
+static void ix_free(cindexer *x)
+{
+    free(x->group);
+    free(x->version);
+    free(x->resource);
+    free(x->name);
+}
+
+/* With c->mu held: does an informer of gvr exist? (keys start "group|version|resource|") */
+static bool has_informer_locked(kc_cache *c, const kc_gvr *gvr)
+{
+    char pre[768];
+    int n = snprintf(pre, sizeof(pre), "%s|%s|%s|", gvr->group ? gvr->group : "", gvr->version,
+                     gvr->resource);
+    for (size_t i = 0; i < c->n; i++)
+        if (n < 0 || (size_t)n >= sizeof(pre) || strncmp(c->v[i].key, pre, (size_t)n) == 0)
+            return true; /* an over-long name: be conservative */
+    return false;
+}
+
+int kc_cache_add_indexer(kc_cache *c, const kc_gvr *gvr, const char *name, kc_store_indexer_fn fn,
+                         void *ud, kc_error *err)
+{
+    if (!c || !gvr || !gvr->version || !*gvr->version || !gvr->resource || !*gvr->resource)
+        return kc_error_set(err, KC_EINVAL, "cache: indexer needs a gvr with version and resource");
+    if (!name || !*name || !fn || strcmp(name, "namespace") == 0)
+        return kc_error_set(err, KC_EINVAL, "cache: bad indexer name or function");
+    int rc = 0;
+    size_t same_type = 0;
+    pthread_mutex_lock(&c->mu);
+    for (size_t i = 0; i < c->n_ixs; i++) {
+        if (!ix_is_for(&c->ixs[i], gvr))
+            continue;
+        same_type++;
+        if (strcmp(c->ixs[i].name, name) == 0)
+            rc = kc_error_set(err, KC_EINVAL, "cache: indexer %s already registered for %s", name,
+                              gvr->resource);
+    }
+    if (!rc && c->stopped)
+        rc = kc_error_set(err, KC_ESTOPPED, "cache: stopped");
+    if (!rc && same_type >= KC_STORE_MAX_INDEXERS)
+        rc = kc_error_set(err, KC_ETOOLARGE, "cache: more than %d indexers for %s",
+                          KC_STORE_MAX_INDEXERS, gvr->resource);
+    if (!rc && has_informer_locked(c, gvr))
+        rc = kc_error_set(err, KC_EBUSY,
+                          "cache: an informer of %s exists already: add indexers before first use",
+                          gvr->resource);
+    if (!rc) {
+        cindexer *nv = realloc(c->ixs, (c->n_ixs + 1) * sizeof(*nv));
+        if (nv)
+            c->ixs = nv;
+        cindexer x = {kc__strdup(gvr->group ? gvr->group : ""),
+                      kc__strdup(gvr->version),
+                      kc__strdup(gvr->resource),
+                      kc__strdup(name),
+                      fn,
+                      ud};
+        if (!nv || !x.group || !x.version || !x.resource || !x.name) {
+            ix_free(&x);
+            rc = kc_error_set(err, KC_ENOMEM, "cache: out of memory");
+        } else {
+            c->ixs[c->n_ixs++] = x;
+        }
+    }
+    pthread_mutex_unlock(&c->mu);
+    return rc;
 }
 
 static char *make_key(const kc_gvr *gvr, const kc_informer_opts *o)
@@ -160,6 +263,16 @@ int kc_cache_get_informer(kc_cache *c, const kc_gvr *gvr, const kc_informer_opts
     rc = kc_informer_new(c->client, gvr, &m, &inf, err);
     if (rc < 0)
         goto out;
+    for (size_t i = 0; i < c->n_ixs; i++) {
+        if (!ix_is_for(&c->ixs[i], gvr))
+            continue;
+        rc = kc_store_add_indexer(kc_informer_store(inf), c->ixs[i].name, c->ixs[i].fn,
+                                  c->ixs[i].ud, err);
+        if (rc < 0) {
+            kc_informer_free(inf);
+            goto out;
+        }
+    }
     inf->on_synced = on_informer_synced;
     inf->on_synced_ud = c;
     c->v[c->n] = (centry){inf, key, !m.optional};
@@ -280,6 +393,9 @@ void kc_cache_free(kc_cache *c)
         free(c->v[i].key);
     }
     free(c->v);
+    for (size_t i = 0; i < c->n_ixs; i++)
+        ix_free(&c->ixs[i]);
+    free(c->ixs);
     close(c->sync_fd);
     pthread_mutex_destroy(&c->mu);
     free(c);

@@ -231,6 +231,96 @@ static void test_cached_read_list_by_namespace_index(void **state)
     kc_error_clear(&e);
 }
 
+/* A user indexer: the value of label `ud` (NULL ud: "app"). */
+static size_t by_label(void *ud, const kc_obj *obj, const char **ret_values, size_t max)
+{
+    const char *v = kc_obj_label(obj, ud ? (const char *)ud : "app");
+    if (!v || !max)
+        return 0;
+    ret_values[0] = v;
+    return 1;
+}
+
+static void create_cm(fx *f, const char *name, const char *tier)
+{
+    char body[512];
+    int len = snprintf(body, sizeof(body),
+                       "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":"
+                       "\"%s\",\"labels\":{\"tier\":\"%s\"}},\"data\":{\"k\":\"v\"}}",
+                       name, tier);
+    kc_obj *obj = NULL;
+    kc_error e = KC_ERROR_INIT;
+    FX_RC(kc_cached_create(f->cc, &fx_configmaps, NS, body, (size_t)len, NULL, NULL, &obj, &e), 0,
+          &e);
+    kc_obj_unref(obj);
+}
+
+static void test_cached_read_list_by_user_index(void **state)
+{
+    fx *f = *state;
+    kc_error e = KC_ERROR_INIT;
+    FX_RC(kc_cache_add_indexer(f->cache, &fx_configmaps, "by-tier", by_label, "tier", &e), 0, &e);
+    FX_RC(kc_cache_add_indexer(f->cache, &fx_configmaps, "by-tier", by_label, "tier", &e),
+          KC_EINVAL, &e);
+    FX_RC(kc_cache_add_indexer(f->cache, &fx_configmaps, "namespace", by_label, NULL, &e),
+          KC_EINVAL, &e);
+    FX_RC(kc_cache_add_indexer(f->cache, &fx_configmaps, "x", NULL, NULL, &e), KC_EINVAL, &e);
+    kc_error_clear(&e);
+    create_cm(f, "cm-web-1", "web"); /* first use: the informer starts with the indexer */
+    create_cm(f, "cm-db-1", "db");
+    create_cm(f, "cm-web-2", "web");
+    kc_obj **items = NULL;
+    size_t n = 0;
+    FX_RC(kc_cached_list_by_index(f->cc, &fx_configmaps, "by-tier", "web", NULL, &items, &n, &e), 0,
+          &e);
+    assert_int_equal(n, 2); /* block-on-read waited for the three writes */
+    assert_string_equal(kc_obj_name(items[0]), "cm-web-1");
+    assert_string_equal(kc_obj_name(items[1]), "cm-web-2");
+    kc_cached_list_free(items, n);
+    FX_RC(kc_cached_list_by_index(f->cc, &fx_configmaps, "by-tier", "db", NULL, &items, &n, &e), 0,
+          &e);
+    assert_int_equal(n, 1);
+    kc_cached_list_free(items, n);
+    /* Too late for configmaps (its informer exists); another type is still fine. */
+    FX_RC(kc_cache_add_indexer(f->cache, &fx_configmaps, "late", by_label, NULL, &e), KC_EBUSY, &e);
+    kc_error_clear(&e);
+    FX_RC(kc_cache_add_indexer(f->cache, &fx_pods, "late", by_label, NULL, &e), 0, &e);
+}
+
+/* Indexers given in kc_cache_opts reach informers started on first use, for every namespace
+ * restriction of the client. */
+static void test_cached_read_indexers_from_cache_opts(void **state)
+{
+    (void)state;
+    kc_cache_indexer ix = {{"", "v1", "secrets"}, "by-app", by_label, NULL};
+    kc_cache_opts co = {.indexers = &ix, .n_indexers = 1};
+    fx g;
+    fx_up_opts(&g, 0, 0, KC_RYW_BLOCK_ON_WRITE, 5000, &co);
+    kc_obj_unref(fx_create(g.cc, NS, "s-1", NULL, NULL, 0)); /* labels app=ryw */
+    kc_obj_unref(fx_create(g.cc, "kube-system", "s-2", NULL, NULL, 0));
+    kc_obj **items = NULL;
+    size_t n = 0;
+    kc_error e = KC_ERROR_INIT;
+    FX_RC(kc_cached_list_by_index(g.cc, &fx_secrets, "by-app", "ryw", NULL, &items, &n, &e), 0, &e);
+    assert_int_equal(n, 2);
+    kc_cached_list_free(items, n);
+    FX_RC(kc_cached_list_by_index(g.cc, &fx_secrets, "by-app", "nope", NULL, &items, &n, &e), 0,
+          &e);
+    assert_int_equal(n, 0);
+    kc_cached_list_free(items, n);
+    /* A client restricted to one namespace uses that namespace's informer: indexed too. */
+    kc_cached_client_opts o = {.ns = NS};
+    kc_cached_client *nc = NULL;
+    FX_RC(kc_cached_client_new(g.client, g.cache, &o, &nc, &e), 0, &e);
+    FX_RC(kc_cached_list_by_index(nc, &fx_secrets, "by-app", "ryw", NULL, &items, &n, &e), 0, &e);
+    assert_int_equal(n, 1);
+    assert_string_equal(kc_obj_name(items[0]), "s-1");
+    kc_cached_list_free(items, n);
+    kc_cache_stop(g.cache);
+    kc_cached_client_free(nc);
+    fx_down(&g);
+}
+
 static void test_cached_read_bad_selector_is_inval(void **state)
 {
     fx *f = *state;
@@ -266,6 +356,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cached_read_first_use_starts_informer, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_cached_read_list_by_namespace_index, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cached_read_list_by_user_index, setup, teardown),
+        cmocka_unit_test(test_cached_read_indexers_from_cache_opts),
         cmocka_unit_test_setup_teardown(test_cached_read_bad_selector_is_inval, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

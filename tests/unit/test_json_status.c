@@ -107,6 +107,18 @@ static void test_json_status_success_is_zero(void **state)
     assert_int_equal(parse("{\"kind\":\"Status\",\"status\":\"Success\"}", NULL), 0);
 }
 
+/* details.causes: null is no causes, like every other nullable field the decoders read. */
+static void test_json_status_null_causes(void **state)
+{
+    kc_error err = KC_ERROR_INIT;
+    assert_int_equal(parse("{\"kind\":\"Status\",\"status\":\"Failure\",\"code\":404,"
+                           "\"reason\":\"NotFound\",\"details\":{\"causes\":null}}",
+                           &err),
+                     KC_ENOTFOUND);
+    assert_int_equal(err.n_causes, 0);
+    kc_error_clear(&err);
+}
+
 static void test_json_status_not_a_status(void **state)
 {
     static const char *bad[] = {
@@ -140,6 +152,7 @@ int main(void)
         cmocka_unit_test(test_json_status_codes),
         cmocka_unit_test(test_json_status_retry_after),
         cmocka_unit_test(test_json_status_success_is_zero),
+        cmocka_unit_test(test_json_status_null_causes),
         cmocka_unit_test(test_json_status_not_a_status),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -179,7 +179,9 @@ void kc_store_stop(kc_store *s)
     pthread_mutex_lock(&s->mu);
     s->stopped = true;
     kc__store_wake_all(s);
+    kc__waiter *wk = kc__store_take_posts(s);
     pthread_mutex_unlock(&s->mu);
+    kc__store_post(wk);
 }
 
 static void tombs_clear(kc_store *s)
@@ -573,7 +575,9 @@ int kc_store_apply(kc_store *s, kc_watch_type type, kc_obj *obj, kc_store_change
         kc__store_wake_key(s, h, key, (size_t)kl);
     }
     reclaim(s);
+    kc__waiter *wk = kc__store_take_posts(s);
     pthread_mutex_unlock(&s->mu);
+    kc__store_post(wk); /* outside the lock: a woken waiter never blocks on it */
     if (rc < 0)
         return kc_error_set(err, rc, "store: out of memory applying %s", key);
     if (ret_change)
@@ -588,7 +592,9 @@ void kc_store_bookmark(kc_store *s, const char *rv)
     pthread_mutex_lock(&s->mu);
     if (kc__store_advance(s, rv))
         kc__store_wake_key(s, 0, NULL, 0);
+    kc__waiter *wk = kc__store_take_posts(s);
     pthread_mutex_unlock(&s->mu);
+    kc__store_post(wk);
 }
 
 /* ---- batches and the relist swap ------------------------------------------------------------ */
@@ -705,7 +711,9 @@ int kc_store_replace(kc_store *s, kc_store_batch *b, const char *list_rv,
     kc__store_advance(s, nt->max_rv);
     kc__store_advance(s, list_rv);
     kc__store_wake_all(s);
+    kc__waiter *wk = kc__store_take_posts(s);
     pthread_mutex_unlock(&s->mu);
+    kc__store_post(wk);
     /* Notify from the tables no reader can reach any more (nt entries are read-only here). */
     int stop = 0;
     for (size_t i = 0; on_change && !stop && i < nt->map.cap; i++) {

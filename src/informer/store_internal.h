@@ -215,12 +215,14 @@ kc__stab *kc__stab_new(size_t nidx);
 /* Waiters (store_wait.c). */
 typedef struct kc__waiter {
     struct kc__waiter *next, **pprev;
+    struct kc__waiter *post_next; /* on the writer's to-post list once claimed */
     const kc_store_cond *c;
     uint64_t hash; /* key hash (KEY kinds) */
     size_t klen;
     char key[KC__KEY_MAX];
-    pthread_cond_t cv;
-    bool done;
+    _Atomic uint32_t posted; /* futex word: 1 once the writer has posted the result */
+    int result;              /* 0 or KC_ESTOPPED, set when claimed */
+    bool done;               /* claimed by a writer (unlinked), under s->mu */
 } kc__waiter;
 
 #define KC__WAIT_BUCKETS 64
@@ -262,6 +264,7 @@ struct kc_store {
     kc__indexer ixs[1 + KC_STORE_MAX_INDEXERS];
     kc__waiter *key_waiters[KC__WAIT_BUCKETS];
     kc__waiter *wm_waiters;
+    kc__waiter *to_post; /* claimed waiters, posted after the mutex is released */
 };
 
 struct kc_store_batch {
@@ -272,10 +275,14 @@ struct kc_store_batch {
 /* With s->mu held: evaluate c (1 holds, 0 not). */
 int kc__store_eval(kc_store *s, const kc_store_cond *c, const char *key, size_t klen,
                    uint64_t hash);
-/* With s->mu held: wake the waiters an event on key can satisfy, and watermark waiters. */
+/* With s->mu held: claim the waiters an event on key can satisfy, and watermark waiters. */
 void kc__store_wake_key(kc_store *s, uint64_t hash, const char *key, size_t klen);
 /* With s->mu held: re-evaluate every waiter (relist, stop). */
 void kc__store_wake_all(kc_store *s);
+/* With s->mu held: detach the claimed waiters; after unlocking, kc__store_post them (wakes each
+ * one; the waiter may return as soon as it is posted, so the list is read before each post). */
+kc__waiter *kc__store_take_posts(kc_store *s);
+void kc__store_post(kc__waiter *list);
 /* With s->mu held: advance the watermark to rv when newer and comparable. Returns true if moved. */
 bool kc__store_advance(kc_store *s, const char *rv);
 

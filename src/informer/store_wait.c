@@ -2,19 +2,32 @@
  * informer/store_wait.c — waiters on a kc_store: "key reached RV", "key gone", "watermark reached".
  *
  * Protocol: a waiter evaluates its condition under the store mutex; if it does not hold, it links a
- * kc__waiter (on its own stack, with its own CLOCK_MONOTONIC condition variable) into a wait list
- * and sleeps on it. Key waiters live in one of KC__WAIT_BUCKETS lists chosen by the key hash;
+ * kc__waiter (on its own stack) into a wait list, releases the mutex and sleeps on the waiter's
+ * own futex word. Key waiters live in one of KC__WAIT_BUCKETS lists chosen by the key hash;
  * watermark waiters in one list. The writer, still holding the mutex after applying an event,
- * evaluates only the waiters of that key's bucket (plus the watermark list), marks the satisfied
- * ones done, unlinks them and signals their condition variable; relists and stop re-evaluate
- * everyone. So a wake-up is never spurious for the waiter, an event touches only the waiters it can
- * satisfy, and nobody polls. The lock is never held while returning to user code.
+ * evaluates only the waiters of that key's bucket (plus the watermark list) and claims the
+ * satisfied ones: marks them done with their result, unlinks them and queues them; relists and
+ * stop re-evaluate everyone. After releasing the mutex the writer posts each claimed waiter (store
+ * the futex word, FUTEX_WAKE). So the woken thread never finds the mutex held by its waker (a
+ * signal under the lock on a 2-CPU machine often preempts the writer while it holds the lock and
+ * costs a second sleep/wake), needs no lock at all to return, a wake-up is never spurious for the
+ * waiter, an event touches only the waiters it can satisfy, and nobody polls.
+ *
+ * Lifetime: the waiter returns only once posted, or after unlinking itself under the mutex when no
+ * writer claimed it (timeout). A claimed waiter whose timeout fires waits for its post, which
+ * follows within the writer's unlock. The writer reads a waiter's list link before posting it and
+ * never touches its memory afterwards (the FUTEX_WAKE that follows only passes the address to the
+ * kernel: at worst a spurious wake-up of whatever reuses that word, which futex users tolerate).
  */
 #include "informer/store_internal.h"
 
 #include "kcache/rv.h"
 
+#include <linux/futex.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 static int eval_key_rv(kc_store *s, const kc_store_cond *c, const char *key, size_t kl, uint64_t h)
 {
@@ -125,11 +138,37 @@ static void wake_list(kc_store *s, kc__waiter **head, uint64_t hash, const char 
     while (w) {
         kc__waiter *next = w->next;
         bool match = !key || (w->hash == hash && w->klen == kl && memcmp(w->key, key, kl) == 0);
-        if (s->stopped || (match && kc__store_eval(s, w->c, w->key, w->klen, w->hash) == 1)) {
+        int ok = match ? kc__store_eval(s, w->c, w->key, w->klen, w->hash) : 0;
+        if (ok == 1 || s->stopped) {
             w->done = true;
+            w->result = ok == 1 ? 0 : KC_ESTOPPED;
             wl_unlink(w);
-            pthread_cond_signal(&w->cv);
+            w->post_next = s->to_post;
+            s->to_post = w;
         }
+        w = next;
+    }
+}
+
+kc__waiter *kc__store_take_posts(kc_store *s)
+{
+    kc__waiter *l = s->to_post;
+    s->to_post = NULL;
+    return l;
+}
+
+static long futex(_Atomic uint32_t *word, int op, uint32_t val, const struct timespec *ts)
+{
+    return syscall(SYS_futex, (uint32_t *)word, op, val, ts, NULL, 0);
+}
+
+void kc__store_post(kc__waiter *w)
+{
+    while (w) {
+        kc__waiter *next = w->post_next; /* w may be gone once posted */
+        _Atomic uint32_t *word = &w->posted;
+        atomic_store_explicit(word, 1, memory_order_release);
+        futex(word, FUTEX_WAKE_PRIVATE, 1, NULL);
         w = next;
     }
 }
@@ -160,6 +199,26 @@ int kc_store_check(kc_store *s, const kc_store_cond *c)
     return r;
 }
 
+/* Sleep until w is posted or deadline passes (FUTEX_WAIT takes a relative CLOCK_MONOTONIC
+ * timeout). Returns true once posted. */
+static bool sleep_posted(kc__waiter *w, uint64_t deadline)
+{
+    for (;;) {
+        if (atomic_load_explicit(&w->posted, memory_order_acquire))
+            return true;
+        struct timespec ts, *tp = NULL;
+        if (deadline != KC__DEADLINE_NEVER) {
+            uint64_t left = kc__deadline_left_ns(deadline);
+            if (left == 0)
+                return false;
+            ts.tv_sec = (time_t)(left / KC__NS_PER_SEC);
+            ts.tv_nsec = (long)(left % KC__NS_PER_SEC);
+            tp = &ts;
+        }
+        futex(&w->posted, FUTEX_WAIT_PRIVATE, 0, tp); /* EAGAIN/EINTR/ETIMEDOUT: re-check */
+    }
+}
+
 int kc_store_wait(kc_store *s, const kc_store_cond *c, int64_t timeout_ms)
 {
     kc__waiter w;
@@ -180,25 +239,22 @@ int kc_store_wait(kc_store *s, const kc_store_cond *c, int64_t timeout_ms)
         pthread_mutex_unlock(&s->mu);
         return KC_ETIMEOUT;
     }
-    if (kc__cond_init_monotonic(&w.cv) < 0) {
-        pthread_mutex_unlock(&s->mu);
-        return KC_ENOMEM;
-    }
+    atomic_init(&w.posted, 0);
+    w.result = 0;
     w.pprev = NULL;
+    w.post_next = NULL;
     wl_link(list_for(s, &w), &w);
-    int rc = 0;
-    while (!w.done) {
-        if (kc__cond_wait_until(&w.cv, &s->mu, deadline) == KC_ETIMEOUT && !w.done) {
-            rc = KC_ETIMEOUT;
-            break;
-        }
-    }
-    wl_unlink(&w);
-    if (s->stopped && rc == 0 && kc__store_eval(s, c, w.key, w.klen, w.hash) != 1)
-        rc = KC_ESTOPPED;
-    if (rc == KC_ETIMEOUT && s->stopped)
-        rc = KC_ESTOPPED;
     pthread_mutex_unlock(&s->mu);
-    pthread_cond_destroy(&w.cv);
-    return rc;
+    if (sleep_posted(&w, deadline))
+        return w.result;
+    /* Timed out: unlink unless a writer claimed us meanwhile (then its post is imminent). */
+    pthread_mutex_lock(&s->mu);
+    bool claimed = w.done, stopped = s->stopped;
+    if (!claimed)
+        wl_unlink(&w);
+    pthread_mutex_unlock(&s->mu);
+    if (!claimed)
+        return stopped ? KC_ESTOPPED : KC_ETIMEOUT;
+    sleep_posted(&w, KC__DEADLINE_NEVER);
+    return w.result;
 }

@@ -20,10 +20,12 @@
  * Output: human text plus `BENCH <metric> <value> <unit>` lines (medians).
  */
 #include "core/internal.h"
+#include "informer/informer_internal.h"
 #include "kcache/informer.h"
 #include "kcache/server.h"
 
 #include <malloc.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -268,30 +270,143 @@ static int ingest_cb(void *ud, const kc_watch_event *ev)
     return 0;
 }
 
-static double thread_cpu_s(void)
+/* CPU seconds of the calling thread (user + system: decode, recv, page faults) and its minor
+ * page faults. */
+typedef struct tcpu {
+    double user, sys;
+    long minflt;
+} tcpu;
+
+static tcpu thread_cpu(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
+    struct rusage ru;
+    getrusage(RUSAGE_THREAD, &ru);
+    return (tcpu){ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
+                  ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6, ru.ru_minflt};
 }
 
-static int watch_ingest(kc_client *cli, const child *c, long m, double *ret_cpu_rate,
-                        double *ret_wall_rate)
+typedef struct ingres {
+    double cpu_rate, wall_rate,
+        proc_rate; /* events per thread CPU-s, per wall s, per process CPU-s */
+    double user_s, sys_s;
+    long minflt;
+} ingres;
+
+/* One pass of the watch from rv_before into g->s (ADDED into a new store = cold: every object is
+ * fresh memory; the same events again into the filled store = warm: each replaces an object and
+ * reuses the memory the replaced one freed, as steady-state MODIFIED events do). */
+static int ingest_pass(kc_client *cli, const child *c, ingest *g, ingres *res)
+{
+    kc_watch_opts wo = {.resource_version = c->rv_before, .allow_bookmarks = true};
+    g->got = 0;
+    double p0 = cpu_s();
+    tcpu t0 = thread_cpu();
+    uint64_t w0 = kc__now_ns();
+    int rc = kc_client_watch(cli, &PODS, NULL, &wo, ingest_cb, g, NULL, NULL);
+    double wall = (kc__now_ns() - w0) / 1e9;
+    tcpu t1 = thread_cpu();
+    double proc = cpu_s() - p0;
+    if (g->got < g->want) {
+        fprintf(stderr, "watch ingest: got %ld of %ld events (rc %d)\n", g->got, g->want, rc);
+        return -1;
+    }
+    res->user_s = t1.user - t0.user;
+    res->sys_s = t1.sys - t0.sys;
+    res->minflt = t1.minflt - t0.minflt;
+    res->cpu_rate = g->got / (res->user_s + res->sys_s);
+    res->wall_rate = g->got / wall;
+    res->proc_rate = g->got / proc;
+    return 0;
+}
+
+static int watch_ingest(kc_client *cli, const child *c, long m, ingres *cold, ingres *warm)
 {
     ingest g = {NULL, m, 0};
     kc_store_new(NULL, &g.s, NULL);
-    kc_watch_opts wo = {.resource_version = c->rv_before, .allow_bookmarks = true};
-    double c0 = thread_cpu_s();
-    uint64_t t0 = kc__now_ns();
-    int rc = kc_client_watch(cli, &PODS, NULL, &wo, ingest_cb, &g, NULL, NULL);
-    double cpu = thread_cpu_s() - c0, wall = (kc__now_ns() - t0) / 1e9;
+    int rc = ingest_pass(cli, c, &g, cold);
+    if (rc == 0)
+        rc = ingest_pass(cli, c, &g, warm);
     kc_store_free(g.s);
-    if (g.got < m) {
-        fprintf(stderr, "watch ingest: got %ld of %ld events (rc %d)\n", g.got, m, rc);
+    return rc;
+}
+
+/* ---- 2b. the same events through an informer ---------------------------------------------------
+ * An informer (reflector thread + one registered handler on its dispatcher thread) watches from
+ * rv_before without listing (kc__informer_watch_from). Counted: the whole process's CPU (every
+ * client thread: reflector, dispatcher, this one waiting) from start until the store's watermark
+ * reached rv_after and the handler has seen every event; the server is another process. */
+
+/* The handler counts deliveries and wakes the main thread once, when all have arrived (waiting on
+ * the store's watermark instead would wake it at every event: the store re-checks watermark
+ * waiters per apply, which would bill a futex wake per event to the reflector). */
+typedef struct hcount {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    long n, want;
+} hcount;
+
+static void h_count(hcount *h)
+{
+    if (++h->n == h->want) { /* only the dispatcher thread writes n */
+        pthread_mutex_lock(&h->mu);
+        pthread_cond_signal(&h->cv);
+        pthread_mutex_unlock(&h->mu);
+    }
+}
+
+static void h_add(void *ud, kc_obj *o)
+{
+    (void)o;
+    h_count(ud);
+}
+
+static void h_update(void *ud, kc_obj *old, kc_obj *o)
+{
+    (void)old;
+    (void)o;
+    h_count(ud);
+}
+
+static void h_delete(void *ud, kc_obj *o, bool tombstone)
+{
+    (void)o;
+    (void)tombstone;
+    h_count(ud);
+}
+
+static int informer_ingest(kc_client *cli, const child *c, long m, double *ret_rate)
+{
+    kc_informer_opts o = {.list_mode = KC_INFORMER_LIST_PAGED};
+    kc_informer *inf = NULL;
+    kc_informer_reg *reg = NULL;
+    hcount hc = {.mu = PTHREAD_MUTEX_INITIALIZER, .want = m};
+    if (kc__cond_init_monotonic(&hc.cv) < 0)
+        return -1;
+    kc_informer_handlers h = {h_add, h_update, h_delete, &hc};
+    if (kc_informer_new(cli, &PODS, &o, &inf, NULL) ||
+        kc_informer_add_handler(inf, &h, NULL, &reg, NULL) ||
+        kc__informer_watch_from(inf, c->rv_before))
+        return -1;
+    double p0 = cpu_s();
+    int rc = kc_informer_start(inf, NULL);
+    uint64_t deadline = kc__deadline_after_ms(120000);
+    pthread_mutex_lock(&hc.mu);
+    while (rc == 0 && hc.n < m && kc__now_ns() < deadline)
+        kc__cond_wait_until(&hc.cv, &hc.mu, deadline);
+    pthread_mutex_unlock(&hc.mu);
+    if (rc == 0)
+        rc = kc_informer_reg_wait_idle(reg, 120000);
+    double proc = cpu_s() - p0;
+    size_t got = kc_store_len(kc_informer_store(inf));
+    long seen = hc.n;
+    kc_informer_free(inf);
+    pthread_cond_destroy(&hc.cv);
+    if (rc != 0 || (long)got < m || seen < m) {
+        fprintf(stderr, "informer ingest: rc %d, %zu objects, %ld handler calls of %ld\n", rc, got,
+                seen, m);
         return -1;
     }
-    *ret_cpu_rate = g.got / cpu;
-    *ret_wall_rate = g.got / wall;
+    *ret_rate = m / proc;
     return 0;
 }
 
@@ -328,12 +443,14 @@ static int node_sync(const child *c, int n, double *wall_s, long *peak_kb, long 
 int main(int argc, char **argv)
 {
     int n = 100000, repeat = 3, updates = 20000;
-    bool node = false, ingest_only = false;
+    bool node = false, ingest_only = false, informer_only = false;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--node") == 0)
             node = true;
         else if (strcmp(argv[i], "--ingest-only") == 0)
             ingest_only = true;
+        else if (strcmp(argv[i], "--informer-only") == 0)
+            ingest_only = informer_only = true;
         else if (strcmp(argv[i], "--repeat") == 0 && i + 1 < argc)
             repeat = atoi(argv[++i]);
         else if (strcmp(argv[i], "--updates") == 0 && i + 1 < argc)
@@ -390,16 +507,46 @@ int main(int argc, char **argv)
         printf("BENCH informer_sync_%s_steady_rss %.0f MiB\n", names[m], steady[m]);
     }
     if (updates > 0) {
-        double cr[15], wr[15];
-        for (int r = 0; r < repeat; r++)
-            if (watch_ingest(cli, &c, updates, &cr[r], &wr[r]) != 0)
+        double cr[15], wr[15], pr[15], us[15], ss[15], fl[15], wc[15], ir[15];
+        for (int r = 0; r < (informer_only ? 0 : repeat); r++) {
+            ingres cold, warm;
+            if (watch_ingest(cli, &c, updates, &cold, &warm) != 0)
                 return 1;
-        double crm = med(cr, repeat), wrm = med(wr, repeat);
-        printf("watch ingest of %d events (decode + store apply): %.0f events per client "
-               "CPU-second, %.0f events/s wall (server shares the cores)\n",
-               updates, crm, wrm);
-        printf("BENCH informer_watch_ingest_cpu %.0f events/s\n", crm);
-        printf("BENCH informer_watch_ingest_wall %.0f events/s\n", wrm);
+            cr[r] = cold.cpu_rate;
+            wr[r] = cold.wall_rate;
+            pr[r] = cold.proc_rate;
+            us[r] = cold.user_s * 1e6 / updates;
+            ss[r] = cold.sys_s * 1e6 / updates;
+            fl[r] = (double)cold.minflt / updates;
+            wc[r] = warm.cpu_rate;
+            printf("  ingest run %d: %.0f events per thread CPU-s (user %.2f us + sys %.2f us per "
+                   "event, %.2f page faults per event; process CPU: %.0f events/s), %.0f/s wall; "
+                   "warm (replacing): %.0f per CPU-s (%.2f faults per event)\n",
+                   r + 1, cr[r], us[r], ss[r], fl[r], pr[r], wr[r], wc[r],
+                   (double)warm.minflt / updates);
+        }
+        for (int r = 0; r < repeat; r++) {
+            if (informer_ingest(cli, &c, updates, &ir[r]) != 0)
+                return 1;
+            printf("  informer ingest run %d: %.0f events per process CPU-s\n", r + 1, ir[r]);
+        }
+        if (!informer_only) {
+            double crm = med(cr, repeat), wrm = med(wr, repeat);
+            printf("watch ingest of %d events (decode + store apply): %.0f events per client "
+                   "CPU-second (user %.2f + sys %.2f us per event, %.2f page faults per event; "
+                   "whole-process CPU %.0f/s), %.0f events/s wall (server shares the cores); "
+                   "warm %.0f per CPU-s\n",
+                   updates, crm, med(us, repeat), med(ss, repeat), med(fl, repeat), med(pr, repeat),
+                   wrm, med(wc, repeat));
+            printf("BENCH informer_watch_ingest_cpu %.0f events/s\n", crm);
+            printf("BENCH informer_watch_ingest_wall %.0f events/s\n", wrm);
+            printf("BENCH informer_watch_ingest_process_cpu %.0f events/s\n", med(pr, repeat));
+            printf("BENCH informer_watch_ingest_warm_cpu %.0f events/s\n", med(wc, repeat));
+        }
+        printf("watch ingest through an informer with one handler: %.0f events per process "
+               "CPU-second\n",
+               med(ir, repeat));
+        printf("BENCH informer_watch_ingest_informer_cpu %.0f events/s\n", med(ir, repeat));
     }
     if (node) {
         double nw;

@@ -35,6 +35,13 @@ struct kc_client {
 int kc__client_call(kc_client *c, kc__http_req *req, bool idempotent, kc__http_resp *resp,
                     kc_error *err);
 
+/* kc_client_watch, plus on_flush(ud) after each read of the stream has been decoded (every event
+ * complete in it delivered) and once at its end: the informer applies a burst's events one by one
+ * but notifies its handlers once per read. on_flush may be NULL. */
+int kc__client_watch_ex(kc_client *c, const kc_gvr *gvr, const char *ns, const kc_watch_opts *opts,
+                        kc_watch_event_cb cb, void (*on_flush)(void *ud), void *ud,
+                        kc_cancel *cancel, kc_error *err);
+
 /* Map a non-2xx response to a code and detail. */
 int kc__client_status_error(const kc__http_resp *resp, const char *method, const char *path,
                             kc_error *err);

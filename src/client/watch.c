@@ -4,7 +4,9 @@
  * as their line is complete. A non-2xx answer is collected and mapped like any other error (410 →
  * KC_EGONE, 504 ResourceVersionTooLarge → KC_ERV_TOO_LARGE, …). Cancellation wakes the transfer
  * through kc_cancel (see cancel.c); the callback's own negative code stops the stream and is
- * returned. No rate limiting and no client-side timeout apply; TCP keepalive stays on.
+ * returned. kc__client_watch_ex also calls a flush hook after each read of the stream is decoded
+ * (the informer batches its handler notifications per read). No rate limiting and no client-side
+ * timeout apply; TCP keepalive stays on.
  */
 #include "client/internal.h"
 
@@ -33,6 +35,13 @@ static size_t kc__watch_data(void *ud, const char *p, size_t n)
 
 int kc_client_watch(kc_client *c, const kc_gvr *gvr, const char *ns, const kc_watch_opts *opts,
                     kc_watch_event_cb cb, void *ud, kc_cancel *cancel, kc_error *err)
+{
+    return kc__client_watch_ex(c, gvr, ns, opts, cb, NULL, ud, cancel, err);
+}
+
+int kc__client_watch_ex(kc_client *c, const kc_gvr *gvr, const char *ns, const kc_watch_opts *opts,
+                        kc_watch_event_cb cb, void (*on_flush)(void *ud), void *ud,
+                        kc_cancel *cancel, kc_error *err)
 {
     kc_watch_opts none = {0};
     if (!opts)
@@ -78,7 +87,9 @@ int kc_client_watch(kc_client *c, const kc_gvr *gvr, const char *ns, const kc_wa
                         .stream = true,
                         .cancel = cancel,
                         .on_data = kc__watch_data,
-                        .ud = &w};
+                        .ud = &w,
+                        .on_idle = on_flush,
+                        .idle_ud = ud};
     kc__http_resp resp;
     kc__http_resp_init(&resp);
     rc = kc__client_call(c, &req, true, &resp, err);
@@ -94,6 +105,8 @@ int kc_client_watch(kc_client *c, const kc_gvr *gvr, const char *ns, const kc_wa
         }
     } else if (rc == 0) {
         rc = kc_watch_decoder_finish(w.dec, cb, ud, err);
+        if (on_flush)
+            on_flush(ud);
     }
     kc_error_clear(&w.derr);
     kc_watch_decoder_free(w.dec);

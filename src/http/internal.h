@@ -203,6 +203,10 @@ typedef struct kc__http_req {
     kc_cancel *cancel;        /* may be NULL */
     kc__http_data_fn on_data; /* 2xx body chunks when stream; must return n to go on */
     void *ud;
+    /* stream: called with idle_ud after each receive step (every chunk of one read delivered to
+     * on_data), before the transfer waits for more; may be NULL. */
+    void (*on_idle)(void *idle_ud);
+    void *idle_ud;
     size_t max_body; /* collected body ceiling; 0 = KC__RESPONSE_MAX_BYTES */
 } kc__http_req;
 

@@ -12,7 +12,9 @@
  *     socket is ready, the timeout passes, or kc_cancel_fire() calls curl_multi_wakeup(); so a
  *     watch stops at once when cancelled. The xferinfo callback checks the token too.
  *   - Streaming (watch): 2xx body chunks go to req->on_data as they arrive; a non-2xx body is
- *     collected so the caller can parse the Status.
+ *     collected so the caller can parse the Status. req->on_idle runs after each receive step
+ *     (curl_multi_perform: one read of up to the 256 KiB buffer, delivered as one on_data call per
+ *     HTTP chunk in it), so a consumer can batch per read rather than per chunk.
  *   - Errors: CURLcode → KC_EDNS / KC_ETLS (naming the OpenSSL verification failure) /
  *     KC_ETIMEOUT / KC_ECANCELED / KC_EIO. Credentials travel in headers only; nothing here logs
  *     headers, so secrets never reach the log.
@@ -506,6 +508,8 @@ int kc__http_do(kc__http *h, const kc__http_req *req, kc__http_resp *resp, kc_er
             reusable = false;
             break;
         }
+        if (req->on_idle && x.status_known == 1)
+            req->on_idle(req->idle_ud); /* what one read delivered is decoded: flush it */
         if (!running)
             break;
         if (req->cancel && kc_cancel_fired(req->cancel)) {

@@ -144,6 +144,18 @@ int kc_informer_start(kc_informer *inf, kc_error *err)
     return 0;
 }
 
+int kc__informer_watch_from(kc_informer *inf, const char *rv)
+{
+    if (!rv || !*rv || strlen(rv) >= sizeof(inf->start_rv))
+        return KC_EINVAL;
+    pthread_mutex_lock(&inf->st_mu);
+    bool started = inf->started;
+    if (!started)
+        strcpy(inf->start_rv, rv);
+    pthread_mutex_unlock(&inf->st_mu);
+    return started ? KC_EBUSY : 0;
+}
+
 void kc_informer_stop(kc_informer *inf)
 {
     pthread_mutex_lock(&inf->st_mu);

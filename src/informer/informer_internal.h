@@ -20,6 +20,9 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+/* Changes held back for one push to the registrations (see kc__inf_flush). */
+#define KC__PEND_MAX 64
+
 /* One queued notification. */
 typedef enum { KC__Q_ADD = 1, KC__Q_UPDATE, KC__Q_DELETE, KC__Q_SYNCED } kc__qkind;
 
@@ -70,6 +73,10 @@ struct kc_informer {
     kc_informer_reg *regs;
     size_t nregs;
     bool ev_synced; /* SYNCED markers were pushed (ev_mu) */
+    /* Changes applied to the store but not yet pushed to the registrations (ev_mu): a burst of
+     * watch events reaches each registration's queue under one lock with one wake-up. */
+    kc_store_change pend[KC__PEND_MAX];
+    size_t npend;
 
     pthread_mutex_t st_mu;
     pthread_cond_t st_cv;
@@ -82,16 +89,24 @@ struct kc_informer {
     kc_cancel *cancel; /* the call in flight, fired by stop */
     pthread_t thread, watchdog;
     int sync_fd;
-    void (*on_synced)(void *ud); /* cache hook, called once (outside locks) */
+    char start_rv[KC_STORE_RV_MAX]; /* kc__informer_watch_from: first watch's RV, no list */
+    void (*on_synced)(void *ud);    /* cache hook, called once (outside locks) */
     void *on_synced_ud;
 
     _Atomic uint64_t relists, watch_restarts, events_applied, bookmarks, errors;
     _Atomic uint64_t last_event_ns;
 };
 
-/* handlers.c: push one store change to every registration (ev_mu held). */
+/* handlers.c, ev_mu held: queue one store change for every registration. It reaches their queues
+ * at the next kc__inf_flush (done at once when KC__PEND_MAX are pending); everything that reads
+ * "what was pushed" (late registration, wait_idle, synced markers) flushes first under ev_mu.
+ * push_change takes its own references; push_change_owned consumes ch's (and zeroes it). */
 void kc__inf_push_change(kc_informer *inf, const kc_store_change *ch);
-/* handlers.c: tell every registration the informer has synced (ev_mu held). */
+void kc__inf_push_change_owned(kc_informer *inf, kc_store_change *ch);
+/* handlers.c, ev_mu held: push the pending changes to every registration (one lock and at most one
+ * wake-up per registration) and release them. */
+void kc__inf_flush(kc_informer *inf);
+/* handlers.c: tell every registration the informer has synced (ev_mu held; flushes first). */
 void kc__inf_push_synced(kc_informer *inf);
 /* handlers.c: stop and free every registration (informer stopping). */
 void kc__inf_regs_stop_all(kc_informer *inf);
@@ -111,5 +126,11 @@ bool kc__inf_sleep(kc_informer *inf, uint64_t ns);
 kc_cancel *kc__inf_new_cancel(kc_informer *inf);
 void kc__inf_drop_cancel(kc_informer *inf, kc_cancel *c);
 bool kc__inf_stopping(kc_informer *inf);
+
+/* informer.c, for benchmarks only: before kc_informer_start, make the reflector skip the initial
+ * list and watch from rv (the informer never reports synced unless a relist happens). Lets
+ * bench_informer measure the informer's watch path on a replayed history. 0, KC_EBUSY (started),
+ * KC_EINVAL (rv empty or too long). */
+int kc__informer_watch_from(kc_informer *inf, const char *rv);
 
 #endif

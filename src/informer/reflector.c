@@ -23,6 +23,7 @@
  */
 #include "informer/informer_internal.h"
 
+#include "client/internal.h"
 #include "kcache/rv.h"
 
 #include <stdlib.h>
@@ -40,6 +41,7 @@ typedef struct refl {
     kc_store_batch *batch;
     bool initial;       /* before the initial-events-end bookmark */
     bool watched_event; /* the current watch delivered something */
+    bool unflushed;     /* changes applied since the last flush_cb */
     int stream_error;   /* ERROR event code */
 } refl;
 
@@ -90,6 +92,7 @@ static int install(refl *r, kc_store_batch *b, const char *list_rv, uint64_t t0,
     kc_informer *inf = r->inf;
     pthread_mutex_lock(&inf->ev_mu);
     int rc = kc_store_replace(inf->store, b, list_rv, push_change_cb, inf, err);
+    kc__inf_flush(inf);
     bool first = !inf->ev_synced;
     if (rc == 0 && first) {
         inf->ev_synced = true;
@@ -110,6 +113,8 @@ static int install(refl *r, kc_store_batch *b, const char *list_rv, uint64_t t0,
     return 0;
 }
 
+/* The store sees each event at once (waiters wake per event); handlers get the changes of a chunk
+ * of the stream together (flush_cb), one queue lock and at most one wake-up per registration. */
 static int apply_event(refl *r, kc_watch_type type, kc_obj *obj)
 {
     kc_informer *inf = r->inf;
@@ -117,14 +122,26 @@ static int apply_event(refl *r, kc_watch_type type, kc_obj *obj)
     pthread_mutex_lock(&inf->ev_mu);
     int rc = kc_store_apply(inf->store, type, obj, &ch, NULL);
     if (rc == 0)
-        kc__inf_push_change(inf, &ch);
+        kc__inf_push_change_owned(inf, &ch);
     pthread_mutex_unlock(&inf->ev_mu);
     if (rc == 0) {
-        kc_store_change_clear(&ch);
-        atomic_fetch_add(&inf->events_applied, 1);
+        r->unflushed = true;
+        atomic_fetch_add_explicit(&inf->events_applied, 1, memory_order_relaxed);
         set_rv(r, kc_obj_resource_version(obj));
     }
     return rc;
+}
+
+/* After each chunk of the watch stream (and at its end): push the held-back changes. */
+static void flush_cb(void *ud)
+{
+    refl *r = ud;
+    if (!r->unflushed)
+        return;
+    r->unflushed = false;
+    pthread_mutex_lock(&r->inf->ev_mu);
+    kc__inf_flush(r->inf);
+    pthread_mutex_unlock(&r->inf->ev_mu);
 }
 
 /* The code of an ERROR event. A 504 whose Status says "Too large resource version" (cause
@@ -345,7 +362,9 @@ static int do_watch(refl *r, bool streaming, kc_error *err)
     }
     if (streaming)
         wd_started = pthread_create(&wd, NULL, watchdog_main, inf) == 0;
-    int rc = kc_client_watch(inf->client, &inf->gvr, inf->o.ns, &wo, watch_cb, r, c, err);
+    int rc =
+        kc__client_watch_ex(inf->client, &inf->gvr, inf->o.ns, &wo, watch_cb, flush_cb, r, c, err);
+    flush_cb(r);
     if (wd_started) {
         pthread_mutex_lock(&inf->st_mu);
         inf->initial_end_seen = true; /* ends the watchdog */
@@ -466,6 +485,10 @@ void *kc__reflector_main(void *arg)
     memset(&r, 0, sizeof(r));
     r.inf = arg;
     r.need_list = true;
+    if (r.inf->start_rv[0]) { /* kc__informer_watch_from (benchmarks): no initial list */
+        set_rv(&r, r.inf->start_rv);
+        r.need_list = false;
+    }
     kc__rng_seed_auto(&r.rng);
     while (!kc__inf_stopping(r.inf)) {
         if (r.need_list) {

@@ -263,6 +263,15 @@ static kc_obj *lookup_locked(kc_store *s, const char *key, size_t kl, uint64_t h
     }
 }
 
+static __attribute__((noinline)) kc_obj *lookup_slow(kc_store *s, const char *key, size_t kl,
+                                                     uint64_t h)
+{
+    pthread_mutex_lock(&s->mu);
+    kc_obj *o = lookup_locked(s, key, kl, h);
+    pthread_mutex_unlock(&s->mu);
+    return o;
+}
+
 /*
  * One optimistic probe of the live map (inside a reader section): *ret = the object pointer (not
  * yet referenced) or NULL. Returns false when a writer was active (retry). The slot holds the
@@ -306,7 +315,8 @@ static inline bool probe(kc_store *s, const char *key, size_t kl, uint64_t h, kc
 }
 
 /* The Get: lock-free probes, falling back to the mutex when writers keep interfering. */
-static kc_obj *lookup(kc_store *s, const char *key, size_t kl, uint64_t h)
+static inline __attribute__((always_inline)) kc_obj *lookup(kc_store *s, const char *key, size_t kl,
+                                                            uint64_t h)
 {
     kc_obj *o = NULL;
     unsigned e = reader_enter(s);
@@ -320,10 +330,7 @@ static kc_obj *lookup(kc_store *s, const char *key, size_t kl, uint64_t h)
         __builtin_ia32_pause();
     }
     reader_exit(s, e); /* never wait for the mutex while announced */
-    pthread_mutex_lock(&s->mu);
-    o = lookup_locked(s, key, kl, h);
-    pthread_mutex_unlock(&s->mu);
-    return o;
+    return lookup_slow(s, key, kl, h);
 }
 
 /* Build the padded key of (ns, name) into buf (KC__KEY_MAX + 8 bytes). Length, or -1 (no name / too

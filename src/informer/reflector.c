@@ -91,14 +91,20 @@ static int install(refl *r, kc_store_batch *b, const char *list_rv, uint64_t t0,
 {
     kc_informer *inf = r->inf;
     pthread_mutex_lock(&inf->ev_mu);
+    bool first = !inf->ev_synced;
+    /* A relist is counted before the swap makes it visible: whoever sees the new contents (through
+     * the store's mutex) then also sees the count. Counted after, a reader woken by the swap (a
+     * store waiter) could read the old count — test_informer_faults failed that way on a loaded
+     * machine. Undone if the swap fails. */
+    if (!first)
+        atomic_fetch_add(&inf->relists, 1);
     int rc = kc_store_replace(inf->store, b, list_rv, push_change_cb, inf, err);
     kc__inf_flush(inf);
-    bool first = !inf->ev_synced;
     if (rc == 0 && first) {
         inf->ev_synced = true;
         kc__inf_push_synced(inf);
-    } else if (rc == 0) {
-        atomic_fetch_add(&inf->relists, 1);
+    } else if (rc != 0 && !first) {
+        atomic_fetch_sub(&inf->relists, 1);
     }
     pthread_mutex_unlock(&inf->ev_mu);
     if (rc < 0)

@@ -247,22 +247,11 @@ size_t kc__sj_find_ws(const char *p, size_t n)
 int kc__sj_object(kc__sj_ctx *ctx, const char *json, size_t len, kc__sj_obj_fn fn, void *ud,
                   kc__sj_err *e)
 {
-    od::document doc;
-    size_t n = 0;
-    int64_t bias = 0;
-    int r = iterate_compact(ctx, json, len, doc, &n, &bias, e);
-    if (r)
-        return r;
-    walker w{doc, ctx->buf, ctx->buf + n, bias, e, ctx};
-    od::object o;
-    if ((r = w.top_object(o, "the text")))
-        return r;
     kc__sj_meta m = {};
-    if ((r = w.object(o, ctx->buf, &m)))
-        return r;
-    if (!at_end(doc))
-        return fail(e, KC_EPARSE, w.here(), "trailing data after the object");
-    return fn(ud, &m, e);
+    int r = with_compact_object(ctx, json, len, "the text", e, [&](walker &w, od::object &o) {
+        return w.object(o, ctx->buf, &m);
+    });
+    return r ? r : fn(ud, &m, e);
 }
 
 int64_t kc__sj_reference_pass(kc__sj_ctx *ctx, const char *text, size_t len)

@@ -197,6 +197,28 @@ struct walker {
     int managed_fields(od::value &v, const char *key, kc__sj_meta *m);
 };
 
+/* json made compact into ctx->buf, stage 1 over it, then fn(walker &, od::object &top) on its
+ * top-level object; what names the document in errors ("<what> is not a JSON object", "trailing
+ * data after <what>"). Spans fn records stay valid until ctx is used again. */
+template <typename F>
+int with_compact_object(kc__sj_ctx *ctx, const char *json, size_t len, const char *what,
+                        kc__sj_err *e, F &&fn)
+{
+    od::document doc;
+    size_t n = 0;
+    int64_t bias = 0;
+    int r = iterate_compact(ctx, json, len, doc, &n, &bias, e);
+    if (r)
+        return r;
+    walker w{doc, ctx->buf, ctx->buf + n, bias, e, ctx};
+    od::object top;
+    if ((r = w.top_object(top, what)) || (r = fn(w, top)))
+        return r;
+    if (!at_end(doc))
+        return fail(e, KC_EPARSE, w.here(), "trailing data after %s", what);
+    return 0;
+}
+
 } // namespace kc_sj
 
 #endif

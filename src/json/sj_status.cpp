@@ -33,43 +33,30 @@ static int cause(walker &w, od::value &el, kc__sj_ctx *ctx)
     return 0;
 }
 
-extern "C" {
-
-int kc__sj_status(kc__sj_ctx *ctx, const char *json, size_t len, kc__sj_status_fn fn, void *ud,
-                  kc__sj_err *e)
+/* The members of a Status object → *st (causes → ctx->causes). */
+static int status_fields(walker &w, od::object &top, kc__sj_status_info *st, kc__sj_ctx *ctx)
 {
-    od::document doc;
-    size_t n = 0;
-    int64_t bias = 0;
-    int r = iterate_compact(ctx, json, len, doc, &n, &bias, e);
-    if (r)
-        return r;
-    walker w{doc, ctx->buf, ctx->buf + n, bias, e, ctx};
-    od::object top;
-    if ((r = w.top_object(top, "Status body")))
-        return r;
-    kc__sj_status_info st = {};
-    ctx->causes.clear();
+    int r = 0;
     for (auto fr : top) {
         od::field f;
         if (auto c = std::move(fr).get(f))
             return w.err(c, "Status");
         od::raw_json_string k = f.key();
         if (k.unsafe_is_equal("kind")) {
-            r = w.opt_string(f.value(), &st.kind, "Status kind");
-            st.has_kind = true;
+            r = w.opt_string(f.value(), &st->kind, "Status kind");
+            st->has_kind = true;
         } else if (k.unsafe_is_equal("status")) {
-            r = w.opt_string(f.value(), &st.status, "Status status");
-            st.has_status = st.status.n > 0;
+            r = w.opt_string(f.value(), &st->status, "Status status");
+            st->has_status = st->status.n > 0;
         } else if (k.unsafe_is_equal("message")) {
-            r = w.opt_string(f.value(), &st.message, "Status message");
+            r = w.opt_string(f.value(), &st->message, "Status message");
         } else if (k.unsafe_is_equal("reason")) {
-            r = w.opt_string(f.value(), &st.reason, "Status reason");
+            r = w.opt_string(f.value(), &st->reason, "Status reason");
         } else if (k.unsafe_is_equal("code")) {
             const char *at = f.value().raw_json_token().data();
-            if (f.value().get_int64().get(st.code))
+            if (f.value().get_int64().get(st->code))
                 return w.type_err("Status code", "an integer", at);
-            st.has_code = true;
+            st->has_code = true;
         } else if (k.unsafe_is_equal("details")) {
             od::object d;
             bool present = false;
@@ -83,18 +70,18 @@ int kc__sj_status(kc__sj_ctx *ctx, const char *json, size_t len, kc__sj_status_f
                     return w.err(c, "Status details");
                 od::raw_json_string dk = df.key();
                 if (dk.unsafe_is_equal("name")) {
-                    r = w.opt_string(df.value(), &st.d_name, "Status details.name");
+                    r = w.opt_string(df.value(), &st->d_name, "Status details.name");
                 } else if (dk.unsafe_is_equal("group")) {
-                    r = w.opt_string(df.value(), &st.d_group, "Status details.group");
+                    r = w.opt_string(df.value(), &st->d_group, "Status details.group");
                 } else if (dk.unsafe_is_equal("kind")) {
-                    r = w.opt_string(df.value(), &st.d_kind, "Status details.kind");
+                    r = w.opt_string(df.value(), &st->d_kind, "Status details.kind");
                 } else if (dk.unsafe_is_equal("uid")) {
-                    r = w.opt_string(df.value(), &st.d_uid, "Status details.uid");
+                    r = w.opt_string(df.value(), &st->d_uid, "Status details.uid");
                 } else if (dk.unsafe_is_equal("retryAfterSeconds")) {
                     const char *vat = df.value().raw_json_token().data();
-                    if (df.value().get_int64().get(st.retry_after))
+                    if (df.value().get_int64().get(st->retry_after))
                         return w.type_err("Status details.retryAfterSeconds", "an integer", vat);
-                    st.has_retry = true;
+                    st->has_retry = true;
                 } else if (dk.unsafe_is_equal("causes")) {
                     r = w.each_element(df.value(), "Status details.causes",
                                        [&](od::value &el) -> int { return cause(w, el, ctx); });
@@ -106,8 +93,21 @@ int kc__sj_status(kc__sj_ctx *ctx, const char *json, size_t len, kc__sj_status_f
         if (r)
             return r;
     }
-    if (!at_end(doc))
-        return fail(e, KC_EPARSE, w.here(), "trailing data after the Status");
+    return 0;
+}
+
+extern "C" {
+
+int kc__sj_status(kc__sj_ctx *ctx, const char *json, size_t len, kc__sj_status_fn fn, void *ud,
+                  kc__sj_err *e)
+{
+    kc__sj_status_info st = {};
+    ctx->causes.clear();
+    int r = with_compact_object(ctx, json, len, "the Status", e, [&](walker &w, od::object &top) {
+        return status_fields(w, top, &st, ctx);
+    });
+    if (r)
+        return r;
     st.causes = ctx->causes.data();
     st.n_causes = ctx->causes.size();
     return fn(ud, &st, e);

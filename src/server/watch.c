@@ -14,13 +14,13 @@
  * Streaming: a libmicrohttpd content callback with unknown size (chunked), run by MHD's small pool
  * of epoll threads, so it never blocks: each call drains every due event of the watcher's queue
  * (kc__watcher_take) into the buffer MHD offers — one chunk, one send for a whole batch. With
- * nothing to send it arms the watcher (kc__watcher_arm) and suspends the connection
- * (MHD_suspend_connection); the hub resumes it (MHD_resume_connection, the wake callback) once
- * per batch: on the first event queued, on close/overflow, when the stall fault is lifted, or at
- * the stream's next timer — the deadline (timeoutSeconds, max watch duration), the bookmark
- * timer, or every 250 ms to check server stop, resource removal (CRD deleted) and whether the
- * client hung up (POLLRDHUP on the socket; MHD does not watch suspended sockets).
- * Each event is one compact JSON line.
+ * nothing to send it suspends the connection (MHD_suspend_connection) and then arms the watcher
+ * (kc__watcher_arm; if an event slipped in meanwhile it resumes itself); the hub resumes it
+ * (MHD_resume_connection, the wake callback) once per batch: on the first event queued, on
+ * close/overflow, when the stall fault is lifted, or at the stream's next timer — the deadline
+ * (timeoutSeconds, max watch duration), the bookmark timer, or every 250 ms to check server stop,
+ * resource removal (CRD deleted) and whether the client hung up (POLLRDHUP on the socket; MHD does
+ * not watch suspended sockets). Each event is one compact JSON line.
  */
 #include "server/srv.h"
 
@@ -273,16 +273,15 @@ static ssize_t ws_read(void *cls, uint64_t pos, char *buf, size_t max)
         uint64_t wake_at = KC__DEADLINE_NEVER;
         if (produce(ws, max, &wake_at))
             continue;
-        int rc = kc__watcher_arm(ws->w, wake_at);
-        if (rc == 1)
-            continue; /* something became ready meanwhile */
-        if (rc != 0) {
-            ws->done = true;
-            continue;
-        }
-        /* Suspend until the hub wakes us. A wake that lands between arm and here makes MHD's
-         * suspend a no-op (the connection is marked resuming), so no wake-up is lost. */
+        /* Suspend first, then arm: a wake (MHD_resume_connection) can only come after the
+         * arm, so it always finds the connection suspended and no wake-up is lost. */
         MHD_suspend_connection(ws->conn);
+        int rc = kc__watcher_arm(ws->w, wake_at);
+        if (rc != 0) { /* ready meanwhile (1) or no timer thread: run again after resuming */
+            if (rc != 1)
+                ws->done = true;
+            MHD_resume_connection(ws->conn);
+        }
         return 0;
     }
 }

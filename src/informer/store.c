@@ -16,10 +16,14 @@
  *
  * Lock-free Get: kc_store_get / kc_store_get_key take no lock. Two mechanisms:
  *   - a seqlock (s->rseq, odd while the writer mutates the live key map, always inside s->mu) makes
- *     the probe consistent: the reader loads rseq (acquire), probes with atomic loads, issues an
- *     acquire fence and re-reads rseq; any change means the probe may have seen a half-moved
- *     table (backward-shift deletion, growth) and it retries — after a few failures (a writer
- *     descheduled mid-write) it takes the mutex, so it always terminates;
+ *     the probe consistent: the reader loads rseq (acquire), probes with acquire loads and
+ *     re-reads rseq; any change means the probe may have seen a half-moved table (backward-shift
+ *     deletion, growth) and it retries — after a few failures (a writer descheduled mid-write) it
+ *     takes the mutex, so it always terminates. No fences (ThreadSanitizer does not model them):
+ *     every slot store is a release store, so a reader whose acquire load sees a store made
+ *     inside a write window also sees the odd rseq stored before it, and its later re-read of
+ *     rseq (ordered after the acquire loads) cannot return the even value it started with. On
+ *     x86-64 acquire loads and release stores are plain moves;
  *   - epoch-based reclamation makes what the probe touches stay allocated: a reader announces
  *     itself in readers[epoch & 1] (seq_cst increment, then re-checks the epoch — the Dekker pair
  *     with the writer's seq_cst epoch flip and counter load), and the writer hands everything a
@@ -138,7 +142,6 @@ static inline void write_begin(kc_store *s)
 {
     uint64_t q = atomic_load_explicit(&s->rseq, memory_order_relaxed);
     atomic_store_explicit(&s->rseq, q + 1, memory_order_relaxed);
-    atomic_thread_fence(memory_order_release);
 }
 
 static inline void write_end(kc_store *s)
@@ -252,7 +255,7 @@ static kc_obj *lookup_locked(kc_store *s, const char *key, size_t kl, uint64_t h
         const kc__slot *sl = &t->slots[i];
         if (!sl->e)
             return NULL;
-        if (sl->hash != h || sl->e->klen != kl)
+        if (sl->hash != h || sl->klen != kl)
             continue;
         const kc__ent *e = (const kc__ent *)sl->e;
         uint64_t diff = 0;
@@ -275,13 +278,15 @@ static __attribute__((noinline)) kc_obj *lookup_slow(kc_store *s, const char *ke
 /*
  * One optimistic probe of the live map (inside a reader section): *ret = the object pointer (not
  * yet referenced) or NULL. Returns false when a writer was active (retry). The slot holds the
- * hash, the entry and the object; on a hash match the entry's length and key words are checked
- * (whole words including the terminator: equal words ⇒ equal key). Every load from shared slots is
+ * hash, the key length, the entry and the object; on a hash and length match (and a consistent
+ * slot) the entry's key words are checked (whole words including the terminator: equal words ⇒
+ * equal key), touching only the entry's key line. Every load from shared slots is
  * atomic; the entry's key is immutable once published (release store of the slot's entry) and
  * stays allocated while the reader is announced. The probe is bounded by the capacity, so a table
  * changing under it cannot keep it looping.
  */
-static inline bool probe(kc_store *s, const char *key, size_t kl, uint64_t h, kc_obj **ret)
+static inline __attribute__((always_inline)) bool probe(kc_store *s, const char *key, size_t kl,
+                                                        uint64_t h, kc_obj **ret)
 {
     uint64_t q = atomic_load_explicit(&s->rseq, memory_order_acquire);
     if (q & 1)
@@ -296,8 +301,13 @@ static inline bool probe(kc_store *s, const char *key, size_t kl, uint64_t h, kc
             const kc__ent *e = (const kc__ent *)__atomic_load_n(&sl->e, __ATOMIC_ACQUIRE);
             if (!e)
                 break;
-            if (__atomic_load_n(&sl->hash, __ATOMIC_RELAXED) != h || e->h.klen != kl)
+            if (__atomic_load_n(&sl->hash, __ATOMIC_ACQUIRE) != h ||
+                __atomic_load_n(&sl->klen, __ATOMIC_ACQUIRE) != kl)
                 continue;
+            /* The slot's fields may be torn by a concurrent move: validate before reading nw words
+             * of e's key (consistent ⇒ e's key has length kl, so the words are inside it). */
+            if (atomic_load_explicit(&s->rseq, memory_order_relaxed) != q)
+                return false;
             uint64_t diff = 0;
             for (size_t w = 0; w < nw; w++)
                 diff |= kc__rd64(e->keybuf + 8 * w) ^ kc__rd64(key + 8 * w);
@@ -307,7 +317,6 @@ static inline bool probe(kc_store *s, const char *key, size_t kl, uint64_t h, kc
             }
         }
     }
-    atomic_thread_fence(memory_order_acquire);
     if (atomic_load_explicit(&s->rseq, memory_order_relaxed) != q)
         return false;
     *ret = o;

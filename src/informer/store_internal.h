@@ -27,12 +27,14 @@ typedef struct kc__hent {
     char *key; /* NUL-terminated; usually points into the owning struct */
 } kc__hent;
 
-/* A slot keeps the hash (probes skip mismatches without touching the entry) and an aux pointer
- * (the store map keeps the entry's object there, so a Get never dereferences the entry). */
+/* A slot keeps the hash and key length (probes skip mismatches without touching the entry) and an
+ * aux pointer (the store map keeps the entry's object there, so a Get never reads the entry's
+ * header). 32 bytes: two slots per cache line, none straddling two. */
 typedef struct kc__slot {
     uint64_t hash;
     kc__hent *e; /* NULL: empty */
     void *aux;
+    size_t klen;
 } kc__slot;
 
 /* Deferred frees (store.c): memory a lock-free reader may still be reading is handed to the
@@ -46,11 +48,11 @@ typedef struct kc__retirer {
 
 /*
  * Open addressing, linear probing, backward-shift deletion. Not thread-safe for writers. Slot
- * stores are atomic (relaxed hash, release entry/aux) so that a table published to lock-free
- * readers (store map, ret != NULL) can be probed concurrently; the slot array is allocated with a
- * header slot in front holding the capacity (slots[-1].hash), so a reader that loads the array
- * pointer also gets the matching capacity. With ret set, replaced slot arrays are retired, not
- * freed.
+ * stores are atomic release stores (see store.c, "Lock-free Get") so that a table published to
+ * lock-free readers (store map, ret != NULL) can be probed concurrently; the slot array is
+ * allocated with a header slot in front holding the capacity (slots[-1].hash), so a reader that
+ * loads the array pointer also gets the matching capacity. With ret set, replaced slot arrays are
+ * retired, not freed.
  */
 typedef struct kc__htab {
     kc__slot *slots;
@@ -60,9 +62,10 @@ typedef struct kc__htab {
 } kc__htab;
 
 /* Writer-side slot store (see kc__htab). */
-static inline void kc__slot_put(kc__slot *d, uint64_t hash, kc__hent *e, void *aux)
+static inline void kc__slot_put(kc__slot *d, uint64_t hash, size_t klen, kc__hent *e, void *aux)
 {
-    __atomic_store_n(&d->hash, hash, __ATOMIC_RELAXED);
+    __atomic_store_n(&d->hash, hash, __ATOMIC_RELEASE);
+    __atomic_store_n(&d->klen, klen, __ATOMIC_RELEASE);
     __atomic_store_n(&d->aux, aux, __ATOMIC_RELEASE);
     __atomic_store_n(&d->e, e, __ATOMIC_RELEASE);
 }

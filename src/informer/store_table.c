@@ -43,7 +43,7 @@ static void htab_place(kc__slot *slots, size_t cap, kc__slot sl)
     size_t i = sl.hash & mask;
     while (slots[i].e)
         i = (i + 1) & mask;
-    kc__slot_put(&slots[i], sl.hash, sl.e, sl.aux);
+    kc__slot_put(&slots[i], sl.hash, sl.klen, sl.e, sl.aux);
 }
 
 /* Zeroed array of n slots behind a header slot holding n (see kc__htab). Large arrays (≥ 2 MiB)
@@ -56,14 +56,12 @@ static kc__slot *slots_alloc(size_t n)
         return NULL;
     const size_t huge = (size_t)2 << 20;
     kc__slot *p = NULL;
-    if (bytes < huge) {
-        p = calloc(n + 1, sizeof(kc__slot));
-    } else if (posix_memalign((void **)&p, huge, bytes) == 0) {
-        madvise(p, bytes, MADV_HUGEPAGE); /* advice only: failure is harmless */
-        memset(p, 0, bytes);
-    }
-    if (!p)
+    /* 64-byte aligned: 32-byte slots then never straddle a cache line. */
+    if (posix_memalign((void **)&p, bytes < huge ? 64 : huge, bytes) != 0)
         return NULL;
+    if (bytes >= huge)
+        madvise(p, bytes, MADV_HUGEPAGE); /* advice only: failure is harmless */
+    memset(p, 0, bytes);
     p[0].hash = n; /* written before the array is published, never changed */
     return p + 1;
 }
@@ -94,7 +92,7 @@ int kc__htab_insert(kc__htab *t, kc__hent *e)
         t->cap = ncap;
         slots_free(t->ret, old);
     }
-    htab_place(t->slots, t->cap, (kc__slot){e->hash, e, NULL});
+    htab_place(t->slots, t->cap, (kc__slot){e->hash, e, NULL, e->klen});
     t->n++;
     return 0;
 }
@@ -117,15 +115,15 @@ kc__hent *kc__htab_remove(kc__htab *t, const char *key, size_t klen, uint64_t ha
     }
     /* Backward-shift: move later members of the probe run into the hole when allowed. */
     size_t hole = i;
-    kc__slot_put(&t->slots[hole], 0, NULL, NULL);
+    kc__slot_put(&t->slots[hole], 0, 0, NULL, NULL);
     for (size_t j = (hole + 1) & mask; t->slots[j].e; j = (j + 1) & mask) {
         size_t home = t->slots[j].hash & mask;
         /* Can slots[j] move to hole? Only if home is not in (hole, j] cyclically. */
         bool in_range = (hole <= j) ? (home > hole && home <= j) : (home > hole || home <= j);
         if (!in_range) {
             kc__slot m = t->slots[j];
-            kc__slot_put(&t->slots[hole], m.hash, m.e, m.aux);
-            kc__slot_put(&t->slots[j], 0, NULL, NULL);
+            kc__slot_put(&t->slots[hole], m.hash, m.klen, m.e, m.aux);
+            kc__slot_put(&t->slots[j], 0, 0, NULL, NULL);
             hole = j;
         }
     }

@@ -24,8 +24,11 @@
  *
  * Locking: one mutex per store, held only for the map/index operation itself; never held while user
  * code (indexers excepted — they run while a batch or an apply is built, so they must be pure and
- * fast) or handlers run. Waiters block on their own CLOCK_MONOTONIC condition variable and are
- * woken only by events on their key (hashed wait lists) or by watermark moves.
+ * fast) or handlers run. kc_store_get / kc_store_get_key take no lock at all (a seqlock-validated
+ * probe; memory the writer replaces is freed only after the readers that could see it have left —
+ * docs/informer.md, "Lock-free Get"), so they never wait for a writer. Waiters block on their own
+ * futex word and are woken only by events on their key (hashed wait lists) or by watermark moves,
+ * after the writer has released the lock.
  */
 #ifndef KCACHE_STORE_H
 #define KCACHE_STORE_H
@@ -80,7 +83,9 @@ KC_API int kc_store_add_indexer(kc_store *s, const char *name, kc_store_indexer_
 /* ---- reads (thread-safe) -------------------------------------------------------------------- */
 
 /* The object at ns/name (ns NULL or "" for cluster-scoped), or NULL. New reference — caller
- * unrefs. Cost: one hash, one slot read, the object's header (the entry is not touched). */
+ * unrefs. Lock-free (falls back to the lock only when writes keep interfering); linearizable with
+ * the writer's operations. Cost: one hash, one slot read, the entry's key words, the object's
+ * reference count. */
 KC_API kc_obj *kc_store_get(kc_store *s, const char *ns, const char *name);
 
 /* The same by key "ns/name" (or "name"). New reference — caller unrefs; NULL when absent. */

@@ -9,14 +9,19 @@
  *      malloc_trim), both above the baseline before the run;
  *   2. watch ingest: the child creates M more Pods (copies of a seeded one, managedFields
  *      included) before the parent starts; the parent watches from the RV before them and applies
- *      every event to a kc_store (the informer's per-event work: decode, strip, apply). events/s
- * are per second of the watching thread's CPU time (CLOCK_THREAD_CPUTIME_ID), since the server
- * shares the two cores;
+ *      every event to a kc_store (decode, strip, apply). events/s are per second of the watching
+ *      thread's CPU time (user + system, getrusage(RUSAGE_THREAD); curl runs in this thread), since
+ *      the server shares the two cores; the whole process's CPU over the pass is printed beside it
+ *      (it agrees: no other client thread works). A second pass applies the same events to the
+ *      filled store ("warm": each replaces an object, reusing freed memory as MODIFIED traffic
+ *      does). Then the same events through an informer (reflector + one no-op handler; watches
+ *      from the RV before them without listing): events per second of the whole process's CPU;
+ *   2b. with --informer-only, only that informer phase (skips phase 1 too);
  *   3. with --node, the same server against @kubernetes/client-node 1.4.0 makeInformer
  *      (bench/node/informer_sync.mjs, NODE_PATH=tests/conformance/node/node_modules): ratio of
  *      objects/s and of steady RSS.
  * Usage: bench_informer [N=100000] [--node] [--repeat R=3] [--updates M=20000] [--ingest-only]
- * (--ingest-only skips phase 1, e.g. to profile the watch path alone).
+ * [--informer-only] (--ingest-only skips phase 1, e.g. to profile the watch path alone).
  * Output: human text plus `BENCH <metric> <value> <unit>` lines (medians).
  */
 #include "core/internal.h"
@@ -333,12 +338,11 @@ static int watch_ingest(kc_client *cli, const child *c, long m, ingres *cold, in
 /* ---- 2b. the same events through an informer ---------------------------------------------------
  * An informer (reflector thread + one registered handler on its dispatcher thread) watches from
  * rv_before without listing (kc__informer_watch_from). Counted: the whole process's CPU (every
- * client thread: reflector, dispatcher, this one waiting) from start until the store's watermark
- * reached rv_after and the handler has seen every event; the server is another process. */
+ * client thread: reflector, dispatcher, this one waiting) from start until the handler has seen
+ * every event and its queue is idle; the server is another process. */
 
-/* The handler counts deliveries and wakes the main thread once, when all have arrived (waiting on
- * the store's watermark instead would wake it at every event: the store re-checks watermark
- * waiters per apply, which would bill a futex wake per event to the reflector). */
+/* The handler counts deliveries and wakes the main thread once, when all have arrived (the end of
+ * the measurement is "the handler has seen every event", not only "the store has"). */
 typedef struct hcount {
     pthread_mutex_t mu;
     pthread_cond_t cv;

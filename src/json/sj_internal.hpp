@@ -110,6 +110,26 @@ int iterate(kc__sj_ctx *ctx, const char *text, size_t len, size_t cap, od::docum
 int iterate_compact(kc__sj_ctx *ctx, const char *json, size_t len, od::document &doc, size_t *n,
                     int64_t *bias, kc__sj_err *e);
 
+/* A JSON type named with its article, for messages: "an array", "a string", ... */
+inline const char *type_name(od::json_type t)
+{
+    switch (t) {
+    case od::json_type::array:
+        return "an array";
+    case od::json_type::object:
+        return "an object";
+    case od::json_type::number:
+        return "a number";
+    case od::json_type::string:
+        return "a string";
+    case od::json_type::boolean:
+        return "a boolean";
+    case od::json_type::null:
+        return "null";
+    }
+    return "an unknown type";
+}
+
 inline bool at_end(od::document &doc)
 {
     const char *p = nullptr;

@@ -18,22 +18,6 @@
 namespace kc_sj
 {
 
-static const char *want_name(od::json_type t)
-{
-    switch (t) {
-    case od::json_type::array:
-        return "an array";
-    case od::json_type::object:
-        return "an object";
-    case od::json_type::string:
-        return "a string";
-    case od::json_type::boolean:
-        return "a boolean";
-    default:
-        return "a number";
-    }
-}
-
 int walker::nullable(od::value &v, od::json_type want, bool *present, const char *field)
 {
     const char *at = v.raw_json_token().data();
@@ -44,7 +28,7 @@ int walker::nullable(od::value &v, od::json_type want, bool *present, const char
     if (t == od::json_type::null)
         return 0;
     if (t != want)
-        return type_err(field, want_name(want), at);
+        return type_err(field, type_name(want), at);
     *present = true;
     return 0;
 }

@@ -9,25 +9,6 @@ using namespace kc_sj;
 
 extern "C" {
 
-static const char *type_name(od::json_type t)
-{
-    switch (t) {
-    case od::json_type::array:
-        return "array";
-    case od::json_type::object:
-        return "object";
-    case od::json_type::number:
-        return "number";
-    case od::json_type::string:
-        return "string";
-    case od::json_type::boolean:
-        return "boolean";
-    case od::json_type::null:
-        return "null";
-    }
-    return "?";
-}
-
 int kc__sj_pointer(kc__sj_ctx *ctx, const char *text, size_t len, const char *pointer,
                    enum kc__sj_want want, kc__sj_ptr_out *out, kc__sj_err *e)
 {
@@ -94,9 +75,7 @@ int kc__sj_pointer(kc__sj_ctx *ctx, const char *text, size_t len, const char *po
         return 0;
     }
     }
-    return fail(e, KC_EINVAL, -1, "%s: value is %s %s, not %s", pointer,
-                t == od::json_type::array || t == od::json_type::object ? "an" : "a", type_name(t),
-                wantname);
+    return fail(e, KC_EINVAL, -1, "%s: value is %s, not %s", pointer, type_name(t), wantname);
 }
 
 } /* extern "C" */

@@ -422,6 +422,23 @@ void kc__hub_publish(kc__hub *hub, const void *resource_key, const kc__hub_event
 
 /* ---- watcher --------------------------------------------------------------------------------- */
 
+/* With the hub lock held: move up to max events due by now from the head of w's queue into evs
+ * (the caller takes over their references). Returns how many. */
+static size_t pop_due_locked(kc__watcher *w, uint64_t now, kc__hub_event *evs, size_t max)
+{
+    size_t n = 0;
+    while (n < max && w->count) {
+        entry *e = &w->ring[w->head];
+        if (e->due_ns > now)
+            break;
+        evs[n++] = e->ev;
+        memset(&e->ev, 0, sizeof e->ev);
+        w->head = w->head + 1 == w->cap ? 0 : w->head + 1;
+        w->count--;
+    }
+    return n;
+}
+
 int kc__watcher_next(kc__watcher *w, kc__hub_event *ret, int64_t timeout_ms)
 {
     kc__hub *hub = w->hub;
@@ -440,17 +457,12 @@ int kc__watcher_next(kc__watcher *w, kc__hub_event *ret, int64_t timeout_ms)
         uint64_t now = kc__now_ns();
         uint64_t wake = deadline;
         if (w->count && !hub->stalled) {
-            entry *e = &w->ring[w->head];
-            if (e->due_ns <= now) {
-                *ret = e->ev;
-                memset(&e->ev, 0, sizeof e->ev);
-                w->head = (w->head + 1) % w->cap;
-                w->count--;
+            if (pop_due_locked(w, now, ret, 1)) {
                 rc = 0;
                 break;
             }
-            if (e->due_ns < wake)
-                wake = e->due_ns;
+            if (w->ring[w->head].due_ns < wake)
+                wake = w->ring[w->head].due_ns;
         }
         if (deadline != KC__DEADLINE_NEVER && now >= deadline) {
             rc = KC_ETIMEOUT;
@@ -481,16 +493,7 @@ int kc__watcher_take(kc__watcher *w, kc__hub_event *evs, size_t max, size_t *ret
     } else if (w->overflowed) {
         rc = KC_ETOOLARGE;
     } else if (w->count && !hub->stalled) {
-        uint64_t now = kc__now_ns();
-        while (n < max && w->count) {
-            entry *e = &w->ring[w->head];
-            if (e->due_ns > now)
-                break;
-            evs[n++] = e->ev;
-            memset(&e->ev, 0, sizeof e->ev);
-            w->head = w->head + 1 == w->cap ? 0 : w->head + 1;
-            w->count--;
-        }
+        n = pop_due_locked(w, kc__now_ns(), evs, max);
         if (w->batch_open && n) {
             w->last_batch = n;
             w->batch_open = false;

@@ -254,12 +254,14 @@ int kc__sj_object(kc__sj_ctx *ctx, const char *json, size_t len, kc__sj_obj_fn f
     return r ? r : fn(ud, &m, e);
 }
 
-int64_t kc__sj_reference_pass(kc__sj_ctx *ctx, const char *text, size_t len)
+int64_t kc__sj_reference_pass(kc__sj_ctx *ctx, const char *text, size_t len, bool stage1_only)
 {
     kc__sj_err e = {0, -1, ""};
     od::document doc;
-    if (iterate(ctx, text, len, len + KC__SJ_PADDING, doc, &e, 0))
+    if (iterate(ctx, text, len, len + KC__SJ_PADDING, doc, &e, 0)) /* runs stage 1 */
         return e.code;
+    if (stage1_only)
+        return 0;
     od::object top;
     if (doc.get_object().get(top))
         return KC_EPARSE;

@@ -157,8 +157,9 @@ int kc__sj_pointer(kc__sj_ctx *ctx, const char *text, size_t len, const char *po
 /* Benchmark reference (bench/bench_decode.c): the bare simdjson On-Demand pass the decoders build
  * on — stage 1 over text (padded, len + KC__SJ_PADDING readable) and a skip over every element of
  * its top-level "items" array (or over the whole document when it has none). Returns the number
- * of items, or a negative KC code. */
-int64_t kc__sj_reference_pass(kc__sj_ctx *ctx, const char *text, size_t len);
+ * of items, or a negative KC code. stage1_only: stop after stage 1 (returns 0) — the floor under
+ * any decoder built on simdjson. */
+int64_t kc__sj_reference_pass(kc__sj_ctx *ctx, const char *text, size_t len, bool stage1_only);
 
 KC_END_DECLS
 

@@ -5,15 +5,17 @@
  * read with their raw spans; metadata is walked (name, namespace, uid, resourceVersion,
  * generation, labels, the initial-events-end annotation, ownerReferences' controller uid, counts
  * of finalizers and owners, deletionTimestamp, and the raw span of managedFields, which is never
- * parsed); every other member (spec, status, …) is skipped by On-Demand's depth counting over the
- * structural index. Results are (pointer, length) spans into the text or into the parser's string
- * buffer (kc__sj_meta, sj.h); building the stored object is C (obj.c).
+ * parsed); every other member (spec, status, …) is skipped by depth counting over the structural
+ * index (sj_skip.hpp: a table instead of On-Demand's per-token switch). Results are (pointer,
+ * length) spans into the text or into the parser's string buffer (kc__sj_meta, sj.h); building the
+ * stored object is C (obj.c).
  *
  * Field types are checked as the API server would send them; null means absent. The "nullable
  * container" prologue (type check, null, object/array) is one helper (opt_object/opt_array) for
  * every field that has it; labels and annotations share one string-map loop.
  */
 #include "json/sj_internal.hpp"
+#include "json/sj_skip.hpp"
 
 namespace kc_sj
 {
@@ -201,11 +203,10 @@ int walker::managed_fields(od::value &v, const char *key, kc__sj_meta *m)
         return err(c, "metadata.managedFields");
     string_view raw;
     if (t == od::json_type::array) {
-        od::array arr;
-        if (auto c = v.get_array().get(arr))
+        const char *close = nullptr;
+        if (auto c = skip_container(v, &close))
             return err(c, "metadata.managedFields");
-        if (auto c = arr.raw_json().get(raw))
-            return err(c, "metadata.managedFields");
+        raw = string_view(vat, static_cast<size_t>(close + 1 - vat));
     } else if (t == od::json_type::null) {
         raw = tok_trim(v.raw_json_token());
     } else {
@@ -319,6 +320,10 @@ int walker::object(od::object &o, const char *start, kc__sj_meta *m)
             r = metadata(f.value(), m);
             m->meta_off = static_cast<size_t>(ks - 1 - start);
             m->meta_len = static_cast<size_t>(loc_or_end() - (ks - 1));
+        } else {
+            const char *close = nullptr; /* spec, status, …: kept as text, never read */
+            if (auto c = skip_container(f.value(), &close))
+                return err(c, "object");
         }
         if (r)
             return r;

@@ -71,6 +71,7 @@ inline simdjson::error_code skip_container(od::value &v, const char **close)
     if (*first != '[' && *first != '{')
         return simdjson::SUCCESS;
     od::token_position p = ji.position();
+    [[maybe_unused]] od::token_position start = p;
     od::token_position end = json_iterator_access::end(ji);
     const uint8_t *buf = first - *p; /* text start: indexes are offsets into it */
     const int8_t *dd = depth_delta.d;
@@ -94,6 +95,11 @@ inline simdjson::error_code skip_container(od::value &v, const char **close)
     *close = reinterpret_cast<const char *>(buf + *p);
     /* Leave the iterator as skip_child does: after the bracket, at the parent's depth. */
     od::depth_t child = ji.depth();
+#if SIMDJSON_DEVELOPMENT_CHECKS
+    /* Debug builds of simdjson check that a re-entered position is not before where its depth's
+     * container started; record this container's start, as On-Demand does when it opens one. */
+    ji.set_start_position(child, start);
+#endif
     ji.ascend_to(child - 1);
     ji.reenter_child(p + 1, child);
     ji.ascend_to(child - 1);

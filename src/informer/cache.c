@@ -127,16 +127,23 @@ static void ix_free(cindexer *x)
     free(x->name);
 }
 
-/* With c->mu held: does an informer of gvr exist? (keys start "group|version|resource|") */
+/* Informer keys are "group|version|resource|ns|labels|fields|metadata_only"; their first three
+ * fields, with the '|' after each, are the type's prefix. */
+static int put_type_prefix(kc__buf *b, const kc_gvr *gvr)
+{
+    return kc__buf_printf(b, "%s|%s|%s|", gvr->group ? gvr->group : "", gvr->version,
+                          gvr->resource);
+}
+
+/* With c->mu held: does an informer of gvr exist? */
 static bool has_informer_locked(kc_cache *c, const kc_gvr *gvr)
 {
-    char pre[768];
-    int n = snprintf(pre, sizeof(pre), "%s|%s|%s|", gvr->group ? gvr->group : "", gvr->version,
-                     gvr->resource);
-    for (size_t i = 0; i < c->n; i++)
-        if (n < 0 || (size_t)n >= sizeof(pre) || strncmp(c->v[i].key, pre, (size_t)n) == 0)
-            return true; /* an over-long name: be conservative */
-    return false;
+    kc__buf pre = KC__BUF_INIT(8192);
+    bool found = put_type_prefix(&pre, gvr) != 0; /* out of memory: be conservative */
+    for (size_t i = 0; i < c->n && !found; i++)
+        found = strncmp(c->v[i].key, pre.data, pre.len) == 0;
+    kc__buf_free(&pre);
+    return found;
 }
 
 int kc_cache_add_indexer(kc_cache *c, const kc_gvr *gvr, const char *name, kc_store_indexer_fn fn,
@@ -190,8 +197,8 @@ int kc_cache_add_indexer(kc_cache *c, const kc_gvr *gvr, const char *name, kc_st
 static char *make_key(const kc_gvr *gvr, const kc_informer_opts *o)
 {
     kc__buf b = KC__BUF_INIT(8192);
-    kc__buf_printf(&b, "%s|%s|%s|%s|%s|%s|%d", gvr->group ? gvr->group : "", gvr->version,
-                   gvr->resource, (o && o->ns) ? o->ns : "",
+    put_type_prefix(&b, gvr);
+    kc__buf_printf(&b, "%s|%s|%s|%d", (o && o->ns) ? o->ns : "",
                    (o && o->label_selector) ? o->label_selector : "",
                    (o && o->field_selector) ? o->field_selector : "", o && o->metadata_only);
     return kc__buf_steal(&b, NULL);

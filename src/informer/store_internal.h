@@ -289,4 +289,13 @@ void kc__store_post(kc__waiter *list);
 /* With s->mu held: advance the watermark to rv when newer and comparable. Returns true if moved. */
 bool kc__store_advance(kc_store *s, const char *rv);
 
+/* store.c, for store_relist.c. With s->mu held: publish t as the live table inside a seqlock
+ * window; record a tombstone for key (seq, rv may be NULL) / drop one. Without the lock, by the
+ * writer: retire t (no longer reachable) and free it once no lock-free reader can hold it. */
+void kc__store_swap_tab(kc_store *s, kc__stab *t);
+void kc__store_tomb_put(kc_store *s, const char *key, size_t kl, uint64_t h, uint64_t seq,
+                        const char *rv);
+void kc__store_tomb_drop(kc_store *s, const char *key, size_t kl, uint64_t h);
+void kc__store_retire_tab(kc_store *s, kc__stab *t);
+
 #endif

@@ -75,6 +75,9 @@ static uint64_t rv_to_int(const char *s, size_t n)
     return v;
 }
 
+/* Links cpu_check.c, and so its load-time CPU check, into every program that builds objects. */
+__attribute__((used)) static const char *(*const cpu_check_link)(void) = kc__json_cpu_missing;
+
 static char *put(char *d, const void *s, size_t n)
 {
     memcpy(d, s, n);

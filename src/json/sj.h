@@ -128,6 +128,11 @@ int kc__sj_depth_check(kc__sj_ctx *ctx, const char *text, size_t len, size_t max
 /* Index of the first byte <= 0x20 (space, newline, CR, tab, control) in p[0..n), or n. */
 size_t kc__sj_find_ws(const char *p, size_t n);
 
+/* cpu_check.c (plain C): NULL when this CPU runs the decoder's instruction set, else the name of
+ * a missing feature ("AVX2", ...). The library also checks at load time and aborts with a clear
+ * message rather than dying of SIGILL at the first decode. */
+const char *kc__json_cpu_missing(void);
+
 /* One JSON object text → fn once. The text is made compact into the context's scratch. */
 int kc__sj_object(kc__sj_ctx *ctx, const char *json, size_t len, kc__sj_obj_fn fn, void *ud,
                   kc__sj_err *e);

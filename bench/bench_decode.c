@@ -17,6 +17,7 @@
  *
  * Output: human-readable lines, plus one `BENCH <metric> <value> <unit>` line per figure.
  */
+#include "decode_sink.h"
 #include "genpod.h"
 
 #include <kcache/decode.h>
@@ -35,67 +36,6 @@ static double now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-/* CPU time of this thread: on a shared, loaded VM wall time includes time spent descheduled. */
-static double cpu_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-struct stats {
-    double med, min, max;
-};
-
-static struct stats summarize(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_d);
-    struct stats s = {n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2, v[0], v[n - 1]};
-    return s;
-}
-
-struct sink {
-    kc_obj **objs;
-    size_t n, cap;
-};
-
-static int keep(void *ud, kc_obj *obj)
-{
-    struct sink *s = ud;
-    if (s->n == s->cap) {
-        kc_obj_unref(obj);
-        return KC_ENOMEM;
-    }
-    s->objs[s->n++] = obj;
-    return 0;
-}
-
-static int keep_event(void *ud, const kc_watch_event *ev)
-{
-    if (!ev->obj)
-        return KC_EPARSE;
-    return keep(ud, kc_obj_ref(ev->obj));
-}
-
-static void drop_all(struct sink *s)
-{
-    for (size_t i = 0; i < s->n; i++)
-        kc_obj_unref(s->objs[i]);
-    s->n = 0;
-}
-
-static void die(const char *what, int r, const kc_error *err)
-{
-    fprintf(stderr, "%s failed: %s (%s)\n", what, kc_err_name(r), err->message ? err->message : "");
-    exit(1);
 }
 
 int main(int argc, char **argv)

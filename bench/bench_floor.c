@@ -25,6 +25,7 @@
  *
  * Output: human text plus `BENCH <metric> <value> <unit>` lines.
  */
+#include "decode_sink.h"
 #include "genpod.h"
 
 #include <kcache/decode.h>
@@ -36,60 +37,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static double cpu_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_d);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-struct sink {
-    kc_obj **objs;
-    size_t n, cap;
-};
-
-static int keep(void *ud, kc_obj *obj)
-{
-    struct sink *s = ud;
-    if (s->n == s->cap) {
-        kc_obj_unref(obj);
-        return KC_ENOMEM;
-    }
-    s->objs[s->n++] = obj;
-    return 0;
-}
-
-static int keep_event(void *ud, const kc_watch_event *ev)
-{
-    return ev->obj ? keep(ud, kc_obj_ref(ev->obj)) : 0;
-}
-
-static void drop_all(struct sink *s)
-{
-    for (size_t i = 0; i < s->n; i++)
-        kc_obj_unref(s->objs[i]);
-    s->n = 0;
-}
-
-static void die(const char *what, int r, const kc_error *err)
-{
-    fprintf(stderr, "bench_floor: %s: %s (%s)\n", what, kc_err_name(r),
-            err && err->message ? err->message : "");
-    exit(1);
-}
 
 /* One block's four timings (seconds) and its byte counts. */
 struct block {
@@ -205,16 +152,16 @@ int main(int argc, char **argv)
         s1l[rep] = sum.list_bytes / sum.s1_list / 1e9;
     }
     printf("stage 1 alone: watch lines %.2f GB/s, LIST pages %.2f GB/s (medians)\n",
-           median(s1w, reps), median(s1l, reps));
+           summarize(s1w, reps).med, summarize(s1l, reps).med);
     printf("watch decode: %.2f GB/s, %.2fx its stage 1 in the same slices (median of %d)\n",
-           median(wg, reps), median(wr, reps), reps);
+           summarize(wg, reps).med, summarize(wr, reps).med, reps);
     printf("LIST page decode: %.2f GB/s, %.2fx its stage 1 in the same slices (median of %d)\n",
-           median(lg, reps), median(lr, reps), reps);
-    printf("BENCH floor_stage1_watch_gbps %.3f GB/s\n", median(s1w, reps));
-    printf("BENCH floor_watch_decode_gbps %.3f GB/s\n", median(wg, reps));
-    printf("BENCH floor_watch_vs_stage1_ratio %.3f x\n", median(wr, reps));
-    printf("BENCH floor_list_page_decode_gbps %.3f GB/s\n", median(lg, reps));
-    printf("BENCH floor_list_page_vs_stage1_ratio %.3f x\n", median(lr, reps));
+           summarize(lg, reps).med, summarize(lr, reps).med, reps);
+    printf("BENCH floor_stage1_watch_gbps %.3f GB/s\n", summarize(s1w, reps).med);
+    printf("BENCH floor_watch_decode_gbps %.3f GB/s\n", summarize(wg, reps).med);
+    printf("BENCH floor_watch_vs_stage1_ratio %.3f x\n", summarize(wr, reps).med);
+    printf("BENCH floor_list_page_decode_gbps %.3f GB/s\n", summarize(lg, reps).med);
+    printf("BENCH floor_list_page_vs_stage1_ratio %.3f x\n", summarize(lr, reps).med);
 
     /* The quarter of all blocks where stage 1 ran fastest. */
     size_t all = (size_t)nb * (size_t)reps, q = all / 4 ? all / 4 : 1;

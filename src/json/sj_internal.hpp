@@ -6,6 +6,7 @@
  * one file; it is now a few small files, all wrapping simdjson and nothing else, one concept each:
  *   sj.cpp          contexts, compact copies, whitespace scan, depth check, one object, reference
  *   sj_meta.cpp     the walker: metadata extraction from one Kubernetes object (shared by all)
+ *   sj_skip.hpp     skipping an unread array/object by a depth table over stage 1's index
  *   sj_list.cpp     LIST bodies
  *   sj_watch.cpp    watch event lines
  *   sj_status.cpp   metav1.Status

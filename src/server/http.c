@@ -37,6 +37,11 @@ int kc__reply(kc__req *req, unsigned status, char *body, size_t len)
         return KC_ENOMEM;
     }
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+    for (int i = 0; i < req->n_warnings; i++) {
+        char h[KC__WARNING_MAX + 16];
+        snprintf(h, sizeof(h), "299 - \"%s\"", req->warnings[i]);
+        MHD_add_response_header(resp, "Warning", h);
+    }
     if (req->resp)
         MHD_destroy_response(req->resp);
     req->resp = resp;

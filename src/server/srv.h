@@ -235,6 +235,9 @@ enum kc__fmt { KC__FMT_JSON = 0, KC__FMT_TABLE, KC__FMT_PARTIAL };
 /* Pick a representation from an Accept header (NULL = JSON). KC_EMEDIATYPE → 406. */
 int kc__negotiate(const char *accept, enum kc__fmt *ret, kc_error *err);
 
+#define KC__MAX_WARNINGS 8   /* Warning headers per reply; more unknown fields are not named */
+#define KC__WARNING_MAX  160 /* bytes of one warning text, NUL included */
+
 typedef struct kc__req {
     kc_server *srv;
     struct MHD_Connection *conn;
@@ -249,6 +252,9 @@ typedef struct kc__req {
     /* reply (set by the verb) */
     struct MHD_Response *resp;
     unsigned status;
+    /* `Warning: 299 - "<text>"` headers for the reply (fieldValidation=Warn), added by kc__reply */
+    char warnings[KC__MAX_WARNINGS][KC__WARNING_MAX];
+    int n_warnings;
     kc_error err; /* verbs that fail fill it and return its code; http.c replies with it */
 } kc__req;
 

@@ -58,31 +58,62 @@ static bool in_list(const char *k, const char *const *l)
     return false;
 }
 
-/* fieldValidation=Strict: unknown top-level or metadata fields of built-ins → 400 (#20). */
-static int strict_check(kc__req *req, const kc__rsrc *r, json_t *doc)
+/* One unknown field under fieldValidation: Strict → 400 (#20); Warn (the default, as in
+ * Kubernetes ≥ 1.23) → a Warning header naming it; Ignore → nothing. Under Warn and Ignore the
+ * field is dropped, as the API server drops what its schema does not know. The text is the API
+ * server's ('unknown field "spec.x"'); in the header its quotes are escaped. */
+static int unknown_field(kc__req *req, const char *mode, const char *prefix, const char *k)
+{
+    if (strcmp(mode, "Strict") == 0)
+        return kc__fail(&req->err, 400, "BadRequest",
+                        "strict decoding error: unknown field \"%s%s\"", prefix, k);
+    if (strcmp(mode, "Warn") != 0 || req->n_warnings >= KC__MAX_WARNINGS)
+        return 0;
+    /* A header quoted-string: '"' and '\\' escaped; control and non-ASCII bytes (a key may hold
+     * any) become '?', so a key cannot break the header line. */
+    char *w = req->warnings[req->n_warnings++];
+    size_t n = (size_t)snprintf(w, KC__WARNING_MAX, "unknown field \\\"%s", prefix);
+    for (const unsigned char *c = (const unsigned char *)k; *c && n + 8 < KC__WARNING_MAX; c++) {
+        if (*c == '"' || *c == '\\')
+            w[n++] = '\\';
+        w[n++] = (*c < 0x20 || *c >= 0x7f) ? '?' : (char)*c;
+    }
+    snprintf(w + n, KC__WARNING_MAX - n, "\\\"");
+    return 0;
+}
+
+/* fieldValidation for built-ins' top-level fields and every object's metadata fields (the server
+ * has no schemas below those; custom resources keep their unknown top-level fields). */
+static int field_check(kc__req *req, const kc__rsrc *r, json_t *doc)
 {
     const char *fv = req->q.field_validation;
     if (fv && *fv && strcmp(fv, "Strict") && strcmp(fv, "Warn") && strcmp(fv, "Ignore"))
         return kc__fail(&req->err, 400, "BadRequest", "fieldValidation: Unsupported value: \"%s\"",
                         fv);
-    if (!fv || strcmp(fv, "Strict") != 0)
-        return 0;
+    const char *mode = fv && *fv ? fv : "Warn";
     const char *k;
     json_t *v;
-    json_object_foreach(json_object_get(doc, "metadata"), k, v)
+    void *tmp;
+    int rc = 0;
+    json_t *meta = json_object_get(doc, "metadata");
+    json_object_foreach_safe(meta, tmp, k, v)
     {
-        if (!in_list(k, meta_keys))
-            return kc__fail(&req->err, 400, "BadRequest",
-                            "strict decoding error: unknown field \"metadata.%s\"", k);
+        if (in_list(k, meta_keys))
+            continue;
+        if ((rc = unknown_field(req, mode, "metadata.", k)) != 0)
+            return rc;
+        json_object_del(meta, k);
     }
     if (r->is_crd)
         return 0;
-    json_object_foreach(doc, k, v)
+    json_object_foreach_safe(doc, tmp, k, v)
     {
-        if (!in_list(k, top_keys) && !in_list(k, misc_keys) &&
-            !(strcmp(r->plural, "events") == 0 && in_list(k, event_keys)))
-            return kc__fail(&req->err, 400, "BadRequest",
-                            "strict decoding error: unknown field \"%s\"", k);
+        if (in_list(k, top_keys) || in_list(k, misc_keys) ||
+            (strcmp(r->plural, "events") == 0 && in_list(k, event_keys)))
+            continue;
+        if ((rc = unknown_field(req, mode, "", k)) != 0)
+            return rc;
+        json_object_del(doc, k);
     }
     return 0;
 }
@@ -208,7 +239,7 @@ int kc__verb_create(kc__req *req, kc__rsrc *r)
                         "the server could not find the requested resource");
     if ((rc = parse_body(req, &doc)) != 0)
         return rc;
-    if ((rc = strict_check(req, r, doc)) != 0) {
+    if ((rc = field_check(req, r, doc)) != 0) {
         json_decref(doc);
         return rc;
     }
@@ -250,7 +281,7 @@ int kc__verb_update(kc__req *req, kc__rsrc *r)
                       "the namespace of the provided object does "
                       "not match the namespace sent on the request");
     else
-        rc = strict_check(req, r, doc);
+        rc = field_check(req, r, doc);
     if (rc) {
         json_decref(doc);
         return rc;

@@ -179,6 +179,42 @@ static void test_server_create_strict_unknown_field_400_20(void **state)
     ts_resp_free(&r);
 }
 
+/* fieldValidation=Warn, the default (spec §3.1, checklist #7/#8): 201, one `Warning: 299 - "…"`
+ * header per unknown field, and the unknown fields dropped from what is stored; Ignore drops them
+ * without a warning. A key that could break the header line is neutralised. */
+static void test_server_create_warn_unknown_fields_default(void **state)
+{
+    ts_resp r;
+    assert_int_equal(ts_post(*state, CM_PATH,
+                             "{\"metadata\":{\"name\":\"w20\",\"colour\":\"red\"},"
+                             "\"data\":{\"k\":\"v\"},\"bogus\":1,\"bad\\r\\nX-Evil: 1\\\"\":2}",
+                             &r),
+                     201);
+    assert_non_null(strstr(r.warnings, "299 - \"unknown field \\\"metadata.colour\\\"\"\n"));
+    assert_non_null(strstr(r.warnings, "299 - \"unknown field \\\"bogus\\\"\"\n"));
+    assert_non_null(strstr(r.warnings, "299 - \"unknown field \\\"bad??X-Evil: 1\\\"\\\"\"\n"));
+    assert_null(json_object_get(r.json, "bogus"));
+    assert_null(json_object_get(json_object_get(r.json, "metadata"), "colour"));
+    assert_string_equal(ts_s(r.json, "data.k"), "v");
+    ts_resp_free(&r);
+    assert_int_equal(ts_get(*state, CM_PATH "/w20", &r), 200);
+    assert_null(json_object_get(r.json, "bogus"));
+    assert_string_equal(r.warnings, ""); /* reads carry no warning */
+    ts_resp_free(&r);
+
+    assert_int_equal(ts_post(*state, CM_PATH "?fieldValidation=Ignore",
+                             "{\"metadata\":{\"name\":\"w20b\"},\"bogus\":1}", &r),
+                     201);
+    assert_string_equal(r.warnings, "");
+    assert_null(json_object_get(r.json, "bogus"));
+    ts_resp_free(&r);
+    assert_int_equal(ts_post(*state, CM_PATH "?fieldValidation=Warn",
+                             "{\"metadata\":{\"name\":\"w20c\"},\"data\":{}}", &r),
+                     201);
+    assert_string_equal(r.warnings, ""); /* nothing unknown, nothing to say */
+    ts_resp_free(&r);
+}
+
 static void test_server_create_cluster_scoped_clears_namespace(void **state)
 {
     ts_resp r;
@@ -205,6 +241,7 @@ int main(void)
         cmocka_unit_test(test_server_create_dry_run_18),
         cmocka_unit_test(test_server_create_dry_run_bogus_422_19),
         cmocka_unit_test(test_server_create_strict_unknown_field_400_20),
+        cmocka_unit_test(test_server_create_warn_unknown_fields_default),
         cmocka_unit_test(test_server_create_cluster_scoped_clears_namespace),
     };
     int rc = cmocka_run_group_tests(tests, setup, teardown);

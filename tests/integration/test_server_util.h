@@ -26,7 +26,8 @@ typedef struct ts_resp {
     size_t len;
     char ctype[256];
     char retry_after[32];
-    json_t *json; /* parsed body or NULL */
+    char warnings[1024]; /* every Warning header's value, each followed by '\n' */
+    json_t *json;        /* parsed body or NULL */
 } ts_resp;
 
 static size_t ts_body_cb(char *p, size_t sz, size_t n, void *ud)
@@ -58,6 +59,10 @@ static size_t ts_hdr_cb(char *p, size_t sz, size_t n, void *ud)
         snprintf(r->ctype, sizeof(r->ctype), "%.200s", line + 14);
     if (!strncasecmp(line, "Retry-After: ", 13))
         snprintf(r->retry_after, sizeof(r->retry_after), "%.20s", line + 13);
+    if (!strncasecmp(line, "Warning: ", 9)) {
+        size_t have = strlen(r->warnings);
+        snprintf(r->warnings + have, sizeof(r->warnings) - have, "%s\n", line + 9);
+    }
     return l;
 }
 

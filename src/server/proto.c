@@ -1,16 +1,18 @@
 /*
- * proto.c — request bodies in the Kubernetes protobuf encoding (spec §6.2): kubectl's
- * generators (`kubectl create configmap|secret|namespace|serviceaccount|deployment`, `kubectl run`)
- * and typed client-go
- * clients send built-in kinds as `application/vnd.kubernetes.protobuf`. The body is the
- * "k8s\0" magic followed by a runtime.Unknown message {typeMeta{apiVersion, kind}, raw,
- * contentEncoding, contentType}; raw is the typed message. This file decodes the protobuf wire
- * format (varint, 64-bit, length-delimited, 32-bit) guided by small field tables for ObjectMeta
- * and the kinds above (Pods and Deployments: the fields those generators set — containers with
- * name, image, command, args, ports, env, resources, pull policy; restart/DNS policy; replicas,
- * selector, template, strategy) into a jansson document, which then goes through the normal JSON
- * write path. Other kinds get 415 naming JSON as the accepted type. Unknown fields are skipped.
- * Limits: nesting depth 16, body size bounded by the request body limit. Thread-safe.
+ * proto.c — request bodies in the Kubernetes protobuf encoding (spec §6.2): kubectl's generators
+ * (`kubectl create configmap|secret|namespace|serviceaccount|deployment|service|job`,
+ * `kubectl run`) and typed client-go clients send built-in kinds as
+ * `application/vnd.kubernetes.protobuf`. The body is the "k8s\0" magic followed by a
+ * runtime.Unknown message {typeMeta{apiVersion, kind}, raw, contentEncoding, contentType}; raw is
+ * the typed message. This file decodes the protobuf wire format (varint, 64-bit,
+ * length-delimited, 32-bit) guided by small field tables for ObjectMeta and the kinds above —
+ * Pods and Deployments: the fields those generators set (containers with name, image, command,
+ * args, ports, env, resources, pull policy; restart/DNS policy; replicas, selector, template,
+ * strategy); Services: ports with int-or-string target ports, selector, type, cluster IP,
+ * external name; Jobs: the spec's counts and limits and the pod template — into a jansson
+ * document, which then goes through the normal JSON write path. Other kinds get 415 naming JSON
+ * as the accepted type. Unknown fields are skipped. Limits: nesting depth 16, body size bounded
+ * by the request body limit. Thread-safe.
  */
 #include "server/srv.h"
 
@@ -29,7 +31,8 @@ typedef enum ftype {
     F_MAP_SQ,
     F_TIME,
     F_REPSTR,
-    F_REPMSG
+    F_REPMSG,
+    F_INTSTR /* intstr.IntOrString {1: type, 2: intVal, 3: strVal} → a JSON number or string */
 } ftype;
 
 typedef struct pmsg pmsg;
@@ -132,6 +135,28 @@ static const pfield depspec_f[] = {
     {7, "paused", F_BOOL, NULL},         {9, "progressDeadlineSeconds", F_INT, NULL}};
 static const pmsg depspec_m = MSG(depspec_f);
 static const pfield dep_f[] = {{1, "metadata", F_MSG, &meta_m}, {2, "spec", F_MSG, &depspec_m}};
+/* Services as `kubectl create service clusterip|nodeport|loadbalancer|externalname` send them. */
+static const pfield svcport_f[] = {{1, "name", F_STR, NULL},     {2, "protocol", F_STR, NULL},
+                                   {3, "port", F_INT, NULL},     {4, "targetPort", F_INTSTR, NULL},
+                                   {5, "nodePort", F_INT, NULL}, {6, "appProtocol", F_STR, NULL}};
+static const pmsg svcport_m = MSG(svcport_f);
+static const pfield svcspec_f[] = {
+    {1, "ports", F_REPMSG, &svcport_m}, {2, "selector", F_MAP_SS, NULL},
+    {3, "clusterIP", F_STR, NULL},      {4, "type", F_STR, NULL},
+    {5, "externalIPs", F_REPSTR, NULL}, {7, "sessionAffinity", F_STR, NULL},
+    {10, "externalName", F_STR, NULL},  {11, "externalTrafficPolicy", F_STR, NULL},
+    {18, "clusterIPs", F_REPSTR, NULL}};
+static const pmsg svcspec_m = MSG(svcspec_f);
+static const pfield svc_f[] = {{1, "metadata", F_MSG, &meta_m}, {2, "spec", F_MSG, &svcspec_m}};
+/* Jobs as `kubectl create job` sends them. */
+static const pfield jobspec_f[] = {
+    {1, "parallelism", F_INT, NULL},           {2, "completions", F_INT, NULL},
+    {3, "activeDeadlineSeconds", F_INT, NULL}, {4, "selector", F_MSG, &sel_m},
+    {5, "manualSelector", F_BOOL, NULL},       {6, "template", F_MSG, &tmpl_m},
+    {7, "backoffLimit", F_INT, NULL},          {8, "ttlSecondsAfterFinished", F_INT, NULL},
+    {9, "completionMode", F_STR, NULL},        {10, "suspend", F_BOOL, NULL}};
+static const pmsg jobspec_m = MSG(jobspec_f);
+static const pfield job_f[] = {{1, "metadata", F_MSG, &meta_m}, {2, "spec", F_MSG, &jobspec_m}};
 static const pfield unknown_tm_f[] = {{1, "apiVersion", F_STR, NULL}, {2, "kind", F_STR, NULL}};
 static const pmsg unknown_tm_m = MSG(unknown_tm_f);
 
@@ -139,7 +164,8 @@ static const struct {
     const char *kind;
     pmsg m;
 } kinds[] = {{"ConfigMap", MSG(cm_f)},      {"Secret", MSG(secret_f)}, {"Namespace", MSG(ns_f)},
-             {"ServiceAccount", MSG(sa_f)}, {"Pod", MSG(pod_f)},       {"Deployment", MSG(dep_f)}};
+             {"ServiceAccount", MSG(sa_f)}, {"Pod", MSG(pod_f)},       {"Deployment", MSG(dep_f)},
+             {"Service", MSG(svc_f)},       {"Job", MSG(job_f)}};
 
 typedef struct rd {
     const uint8_t *p, *end;
@@ -291,18 +317,53 @@ static json_t *time_str(const uint8_t *p, size_t len)
     return json_string(buf);
 }
 
+/* intstr.IntOrString {1: type (0 int, 1 string), 2: intVal (int32), 3: strVal}. */
+static json_t *int_or_string(const uint8_t *p, size_t len)
+{
+    rd r = {p, p + len};
+    uint64_t type = 0, iv = 0;
+    const uint8_t *sv = (const uint8_t *)"";
+    size_t sl = 0;
+    while (r.p < r.end) {
+        uint64_t tag;
+        if (varint(&r, &tag))
+            return NULL;
+        if ((tag & 7) == 0 && ((tag >> 3) == 1 || (tag >> 3) == 2)) {
+            if (varint(&r, (tag >> 3) == 1 ? &type : &iv))
+                return NULL;
+        } else if ((tag & 7) == 2 && (tag >> 3) == 3) {
+            if (bytes(&r, &sv, &sl))
+                return NULL;
+        } else if (skip(&r, tag & 7)) {
+            return NULL;
+        }
+    }
+    return type == 1 ? json_stringn((const char *)sv, sl) : json_integer((int32_t)(uint32_t)iv);
+}
+
+/* Pointer fields upstream: 0 is a value there, not "unset", so it is kept. */
+static bool keeps_zero(const char *name)
+{
+    static const char *const names[] = {"replicas", "parallelism", "completions", "backoffLimit",
+                                        "ttlSecondsAfterFinished"};
+    for (size_t i = 0; i < KC__ARRAY_LEN(names); i++)
+        if (!strcmp(name, names[i]))
+            return true;
+    return false;
+}
+
 static int field(rd *r, const pfield *f, unsigned wt, json_t *obj, int depth)
 {
     uint64_t v;
     const uint8_t *b;
     size_t n;
     /* gogo-protobuf writes every non-pointer field, zero or not; Go's JSON encoding drops those
-     * (omitempty), so zero strings/bools/ints/times are dropped here too. `replicas` is a
-     * pointer upstream: 0 is meaningful and kept. */
+     * (omitempty), so zero strings/bools/ints/times are dropped here too, except for fields
+     * that are pointers upstream (keeps_zero). */
     if (f->t == F_INT || f->t == F_BOOL) {
         if (wt != 0 || varint(r, &v))
             return -1;
-        if (v == 0 && strcmp(f->name, "replicas") != 0)
+        if (v == 0 && !keeps_zero(f->name))
             return 0;
         return json_object_set_new(obj, f->name,
                                    f->t == F_BOOL ? json_boolean(v) : json_integer((json_int_t)v));
@@ -318,6 +379,9 @@ static int field(rd *r, const pfield *f, unsigned wt, json_t *obj, int depth)
         break;
     case F_BYTES:
         val = b64(b, n);
+        break;
+    case F_INTSTR:
+        val = int_or_string(b, n);
         break;
     case F_TIME:
         val = time_str(b, n);
@@ -423,7 +487,7 @@ int kc__proto_to_json(const char *body, size_t len, json_t **ret, kc_error *err)
     return kc__fail(err, 415, "UnsupportedMediaType",
                     "the body of the request was in an unknown format - accepted media types "
                     "include: application/json, application/yaml (protobuf only for ConfigMap, "
-                    "Secret, Namespace, ServiceAccount, Pod, Deployment)");
+                    "Secret, Namespace, ServiceAccount, Pod, Deployment, Service, Job)");
 bad:
     json_decref(tm);
     return kc__fail(err, 400, "BadRequest", "malformed protobuf body");

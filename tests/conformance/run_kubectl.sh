@@ -131,6 +131,15 @@ t_create_imperative() {
     k create configmap cm-imperative --from-literal=a=b &&
         eq "$(jp cm cm-imperative -o jsonpath='{.data.a}')" b
 }
+t_create_service_job() {
+    # Services (int and named target ports) and Jobs from kubectl's generators, protobuf bodies.
+    k create service clusterip svc-pb --tcp=5678:8080 &&
+        eq "$(jp svc svc-pb -o jsonpath='{.spec.type}/{.spec.ports[0].port}/{.spec.ports[0].targetPort}')" ClusterIP/5678/8080 &&
+        k create service nodeport svc-np --tcp=80:http &&
+        eq "$(jp svc svc-np -o jsonpath='{.spec.ports[0].targetPort}')" http &&
+        k create job job-pb --image=busybox -- echo hi &&
+        eq "$(jp job job-pb -o jsonpath='{.spec.template.spec.restartPolicy}/{.spec.template.spec.containers[0].command[1]}')" Never/hi
+}
 t_delete_wait() {
     k delete cm cm1 --wait=true --timeout=20s &&
         ! k get cm cm1 2>"$KC_TMP/nf.err" && grep -q NotFound "$KC_TMP/nf.err"
@@ -160,6 +169,7 @@ check "kubectl patch --type json (#39)" t_patch_json
 check "kubectl patch --type strategic merges containers by name (#40)" t_patch_strategic
 check "kubectl get -w prints existing objects, then a change (#73/#88)" t_watch
 check "kubectl create configmap (imperative, protobuf request body)" t_create_imperative
+check "kubectl create service clusterip|nodeport, create job (protobuf request bodies)" t_create_service_job
 check "kubectl delete --wait (#55)" t_delete_wait
 check "CRD then custom resource create/get/patch/delete" t_crd
 kc_stop && pass "server stops cleanly on SIGTERM (exit 0)" || fail "server exit status on SIGTERM"

@@ -152,6 +152,49 @@ static void test_server_proto_configmap(void **state)
     json_decref(doc);
 }
 
+/* A Service as `kubectl create service nodeport np --tcp=80:http` (kubectl 1.33) sends it,
+ * captured verbatim: a named target port, and every zero field gogo-protobuf writes. */
+static const unsigned char svc_nodeport[] = {
+    0x6b, 0x38, 0x73, 0x00, 0x0a, 0x0d, 0x0a, 0x02, 0x76, 0x31, 0x12, 0x07, 0x53, 0x65, 0x72,
+    0x76, 0x69, 0x63, 0x65, 0x12, 0x68, 0x0a, 0x1d, 0x0a, 0x02, 0x6e, 0x70, 0x12, 0x00, 0x1a,
+    0x00, 0x22, 0x00, 0x2a, 0x00, 0x32, 0x00, 0x38, 0x00, 0x42, 0x00, 0x5a, 0x09, 0x0a, 0x03,
+    0x61, 0x70, 0x70, 0x12, 0x02, 0x6e, 0x70, 0x12, 0x43, 0x0a, 0x1e, 0x0a, 0x07, 0x38, 0x30,
+    0x2d, 0x68, 0x74, 0x74, 0x70, 0x12, 0x03, 0x54, 0x43, 0x50, 0x18, 0x50, 0x22, 0x0a, 0x08,
+    0x01, 0x10, 0x00, 0x1a, 0x04, 0x68, 0x74, 0x74, 0x70, 0x28, 0x00, 0x12, 0x09, 0x0a, 0x03,
+    0x61, 0x70, 0x70, 0x12, 0x02, 0x6e, 0x70, 0x1a, 0x00, 0x22, 0x08, 0x4e, 0x6f, 0x64, 0x65,
+    0x50, 0x6f, 0x72, 0x74, 0x3a, 0x00, 0x42, 0x00, 0x52, 0x00, 0x5a, 0x00, 0x60, 0x00, 0x68,
+    0x00, 0x1a, 0x02, 0x0a, 0x00, 0x1a, 0x00, 0x22, 0x00};
+
+static void test_server_proto_service(void **state)
+{
+    json_t *doc = NULL;
+    assert_int_equal(kc__proto_to_json((const char *)svc_nodeport, sizeof svc_nodeport, &doc, NULL),
+                     0);
+    json_t *spec = json_object_get(doc, "spec"),
+           *port = json_array_get(json_object_get(spec, "ports"), 0);
+    assert_string_equal(json_string_value(json_object_get(doc, "kind")), "Service");
+    assert_string_equal(json_string_value(json_object_get(spec, "type")), "NodePort");
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(spec, "selector"), "app")), "np");
+    assert_int_equal(json_integer_value(json_object_get(port, "port")), 80);
+    assert_string_equal(json_string_value(json_object_get(port, "targetPort")), "http");
+    assert_null(json_object_get(port, "nodePort")); /* 0 on the wire: unset, as in Go's JSON */
+    assert_null(json_object_get(spec, "clusterIP"));
+    json_decref(doc);
+
+    /* A numeric target port (IntOrString type 0, intVal 8080) in a hand-made Service. */
+    const unsigned char num[] = {'k',  '8',  's',  0,    0x0a, 0x0d, 0x0a, 0x02, 'v',  '1',
+                                 0x12, 0x07, 'S',  'e',  'r',  'v',  'i',  'c',  'e',  0x12,
+                                 0x10, 0x0a, 0x03, 0x0a, 0x01, 's',  0x12, 0x09, 0x0a, 0x07,
+                                 0x18, 0x51, 0x22, 0x03, 0x10, 0x90, 0x3f};
+    assert_int_equal(kc__proto_to_json((const char *)num, sizeof num, &doc, NULL), 0);
+    port = json_array_get(json_object_get(json_object_get(doc, "spec"), "ports"), 0);
+    assert_int_equal(json_integer_value(json_object_get(port, "port")), 81);
+    assert_true(json_is_integer(json_object_get(port, "targetPort")));
+    assert_int_equal(json_integer_value(json_object_get(port, "targetPort")), 8080);
+    json_decref(doc);
+}
+
 static void test_server_proto_rejects_garbage(void **state)
 {
     json_t *doc = NULL;
@@ -179,6 +222,7 @@ int main(void)
         cmocka_unit_test(test_server_negotiate_table_and_partial_23),
         cmocka_unit_test(test_server_negotiate_skips_unsupported_4_24_25),
         cmocka_unit_test(test_server_proto_configmap),
+        cmocka_unit_test(test_server_proto_service),
         cmocka_unit_test(test_server_proto_rejects_garbage),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,8 +1,10 @@
 /*
  * http.c — libmicrohttpd glue of the embedded API server: request body accumulation with the body
- * limit (413), authentication (401), non-resource endpoints (/version, /healthz, /readyz, /livez,
- * /openapi → 404, /admin/...), routing to discovery or to the verbs (405 for wrong methods, 404
- * for unknown resources), injected faults, and reply helpers. Every error body is a Status.
+ * limit (413 once the whole body has been read and discarded, so the client reads the answer;
+ * at once when the client waits for "100 Continue"), authentication (401), non-resource endpoints
+ * (/version, /healthz, /readyz, /livez, /openapi → 404, /admin/...), routing to discovery or to the
+ * verbs (405 for wrong methods, 404 for unknown resources), injected faults, and reply helpers.
+ * Every error body is a Status.
  *
  * Threads: MHD runs a small pool of epoll threads shared by every connection (server.c), so a
  * handler must not block it: watch streams suspend their connection while idle (watch.c), and
@@ -381,6 +383,14 @@ static bool offload(conn_ctx *cc)
     return true;
 }
 
+/* The request carries "Expect: 100-continue" (HTTP/1.1): its client waits before sending the
+ * body. */
+static bool expects_continue(struct MHD_Connection *conn)
+{
+    const char *e = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_EXPECT);
+    return e && strcasecmp(e, "100-continue") == 0;
+}
+
 void kc__http_wait_offloaded(kc_server *srv)
 {
     pthread_mutex_lock(&srv->off_mu);
@@ -409,9 +419,14 @@ enum MHD_Result kc__http_on_request(void *cls, struct MHD_Connection *conn, cons
         *con_cls = cc;
         const char *cl =
             MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-        if (cl && strtoull(cl, NULL, 10) > max)
-            cc->too_large = true;
-        else
+        if (!cl || strtoull(cl, NULL, 10) <= max)
+            return MHD_YES;
+        cc->too_large = true;
+        /* A client waiting for "100 Continue" has not sent the body: answer now (no 100 is
+         * sent, nothing is left unread). Any other client is sending it: read and discard it
+         * (below) and answer after it, as closing a socket with unread data makes the kernel
+         * reset the connection and the client may lose the answer (or fail its write first). */
+        if (!expects_continue(conn))
             return MHD_YES;
     }
     if (*upload_data_size) {

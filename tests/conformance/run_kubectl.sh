@@ -2,7 +2,8 @@
 # run_kubectl.sh KCACHE — unmodified kubectl against `kcache serve` (plain HTTP, then --tls --token).
 # Checks: version (#5), get namespaces, create/apply with default validation (#7), get -o json/yaml,
 # label, annotate, patch merge/json/strategic (#38–#40), get -w (#73/#75/#88), delete --wait (#55),
-# CRD then custom resource round trip, TLS + bearer token (and 401 with a wrong token).
+# CRD then custom resource round trip, TLS + bearer token (and 401 with a wrong token), a body over
+# --max-body read as 413 RequestEntityTooLarge every time (never "broken pipe" / "reset by peer").
 # Exit 77 when kubectl is missing.
 set -u
 BIN=${1:?usage: run_kubectl.sh path/to/kcache}
@@ -186,4 +187,21 @@ check "TLS + wrong token: kubectl gets 401 Unauthorized" t_bad_token
 t_no_secret_in_log() { [ -s "$KC_ERR" ] && ! grep -q s3cr3t-t0ken "$KC_ERR"; }
 check "the token never appears in the server's request log" t_no_secret_in_log
 kc_stop && pass "TLS server stops cleanly" || fail "TLS server exit status"
+
+kc_start "$BIN" --max-body 64Ki || { fail "server start with --max-body"; kc_summary; }
+{ printf '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"big"},"data":{"k":"'
+  head -c 3000000 /dev/zero | tr '\0' x
+  printf '"}}'; } >"$KC_TMP/big.json"
+t_body_too_large() {
+    # Before the server drained such bodies, about half of these failed with a write error.
+    local i
+    for i in $(seq 1 20); do
+        k create -f "$KC_TMP/big.json" --validate=false >"$KC_TMP/413.out" 2>&1
+        grep -q 'Error from server (RequestEntityTooLarge)' "$KC_TMP/413.out" ||
+            { echo "round $i:"; cat "$KC_TMP/413.out"; return 1; }
+    done
+}
+check "a 3 MB body over --max-body 64Ki: kubectl reads 413 RequestEntityTooLarge, 20 of 20" \
+    t_body_too_large
+kc_stop && pass "--max-body server stops cleanly" || fail "--max-body server exit status"
 kc_summary

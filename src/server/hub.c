@@ -18,6 +18,11 @@
  * - Stall fault: the hub registers as the faults change listener and keeps its own copy of the
  *   flag; when the stall is lifted it wakes every watcher. While stalled, queued events stay
  *   queued (not lost) and may overflow the bound.
+ * - Progress (bookmarks): the hub remembers the RV of the last event published on any topic.
+ *   Storage publishes in RV order under its lock, and a publish queues for every watcher before
+ *   that RV is recorded (both under the hub lock), so a watcher with an empty queue has been
+ *   offered every event up to it: filtered out, or queued and since taken. With events queued,
+ *   its progress stops just before the first of them (held back by a delay or the stall fault).
  * - Lifetime: the hub is destroyed when kc__hub_free has been called and its last watcher is
  *   freed, so a watcher may outlive kc__hub_free (its next() returns KC_ESTOPPED).
  * - Non-blocking owners (event-loop servers): kc__watcher_take pops every due event at once and
@@ -79,6 +84,7 @@ struct kc__hub {
     topic *topics;
     size_t n_watchers; /* allocated watchers, linked or not */
     uint64_t fault_seq;
+    uint64_t rv; /* RV of the last event published (any topic): all up to it were offered */
     bool stalled;
     bool freed; /* kc__hub_free called: destroy with the last watcher */
     /* timer thread of armed watchers */
@@ -417,7 +423,30 @@ void kc__hub_publish(kc__hub *hub, const void *resource_key, const kc__hub_event
             event_wake_locked(hub, w, due);
         }
     }
+    hub->rv = ev->rv;
     pthread_mutex_unlock(&hub->mu);
+}
+
+void kc__hub_reset_rv(kc__hub *hub, uint64_t rv)
+{
+    pthread_mutex_lock(&hub->mu);
+    hub->rv = rv;
+    pthread_mutex_unlock(&hub->mu);
+}
+
+uint64_t kc__watcher_progress(kc__watcher *w)
+{
+    kc__hub *hub = w->hub;
+    pthread_mutex_lock(&hub->mu);
+    uint64_t rv = 0;
+    if (w->closed || w->overflowed)
+        rv = 0; /* its queue was dropped: it may have missed events */
+    else if (w->count)
+        rv = w->ring[w->head].ev.rv - 1;
+    else
+        rv = hub->rv;
+    pthread_mutex_unlock(&hub->mu);
+    return rv;
 }
 
 /* ---- watcher --------------------------------------------------------------------------------- */

@@ -101,6 +101,17 @@ int kc__watcher_arm(kc__watcher *w, uint64_t wake_at_ns);
  * delayed. Thread-safe. */
 void kc__hub_set_coalesce(kc__hub *hub, uint64_t ns, size_t min_batch);
 
+/* Bookmark progress: an RV P such that every event with RV <= P published for w's resource has
+ * been either filtered out for w or taken by its owner — the RV of the last event published on
+ * any topic when w's queue is empty, else just before its first queued event; 0 once w is
+ * closed or overflowed (its queue was dropped: the owner must use the last RV it delivered).
+ * The owner may send a BOOKMARK at P after writing out everything it took. Thread-safe. */
+uint64_t kc__watcher_progress(kc__watcher *w);
+
+/* The RV counter went back (server restart with RV reset): progress restarts at rv. Call with
+ * the storage lock held, after closing every watcher. */
+void kc__hub_reset_rv(kc__hub *hub, uint64_t rv);
+
 /* Events queued for w right now (tests, metrics). Thread-safe. */
 size_t kc__watcher_queued(kc__watcher *w);
 

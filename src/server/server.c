@@ -272,6 +272,7 @@ KC_API int kc_server_restart(kc_server *srv)
     srv->floor = 0;
     srv->epoch++;
     kc__hub_close_all(srv->hub);
+    kc__hub_reset_rv(srv->hub, 0);
     /* recreate the built-in namespaces before anyone can see the empty state */
     int rc = create_builtin_namespaces(srv, true);
     pthread_cond_broadcast(&srv->cond);

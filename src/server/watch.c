@@ -130,8 +130,16 @@ static int put_event(wstream *ws, kc_watch_type t, kc_obj *obj, uint64_t rv)
     return rc;
 }
 
+/* A BOOKMARK at the stream's progress: the server's current RV once every event up to it was
+ * sent or filtered out — so a watch scoped by namespace or selector, or on a quiet resource,
+ * moves on with the server (as upstream's watch cache does) — never below the last RV sent, never
+ * past an event still queued for the stream (spec §5.4, #84). The end-of-initial-events bookmark
+ * keeps the RV of the snapshot. */
 static int put_bookmark(wstream *ws, bool end)
 {
+    uint64_t p = !end && ws->w ? kc__watcher_progress(ws->w) : 0;
+    if (p > ws->last_rv)
+        ws->last_rv = p;
     const char *kind = ws->fmt == KC__FMT_PARTIAL ? "PartialObjectMetadata" : ws->r->kind;
     const char *av = ws->fmt == KC__FMT_PARTIAL ? "meta.k8s.io/v1" : ws->av;
     return kc__buf_printf(

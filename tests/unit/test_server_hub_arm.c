@@ -1,8 +1,9 @@
 /*
  * test_server_hub_arm.c — the watch hub's non-blocking owners (src/server/hub.c), as the server's
  * event loop uses them: take drains a batch in order (spec §9 #77), arm wakes once per batch on
- * an event / close / overflow / stall lifted / timer, coalescing delays only busy watchers, and
- * no wake comes after free. The blocking next() side is in test_server_hub.c.
+ * an event / close / overflow / stall lifted / timer, coalescing delays only busy watchers, no
+ * wake comes after free, and the bookmark progress of a filtered watcher. The blocking next() side
+ * is in test_server_hub.c.
  */
 #include <pthread.h>
 #include <string.h>
@@ -235,6 +236,54 @@ static void test_server_hub_no_wake_after_free(void **state)
     assert_int_equal(wakes(&k), 0);
 }
 
+/* Deliver only objects labelled sel=yes (the filter of a scoped watch). */
+static kc_watch_type only_yes(void *ud, const kc__hub_event *ev, kc_obj **ret)
+{
+    (void)ud;
+    *ret = ev->obj;
+    const char *v = kc_obj_label(ev->obj, "sel");
+    return v && !strcmp(v, "yes") ? ev->type : 0;
+}
+
+/* Bookmark progress (spec §5.4, #84): events filtered out (or on other topics) move it to the
+ * last published RV; a queued event holds it just before itself until taken; a closed or
+ * overflowed watcher (queue dropped) has none; a reset RV counter starts it again. */
+static void test_server_hub_progress_follows_filtered_events_84(void **state)
+{
+    (void)state;
+    kc__hub *hub = kc__hub_new(NULL, 2);
+    kc__watcher *w = kc__hub_subscribe(hub, &key_pods, only_yes, NULL);
+    publish(hub, &key_pods, KC_WATCH_ADDED, 5, false, false); /* filtered out */
+    publish(hub, &key_cms, KC_WATCH_ADDED, 6, true, false);   /* another resource */
+    assert_int_equal(kc__watcher_progress(w), 6);
+    publish(hub, &key_pods, KC_WATCH_ADDED, 7, true, false); /* queued for w */
+    publish(hub, &key_pods, KC_WATCH_ADDED, 8, false, false);
+    assert_int_equal(kc__watcher_progress(w), 6);
+    kc__hub_event ev;
+    size_t n = 0;
+    assert_int_equal(kc__watcher_take(w, &ev, 1, &n), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(ev.rv, 7);
+    kc__hub_event_release(&ev);
+    assert_int_equal(kc__watcher_progress(w), 8);
+    publish(hub, &key_pods, KC_WATCH_ADDED, 9, true, false);
+    publish(hub, &key_pods, KC_WATCH_ADDED, 10, true, false);
+    publish(hub, &key_pods, KC_WATCH_ADDED, 11, true, false); /* over the bound of 2 */
+    assert_int_equal(kc__watcher_progress(w), 0);
+    kc__watcher *w2 = kc__hub_subscribe(hub, &key_pods, NULL, NULL);
+    kc__hub_close_all(hub);
+    assert_int_equal(kc__watcher_progress(w2), 0);
+    kc__hub_reset_rv(hub, 0);
+    kc__watcher *w3 = kc__hub_subscribe(hub, &key_pods, only_yes, NULL);
+    assert_int_equal(kc__watcher_progress(w3), 0);
+    publish(hub, &key_pods, KC_WATCH_ADDED, 2, false, false);
+    assert_int_equal(kc__watcher_progress(w3), 2);
+    kc__watcher_free(w);
+    kc__watcher_free(w2);
+    kc__watcher_free(w3);
+    kc__hub_free(hub);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -244,6 +293,7 @@ int main(void)
         cmocka_unit_test(test_server_hub_arm_wakes_when_stall_lifted),
         cmocka_unit_test(test_server_hub_coalesce_delays_only_busy_watchers),
         cmocka_unit_test(test_server_hub_no_wake_after_free),
+        cmocka_unit_test(test_server_hub_progress_follows_filtered_events_84),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

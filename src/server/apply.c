@@ -333,7 +333,7 @@ static int drop_unowned(const kc__apply_ctx *ctx, const json_t *prev, const json
 
 /* ---- entry point -------------------------------------------------------------------------- */
 
-static int decode_body(const char *body, size_t len, json_t **ret, kc_error *err)
+int kc__apply_decode(const char *body, size_t len, json_t **ret, kc_error *err)
 {
     size_t i = 0;
     while (i < len && (body[i] == ' ' || body[i] == '\t' || body[i] == '\r' || body[i] == '\n'))
@@ -401,14 +401,28 @@ int kc__apply(const json_t *current, const char *body, size_t len, const char *f
         return kc_error_set(err, KC_EINVALID,
                             "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required "
                             "value: is required for apply patch");
-    if (!ret_new || (current && !json_is_object(current)))
-        return kc_error_set(err, KC_EINVAL, "apply: bad arguments");
-    json_t *applied = NULL, *res = NULL, *set = NULL, *entry = NULL;
-    walker w = {.path = KC__BUF_INIT(0)};
-    owner_sub *subs = NULL;
-    int rc = decode_body(body, len, &applied, err);
+    json_t *applied = NULL;
+    int rc = kc__apply_decode(body, len, &applied, err);
     if (rc < 0)
         return rc;
+    rc = kc__apply_doc(current, applied, field_manager, force, now_rfc3339, ret_new, err);
+    json_decref(applied);
+    return rc;
+}
+
+int kc__apply_doc(const json_t *current, const json_t *applied, const char *field_manager,
+                  bool force, const char *now_rfc3339, json_t **ret_new, kc_error *err)
+{
+    if (!field_manager || !*field_manager)
+        return kc_error_set(err, KC_EINVALID,
+                            "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required "
+                            "value: is required for apply patch");
+    if (!ret_new || !json_is_object(applied) || (current && !json_is_object(current)))
+        return kc_error_set(err, KC_EINVAL, "apply: bad arguments");
+    json_t *res = NULL, *set = NULL, *entry = NULL;
+    walker w = {.path = KC__BUF_INIT(0)};
+    owner_sub *subs = NULL;
+    int rc;
     const char *av = json_string_value(json_object_get(applied, "apiVersion"));
     kc__apply_ctx ctx = {json_string_value(json_object_get(applied, "kind")),
                          kc__apply_builtin(av)};
@@ -494,6 +508,5 @@ out:
     json_decref(res);
     json_decref(entry);
     json_decref(set);
-    json_decref(applied);
     return rc;
 }

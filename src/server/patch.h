@@ -45,6 +45,14 @@ int kc__patch_apply(kc__patch_type type, const json_t *current, const char *body
 int kc__apply(const json_t *current, const char *body, size_t len, const char *field_manager,
               bool force, const char *now_rfc3339, json_t **ret_new, kc_error *err);
 
+/* The two halves of kc__apply, so a caller can check the applied configuration in between
+ * (fieldValidation): decode and check an apply body (YAML or JSON; an object with apiVersion and
+ * kind, no managedFields; KC_EBADREQUEST otherwise) into *ret (new reference); then apply it
+ * (applied borrowed, not modified). */
+int kc__apply_decode(const char *body, size_t len, json_t **ret, kc_error *err);
+int kc__apply_doc(const json_t *current, const json_t *applied, const char *field_manager,
+                  bool force, const char *now_rfc3339, json_t **ret_new, kc_error *err);
+
 /*
  * Record an ordinary write (create, update, non-apply patch) in obj's managedFields, in place, so
  * server-side apply can detect conflicts with it (#46). Call it on the object about to be stored;

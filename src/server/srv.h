@@ -334,6 +334,15 @@ typedef struct kc__write {
  * characters dropped, cut at 128 bytes), as upstream. out is "" when neither gives a name. */
 int kc__write_manager(kc__req *req, char out[KC__FIELD_MANAGER_MAX + 1]);
 
+/* fieldValidation (field_validation.c): the request's mode ("Strict", "Warn" — the default — or
+ * "Ignore"; *ret_mode static), 400 for any other value. */
+int kc__field_validation_mode(kc__req *req, const char **ret_mode);
+/* Check doc's top-level (built-in kinds) and metadata fields under the request's mode: Strict →
+ * 400 naming the first unknown field; Warn → a warning per unknown field (req->warnings) and the
+ * field removed from doc; Ignore → removed. Fields base (the stored object a patch started from,
+ * or NULL) already has at the same place are accepted. */
+int kc__field_check(kc__req *req, const kc__rsrc *r, json_t *doc, const json_t *base);
+
 /* Validate dryRun query ("All" or absent). */
 int kc__dry_run_parse(const char *v, bool *ret, kc_error *err);
 /* Store doc as the new state of an existing entry (update path, mu held). Handles RV

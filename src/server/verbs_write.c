@@ -14,110 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const meta_keys[] = {"name",
-                                        "generateName",
-                                        "namespace",
-                                        "selfLink",
-                                        "uid",
-                                        "resourceVersion",
-                                        "generation",
-                                        "creationTimestamp",
-                                        "deletionTimestamp",
-                                        "deletionGracePeriodSeconds",
-                                        "labels",
-                                        "annotations",
-                                        "ownerReferences",
-                                        "finalizers",
-                                        "managedFields",
-                                        NULL};
-static const char *const top_keys[] = {"apiVersion", "kind",      "metadata",   "spec",
-                                       "status",     "data",      "binaryData", "stringData",
-                                       "type",       "immutable", NULL};
-static const char *const event_keys[] = {"involvedObject",
-                                         "reason",
-                                         "message",
-                                         "source",
-                                         "firstTimestamp",
-                                         "lastTimestamp",
-                                         "count",
-                                         "eventTime",
-                                         "series",
-                                         "action",
-                                         "related",
-                                         "reportingComponent",
-                                         "reportingInstance",
-                                         NULL};
-static const char *const misc_keys[] = {"subsets", "secrets", "imagePullSecrets",
-                                        "automountServiceAccountToken", NULL};
-
-static bool in_list(const char *k, const char *const *l)
-{
-    for (; *l; l++)
-        if (!strcmp(*l, k))
-            return true;
-    return false;
-}
-
-/* One unknown field under fieldValidation: Strict → 400 (#20); Warn (the default, as in
- * Kubernetes ≥ 1.23) → a Warning header naming it; Ignore → nothing. Under Warn and Ignore the
- * field is dropped, as the API server drops what its schema does not know. The text is the API
- * server's ('unknown field "spec.x"'); in the header its quotes are escaped. */
-static int unknown_field(kc__req *req, const char *mode, const char *prefix, const char *k)
-{
-    if (strcmp(mode, "Strict") == 0)
-        return kc__fail(&req->err, 400, "BadRequest",
-                        "strict decoding error: unknown field \"%s%s\"", prefix, k);
-    if (strcmp(mode, "Warn") != 0 || req->n_warnings >= KC__MAX_WARNINGS)
-        return 0;
-    /* A header quoted-string: '"' and '\\' escaped; control and non-ASCII bytes (a key may hold
-     * any) become '?', so a key cannot break the header line. */
-    char *w = req->warnings[req->n_warnings++];
-    size_t n = (size_t)snprintf(w, KC__WARNING_MAX, "unknown field \\\"%s", prefix);
-    for (const unsigned char *c = (const unsigned char *)k; *c && n + 8 < KC__WARNING_MAX; c++) {
-        if (*c == '"' || *c == '\\')
-            w[n++] = '\\';
-        w[n++] = (*c < 0x20 || *c >= 0x7f) ? '?' : (char)*c;
-    }
-    snprintf(w + n, KC__WARNING_MAX - n, "\\\"");
-    return 0;
-}
-
-/* fieldValidation for built-ins' top-level fields and every object's metadata fields (the server
- * has no schemas below those; custom resources keep their unknown top-level fields). */
-static int field_check(kc__req *req, const kc__rsrc *r, json_t *doc)
-{
-    const char *fv = req->q.field_validation;
-    if (fv && *fv && strcmp(fv, "Strict") && strcmp(fv, "Warn") && strcmp(fv, "Ignore"))
-        return kc__fail(&req->err, 400, "BadRequest", "fieldValidation: Unsupported value: \"%s\"",
-                        fv);
-    const char *mode = fv && *fv ? fv : "Warn";
-    const char *k;
-    json_t *v;
-    void *tmp;
-    int rc = 0;
-    json_t *meta = json_object_get(doc, "metadata");
-    json_object_foreach_safe(meta, tmp, k, v)
-    {
-        if (in_list(k, meta_keys))
-            continue;
-        if ((rc = unknown_field(req, mode, "metadata.", k)) != 0)
-            return rc;
-        json_object_del(meta, k);
-    }
-    if (r->is_crd)
-        return 0;
-    json_object_foreach_safe(doc, tmp, k, v)
-    {
-        if (in_list(k, top_keys) || in_list(k, misc_keys) ||
-            (strcmp(r->plural, "events") == 0 && in_list(k, event_keys)))
-            continue;
-        if ((rc = unknown_field(req, mode, "", k)) != 0)
-            return rc;
-        json_object_del(doc, k);
-    }
-    return 0;
-}
-
 static int parse_body(kc__req *req, json_t **ret)
 {
     if (req->content_type &&
@@ -239,7 +135,7 @@ int kc__verb_create(kc__req *req, kc__rsrc *r)
                         "the server could not find the requested resource");
     if ((rc = parse_body(req, &doc)) != 0)
         return rc;
-    if ((rc = field_check(req, r, doc)) != 0) {
+    if ((rc = kc__field_check(req, r, doc, NULL)) != 0) {
         json_decref(doc);
         return rc;
     }
@@ -281,7 +177,7 @@ int kc__verb_update(kc__req *req, kc__rsrc *r)
                       "the namespace of the provided object does "
                       "not match the namespace sent on the request");
     else
-        rc = field_check(req, r, doc);
+        rc = kc__field_check(req, r, doc, NULL);
     if (rc) {
         json_decref(doc);
         return rc;
@@ -332,11 +228,22 @@ int kc__verb_patch(kc__req *req, kc__rsrc *r)
         kc__fail_cause(&req->err, "FieldValueRequired", "fieldManager", "Required value");
         return rc;
     }
-    /* apply records its own "Apply" entry (kc__apply); the other patches an "Update" one */
+    /* apply records its own "Apply" entry (kc__apply_doc); the other patches an "Update" one */
     char mgr[KC__FIELD_MANAGER_MAX + 1] = "";
+    const char *fv_mode;
     if ((rc = kc__dry_run_parse(req->q.dry_run, &dry, &req->err)) != 0 ||
+        (rc = kc__field_validation_mode(req, &fv_mode)) != 0 ||
         (type != KC__PATCH_APPLY && (rc = kc__write_manager(req, mgr)) != 0))
         return rc;
+    /* fieldValidation: an apply's configuration is checked before it merges (what it drops is
+     * not recorded as owned); other patches' results below, for the fields they add. */
+    json_t *applied = NULL;
+    if (type == KC__PATCH_APPLY &&
+        ((rc = kc__apply_decode(req->body, req->body_len, &applied, &req->err)) != 0 ||
+         (rc = kc__field_check(req, r, applied, NULL)) != 0)) {
+        json_decref(applied);
+        return rc;
+    }
     kc__write w = make_write(req, r, dry, mgr);
     char now[32];
     kc__now_rfc3339(now);
@@ -348,8 +255,7 @@ int kc__verb_patch(kc__req *req, kc__rsrc *r)
     if (!cur && type != KC__PATCH_APPLY) {
         rc = kc__fail_notfound(&req->err, r, req->route.name);
     } else if (!cur) {
-        rc = kc__apply(NULL, req->body, req->body_len, req->q.field_manager, req->q.force, now, &nu,
-                       &req->err);
+        rc = kc__apply_doc(NULL, applied, req->q.field_manager, req->q.force, now, &nu, &req->err);
         if (rc == 0) {
             const char *bn = kc__meta_str(nu, "name");
             if (bn && strcmp(bn, req->route.name) != 0)
@@ -365,8 +271,8 @@ int kc__verb_patch(kc__req *req, kc__rsrc *r)
         rc = kc_error_set(&req->err, KC_ENOMEM, "cannot decode stored object");
     } else {
         if (type == KC__PATCH_APPLY)
-            rc = kc__apply(cur_doc, req->body, req->body_len, req->q.field_manager, req->q.force,
-                           now, &nu, &req->err);
+            rc = kc__apply_doc(cur_doc, applied, req->q.field_manager, req->q.force, now, &nu,
+                               &req->err);
         else
             rc = kc__patch_apply(type, cur_doc, req->body, req->body_len, r->kind, !r->is_crd, &nu,
                                  &req->err);
@@ -378,10 +284,13 @@ int kc__verb_patch(kc__req *req, kc__rsrc *r)
                           bn, req->route.name);
         else if (rc == 0 && !json_is_object(nu))
             rc = kc__fail(&req->err, 422, "Invalid", "the patch result is not an object");
-        else if (rc == 0)
+        else if (rc == 0 && type != KC__PATCH_APPLY)
+            rc = kc__field_check(req, r, nu, cur_doc);
+        if (rc == 0)
             rc = kc__write_update(srv, &w, cur, nu, false, &obj, &req->err);
     }
     pthread_mutex_unlock(&srv->mu);
+    json_decref(applied);
     json_decref(nu);
     json_decref(cur_doc);
     if (rc) {

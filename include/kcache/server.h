@@ -62,11 +62,11 @@ typedef struct kc_server_opts {
     unsigned max_watch_s;          /* server-side max watch duration; 0 = none */
     size_t max_body;               /* request body limit; 0 = 3 MiB */
     size_t watch_queue;            /* per-watcher queue bound (events); 0 = 100000 */
-    const char *seed_dir;          /* directory of YAML/JSON fixtures loaded at start; NULL = none */
-    const char *seed_spec;         /* e.g. "pods=100000" (see `kcache serve --help`); NULL = none */
-    uint64_t random_seed;          /* fault/delay PRNG seed; 0 = from time */
-    kc_server_faults faults;       /* initial faults */
-    bool quiet;                    /* no request log on stderr */
+    const char *seed_dir;    /* directory of YAML/JSON fixtures loaded at start; NULL = none */
+    const char *seed_spec;   /* e.g. "pods=100000" (see `kcache serve --help`); NULL = none */
+    uint64_t random_seed;    /* fault/delay PRNG seed; 0 = from time */
+    kc_server_faults faults; /* initial faults */
+    bool quiet;              /* no request log on stderr */
 } kc_server_opts;
 
 /* Create a server (not yet listening). On success *ret_srv is new — free with kc_server_free().
@@ -95,11 +95,29 @@ KC_API int kc_server_set_faults(kc_server *srv, const kc_server_faults *faults);
 KC_API void kc_server_get_faults(const kc_server *srv, kc_server_faults *ret);
 
 /* Forget all watch history older than the current resourceVersion: later watches or lists from
- * an older RV get 410 Expired. */
+ * an older RV get 410 Expired. Thread-safe. Errors: KC_EINVAL (NULL srv). */
 KC_API int kc_server_compact(kc_server *srv);
 
-/* Simulate a restart that loses state: all objects, history and CRDs dropped, the RV counter
- * reset, every watch closed. Built-in namespaces are recreated. Clients must notice and relist. */
+/* What a simulated restart does with the stored objects (kc_server_restart_ex). */
+typedef enum kc_server_restart_mode {
+    /* Storage lost: every object and CRD dropped, the built-in namespaces recreated. */
+    KC_SERVER_RESTART_WIPE = 0,
+    /* As after a restore from backup: every object and CRD kept (uid, content, generation), their
+     * resourceVersions renumbered 1..N in their old order, the counter continuing from N (the
+     * number of objects) — so RVs go back, below what clients saw unless every write so far was
+     * a create. Costs one re-encoding of every object, under the store lock. */
+    KC_SERVER_RESTART_RESTORE = 1,
+} kc_server_restart_mode;
+
+/* Simulate a restart in which the RV counter goes back (spec #101). Either mode also empties the
+ * watch history and closes every watch; afterwards a resourceVersion above the new current one
+ * gets 504 ResourceVersionTooLarge (lists, gets) or an ERROR event (watches), one below it 410
+ * Expired, and an update carrying an old RV 409 Conflict (unless it happens to be the object's
+ * new RV), so clients must notice and relist. Thread-safe (takes the store lock).
+ * Errors: KC_EINVAL (NULL srv, unknown mode), KC_ENOMEM (RESTORE: nothing changed). */
+KC_API int kc_server_restart_ex(kc_server *srv, kc_server_restart_mode mode);
+
+/* kc_server_restart_ex(srv, KC_SERVER_RESTART_WIPE). */
 KC_API int kc_server_restart(kc_server *srv);
 
 /* The current global resourceVersion (decimal). */

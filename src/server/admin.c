@@ -3,7 +3,9 @@
  *   GET  /admin/faults            current faults as JSON (faults.h)
  *   PUT  /admin/faults (or POST)  change faults; absent fields keep their value
  *   POST /admin/compact           forget the history (older RVs → 410)
- *   POST /admin/restart           drop all state and reset the RV counter
+ *   POST /admin/restart           drop all state and reset the RV counter (?mode=wipe, default)
+ *   POST /admin/restart?mode=restore  keep every object, renumber the RVs from 1 (as after a
+ *                                 restore from backup)
  *   GET  /admin/rv                {"resourceVersion":"N"}
  * Replies are JSON; errors are Status. Thread-safe through the server API it calls.
  */
@@ -58,10 +60,20 @@ int kc__admin_handle(kc__req *req)
     if (!strcmp(what, "compact") || !strcmp(what, "restart")) {
         if (req->method != KC__M_POST)
             return kc__fail(&req->err, 405, "MethodNotAllowed", "use POST");
-        if (what[0] == 'c')
+        if (what[0] == 'c') {
             kc_server_compact(srv);
-        else
-            kc_server_restart(srv);
+            return ok(req);
+        }
+        const char *mode = MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, "mode");
+        kc_server_restart_mode m = KC_SERVER_RESTART_WIPE;
+        if (mode && !strcmp(mode, "restore"))
+            m = KC_SERVER_RESTART_RESTORE;
+        else if (mode && strcmp(mode, "wipe") != 0)
+            return kc__fail(&req->err, 400, "BadRequest",
+                            "unknown restart mode \"%.64s\": use wipe or restore", mode);
+        int rc = kc_server_restart_ex(srv, m);
+        if (rc)
+            return kc__fail(&req->err, 500, "InternalError", "restart failed: %s", kc_strerror(rc));
         return ok(req);
     }
     return kc__fail(&req->err, 404, "NotFound", "unknown admin endpoint");

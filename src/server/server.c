@@ -3,7 +3,9 @@
  * new (options copied, store and registry built, built-in namespaces created, seeds loaded) →
  * start (TLS material, MHD daemon on the listen address, URL known) → stop (watches closed,
  * daemon stopped, threads joined) → free. Also the run-time controls: faults, compaction,
- * restart, current RV, kubeconfig.
+ * restart (wipe: all state lost; restore: objects kept, RVs renumbered from 1 — both reset the RV
+ * counter, empty the history so that every older RV gets 410 or 504, and close every watch),
+ * current RV, kubeconfig.
  * Thread-safety: as documented in server.h; all store state is under srv->mu.
  */
 #include "server/srv.h"
@@ -251,33 +253,55 @@ KC_API void kc_server_get_faults(const kc_server *srv, kc_server_faults *ret)
 
 KC_API int kc_server_compact(kc_server *srv)
 {
+    if (!srv)
+        return KC_EINVAL;
     pthread_mutex_lock(&srv->mu);
     kc__store_compact_locked(srv);
     pthread_mutex_unlock(&srv->mu);
     return 0;
 }
 
-KC_API int kc_server_restart(kc_server *srv)
+KC_API int kc_server_restart_ex(kc_server *srv, kc_server_restart_mode mode)
 {
+    if (!srv || (mode != KC_SERVER_RESTART_WIPE && mode != KC_SERVER_RESTART_RESTORE))
+        return KC_EINVAL;
+    int rc = 0;
     pthread_mutex_lock(&srv->mu);
-    for (size_t i = srv->n_rsrcs; i-- > 0;) {
-        kc__rsrc *r = srv->rsrcs[i];
-        if (r->is_crd)
-            kc__registry_remove(srv, r);
-        else
-            kc__store_clear_rsrc(r);
+    if (mode == KC_SERVER_RESTART_RESTORE) {
+        uint64_t n = 0;
+        if ((rc = kc__store_renumber_locked(srv, &n)) != 0) {
+            pthread_mutex_unlock(&srv->mu);
+            return rc;
+        }
+        srv->rv = n;
+    } else {
+        for (size_t i = srv->n_rsrcs; i-- > 0;) {
+            kc__rsrc *r = srv->rsrcs[i];
+            if (r->is_crd)
+                kc__registry_remove(srv, r);
+            else
+                kc__store_clear_rsrc(r);
+        }
+        srv->rv = 0;
     }
     kc__store_compact_locked(srv);
-    srv->rv = 0;
-    srv->floor = 0;
     srv->epoch++;
     kc__hub_close_all(srv->hub);
-    kc__hub_reset_rv(srv->hub, 0);
-    /* recreate the built-in namespaces before anyone can see the empty state */
-    int rc = create_builtin_namespaces(srv, true);
+    kc__hub_reset_rv(srv->hub, srv->rv);
+    if (mode == KC_SERVER_RESTART_WIPE) {
+        /* recreate the built-in namespaces before anyone can see the empty state */
+        rc = create_builtin_namespaces(srv, true);
+        /* the new history starts after them: no older RV resumes silently (#101) */
+        kc__store_compact_locked(srv);
+    }
     pthread_cond_broadcast(&srv->cond);
     pthread_mutex_unlock(&srv->mu);
     return rc;
+}
+
+KC_API int kc_server_restart(kc_server *srv)
+{
+    return kc_server_restart_ex(srv, KC_SERVER_RESTART_WIPE);
 }
 
 KC_API uint64_t kc_server_current_rv(const kc_server *srv)

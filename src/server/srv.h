@@ -148,6 +148,10 @@ int kc__store_commit(kc_server *srv, kc__rsrc *r, kc_watch_type type, kc_obj *ob
 kc__entry **kc__store_sorted(kc__rsrc *r, size_t *ret_n);
 /* Drop every object of r (mu held) without events. */
 void kc__store_clear_rsrc(kc__rsrc *r);
+/* Give every stored object of every live resource a new RV 1..N, in the order of their current
+ * RVs (mu held), N into *ret_n; uids and content kept, history and counter untouched (the caller
+ * sets srv->rv and compacts). KC_ENOMEM changes nothing. */
+int kc__store_renumber_locked(kc_server *srv, uint64_t *ret_n);
 /* Drop all history (mu held); floor becomes the current RV. */
 void kc__store_compact_locked(kc_server *srv);
 /* Paging snapshots (mu held). put takes over items (n refs); returns its id (0 on ENOMEM: items

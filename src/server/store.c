@@ -8,6 +8,9 @@
  * the order). The stored kc_obj text is the serialized form: a LIST is the concatenation.
  * History: a ring of the last `history` events of all resources (global RV order). `floor` is
  * the RV below which events were dropped: a watch from RV N >= floor can be replayed exactly.
+ * Renumbering (restart as after a restore from backup): every object gets RV 1..N in the order
+ * of its current RV, built before any is swapped in so that running out of memory changes
+ * nothing.
  * Snapshots: a paged LIST keeps its item references (immutable objects) so that every page of one
  * list reads the same state; a bounded table, least recently created evicted (→ 410 Expired).
  * Every function here runs with srv->mu held, except the object parse helpers.
@@ -175,6 +178,47 @@ void kc__store_compact_locked(kc_server *srv)
     srv->hist_head = srv->hist_len = 0;
     srv->floor = srv->rv;
     kc__snap_clear(srv);
+}
+
+static int by_rv(const void *a, const void *b)
+{
+    uint64_t x = kc_obj_rv_int((*(kc__entry *const *)a)->obj);
+    uint64_t y = kc_obj_rv_int((*(kc__entry *const *)b)->obj);
+    return x < y ? -1 : x > y;
+}
+
+int kc__store_renumber_locked(kc_server *srv, uint64_t *ret_n)
+{
+    size_t n = 0, k = 0;
+    for (size_t i = 0; i < srv->n_rsrcs; i++)
+        n += srv->rsrcs[i]->count;
+    kc__entry **es = malloc((n ? n : 1) * sizeof(*es));
+    kc_obj **nu = calloc(n ? n : 1, sizeof(*nu));
+    int rc = es && nu ? 0 : KC_ENOMEM;
+    for (size_t i = 0; rc == 0 && i < srv->n_rsrcs; i++) {
+        kc__rsrc *r = srv->rsrcs[i];
+        for (size_t b = 0; b < r->n_buckets; b++)
+            for (kc__entry *e = r->buckets[b]; e; e = e->next)
+                es[k++] = e;
+    }
+    if (rc == 0)
+        qsort(es, n, sizeof(*es), by_rv);
+    /* every new object first, so that a failure changes nothing */
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        rc = kc__obj_with_rv(srv, es[i]->obj, (uint64_t)i + 1, &nu[i], NULL);
+    for (size_t i = 0; i < n && nu; i++) {
+        if (rc == 0) {
+            kc_obj_unref(es[i]->obj);
+            es[i]->obj = nu[i]; /* in place: the key order is unchanged */
+        } else {
+            kc_obj_unref(nu[i]);
+        }
+    }
+    free(es);
+    free(nu);
+    if (rc == 0)
+        *ret_n = n;
+    return rc;
 }
 
 int kc__store_commit(kc_server *srv, kc__rsrc *r, kc_watch_type type, kc_obj *obj, kc_obj *old,

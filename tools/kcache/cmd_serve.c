@@ -96,7 +96,11 @@ static const char usage_text[] =
     "                            {\"get\":0.5,\"list\":0.1,…}\n"
     "  POST /admin/compact       forget the watch history: older RVs now get 410 Expired\n"
     "  POST /admin/restart       drop all state and reset the resourceVersion counter, close\n"
-    "                            every watch (clients must notice and relist)\n";
+    "                            every watch (clients must notice and relist)\n"
+    "  POST /admin/restart?mode=restore\n"
+    "                            restart as after a restore from backup: keep every object,\n"
+    "                            renumber the resourceVersions from 1, close every watch\n"
+    "  GET  /admin/rv            the current resourceVersion\n";
 
 static int sig_pipe[2] = {-1, -1};
 

@@ -193,6 +193,20 @@ KC_API int kc_client_watch(kc_client *client, const kc_gvr *gvr, const char *ns,
                            const kc_watch_opts *opts, kc_watch_event_cb cb, void *ud,
                            kc_cancel *cancel, kc_error *err);
 
+/*
+ * Server-side printing, as kubectl get does: GET the collection (name NULL) or one object (name)
+ * as a meta.k8s.io/v1 Table — Accept "application/json;as=Table;v=v1;g=meta.k8s.io,
+ * application/json". For a collection, opts (may be NULL) gives the selectors, limit and
+ * continue_token as for kc_client_list: one page, whose metadata.continue names the next. On
+ * success *ret_json gets the response body (new malloc'd, NUL-terminated — caller frees) and
+ * *ret_len (may be NULL) its length; a server without server-side printing answers with the
+ * plain object or list instead (check its "kind"). Errors: KC_EINVAL (client or ret_json NULL,
+ * name ""), then as kc_client_get. Thread-safe.
+ */
+KC_API int kc_client_get_table(kc_client *client, const kc_gvr *gvr, const char *ns,
+                               const char *name, const kc_list_opts *opts, char **ret_json,
+                               size_t *ret_len, kc_error *err);
+
 /* POST json (len bytes; copied for the request) to the collection. ret_obj may be NULL. */
 KC_API int kc_client_create(kc_client *client, const kc_gvr *gvr, const char *ns, const char *json,
                             size_t len, const kc_write_opts *opts, kc_obj **ret_obj, kc_error *err);

@@ -1,6 +1,7 @@
 /*
  * verbs.c — the REST verbs: get, list (one page), list_all (pager), create, update,
- * update_status, patch, delete, deletecollection (apiserver-semantics §3–§4).
+ * update_status, patch, delete, deletecollection (apiserver-semantics §3–§4), and the Table GET
+ * of server-side printing (kubectl get's Accept header).
  *
  * Request bodies are the caller's JSON, sent as is; responses are decoded by the json layer
  * (kc_obj_parse for one object, kc_list_decode for lists — the bulk path, no DOM). DeleteOptions
@@ -124,6 +125,46 @@ int kc_client_list(kc_client *c, const kc_gvr *gvr, const char *ns, const kc_lis
     kc_decode_opts d = kc__decode_opts(opts->decode, opts->metadata_only);
     rc = kc_list_decode(resp.body.data ? resp.body.data : "", resp.body.len, &d, ret_meta, on_item,
                         ud, err);
+out:
+    kc__http_resp_free(&resp);
+    kc__buf_free(&p);
+    return rc;
+}
+
+/* Server-side printing (kubectl get): a Table, or the plain document when the server has none. */
+#define KC__ACCEPT_TABLE "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
+
+int kc_client_get_table(kc_client *c, const kc_gvr *gvr, const char *ns, const char *name,
+                        const kc_list_opts *opts, char **ret_json, size_t *ret_len, kc_error *err)
+{
+    if (!c || !ret_json)
+        return kc_error_set(err, KC_EINVAL, "kc_client_get_table: client and ret_json required");
+    if (name && !*name)
+        return kc_error_set(err, KC_EINVAL, "kc_client_get_table: empty name");
+    kc_list_opts none = {0};
+    if (!opts)
+        opts = &none;
+    kc__buf p = KC__BUF_INIT(0);
+    kc__http_resp resp;
+    kc__http_resp_init(&resp);
+    int rc = kc__build_path(&p, gvr, ns, name, NULL, err);
+    if (rc)
+        goto out;
+    if (!name && kc__list_query(&p, opts)) {
+        rc = kc_error_set(err, KC_ENOMEM, "out of memory");
+        goto out;
+    }
+    kc__http_req req = {
+        .method = "GET", .path = p.data, .cancel = opts->cancel, .accept = KC__ACCEPT_TABLE};
+    rc = kc__client_call(c, &req, true, &resp, err);
+    if (rc)
+        goto out;
+    char *body = kc__buf_steal(&resp.body, ret_len);
+    if (!body) {
+        rc = kc_error_set(err, KC_ENOMEM, "out of memory");
+        goto out;
+    }
+    *ret_json = body;
 out:
     kc__http_resp_free(&resp);
     kc__buf_free(&p);

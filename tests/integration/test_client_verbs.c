@@ -2,7 +2,8 @@
  * test_client_verbs.c — the request/response REST verbs of kc_client against the embedded API
  * server over TLS with a bearer token: get, list (one page and pager, 410 on an expired
  * continue), create, update, update_status, patch (merge, JSON, strategic, apply), delete
- * (Status vs object, preconditions, finalizers, dry run), deletecollection, and the RESTMapper.
+ * (Status vs object, preconditions, finalizers, dry run), deletecollection, the Table GET of
+ * server-side printing, and the RESTMapper.
  * Watch (events, cancel from another thread, clean end, 410) is in test_client_watch.c; the
  * server and client set-up is shared through test_client_fixture.h.
  */
@@ -26,7 +27,7 @@ static const kc_gvr PODS = {"", "v1", "pods"};
 
 static int group_setup(void **state)
 {
-    static const char *const nss[] = {"pager", "expire", "dc", NULL};
+    static const char *const nss[] = {"pager", "expire", "dc", "table", NULL};
     return client_fixture_up(TOKEN, nss);
 }
 
@@ -208,6 +209,66 @@ static void test_client_verbs_list_selector_and_pager(void **state)
     kc_list_meta_clear(&meta);
 }
 
+/* Server-side printing: the Table of a page (continue to the next), of one object, and the
+ * mapped error of a missing one. */
+static void test_client_verbs_get_table(void **state)
+{
+    for (int i = 0; i < 3; i++) {
+        char n[32];
+        snprintf(n, sizeof n, "tb%d", i);
+        kc_obj_unref(create_cm("table", n, NULL));
+    }
+    char *body = NULL;
+    size_t len = 0;
+    kc_list_opts lo = {.limit = 2};
+    assert_int_equal(kc_client_get_table(cli, &CM, "table", NULL, &lo, &body, &len, NULL), 0);
+    kc_obj *t = NULL;
+    assert_int_equal(kc_obj_parse(body, len, NULL, &t, NULL), 0);
+    assert_string_equal(kc_obj_kind(t), "Table");
+    char *s = NULL;
+    assert_int_equal(kc_obj_get_string(t, "/rows/1/cells/0", &s, NULL, NULL), 0);
+    assert_string_equal(s, "tb1");
+    free(s);
+    assert_int_equal(kc_obj_get_string(t, "/columnDefinitions/0/name", &s, NULL, NULL), 0);
+    assert_string_equal(s, "Name");
+    free(s);
+    char *cont = NULL;
+    assert_int_equal(kc_obj_get_string(t, "/metadata/continue", &cont, NULL, NULL), 0);
+    kc_obj_unref(t);
+    free(body);
+
+    lo.continue_token = cont;
+    assert_int_equal(kc_client_get_table(cli, &CM, "table", NULL, &lo, &body, &len, NULL), 0);
+    assert_int_equal(kc_obj_parse(body, len, NULL, &t, NULL), 0);
+    assert_int_equal(kc_obj_get_string(t, "/rows/0/cells/0", &s, NULL, NULL), 0);
+    assert_string_equal(s, "tb2");
+    free(s);
+    assert_int_equal(kc_obj_get_string(t, "/rows/1/cells/0", &s, NULL, NULL), KC_ENOTFOUND);
+    kc_obj_unref(t);
+    free(body);
+    free(cont);
+
+    assert_int_equal(kc_client_get_table(cli, &CM, "table", "tb0", NULL, &body, NULL, NULL), 0);
+    assert_int_equal(kc_obj_parse(body, strlen(body), NULL, &t, NULL), 0);
+    assert_int_equal(kc_obj_get_string(t, "/rows/0/cells/0", &s, NULL, NULL), 0);
+    assert_string_equal(s, "tb0");
+    free(s);
+    kc_obj_unref(t);
+    free(body);
+
+    kc_error err = KC_ERROR_INIT;
+    body = NULL;
+    assert_int_equal(kc_client_get_table(cli, &CM, "table", "nope", NULL, &body, NULL, &err),
+                     KC_ENOTFOUND);
+    assert_null(body);
+    assert_string_equal(err.reason, "NotFound");
+    kc_error_clear(&err);
+    assert_int_equal(kc_client_get_table(cli, &CM, "table", "", NULL, &body, NULL, NULL),
+                     KC_EINVAL);
+    assert_int_equal(kc_client_get_table(NULL, &CM, "table", NULL, NULL, &body, NULL, NULL),
+                     KC_EINVAL);
+}
+
 static void test_client_verbs_expired_continue_is_gone(void **state)
 {
     for (int i = 0; i < 3; i++) {
@@ -372,6 +433,7 @@ int main(void)
         cmocka_unit_test(test_client_verbs_patch_all_types),
         cmocka_unit_test(test_client_verbs_apply_needs_manager),
         cmocka_unit_test(test_client_verbs_list_selector_and_pager),
+        cmocka_unit_test(test_client_verbs_get_table),
         cmocka_unit_test(test_client_verbs_expired_continue_is_gone),
         cmocka_unit_test(test_client_verbs_delete_returns_status_or_object),
         cmocka_unit_test(test_client_verbs_delete_preconditions_and_dry_run),

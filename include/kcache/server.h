@@ -70,11 +70,14 @@ typedef struct kc_server_opts {
 } kc_server_opts;
 
 /* Create a server (not yet listening). On success *ret_srv is new — free with kc_server_free().
- * Errors: KC_EINVAL (bad option, err says which), KC_ENOMEM, KC_EIO (seed files). */
+ * Errors: KC_EINVAL (bad option, err says which), KC_ENOMEM, KC_EIO or KC_EPARSE (a fixture
+ * file: err names it), or the create error of a fixture or seed object the server refuses (err
+ * names the file, the object and the reason; objects that already exist are skipped). */
 KC_API int kc_server_new(const kc_server_opts *opts, kc_server **ret_srv, kc_error *err);
 
 /* Start listening and serving on background threads. Returns once connections are accepted.
- * Errors: KC_EIO (cannot bind: err names the address), KC_ETLS (certificate generation),
+ * Errors: KC_EIO (cannot bind: err names the address and the system's reason, e.g. "Address
+ * already in use"), KC_ETLS (certificate generation),
  * KC_EBUSY (already started). */
 KC_API int kc_server_start(kc_server *srv, kc_error *err);
 

@@ -312,7 +312,7 @@ static enum MHD_Result queue(struct MHD_Connection *conn, kc__req *req)
     }
     enum MHD_Result r = MHD_queue_response(conn, req->status, req->resp);
     if (!req->srv->opts.quiet)
-        fprintf(stderr, "kcache serve: %s %u\n", req->path, req->status);
+        fprintf(stderr, "kcache serve: %s %s %u\n", req->method_name, req->path, req->status);
     MHD_destroy_response(req->resp);
     req->resp = NULL;
     return r;
@@ -447,6 +447,7 @@ enum MHD_Result kc__http_on_request(void *cls, struct MHD_Connection *conn, cons
     req->conn = conn;
     req->path = url;
     req->method = method_of(method);
+    req->method_name = method;
     req->accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
     req->content_type =
         MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);

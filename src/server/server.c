@@ -14,6 +14,7 @@
 #include "server/seed.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,16 +64,48 @@ static int create_builtin_namespaces(kc_server *srv, bool have_lock)
     return 0;
 }
 
+typedef struct seed_ctx {
+    kc_server *srv;
+    kc_error rejected; /* why the last object was refused */
+} seed_ctx;
+
+/* Create one fixture or generated object. An object that already exists is skipped (fixtures
+ * may repeat the built-in namespaces); any other refusal stops the start: the loader names the
+ * file, kc_server_new adds this reason. */
 static int seed_cb(void *ud, const char *json, size_t len)
 {
+    seed_ctx *x = ud;
     kc_error err = KC_ERROR_INIT;
-    int rc = kc__create_json(ud, json, len, &err);
-    if (rc == KC_EEXISTS)
-        rc = 0;
-    else if (rc)
-        KC__LOG_WARN("seed object rejected: %s", err.message ? err.message : kc_strerror(rc));
+    int rc = kc__create_json(x->srv, json, len, &err);
+    if (rc && rc != KC_EEXISTS) {
+        kc_obj *o = NULL;
+        kc_obj_parse(json, len, NULL, &o, NULL);
+        kc_error_set(&x->rejected, rc, "%s \"%s\": %s", o && *kc_obj_kind(o) ? kc_obj_kind(o) : "?",
+                     o ? kc_obj_name(o) : "", err.message ? err.message : kc_strerror(rc));
+        kc_obj_unref(o);
+    }
     kc_error_clear(&err);
-    return rc == KC_ENOMEM ? rc : 0;
+    return rc == KC_EEXISTS ? 0 : rc;
+}
+
+/* Fixtures, then generated objects. On a refused object err says which file (or the spec)
+ * and why. */
+static int seed(kc_server *srv, kc_error *err)
+{
+    seed_ctx x = {.srv = srv, .rejected = KC_ERROR_INIT};
+    int rc = 0;
+    if (srv->seed_dir)
+        rc = kc__seed_load_dir(srv->seed_dir, seed_cb, &x, err);
+    if (!rc && srv->seed_spec)
+        rc = kc__seed_generate(srv->seed_spec, seed_cb, &x, err);
+    if (rc && x.rejected.code && err) {
+        char *where = err->message;
+        err->message = NULL;
+        kc_error_set(err, rc, "%s: %s", where ? where : "seed", x.rejected.message);
+        free(where);
+    }
+    kc_error_clear(&x.rejected);
+    return rc;
 }
 
 KC_API int kc_server_new(const kc_server_opts *opts, kc_server **ret_srv, kc_error *err)
@@ -126,9 +159,7 @@ KC_API int kc_server_new(const kc_server_opts *opts, kc_server **ret_srv, kc_err
         goto fail;
     if ((rc = create_builtin_namespaces(srv, false)) != 0)
         goto fail_set;
-    if (srv->seed_dir && (rc = kc__seed_load_dir(srv->seed_dir, seed_cb, srv, err)) != 0)
-        goto fail_set;
-    if (srv->seed_spec && (rc = kc__seed_generate(srv->seed_spec, seed_cb, srv, err)) != 0)
+    if ((rc = seed(srv, err)) != 0)
         goto fail_set;
     *ret_srv = srv;
     return 0;
@@ -185,6 +216,7 @@ KC_API int kc_server_start(kc_server *srv, kc_error *err)
         srv->have_tls = true;
         flags |= MHD_USE_TLS;
     }
+    errno = 0;
     if (srv->have_tls)
         srv->mhd = MHD_start_daemon(
             flags, 0, NULL, NULL, kc__http_on_request, srv, MHD_OPTION_SOCK_ADDR, sa,
@@ -198,8 +230,9 @@ KC_API int kc_server_start(kc_server *srv, kc_error *err)
             MHD_OPTION_NOTIFY_COMPLETED, kc__http_on_completed, srv, MHD_OPTION_CONNECTION_TIMEOUT,
             (unsigned)0, MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)512, MHD_OPTION_THREAD_POOL_SIZE,
             (unsigned)KC__SERVER_THREADS, MHD_OPTION_END);
-    if (!srv->mhd)
-        return kc_error_set(err, KC_EIO, "cannot listen on %s", srv->listen);
+    if (!srv->mhd) /* errno is bind()'s or listen()'s: MHD does not overwrite it on the way out */
+        return kc_error_set(err, KC_EIO, "cannot listen on %s: %s", srv->listen,
+                            errno ? strerror(errno) : "unknown reason");
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(srv->mhd, MHD_DAEMON_INFO_BIND_PORT);
     unsigned port = info ? info->port : srv->port;
     if (!strcmp(host, "0.0.0.0"))

@@ -246,6 +246,7 @@ typedef struct kc__req {
     kc_server *srv;
     struct MHD_Connection *conn;
     enum kc__method method;
+    const char *method_name; /* as received ("GET", "HEAD", …), for the request log */
     const char *path;
     kc__route route;
     kc__query q;

@@ -14,6 +14,7 @@
  */
 #include "http/internal.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -98,7 +99,8 @@ static int kc__auth_token_file(kc__auth *a, kc_error *err)
     if (stat(a->cfg->token_file, &st) != 0) {
         if (a->file_token)
             return 0; /* keep the last good token while the file is being rotated */
-        return kc_error_set(err, KC_EAUTH, "cannot read token file %s", a->cfg->token_file);
+        return kc_error_set(err, KC_EAUTH, "cannot read token file %s: %s", a->cfg->token_file,
+                            strerror(errno));
     }
     if (!force && st.st_mtim.tv_sec == a->file_mtime.tv_sec &&
         st.st_mtim.tv_nsec == a->file_mtime.tv_nsec && st.st_size == a->file_size &&
@@ -106,11 +108,15 @@ static int kc__auth_token_file(kc__auth *a, kc_error *err)
         return 0;
     char *tok = NULL;
     size_t len = 0;
-    int rc = kc__read_file(a->cfg->token_file, KC__CRED_FILE_MAX_BYTES, &tok, &len, err);
+    kc_error rerr = KC_ERROR_INIT;
+    int rc = kc__read_file(a->cfg->token_file, KC__CRED_FILE_MAX_BYTES, &tok, &len, &rerr);
     if (rc) {
-        if (a->file_token)
-            return 0;
-        return kc_error_set(err, KC_EAUTH, "cannot read token file %s", a->cfg->token_file);
+        /* kc__read_file's message names the file and the system's reason */
+        rc = a->file_token ? 0
+                           : kc_error_set(err, KC_EAUTH, "token file: %s",
+                                          rerr.message ? rerr.message : kc_strerror(rc));
+        kc_error_clear(&rerr);
+        return rc;
     }
     while (len > 0 && (tok[len - 1] == '\n' || tok[len - 1] == '\r' || tok[len - 1] == ' '))
         tok[--len] = '\0';

@@ -227,6 +227,35 @@ static void test_http_auth_token_file_reread_on_change(void **state)
     kc_config_free(c);
 }
 
+/* An unreadable token file: the error names the file and the system's reason (issue 16 #15). */
+static void test_http_auth_token_file_error_has_reason(void **state)
+{
+    char path[256];
+    snprintf(path, sizeof path, "/tmp/kc_test_no_token.%d", (int)getpid());
+    unlink(path);
+    kc_config *c = kc__config_alloc();
+    assert_non_null(c);
+    c->server = kc__strdup("https://127.0.0.1:1");
+    c->token_file = kc__strdup(path);
+    kc__auth *a = kc__auth_new(c);
+    kc__cred cr = {0};
+    kc_error err = KC_ERROR_INIT;
+    assert_int_equal(kc__auth_get(a, &cr, &err), KC_EAUTH);
+    assert_non_null(strstr(err.message, path));
+    assert_non_null(strstr(err.message, "No such file or directory"));
+    kc_error_clear(&err);
+    /* a directory passes stat() but cannot be read */
+    kc__auth_free(a);
+    free(c->token_file);
+    c->token_file = kc__strdup("/tmp");
+    a = kc__auth_new(c);
+    assert_int_equal(kc__auth_get(a, &cr, &err), KC_EAUTH);
+    assert_non_null(strstr(err.message, "Is a directory"));
+    kc_error_clear(&err);
+    kc__auth_free(a);
+    kc_config_free(c);
+}
+
 static void test_http_auth_static_token_not_refreshable(void **state)
 {
     kc_config *c = NULL;
@@ -256,6 +285,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_http_auth_exec_wrong_api_version, setup, teardown),
         cmocka_unit_test_setup_teardown(test_http_auth_exec_info_env, setup, teardown),
         cmocka_unit_test_setup_teardown(test_http_auth_token_file_reread_on_change, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_http_auth_token_file_error_has_reason, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_http_auth_static_token_not_refreshable, setup,
                                         teardown),

@@ -3,7 +3,11 @@
 # "listening on" line, --help documents every flag and the admin endpoint without secrets, bad
 # arguments exit 2 naming the flag, fault flags (429 + Retry-After, #96), seeding flags, the admin
 # endpoint (faults GET/PUT, compact → 410 #83, restart resets the RV #101) behind --token, and a
-# clean exit 0 on SIGINT. Exit 77 when curl is missing.
+# clean exit 0 on SIGINT. Then what every command shares (issue 16 point 15): one error format
+# for bad flags, -h everywhere, `kcache help CMD`, the request log naming the HTTP method, the
+# system's reason when the address is taken or the token file unreadable, and a rejected fixture
+# naming its file. (`kcache get` and `kcache watch` against kubectl: run_cli_get.sh.)
+# Exit 77 when curl is missing.
 set -u
 BIN=${1:?usage: run_cli.sh path/to/kcache}
 command -v curl >/dev/null || { echo "SKIP: curl not found"; exit 77; }
@@ -35,6 +39,64 @@ c() { curl -s --max-time 10 "$@"; }
 
 check "--help documents every flag and the admin endpoint" t_help
 check "bad arguments exit 2 with an error naming the flag" t_bad_args
+
+# One format for bad arguments, whatever the command: exit 2, "kcache CMD: WHAT: problem", then
+# "Run 'kcache CMD --help' for usage." and nothing else (no getopt message, no usage dump).
+bad_format() { # CMD ARGS… (the first ARG word is named in the error)
+    local cmd=$1 rc
+    shift
+    timeout 10 "$BIN" "$cmd" "$@" >"$KC_TMP/fmt.out" 2>"$KC_TMP/fmt.err"
+    rc=$?
+    [ $rc -eq 2 ] || { echo "kcache $cmd $*: exit $rc, want 2"; return 1; }
+    [ ! -s "$KC_TMP/fmt.out" ] || { echo "kcache $cmd $*: wrote to stdout"; return 1; }
+    [ "$(wc -l <"$KC_TMP/fmt.err")" -eq 2 ] || { echo "kcache $cmd $*: stderr:"; cat "$KC_TMP/fmt.err"; return 1; }
+    local first=$(head -1 "$KC_TMP/fmt.err") second=$(tail -1 "$KC_TMP/fmt.err") what=${1%%=*}
+    case "$first" in
+    "kcache $cmd: $what: "*) ;;
+    *) echo "kcache $cmd $*: first line '$first' is not 'kcache $cmd: $what: …'"; return 1 ;;
+    esac
+    [ "$second" = "Run 'kcache $cmd --help' for usage." ] ||
+        { echo "kcache $cmd $*: second line '$second'"; return 1; }
+}
+t_one_format() {
+    bad_format serve --bogus && bad_format serve --listen nope && bad_format serve stray &&
+        bad_format serve --tls=1 && bad_format serve --history &&
+        bad_format get --bogus pods && bad_format get -x pods && bad_format get --limit=0 pods &&
+        bad_format get -o && bad_format get --all-namespaces=1 pods &&
+        bad_format watch --bogus pods && bad_format watch --rv && bad_format watch -q pods &&
+        bad_format watch --bookmarks=yes pods && bad_format demo --bogus &&
+        bad_format demo --n x && bad_format demo --json=1 && bad_format version extra &&
+        bad_format help nosuchcmd || return 1
+    # the top level: "kcache: nosuchcmd: unknown command"
+    timeout 10 "$BIN" nosuchcmd >/dev/null 2>"$KC_TMP/top.err"
+    [ $? -eq 2 ] && [ "$(head -1 "$KC_TMP/top.err")" = "kcache: nosuchcmd: unknown command" ] &&
+        [ "$(tail -1 "$KC_TMP/top.err")" = "Run 'kcache --help' for usage." ]
+}
+check "bad flags: one error format in every command (exit 2, 'kcache CMD: FLAG: …')" t_one_format
+t_dash_h() {
+    local cmd out
+    for cmd in serve get watch demo version; do
+        out=$(timeout 10 "$BIN" "$cmd" -h) || { echo "kcache $cmd -h failed"; return 1; }
+        [ "${out#Usage: kcache $cmd}" != "$out" ] || { echo "kcache $cmd -h: $out"; return 1; }
+        [ "$out" = "$(timeout 10 "$BIN" help "$cmd")" ] ||
+            { echo "kcache help $cmd differs from kcache $cmd -h"; return 1; }
+        [ "$out" = "$(timeout 10 "$BIN" "$cmd" --help)" ] || { echo "$cmd: -h != --help"; return 1; }
+    done
+    "$BIN" help | grep -q '^  help ' && "$BIN" -h | grep -q '^  get '
+}
+check "-h everywhere, and kcache help CMD prints the command's help" t_dash_h
+
+# --token-file and a taken address fail with the system's reason.
+t_token_file_reason() {
+    : >"$KC_TMP/empty.tok"
+    timeout 10 "$BIN" serve --token-file "$KC_TMP/none.tok" 2>"$KC_TMP/tf.err" >/dev/null
+    [ $? -eq 2 ] && grep -q "none.tok.*No such file or directory" "$KC_TMP/tf.err" || { cat "$KC_TMP/tf.err"; return 1; }
+    timeout 10 "$BIN" serve --token-file "$KC_TMP" 2>"$KC_TMP/tf.err" >/dev/null
+    [ $? -eq 2 ] && grep -q "Is a directory" "$KC_TMP/tf.err" || { cat "$KC_TMP/tf.err"; return 1; }
+    timeout 10 "$BIN" serve --token-file "$KC_TMP/empty.tok" 2>"$KC_TMP/tf.err" >/dev/null
+    [ $? -eq 2 ] && grep -q "empty.tok.*empty" "$KC_TMP/tf.err" || { cat "$KC_TMP/tf.err"; return 1; }
+}
+check "--token-file errors name the file and the system's reason" t_token_file_reason
 
 kc_start "$BIN" --fail-429 1:list --retry-after 2 --seed-objects configmaps=3 --seed 7 ||
     { fail "server start"; kc_summary; }
@@ -70,7 +132,14 @@ t_restart() {
     [ -n "$before" ] && [ -n "$after" ] && [ "$after" -lt "$before" ] &&
         [ "$(c -o /dev/null -w '%{http_code}' "$KC_URL/api/v1/namespaces/default/configmaps/cm-00000")" = 404 ]
 }
+t_listen_reason() {
+    local port=${KC_URL##*:}
+    timeout 10 "$BIN" serve --listen "127.0.0.1:$port" >/dev/null 2>"$KC_TMP/listen.err"
+    [ $? -eq 1 ] && grep -q "cannot listen on 127.0.0.1:$port: Address already in use" "$KC_TMP/listen.err" ||
+        { cat "$KC_TMP/listen.err"; return 1; }
+}
 check "exactly one line on stdout" t_one_line
+check "an address in use: 'cannot listen on ADDR: Address already in use', exit 1" t_listen_reason
 check "--fail-429 1:list --retry-after 2: LIST gets 429 with Retry-After: 2 (#96)" t_429
 check "--fail-429 1:list leaves GET alone; --seed-objects created the objects" t_get_unaffected
 check "PUT /admin/faults changes one field and keeps the others" t_faults_put
@@ -111,6 +180,35 @@ t_fixtures() {
         c -f "$KC_URL/api/v1/persistentvolumes/pv-00001" | grep -q '"PersistentVolume"'
 }
 check "--fixtures (multi-doc YAML, JSON List) and --seed-objects with :ns= and cluster-scoped PVs" t_fixtures
+kc_stop || fail "server exit status"
+
+t_fixture_rejected() {
+    mkdir -p "$KC_TMP/badfx"
+    cp "$KC_TMP/fixtures/10-apps.yaml" "$KC_TMP/badfx/"
+    printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: lost, namespace: nowhere}\n' \
+        >"$KC_TMP/badfx/30-bad.yaml"
+    timeout 20 "$BIN" serve --listen 127.0.0.1:0 --fixtures "$KC_TMP/badfx" >"$KC_TMP/fx.out" 2>"$KC_TMP/fx.err"
+    local rc=$?
+    [ $rc -eq 1 ] || { echo "exit $rc, want 1"; cat "$KC_TMP/fx.err"; return 1; }
+    [ ! -s "$KC_TMP/fx.out" ] || { echo "it started anyway"; return 1; }
+    grep -q "$KC_TMP/badfx/30-bad.yaml: .*ConfigMap \"lost\": namespaces \"nowhere\" not found" "$KC_TMP/fx.err" ||
+        { cat "$KC_TMP/fx.err"; return 1; }
+}
+check "a rejected fixture stops the start, naming its file, the object and why" t_fixture_rejected
+
+KC_QUIET=0 kc_start "$BIN" || { fail "server start with the request log"; kc_summary; }
+t_log_method() {
+    c -f "$KC_URL/api/v1/namespaces" >/dev/null &&
+        c -f -X POST -H 'Content-Type: application/json' \
+            --data '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"logged"}}' \
+            "$KC_URL/api/v1/namespaces/default/configmaps" >/dev/null &&
+        c -f -X DELETE "$KC_URL/api/v1/namespaces/default/configmaps/logged" >/dev/null || return 1
+    grep -q '^kcache serve: GET /api/v1/namespaces 200$' "$KC_ERR" &&
+        grep -q '^kcache serve: POST /api/v1/namespaces/default/configmaps 201$' "$KC_ERR" &&
+        grep -q '^kcache serve: DELETE /api/v1/namespaces/default/configmaps/logged 200$' "$KC_ERR" ||
+        { cat "$KC_ERR"; return 1; }
+}
+check "the request log names the HTTP method: 'kcache serve: GET /path 200'" t_log_method
 kc_stop || fail "server exit status"
 
 kc_start "$BIN" --watch-delay 20ms-200ms --seed 3 || { fail "server start with --watch-delay"; kc_summary; }

@@ -1,6 +1,17 @@
-/* cli.h — subcommand registry of the kcache CLI (see main.c). */
+/* cli.h — subcommand registry and shared helpers of the kcache CLI (see main.c, cli_util.c). */
 #ifndef KC_CLI_H
 #define KC_CLI_H
+
+#include "kcache/client.h"
+
+#include <stdio.h>
+
+/* Exit statuses of every command: 0 success, 1 failure, 2 bad arguments. */
+#define KC_CLI_EXIT_FAIL  1
+#define KC_CLI_EXIT_USAGE 2
+
+/* First getopt_long val of options that have no short form. */
+#define KC_CLI_LONG_ONLY 256
 
 typedef struct kc__cli_cmd {
     const char *name;
@@ -16,5 +27,36 @@ void kc__cli_register(const char *name, const char *summary, int (*run)(int, cha
     {                                                                                              \
         kc__cli_register(#name, summary, fn);                                                      \
     }
+
+/*
+ * The one format for bad arguments, for every command:
+ *   kcache CMD: MESSAGE
+ *   Run 'kcache CMD --help' for usage.
+ * on stderr, where MESSAGE names the flag or argument first ("--limit: expected …"). Returns
+ * KC_CLI_EXIT_USAGE. cmd NULL means the top level ("kcache: …", "Run 'kcache --help' …").
+ */
+int kc__cli_usage_error(const char *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/*
+ * Report what getopt_long rejected in that format. Call getopt_long with opterr = 0 and an
+ * optstring that starts with ':'; give long-only options a val of KC_CLI_LONG_ONLY or above (so a
+ * rejected one is told from an unknown short flag). ch is getopt_long's '?' or ':' return,
+ * optstring the same string. Returns KC_CLI_EXIT_USAGE.
+ */
+int kc__cli_getopt_error(const char *cmd, int ch, const char *optstring, char **argv);
+
+/* A failure at run time: "kcache CMD: MESSAGE" on stderr. MESSAGE is "error from server (REASON):
+ * message" when err carries an HTTP answer, else err's message, else kc_strerror(rc). */
+void kc__cli_error(const char *cmd, int rc, const kc_error *err);
+
+/* Resolve a TYPE as kubectl does (kc_client_resolve). 0 and *ret filled (caller clears), or the
+ * error reported for cmd — a type the server lacks in kubectl's words ("the server doesn't have
+ * a resource type \"x\""). */
+int kc__cli_resolve(const char *cmd, kc_client *c, const char *type, kc_resource_info *ret);
+
+/* Connect as kubectl does (--kubeconfig, $KUBECONFIG, ~/.kube/config, in-cluster; --context).
+ * 0 and a new client in *ret (caller frees), or the error, already reported for cmd. */
+int kc__cli_connect(const char *cmd, const char *kubeconfig, const char *context, kc_client **ret);
 
 #endif

@@ -51,17 +51,6 @@ static void demo_usage(FILE *f)
             "  -h, --help         this help\n");
 }
 
-__attribute__((format(printf, 1, 2))) static int bad_flag(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "kcache demo: ");
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "\nRun 'kcache demo --help' for the options.\n");
-    return 2;
-}
-
 static bool parse_uint(const char *s, unsigned min, unsigned max, unsigned *ret)
 {
     char *end;
@@ -132,10 +121,10 @@ static int parse_flags(int argc, char **argv, demo_opts *o)
         char flag[32];
         const char *eq = strchr(a, '=');
         if (strncmp(a, "--", 2) != 0)
-            return bad_flag("unexpected argument '%s'", a);
+            return kc__cli_usage_error("demo", "%s: unexpected argument", a);
         size_t fl = eq ? (size_t)(eq - a) : strlen(a);
         if (fl >= sizeof(flag))
-            return bad_flag("unknown option '%s'", a);
+            return kc__cli_usage_error("demo", "%s: unknown flag", a);
         memcpy(flag, a, fl);
         flag[fl] = 0;
         static const char *const valued[] = {"--n",           "--pv",      "--workers",
@@ -143,37 +132,43 @@ static int parse_flags(int argc, char **argv, demo_opts *o)
         bool known = false;
         for (size_t k = 0; k < sizeof(valued) / sizeof(valued[0]); k++)
             known = known || !strcmp(flag, valued[k]);
+        if (!known && (!strcmp(flag, "--json") || !strcmp(flag, "--no-progress")))
+            return kc__cli_usage_error("demo", "%s: takes no value", flag);
         if (!known)
-            return bad_flag("unknown option '%s'", flag);
+            return kc__cli_usage_error("demo", "%s: unknown flag", flag);
         if (eq)
             v = eq + 1;
         else if (i + 1 < argc)
             v = argv[++i];
         else
-            return bad_flag("option '%s' needs a value", flag);
+            return kc__cli_usage_error("demo", "%s: missing value", flag);
         unsigned u;
         if (!strcmp(flag, "--n")) {
             if (!parse_uint(v, 1, 1000000, &o->n))
-                return bad_flag("--n: expected a count from 1 to 1000000, got '%s'", v);
+                return kc__cli_usage_error("demo",
+                                           "--n: expected a count from 1 to 1000000, got '%s'", v);
         } else if (!strcmp(flag, "--pv")) {
             if (!parse_uint(v, 1, 1000000, &o->n_pv))
-                return bad_flag("--pv: expected a count from 1 to 1000000, got '%s'", v);
+                return kc__cli_usage_error("demo",
+                                           "--pv: expected a count from 1 to 1000000, got '%s'", v);
         } else if (!strcmp(flag, "--workers")) {
             if (!parse_uint(v, 1, 1024, &o->workers))
-                return bad_flag("--workers: expected 1 to 1024, got '%s'", v);
+                return kc__cli_usage_error("demo", "--workers: expected 1 to 1024, got '%s'", v);
         } else if (!strcmp(flag, "--timeout")) {
             if (!parse_uint(v, 1, 3600000, &u))
-                return bad_flag("--timeout: expected milliseconds (1 to 3600000), got '%s'", v);
+                return kc__cli_usage_error(
+                    "demo", "--timeout: expected milliseconds (1 to 3600000), got '%s'", v);
             o->timeout_ms = u;
         } else if (!strcmp(flag, "--watch-delay")) {
             if (!parse_delay(v, &o->delay_min_ms, &o->delay_max_ms))
-                return bad_flag("--watch-delay: expected MIN[-MAX] like 10ms-500ms, got '%s'", v);
+                return kc__cli_usage_error(
+                    "demo", "--watch-delay: expected MIN[-MAX] like 10ms-500ms, got '%s'", v);
         } else if (!strcmp(flag, "--kubeconfig")) {
             if (!*v)
-                return bad_flag("--kubeconfig: empty path%s", "");
+                return kc__cli_usage_error("demo", "--kubeconfig: empty path");
             o->kubeconfig = v;
         } else {
-            return bad_flag("unknown option '%s'", flag);
+            return kc__cli_usage_error("demo", "%s: unknown flag", flag);
         }
     }
     return -1;

@@ -26,7 +26,7 @@
 #include "server/faults.h"
 #include "server/seed.h"
 
-#define EXIT_USAGE 2
+#define EXIT_USAGE KC_CLI_EXIT_USAGE
 #define TOKEN_MAX  4096
 
 static const char usage_text[] =
@@ -36,7 +36,8 @@ static const char usage_text[] =
     "python-kubernetes and @kubernetes/client-node accept. Prints exactly one line\n"
     "  kcache serve: listening on <URL>\n"
     "to stdout once connections are accepted (after the kubeconfig is written).\n"
-    "Ctrl-C / SIGTERM stops it cleanly (exit 0). Bad arguments exit 2.\n"
+    "Ctrl-C / SIGTERM stops it cleanly (exit 0). Bad arguments exit 2; a start that fails\n"
+    "(address in use, unreadable or refused fixture, …) exits 1 with the reason.\n"
     "\n"
     "Server:\n"
     "  --listen ADDR:PORT        address to bind (default 127.0.0.1:6443; port 0 = a free port;\n"
@@ -55,7 +56,8 @@ static const char usage_text[] =
     "  --max-body BYTES          request body limit, e.g. 3Mi (default 3 MiB; larger → 413)\n"
     "  --watch-queue N           events queued per watcher before the server closes a slow\n"
     "                            watcher (default 100000); the client must resume or relist\n"
-    "  --quiet                   no request log on stderr\n"
+    "  --quiet                   no request log on stderr (otherwise one line per request:\n"
+    "                            kcache serve: METHOD PATH STATUS)\n"
     "\n"
     "Objects at start:\n"
     "  --seed-objects SPEC       generate objects; SPEC is KIND=N[:ns=NAME],… with KIND one of\n"
@@ -66,7 +68,8 @@ static const char usage_text[] =
     "                            objects. Examples: \"pods=100000\",\n"
     "                            \"pods=1000:ns=default,configmaps=50,persistentvolumes=1000\"\n"
     "  --fixtures DIR            load every *.yaml, *.yml and *.json file of DIR (name order;\n"
-    "                            multi-document YAML and List kinds allowed)\n"
+    "                            multi-document YAML and List kinds allowed); an object the\n"
+    "                            server refuses stops the start, naming its file\n"
     "\n"
     "Faults (also changeable at run time, see below):\n"
     "  --watch-delay MIN[-MAX]   deliver each watch event after a uniform random delay, never\n"
@@ -113,16 +116,16 @@ static void on_signal(int sig)
     errno = saved;
 }
 
+/* "kcache serve: FLAG: problem" in the format of every command (cli_util.c); exit 2. */
 static int usage_error(const char *flag, const char *fmt, ...) KC__PRINTF(2, 3);
 static int usage_error(const char *flag, const char *fmt, ...)
 {
+    char msg[512];
     va_list ap;
-    fprintf(stderr, "kcache serve: %s: ", flag);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "\n(see kcache serve --help)\n");
-    return EXIT_USAGE;
+    return kc__cli_usage_error("serve", "%s: %s", flag, msg);
 }
 
 static bool parse_u64(const char *s, uint64_t max, uint64_t *ret)
@@ -179,18 +182,37 @@ static bool parse_prob(const char *s, double *ret)
     return true;
 }
 
-static char *read_token_file(const char *path)
+/* The first line of path, without its line end, in *ret (new malloc'd — caller frees). Errors
+ * name the file and carry the system's reason (strerror) in err. */
+static int read_token_file(const char *path, char **ret, kc_error *err)
 {
     FILE *f = fopen(path, "r");
     if (!f)
-        return NULL;
-    char *buf = calloc(1, TOKEN_MAX + 1);
-    if (buf && !fgets(buf, TOKEN_MAX + 1, f))
-        buf[0] = '\0';
+        return kc_error_set(err, KC_EIO, "cannot read '%s': %s", path, strerror(errno));
+    char *buf = calloc(1, TOKEN_MAX + 2);
+    if (!buf) {
+        fclose(f);
+        return kc_error_set(err, KC_ENOMEM, "out of memory");
+    }
+    int rc = 0;
+    if (!fgets(buf, TOKEN_MAX + 2, f) && ferror(f))
+        rc = kc_error_set(err, KC_EIO, "cannot read '%s': %s", path, strerror(errno));
     fclose(f);
-    if (buf)
-        buf[strcspn(buf, "\r\n")] = '\0';
-    return buf;
+    size_t n = strcspn(buf, "\r\n");
+    if (!rc && n > TOKEN_MAX)
+        rc = kc_error_set(err, KC_EINVAL, "'%s': the token is longer than %d bytes", path,
+                          TOKEN_MAX);
+    else if (!rc && n == 0)
+        rc = kc_error_set(err, KC_EINVAL, "'%s': the first line is empty (it holds the token)",
+                          path);
+    buf[n] = '\0';
+    if (rc) {
+        memset(buf, 0, TOKEN_MAX + 2);
+        free(buf);
+        return rc;
+    }
+    *ret = buf;
+    return 0;
 }
 
 static const char *const value_flags[] = {
@@ -255,6 +277,10 @@ static int parse_args(int argc, char **argv, serve_args *a)
     for (int i = 1; i < argc; i++) {
         char flag[64];
         const char *arg = argv[i], *val = NULL;
+        if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
+            fputs(usage_text, stdout);
+            return 0;
+        }
         if (strncmp(arg, "--", 2))
             return usage_error(arg, "unexpected argument");
         const char *eq = strchr(arg, '=');
@@ -263,10 +289,7 @@ static int parse_args(int argc, char **argv, serve_args *a)
             return usage_error(arg, "unknown flag");
         memcpy(flag, arg, fl);
         flag[fl] = '\0';
-        if (!strcmp(flag, "--help") || !strcmp(flag, "-h")) {
-            fputs(usage_text, stdout);
-            return 0;
-        }
+
         bool boolean = !strcmp(flag, "--tls") || !strcmp(flag, "--quiet");
         if (boolean) {
             if (eq)
@@ -303,9 +326,12 @@ static int parse_args(int argc, char **argv, serve_args *a)
             o->token = val;
         } else if (!strcmp(flag, "--token-file")) {
             free(a->token_owned);
-            a->token_owned = read_token_file(val);
-            if (!a->token_owned || !*a->token_owned)
-                return usage_error(flag, "cannot read a token from '%s'", val);
+            a->token_owned = NULL;
+            if (read_token_file(val, &a->token_owned, &err)) {
+                int rc = usage_error(flag, "%s", err.message);
+                kc_error_clear(&err);
+                return rc;
+            }
             o->token = a->token_owned;
         } else if (!strcmp(flag, "--history")) {
             if (!parse_u64(val, 100000000, &u) || u == 0)

@@ -3,32 +3,109 @@
  * resourceVersion, or JSON) until interrupted. SIGINT/SIGTERM are blocked in every thread and
  * taken by a small thread with sigwait(), which fires the watch's kc_cancel (a signal handler
  * could not safely do that). Without --rv the stream starts with the current state (ADDED).
+ *
+ * Only an interruption is a success (exit 0). Everything else that ends the stream is a failure
+ * the user must hear about (exit 1, with why on stderr): an ERROR event (printed like any event,
+ * as the Status under -o json — 410 Expired, a too-large resourceVersion…), the server closing
+ * the stream (the last resourceVersion is given, to resume with --rv), a broken connection or a
+ * failed request. Bad arguments exit 2.
  */
 #include "cli.h"
 
-#include "kcache/client.h"
-
 #include <getopt.h>
+#include <jansson.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-int kc__cli_connect(const char *kubeconfig, const char *context, kc_client **ret);
-
 typedef struct watch_out {
     bool json;
     unsigned long n;
+    char last_rv[128]; /* of the last event with an object ("" before the first) */
+    kc_error stop;     /* the ERROR event that ended the watch (code 0: none) */
 } watch_out;
+
+/* An ERROR event as the server sent it: {"type":"ERROR","object":<Status>}, rebuilt from the
+ * decoded Status. NULL on out of memory. New malloc'd. */
+static char *error_event_json(const kc_error *e)
+{
+    json_t *st = json_pack("{s:s, s:s, s:{}, s:s}", "kind", "Status", "apiVersion", "v1",
+                           "metadata", "status", "Failure");
+    json_t *d = json_object();
+    if (!st || !d)
+        goto fail;
+    if (e->message)
+        json_object_set_new(st, "message", json_string(e->message));
+    if (e->reason)
+        json_object_set_new(st, "reason", json_string(e->reason));
+    const char *keys[] = {"name", "group", "kind", "uid"};
+    const char *vals[] = {e->name, e->group, e->kind, e->uid};
+    for (size_t i = 0; i < 4; i++)
+        if (vals[i])
+            json_object_set_new(d, keys[i], json_string(vals[i]));
+    if (e->n_causes) {
+        json_t *causes = json_array();
+        for (size_t i = 0; causes && i < e->n_causes; i++) {
+            json_t *c = json_object();
+            if (e->causes[i].reason)
+                json_object_set_new(c, "reason", json_string(e->causes[i].reason));
+            if (e->causes[i].message)
+                json_object_set_new(c, "message", json_string(e->causes[i].message));
+            if (e->causes[i].field)
+                json_object_set_new(c, "field", json_string(e->causes[i].field));
+            json_array_append_new(causes, c);
+        }
+        json_object_set_new(d, "causes", causes);
+    }
+    if (e->retry_after_s >= 0)
+        json_object_set_new(d, "retryAfterSeconds", json_integer(e->retry_after_s));
+    json_object_set_new(st, "code", json_integer(e->http_status));
+    if (json_object_size(d))
+        json_object_set(st, "details", d);
+    json_decref(d);
+    char *s = NULL;
+    json_t *ev = json_pack("{s:s, s:o}", "type", "ERROR", "object", st);
+    if (ev)
+        s = json_dumps(ev, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(ev);
+    return s;
+fail:
+    json_decref(st);
+    json_decref(d);
+    return NULL;
+}
+
+static void copy_error(kc_error *dst, const kc_error *src)
+{
+    kc_error_clear(dst);
+    dst->code = src->code ? src->code : KC_ESERVER;
+    dst->http_status = src->http_status;
+    dst->reason = src->reason ? strdup(src->reason) : NULL;
+    dst->message = src->message ? strdup(src->message) : NULL;
+}
 
 static int on_event(void *ud, const kc_watch_event *ev)
 {
     watch_out *o = ud;
     o->n++;
     if (ev->type == KC_WATCH_ERROR) {
-        printf("ERROR %s\n", ev->error && ev->error->message ? ev->error->message : "");
-    } else if (o->json) {
+        static const kc_error none = KC_ERROR_INIT;
+        const kc_error *e = ev->error ? ev->error : &none;
+        char *js = o->json ? error_event_json(e) : NULL;
+        if (js)
+            printf("%s\n", js);
+        else
+            printf("%-9s %d %s: %s\n", "ERROR", e->http_status, e->reason ? e->reason : "",
+                   e->message ? e->message : "");
+        free(js);
+        fflush(stdout);
+        copy_error(&o->stop, e);
+        return KC_ESTOPPED; /* the server ends the stream after an ERROR: stop here */
+    }
+    snprintf(o->last_rv, sizeof o->last_rv, "%s", kc_obj_resource_version(ev->obj));
+    if (o->json) {
         printf("{\"type\":\"%s\",\"object\":%s}\n", kc_watch_type_name(ev->type),
                kc_obj_json(ev->obj, NULL));
     } else {
@@ -38,6 +115,38 @@ static int on_event(void *ud, const kc_watch_event *ev)
     }
     fflush(stdout);
     return 0;
+}
+
+/* Why the watch ended, on stderr. Returns the exit status. */
+static int explain_end(int rc, const kc_error *err, const watch_out *o)
+{
+    char where[200];
+    snprintf(where, sizeof where, "after %lu event%s%s%s", o->n, o->n == 1 ? "" : "s",
+             *o->last_rv ? ", last resourceVersion " : "", o->last_rv);
+    if (rc == KC_ECANCELED) /* interrupted: what the user asked for */
+        return 0;
+    if (o->stop.code) {
+        const char *hint = o->stop.http_status == 410
+                               ? "; start again without --rv (the current state first) or from "
+                                 "a newer resourceVersion"
+                           : o->stop.code == KC_ERV_TOO_LARGE ||
+                                   (o->stop.message && strstr(o->stop.message, "Too large"))
+                               ? "; the server has not reached that resourceVersion"
+                               : "";
+        fprintf(stderr, "kcache watch: stopped by an ERROR event (%d %s): %s%s\n",
+                o->stop.http_status, o->stop.reason ? o->stop.reason : "",
+                o->stop.message ? o->stop.message : "", hint);
+    } else if (rc == 0) {
+        fprintf(stderr, "kcache watch: the server closed the watch stream %s%s%s\n", where,
+                *o->last_rv ? "; resume with --rv " : "", o->last_rv);
+    } else {
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s (%s)", err->message ? err->message : kc_strerror(rc), where);
+        kc_error shown = *err;
+        shown.message = msg;
+        kc__cli_error("watch", rc, &shown);
+    }
+    return KC_CLI_EXIT_FAIL;
 }
 
 typedef struct sigctx {
@@ -57,89 +166,125 @@ static void *sig_thread(void *p)
 
 static void watch_usage(FILE *f)
 {
-    fprintf(f, "Usage: kcache watch RESOURCE [options]\n"
-               "  -n, --namespace NS      namespace (default: the context's)\n"
-               "  -A, --all-namespaces    all namespaces\n"
-               "  -l, --selector SEL      label selector\n"
-               "      --field-selector S  field selector\n"
-               "      --rv RV             start after this resourceVersion (default: current "
-               "state first)\n"
-               "      --bookmarks         ask for BOOKMARK events\n"
-               "  -o, --output FMT        line (default) | json\n"
-               "      --kubeconfig PATH   kubeconfig file\n"
-               "      --context NAME      kubeconfig context\n");
+    fprintf(f,
+            "Usage: kcache watch TYPE [options]\n"
+            "\n"
+            "Stream the watch events of a resource until interrupted (Ctrl-C / SIGTERM:\n"
+            "exit 0). An ERROR event (410 Expired, a too-large resourceVersion…), the server\n"
+            "closing the stream or a broken connection end it with exit 1 and the reason on\n"
+            "stderr (with the last resourceVersion, to resume with --rv). Bad arguments exit 2.\n"
+            "\n"
+            "  -n, --namespace NS      namespace (default: the context's)\n"
+            "  -A, --all-namespaces    all namespaces\n"
+            "  -l, --selector SEL      label selector\n"
+            "      --field-selector S  field selector\n"
+            "      --rv RV             start after this resourceVersion (default: current "
+            "state first)\n"
+            "      --bookmarks         ask for BOOKMARK events\n"
+            "  -o, --output FMT        line (default): TYPE namespace/name resourceVersion, or\n"
+            "                          ERROR code reason: message; json: each event as the\n"
+            "                          server sent it, {\"type\":…,\"object\":…} (an ERROR's\n"
+            "                          object is its Status)\n"
+            "      --kubeconfig PATH   kubeconfig file\n"
+            "      --context NAME      kubeconfig context\n"
+            "  -h, --help              this help\n");
 }
 
-static int cmd_watch(int argc, char **argv)
+enum { OPT_FIELD = KC_CLI_LONG_ONLY, OPT_RV, OPT_BOOKMARKS, OPT_KUBECONFIG, OPT_CONTEXT };
+
+static const char watch_optstring[] = ":n:Al:o:h";
+
+typedef struct watch_args {
+    const char *kubeconfig, *context, *ns;
+    bool all_ns, json;
+    kc_watch_opts wo;
+} watch_args;
+
+/* -1 to go on, else the exit status. */
+static int parse_args(int argc, char **argv, watch_args *a)
 {
-    static const struct option longopts[] = {{"namespace", required_argument, NULL, 'n'},
-                                             {"all-namespaces", no_argument, NULL, 'A'},
-                                             {"selector", required_argument, NULL, 'l'},
-                                             {"field-selector", required_argument, NULL, 'f'},
-                                             {"rv", required_argument, NULL, 'r'},
-                                             {"bookmarks", no_argument, NULL, 'b'},
-                                             {"output", required_argument, NULL, 'o'},
-                                             {"kubeconfig", required_argument, NULL, 'k'},
-                                             {"context", required_argument, NULL, 'c'},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
-    const char *kubeconfig = NULL, *context = NULL, *nsopt = NULL, *output = "line";
-    bool all_ns = false;
-    kc_watch_opts wo = {0};
+    static const struct option longopts[] = {
+        {"namespace", required_argument, NULL, 'n'},
+        {"all-namespaces", no_argument, NULL, 'A'},
+        {"selector", required_argument, NULL, 'l'},
+        {"field-selector", required_argument, NULL, OPT_FIELD},
+        {"rv", required_argument, NULL, OPT_RV},
+        {"bookmarks", no_argument, NULL, OPT_BOOKMARKS},
+        {"output", required_argument, NULL, 'o'},
+        {"kubeconfig", required_argument, NULL, OPT_KUBECONFIG},
+        {"context", required_argument, NULL, OPT_CONTEXT},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
     int ch;
+    opterr = 0;
     optind = 1;
-    while ((ch = getopt_long(argc, argv, "n:Al:o:h", longopts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, watch_optstring, longopts, NULL)) != -1) {
         switch (ch) {
         case 'n':
-            nsopt = optarg;
+            a->ns = optarg;
             break;
         case 'A':
-            all_ns = true;
+            a->all_ns = true;
             break;
         case 'l':
-            wo.label_selector = optarg;
+            a->wo.label_selector = optarg;
             break;
-        case 'f':
-            wo.field_selector = optarg;
+        case OPT_FIELD:
+            a->wo.field_selector = optarg;
             break;
-        case 'r':
-            wo.resource_version = optarg;
+        case OPT_RV:
+            a->wo.resource_version = optarg;
             break;
-        case 'b':
-            wo.allow_bookmarks = true;
+        case OPT_BOOKMARKS:
+            a->wo.allow_bookmarks = true;
             break;
         case 'o':
-            output = optarg;
+            if (strcmp(optarg, "line") && strcmp(optarg, "json"))
+                return kc__cli_usage_error(
+                    "watch", "-o: unknown output format \"%s\" (allowed: line, json)", optarg);
+            a->json = !strcmp(optarg, "json");
             break;
-        case 'k':
-            kubeconfig = optarg;
+        case OPT_KUBECONFIG:
+            a->kubeconfig = optarg;
             break;
-        case 'c':
-            context = optarg;
+        case OPT_CONTEXT:
+            a->context = optarg;
             break;
         case 'h':
             watch_usage(stdout);
             return 0;
         default:
-            watch_usage(stderr);
-            return 2;
+            return kc__cli_getopt_error("watch", ch, watch_optstring, argv);
         }
     }
-    if (optind != argc - 1 || (strcmp(output, "line") && strcmp(output, "json"))) {
-        watch_usage(stderr);
-        return 2;
-    }
+    if (optind >= argc)
+        return kc__cli_usage_error("watch", "TYPE: missing (e.g. kcache watch pods)");
+    if (optind + 1 < argc)
+        return kc__cli_usage_error("watch", "%s: unexpected argument (one TYPE is watched)",
+                                   argv[optind + 1]);
+    return -1;
+}
+
+static int cmd_watch(int argc, char **argv)
+{
+    watch_args a = {0};
+    int status = parse_args(argc, argv, &a);
+    if (status >= 0)
+        return status;
     kc_client *c = NULL;
-    if (kc__cli_connect(kubeconfig, context, &c))
-        return 1;
+    if (kc__cli_connect("watch", a.kubeconfig, a.context, &c))
+        return KC_CLI_EXIT_FAIL;
     kc_error err = KC_ERROR_INIT;
     kc_resource_info ri = {0};
     sigctx s = {.cancel = kc_cancel_new()};
     pthread_t th;
     bool have_thread = false;
-    int rc = s.cancel ? kc_client_resolve(c, argv[optind], &ri, &err) : KC_ENOMEM;
-    if (rc)
+    watch_out o = {.json = a.json, .stop = KC_ERROR_INIT};
+    int rc = s.cancel ? kc__cli_resolve("watch", c, argv[optind], &ri) : KC_ENOMEM;
+    if (rc) {
+        status = KC_CLI_EXIT_FAIL;
         goto out;
+    }
     sigemptyset(&s.set);
     sigaddset(&s.set, SIGINT);
     sigaddset(&s.set, SIGTERM);
@@ -147,24 +292,21 @@ static int cmd_watch(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &s.set, NULL);
     have_thread = pthread_create(&th, NULL, sig_thread, &s) == 0;
     kc_gvr gvr = {ri.group, ri.version, ri.resource};
-    const char *ns = ri.namespaced && !all_ns ? (nsopt ? nsopt : kc_client_namespace(c)) : NULL;
-    watch_out o = {.json = !strcmp(output, "json")};
-    rc = kc_client_watch(c, &gvr, ns, &wo, on_event, &o, s.cancel, &err);
-    if (rc == KC_ECANCELED)
-        rc = 0;
+    const char *ns = ri.namespaced && !a.all_ns ? (a.ns ? a.ns : kc_client_namespace(c)) : NULL;
+    rc = kc_client_watch(c, &gvr, ns, &a.wo, on_event, &o, s.cancel, &err);
+    status = explain_end(rc, &err, &o);
 out:
     if (have_thread) {
         if (!kc_cancel_fired(s.cancel))
             pthread_kill(th, SIGUSR1);
         pthread_join(th, NULL);
     }
-    if (rc)
-        fprintf(stderr, "kcache watch: %s\n", err.message ? err.message : kc_strerror(rc));
     kc_error_clear(&err);
+    kc_error_clear(&o.stop);
     kc_resource_info_clear(&ri);
     kc_cancel_free(s.cancel);
     kc_client_free(c);
-    return rc ? 1 : 0;
+    return status;
 }
 
 KC_CLI_COMMAND(watch, "stream watch events of a resource until interrupted", cmd_watch)

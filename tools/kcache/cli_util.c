@@ -1,0 +1,81 @@
+/*
+ * cli_util.c — what every kcache command shares: the one error format for bad arguments
+ * ("kcache CMD: FLAG: problem" + "Run 'kcache CMD --help' for usage.", exit 2), the translation
+ * of getopt_long's rejections into it (getopt's own messages are switched off with opterr = 0),
+ * the format of run-time failures (server errors as kubectl words them: "error from server
+ * (NotFound): …"), and connecting with the kubeconfig rules.
+ */
+#include "cli.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+int kc__cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "kcache%s%s: ", cmd ? " " : "", cmd ? cmd : "");
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\nRun 'kcache%s%s --help' for usage.\n", cmd ? " " : "", cmd ? cmd : "");
+    return KC_CLI_EXIT_USAGE;
+}
+
+int kc__cli_getopt_error(const char *cmd, int ch, const char *optstring, char **argv)
+{
+    extern int optind, optopt;
+    /* A long option is the element just consumed (optind has moved past it). A short one is
+     * optopt: it may sit inside a bundle such as -xA, where optind has not moved yet. */
+    const char *elem = optind > 0 ? argv[optind - 1] : "";
+    int flag_len = (int)strcspn(elem, "=");
+    bool long_elem = !strncmp(elem, "--", 2);
+    if (ch == ':') {
+        if (long_elem)
+            return kc__cli_usage_error(cmd, "%s: missing value", elem);
+        return kc__cli_usage_error(cmd, "-%c: missing value", optopt);
+    }
+    if (optopt == 0) /* an unknown (or ambiguous) long flag */
+        return kc__cli_usage_error(cmd, "%.*s: unknown flag", flag_len, elem);
+    if (optopt < KC_CLI_LONG_ONLY && !strchr(optstring, optopt)) /* an unknown short flag */
+        return kc__cli_usage_error(cmd, "-%c: unknown flag", optopt);
+    /* a known flag that takes no value was given one (--help=x) */
+    return kc__cli_usage_error(cmd, "%.*s: takes no value", flag_len, elem);
+}
+
+void kc__cli_error(const char *cmd, int rc, const kc_error *err)
+{
+    const char *msg = err && err->message ? err->message : kc_strerror(rc);
+    if (err && err->http_status && err->reason)
+        fprintf(stderr, "kcache %s: error from server (%s): %s\n", cmd, err->reason, msg);
+    else
+        fprintf(stderr, "kcache %s: %s\n", cmd, msg);
+}
+
+int kc__cli_resolve(const char *cmd, kc_client *c, const char *type, kc_resource_info *ret)
+{
+    kc_error err = KC_ERROR_INIT;
+    int rc = kc_client_resolve(c, type, ret, &err);
+    if (rc == KC_ENOTFOUND)
+        fprintf(stderr, "kcache %s: the server doesn't have a resource type \"%s\"\n", cmd, type);
+    else if (rc)
+        kc__cli_error(cmd, rc, &err);
+    kc_error_clear(&err);
+    return rc;
+}
+
+int kc__cli_connect(const char *cmd, const char *kubeconfig, const char *context, kc_client **ret)
+{
+    kc_config_opts co = {.kubeconfig = kubeconfig, .context = context};
+    kc_config *cfg = NULL;
+    kc_error err = KC_ERROR_INIT;
+    int rc = kc_config_load(&co, &cfg, &err);
+    if (!rc) {
+        rc = kc_client_new(cfg, NULL, ret, &err);
+        kc_config_free(cfg);
+    }
+    if (rc)
+        kc__cli_error(cmd, rc, &err);
+    kc_error_clear(&err);
+    return rc;
+}

@@ -1,7 +1,8 @@
 /*
  * test_server_api_misc.c — Table and PartialObjectMetadata output (#23, #94, #95), injected
- * faults (#96–#98), the admin endpoint, compaction (#100), seeding, TLS and the scale subresource
- * of the embedded server.
+ * faults (#96–#98), the admin endpoint, compaction (#100), seeding (a refused fixture names its
+ * file), a taken listen address (the system's reason), TLS and the scale subresource of the
+ * embedded server.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,6 +10,8 @@
 #include <cmocka.h>
 
 #include "test_server_util.h"
+
+#include <unistd.h>
 
 #define TABLE "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
 #define POM   "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
@@ -214,6 +217,64 @@ static void test_server_seed_spec(void **state)
     kc_server_free(s);
 }
 
+/* A fixture the create path refuses stops kc_server_new, naming the file, the object and why
+ * (issue 16 #15); one that already exists (the built-in "default") is skipped. */
+static void test_server_seed_refused_fixture_names_file(void **state)
+{
+    char dir[] = "/tmp/kc_fx_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[256], ok[256];
+    snprintf(ok, sizeof ok, "%s/10-ok.yaml", dir);
+    snprintf(path, sizeof path, "%s/20-bad.yaml", dir);
+    FILE *f = fopen(ok, "w");
+    assert_non_null(f);
+    fputs("apiVersion: v1\nkind: Namespace\nmetadata: {name: default}\n", f);
+    fclose(f);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: lost, namespace: nowhere}\n", f);
+    fclose(f);
+    kc_server_opts o;
+    memset(&o, 0, sizeof(o));
+    o.listen = "127.0.0.1:0";
+    o.quiet = true;
+    o.seed_dir = dir;
+    kc_server *s = NULL;
+    kc_error err = KC_ERROR_INIT;
+    assert_int_equal(kc_server_new(&o, &s, &err), KC_ENOTFOUND);
+    assert_null(s);
+    assert_non_null(strstr(err.message, path));
+    assert_non_null(strstr(err.message, "ConfigMap \"lost\""));
+    assert_non_null(strstr(err.message, "namespaces \"nowhere\" not found"));
+    kc_error_clear(&err);
+    unlink(path);
+    o.seed_dir = dir; /* only the existing namespace left: the start goes on */
+    assert_int_equal(kc_server_new(&o, &s, &err), 0);
+    kc_server_free(s);
+    unlink(ok);
+    rmdir(dir);
+}
+
+/* A taken address: kc_server_start says which and why (issue 16 #15). */
+static void test_server_listen_error_has_reason(void **state)
+{
+    char listen[64];
+    const char *url = kc_server_url(*state);
+    snprintf(listen, sizeof listen, "%s", strstr(url, "//") + 2);
+    kc_server_opts o;
+    memset(&o, 0, sizeof(o));
+    o.listen = listen;
+    o.quiet = true;
+    kc_server *s = NULL;
+    kc_error err = KC_ERROR_INIT;
+    assert_int_equal(kc_server_new(&o, &s, &err), 0);
+    assert_int_equal(kc_server_start(s, &err), KC_EIO);
+    assert_non_null(strstr(err.message, listen));
+    assert_non_null(strstr(err.message, "Address already in use"));
+    kc_error_clear(&err);
+    kc_server_free(s);
+}
+
 static void test_server_tls(void **state)
 {
     kc_server_opts o;
@@ -285,6 +346,8 @@ int main(void)
         cmocka_unit_test(test_server_admin_endpoint),
         cmocka_unit_test(test_server_compaction_expires_watch_100),
         cmocka_unit_test(test_server_seed_spec),
+        cmocka_unit_test(test_server_seed_refused_fixture_names_file),
+        cmocka_unit_test(test_server_listen_error_has_reason),
         cmocka_unit_test(test_server_tls),
         cmocka_unit_test(test_server_scale_subresource),
     };

@@ -97,37 +97,43 @@ static int kc__list_query(kc__buf *p, const kc_list_opts *o)
     return rc;
 }
 
+/* GET the collection (name NULL; opts' selectors, limit, continue… in the query) or one object,
+ * with the given Accept (NULL = JSON), into *resp (the caller frees it). */
+static int kc__get_call(kc_client *c, const kc_gvr *gvr, const char *ns, const char *name,
+                        const kc_list_opts *opts, const char *accept, kc__http_resp *resp,
+                        kc_error *err)
+{
+    kc__buf p = KC__BUF_INIT(0);
+    int rc = kc__build_path(&p, gvr, ns, name, NULL, err);
+    if (!rc && !name && kc__list_query(&p, opts))
+        rc = kc_error_set(err, KC_ENOMEM, "out of memory");
+    if (!rc) {
+        kc__http_req req = {
+            .method = "GET", .path = p.data, .cancel = opts->cancel, .accept = accept};
+        rc = kc__client_call(c, &req, true, resp, err);
+    }
+    kc__buf_free(&p);
+    return rc;
+}
+
 int kc_client_list(kc_client *c, const kc_gvr *gvr, const char *ns, const kc_list_opts *opts,
                    kc_list_meta *ret_meta, kc_list_item_cb on_item, void *ud, kc_error *err)
 {
     kc_list_opts none = {0};
     if (!opts)
         opts = &none;
-    kc__buf p = KC__BUF_INIT(0);
     kc__http_resp resp;
     kc__http_resp_init(&resp);
-    int rc = kc__build_path(&p, gvr, ns, NULL, NULL, err);
-    if (rc)
-        goto out;
-    if (kc__list_query(&p, opts)) {
-        rc = kc_error_set(err, KC_ENOMEM, "out of memory");
-        goto out;
-    }
     /* Metadata-only: ask the server for PartialObjectMetadataList (as client-go's metadata
      * informers do), falling back to full objects, which the decoder then trims. */
-    kc__http_req req = {.method = "GET",
-                        .path = p.data,
-                        .cancel = opts->cancel,
-                        .accept = opts->metadata_only ? KC__ACCEPT_PARTIAL_LIST : NULL};
-    rc = kc__client_call(c, &req, true, &resp, err);
-    if (rc)
-        goto out;
-    kc_decode_opts d = kc__decode_opts(opts->decode, opts->metadata_only);
-    rc = kc_list_decode(resp.body.data ? resp.body.data : "", resp.body.len, &d, ret_meta, on_item,
-                        ud, err);
-out:
+    int rc = kc__get_call(c, gvr, ns, NULL, opts,
+                          opts->metadata_only ? KC__ACCEPT_PARTIAL_LIST : NULL, &resp, err);
+    if (!rc) {
+        kc_decode_opts d = kc__decode_opts(opts->decode, opts->metadata_only);
+        rc = kc_list_decode(resp.body.data ? resp.body.data : "", resp.body.len, &d, ret_meta,
+                            on_item, ud, err);
+    }
     kc__http_resp_free(&resp);
-    kc__buf_free(&p);
     return rc;
 }
 
@@ -142,32 +148,17 @@ int kc_client_get_table(kc_client *c, const kc_gvr *gvr, const char *ns, const c
     if (name && !*name)
         return kc_error_set(err, KC_EINVAL, "kc_client_get_table: empty name");
     kc_list_opts none = {0};
-    if (!opts)
-        opts = &none;
-    kc__buf p = KC__BUF_INIT(0);
     kc__http_resp resp;
     kc__http_resp_init(&resp);
-    int rc = kc__build_path(&p, gvr, ns, name, NULL, err);
-    if (rc)
-        goto out;
-    if (!name && kc__list_query(&p, opts)) {
-        rc = kc_error_set(err, KC_ENOMEM, "out of memory");
-        goto out;
+    int rc = kc__get_call(c, gvr, ns, name, opts ? opts : &none, KC__ACCEPT_TABLE, &resp, err);
+    if (!rc) {
+        char *body = kc__buf_steal(&resp.body, ret_len);
+        if (body)
+            *ret_json = body;
+        else
+            rc = kc_error_set(err, KC_ENOMEM, "out of memory");
     }
-    kc__http_req req = {
-        .method = "GET", .path = p.data, .cancel = opts->cancel, .accept = KC__ACCEPT_TABLE};
-    rc = kc__client_call(c, &req, true, &resp, err);
-    if (rc)
-        goto out;
-    char *body = kc__buf_steal(&resp.body, ret_len);
-    if (!body) {
-        rc = kc_error_set(err, KC_ENOMEM, "out of memory");
-        goto out;
-    }
-    *ret_json = body;
-out:
     kc__http_resp_free(&resp);
-    kc__buf_free(&p);
     return rc;
 }
 

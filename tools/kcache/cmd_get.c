@@ -247,6 +247,13 @@ static bool same_type(const kc_resource_info *a, const kc_resource_info *b)
     return !strcmp(a->group, b->group) && !strcmp(a->resource, b->resource);
 }
 
+static kc_list_opts list_opts(const get_run *r)
+{
+    return (kc_list_opts){.label_selector = r->a.selector,
+                          .field_selector = r->a.field_selector,
+                          .limit = r->a.limit};
+}
+
 static void report(get_run *r, int rc, const kc_error *err)
 {
     kc__cli_error("get", rc, err);
@@ -276,9 +283,7 @@ static void run_docs(get_run *r)
         report(r, KC_ENOMEM, NULL);
         return;
     }
-    kc_list_opts lo = {.label_selector = r->a.selector,
-                       .field_selector = r->a.field_selector,
-                       .limit = r->a.limit};
+    kc_list_opts lo = list_opts(r);
     for (size_t i = 0; i < r->n; i++) {
         target *t = &r->t[i];
         kc_gvr gvr = target_gvr(t);
@@ -315,9 +320,7 @@ static void run_tables(get_run *r)
         report(r, KC_ENOMEM, NULL);
         return;
     }
-    kc_list_opts lo = {.label_selector = r->a.selector,
-                       .field_selector = r->a.field_selector,
-                       .limit = r->a.limit};
+    kc_list_opts lo = list_opts(r);
     for (size_t i = 0; i < r->n; i++) {
         target *t = &r->t[i];
         if (!ntabs || !same_type(t->ri, tab_ri[ntabs - 1])) {

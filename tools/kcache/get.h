@@ -1,10 +1,11 @@
-/* get.h — the printers behind `kcache get` (cmd_get.c): documents (get_print.c) and the server's
- * Table (get_table.c). Internal to the CLI. */
+/* get.h — the printers behind `kcache get` (cmd_get.c): documents (get_print.c, YAML in
+ * get_yaml.c) and the server's Table (get_table.c). Internal to the CLI. */
 #ifndef KC_CLI_GET_H
 #define KC_CLI_GET_H
 
 #include "kcache/client.h"
 
+#include <jansson.h>
 #include <stdio.h>
 
 typedef enum get_fmt { GET_TABLE, GET_WIDE, GET_NAME, GET_JSON, GET_YAML } get_fmt;
@@ -29,6 +30,26 @@ void get_kind_name(char *buf, size_t size, const kc_resource_info *ri, const cha
 /* Go's encoding/json text of a double (shortest round trip; exponent below 1e-6 and from 1e21),
  * into buf (at least 32 bytes). */
 void get_format_real(char *buf, size_t size, double v);
+
+/* The keys of obj sorted bytewise (as Go sorts map keys): new malloc'd array of borrowed keys
+ * (caller frees the array), *n their count; NULL when obj is empty or out of memory. */
+const char **get_sorted_keys(json_t *obj, size_t *n);
+
+/* ---- YAML through libyaml (get_yaml.c) ------------------------------------------------------- */
+
+typedef struct get_yaml get_yaml;
+
+/* New emitter writing to out; the stream is started. NULL on out of memory. */
+get_yaml *get_yaml_new(FILE *out);
+/* Events: a document, a block mapping or sequence (start or end), a string scalar, or a whole
+ * JSON value. 0, or -1 once the emitter failed (later calls fail too). */
+int get_yaml_doc(get_yaml *y, bool start);
+int get_yaml_map(get_yaml *y, bool start);
+int get_yaml_seq(get_yaml *y, bool start);
+int get_yaml_str(get_yaml *y, const char *s);
+int get_yaml_value(get_yaml *y, json_t *v);
+/* End the stream (unless failed) and free y. -1 when anything failed. Accepts NULL. */
+int get_yaml_free(get_yaml *y);
 
 /* ---- the server's Table (get_table.c) ------------------------------------------------------- */
 

@@ -14,13 +14,19 @@
  * old set or the new set, never a half-built one.
  *
  * Watermark: the highest resourceVersion the store has applied (KEP-5504 comparison, kcache/rv.h).
- * Advanced by applied events, list RVs (replace) and bookmarks; never moved back. An RV that is not
- * comparable never moves it, but still counts as "an event happened" (the store sequence grows).
+ * Advanced by applied events, list RVs (replace) and bookmarks. An RV that is not comparable never
+ * moves it, but still counts as "an event happened" (the store sequence grows). It moves back only
+ * when a replace brings a list RV below it: the server's resourceVersions went back (restored from
+ * a backup, restarted with an RV reset), and the watermark follows the server's new timeline (it is
+ * reset to the list RV) instead of staying at a value the new RVs may not reach for a long time.
+ * Conditions of the RYW kinds (KC_STORE_WAIT_WRITTEN, KC_STORE_WAIT_DELETED) whose after_seq
+ * predates such a regression no longer trust RV comparisons and fall back to evidence on the key.
  *
- * Sequence: every applied event (and every key touched by a replace) gets a store-wide sequence
- * number, recorded per key (deleted keys keep a bounded tombstone record). kc_store_key_seq() gives
- * a number such that every later event on that key gets a larger one: read it before sending a
- * write, then wait with after_seq.
+ * Sequence: every applied event, every key touched by a replace, and every replace itself gets a
+ * store-wide sequence number, recorded per key (deleted keys keep a bounded tombstone record: the
+ * sequence, the delete RV and the UID of the deleted object). kc_store_key_seq() gives a number
+ * such that every later event on that key gets a larger one: read it before sending a write, then
+ * wait with after_seq.
  *
  * Locking: one mutex per store, held only for the map/index operation itself; never held while user
  * code (indexers excepted — they run while a batch or an apply is built, so they must be pure and
@@ -110,7 +116,7 @@ KC_API void kc_store_list_free(kc_obj **objs, size_t n);
  * Returns its length, or KC_ETOOLARGE when cap is too small (buf untouched). */
 KC_API int kc_store_watermark(kc_store *s, char *buf, size_t cap);
 
-/* Store-wide event sequence (the number of events applied so far). */
+/* Store-wide event sequence (grows with every applied event, relisted key and replace). */
 KC_API uint64_t kc_store_seq(kc_store *s);
 
 /* A sequence number for "events after now" on ns/name: every event applied to that key later gets
@@ -124,19 +130,43 @@ typedef enum {
      * If rv is not comparable: the key's RV == rv exactly, OR any event on the key after
      * after_seq (a delete counts). */
     KC_STORE_WAIT_KEY_RV = 1,
-    /* Key absent, or present with a uid != uid (uid NULL or "": absent only). */
+    /* Key absent, or present with a uid != uid (uid NULL or "": absent only). A state, not an
+     * observation: it also holds before the store has seen the object at all — to know that a
+     * deletion has been observed, use KC_STORE_WAIT_DELETED. */
     KC_STORE_WAIT_KEY_GONE = 2,
     /* Store watermark >= rv. If rv is not comparable: watermark == rv exactly, or any event
      * anywhere after after_seq. */
     KC_STORE_WAIT_WATERMARK = 3,
+    /*
+     * The store has observed a write of ns/name that returned rv, sent after after_seq: it holds
+     * that write or a later state of the key. rv comparable: watermark >= rv, and the key's state
+     * agrees — present at an RV >= rv, deleted at an RV >= rv, or absent after a replace (or a
+     * tombstone overflow) since after_seq (someone deleted it before the store saw it). A key
+     * still holding an older RV, or absent with no replace since, is "not yet" even when the
+     * watermark has passed rv (that only happens when the server's RVs went back). rv not
+     * comparable, or a regression since after_seq: the key's RV == rv exactly, or any event on
+     * the key after after_seq (a delete counts), or (comparable) the rule above on the new
+     * timeline.
+     */
+    KC_STORE_WAIT_WRITTEN = 4,
+    /*
+     * The store has observed the deletion of the object uid at ns/name: the key does not hold uid,
+     * and the store has seen it go — the key's tombstone records the deletion of uid (its DELETED
+     * event, or uid vanished across a replace); or the key held uid during this wait; or rv is
+     * comparable (an RV the object had, or its deletion RV), no regression since after_seq, and
+     * the watermark >= rv. "Key absent" alone proves nothing: the store may not have seen the
+     * object yet. uid NULL or "" (unknown): the key is absent (and, rv comparable, watermark >=
+     * rv).
+     */
+    KC_STORE_WAIT_DELETED = 5,
 } kc_store_wait_kind;
 
 /* A condition. Strings are borrowed for the call. */
 typedef struct kc_store_cond {
     kc_store_wait_kind kind;
     const char *ns, *name; /* KEY_* kinds; ns NULL or "" for cluster-scoped */
-    const char *rv;        /* KEY_RV and WATERMARK */
-    const char *uid;       /* KEY_GONE */
+    const char *rv;        /* KEY_RV, WATERMARK, WRITTEN; DELETED (optional) */
+    const char *uid;       /* KEY_GONE, DELETED */
     uint64_t after_seq;    /* from kc_store_key_seq / kc_store_seq, for "any later event" */
 } kc_store_cond;
 
@@ -201,9 +231,11 @@ typedef int (*kc_store_change_cb)(void *ud, const kc_store_change *ch);
 
 /*
  * Replace the whole contents with batch b (consumed, even on failure) atomically, and advance the
- * watermark to list_rv (may be NULL or not comparable: then only the items' RVs count). Objects
- * whose RV did not change produce no change; vanished keys produce tombstone deletes. Wakes every
- * waiter. on_change may be NULL. Returns 0 or KC_ENOMEM.
+ * watermark to list_rv (may be NULL or not comparable: then only the items' RVs count). A
+ * comparable list_rv below the watermark means the server's RVs went back: the watermark is reset
+ * to list_rv (or the highest item RV above it) — see "Watermark" above. Objects whose RV did not
+ * change produce no change; vanished keys produce tombstone deletes. Wakes every waiter. on_change
+ * may be NULL. Returns 0 or KC_ENOMEM.
  */
 KC_API int kc_store_replace(kc_store *s, kc_store_batch *b, const char *list_rv,
                             kc_store_change_cb on_change, void *ud, kc_error *err);

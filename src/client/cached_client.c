@@ -277,6 +277,10 @@ static const char *cond_what(const kc_store_cond *c)
         return "deletion";
     case KC_STORE_WAIT_WATERMARK:
         return "resourceVersion (store watermark)";
+    case KC_STORE_WAIT_WRITTEN:
+        return "resourceVersion";
+    case KC_STORE_WAIT_DELETED:
+        return "deletion of uid";
     }
     return "condition";
 }

@@ -519,27 +519,27 @@ bool kc__store_advance(kc_store *s, const char *rv)
 }
 
 void kc__store_tomb_put(kc_store *s, const char *key, size_t kl, uint64_t h, uint64_t seq,
-                        const char *rv)
+                        const char *rv, const char *uid)
 {
-    kc__tomb *t = (kc__tomb *)kc__htab_find(&s->tombs, key, kl, h);
-    if (!t) {
-        if (s->tombs.n >= s->max_tombs) {
-            tombs_clear(s);
-            s->tomb_floor = seq; /* absent keys without a record: an event may have happened */
-        }
-        t = calloc(1, sizeof(*t) + kl + 1);
-        if (t) {
-            memcpy(t->keybuf, key, kl);
-            t->keybuf[kl] = '\0';
-            t->h.key = t->keybuf;
-            t->h.klen = kl;
-            t->h.hash = h;
-        }
-        if (!t || kc__htab_insert(&s->tombs, &t->h) < 0) {
-            free(t);
-            s->tomb_floor = seq + 1; /* cannot record: answer "maybe" for every absent key */
-            return;
-        }
+    free(kc__htab_remove(&s->tombs, key, kl, h)); /* a newer record replaces an older one */
+    if (s->tombs.n >= s->max_tombs) {
+        tombs_clear(s);
+        s->tomb_floor = seq; /* absent keys without a record: an event may have happened */
+    }
+    size_t ul = uid ? strlen(uid) : 0;
+    kc__tomb *t = calloc(1, sizeof(*t) + kl + 1 + ul + 1); /* key, NUL, uid, NUL */
+    if (t) {
+        memcpy(t->keybuf, key, kl);
+        memcpy(t->keybuf + kl + 1, uid ? uid : "", ul);
+        t->uid = t->keybuf + kl + 1;
+        t->h.key = t->keybuf;
+        t->h.klen = kl;
+        t->h.hash = h;
+    }
+    if (!t || kc__htab_insert(&s->tombs, &t->h) < 0) {
+        free(t);
+        s->tomb_floor = seq + 1; /* cannot record: answer "maybe" for every absent key */
+        return;
     }
     t->seq = seq;
     size_t rl = rv ? strlen(rv) : 0;
@@ -577,7 +577,8 @@ int kc_store_apply(kc_store *s, kc_watch_type type, kc_obj *obj, kc_store_change
             ch.old_obj = kc__stab_remove(s->tab, e);
             ch.new_obj = kc_obj_ref(obj);
         }
-        kc__store_tomb_put(s, key, (size_t)kl, h, seq, kc_obj_resource_version(obj));
+        kc__store_tomb_put(s, key, (size_t)kl, h, seq, kc_obj_resource_version(obj),
+                           kc_obj_uid(obj));
     } else if (e) {
         rc = kc__stab_set(s->tab, s->ixs, e, obj, &ch.old_obj);
         if (rc == 0) {

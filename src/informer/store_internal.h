@@ -5,9 +5,10 @@
  * A kc__stab ("store table") is one complete generation of contents: a hash map key → entry plus
  * one index map per indexer (index 0 = namespace). The live store points at one kc__stab; a batch
  * is another kc__stab built off to the side and swapped in by kc_store_replace. Deleted keys leave
- * a small record in kc_store.tombs (key, sequence, delete RV) so that waiters can ask "any event on
- * this key after seq"; that table is bounded (cleared when full, raising tomb_floor: an absent key
- * without a record may have had an event at any seq < tomb_floor).
+ * a small record in kc_store.tombs (key, sequence, delete RV, deleted UID) so that waiters can ask
+ * "any event on this key after seq" and "was uid deleted here"; that table is bounded (cleared when
+ * full, raising tomb_floor: an absent key without a record may have had an event at any seq <
+ * tomb_floor).
  */
 #ifndef KC_INFORMER_STORE_INTERNAL_H
 #define KC_INFORMER_STORE_INTERNAL_H
@@ -175,6 +176,7 @@ typedef struct kc__tomb {
     kc__hent h;
     uint64_t seq;
     char rv[KC_STORE_RV_MAX]; /* RV of the delete event ("" when unknown) */
+    const char *uid;          /* UID of the deleted object ("" when unknown), after the key */
     char keybuf[];
 } kc__tomb;
 
@@ -226,6 +228,7 @@ typedef struct kc__waiter {
     _Atomic uint32_t posted; /* futex word: 1 once the writer has posted the result */
     int result;              /* 0 or KC_ESTOPPED, set when claimed */
     bool done;               /* claimed by a writer (unlinked), under s->mu */
+    bool seen;               /* DELETED: the key held the uid at an evaluation of this waiter */
 } kc__waiter;
 
 #define KC__WAIT_BUCKETS 64
@@ -260,6 +263,8 @@ struct kc_store {
     size_t max_tombs;
     uint64_t tomb_floor;
     uint64_t seq;
+    uint64_t relist_seq;  /* sequence number of the last replace (0: none) */
+    uint64_t regress_seq; /* ...of the last replace that moved the watermark back (0: none) */
     char wm[KC_STORE_RV_MAX];
     bool stopped;
     bool has_objects; /* indexers frozen */
@@ -275,9 +280,8 @@ struct kc_store_batch {
     kc__stab *tab;
 };
 
-/* With s->mu held: evaluate c (1 holds, 0 not). */
-int kc__store_eval(kc_store *s, const kc_store_cond *c, const char *key, size_t klen,
-                   uint64_t hash);
+/* With s->mu held: evaluate w's condition (1 holds, 0 not); may update w->seen. */
+int kc__store_eval(kc_store *s, kc__waiter *w);
 /* With s->mu held: claim the waiters an event on key can satisfy, and watermark waiters. */
 void kc__store_wake_key(kc_store *s, uint64_t hash, const char *key, size_t klen);
 /* With s->mu held: re-evaluate every waiter (relist, stop). */
@@ -290,11 +294,12 @@ void kc__store_post(kc__waiter *list);
 bool kc__store_advance(kc_store *s, const char *rv);
 
 /* store.c, for store_relist.c. With s->mu held: publish t as the live table inside a seqlock
- * window; record a tombstone for key (seq, rv may be NULL) / drop one. Without the lock, by the
- * writer: retire t (no longer reachable) and free it once no lock-free reader can hold it. */
+ * window; record a tombstone for key (seq; rv and uid may be NULL) / drop one. Without the lock,
+ * by the writer: retire t (no longer reachable) and free it once no lock-free reader can hold it.
+ */
 void kc__store_swap_tab(kc_store *s, kc__stab *t);
 void kc__store_tomb_put(kc_store *s, const char *key, size_t kl, uint64_t h, uint64_t seq,
-                        const char *rv);
+                        const char *rv, const char *uid);
 void kc__store_tomb_drop(kc_store *s, const char *key, size_t kl, uint64_t h);
 void kc__store_retire_tab(kc_store *s, kc__stab *t);
 

@@ -11,6 +11,12 @@
  * The swap publishes the batch's table inside a seqlock window (kc__store_swap_tab) and hands
  * the old table to the reclamation of store.c (kc__store_retire_tab), which waits out lock-free
  * readers still probing it before freeing it.
+ *
+ * The replace itself takes a sequence number (relist_seq): "absent after a replace since
+ * after_seq" is how a write the store never saw, deleted meanwhile, is recognised as observed.
+ * A list RV below the watermark means the server's RVs went back (backup restore, restart with an
+ * RV reset): the watermark is reset to the new timeline and regress_seq records when, so that RV
+ * conditions of waits that began before fall back to key-level evidence (store_wait.c).
  */
 #include "informer/store_internal.h"
 
@@ -116,7 +122,7 @@ int kc_store_replace(kc_store *s, kc_store_batch *b, const char *list_rv,
     for (size_t i = 0; vanished && i < ot->map.cap; i++) {
         kc__ent *o = (kc__ent *)KC__HTAB_AT(&ot->map, i);
         if (o && (o->flags & KC__ENT_VANISHED))
-            kc__store_tomb_put(s, o->h.key, o->h.klen, o->h.hash, ++seq, NULL);
+            kc__store_tomb_put(s, o->h.key, o->h.klen, o->h.hash, ++seq, NULL, kc_obj_uid(o->obj));
     }
     for (size_t i = 0; s->tombs.n && i < s->tombs.cap; i++) {
         kc__tomb *t = (kc__tomb *)KC__HTAB_AT(&s->tombs, i);
@@ -125,7 +131,12 @@ int kc_store_replace(kc_store *s, kc_store_batch *b, const char *list_rv,
             i--; /* backward shift may have moved another record into slot i */
         }
     }
-    s->seq = seq;
+    s->seq = s->relist_seq = ++seq;
+    if (list_rv && s->wm[0] && kc_rv_is_canonical(list_rv) &&
+        kc_rv_compare(list_rv, s->wm) == KC_RV_LESS) {
+        s->wm[0] = '\0'; /* the server went back: follow it (advanced again just below) */
+        s->regress_seq = seq;
+    }
     kc__store_advance(s, nt->max_rv);
     kc__store_advance(s, list_rv);
     kc__store_wake_all(s);

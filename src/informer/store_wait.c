@@ -1,5 +1,6 @@
 /*
- * informer/store_wait.c — waiters on a kc_store: "key reached RV", "key gone", "watermark reached".
+ * informer/store_wait.c — waiters on a kc_store: "key reached RV", "key gone", "watermark reached",
+ * and the two read-your-writes conditions "write observed" and "deletion observed" (store.h).
  *
  * Protocol: a waiter evaluates its condition under the store mutex; if it does not hold, it links a
  * kc__waiter (on its own stack) into a wait list, releases the mutex and sleeps on the waiter's
@@ -29,42 +30,96 @@
 #include <time.h>
 #include <unistd.h>
 
-static int eval_key_rv(kc_store *s, const kc_store_cond *c, const char *key, size_t kl, uint64_t h)
+/* At or past rv (both comparable), or true when the key's RV is not comparable (fail open). */
+static bool rv_reached(const char *have, const char *rv)
 {
-    bool comparable = kc_rv_is_canonical(c->rv);
-    kc__ent *e = (kc__ent *)kc__htab_find(&s->tab->map, key, kl, h);
-    if (e) {
-        const char *erv = kc_obj_resource_version(e->obj);
-        if (comparable) {
-            kc_rv_order o = kc_rv_compare(erv, c->rv);
-            if (o == KC_RV_GREATER || o == KC_RV_EQUAL)
-                return 1;
-            if (o == KC_RV_LESS)
-                return 0;
-        }
-        return (c->rv && strcmp(erv, c->rv) == 0) || e->seq > c->after_seq;
-    }
-    kc__tomb *t = (kc__tomb *)kc__htab_find(&s->tombs, key, kl, h);
-    if (t) {
-        if (comparable) {
-            kc_rv_order o = kc_rv_compare(t->rv, c->rv);
-            if (o == KC_RV_GREATER || o == KC_RV_EQUAL)
-                return 1;
-            if (o == KC_RV_LESS)
-                return 0;
-        }
-        return t->seq > c->after_seq;
-    }
-    return comparable ? 0 : c->after_seq < s->tomb_floor;
+    kc_rv_order o = kc_rv_compare(have, rv);
+    return o == KC_RV_GREATER || o == KC_RV_EQUAL || o == KC_RV_INCOMPARABLE;
 }
 
-int kc__store_eval(kc_store *s, const kc_store_cond *c, const char *key, size_t klen, uint64_t hash)
+/* Key-level evidence of a write at rv sent after after_seq: that exact RV, or any event on the key
+ * since (a delete counts). */
+static int key_event_since(const kc_store *s, const kc_store_cond *c, const kc__ent *e,
+                           const kc__tomb *t)
 {
+    if (e)
+        return (c->rv && strcmp(kc_obj_resource_version(e->obj), c->rv) == 0) ||
+               e->seq > c->after_seq;
+    if (t)
+        return t->seq > c->after_seq;
+    return c->after_seq < s->tomb_floor;
+}
+
+static int eval_key_rv(kc_store *s, const kc_store_cond *c, const kc__waiter *w)
+{
+    bool comparable = kc_rv_is_canonical(c->rv);
+    kc__ent *e = (kc__ent *)kc__htab_find(&s->tab->map, w->key, w->klen, w->hash);
+    kc__tomb *t = e ? NULL : (kc__tomb *)kc__htab_find(&s->tombs, w->key, w->klen, w->hash);
+    if (comparable && (e || t)) {
+        kc_rv_order o = kc_rv_compare(e ? kc_obj_resource_version(e->obj) : t->rv, c->rv);
+        if (o == KC_RV_GREATER || o == KC_RV_EQUAL)
+            return 1;
+        if (o == KC_RV_LESS)
+            return 0;
+    }
+    if (!e && !t && comparable)
+        return 0;
+    return key_event_since(s, c, e, t);
+}
+
+/* KC_STORE_WAIT_WRITTEN (store.h). The watermark test comes first: while it fails (nearly always,
+ * for a waiter) the key is not looked up. */
+static int eval_written(kc_store *s, const kc_store_cond *c, const kc__waiter *w)
+{
+    bool comparable = kc_rv_is_canonical(c->rv);
+    bool regressed = s->regress_seq > c->after_seq;
+    if (comparable && s->wm[0] && kc_rv_compare(s->wm, c->rv) != KC_RV_LESS) {
+        kc__ent *e = (kc__ent *)kc__htab_find(&s->tab->map, w->key, w->klen, w->hash);
+        if (e && rv_reached(kc_obj_resource_version(e->obj), c->rv))
+            return 1;
+        kc__tomb *t = e ? NULL : (kc__tomb *)kc__htab_find(&s->tombs, w->key, w->klen, w->hash);
+        if (t && (!t->rv[0] || rv_reached(t->rv, c->rv)))
+            return 1;
+        if (!e && !t && (s->relist_seq > c->after_seq || s->tomb_floor > c->after_seq))
+            return 1; /* deleted before the store saw it, caught up by a replace */
+        if (!regressed)
+            return 0; /* the key disagrees: the server's RVs went back and nobody noticed yet */
+    }
+    if (comparable && !regressed)
+        return 0;
+    kc__ent *e = (kc__ent *)kc__htab_find(&s->tab->map, w->key, w->klen, w->hash);
+    kc__tomb *t = e ? NULL : (kc__tomb *)kc__htab_find(&s->tombs, w->key, w->klen, w->hash);
+    return key_event_since(s, c, e, t);
+}
+
+/* KC_STORE_WAIT_DELETED (store.h). */
+static int eval_deleted(kc_store *s, const kc_store_cond *c, kc__waiter *w)
+{
+    bool any_uid = !c->uid || !*c->uid;
+    kc__ent *e = (kc__ent *)kc__htab_find(&s->tab->map, w->key, w->klen, w->hash);
+    if (e && (any_uid || strcmp(kc_obj_uid(e->obj), c->uid) == 0)) {
+        w->seen = true; /* a later state without it is after the deletion */
+        return 0;
+    }
+    bool by_rv = kc_rv_is_canonical(c->rv) && s->regress_seq <= c->after_seq;
+    if (by_rv && (!s->wm[0] || kc_rv_compare(s->wm, c->rv) == KC_RV_LESS))
+        by_rv = false;
+    if (any_uid) /* unknown UID: absent (at rv) is all there is */
+        return w->seen || !kc_rv_is_canonical(c->rv) || by_rv;
+    if (w->seen || by_rv)
+        return 1;
+    kc__tomb *t = e ? NULL : (kc__tomb *)kc__htab_find(&s->tombs, w->key, w->klen, w->hash);
+    return t && strcmp(t->uid, c->uid) == 0;
+}
+
+int kc__store_eval(kc_store *s, kc__waiter *w)
+{
+    const kc_store_cond *c = w->c;
     switch (c->kind) {
     case KC_STORE_WAIT_KEY_RV:
-        return eval_key_rv(s, c, key, klen, hash);
+        return eval_key_rv(s, c, w);
     case KC_STORE_WAIT_KEY_GONE: {
-        kc__ent *e = (kc__ent *)kc__htab_find(&s->tab->map, key, klen, hash);
+        kc__ent *e = (kc__ent *)kc__htab_find(&s->tab->map, w->key, w->klen, w->hash);
         if (!e)
             return 1;
         return (c->uid && *c->uid && strcmp(kc_obj_uid(e->obj), c->uid) != 0) ? 1 : 0;
@@ -75,6 +130,10 @@ int kc__store_eval(kc_store *s, const kc_store_cond *c, const char *key, size_t 
             return o == KC_RV_GREATER || o == KC_RV_EQUAL;
         }
         return strcmp(s->wm, c->rv) == 0 || s->seq > c->after_seq;
+    case KC_STORE_WAIT_WRITTEN:
+        return eval_written(s, c, w);
+    case KC_STORE_WAIT_DELETED:
+        return eval_deleted(s, c, w);
     }
     return 0;
 }
@@ -84,15 +143,18 @@ static int cond_prepare(const kc_store_cond *c, kc__waiter *w)
 {
     w->c = c;
     w->done = false;
+    w->seen = false;
     w->klen = 0;
     w->hash = 0;
     w->key[0] = '\0';
     switch (c->kind) {
     case KC_STORE_WAIT_KEY_RV:
+    case KC_STORE_WAIT_WRITTEN:
         if (!c->rv)
             return KC_EINVAL;
         /* fall through */
-    case KC_STORE_WAIT_KEY_GONE: {
+    case KC_STORE_WAIT_KEY_GONE:
+    case KC_STORE_WAIT_DELETED: {
         int kl = kc__store_key(c->ns, c->name, w->key, sizeof(w->key));
         if (kl < 0)
             return KC_EINVAL;
@@ -126,10 +188,14 @@ static void wl_unlink(kc__waiter *w)
     w->next = NULL;
 }
 
+/* Watermark waiters are re-evaluated on every event and bookmark, key waiters on the events of
+ * their key; relists and stop re-evaluate both. A comparable WRITTEN condition depends on the
+ * watermark (and then on its key, whose events are events too): the watermark list. */
 static kc__waiter **list_for(kc_store *s, kc__waiter *w)
 {
-    return w->c->kind == KC_STORE_WAIT_WATERMARK ? &s->wm_waiters
-                                                 : &s->key_waiters[w->hash % KC__WAIT_BUCKETS];
+    bool wm = w->c->kind == KC_STORE_WAIT_WATERMARK ||
+              (w->c->kind == KC_STORE_WAIT_WRITTEN && kc_rv_is_canonical(w->c->rv));
+    return wm ? &s->wm_waiters : &s->key_waiters[w->hash % KC__WAIT_BUCKETS];
 }
 
 static void wake_list(kc_store *s, kc__waiter **head, uint64_t hash, const char *key, size_t kl)
@@ -138,7 +204,7 @@ static void wake_list(kc_store *s, kc__waiter **head, uint64_t hash, const char 
     while (w) {
         kc__waiter *next = w->next;
         bool match = !key || (w->hash == hash && w->klen == kl && memcmp(w->key, key, kl) == 0);
-        int ok = match ? kc__store_eval(s, w->c, w->key, w->klen, w->hash) : 0;
+        int ok = match ? kc__store_eval(s, w) : 0;
         if (ok == 1 || s->stopped) {
             w->done = true;
             w->result = ok == 1 ? 0 : KC_ESTOPPED;
@@ -194,7 +260,7 @@ int kc_store_check(kc_store *s, const kc_store_cond *c)
     if (!c || cond_prepare(c, &w) < 0)
         return KC_EINVAL;
     pthread_mutex_lock(&s->mu);
-    int r = kc__store_eval(s, c, w.key, w.klen, w.hash);
+    int r = kc__store_eval(s, &w);
     pthread_mutex_unlock(&s->mu);
     return r;
 }
@@ -231,7 +297,7 @@ int kc_store_wait(kc_store *s, const kc_store_cond *c, int64_t timeout_ms)
         pthread_mutex_unlock(&s->mu);
         return KC_ESTOPPED;
     }
-    if (kc__store_eval(s, c, w.key, w.klen, w.hash) == 1) {
+    if (kc__store_eval(s, &w) == 1) {
         pthread_mutex_unlock(&s->mu);
         return 0;
     }

@@ -7,7 +7,8 @@
  *   - each informer's store equals the server's LIST (same keys, same RVs);
  *   - each mirror equals its store (the handler event sequence is consistent: no lost deletes),
  *     and no event contradicted the mirror (update/delete of an unknown key, add of a known one);
- *   - the store watermark never went backwards (sampled at every handler callback).
+ *   - the store watermark went backwards at most once (sampled at every handler callback): at the
+ *     relist after the restart with an RV reset, where it follows the server's new timeline.
  */
 #include "test_informer_fixture.h"
 
@@ -211,7 +212,7 @@ static void test_informer_faults_converge_after_chaos(void **st)
         assert_int_equal(kc_informer_reg_wait_idle(reg[i], 10000), 0);
         assert_int_equal(store_diff(kc_informer_store(inf[i]), mx[i].m), 0);
         assert_int_equal(mx[i].contradictions, 0);
-        assert_int_equal(mx[i].backwards, 0);
+        assert_true(mx[i].backwards <= 1); /* the one RV reset (restart at 70 %) */
         kc_informer_status s;
         kc_informer_get_status(inf[i], &s);
         fprintf(stderr, "%s: events %llu relists %llu watch restarts %llu errors %llu\n",
@@ -277,7 +278,8 @@ static void test_informer_faults_relist_after_410(void **st)
 }
 
 /* The server restarts with an RV reset: the informer notices (504 too large / older bookmarks),
- * relists from scratch, and the watermark stays where it was (never moves back). */
+ * relists from scratch, and the watermark follows the server's new timeline down (left at the old,
+ * higher RV, it would satisfy every read-your-writes wait at once). */
 static void test_informer_faults_server_restart_relists(void **st)
 {
     ifx f;
@@ -290,7 +292,7 @@ static void test_informer_faults_server_restart_relists(void **st)
     assert_int_equal(ifx_converge(&f, &ifx_cm, "default", kc_informer_store(inf), 30000), 0);
     assert_int_equal(kc_store_len(kc_informer_store(inf)), 1);
     assert_true(kc_store_watermark(kc_informer_store(inf), after, sizeof(after)) > 0);
-    assert_true(kc_rv_compare(after, before) != KC_RV_LESS);
+    assert_int_equal(kc_rv_compare(after, before), KC_RV_LESS);
     kc_informer_free(inf);
     ifx_down(&f);
 }

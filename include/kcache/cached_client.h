@@ -11,16 +11,24 @@
  * Read-your-writes (see docs/read-your-writes.md for the protocol):
  *   - KC_RYW_BLOCK_ON_WRITE (default): create / update / update_status / patch / apply return only
  *     once the type's store has observed the returned resourceVersion: its watermark reached it
- *     (KEP-5504 compare; the store then holds the key at that RV or a later state, deletion
- *     included), or, when RVs are not comparable, the key shows that exact RV or any later event.
- *     delete registers the object's UID as pending before the request is sent and returns once the
- *     key is gone from the store or holds another UID; when the response shows the object still
- *     exists (finalizers: deletionTimestamp set) it waits for the returned RV instead. Waiters are
- *     woken by store events (no polling) and never hold the store lock.
- *   - KC_RYW_BLOCK_ON_READ: writes return at once; the client remembers its own writes per key
- *     (and the highest RV per type, for lists) and pending deletes by UID; a later get of the key
- *     or list of the type waits until the cache includes them. A key whose delete is pending is
- *     never returned (get → KC_ENOTFOUND, lists filter it out). Entries are dropped once observed.
+ *     with the key agreeing (KEP-5504 compare; the store then holds the key at that RV or a later
+ *     state, deletion included), or, when RVs are not comparable, the key shows that exact RV or
+ *     any later event. delete learns the object's UID before the request is sent (precondition,
+ *     cached object, or this client's last write to the key; else the response's) and returns
+ *     once the store has observed the deletion of that UID: its DELETED event, a later state
+ *     after the UID was seen, or the watermark past an RV of the object with the UID gone — the
+ *     key being absent alone proves nothing (the cache may not have seen the object yet). When the
+ *     response shows the object still exists (finalizers: deletionTimestamp set) it waits for the
+ *     returned RV instead. Waiters are woken by store events (no polling) and never hold the store
+ *     lock.
+ *   - KC_RYW_BLOCK_ON_READ: writes return at once; the client remembers its own writes per key and
+ *     pending deletes by UID; a later get of the key or list of the type waits until the cache
+ *     includes the writes. An object whose delete is pending is never returned (get → KC_ENOTFOUND,
+ *     lists filter it out) until the store has observed the deletion (the rule above). Entries
+ *     are dropped once observed.
+ *   - The API server's resourceVersions going back (backup restore, restart with an RV reset)
+ *     do not turn waits into no-ops: the store's watermark follows the server down at the
+ *     informer's relist, and waits fall back to evidence on the key meanwhile.
  *   - KC_RYW_NONE: never wait (per-client opt-out; kc_call_opts.no_wait is the per-call one).
  * Every wait is bounded: 3 s by default, per client and per call. A write whose wait times out
  * returns KC_ENOT_CAUGHT_UP *and* the object the server returned: the write itself succeeded and
@@ -177,8 +185,9 @@ KC_API int kc_cached_apply(kc_cached_client *cc, const kc_gvr *gvr, const char *
 
 /*
  * Delete name. *ret_obj (may be NULL) gets the object when the server returned one (finalizers
- * pending: deletionTimestamp set), else NULL. Block-on-write waits until the key is gone or holds
- * another UID (or, with finalizers, until the returned RV is observed).
+ * pending: deletionTimestamp set; or a type that returns the deleted object, e.g. pods), else NULL.
+ * Block-on-write waits until the cache has observed the deletion of the object's UID (see the top
+ * of this file; with finalizers, until the returned RV is observed).
  */
 KC_API int kc_cached_delete(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
                             const char *name, const kc_delete_opts *dopts, const kc_call_opts *call,

@@ -263,8 +263,20 @@ int kc__cc_store(kc_cached_client *cc, const kc_gvr *gvr, const char *ns, bool w
 kc_store_cond kc__cc_written_cond(const char *ns, const char *name, const char *rv,
                                   uint64_t after_seq)
 {
-    kc_store_cond c = {.ns = ns, .name = name, .rv = rv, .after_seq = after_seq};
-    c.kind = kc_rv_is_canonical(rv) ? KC_STORE_WAIT_WATERMARK : KC_STORE_WAIT_KEY_RV;
+    kc_store_cond c = {
+        .kind = KC_STORE_WAIT_WRITTEN, .ns = ns, .name = name, .rv = rv, .after_seq = after_seq};
+    return c;
+}
+
+kc_store_cond kc__cc_deleted_cond(const char *ns, const char *name, const char *uid, const char *rv,
+                                  uint64_t after_seq)
+{
+    kc_store_cond c = {.kind = KC_STORE_WAIT_DELETED,
+                       .ns = ns,
+                       .name = name,
+                       .uid = uid,
+                       .rv = rv,
+                       .after_seq = after_seq};
     return c;
 }
 
@@ -301,10 +313,12 @@ int kc__cc_wait(kc_cached_client *cc, kc_store *s, const kc_store_cond *c, uint6
         return 0;
     if (rc == KC_ETIMEOUT) {
         atomic_fetch_add(&cc->n_wait_timeouts, 1);
-        return kc_error_set(
-            err, KC_ENOT_CAUGHT_UP, "cache did not observe %s %s of %s%s%s within the timeout",
-            cond_what(c), c->rv ? c->rv : (c->uid ? c->uid : ""), c->ns && *c->ns ? c->ns : "",
-            c->ns && *c->ns ? "/" : "", c->name ? c->name : "");
+        bool del = c->kind == KC_STORE_WAIT_KEY_GONE || c->kind == KC_STORE_WAIT_DELETED;
+        const char *id = del ? c->uid : c->rv;
+        return kc_error_set(err, KC_ENOT_CAUGHT_UP,
+                            "cache did not observe %s %s of %s%s%s within the timeout",
+                            cond_what(c), id ? id : "", c->ns && *c->ns ? c->ns : "",
+                            c->ns && *c->ns ? "/" : "", c->name ? c->name : "");
     }
     if (rc == KC_ESTOPPED)
         return kc_error_set(err, KC_ESTOPPED, "cache stopped while waiting for %s", cond_what(c));

@@ -29,8 +29,11 @@ typedef struct kc__ryw_entry kc__ryw_entry;
 /* One remembered write, copied out of the table for a wait (strings owned). */
 typedef struct kc__ryw_want {
     char *ns, *name;
-    char *rv;           /* KEY_RV target, NULL for a pending delete */
-    char *delete_uid;   /* pending delete: the UID that must not be returned, else NULL */
+    char *rv;           /* write: the returned RV; pending delete: an RV the deleted object had
+                           (or its deletion RV), NULL when none is known */
+    char *uid;          /* write: the written object's UID (NULL: unknown) */
+    char *delete_uid;   /* pending delete: the UID that must not be returned ("" = unknown: any
+                           object at the key), else NULL */
     uint64_t after_seq; /* store seq before the write was sent */
     uint64_t gen;       /* entry generation, to drop exactly this entry once observed */
 } kc__ryw_want;
@@ -47,14 +50,23 @@ void kc__ryw_init(kc__ryw *t);
 void kc__ryw_destroy(kc__ryw *t);
 void kc__ryw_want_clear(kc__ryw_want *w);
 
-/* Record a successful write of (type, ns, name) at rv with the pre-send seq. Replaces an entry for
- * the key (including a pending delete). Caller holds the client lock. 0 or KC_ENOMEM. */
+/* Record a successful write of (type, ns, name) at rv of the object uid (NULL: unknown) with the
+ * pre-send seq. Replaces an entry for the key (including a pending delete). Caller holds the
+ * client lock. 0 or KC_ENOMEM. */
 int kc__ryw_note_write(kc__ryw *t, const char *type, const char *ns, const char *name,
-                       const char *rv, uint64_t after_seq);
-/* Register a pending delete of uid at (type, ns, name), before the request is sent. *ret_gen
- * identifies it for kc__ryw_forget. 0 or KC_ENOMEM. Caller holds the lock. */
+                       const char *rv, const char *uid, uint64_t after_seq);
+/* Register a pending delete of uid ("" = unknown) at (type, ns, name), before the request is sent;
+ * rv (NULL: none) is an RV the object had, or its deletion RV. *ret_gen identifies it for
+ * kc__ryw_forget. 0 or KC_ENOMEM. Caller holds the lock. */
 int kc__ryw_note_delete(kc__ryw *t, const char *type, const char *ns, const char *name,
-                        const char *uid, uint64_t after_seq, uint64_t *ret_gen);
+                        const char *uid, const char *rv, uint64_t after_seq, uint64_t *ret_gen);
+/* Refine the pending delete gen of the key (nothing when a newer entry replaced it): uid (non-NULL,
+ * non-empty, different) replaces its UID and its RV by rv — the DELETE response named the object it
+ * deleted; otherwise rv fills an unknown RV — e.g. a read saw the deleted UID at rv: the entry then
+ * completes once the watermark passes rv with the UID gone, even if the DELETED event's tombstone
+ * is lost. Caller holds the lock. */
+void kc__ryw_refine(kc__ryw *t, const char *type, const char *ns, const char *name, uint64_t gen,
+                    const char *uid, const char *rv);
 /* Drop the entry of the key if it still has generation gen (gen 0: any). Caller holds the lock. */
 void kc__ryw_forget(kc__ryw *t, const char *type, const char *ns, const char *name, uint64_t gen);
 /* Copy the entry of one key into *ret (1), or 0 when none / KC_ENOMEM. Caller holds the lock. */
@@ -67,15 +79,27 @@ int kc__ryw_collect(kc__ryw *t, const char *type, const char *ns, kc__ryw_want *
 kc_store_cond kc__ryw_want_cond(const kc__ryw_want *w);
 
 /*
- * The condition "the store has observed a write of ns/name at rv" (strings borrowed):
- *   - comparable rv: WATERMARK >= rv. Watch events arrive in RV order, so once the store has
- *     applied anything at or past rv it holds our write or a later state of the key — including
- *     its absence when someone deleted it before we saw it, even across a relist (which leaves no
- *     tombstone for a key the store never held, so a per-key condition would wait forever);
- *     implied by the key itself reaching rv, so it is never later than KEY_RV.
- *   - otherwise: KEY_RV — that exact RV, or any event on the key after after_seq.
+ * The condition "the store has observed a write of ns/name at rv" (strings borrowed): the store's
+ * KC_STORE_WAIT_WRITTEN (kcache/store.h).
+ *   - comparable rv: watermark >= rv, with the key agreeing. Watch events arrive in RV order, so
+ *     once the store has applied anything at or past rv it holds our write or a later state of the
+ *     key — including its absence when someone deleted it before we saw it, even across a relist
+ *     (which leaves no tombstone for a key the store never held, so a per-key condition would wait
+ *     forever). The key check catches the one case where the watermark lies: the server's RVs
+ *     went back and the informer has not relisted yet.
+ *   - otherwise, or across an RV regression: that exact RV, or any event on the key after
+ *     after_seq.
  */
 kc_store_cond kc__cc_written_cond(const char *ns, const char *name, const char *rv,
+                                  uint64_t after_seq);
+/*
+ * The condition "the store has observed the deletion of uid at ns/name" (strings borrowed; rv NULL
+ * when unknown): the store's KC_STORE_WAIT_DELETED — the DELETED event of uid (its tombstone), a
+ * state without uid after the store held it during the wait, or (rv comparable: an RV the object
+ * had, or its deletion RV) the watermark at rv with uid gone. Used by block-on-write deletes and
+ * by block-on-read pending deletes alike.
+ */
+kc_store_cond kc__cc_deleted_cond(const char *ns, const char *name, const char *uid, const char *rv,
                                   uint64_t after_seq);
 /* true when the table has grown enough that the caller should sweep. */
 bool kc__ryw_should_sweep(const kc__ryw *t);

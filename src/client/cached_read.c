@@ -5,11 +5,15 @@
  * Block-on-read (docs/read-your-writes.md): before reading, a get copies this client's entry for
  * the key and a list copies the entries of the type (under the client lock, released at once), so
  * writes that start after the read cannot extend its wait. Then:
- *   - writes: a get waits KEY_RV for its key; a list waits once for the store watermark to reach
- *     the highest comparable RV written to the type, and KEY_RV for each write whose RV is not
- *     comparable. Observed entries are forgotten (by generation, keeping any newer write).
+ *   - writes: a get waits for its key's write to be observed (kc__cc_written_cond); a list waits
+ *     for the write with the highest comparable RV first (once the watermark has passed it the
+ *     others mostly hold already: one check each), then for each other write. Observed entries are
+ *     forgotten (by generation, keeping any newer write).
  *   - pending deletes: never waited for, but an object still carrying a deleted UID is hidden (get
- *     → KC_ENOTFOUND, lists drop it) until the store shows the key gone or re-created.
+ *     → KC_ENOTFOUND, lists drop it) until the store has observed the deletion
+ *     (kc__cc_deleted_cond: its DELETED event, a later state after the UID was seen, or the
+ *     watermark past an RV of it with the UID gone). A read that hides the UID remembers the RV it
+ *     saw it at, when the entry had none.
  * call->no_wait skips the waits, never the delete filter: a read never resurrects an object.
  */
 #include "client/cached_internal.h"
@@ -42,6 +46,18 @@ static bool hidden_by(const kc__ryw_want *d, const kc_obj *obj)
     return d->delete_uid && !strcmp(d->ns, kc_obj_namespace(obj)) &&
            !strcmp(d->name, kc_obj_name(obj)) &&
            (!*d->delete_uid || !strcmp(d->delete_uid, kc_obj_uid(obj)));
+}
+
+/* obj (hidden by the pending delete d) shows d's UID at its RV: remember that RV when d has none,
+ * so the entry can complete even if the store's record of the DELETED event is lost later. */
+static void learn(kc_cached_client *cc, const char *type, const kc__ryw_want *d, const kc_obj *obj)
+{
+    const char *rv = kc_obj_resource_version(obj);
+    if (d->rv || !*d->delete_uid || !kc_rv_is_canonical(rv))
+        return;
+    pthread_mutex_lock(&cc->lock);
+    kc__ryw_refine(&cc->ryw, type, d->ns, d->name, d->gen, NULL, rv);
+    pthread_mutex_unlock(&cc->lock);
 }
 
 /* ---- get ------------------------------------------------------------------------------------- */
@@ -92,6 +108,7 @@ static __attribute__((noinline)) int get_slow(kc_cached_client *cc, const kc_gvr
     kc_obj *obj = kc_store_get(store, ns, name);
     if (hide) {
         if (obj && hidden_by(&want, obj)) {
+            learn(cc, type, &want, obj);
             kc_obj_unref(obj);
             obj = NULL;
         }
@@ -156,17 +173,14 @@ static int bor_list_prepare(kc_cached_client *cc, const char *type, kc_store *st
 
     int rc = 0;
     if (kc__cc_wait_enabled(cc, call)) {
-        const char *max_rv = NULL; /* highest comparable RV written to the type */
+        int top = -1; /* the write with the highest comparable RV: waited for first */
         for (int i = 0; i < n; i++)
-            if (w[i].rv && kc_rv_is_canonical(w[i].rv) &&
-                (!max_rv || kc_rv_compare(w[i].rv, max_rv) == KC_RV_GREATER))
-                max_rv = w[i].rv;
-        if (max_rv) {
-            kc_store_cond c = {.kind = KC_STORE_WAIT_WATERMARK, .rv = max_rv};
-            rc = kc__cc_wait(cc, store, &c, deadline, err);
-        }
-        for (int i = 0; rc == 0 && i < n; i++) {
-            if (!w[i].rv || kc_rv_is_canonical(w[i].rv))
+            if (!w[i].delete_uid && kc_rv_is_canonical(w[i].rv) &&
+                (top < 0 || kc_rv_compare(w[i].rv, w[top].rv) == KC_RV_GREATER))
+                top = i;
+        for (int k = -1; rc == 0 && k < n; k++) { /* k = -1: the top one; then the others */
+            int i = k < 0 ? top : k;
+            if (i < 0 || w[i].delete_uid || (k >= 0 && i == top))
                 continue;
             kc_store_cond c = kc__ryw_want_cond(&w[i]);
             rc = kc__cc_wait(cc, store, &c, deadline, err);
@@ -176,7 +190,7 @@ static int bor_list_prepare(kc_cached_client *cc, const char *type, kc_store *st
             return rc;
         }
         for (int i = 0; i < n; i++)
-            if (w[i].rv)
+            if (!w[i].delete_uid)
                 forget(cc, type, &w[i]);
     }
 
@@ -212,10 +226,12 @@ static int cmp_obj(const void *a, const void *b)
     return c ? c : strcmp(kc_obj_name(x), kc_obj_name(y));
 }
 
-/* Filter objs (consumed) by selectors and hides into a new sorted array. */
+/* Filter objs (consumed) by selectors and hides (pending deletes of cc's type) into a new sorted
+ * array. */
 static int filter_sort(kc_obj **objs, size_t n, const kc_label_selector *ls,
-                       const kc_field_selector *fs, const kc__ryw_want *hides, int n_hides,
-                       kc_obj ***ret_items, size_t *ret_n, kc_error *err)
+                       const kc_field_selector *fs, kc_cached_client *cc, const char *type,
+                       const kc__ryw_want *hides, int n_hides, kc_obj ***ret_items, size_t *ret_n,
+                       kc_error *err)
 {
     kc_obj **out = malloc((n ? n : 1) * sizeof(*out));
     if (!out) {
@@ -226,7 +242,10 @@ static int filter_sort(kc_obj **objs, size_t n, const kc_label_selector *ls,
     for (size_t i = 0; i < n; i++) {
         bool keep = kc_label_selector_match(ls, objs[i]) && kc_field_selector_match(fs, objs[i]);
         for (int h = 0; keep && h < n_hides; h++)
-            keep = !hidden_by(&hides[h], objs[i]);
+            if (hidden_by(&hides[h], objs[i])) {
+                learn(cc, type, &hides[h], objs[i]);
+                keep = false;
+            }
         if (keep)
             out[k++] = objs[i];
         else
@@ -271,7 +290,7 @@ static int live_list(kc_cached_client *cc, const kc_gvr *gvr, const char *ns, co
         kc_store_list_free(a.items, a.n);
         return rc;
     }
-    return filter_sort(a.items, a.n, NULL, NULL, NULL, 0, ret_items, ret_n, err);
+    return filter_sort(a.items, a.n, NULL, NULL, NULL, NULL, NULL, 0, ret_items, ret_n, err);
 }
 
 int kc_cached_list(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
@@ -310,7 +329,7 @@ int kc_cached_list(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
         kc_error_set(err, rc, "cached client: listing the store: %s", kc_strerror(rc));
         goto out;
     }
-    rc = filter_sort(objs, n, ls, fs, hides, n_hides, ret_items, ret_n, err);
+    rc = filter_sort(objs, n, ls, fs, cc, type, hides, n_hides, ret_items, ret_n, err);
 out:
     wants_free(hides, n_hides);
     kc_field_selector_free(fs);
@@ -353,7 +372,7 @@ int kc_cached_list_by_index(kc_cached_client *cc, const kc_gvr *gvr, const char 
     else if (rc < 0)
         rc = kc_error_set(err, rc, "cached client: index lookup: %s", kc_strerror(rc));
     else
-        rc = filter_sort(objs, n, NULL, NULL, hides, n_hides, ret_items, ret_n, err);
+        rc = filter_sort(objs, n, NULL, NULL, cc, type, hides, n_hides, ret_items, ret_n, err);
     wants_free(hides, n_hides);
     return rc;
 }

@@ -3,10 +3,15 @@
  * cache may not have observed yet.
  *
  * One chained hash table keyed by (type, namespace, name). An entry is either
- *   - a write: the resourceVersion the server returned and the store sequence read before the
- *     request was sent (for RVs that are not comparable: "that RV or any later event on the key");
+ *   - a write: the resourceVersion the server returned, the object's UID (a later delete of the
+ *     key may need it: the cache may not hold the object yet) and the store sequence read before
+ *     the request was sent (for RVs that are not comparable: "that RV or any later event on the
+ *     key");
  *   - a pending delete: the UID that was deleted (registered before the DELETE is sent, since the
- *     DELETED event can beat the response); reads must never return an object with that UID.
+ *     DELETED event can beat the response) and, when known, an RV the object had or its deletion
+ *     RV; reads must never return an object with that UID. It is done only once the store has
+ *     observed the deletion (KC_STORE_WAIT_DELETED): "key absent" alone proves nothing, the store
+ *     may not have seen the object yet.
  * A later write to the same key replaces the entry. The highest RV per type, which a list waits
  * for, is computed from the type's entries when a list collects them (entries are few: they are
  * dropped as soon as they are observed), so there is no second structure to keep in step.
@@ -29,7 +34,8 @@ struct kc__ryw_entry {
     kc__ryw_entry *next;
     uint64_t hash;
     char *type, *ns, *name; /* one allocation, see entry_new */
-    char *rv;               /* write: the returned RV; NULL for a pending delete */
+    char *rv;               /* write: the returned RV; pending delete: an RV of it, or NULL */
+    char *uid;              /* write: the object's UID, or NULL */
     char *delete_uid;       /* pending delete: the UID; NULL for a write */
     uint64_t after_seq;
     uint64_t gen;
@@ -62,6 +68,7 @@ static void entry_free(kc__ryw_entry *e)
     if (!e)
         return;
     free(e->rv);
+    free(e->uid);
     free(e->delete_uid);
     free(e);
 }
@@ -108,6 +115,7 @@ void kc__ryw_want_clear(kc__ryw_want *w)
     free(w->ns);
     free(w->name);
     free(w->rv);
+    free(w->uid);
     free(w->delete_uid);
     memset(w, 0, sizeof(*w));
 }
@@ -170,26 +178,32 @@ static void unlink_entry(kc__ryw *t, kc__ryw_entry *victim)
     }
 }
 
-static int set_entry(kc__ryw *t, const char *type, const char *ns, const char *name, const char *rv,
-                     const char *uid, uint64_t after_seq, uint64_t *ret_gen)
+/* A copy of s (NULL stays NULL) into *ret; false on ENOMEM. */
+static bool dup_opt(const char *s, char **ret)
 {
-    char *rv_copy = rv ? kc__strdup(rv) : NULL;
-    char *uid_copy = uid ? kc__strdup(uid) : NULL;
-    if ((rv && !rv_copy) || (uid && !uid_copy)) {
-        free(rv_copy);
-        free(uid_copy);
-        return KC_ENOMEM;
-    }
-    kc__ryw_entry *e = find(t, type, ns, name, true);
+    *ret = s ? kc__strdup(s) : NULL;
+    return !s || *ret;
+}
+
+static int set_entry(kc__ryw *t, const char *type, const char *ns, const char *name, const char *rv,
+                     const char *uid, const char *delete_uid, uint64_t after_seq, uint64_t *ret_gen)
+{
+    char *rv_copy = NULL, *uid_copy = NULL, *del_copy = NULL;
+    kc__ryw_entry *e = NULL;
+    if (dup_opt(rv, &rv_copy) && dup_opt(uid, &uid_copy) && dup_opt(delete_uid, &del_copy))
+        e = find(t, type, ns, name, true);
     if (!e) {
         free(rv_copy);
         free(uid_copy);
+        free(del_copy);
         return KC_ENOMEM;
     }
     free(e->rv);
+    free(e->uid);
     free(e->delete_uid);
     e->rv = rv_copy;
-    e->delete_uid = uid_copy;
+    e->uid = uid_copy;
+    e->delete_uid = del_copy;
     e->after_seq = after_seq;
     e->gen = t->next_gen++;
     if (ret_gen)
@@ -198,15 +212,17 @@ static int set_entry(kc__ryw *t, const char *type, const char *ns, const char *n
 }
 
 int kc__ryw_note_write(kc__ryw *t, const char *type, const char *ns, const char *name,
-                       const char *rv, uint64_t after_seq)
+                       const char *rv, const char *uid, uint64_t after_seq)
 {
-    return set_entry(t, type, ns, name, rv ? rv : "", NULL, after_seq, NULL);
+    return set_entry(t, type, ns, name, rv ? rv : "", uid && *uid ? uid : NULL, NULL, after_seq,
+                     NULL);
 }
 
 int kc__ryw_note_delete(kc__ryw *t, const char *type, const char *ns, const char *name,
-                        const char *uid, uint64_t after_seq, uint64_t *ret_gen)
+                        const char *uid, const char *rv, uint64_t after_seq, uint64_t *ret_gen)
 {
-    return set_entry(t, type, ns, name, NULL, uid ? uid : "", after_seq, ret_gen);
+    return set_entry(t, type, ns, name, rv && *rv ? rv : NULL, NULL, uid ? uid : "", after_seq,
+                     ret_gen);
 }
 
 void kc__ryw_forget(kc__ryw *t, const char *type, const char *ns, const char *name, uint64_t gen)
@@ -216,16 +232,36 @@ void kc__ryw_forget(kc__ryw *t, const char *type, const char *ns, const char *na
         unlink_entry(t, e);
 }
 
+void kc__ryw_refine(kc__ryw *t, const char *type, const char *ns, const char *name, uint64_t gen,
+                    const char *uid, const char *rv)
+{
+    kc__ryw_entry *e = find(t, type, ns, name, false);
+    if (!e || e->gen != gen || !e->delete_uid)
+        return; /* a newer write to the key replaced it, or it is done */
+    if (uid && *uid && strcmp(uid, e->delete_uid) != 0) {
+        char *u = kc__strdup(uid), *r = NULL;
+        if (!u || !dup_opt(rv && *rv ? rv : NULL, &r)) {
+            free(u); /* ENOMEM: keep what is known */
+            return;
+        }
+        free(e->delete_uid);
+        free(e->rv);
+        e->delete_uid = u;
+        e->rv = r;
+    } else if (!e->rv && rv && *rv) {
+        e->rv = kc__strdup(rv); /* ENOMEM: stays unknown */
+    }
+}
+
 static int copy_want(const kc__ryw_entry *e, kc__ryw_want *w)
 {
     memset(w, 0, sizeof(*w));
     w->ns = kc__strdup(e->ns);
     w->name = kc__strdup(e->name);
-    w->rv = e->rv ? kc__strdup(e->rv) : NULL;
-    w->delete_uid = e->delete_uid ? kc__strdup(e->delete_uid) : NULL;
     w->after_seq = e->after_seq;
     w->gen = e->gen;
-    if (!w->ns || !w->name || (e->rv && !w->rv) || (e->delete_uid && !w->delete_uid)) {
+    if (!w->ns || !w->name || !dup_opt(e->rv, &w->rv) || !dup_opt(e->uid, &w->uid) ||
+        !dup_opt(e->delete_uid, &w->delete_uid)) {
         kc__ryw_want_clear(w);
         return KC_ENOMEM;
     }
@@ -277,12 +313,7 @@ kc_store_cond kc__ryw_want_cond(const kc__ryw_want *w)
 {
     if (!w->delete_uid)
         return kc__cc_written_cond(w->ns, w->name, w->rv, w->after_seq);
-    kc_store_cond c = {.kind = KC_STORE_WAIT_KEY_GONE,
-                       .ns = w->ns,
-                       .name = w->name,
-                       .uid = w->delete_uid,
-                       .after_seq = w->after_seq};
-    return c;
+    return kc__cc_deleted_cond(w->ns, w->name, w->delete_uid, w->rv, w->after_seq);
 }
 
 bool kc__ryw_should_sweep(const kc__ryw *t)

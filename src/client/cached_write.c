@@ -4,21 +4,25 @@
  * Every write runs the same three steps (docs/read-your-writes.md):
  *   1. before sending: find (or start) the type's informer and read the store sequence seq0, so
  *      "any later event on the key" is well defined even when RVs are not comparable; a delete
- *      also learns the UID it is deleting (precondition, else the cached object) and, in
- *      block-on-read mode, registers it as a pending delete now — the DELETED event can be
- *      applied before the response arrives;
+ *      also learns what it is deleting — the UID (precondition, else the cached object, else this
+ *      client's last write to the key) and an RV the object had — and, in block-on-read mode,
+ *      registers it as a pending delete now: the DELETED event can be applied before the response
+ *      arrives;
  *   2. send the request through kc_client (a failure ends the call with that error; a pending
- *      delete is forgotten again);
+ *      delete is forgotten again); a delete's response may name the UID (Status details.uid, or
+ *      the returned object) and its deletion RV (a returned object);
  *   3. block-on-write: wait on the store — kc__cc_written_cond (store watermark >= the returned
- *      RV; when not comparable, that exact RV or any later event on the key) for create/update/
- *      status/patch/apply and for deletes whose response shows the object still there
- *      (deletionTimestamp set: finalizers, graceful pod deletion); KEY_GONE (absent or another
- *      UID) for other deletes.
+ *      RV with the key agreeing; when not comparable, that exact RV or any later event on the key)
+ *      for create/update/status/patch/apply and for deletes whose response shows the object still
+ *      there (deletionTimestamp set: finalizers, graceful pod deletion); kc__cc_deleted_cond (the
+ *      store has observed the deletion of that UID — "key absent" alone proves nothing) for other
+ *      deletes.
  * Block-on-read: remember the RV / pending delete for later reads instead. The deadline starts when
  * the call starts. A timeout returns KC_ENOT_CAUGHT_UP with the server's object; a stopped cache
  * KC_ESTOPPED with the object: the write succeeded either way.
  */
 #include "client/cached_internal.h"
+#include "client/internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -94,10 +98,10 @@ static void maybe_sweep(kc_cached_client *cc, const char *type, kc_store *s)
 }
 
 static void note_write(kc_cached_client *cc, const wstate *w, const char *ns, const char *name,
-                       const char *rv)
+                       const char *rv, const char *uid)
 {
     pthread_mutex_lock(&cc->lock);
-    int rc = kc__ryw_note_write(&cc->ryw, w->type, ns, name, rv, w->seq0);
+    int rc = kc__ryw_note_write(&cc->ryw, w->type, ns, name, rv, uid, w->seq0);
     pthread_mutex_unlock(&cc->lock);
     if (rc < 0)
         KC__LOG_WARN("cached client: cannot remember write of %s %s/%s: %s", w->type, ns, name,
@@ -116,7 +120,7 @@ static int finish_rv(kc_cached_client *cc, const wstate *w, const kc_obj *obj, k
     if (!*rv || !*kc_obj_name(obj))
         return 0; /* nothing to wait for (a server that returns no RV) */
     if (cc->mode == KC_RYW_BLOCK_ON_READ) {
-        note_write(cc, w, kc_obj_namespace(obj), kc_obj_name(obj), rv);
+        note_write(cc, w, kc_obj_namespace(obj), kc_obj_name(obj), rv, kc_obj_uid(obj));
         return 0;
     }
     kc_store_cond c = kc__cc_written_cond(kc_obj_namespace(obj), kc_obj_name(obj), rv, w->seq0);
@@ -217,10 +221,10 @@ int kc_cached_apply(kc_cached_client *cc, const kc_gvr *gvr, const char *ns, con
 /* ---- delete ---------------------------------------------------------------------------------- */
 
 static void register_delete(kc_cached_client *cc, const wstate *w, const char *ns, const char *name,
-                            const char *uid, uint64_t *ret_gen)
+                            const char *uid, const char *rv, uint64_t *ret_gen)
 {
     pthread_mutex_lock(&cc->lock);
-    int rc = kc__ryw_note_delete(&cc->ryw, w->type, ns, name, uid, w->seq0, ret_gen);
+    int rc = kc__ryw_note_delete(&cc->ryw, w->type, ns, name, uid, rv, w->seq0, ret_gen);
     pthread_mutex_unlock(&cc->lock);
     if (rc < 0)
         KC__LOG_WARN("cached client: cannot remember delete of %s %s/%s: %s", w->type, ns, name,
@@ -235,6 +239,60 @@ static void forget_delete(kc_cached_client *cc, const wstate *w, const char *ns,
     pthread_mutex_unlock(&cc->lock);
 }
 
+/* What a delete removes. Strings owned; NULL when unknown. */
+typedef struct target {
+    char *uid; /* the object's UID */
+    char *rv;  /* an RV the object with that UID had, or its deletion RV */
+} target;
+
+static void target_set(target *t, const char *uid, const char *rv)
+{
+    free(t->uid);
+    free(t->rv);
+    t->uid = uid && *uid ? kc__strdup(uid) : NULL;
+    t->rv = t->uid && rv && *rv ? kc__strdup(rv) : NULL; /* ENOMEM: unknown, which is safe */
+}
+
+/*
+ * Step 1 of a delete: the target known before the request is sent — the precondition UID, else the
+ * cached object, else (block-on-read) this client's last write to the key: the cache may not hold
+ * the object yet (an own create whose ADDED event is still on its way). An RV only with its UID.
+ */
+static void delete_target(kc_cached_client *cc, const wstate *w, const char *ns, const char *name,
+                          const kc_delete_opts *dopts, target *ret)
+{
+    const char *pre = dopts && dopts->precondition_uid && *dopts->precondition_uid
+                          ? dopts->precondition_uid
+                          : NULL;
+    memset(ret, 0, sizeof(*ret));
+    kc_obj *cur = w->store ? kc_store_get(w->store, ns, name) : NULL;
+    if (cur && (!pre || strcmp(kc_obj_uid(cur), pre) == 0)) {
+        target_set(ret, kc_obj_uid(cur), kc_obj_resource_version(cur));
+    } else if (w->store && cc->mode == KC_RYW_BLOCK_ON_READ) {
+        kc__ryw_want e = {0};
+        pthread_mutex_lock(&cc->lock);
+        int found = kc__ryw_lookup(&cc->ryw, w->type, ns, name, &e);
+        pthread_mutex_unlock(&cc->lock);
+        if (found == 1 && !e.delete_uid && e.uid && (!pre || strcmp(e.uid, pre) == 0))
+            target_set(ret, e.uid, e.rv);
+        kc__ryw_want_clear(&e);
+    }
+    kc_obj_unref(cur);
+    if (!ret->uid && pre)
+        target_set(ret, pre, NULL);
+}
+
+/* After a successful DELETE: what the response says was removed — a returned object (its UID and
+ * its RV: the deletion RV) or a Status naming the UID — refines the target. */
+static void delete_result(target *t, const kc_obj *obj, const char *status_uid)
+{
+    const char *uid = obj ? kc_obj_uid(obj) : status_uid;
+    if (obj && *kc_obj_uid(obj) && *kc_obj_resource_version(obj))
+        target_set(t, kc_obj_uid(obj), kc_obj_resource_version(obj));
+    else if (uid && *uid && (!t->uid || strcmp(uid, t->uid) != 0))
+        target_set(t, uid, NULL); /* another object than the one we knew: its RVs are unknown */
+}
+
 int kc_cached_delete(kc_cached_client *cc, const kc_gvr *gvr, const char *ns, const char *name,
                      const kc_delete_opts *dopts, const kc_call_opts *call, kc_obj **ret_obj,
                      kc_error *err)
@@ -247,28 +305,22 @@ int kc_cached_delete(kc_cached_client *cc, const kc_gvr *gvr, const char *ns, co
     if (rc < 0)
         return rc;
 
-    /* Step 1: the UID being deleted, known before the request is sent. */
-    char *uid = NULL;
-    if (dopts && dopts->precondition_uid && *dopts->precondition_uid) {
-        uid = kc__strdup(dopts->precondition_uid);
-    } else if (w.store) {
-        kc_obj *cur = kc_store_get(w.store, ns, name);
-        if (cur)
-            uid = kc__strdup(kc_obj_uid(cur));
-        kc_obj_unref(cur);
-    }
+    /* Step 1: the target, known before the request is sent. */
+    target t;
+    delete_target(cc, &w, ns, name, dopts, &t);
     uint64_t gen = 0;
     bool bor = w.waiting && w.store && cc->mode == KC_RYW_BLOCK_ON_READ;
     if (bor)
-        register_delete(cc, &w, ns, name, uid ? uid : "", &gen);
+        register_delete(cc, &w, ns, name, t.uid ? t.uid : "", t.rv, &gen);
 
     /* Step 2. */
     kc_obj *obj = NULL;
-    rc = kc_client_delete(cc->client, gvr, ns, name, dopts, &obj, err);
+    char *status_uid = NULL;
+    rc = kc__client_delete_ex(cc->client, gvr, ns, name, dopts, &obj, &status_uid, err);
     if (rc < 0) {
         if (bor)
             forget_delete(cc, &w, ns, name, gen);
-        free(uid);
+        target_set(&t, NULL, NULL);
         return rc;
     }
 
@@ -283,21 +335,19 @@ int kc_cached_delete(kc_cached_client *cc, const kc_gvr *gvr, const char *ns, co
          * (RV >= the returned one) satisfies the same condition. */
         rc = finish_rv(cc, &w, obj, err); /* block-on-read: replaces the pending delete */
     } else {
-        const char *gone_uid = uid ? uid : (obj ? kc_obj_uid(obj) : "");
+        delete_result(&t, obj, status_uid);
         if (bor) {
-            if (!uid && *gone_uid)
-                register_delete(cc, &w, ns, name, gone_uid, &gen);
+            pthread_mutex_lock(&cc->lock);
+            kc__ryw_refine(&cc->ryw, w.type, ns, name, gen, t.uid, t.rv);
+            pthread_mutex_unlock(&cc->lock);
             rc = 0;
         } else {
-            kc_store_cond c = {.kind = KC_STORE_WAIT_KEY_GONE,
-                               .ns = ns,
-                               .name = name,
-                               .uid = gone_uid,
-                               .after_seq = w.seq0};
+            kc_store_cond c = kc__cc_deleted_cond(ns, name, t.uid ? t.uid : "", t.rv, w.seq0);
             rc = kc__cc_wait(cc, w.store, &c, w.deadline, err);
         }
     }
-    free(uid);
+    free(status_uid);
+    target_set(&t, NULL, NULL);
     if (ret_obj)
         *ret_obj = obj;
     else

@@ -42,6 +42,13 @@ int kc__client_watch_ex(kc_client *c, const kc_gvr *gvr, const char *ns, const k
                         kc_watch_event_cb cb, void (*on_flush)(void *ud), void *ud,
                         kc_cancel *cancel, kc_error *err);
 
+/* kc_client_delete, plus the UID a Status response names (details.uid): *ret_status_uid (may be
+ * NULL) is a new malloc'd string — caller frees — or NULL when the server returned an object, or a
+ * Status without a UID (and on failure). */
+int kc__client_delete_ex(kc_client *c, const kc_gvr *gvr, const char *ns, const char *name,
+                         const kc_delete_opts *opts, kc_obj **ret_obj, char **ret_status_uid,
+                         kc_error *err);
+
 /* Map a non-2xx response to a code and detail. */
 int kc__client_status_error(const kc__http_resp *resp, const char *method, const char *path,
                             kc_error *err);

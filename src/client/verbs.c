@@ -38,11 +38,11 @@ static int kc__build_path(kc__buf *b, const kc_gvr *gvr, const char *ns, const c
 }
 
 /* Send and decode one object from the response (ret_obj may be NULL; *ret_obj NULL for a
- * Status body when status_ok). */
-static int kc__object_call(kc_client *c, const char *method, kc__buf *path, const char *ctype,
-                           const char *body, size_t len, bool idempotent,
-                           const kc_decode_opts *dopts, bool status_ok, kc_obj **ret_obj,
-                           kc_error *err)
+ * Status body when status_ok, which then goes to *ret_status when that is not NULL). */
+static int kc__object_call_ex(kc_client *c, const char *method, kc__buf *path, const char *ctype,
+                              const char *body, size_t len, bool idempotent,
+                              const kc_decode_opts *dopts, bool status_ok, kc_obj **ret_status,
+                              kc_obj **ret_obj, kc_error *err)
 {
     kc__http_req req = {.method = method,
                         .path = path->data,
@@ -60,7 +60,10 @@ static int kc__object_call(kc_client *c, const char *method, kc__buf *path, cons
     if (rc)
         goto out;
     if (status_ok && strcmp(kc_obj_kind(o), "Status") == 0) {
-        kc_obj_unref(o);
+        if (ret_status)
+            *ret_status = o;
+        else
+            kc_obj_unref(o);
         o = NULL;
     }
     if (ret_obj)
@@ -70,6 +73,15 @@ static int kc__object_call(kc_client *c, const char *method, kc__buf *path, cons
 out:
     kc__http_resp_free(&resp);
     return rc;
+}
+
+static int kc__object_call(kc_client *c, const char *method, kc__buf *path, const char *ctype,
+                           const char *body, size_t len, bool idempotent,
+                           const kc_decode_opts *dopts, bool status_ok, kc_obj **ret_obj,
+                           kc_error *err)
+{
+    return kc__object_call_ex(c, method, path, ctype, body, len, idempotent, dopts, status_ok, NULL,
+                              ret_obj, err);
 }
 
 int kc_client_get(kc_client *c, const kc_gvr *gvr, const char *ns, const char *name,
@@ -330,6 +342,13 @@ static int kc__delete_body(kc__buf *b, const kc_delete_opts *o)
 int kc_client_delete(kc_client *c, const kc_gvr *gvr, const char *ns, const char *name,
                      const kc_delete_opts *opts, kc_obj **ret_obj, kc_error *err)
 {
+    return kc__client_delete_ex(c, gvr, ns, name, opts, ret_obj, NULL, err);
+}
+
+int kc__client_delete_ex(kc_client *c, const kc_gvr *gvr, const char *ns, const char *name,
+                         const kc_delete_opts *opts, kc_obj **ret_obj, char **ret_status_uid,
+                         kc_error *err)
+{
     kc_delete_opts none = KC_DELETE_OPTS_INIT;
     if (!opts)
         opts = &none;
@@ -339,9 +358,16 @@ int kc_client_delete(kc_client *c, const kc_gvr *gvr, const char *ns, const char
     int rc = kc__build_path(&p, gvr, ns, name, NULL, err);
     if (!rc && kc__delete_body(&body, opts))
         rc = kc_error_set(err, KC_ENOMEM, "out of memory");
+    kc_obj *status = NULL;
     if (!rc)
-        rc = kc__object_call(c, "DELETE", &p, NULL, body.data, body.len, true, opts->decode, true,
-                             ret_obj, err);
+        rc = kc__object_call_ex(c, "DELETE", &p, NULL, body.data, body.len, true, opts->decode,
+                                true, ret_status_uid ? &status : NULL, ret_obj, err);
+    if (ret_status_uid) {
+        *ret_status_uid = NULL; /* absent, or not a string: unknown */
+        if (status)
+            kc_obj_get_string(status, "/details/uid", ret_status_uid, NULL, NULL);
+    }
+    kc_obj_unref(status);
     kc__buf_free(&p);
     kc__buf_free(&body);
     return rc;

@@ -150,6 +150,16 @@ static inline kc_obj *fx_create(kc_cached_client *cc, const char *ns, const char
     return obj;
 }
 
+/* Create n Secrets "<prefix>-NN" through cc (rc 0 each). */
+static inline void fx_create_n(kc_cached_client *cc, const char *ns, const char *prefix, int n)
+{
+    for (int i = 0; i < n; i++) {
+        char name[64];
+        snprintf(name, sizeof(name), "%s-%02d", prefix, i);
+        kc_obj_unref(fx_create(cc, ns, name, NULL, NULL, 0));
+    }
+}
+
 /* true when the store's object at ns/name has an RV >= the RV of obj. */
 static inline bool fx_store_has(kc_store *s, const char *ns, const kc_obj *obj)
 {
@@ -158,6 +168,43 @@ static inline bool fx_store_has(kc_store *s, const char *ns, const kc_obj *obj)
                          KC_RV_LESS;
     kc_obj_unref(cur);
     return ok;
+}
+
+/*
+ * A read never returns an object this client deleted: for ms milliseconds, read back the deleted
+ * objects (names[i] with uids[i], n of them, in ns) through cc over and over — a cached get of each
+ * (KC_ENOTFOUND, or an object with another UID) and a cached list of ns (none of the UIDs).
+ * A bounded loop over a deadline that asserts a safety property (something never happens), not a
+ * sleep. Returns the number of reads that returned a deleted object.
+ */
+static inline unsigned fx_resurrections(kc_cached_client *cc, const char *ns,
+                                        const char *const *names, const char *const *uids, size_t n,
+                                        unsigned ms)
+{
+    unsigned bad = 0;
+    uint64_t deadline = kc__deadline_after_ms(ms);
+    do {
+        for (size_t i = 0; i < n; i++) {
+            kc_obj *g = NULL;
+            kc_error e = KC_ERROR_INIT;
+            int rc = kc_cached_get(cc, &fx_secrets, ns, names[i], NULL, &g, &e);
+            if (rc == 0 && strcmp(kc_obj_uid(g), uids[i]) == 0)
+                bad++;
+            else if (rc != 0 && rc != KC_ENOTFOUND)
+                FX_RC(rc, KC_ENOTFOUND, &e);
+            kc_error_clear(&e);
+            kc_obj_unref(g);
+        }
+        kc_obj **items = NULL;
+        size_t k = 0;
+        kc_error e = KC_ERROR_INIT;
+        FX_RC(kc_cached_list(cc, &fx_secrets, ns, NULL, NULL, NULL, &items, &k, &e), 0, &e);
+        for (size_t j = 0; j < k; j++)
+            for (size_t i = 0; i < n; i++)
+                bad += strcmp(kc_obj_uid(items[j]), uids[i]) == 0;
+        kc_cached_list_free(items, k);
+    } while (kc__now_ns() < deadline);
+    return bad;
 }
 
 static inline double fx_ms_since(uint64_t t0)

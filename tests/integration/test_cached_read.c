@@ -105,6 +105,85 @@ static void test_cached_read_pending_delete_hidden_from_get_and_list(void **stat
     kc_obj_unref(w);
 }
 
+#define N_DEL 12
+
+/* Deletes N_DEL Secrets "<prefix>-NN" through f->cc right after creating each one — through f->cc
+ * (own) or through the plain client (someone else's; the delete then carries a precondition UID)
+ * — and fills names/uids. */
+static void create_then_delete(fx *f, const char *prefix, bool own, char names[][32],
+                               char uids[][64])
+{
+    for (int i = 0; i < N_DEL; i++) {
+        snprintf(names[i], 32, "%s-%02d", prefix, i);
+        kc_obj *obj = NULL;
+        kc_error e = KC_ERROR_INIT;
+        if (own) {
+            obj = fx_create(f->cc, NS, names[i], NULL, NULL, 0);
+        } else {
+            char body[512];
+            int len = fx_secret_json(body, sizeof(body), names[i], NULL, NULL);
+            FX_RC(kc_client_create(f->client, &fx_secrets, NS, body, (size_t)len, NULL, &obj, &e),
+                  0, &e);
+        }
+        snprintf(uids[i], 64, "%s", kc_obj_uid(obj));
+        kc_obj_unref(obj);
+        kc_delete_opts d = KC_DELETE_OPTS_INIT;
+        d.precondition_uid = own ? NULL : uids[i];
+        FX_RC(kc_cached_delete(f->cc, &fx_secrets, NS, names[i], &d, NULL, NULL, &e), 0, &e);
+    }
+}
+
+/* After every event up to the server's current RV reached the store, a read of each key drops its
+ * pending delete: entries complete, they do not linger. */
+static void assert_pending_drained(fx *f, kc_store *s, char names[][32])
+{
+    char rv[32];
+    snprintf(rv, sizeof(rv), "%llu", (unsigned long long)kc_server_current_rv(f->srv));
+    kc_store_cond c = {.kind = KC_STORE_WAIT_WATERMARK, .rv = rv};
+    assert_int_equal(kc_store_wait(s, &c, 10000), 0);
+    for (int i = 0; i < N_DEL; i++) {
+        kc_obj *g = NULL;
+        kc_error e = KC_ERROR_INIT;
+        FX_RC(kc_cached_get(f->cc, &fx_secrets, NS, names[i], NULL, &g, &e), KC_ENOTFOUND, &e);
+        kc_error_clear(&e);
+    }
+    kc_cached_client_stats st;
+    kc_cached_client_get_stats(f->cc, &st);
+    assert_int_equal(st.pending, 0);
+}
+
+/* Creates and deletes N_DEL Secrets (create_then_delete), then reads them back for 400 ms under a
+ * 50–300 ms watch lag: none may come back, and every pending delete completes in the end. */
+static void never_resurrects(fx *f, const char *prefix, bool own)
+{
+    fx_set_delay(f, 50, 300);
+    kc_store *s = fx_store(f, &fx_secrets);
+    char names[N_DEL][32], uids[N_DEL][64];
+    const char *np[N_DEL], *up[N_DEL];
+    create_then_delete(f, prefix, own, names, uids);
+    for (int i = 0; i < N_DEL; i++) {
+        np[i] = names[i];
+        up[i] = uids[i];
+    }
+    assert_int_equal(fx_resurrections(f->cc, NS, np, up, N_DEL, 400), 0);
+    assert_pending_drained(f, s, names);
+}
+
+/* Issue 16 point 1: own create → own delete → cached get/list for 400 ms, under a 50–300 ms watch
+ * lag. The first reads often run before the store has seen the ADDED event: "key absent" then
+ * proves nothing, and ending the pending delete on it let the ADDED event bring the object back
+ * (about a third of the keys did). */
+static void test_cached_read_own_create_delete_never_resurrects(void **state)
+{
+    never_resurrects(*state, "rz-own", true);
+}
+
+/* The same for objects someone else created, deleted with a precondition UID. */
+static void test_cached_read_precondition_delete_never_resurrects(void **state)
+{
+    never_resurrects(*state, "rz-other", false);
+}
+
 static void test_cached_read_entries_dropped_once_observed(void **state)
 {
     fx *f = *state;
@@ -154,6 +233,38 @@ static void test_cached_read_pending_bounded_without_reads(void **state)
     kc_obj_unref(last);
     kc_cached_client_get_stats(f->cc, &st);
     assert_true(st.pending <= 1 + 1100 - 1024); /* no sweep since: at most the later writes */
+}
+
+/* Issue 16 point 2, block-on-read: after the server's RV went back (admin restart), the read after
+ * a write still waits for it — a watermark left at the old, higher RV answered at once, "not
+ * found".
+ */
+static void test_cached_read_waits_after_server_rv_goes_back(void **state)
+{
+    fx *f = *state;
+    kc_store *s = fx_store(f, &fx_secrets);
+    fx_create_n(f->cc, NS, "bor-before", 20);
+    kc_obj **items = NULL;
+    size_t n = 0;
+    kc_error e = KC_ERROR_INIT;
+    FX_RC(kc_cached_list(f->cc, &fx_secrets, NS, NULL, NULL, NULL, &items, &n, &e), 0, &e);
+    assert_int_equal(n, 20); /* the cache holds them all */
+    kc_cached_list_free(items, n);
+    assert_int_equal(kc_server_restart(f->srv), 0);
+    const char *names[] = {"bor-after-a", "bor-after-b"};
+    for (int i = 0; i < 2; i++) { /* a: before the informer noticed; b: after its relist */
+        kc_obj *w = fx_create(f->cc, NS, names[i], NULL, NULL, 0);
+        kc_obj *r = NULL;
+        FX_RC(kc_cached_get(f->cc, &fx_secrets, NS, names[i], NULL, &r, &e), 0, &e);
+        assert_string_equal(kc_obj_uid(r), kc_obj_uid(w));
+        kc_obj_unref(r);
+        kc_obj_unref(w);
+    }
+    FX_RC(kc_cached_list(f->cc, &fx_secrets, NS, NULL, NULL, NULL, &items, &n, &e), 0, &e);
+    assert_int_equal(n, 2); /* the new timeline: only the two writes after the restart */
+    kc_cached_list_free(items, n);
+    kc_obj *old = kc_store_get(s, NS, "bor-before-00");
+    assert_null(old);
 }
 
 static void test_cached_read_timeout_returns_not_caught_up(void **state)
@@ -360,9 +471,15 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_cached_read_pending_delete_hidden_from_get_and_list,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cached_read_own_create_delete_never_resurrects, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_cached_read_precondition_delete_never_resurrects,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_cached_read_entries_dropped_once_observed, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_cached_read_pending_bounded_without_reads, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_cached_read_waits_after_server_rv_goes_back, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_cached_read_timeout_returns_not_caught_up, setup,
                                         teardown),

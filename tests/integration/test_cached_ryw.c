@@ -5,8 +5,10 @@
  * comparable ("that exact RV or any later event on the key") and UID-based delete conditions.
  */
 #include "client/cached_internal.h"
+#include "informer/store_internal.h"
 #include "kcache/cached_client.h"
 
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -23,7 +25,7 @@ static void test_cached_ryw_note_write_then_lookup(void **state)
 {
     kc__ryw t;
     kc__ryw_init(&t);
-    assert_int_equal(kc__ryw_note_write(&t, "/v1/secrets", "ns", "a", "42", 7), 0);
+    assert_int_equal(kc__ryw_note_write(&t, "/v1/secrets", "ns", "a", "42", "uid-a", 7), 0);
     kc__ryw_want w;
     assert_int_equal(kc__ryw_lookup(&t, "/v1/secrets", "ns", "a", &w), 1);
     assert_string_equal(w.rv, "42");
@@ -40,8 +42,9 @@ static void test_cached_ryw_write_replaces_pending_delete_and_forget_is_by_gener
     kc__ryw t;
     kc__ryw_init(&t);
     uint64_t gen = 0;
-    assert_int_equal(kc__ryw_note_delete(&t, "/v1/secrets", "ns", "a", "uid-1", 1, &gen), 0);
-    assert_int_equal(kc__ryw_note_write(&t, "/v1/secrets", "ns", "a", "50", 2), 0); /* re-created */
+    assert_int_equal(kc__ryw_note_delete(&t, "/v1/secrets", "ns", "a", "uid-1", NULL, 1, &gen), 0);
+    assert_int_equal(kc__ryw_note_write(&t, "/v1/secrets", "ns", "a", "50", NULL, 2),
+                     0);                               /* re-created */
     kc__ryw_forget(&t, "/v1/secrets", "ns", "a", gen); /* the old delete's generation: kept */
     kc__ryw_want w;
     assert_int_equal(kc__ryw_lookup(&t, "/v1/secrets", "ns", "a", &w), 1);
@@ -61,7 +64,7 @@ static void test_cached_ryw_collect_filters_type_and_namespace(void **state)
         char name[16];
         snprintf(name, sizeof(name), "o%d", i);
         assert_int_equal(kc__ryw_note_write(&t, i % 2 ? "/v1/secrets" : "/v1/configmaps",
-                                            i % 3 ? "a" : "b", name, "9", 0),
+                                            i % 3 ? "a" : "b", name, "9", NULL, 0),
                          0);
     }
     kc__ryw_want *w = NULL;
@@ -87,10 +90,10 @@ static void test_cached_ryw_sweep_threshold_doubles(void **state)
     for (int i = 0; i < 1023; i++) {
         char name[16];
         snprintf(name, sizeof(name), "o%d", i);
-        kc__ryw_note_write(&t, "/v1/secrets", "", name, "1", 0);
+        kc__ryw_note_write(&t, "/v1/secrets", "", name, "1", NULL, 0);
     }
     assert_false(kc__ryw_should_sweep(&t));
-    kc__ryw_note_write(&t, "/v1/secrets", "", "last", "1", 0);
+    kc__ryw_note_write(&t, "/v1/secrets", "", "last", "1", NULL, 0);
     assert_true(kc__ryw_should_sweep(&t));
     kc__ryw_swept(&t); /* nothing dropped: next sweep at twice the size */
     assert_false(kc__ryw_should_sweep(&t));
@@ -134,17 +137,51 @@ static int wteardown(void **state)
     return 0;
 }
 
-static void apply(kc_store *s, kc_watch_type type, const char *uid, const char *rv)
+static kc_obj *secret(const char *name, const char *uid, const char *rv)
 {
     char json[256];
     int n = snprintf(json, sizeof(json),
-                     "{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{\"name\":\"a\","
+                     "{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{\"name\":\"%s\","
                      "\"namespace\":\"ns\",\"uid\":\"%s\",\"resourceVersion\":\"%s\"}}",
-                     uid, rv);
+                     name, uid, rv);
     kc_obj *o = NULL;
     assert_int_equal(kc_obj_parse(json, (size_t)n, NULL, &o, NULL), 0);
+    return o;
+}
+
+/* Apply an event on ns/<name>. */
+static void apply_to(kc_store *s, const char *name, kc_watch_type type, const char *uid,
+                     const char *rv)
+{
+    kc_obj *o = secret(name, uid, rv);
     assert_int_equal(kc_store_apply(s, type, o, NULL, NULL), 0);
     kc_obj_unref(o);
+}
+
+static void apply(kc_store *s, kc_watch_type type, const char *uid, const char *rv)
+{
+    apply_to(s, "a", type, uid, rv);
+}
+
+/* Relist: the store's contents become the objects ns/<names[i]> (uids[i], rvs[i]) at list_rv. */
+static void relist(kc_store *s, const char *list_rv, size_t n, const char *const *names,
+                   const char *const *uids, const char *const *rvs)
+{
+    kc_store_batch *b = NULL;
+    assert_int_equal(kc_store_batch_new(s, &b, NULL), 0);
+    for (size_t i = 0; i < n; i++) {
+        kc_obj *o = secret(names[i], uids[i], rvs[i]);
+        assert_int_equal(kc_store_batch_add(b, o, NULL), 0);
+        kc_obj_unref(o);
+    }
+    assert_int_equal(kc_store_replace(s, b, list_rv, NULL, NULL, NULL), 0);
+}
+
+static void wm_is(kc_store *s, const char *want)
+{
+    char wm[KC_STORE_RV_MAX];
+    assert_true(kc_store_watermark(s, wm, sizeof(wm)) >= 0);
+    assert_string_equal(wm, want);
 }
 
 static int wait_ms(wfx *f, const kc__ryw_want *w, int64_t ms)
@@ -203,15 +240,143 @@ static void test_cached_ryw_written_cond_completes_after_relist_without_key(void
     assert_int_equal(kc__cc_wait(f->cc, f->store, &written, kc__deadline_after_ms(30), NULL), 0);
 }
 
+/* A delete of the cached object (its RV known): done once the key no longer holds the UID, its
+ * tombstone gone too — a re-creation under the same name, at a watermark past the RV. */
 static void test_cached_ryw_delete_condition_is_gone_or_other_uid(void **state)
 {
     wfx *f = *state;
     apply(f->store, KC_WATCH_ADDED, "u1", "10");
-    kc__ryw_want w = {.ns = "ns", .name = "a", .delete_uid = "u1"};
+    kc__ryw_want w = {.ns = "ns", .name = "a", .delete_uid = "u1", .rv = "10"};
     assert_int_equal(wait_ms(f, &w, 30), KC_ENOT_CAUGHT_UP); /* still the deleted UID */
     apply(f->store, KC_WATCH_DELETED, "u1", "11");
     apply(f->store, KC_WATCH_ADDED, "u2", "12"); /* re-created under the same name */
     assert_int_equal(wait_ms(f, &w, 30), 0);
+}
+
+/* Issue 16 point 1 on the store: the cache has not seen the object yet (an own create whose ADDED
+ * event is on its way, or someone else's object deleted by precondition UID). "Key absent" proves
+ * nothing; the DELETED event of that UID does — and so does the UID vanishing across a relist. */
+static void test_cached_ryw_delete_absent_key_proves_nothing(void **state)
+{
+    wfx *f = *state;
+    kc__ryw_want w = {.ns = "ns", .name = "a", .delete_uid = "u1", .after_seq = 0};
+    kc_store_cond c = kc__ryw_want_cond(&w);
+    assert_int_equal(kc_store_check(f->store, &c), 0); /* absent, never seen: not done */
+    apply(f->store, KC_WATCH_ADDED, "u1", "10");       /* the ADDED event arrives late */
+    assert_int_equal(kc_store_check(f->store, &c), 0);
+    apply(f->store, KC_WATCH_DELETED, "u1", "11");
+    assert_int_equal(kc_store_check(f->store, &c), 1); /* its DELETED event: done */
+    /* Another UID at the key, older than the deleted one (no RV known to order them): not done. */
+    kc__ryw_want w2 = {.ns = "ns", .name = "b", .delete_uid = "u3"};
+    kc_store_cond c2 = kc__ryw_want_cond(&w2);
+    apply_to(f->store, "b", KC_WATCH_ADDED, "u2", "12");
+    assert_int_equal(kc_store_check(f->store, &c2), 0);
+    /* The deleted UID vanishing across a relist is a deletion the store has seen. */
+    apply_to(f->store, "b", KC_WATCH_DELETED, "u2", "13");
+    apply_to(f->store, "b", KC_WATCH_ADDED, "u3", "14");
+    assert_int_equal(kc_store_check(f->store, &c2), 0);
+    relist(f->store, "20", 0, NULL, NULL, NULL);
+    assert_int_equal(kc_store_check(f->store, &c2), 1);
+}
+
+/* With an RV the deleted object had (an own create's RV): another UID at the key counts once the
+ * watermark has passed that RV — before, it may be an older object with the same name. */
+static void test_cached_ryw_delete_with_rv_orders_other_uids(void **state)
+{
+    wfx *f = *state;
+    apply(f->store, KC_WATCH_ADDED, "u0", "5"); /* an older incarnation, still in the cache */
+    kc__ryw_want w = {.ns = "ns", .name = "a", .delete_uid = "u1", .rv = "10"};
+    kc_store_cond c = kc__ryw_want_cond(&w);
+    assert_int_equal(kc_store_check(f->store, &c), 0);
+    apply(f->store, KC_WATCH_DELETED, "u0", "6");
+    apply(f->store, KC_WATCH_ADDED, "u1", "10");
+    apply(f->store, KC_WATCH_DELETED, "u1", "11");
+    apply(f->store, KC_WATCH_ADDED, "u2", "12");       /* the tombstone of u1 is gone now */
+    assert_int_equal(kc_store_check(f->store, &c), 1); /* watermark 12 >= 10 and u1 gone */
+}
+
+typedef struct bg_wait {
+    kc_store *s;
+    kc_store_cond c;
+    int rc;
+} bg_wait;
+
+static void *bg_waiter(void *p)
+{
+    bg_wait *a = p;
+    a->rc = kc_store_wait(a->s, &a->c, 10000);
+    return NULL;
+}
+
+/* Wait (bounded) until a thread is blocked in kc_store_wait on s: the waiter lists are the only
+ * observable of that. */
+static void until_waiting(kc_store *s)
+{
+    uint64_t deadline = kc__deadline_after_ms(10000);
+    for (;;) {
+        bool linked = false;
+        pthread_mutex_lock(&s->mu);
+        for (size_t i = 0; i < KC__WAIT_BUCKETS; i++)
+            linked = linked || s->key_waiters[i];
+        linked = linked || s->wm_waiters;
+        pthread_mutex_unlock(&s->mu);
+        if (linked || kc__now_ns() > deadline)
+            break;
+        kc__sleep_ns(KC__NS_PER_MS);
+    }
+}
+
+/* A block-on-write delete's waiter sees every state of its key: once it has seen the deleted UID,
+ * any later state without it is after the deletion — even a relist that replaced the object by a
+ * new one under the same name (no tombstone, no RV known). */
+static void test_cached_ryw_delete_waiter_that_saw_the_uid(void **state)
+{
+    wfx *f = *state;
+    bg_wait a = {.s = f->store,
+                 .c = kc__cc_deleted_cond("ns", "a", "u1", NULL, kc_store_seq(f->store)),
+                 .rc = 99};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, bg_waiter, &a), 0);
+    until_waiting(f->store);
+    apply(f->store, KC_WATCH_ADDED, "u1", "10");
+    const char *names[] = {"a"}, *uids[] = {"u2"}, *rvs[] = {"15"};
+    relist(f->store, "15", 1, names, uids, rvs);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    assert_int_equal(a.rc, 0);
+    /* The same relist seen by a check that never saw u1 proves nothing. */
+    kc_store_cond c = kc__cc_deleted_cond("ns", "a", "u1", NULL, 0);
+    assert_int_equal(kc_store_check(f->store, &c), 0);
+}
+
+/* Issue 16 point 2 on the store: the server's RVs went back (restore, restart with an RV reset). */
+static void test_cached_ryw_rv_regression_resets_watermark_and_waits(void **state)
+{
+    wfx *f = *state;
+    apply(f->store, KC_WATCH_ADDED, "u1", "100"); /* the old timeline: watermark 100 */
+    uint64_t before = kc_store_seq(f->store);
+    /* A write sent before the regression (old timeline, RV 100 of key a) and one right after the
+     * server went back (key b at RV 5), both before the informer relists. */
+    kc_store_cond old_w = kc__cc_written_cond("ns", "a", "100", before);
+    kc_store_cond new_w = kc__cc_written_cond("ns", "b", "5", before);
+    assert_int_equal(kc_store_check(f->store, &old_w), 1);
+    /* Watermark 100 >= 5 but the key disagrees (absent, no tombstone, no relist since): not
+     * observed. A watermark-only condition said "observed" here: the read that followed did not
+     * find the object. */
+    assert_int_equal(kc_store_check(f->store, &new_w), 0);
+    /* The informer relists from the new timeline: list RV 6 < watermark → reset. */
+    const char *names[] = {"b"}, *uids[] = {"u5"}, *rvs[] = {"5"};
+    relist(f->store, "6", 1, names, uids, rvs);
+    wm_is(f->store, "6");
+    assert_int_equal(kc_store_check(f->store, &new_w), 1);
+    /* The old write (RV 100 > the new watermark) falls back to key-level evidence: its key
+     * vanished in the relist, an event after it was sent. */
+    assert_int_equal(kc_store_check(f->store, &old_w), 1);
+    /* A write after the reset waits for the new timeline's events again (the old watermark would
+     * have said "observed" at once). */
+    kc_store_cond next = kc__cc_written_cond("ns", "c", "8", kc_store_seq(f->store));
+    assert_int_equal(kc_store_check(f->store, &next), 0);
+    apply_to(f->store, "c", KC_WATCH_ADDED, "u8", "8");
+    assert_int_equal(kc_store_check(f->store, &next), 1);
 }
 
 static void test_cached_ryw_stopped_store_wakes_with_stopped(void **state)
@@ -238,6 +403,14 @@ int main(void)
         cmocka_unit_test_setup_teardown(
             test_cached_ryw_written_cond_completes_after_relist_without_key, wsetup, wteardown),
         cmocka_unit_test_setup_teardown(test_cached_ryw_delete_condition_is_gone_or_other_uid,
+                                        wsetup, wteardown),
+        cmocka_unit_test_setup_teardown(test_cached_ryw_delete_absent_key_proves_nothing, wsetup,
+                                        wteardown),
+        cmocka_unit_test_setup_teardown(test_cached_ryw_delete_with_rv_orders_other_uids, wsetup,
+                                        wteardown),
+        cmocka_unit_test_setup_teardown(test_cached_ryw_delete_waiter_that_saw_the_uid, wsetup,
+                                        wteardown),
+        cmocka_unit_test_setup_teardown(test_cached_ryw_rv_regression_resets_watermark_and_waits,
                                         wsetup, wteardown),
         cmocka_unit_test_setup_teardown(test_cached_ryw_stopped_store_wakes_with_stopped, wsetup,
                                         wteardown),

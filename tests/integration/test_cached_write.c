@@ -215,6 +215,79 @@ static void test_cached_write_delete_races_deleted_event(void **state)
     }
 }
 
+#define N_DEL 8
+
+/* Issue 16 point 1, block-on-write: objects the cache has not seen yet — created by someone else,
+ * or by this client with no_wait — deleted through the cached client (half of them with a
+ * precondition UID). "Key absent" proves nothing then: the delete must wait until the cache has
+ * observed the deletion, so that no read after it brings the object back (the ADDED event used to
+ * arrive after the delete had returned). */
+static void test_cached_write_delete_of_unseen_object_never_resurrects(void **state)
+{
+    fx *f = *state;
+    fx_set_delay(f, 50, 300);
+    fx_store(f, &fx_secrets);
+    char names[N_DEL][32], uids[N_DEL][64];
+    const char *np[N_DEL], *up[N_DEL];
+    kc_call_opts nowait = {.no_wait = true};
+    for (int i = 0; i < N_DEL; i++) {
+        snprintf(names[i], sizeof(names[i]), "unseen-%02d", i);
+        kc_obj *obj = NULL;
+        kc_error e = KC_ERROR_INIT;
+        if (i % 2) {
+            obj = fx_create(f->cc, NS, names[i], NULL, &nowait, 0);
+        } else {
+            char body[512];
+            int len = fx_secret_json(body, sizeof(body), names[i], NULL, NULL);
+            FX_RC(kc_client_create(f->client, &fx_secrets, NS, body, (size_t)len, NULL, &obj, &e),
+                  0, &e);
+        }
+        snprintf(uids[i], sizeof(uids[i]), "%s", kc_obj_uid(obj));
+        kc_obj_unref(obj);
+        np[i] = names[i];
+        up[i] = uids[i];
+        kc_delete_opts d = KC_DELETE_OPTS_INIT;
+        d.precondition_uid = (i / 2) % 2 ? uids[i] : NULL;
+        FX_RC(kc_cached_delete(f->cc, &fx_secrets, NS, names[i], &d, NULL, NULL, &e), 0, &e);
+    }
+    assert_int_equal(fx_resurrections(f->cc, NS, np, up, N_DEL, 400), 0);
+}
+
+/* Issue 16 point 2: the API server's resourceVersion goes back (kcache serve's admin restart:
+ * state dropped, RV counter reset). A blocking create right after the restart — before or after
+ * the informer has noticed — must still wait until the cache holds the object: a watermark left at
+ * the old, higher RV made every wait a no-op (0–1 ms) and the next read said "not found". */
+static void test_cached_write_waits_after_server_rv_goes_back(void **state)
+{
+    fx *f = *state;
+    kc_store *s = fx_store(f, &fx_secrets);
+    fx_create_n(f->cc, NS, "before", 20);
+    char wm_before[KC_STORE_RV_MAX];
+    assert_true(kc_store_watermark(s, wm_before, sizeof(wm_before)) > 0);
+    assert_int_equal(kc_server_restart(f->srv), 0);
+    /* Right after the restart: the informer has probably not relisted yet. */
+    kc_obj *a = fx_create(f->cc, NS, "after-a", NULL, NULL, 0);
+    assert_int_equal(kc_rv_compare(kc_obj_resource_version(a), wm_before), KC_RV_LESS);
+    assert_true(fx_store_has(s, NS, a));
+    /* The cache now shows the server's new timeline (it holds after-a at its new RV, which only a
+     * relist after the restart can give it): its watermark went back down with it... */
+    char wm_after[KC_STORE_RV_MAX];
+    assert_true(kc_store_watermark(s, wm_after, sizeof(wm_after)) > 0);
+    assert_int_equal(kc_rv_compare(wm_after, wm_before), KC_RV_LESS);
+    kc_obj *gone = kc_store_get(s, NS, "before-00");
+    assert_null(gone); /* the old contents were dropped with the relist */
+    /* ...so the next blocking create waits for its own event again. */
+    kc_obj *b = fx_create(f->cc, NS, "after-b", NULL, NULL, 0);
+    assert_true(fx_store_has(s, NS, b));
+    kc_obj *r = NULL;
+    kc_error e = KC_ERROR_INIT;
+    FX_RC(kc_cached_get(f->cc, &fx_secrets, NS, "after-b", NULL, &r, &e), 0, &e);
+    assert_string_equal(kc_obj_uid(r), kc_obj_uid(b));
+    kc_obj_unref(r);
+    kc_obj_unref(a);
+    kc_obj_unref(b);
+}
+
 static void test_cached_write_timeout_returns_not_caught_up_with_object(void **state)
 {
     fx *f = *state;
@@ -414,6 +487,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cached_write_patch_completes_when_object_deleted,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_cached_write_delete_races_deleted_event, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_cached_write_delete_of_unseen_object_never_resurrects,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cached_write_waits_after_server_rv_goes_back, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_cached_write_timeout_returns_not_caught_up_with_object,
                                         setup, teardown),

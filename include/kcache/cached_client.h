@@ -65,8 +65,11 @@ typedef struct kc_cached_client_opts {
     int64_t timeout_ms;     /* wait bound; 0 → KC_RYW_DEFAULT_TIMEOUT_MS; < 0 → unbounded */
     const kc_gvr *uncached; /* types always read from the API server (array, copied) */
     size_t n_uncached;
-    const char *ns;            /* restrict informers of namespaced types to this namespace; NULL =
-                                  all namespaces (cached reads in other namespaces: KC_EINVAL) */
+    /* Restrict informers of namespaced types to this namespace (copied); NULL = all namespaces.
+     * The client then has no cache of other namespaces: cached reads there are KC_EINVAL (live
+     * reads work), and writes there are sent to the API server and return without waiting in
+     * every mode (no cached read can see them, so there is nothing to wait for or remember). */
+    const char *ns;
     const char *field_manager; /* default fieldManager for apply; NULL → "kcache" */
 } kc_cached_client_opts;
 
@@ -107,7 +110,8 @@ KC_API void kc_cached_client_get_stats(kc_cached_client *cc, kc_cached_client_st
 /*
  * Common rules: gvr and strings are borrowed for the call; call may be NULL. ns is the namespace
  * of namespaced types (NULL or "" for cluster-scoped types, or all namespaces for lists).
- * Errors: KC_ENOTFOUND; KC_ETIMEOUT (first-use informer did not sync within the timeout);
+ * Errors: KC_ENOTFOUND; KC_EINVAL (a cached read in a namespace outside opts.ns);
+ * KC_ETIMEOUT (first-use informer did not sync within the timeout);
  * KC_ENOT_CAUGHT_UP (block-on-read: the cache did not catch up with this client's writes within
  * the timeout; out-parameters untouched); KC_ESTOPPED (the cache was stopped); API errors for
  * live reads and when an informer cannot start (e.g. KC_EFORBIDDEN, KC_ENOTFOUND for an unknown

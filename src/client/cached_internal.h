@@ -176,6 +176,13 @@ static inline kc__cc_type *kc__cc_type_find(kc_cached_client *cc, const kc_gvr *
     return NULL;
 }
 
+/* true when ns is a namespace this client has no cache of (opts.ns set and ns another one): writes
+ * there are sent without waiting, cached reads there are KC_EINVAL. */
+static inline bool kc__cc_foreign_ns(const kc_cached_client *cc, const char *ns)
+{
+    return cc->ns && ns && *ns && strcmp(ns, cc->ns) != 0;
+}
+
 /* Effective timeout of a call (ms, < 0 = unbounded) and whether to wait at all. */
 int64_t kc__cc_timeout(const kc_cached_client *cc, const kc_call_opts *call);
 bool kc__cc_wait_enabled(const kc_cached_client *cc, const kc_call_opts *call);

@@ -19,7 +19,9 @@
  *      deletes.
  * Block-on-read: remember the RV / pending delete for later reads instead. The deadline starts when
  * the call starts. A timeout returns KC_ENOT_CAUGHT_UP with the server's object; a stopped cache
- * KC_ESTOPPED with the object: the write succeeded either way.
+ * KC_ESTOPPED with the object: the write succeeded either way. A write to a namespace the client
+ * has no cache of (opts.ns set, another namespace) is sent and never waits: no cached read can see
+ * that namespace.
  */
 #include "client/cached_internal.h"
 #include "client/internal.h"
@@ -50,7 +52,8 @@ static int prepare(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
     int rc = kc__cc_type_key(gvr, w->type, sizeof(w->type), err);
     if (rc < 0)
         return rc;
-    if (dry_run || !kc__cc_wait_enabled(cc, call) || kc__cc_uncached(cc, gvr))
+    if (dry_run || !kc__cc_wait_enabled(cc, call) || kc__cc_uncached(cc, gvr) ||
+        kc__cc_foreign_ns(cc, ns))
         return 0;
     w->waiting = true;
     rc = kc__cc_store(cc, gvr, ns, false, call, &w->deadline, &w->store, err);

@@ -288,6 +288,55 @@ static void test_cached_write_waits_after_server_rv_goes_back(void **state)
     kc_obj_unref(b);
 }
 
+/* Issue 16 point 3: a client restricted to a namespace (opts.ns) has no cache of other namespaces
+ * (cached reads there are KC_EINVAL), so a write there is sent to the server and returns at once
+ * in every mode — there is no cached view it could be inconsistent with — instead of being refused
+ * unsent (blocking) while the same write with no_wait went through. */
+static void test_cached_write_other_namespace_is_sent_without_waiting(void **state)
+{
+    fx *f = *state;
+    const kc_ryw_mode modes[] = {KC_RYW_BLOCK_ON_WRITE, KC_RYW_BLOCK_ON_READ};
+    for (size_t m = 0; m < 2; m++) {
+        kc_cached_client_opts o = {.mode = modes[m], .ns = NS, .timeout_ms = 5000};
+        kc_cached_client *cc = NULL;
+        kc_error e = KC_ERROR_INIT;
+        FX_RC(kc_cached_client_new(f->client, f->cache, &o, &cc, &e), 0, &e);
+        char name[32];
+        snprintf(name, sizeof(name), "other-ns-%zu", m);
+        kc_obj *w = fx_create(cc, "kube-system", name, NULL, NULL, 0); /* rc 0: sent */
+        kc_obj *live = NULL;
+        FX_RC(kc_client_get(f->client, &fx_secrets, "kube-system", name, &live, &e), 0, &e);
+        assert_string_equal(kc_obj_uid(live), kc_obj_uid(w));
+        kc_obj_unref(live);
+        const char *p = "{\"metadata\":{\"labels\":{\"x\":\"1\"}}}";
+        kc_obj *pw = NULL;
+        FX_RC(kc_cached_patch(cc, &fx_secrets, "kube-system", name, KC_PATCH_MERGE, p, strlen(p),
+                              NULL, NULL, &pw, &e),
+              0, &e);
+        kc_obj_unref(pw);
+        kc_cached_client_stats st;
+        kc_cached_client_get_stats(cc, &st);
+        assert_int_equal(st.waits, 0);
+        assert_int_equal(st.pending, 0); /* block-on-read: nothing to remember */
+        kc_obj *r = NULL;                /* reads there: not served from this client's cache… */
+        FX_RC(kc_cached_get(cc, &fx_secrets, "kube-system", name, NULL, &r, &e), KC_EINVAL, &e);
+        kc_error_clear(&e);
+        kc_call_opts live_call = {.live = true}; /* …but live reads work */
+        FX_RC(kc_cached_get(cc, &fx_secrets, "kube-system", name, &live_call, &r, &e), 0, &e);
+        kc_obj_unref(r);
+        FX_RC(kc_cached_delete(cc, &fx_secrets, "kube-system", name, NULL, NULL, NULL, &e), 0, &e);
+        FX_RC(kc_client_get(f->client, &fx_secrets, "kube-system", name, &live, &e), KC_ENOTFOUND,
+              &e);
+        kc_error_clear(&e);
+        /* Its own namespace still waits. */
+        kc_obj_unref(fx_create(cc, NS, name, NULL, NULL, 0));
+        kc_cached_client_get_stats(cc, &st);
+        assert_true(modes[m] == KC_RYW_BLOCK_ON_READ ? st.pending == 1 : st.waits == 1);
+        kc_obj_unref(w);
+        kc_cached_client_free(cc);
+    }
+}
+
 static void test_cached_write_timeout_returns_not_caught_up_with_object(void **state)
 {
     fx *f = *state;
@@ -492,6 +541,8 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_cached_write_waits_after_server_rv_goes_back, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_cached_write_other_namespace_is_sent_without_waiting,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_cached_write_timeout_returns_not_caught_up_with_object,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_cached_write_opt_out_per_call_returns_immediately,

@@ -61,6 +61,13 @@ int kc__path(kc__buf *b, const kc_gvr *gvr, const char *ns, const char *name, co
 /* Append "?key=value" or "&key=value" (value percent-escaped); NULL or "" value: nothing. */
 int kc__query(kc__buf *b, const char *key, const char *value);
 int kc__query_int(kc__buf *b, const char *key, int64_t value);
+/* Checks of what goes into a path, KC_EINVAL with err naming the field and the rule:
+ * kc__gvr_check: group "" or a DNS subdomain, version a DNS-1035 label, resource a DNS-1123
+ * label; kc__ns_check: NULL, "" or a DNS-1123 label; kc__segment_check (names, subresources;
+ * what names the field in the message): non-empty, not "." or "..", no '/' or '%'. */
+int kc__gvr_check(const kc_gvr *gvr, kc_error *err);
+int kc__ns_check(const char *ns, kc_error *err);
+int kc__segment_check(const char *what, const char *s, kc_error *err);
 /* Percent-escape s (RFC 3986 unreserved kept). */
 int kc__escape(kc__buf *b, const char *s);
 

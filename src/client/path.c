@@ -1,13 +1,70 @@
 /*
  * path.c — REST paths and query strings for the Kubernetes API (apiserver-semantics §1.1–1.2).
  * Every component taken from the caller is percent-escaped, so names and selectors cannot
- * change the request's path or add query parameters.
+ * change the request's path or add query parameters. Components are also checked before they are
+ * used (kc__gvr_check, kc__segment_check): an API server unescapes the path before routing, so an
+ * escaped "namespaces/ns-1/pods" or "x/status" would still reach another URL. Group, version and
+ * resource must have Kubernetes' own syntax; names and subresources follow client-go's
+ * IsValidPathSegmentName (not "." or "..", no '/' or '%').
  */
 #include "client/internal.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+
+/* DNS-1035 label: ≤ 63, [a-z]([-a-z0-9]*[a-z0-9])? (API versions: "v1", "v1beta1"). */
+static bool is_dns1035_label(const char *s)
+{
+    return s[0] >= 'a' && s[0] <= 'z' && kc__is_dns1123_label(s, strlen(s));
+}
+
+int kc__gvr_check(const kc_gvr *gvr, kc_error *err)
+{
+    if (!gvr)
+        return kc_error_set(err, KC_EINVAL, "gvr is NULL");
+    const char *g = gvr->group ? gvr->group : "";
+    if (*g && !kc__is_dns1123_subdomain(g, strlen(g)))
+        return kc_error_set(
+            err, KC_EINVAL,
+            "bad gvr.group \"%.100s\": must be \"\" (the core group) or a lowercase "
+            "DNS subdomain (e.g. \"apps\", \"example.com\")",
+            g);
+    if (!gvr->version || !is_dns1035_label(gvr->version))
+        return kc_error_set(err, KC_EINVAL,
+                            "bad gvr.version \"%.100s\": must be an API version, a lowercase "
+                            "DNS-1035 label (e.g. \"v1\", \"v1beta1\")",
+                            gvr->version ? gvr->version : "(null)");
+    if (!gvr->resource || !kc__is_dns1123_label(gvr->resource, strlen(gvr->resource)))
+        return kc_error_set(
+            err, KC_EINVAL,
+            "bad gvr.resource \"%.100s\": must be a resource's lowercase plural name "
+            "(a-z, 0-9, inner '-'; at most 63; e.g. \"pods\"), not a path, "
+            "subresource or query",
+            gvr->resource ? gvr->resource : "(null)");
+    return 0;
+}
+
+int kc__ns_check(const char *ns, kc_error *err)
+{
+    if (ns && *ns && !kc__is_dns1123_label(ns, strlen(ns)))
+        return kc_error_set(err, KC_EINVAL,
+                            "bad namespace \"%.100s\": must be a lowercase RFC 1123 label (a-z, "
+                            "0-9, inner '-'; at most 63)",
+                            ns);
+    return 0;
+}
+
+int kc__segment_check(const char *what, const char *s, kc_error *err)
+{
+    if (!s || !*s)
+        return kc_error_set(err, KC_EINVAL, "%s required", what);
+    if (strcmp(s, ".") == 0 || strcmp(s, "..") == 0 || strpbrk(s, "/%"))
+        return kc_error_set(err, KC_EINVAL,
+                            "bad %s \"%.100s\": may not be '.' or '..' nor contain '/' or '%%'",
+                            what, s);
+    return 0;
+}
 
 int kc__escape(kc__buf *b, const char *s)
 {

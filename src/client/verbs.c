@@ -25,15 +25,22 @@ static kc_decode_opts kc__decode_opts(const kc_decode_opts *d, bool metadata_onl
     return o;
 }
 
-/* Build the path into b; KC_EINVAL with a message on a bad gvr/name. */
+/* Build the path into b; KC_EINVAL naming the field on a bad gvr, namespace, name or
+ * subresource (path.c: an escaped '/' would still reach another URL). */
 static int kc__build_path(kc__buf *b, const kc_gvr *gvr, const char *ns, const char *name,
                           const char *sub, kc_error *err)
 {
-    int rc = kc__path(b, gvr, ns, name, sub);
-    if (rc == KC_EINVAL)
-        return kc_error_set(err, rc, "bad resource (group/version/resource and name required)");
+    int rc = kc__gvr_check(gvr, err);
+    rc = rc ? rc : kc__ns_check(ns, err);
+    if (!rc && name)
+        rc = kc__segment_check("object name", name, err);
+    if (!rc && sub && *sub)
+        rc = kc__segment_check("subresource", sub, err);
     if (rc)
-        return kc_error_set(err, rc, "out of memory");
+        return rc;
+    rc = kc__path(b, gvr, ns, name, sub);
+    if (rc)
+        return kc_error_set(err, rc, rc == KC_EINVAL ? "bad resource path" : "out of memory");
     return 0;
 }
 

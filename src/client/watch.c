@@ -48,8 +48,12 @@ int kc__client_watch_ex(kc_client *c, const kc_gvr *gvr, const char *ns, const k
         opts = &none;
     if (!c || !cb)
         return kc_error_set(err, KC_EINVAL, "watch: client and callback required");
+    int rc = kc__gvr_check(gvr, err);
+    rc = rc ? rc : kc__ns_check(ns, err);
+    if (rc)
+        return rc;
     kc__buf p = KC__BUF_INIT(0);
-    int rc = kc__path(&p, gvr, ns, NULL, NULL);
+    rc = kc__path(&p, gvr, ns, NULL, NULL);
     if (rc) {
         kc__buf_free(&p);
         return kc_error_set(err, rc, "bad resource (group/version/resource required)");

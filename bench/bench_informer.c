@@ -123,7 +123,7 @@ static int sync_once(kc_client *cli, kc_informer_list_mode mode, int n, syncres 
     kc_error e = KC_ERROR_INIT;
     if (kc_informer_new(cli, &PODS, &o, &inf, &e) || kc_informer_start(inf, &e))
         return -1;
-    int rc = kc_informer_wait_synced(inf, 600000);
+    int rc = kc_informer_wait_synced(inf, 600000, NULL);
     res->wall_s = (kc__now_ns() - t0) / 1e9;
     res->cpu_s = cpu_s() - c0;
     res->peak_kb = status_kb("VmHWM") - base;

@@ -23,7 +23,7 @@ static int run(kc_config *cfg, const char *ns)
     kc_client_new(cfg, NULL, &client, NULL);
     kc_cache_new(client, NULL, &cache, NULL);
     kc_cache_get_informer(cache, &secrets, NULL, &inf, NULL); /* watch Secrets */
-    int rc = kc_cache_wait_synced(cache, 30000);              /* readiness: initial list applied */
+    int rc = kc_cache_wait_synced(cache, 30000, NULL);        /* readiness: initial list applied */
     if (rc == 0)
         rc = kc_cached_client_new(client, cache, NULL, &cc, NULL); /* block-on-write by default */
     const char *s = "{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{\"generateName\":"

@@ -204,7 +204,7 @@ int main(int argc, char **argv)
         printf("right after start: ready=%s, /readyz %d\n", ready_now ? "true" : "false",
                readyz_status(h));
     }
-    int rc = kc_cache_wait_synced(a.cache, 60000);
+    int rc = kc_cache_wait_synced(a.cache, 60000, &e);
     printf("caches synced (%s): %zu ConfigMaps; /readyz now %d\n", kc_strerror(rc),
            kc_store_len(kc_informer_store(a.cms)), demo ? readyz_status(h) : 200);
     if (demo) {

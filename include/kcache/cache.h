@@ -47,7 +47,8 @@ typedef struct kc_cache_opts {
 } kc_cache_opts;
 
 /* New cache over client (borrowed: must outlive the cache). opts may be NULL (copied).
- * Errors: KC_ENOMEM. *ret is new — free with kc_cache_free. */
+ * Errors: KC_EINVAL (client or ret NULL, a bad indexer), KC_ENOMEM. *ret is new — free with
+ * kc_cache_free. */
 KC_API int kc_cache_new(kc_client *client, const kc_cache_opts *opts, kc_cache **ret,
                         kc_error *err);
 
@@ -63,34 +64,47 @@ KC_API int kc_cache_add_indexer(kc_cache *cache, const kc_gvr *gvr, const char *
                                 kc_store_indexer_fn fn, void *ud, kc_error *err);
 
 /*
- * The informer for gvr with opts (may be NULL; ns/selectors/metadata_only form the key), created
- * and started if needed. *ret_inf is borrowed: valid until kc_cache_free. Errors: KC_ESTOPPED,
- * KC_ETOOLARGE (max_informers), KC_EINVAL, KC_ENOMEM.
+ * The informer for gvr with opts (may be NULL), created and started if needed. gvr and opts are
+ * checked first, as kc_informer_new does (KC_EINVAL naming the field and the reason), whether or
+ * not the informer exists. gvr, ns, the selectors (compared in canonical form: "b=2, a=1" is
+ * "a=1,b=2") and metadata_only identify the informer; other option fields of later callers are
+ * ignored. opts->name, when given, must not be the name of another informer of this cache
+ * (KC_EINVAL): names label /readyz and /metrics (see kc_informer_name). *ret_inf is borrowed:
+ * valid until kc_cache_free. Errors: KC_EINVAL, KC_ESTOPPED, KC_ETOOLARGE (max_informers),
+ * KC_ENOMEM.
  */
 KC_API int kc_cache_get_informer(kc_cache *cache, const kc_gvr *gvr, const kc_informer_opts *opts,
                                  kc_informer **ret_inf, kc_error *err);
 
-/* Block until every required informer (current and added meanwhile) has synced: 0, KC_ETIMEOUT
- * (timeout_ms < 0 = forever), KC_ESTOPPED. Event-driven. */
-KC_API int kc_cache_wait_synced(kc_cache *cache, int64_t timeout_ms);
+/*
+ * Block until every required informer (current and added meanwhile) has synced: 0; KC_ETIMEOUT
+ * (timeout_ms < 0 = forever); KC_ESTOPPED (the cache, or a required informer, was stopped); or at
+ * once, the code of a required informer whose initial list failed for good (KC_ENOTFOUND: the
+ * server does not serve the resource; KC_EBADREQUEST, KC_EMETHOD — see kc_informer_wait_synced).
+ * Event-driven. err (may be NULL) says why on failure: which informers are not synced and the
+ * last error of each (code, HTTP status, reason, message, how long ago). KC_EINVAL for NULL.
+ */
+KC_API int kc_cache_wait_synced(kc_cache *cache, int64_t timeout_ms, kc_error *err);
 
-/* true when every required informer is synced (has_synced). */
+/* true when every required informer is synced (has_synced). false for NULL. */
 KC_API bool kc_cache_has_synced(kc_cache *cache);
 
-/* true when every required informer is ready (synced and fresh enough). */
+/* true when every required informer is ready (synced and fresh enough). false for NULL. */
 KC_API bool kc_cache_ready(kc_cache *cache);
 
 /* An eventfd readable exactly while every required informer has synced (a late-added informer
- * makes it unreadable again until it syncs). Borrowed: closed by kc_cache_free. Never read it. */
+ * makes it unreadable again until it syncs). Borrowed: closed by kc_cache_free. Never read it.
+ * KC_EINVAL for NULL. */
 KC_API int kc_cache_sync_fd(kc_cache *cache);
 
-/* Number of informers, and the i-th (borrowed: valid until kc_cache_free; NULL out of range). */
+/* Number of informers (0 for NULL), and the i-th (borrowed: valid until kc_cache_free; NULL out
+ * of range or for a NULL cache). */
 KC_API size_t kc_cache_informer_count(kc_cache *cache);
 KC_API kc_informer *kc_cache_informer_at(kc_cache *cache, size_t i);
-/* Whether the i-th informer is required for readiness. */
+/* Whether the i-th informer is required for readiness (false out of range or for NULL). */
 KC_API bool kc_cache_informer_required(kc_cache *cache, size_t i);
 
-/* Stop every informer and wake every waiter (KC_ESTOPPED). Idempotent. */
+/* Stop every informer and wake every waiter (KC_ESTOPPED). Idempotent. Accepts NULL. */
 KC_API void kc_cache_stop(kc_cache *cache);
 
 /* Stop if needed and free everything. Accepts NULL. */

@@ -3,10 +3,15 @@
  *
  *   GET /readyz   200 "ok" only when every required informer is synced and fresh enough (see
  *                 kc_informer_opts.max_staleness_ms), else 503; `?verbose` lists each check as the
- *                 API server does: "[+]informer pods ok" / "[-]informer pods failed: not synced".
+ *                 API server does: "[+]informer pods ok" / "[-]informer pods failed: not synced",
+ *                 followed, while the informer keeps failing, by its last error: ": last error
+ *                 1.2s ago (4 in a row): KC_EFORBIDDEN (HTTP 403 Forbidden): <message>".
  *   GET /healthz, /livez   200 "ok" while the endpoint runs (`?verbose` supported).
  *   GET /metrics  Prometheus text format (0.0.4): objects, watermark, relists, watch restarts,
- *                 events applied, last sync duration, readiness — per informer, with HELP/TYPE.
+ *                 events applied, errors, failures in a row, time of the last error, last sync
+ *                 duration, readiness — per informer, with HELP/TYPE. Each series is labelled
+ *                 {informer="<kc_informer_name>",group,version,resource,namespace}; informer
+ *                 names are unique within a cache, so no two series of a metric share labels.
  *
  * Lifecycle: kc_health_start → kc_health_stop (stops and frees). Thread-safety: the endpoint reads
  * the cache from its own thread; kc_health_url/port are thread-safe; stop must not race with
@@ -28,18 +33,20 @@ typedef struct kc_health_opts {
 
 /*
  * Serve the endpoint for cache (borrowed: must outlive the endpoint) on listen "ADDR:PORT"
- * (NULL = "127.0.0.1:0"; port 0 picks a free port). Errors: KC_EINVAL (bad address), KC_EIO
+ * (NULL = "127.0.0.1:0"; port 0 picks a free port). Errors: KC_EINVAL (bad address, cache or ret
+ * NULL), KC_EIO
  * (cannot bind), KC_ENOMEM. *ret is new — release with kc_health_stop.
  */
 KC_API int kc_health_start(kc_cache *cache, const char *listen, const kc_health_opts *opts,
                            kc_health **ret, kc_error *err);
 
-/* "http://ADDR:PORT" of the endpoint. Borrowed: valid until kc_health_stop. */
+/* "http://ADDR:PORT" of the endpoint. Borrowed: valid until kc_health_stop. NULL for NULL. */
 KC_API const char *kc_health_url(const kc_health *h);
+/* The port; KC_EINVAL for NULL. */
 KC_API int kc_health_port(const kc_health *h);
 
-/* Render /metrics into a new malloc'd NUL-terminated string (caller frees). NULL on out of memory.
- * Usable without a running endpoint. */
+/* Render /metrics into a new malloc'd NUL-terminated string (caller frees). NULL on out of memory
+ * or for a NULL cache. Usable without a running endpoint. */
 KC_API char *kc_health_metrics_text(kc_cache *cache);
 
 /* Stop serving and free. Accepts NULL. */

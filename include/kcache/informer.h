@@ -65,47 +65,80 @@ typedef struct kc_informer_opts {
     int64_t backoff_max_ms;     /* 0 = 30000 */
     int64_t backoff_reset_ms;   /* stable watch time that resets the backoff; 0 = 120000 */
     int64_t watch_timeout_s;    /* server-side timeoutSeconds per watch; 0 = random 300..600 */
-    const char *name;           /* display name for /readyz and /metrics; NULL = derived */
+    const char *name;           /* display name for /readyz and /metrics; NULL = derived (see
+                                   kc_informer_name); must be unique within a kc_cache */
     bool optional;              /* not required for kc_cache readiness and /readyz */
 } kc_informer_opts;
 
 /*
  * New informer for gvr (copied) through client (borrowed: must outlive the informer). opts may be
- * NULL. Errors: KC_EINVAL (bad gvr or selector, err says which), KC_ENOMEM. *ret is new — free
- * with kc_informer_free. Thread-safe.
+ * NULL. Everything that decides what is watched is checked here, not by the server later:
+ *   gvr.group    "" or NULL (core), else a lowercase DNS subdomain ("apps", "example.com")
+ *   gvr.version  a lowercase DNS-1035 label ("v1", "v1beta1")
+ *   gvr.resource a lowercase plural name ("pods"): no '/', '?', subresources or paths
+ *   opts->ns     NULL, "" or a lowercase RFC 1123 label
+ *   selectors    label selectors by the Kubernetes grammar (kcache/selector.h); field selectors by
+ *                theirs, each term naming a dotted field path ("metadata.name", "status.phase")
+ * Selectors are kept in canonical form (kc_label_selector_string / kc_field_selector_string).
+ * Errors: KC_EINVAL (err names the field, the reason and, for selectors, the byte offset;
+ * client NULL, ret NULL), KC_ENOMEM. *ret is new — free with kc_informer_free. Thread-safe.
  */
 KC_API int kc_informer_new(kc_client *client, const kc_gvr *gvr, const kc_informer_opts *opts,
                            kc_informer **ret, kc_error *err);
 
-/* Start the reflector thread. Errors: KC_EBUSY (already started or stopped), KC_ENOMEM. */
+/* Start the reflector thread. Errors: KC_EINVAL (inf NULL), KC_EBUSY (already started or
+ * stopped), KC_ENOMEM. */
 KC_API int kc_informer_start(kc_informer *inf, kc_error *err);
 
-/* Stop: cancel the watch, join every thread, wake every waiter with KC_ESTOPPED. Idempotent. */
+/* Stop: cancel the watch, join every thread, wake every waiter with KC_ESTOPPED. Idempotent; a
+ * call made while another is in progress returns once the threads are joined. Accepts NULL.
+ * Returning from main (or exit()) while informers run is safe: an exit handler stops every
+ * informer still running before the process tears down (docs/informer.md, "Exit"); stopping or
+ * freeing them first is the orderly shutdown. */
 KC_API void kc_informer_stop(kc_informer *inf);
 
 /* Stop if needed and free. Accepts NULL. */
 KC_API void kc_informer_free(kc_informer *inf);
 
-/* The informer's store. Borrowed: valid until kc_informer_free. Add indexers before start. */
+/* The informer's store. Borrowed: valid until kc_informer_free. Add indexers before start.
+ * NULL when inf is NULL. */
 KC_API kc_store *kc_informer_store(kc_informer *inf);
 
-/* Display name (e.g. "pods" or "default/pods"). Borrowed: valid until kc_informer_free. */
+/*
+ * Display name: opts->name, else derived from what is watched, unique per informer of a cache:
+ *   [NAMESPACE/]RESOURCE[.VERSION.GROUP][{LABEL SELECTOR}][[FIELD SELECTOR]][(metadata-only)]
+ * e.g. "pods", "default/configmaps{app=web}", "deployments.v1.apps[metadata.name=x]",
+ * "configmaps(metadata-only)"; the core group shows its version only when it is not v1
+ * ("pods.v2."). Selectors appear in canonical form. /readyz and the informer="…" label of
+ * /metrics use it. Borrowed: valid until kc_informer_free. "" when inf is NULL.
+ */
 KC_API const char *kc_informer_name(const kc_informer *inf);
 
 /* ---- readiness ------------------------------------------------------------------------------ */
 
-/* true once the initial list has been applied in full (stays true through relists). */
+/* true once the initial list has been applied in full (stays true through relists). false for
+ * NULL. */
 KC_API bool kc_informer_has_synced(kc_informer *inf);
 
-/* Synced and, with max_staleness_ms, not disconnected for longer than the bound. */
+/* Synced and, with max_staleness_ms, not disconnected for longer than the bound. false for NULL. */
 KC_API bool kc_informer_ready(kc_informer *inf);
 
-/* Block until synced (0), timeout_ms passes (KC_ETIMEOUT; < 0 = forever) or the informer stops
- * (KC_ESTOPPED). Woken by the sync itself (no polling). */
-KC_API int kc_informer_wait_synced(kc_informer *inf, int64_t timeout_ms);
+/*
+ * Block until synced (0), timeout_ms passes (KC_ETIMEOUT; < 0 = forever) or the informer stops
+ * (KC_ESTOPPED). Woken by the sync itself (no polling). Fails fast, before the timeout, when the
+ * initial list was refused in a way retrying cannot fix while the server stays as it is: the
+ * resource is not served (KC_ENOTFOUND), or the request is rejected (KC_EBADREQUEST — e.g. a
+ * field selector the server does not support —, KC_EMETHOD); the reflector keeps retrying with
+ * backoff, so a CRD installed later still syncs. err (may be NULL) says why on failure: the
+ * informer's name and its last error (code, HTTP status, reason, message, how long ago, how many
+ * in a row), also on KC_ETIMEOUT; err->http_status and err->reason are those of the last error.
+ * KC_EINVAL for a NULL inf. Thread-safe.
+ */
+KC_API int kc_informer_wait_synced(kc_informer *inf, int64_t timeout_ms, kc_error *err);
 
 /* A file descriptor (eventfd) that becomes readable exactly when the informer has synced, and
- * stays readable. Borrowed: owned by the informer, closed by kc_informer_free. Never read it. */
+ * stays readable. Borrowed: owned by the informer, closed by kc_informer_free. Never read it.
+ * KC_EINVAL for NULL. */
 KC_API int kc_informer_sync_fd(kc_informer *inf);
 
 typedef enum kc_informer_phase {
@@ -135,9 +168,19 @@ typedef struct kc_informer_status {
     double last_sync_duration_s;     /* duration of the last complete (re)list */
     bool streaming;                  /* the last full list used a streaming list */
     size_t lagging_handlers;         /* registrations currently coalescing */
+    /* The last list/watch failure, kept after recovery (last_error_code 0: none so far). Also
+     * logged: at warning level from the third failure in a row (then at most once a minute while
+     * it lasts) and at once for a permanent one (see kc_informer_wait_synced). */
+    int last_error_code;          /* KC_E… code */
+    int last_error_http_status;   /* HTTP status; 0 when there was no answer (refused, DNS, TLS) */
+    char last_error_reason[64];   /* Kubernetes Status reason (e.g. "Forbidden"); "" when none */
+    char last_error_message[256]; /* the detail (truncated); never holds credentials */
+    int64_t last_error_unix_ms;   /* when (ms since the Unix epoch) */
+    int64_t last_error_age_ms;    /* how long ago (monotonic clock) */
+    uint64_t consecutive_errors;  /* failures since the last successful list or watch event */
 } kc_informer_status;
 
-/* Fill *ret (copied). Thread-safe. */
+/* Fill *ret (copied). inf NULL: *ret is zeroed; ret NULL: nothing. Thread-safe. */
 KC_API void kc_informer_get_status(kc_informer *inf, kc_informer_status *ret);
 
 /* ---- handlers ------------------------------------------------------------------------------- */

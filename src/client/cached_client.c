@@ -241,15 +241,12 @@ int kc__cc_store(kc_cached_client *cc, const kc_gvr *gvr, const char *ns, bool w
     }
     if (wait_sync && !(t && atomic_load_explicit(&t->synced, memory_order_acquire))) {
         if (!kc_informer_has_synced(inf)) {
-            int rc =
-                kc_informer_wait_synced(inf, ms_left(kc__cc_deadline_lazy(cc, call, deadline_ns)));
-            if (rc == KC_ETIMEOUT)
-                return kc_error_set(err, KC_ETIMEOUT,
-                                    "cached client: informer %s did not sync within the timeout",
-                                    kc_informer_name(inf));
+            /* err names the informer and its last error; KC_ENOTFOUND at once for a resource the
+             * server does not serve */
+            int rc = kc_informer_wait_synced(
+                inf, ms_left(kc__cc_deadline_lazy(cc, call, deadline_ns)), err);
             if (rc < 0)
-                return kc_error_set(err, rc, "cached client: informer %s: %s",
-                                    kc_informer_name(inf), kc_strerror(rc));
+                return rc;
         }
         if (t)
             atomic_store_explicit(&t->synced, true, memory_order_release);

@@ -2,13 +2,20 @@
  * informer/cache.c — kc_cache: shared informers keyed by gvr + namespace + selectors + metadata
  * mode, and readiness for all of them.
  *
- * Informers are created and started under the cache mutex (the reflector thread only calls back
- * into the cache after the mutex is released) and never freed before kc_cache_free, so a pointer
- * read under the mutex stays valid after it. kc_cache_wait_synced repeatedly picks the first
- * required informer that has not synced and waits on that informer's own condition variable with
- * the remaining time: every wake-up is a sync or a stop, never a poll, and informers added
- * meanwhile are picked up by the next round. The cache's eventfd is written when the last required
- * informer syncs and drained again when a new, unsynced required informer joins.
+ * Informers are keyed by their identity (spec.c: gvr, namespace, canonical selectors, metadata
+ * mode), which is also their derived display name; a display name given in the options must not
+ * be used by another informer of the cache (KC_EINVAL), so /readyz and /metrics never show two
+ * informers under one name. They are created and started under the cache mutex (the reflector
+ * thread only calls back into the cache after the mutex is released) and never freed before
+ * kc_cache_free, so a pointer read under the mutex stays valid after it.
+ *
+ * Readiness: every informer calls the cache back (on_state) when it syncs, fails or stops; the
+ * callback updates the eventfd and wakes kc_cache_wait_synced, which sleeps on the cache's own
+ * condition variable: every wake-up is one of those events, never a poll, and informers added
+ * meanwhile count at the next check. A required informer that failed for good (a resource the
+ * server does not serve) or was stopped ends the wait at once with its own error; a timeout lists
+ * every required informer still not synced with its last error. The eventfd is written when the
+ * last required informer syncs and drained again when a new, unsynced required informer joins.
  *
  * User indexers are kept per type (group/version/resource, strings copied) under the mutex; a new
  * informer gets those of its type added to its store between kc_informer_new and kc_informer_start
@@ -16,6 +23,8 @@
  * already has an informer is refused (KC_EBUSY): its store may hold objects already.
  */
 #include "informer/informer_internal.h"
+
+#include "client/internal.h"
 #include "kcache/cache.h"
 
 #include <stdio.h>
@@ -25,8 +34,7 @@
 #include <unistd.h>
 
 typedef struct centry {
-    kc_informer *inf;
-    char *key;
+    kc_informer *inf; /* its spec.id is the key */
     bool required;
 } centry;
 
@@ -42,6 +50,7 @@ struct kc_cache {
     cindexer *ixs;
     size_t n_ixs;
     pthread_mutex_t mu;
+    pthread_cond_t cv; /* an informer synced, failed or stopped; the cache stopped */
     centry *v;
     size_t n, cap;
     bool stopped;
@@ -51,8 +60,8 @@ struct kc_cache {
 
 int kc_cache_new(kc_client *client, const kc_cache_opts *opts, kc_cache **ret, kc_error *err)
 {
-    if (!client)
-        return kc_error_set(err, KC_EINVAL, "cache: client required");
+    if (!client || !ret)
+        return kc_error_set(err, KC_EINVAL, "cache: client and ret are required");
     kc_cache *c = calloc(1, sizeof(*c));
     if (!c)
         return kc_error_set(err, KC_ENOMEM, "cache: out of memory");
@@ -72,6 +81,12 @@ int kc_cache_new(kc_client *client, const kc_cache_opts *opts, kc_cache **ret, k
         return kc_error_set(err, KC_EIO, "cache: eventfd failed");
     }
     pthread_mutex_init(&c->mu, NULL);
+    if (kc__cond_init_monotonic(&c->cv) < 0) {
+        pthread_mutex_destroy(&c->mu);
+        close(c->sync_fd);
+        free(c);
+        return kc_error_set(err, KC_ENOMEM, "cache: out of memory");
+    }
     for (size_t i = 0; opts && opts->indexers && i < opts->n_indexers; i++) {
         const kc_cache_indexer *x = &opts->indexers[i];
         int rc = kc_cache_add_indexer(c, &x->gvr, x->name, x->fn, x->ud, err);
@@ -96,7 +111,8 @@ static bool all_synced_locked(kc_cache *c)
     return true;
 }
 
-static void on_informer_synced(void *ud)
+/* An informer synced, failed or stopped (its on_state hook), or one joined the cache. */
+static void on_informer_state(void *ud)
 {
     kc_cache *c = ud;
     pthread_mutex_lock(&c->mu);
@@ -105,6 +121,7 @@ static void on_informer_synced(void *ud)
         if (write(c->sync_fd, &one, sizeof(one)) == sizeof(one))
             c->fd_signalled = true;
     }
+    pthread_cond_broadcast(&c->cv);
     pthread_mutex_unlock(&c->mu);
 }
 
@@ -119,6 +136,12 @@ static bool ix_is_for(const cindexer *x, const kc_gvr *gvr)
            streq0(x->resource, gvr->resource);
 }
 
+static bool ix_is_for_spec(const kc__inf_spec *sp, const kc_gvr *gvr)
+{
+    return streq0(sp->group, gvr->group) && streq0(sp->version, gvr->version) &&
+           streq0(sp->resource, gvr->resource);
+}
+
 static void ix_free(cindexer *x)
 {
     free(x->group);
@@ -127,33 +150,25 @@ static void ix_free(cindexer *x)
     free(x->name);
 }
 
-/* Informer keys are "group|version|resource|ns|labels|fields|metadata_only"; their first three
- * fields, with the '|' after each, are the type's prefix. */
-static int put_type_prefix(kc__buf *b, const kc_gvr *gvr)
-{
-    return kc__buf_printf(b, "%s|%s|%s|", gvr->group ? gvr->group : "", gvr->version,
-                          gvr->resource);
-}
-
 /* With c->mu held: does an informer of gvr exist? */
 static bool has_informer_locked(kc_cache *c, const kc_gvr *gvr)
 {
-    kc__buf pre = KC__BUF_INIT(8192);
-    bool found = put_type_prefix(&pre, gvr) != 0; /* out of memory: be conservative */
-    for (size_t i = 0; i < c->n && !found; i++)
-        found = strncmp(c->v[i].key, pre.data, pre.len) == 0;
-    kc__buf_free(&pre);
-    return found;
+    for (size_t i = 0; i < c->n; i++)
+        if (ix_is_for_spec(&c->v[i].inf->spec, gvr))
+            return true;
+    return false;
 }
 
 int kc_cache_add_indexer(kc_cache *c, const kc_gvr *gvr, const char *name, kc_store_indexer_fn fn,
                          void *ud, kc_error *err)
 {
-    if (!c || !gvr || !gvr->version || !*gvr->version || !gvr->resource || !*gvr->resource)
-        return kc_error_set(err, KC_EINVAL, "cache: indexer needs a gvr with version and resource");
+    if (!c)
+        return kc_error_set(err, KC_EINVAL, "cache is NULL");
+    int rc = kc__gvr_check(gvr, err);
+    if (rc < 0)
+        return rc;
     if (!name || !*name || !fn || strcmp(name, "namespace") == 0)
         return kc_error_set(err, KC_EINVAL, "cache: bad indexer name or function");
-    int rc = 0;
     size_t same_type = 0;
     pthread_mutex_lock(&c->mu);
     for (size_t i = 0; i < c->n_ixs; i++) {
@@ -194,16 +209,6 @@ int kc_cache_add_indexer(kc_cache *c, const kc_gvr *gvr, const char *name, kc_st
     return rc;
 }
 
-static char *make_key(const kc_gvr *gvr, const kc_informer_opts *o)
-{
-    kc__buf b = KC__BUF_INIT(8192);
-    put_type_prefix(&b, gvr);
-    kc__buf_printf(&b, "%s|%s|%s|%d", (o && o->ns) ? o->ns : "",
-                   (o && o->label_selector) ? o->label_selector : "",
-                   (o && o->field_selector) ? o->field_selector : "", o && o->metadata_only);
-    return kc__buf_steal(&b, NULL);
-}
-
 /* Zero fields of o take the cache defaults. */
 static kc_informer_opts merged(const kc_cache *c, const kc_informer_opts *o)
 {
@@ -231,61 +236,58 @@ static kc_informer_opts merged(const kc_cache *c, const kc_informer_opts *o)
     return r;
 }
 
-int kc_cache_get_informer(kc_cache *c, const kc_gvr *gvr, const kc_informer_opts *opts,
-                          kc_informer **ret_inf, kc_error *err)
+/* With c->mu held: the informer whose identity is id, or NULL. */
+static kc_informer *find_locked(kc_cache *c, const char *id)
 {
-    if (!gvr || !gvr->version || !gvr->resource)
-        return kc_error_set(err, KC_EINVAL, "cache: gvr required");
-    char *key = make_key(gvr, opts);
-    if (!key)
-        return kc_error_set(err, KC_ENOMEM, "cache: out of memory");
-    int rc = 0;
-    pthread_mutex_lock(&c->mu);
-    if (c->stopped) {
-        rc = kc_error_set(err, KC_ESTOPPED, "cache: stopped");
-        goto out;
-    }
-    for (size_t i = 0; i < c->n; i++) {
-        if (strcmp(c->v[i].key, key) == 0) {
-            *ret_inf = c->v[i].inf;
-            goto out;
-        }
-    }
-    if (c->n >= c->o.max_informers) {
-        rc = kc_error_set(err, KC_ETOOLARGE, "cache: more than %zu informers", c->o.max_informers);
-        goto out;
-    }
+    for (size_t i = 0; i < c->n; i++)
+        if (strcmp(c->v[i].inf->spec.id, id) == 0)
+            return c->v[i].inf;
+    return NULL;
+}
+
+/* With c->mu held: KC_EINVAL when name (display) is taken by another informer. */
+static int check_name_locked(kc_cache *c, const char *name, kc_error *err)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (strcmp(kc_informer_name(c->v[i].inf), name) == 0)
+            return kc_error_set(err, KC_EINVAL,
+                                "cache: informer name \"%s\" is already used by another informer "
+                                "(%s): names label /readyz and /metrics and must be unique",
+                                name, c->v[i].inf->spec.id);
+    return 0;
+}
+
+/* With c->mu held: create, equip and start the informer of spec with options m. */
+static int add_locked(kc_cache *c, const kc_gvr *gvr, const kc_informer_opts *m,
+                      kc_informer **ret_inf, kc_error *err)
+{
+    if (c->n >= c->o.max_informers)
+        return kc_error_set(err, KC_ETOOLARGE, "cache: more than %zu informers",
+                            c->o.max_informers);
     if (c->n == c->cap) {
         size_t nc = c->cap ? c->cap * 2 : 8;
         centry *nv = realloc(c->v, nc * sizeof(*nv));
-        if (!nv) {
-            rc = kc_error_set(err, KC_ENOMEM, "cache: out of memory");
-            goto out;
-        }
+        if (!nv)
+            return kc_error_set(err, KC_ENOMEM, "cache: out of memory");
         c->v = nv;
         c->cap = nc;
     }
-    kc_informer_opts m = merged(c, opts);
     kc_informer *inf = NULL;
-    rc = kc_informer_new(c->client, gvr, &m, &inf, err);
-    if (rc < 0)
-        goto out;
-    for (size_t i = 0; i < c->n_ixs; i++) {
-        if (!ix_is_for(&c->ixs[i], gvr))
-            continue;
-        rc = kc_store_add_indexer(kc_informer_store(inf), c->ixs[i].name, c->ixs[i].fn,
-                                  c->ixs[i].ud, err);
-        if (rc < 0) {
-            kc_informer_free(inf);
-            goto out;
-        }
+    int rc = kc_informer_new(c->client, gvr, m, &inf, err);
+    if (rc == 0)
+        rc = check_name_locked(c, kc_informer_name(inf), err);
+    for (size_t i = 0; rc == 0 && i < c->n_ixs; i++)
+        if (ix_is_for(&c->ixs[i], gvr))
+            rc = kc_store_add_indexer(kc_informer_store(inf), c->ixs[i].name, c->ixs[i].fn,
+                                      c->ixs[i].ud, err);
+    if (rc < 0) {
+        kc_informer_free(inf);
+        return rc;
     }
-    inf->on_synced = on_informer_synced;
-    inf->on_synced_ud = c;
-    c->v[c->n] = (centry){inf, key, !m.optional};
-    key = NULL;
-    c->n++;
-    if (!m.optional && c->fd_signalled) {
+    inf->on_state = on_informer_state;
+    inf->on_state_ud = c;
+    c->v[c->n++] = (centry){inf, !m->optional};
+    if (!m->optional && c->fd_signalled) {
         uint64_t v;
         if (read(c->sync_fd, &v, sizeof(v)) == sizeof(v))
             c->fd_signalled = false;
@@ -293,45 +295,124 @@ int kc_cache_get_informer(kc_cache *c, const kc_gvr *gvr, const kc_informer_opts
     rc = kc_informer_start(inf, err);
     if (rc < 0) {
         c->n--;
-        free(c->v[c->n].key);
         kc_informer_free(inf);
-        goto out;
+        return rc;
     }
     *ret_inf = inf;
-out:
+    return 0;
+}
+
+int kc_cache_get_informer(kc_cache *c, const kc_gvr *gvr, const kc_informer_opts *opts,
+                          kc_informer **ret_inf, kc_error *err)
+{
+    if (!c || !ret_inf)
+        return kc_error_set(err, KC_EINVAL, "cache: cache and ret_inf are required");
+    /* Checked and made canonical before the lookup: equivalent selectors share one informer,
+     * and a bad gvr or selector is refused whether or not an informer exists. */
+    kc__inf_spec spec;
+    int rc = kc__inf_spec_init(&spec, gvr, opts, err);
+    if (rc < 0)
+        return rc;
+    pthread_mutex_lock(&c->mu);
+    kc_informer *found = c->stopped ? NULL : find_locked(c, spec.id);
+    if (c->stopped) {
+        rc = kc_error_set(err, KC_ESTOPPED, "cache: stopped");
+    } else if (found) {
+        *ret_inf = found;
+    } else {
+        kc_informer_opts m = merged(c, opts);
+        m.ns = spec.ns;
+        m.label_selector = spec.label_selector;
+        m.field_selector = spec.field_selector;
+        rc = add_locked(c, gvr, &m, ret_inf, err);
+    }
     pthread_mutex_unlock(&c->mu);
-    free(key);
+    kc__inf_spec_clear(&spec);
     if (rc == 0)
-        on_informer_synced(c); /* e.g. an optional informer joined a cache that was synced */
+        on_informer_state(c); /* e.g. an optional informer joined a cache that was synced */
     return rc;
 }
 
-int kc_cache_wait_synced(kc_cache *c, int64_t timeout_ms)
+/* err for a cache wait that ended with KC_ETIMEOUT: every required informer not synced, why. */
+static int timeout_error(kc_cache *c, int64_t waited_ms, kc_error *err)
 {
-    uint64_t deadline = kc__deadline_after_ms(timeout_ms);
-    for (;;) {
-        pthread_mutex_lock(&c->mu);
-        bool stopped = c->stopped;
-        kc_informer *pending = NULL;
-        for (size_t i = 0; !stopped && !pending && i < c->n; i++)
-            if (c->v[i].required && !kc_informer_has_synced(c->v[i].inf))
-                pending = c->v[i].inf;
-        pthread_mutex_unlock(&c->mu);
-        if (stopped)
-            return KC_ESTOPPED;
-        if (!pending)
-            return 0;
-        int64_t left = -1;
-        if (deadline != KC__DEADLINE_NEVER)
-            left = (int64_t)(kc__deadline_left_ns(deadline) / KC__NS_PER_MS);
-        int rc = kc_informer_wait_synced(pending, left);
-        if (rc < 0)
-            return rc;
+    if (!err)
+        return KC_ETIMEOUT;
+    kc__buf b = KC__BUF_INIT(64 * 1024);
+    size_t pending = 0, shown = 0;
+    pthread_mutex_lock(&c->mu);
+    for (size_t i = 0; i < c->n; i++) {
+        kc_informer *inf = c->v[i].inf;
+        if (!c->v[i].required || kc_informer_has_synced(inf))
+            continue;
+        pending++;
+        if (shown++ >= 8)
+            continue;
+        kc_informer_status st;
+        kc_informer_get_status(inf, &st);
+        kc__buf_printf(&b, "%s%s (", shown > 1 ? "; " : "", kc_informer_name(inf));
+        if (st.last_error_code) {
+            kc__buf_printf(
+                &b, "last error %.1f s ago, %llu in a row: ", (double)st.last_error_age_ms / 1000.0,
+                (unsigned long long)st.consecutive_errors);
+            kc__inf_error_text(&st, &b);
+        } else {
+            kc__buf_append_str(&b, "no error so far: initial list in progress");
+        }
+        kc__buf_append_char(&b, ')');
     }
+    pthread_mutex_unlock(&c->mu);
+    kc_error_set(err, KC_ETIMEOUT, "cache: %zu required informer%s not synced after %lld ms: %s%s",
+                 pending, pending == 1 ? "" : "s", (long long)waited_ms, b.data ? b.data : "",
+                 shown > 8 ? "; …" : "");
+    kc__buf_free(&b);
+    return KC_ETIMEOUT;
+}
+
+int kc_cache_wait_synced(kc_cache *c, int64_t timeout_ms, kc_error *err)
+{
+    if (!c)
+        return kc_error_set(err, KC_EINVAL, "cache is NULL");
+    uint64_t t0 = kc__now_ns();
+    uint64_t deadline = kc__deadline_after_ms(timeout_ms);
+    int rc = 0;
+    kc_informer *failed = NULL;
+    pthread_mutex_lock(&c->mu);
+    for (;;) {
+        if (c->stopped) {
+            rc = KC_ESTOPPED;
+            break;
+        }
+        bool pending = false;
+        for (size_t i = 0; !failed && i < c->n; i++) {
+            kc_informer *inf = c->v[i].inf;
+            if (!c->v[i].required || kc_informer_has_synced(inf))
+                continue;
+            pending = true;
+            if (kc__inf_stopping(inf) || kc__inf_failed_permanently(inf))
+                failed = inf;
+        }
+        if (failed || !pending)
+            break;
+        if (kc__cond_wait_until(&c->cv, &c->mu, deadline) == KC_ETIMEOUT) {
+            rc = all_synced_locked(c) ? 0 : KC_ETIMEOUT;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&c->mu);
+    if (failed) /* stopped or failed for good: its own wait returns at once and says why */
+        return kc_informer_wait_synced(failed, 0, err);
+    if (rc == KC_ETIMEOUT)
+        return timeout_error(c, (int64_t)((kc__now_ns() - t0) / KC__NS_PER_MS), err);
+    if (rc == KC_ESTOPPED)
+        return kc_error_set(err, KC_ESTOPPED, "cache: stopped");
+    return 0;
 }
 
 bool kc_cache_has_synced(kc_cache *c)
 {
+    if (!c)
+        return false;
     pthread_mutex_lock(&c->mu);
     bool s = all_synced_locked(c);
     pthread_mutex_unlock(&c->mu);
@@ -340,6 +421,8 @@ bool kc_cache_has_synced(kc_cache *c)
 
 bool kc_cache_ready(kc_cache *c)
 {
+    if (!c)
+        return false;
     bool r = true;
     pthread_mutex_lock(&c->mu);
     for (size_t i = 0; r && i < c->n; i++)
@@ -352,11 +435,13 @@ bool kc_cache_ready(kc_cache *c)
 
 int kc_cache_sync_fd(kc_cache *c)
 {
-    return c->sync_fd;
+    return c ? c->sync_fd : KC_EINVAL;
 }
 
 size_t kc_cache_informer_count(kc_cache *c)
 {
+    if (!c)
+        return 0;
     pthread_mutex_lock(&c->mu);
     size_t n = c->n;
     pthread_mutex_unlock(&c->mu);
@@ -365,6 +450,8 @@ size_t kc_cache_informer_count(kc_cache *c)
 
 kc_informer *kc_cache_informer_at(kc_cache *c, size_t i)
 {
+    if (!c)
+        return NULL;
     pthread_mutex_lock(&c->mu);
     kc_informer *inf = i < c->n ? c->v[i].inf : NULL;
     pthread_mutex_unlock(&c->mu);
@@ -373,6 +460,8 @@ kc_informer *kc_cache_informer_at(kc_cache *c, size_t i)
 
 bool kc_cache_informer_required(kc_cache *c, size_t i)
 {
+    if (!c)
+        return false;
     pthread_mutex_lock(&c->mu);
     bool r = i < c->n && c->v[i].required;
     pthread_mutex_unlock(&c->mu);
@@ -381,8 +470,11 @@ bool kc_cache_informer_required(kc_cache *c, size_t i)
 
 void kc_cache_stop(kc_cache *c)
 {
+    if (!c)
+        return;
     pthread_mutex_lock(&c->mu);
     c->stopped = true;
+    pthread_cond_broadcast(&c->cv);
     size_t n = c->n;
     pthread_mutex_unlock(&c->mu);
     /* No informer is added after `stopped`; the first n entries are stable. */
@@ -395,15 +487,14 @@ void kc_cache_free(kc_cache *c)
     if (!c)
         return;
     kc_cache_stop(c);
-    for (size_t i = 0; i < c->n; i++) {
+    for (size_t i = 0; i < c->n; i++)
         kc_informer_free(c->v[i].inf);
-        free(c->v[i].key);
-    }
     free(c->v);
     for (size_t i = 0; i < c->n_ixs; i++)
         ix_free(&c->ixs[i]);
     free(c->ixs);
     close(c->sync_fd);
+    pthread_cond_destroy(&c->cv);
     pthread_mutex_destroy(&c->mu);
     free(c);
 }

@@ -336,14 +336,18 @@ static void reg_free(kc_informer_reg *r)
     free(r);
 }
 
+/* Stop the dispatcher and join it (once: a stopped registration stays allocated, and valid for
+ * kc_informer_reg_* calls, until it is removed or the informer freed). Not from its own thread. */
 static void reg_stop(kc_informer_reg *r)
 {
     pthread_mutex_lock(&r->mu);
     r->stop = true;
     pthread_cond_broadcast(&r->cv);
     pthread_cond_broadcast(&r->idle_cv);
+    bool join = r->thread_started;
+    r->thread_started = false;
     pthread_mutex_unlock(&r->mu);
-    if (r->thread_started)
+    if (join && !pthread_equal(r->thread, pthread_self()))
         pthread_join(r->thread, NULL);
 }
 
@@ -432,9 +436,18 @@ void kc__inf_regs_stop_all(kc_informer *inf)
     pthread_mutex_lock(&inf->ev_mu);
     kc__inf_flush(inf);
     kc_informer_reg *list = inf->regs;
+    pthread_mutex_unlock(&inf->ev_mu);
+    /* The informer is stopping: the reflector has been joined, so nobody links or unlinks
+     * registrations but kc_informer_remove_handler, which must not race with stop or free. */
+    for (kc_informer_reg *r = list; r; r = r->next)
+        reg_stop(r);
+}
+
+void kc__inf_regs_free_all(kc_informer *inf)
+{
+    kc_informer_reg *list = inf->regs;
     inf->regs = NULL;
     inf->nregs = 0;
-    pthread_mutex_unlock(&inf->ev_mu);
     while (list) {
         kc_informer_reg *next = list->next;
         reg_stop(list);

@@ -5,8 +5,11 @@
  * kc_informer_get_status (no state is cached here, so /readyz flips exactly when an informer's
  * readiness does). Responses are small texts built in a bounded kc__buf (1 MiB ceiling).
  * /readyz follows the API server's format: "ok" on success; on failure (503) or with ?verbose one
- * line per check, "[+]informer <name> ok" / "[-]informer <name> failed: <reason>", then
- * "readyz check passed|failed". Metrics use the Prometheus text format 0.0.4.
+ * line per check, "[+]informer <name> ok" / "[-]informer <name> failed: <reason>[: last error
+ * …]", then "readyz check passed|failed"; the last error (code, HTTP status, reason, message, age,
+ * failures in a row) is shown while the informer keeps failing. Metrics use the Prometheus text
+ * format 0.0.4, one series per informer labelled informer (its unique name), group, version,
+ * resource and namespace.
  */
 #include "informer/informer_internal.h"
 #include "kcache/health.h"
@@ -60,6 +63,10 @@ static const metric METRICS[] = {
     {"kcache_informer_disconnected_seconds", "gauge",
      "Seconds the watch has been down (0 when up)."},
     {"kcache_informer_lagging_handlers", "gauge", "Handler registrations currently coalescing."},
+    {"kcache_informer_consecutive_errors", "gauge",
+     "List or watch failures since the last success (0 when healthy)."},
+    {"kcache_informer_last_error_timestamp_seconds", "gauge",
+     "Unix time of the last list or watch failure (0 when none)."},
 };
 
 static void metric_value(kc__buf *b, size_t m, const kc_informer_status *st)
@@ -106,11 +113,35 @@ static void metric_value(kc__buf *b, size_t m, const kc_informer_status *st)
     case 11:
         kc__buf_printf(b, "%zu", st->lagging_handlers);
         break;
+    case 12:
+        kc__buf_printf(b, "%llu", (unsigned long long)st->consecutive_errors);
+        break;
+    case 13:
+        kc__buf_printf(b, "%.3f", (double)st->last_error_unix_ms / 1000.0);
+        break;
     }
+}
+
+/* {informer="NAME",group="…",version="…",resource="…",namespace="…"}: the name is unique per
+ * informer of a cache (kc_informer_name), so no two series share a label set; the other labels
+ * let queries aggregate per resource or namespace. */
+static void series_labels(kc__buf *b, const kc_informer *inf)
+{
+    static const char *const keys[] = {"informer", "group", "version", "resource", "namespace"};
+    const char *vals[] = {kc_informer_name(inf), inf->spec.group, inf->spec.version,
+                          inf->spec.resource, inf->spec.ns ? inf->spec.ns : ""};
+    for (size_t k = 0; k < KC__ARRAY_LEN(keys); k++) {
+        kc__buf_printf(b, "%c%s=\"", k ? ',' : '{', keys[k]);
+        label_escaped(b, vals[k]);
+        kc__buf_append_char(b, '"');
+    }
+    kc__buf_append_char(b, '}');
 }
 
 char *kc_health_metrics_text(kc_cache *cache)
 {
+    if (!cache)
+        return NULL;
     kc__buf b = KC__BUF_INIT(1024 * 1024);
     size_t n = kc_cache_informer_count(cache);
     kc_informer_status *sts = calloc(n ? n : 1, sizeof(*sts));
@@ -122,10 +153,9 @@ char *kc_health_metrics_text(kc_cache *cache)
         kc__buf_printf(&b, "# HELP %s %s\n# TYPE %s %s\n", METRICS[m].name, METRICS[m].help,
                        METRICS[m].name, METRICS[m].type);
         for (size_t i = 0; i < n; i++) {
-            kc_informer *inf = kc_cache_informer_at(cache, i);
-            kc__buf_printf(&b, "%s{informer=\"", METRICS[m].name);
-            label_escaped(&b, kc_informer_name(inf));
-            kc__buf_append_str(&b, "\"} ");
+            kc__buf_append_str(&b, METRICS[m].name);
+            series_labels(&b, kc_cache_informer_at(cache, i));
+            kc__buf_append_char(&b, ' ');
             metric_value(&b, m, &sts[i]);
             kc__buf_append_char(&b, '\n');
         }
@@ -155,13 +185,19 @@ static unsigned readyz(kc_cache *cache, bool verbose, kc__buf *b)
         }
         if (required)
             ok = false;
-        const char *why = !st.synced                        ? "not synced"
-                          : st.phase == KC_INFORMER_STOPPED ? "stopped"
-                                                            : "stale";
+        const char *why = st.phase == KC_INFORMER_STOPPED ? "stopped"
+                          : !st.synced                    ? "not synced"
+                                                          : "stale";
         kc__buf_printf(&lines, "[%c]informer %s %s: %s", required ? '-' : '+',
                        kc_informer_name(inf), required ? "failed" : "optional, failed", why);
         if (st.synced && st.disconnected_ms > 0)
             kc__buf_printf(&lines, " (watch down for %.1fs)", (double)st.disconnected_ms / 1000.0);
+        if (st.consecutive_errors > 0 && st.phase != KC_INFORMER_STOPPED) {
+            kc__buf_printf(&lines, ": last error %.1fs ago (%llu in a row): ",
+                           (double)st.last_error_age_ms / 1000.0,
+                           (unsigned long long)st.consecutive_errors);
+            kc__inf_error_text(&st, &lines);
+        }
         kc__buf_append_char(&lines, '\n');
     }
     if (ok && !verbose) {
@@ -268,7 +304,9 @@ int kc_health_start(kc_cache *cache, const char *listen, const kc_health_opts *o
                     kc_health **ret, kc_error *err)
 {
     struct sockaddr_in sa;
-    if (!cache || parse_listen(listen, &sa) < 0)
+    if (!cache || !ret)
+        return kc_error_set(err, KC_EINVAL, "health: cache and ret are required");
+    if (parse_listen(listen, &sa) < 0)
         return kc_error_set(err, KC_EINVAL, "health: bad listen address %s",
                             listen ? listen : "(null)");
     kc_health *h = calloc(1, sizeof(*h));
@@ -299,12 +337,12 @@ int kc_health_start(kc_cache *cache, const char *listen, const kc_health_opts *o
 
 const char *kc_health_url(const kc_health *h)
 {
-    return h->url;
+    return h ? h->url : NULL;
 }
 
 int kc_health_port(const kc_health *h)
 {
-    return h->port;
+    return h ? h->port : KC_EINVAL;
 }
 
 void kc_health_stop(kc_health *h)

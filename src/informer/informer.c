@@ -1,16 +1,13 @@
 /*
- * informer/informer.c — kc_informer lifecycle, readiness and status.
- *
- * Readiness is a latch plus a freshness test: `synced` is set once, by the reflector, after the
- * initial list was swapped into the store and the SYNCED markers were queued to the handlers; it
- * wakes kc_informer_wait_synced (condition variable on CLOCK_MONOTONIC) and makes the eventfd
- * readable (one write, never read back). `ready` additionally requires that the watch has not been
- * down longer than max_staleness_ms (disconnected_since is set on the first failure after a
- * success, cleared by the next successful list or watch event).
+ * informer/informer.c — kc_informer lifecycle (new, start, stop, free) and the state transitions
+ * the reflector makes (status.c has readiness, the status snapshot and the error record; spec.c
+ * what is watched; exit.c the exit handler).
  *
  * Stop: sets `stopping` (under st_mu), fires the cancel token of the call in flight, wakes every
  * sleeper; joins the reflector; stops the store (its waiters get KC_ESTOPPED) and every handler
- * registration.
+ * registration (joined, kept allocated until free). A stop that finds another one in progress
+ * waits until that one has joined the threads (stop_done), so "stop returned" always means "no
+ * thread of the informer runs".
  */
 #include "informer/informer_internal.h"
 
@@ -19,25 +16,21 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-static char *dup_or_null(const char *s)
-{
-    return (s && *s) ? kc__strdup(s) : NULL;
-}
-
 void kc_informer_free(kc_informer *inf)
 {
     if (!inf)
         return;
     kc_informer_stop(inf);
+    kc__inf_exit_unregister(inf);
+    pthread_mutex_lock(&inf->st_mu);
+    while (inf->exit_pinned) /* exit is stopping it right now (exit.c) */
+        pthread_cond_wait(&inf->st_cv, &inf->st_mu);
+    pthread_mutex_unlock(&inf->st_mu);
+    kc__inf_regs_free_all(inf);
     kc_store_free(inf->store);
     if (inf->sync_fd >= 0)
         close(inf->sync_fd);
-    free(inf->group);
-    free(inf->version);
-    free(inf->resource);
-    free((char *)inf->o.ns);
-    free((char *)inf->o.label_selector);
-    free((char *)inf->o.field_selector);
+    kc__inf_spec_clear(&inf->spec);
     free(inf->name);
     pthread_cond_destroy(&inf->st_cv);
     pthread_mutex_destroy(&inf->st_mu);
@@ -45,30 +38,14 @@ void kc_informer_free(kc_informer *inf)
     free(inf);
 }
 
-int kc_informer_new(kc_client *client, const kc_gvr *gvr, const kc_informer_opts *opts,
-                    kc_informer **ret, kc_error *err)
+/* Zero option fields take their defaults; strings point into inf->spec. */
+static void set_opts(kc_informer *inf, const kc_informer_opts *opts)
 {
-    if (!client || !gvr || !gvr->version || !*gvr->version || !gvr->resource || !*gvr->resource)
-        return kc_error_set(err, KC_EINVAL,
-                            "informer: client and gvr (version, resource) required");
-    kc_informer *inf = calloc(1, sizeof(*inf));
-    if (!inf)
-        return kc_error_set(err, KC_ENOMEM, "informer: out of memory");
-    inf->sync_fd = -1;
-    pthread_mutex_init(&inf->ev_mu, NULL);
-    pthread_mutex_init(&inf->st_mu, NULL);
-    if (kc__cond_init_monotonic(&inf->st_cv) < 0) {
-        pthread_mutex_destroy(&inf->st_mu);
-        pthread_mutex_destroy(&inf->ev_mu);
-        free(inf);
-        return kc_error_set(err, KC_ENOMEM, "informer: out of memory");
-    }
-    inf->client = client;
     if (opts)
         inf->o = *opts;
-    inf->o.ns = dup_or_null(opts ? opts->ns : NULL);
-    inf->o.label_selector = dup_or_null(opts ? opts->label_selector : NULL);
-    inf->o.field_selector = dup_or_null(opts ? opts->field_selector : NULL);
+    inf->o.ns = inf->spec.ns;
+    inf->o.label_selector = inf->spec.label_selector;
+    inf->o.field_selector = inf->spec.field_selector;
     inf->o.name = NULL;
     if (inf->o.page_size <= 0)
         inf->o.page_size = 500;
@@ -84,30 +61,41 @@ int kc_informer_new(kc_client *client, const kc_gvr *gvr, const kc_informer_opts
         inf->o.backoff_reset_ms = 120000;
     if (inf->o.metadata_only)
         inf->o.decode.flags |= KC_DECODE_METADATA_ONLY;
-    inf->group = kc__strdup(gvr->group ? gvr->group : "");
-    inf->version = kc__strdup(gvr->version);
-    inf->resource = kc__strdup(gvr->resource);
-    if (opts && opts->name && *opts->name) {
-        inf->name = kc__strdup(opts->name);
-    } else {
-        kc__buf b = KC__BUF_INIT(1024);
-        if (inf->o.ns)
-            kc__buf_printf(&b, "%s/", inf->o.ns);
-        kc__buf_printf(&b, "%s%s%s", gvr->resource, (gvr->group && *gvr->group) ? "." : "",
-                       gvr->group ? gvr->group : "");
-        if (inf->o.label_selector)
-            kc__buf_printf(&b, "{%s}", inf->o.label_selector);
-        inf->name = kc__buf_steal(&b, NULL);
+}
+
+int kc_informer_new(kc_client *client, const kc_gvr *gvr, const kc_informer_opts *opts,
+                    kc_informer **ret, kc_error *err)
+{
+    if (!client || !ret)
+        return kc_error_set(err, KC_EINVAL, "informer: client and ret are required");
+    kc__inf_spec spec;
+    int rc = kc__inf_spec_init(&spec, gvr, opts, err);
+    if (rc < 0)
+        return rc;
+    kc_informer *inf = calloc(1, sizeof(*inf));
+    if (!inf) {
+        kc__inf_spec_clear(&spec);
+        return kc_error_set(err, KC_ENOMEM, "informer: out of memory");
     }
-    inf->gvr.group = inf->group;
-    inf->gvr.version = inf->version;
-    inf->gvr.resource = inf->resource;
+    inf->spec = spec;
+    inf->sync_fd = -1;
+    pthread_mutex_init(&inf->ev_mu, NULL);
+    pthread_mutex_init(&inf->st_mu, NULL);
+    if (kc__cond_init_monotonic(&inf->st_cv) < 0) {
+        pthread_mutex_destroy(&inf->st_mu);
+        pthread_mutex_destroy(&inf->ev_mu);
+        kc__inf_spec_clear(&inf->spec);
+        free(inf);
+        return kc_error_set(err, KC_ENOMEM, "informer: out of memory");
+    }
+    inf->client = client;
+    set_opts(inf, opts);
+    inf->gvr.group = inf->spec.group;
+    inf->gvr.version = inf->spec.version;
+    inf->gvr.resource = inf->spec.resource;
+    inf->name = kc__strdup((opts && opts->name && *opts->name) ? opts->name : inf->spec.id);
     inf->sync_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    int rc = 0;
-    if (!inf->group || !inf->version || !inf->resource || !inf->name ||
-        (opts && opts->ns && *opts->ns && !inf->o.ns) ||
-        (opts && opts->label_selector && *opts->label_selector && !inf->o.label_selector) ||
-        (opts && opts->field_selector && *opts->field_selector && !inf->o.field_selector))
+    if (!inf->name)
         rc = kc_error_set(err, KC_ENOMEM, "informer: out of memory");
     else if (inf->sync_fd < 0)
         rc = kc_error_set(err, KC_EIO, "informer: eventfd failed");
@@ -124,9 +112,17 @@ int kc_informer_new(kc_client *client, const kc_gvr *gvr, const kc_informer_opts
 
 int kc_informer_start(kc_informer *inf, kc_error *err)
 {
+    if (!inf)
+        return kc_error_set(err, KC_EINVAL, "informer is NULL");
+    /* Listed before the thread exists, so the exit handler always sees it; not under st_mu (the
+     * handler takes its lock first, then ours). */
+    kc__inf_exit_register(inf);
     pthread_mutex_lock(&inf->st_mu);
     if (inf->started || inf->stopping) {
+        bool started = inf->started && !inf->stopping;
         pthread_mutex_unlock(&inf->st_mu);
+        if (!started)
+            kc__inf_exit_unregister(inf);
         return kc_error_set(err, KC_EBUSY, "informer %s: already started or stopped", inf->name);
     }
     inf->started = true;
@@ -139,8 +135,10 @@ int kc_informer_start(kc_informer *inf, kc_error *err)
         inf->phase = KC_INFORMER_NEW;
     }
     pthread_mutex_unlock(&inf->st_mu);
-    if (rc != 0)
+    if (rc != 0) {
+        kc__inf_exit_unregister(inf);
         return kc_error_set(err, KC_ENOMEM, "informer %s: cannot start thread", inf->name);
+    }
     return 0;
 }
 
@@ -158,6 +156,8 @@ int kc__informer_watch_from(kc_informer *inf, const char *rv)
 
 void kc_informer_stop(kc_informer *inf)
 {
+    if (!inf)
+        return;
     pthread_mutex_lock(&inf->st_mu);
     bool was_stopping = inf->stopping;
     bool join = inf->started && !was_stopping;
@@ -166,24 +166,35 @@ void kc_informer_stop(kc_informer *inf)
     if (inf->cancel)
         kc_cancel_fire(inf->cancel);
     pthread_cond_broadcast(&inf->st_cv);
+    /* Another stop is joining: wait until it has (kc_informer_stop promises joined threads, which
+     * the exit handler relies on). */
+    while (was_stopping && !inf->stop_done)
+        pthread_cond_wait(&inf->st_cv, &inf->st_mu);
     pthread_mutex_unlock(&inf->st_mu);
     if (was_stopping)
         return;
-    if (join)
+    if (join && !pthread_equal(inf->thread, pthread_self()))
         pthread_join(inf->thread, NULL);
     if (inf->store)
         kc_store_stop(inf->store);
     kc__inf_regs_stop_all(inf);
+    pthread_mutex_lock(&inf->st_mu);
+    inf->stop_done = true;
+    pthread_cond_broadcast(&inf->st_cv);
+    pthread_mutex_unlock(&inf->st_mu);
+    kc__inf_exit_unregister(inf);
+    if (inf->on_state)
+        inf->on_state(inf->on_state_ud);
 }
 
 kc_store *kc_informer_store(kc_informer *inf)
 {
-    return inf->store;
+    return inf ? inf->store : NULL;
 }
 
 const char *kc_informer_name(const kc_informer *inf)
 {
-    return inf->name;
+    return inf ? inf->name : "";
 }
 
 /* ---- state used by the reflector ------------------------------------------------------------ */
@@ -204,6 +215,8 @@ void kc__inf_set_connected(kc_informer *inf, bool connected)
         if (!connected)
             inf->disconnected_since_ns = kc__now_ns();
     }
+    if (connected)
+        inf->consecutive_errors = 0;
     pthread_mutex_unlock(&inf->st_mu);
 }
 
@@ -228,9 +241,9 @@ void kc__inf_mark_synced(kc_informer *inf)
         uint64_t one = 1;
         ssize_t w = write(inf->sync_fd, &one, sizeof(one));
         (void)w; /* cannot fail for a fresh eventfd counter */
-        if (inf->on_synced)
-            inf->on_synced(inf->on_synced_ud);
     }
+    if (first && inf->on_state)
+        inf->on_state(inf->on_state_ud);
 }
 
 bool kc__inf_sleep(kc_informer *inf, uint64_t ns)
@@ -267,102 +280,4 @@ void kc__inf_drop_cancel(kc_informer *inf, kc_cancel *c)
         inf->cancel = NULL;
     pthread_mutex_unlock(&inf->st_mu);
     kc_cancel_free(c);
-}
-
-/* ---- readiness ------------------------------------------------------------------------------ */
-
-bool kc_informer_has_synced(kc_informer *inf)
-{
-    pthread_mutex_lock(&inf->st_mu);
-    bool s = inf->synced;
-    pthread_mutex_unlock(&inf->st_mu);
-    return s;
-}
-
-static bool ready_locked(kc_informer *inf, uint64_t now)
-{
-    if (!inf->synced || inf->stopping)
-        return false;
-    if (inf->o.max_staleness_ms <= 0 || inf->connected)
-        return true;
-    return now - inf->disconnected_since_ns <= (uint64_t)inf->o.max_staleness_ms * KC__NS_PER_MS;
-}
-
-bool kc_informer_ready(kc_informer *inf)
-{
-    pthread_mutex_lock(&inf->st_mu);
-    bool r = ready_locked(inf, kc__now_ns());
-    pthread_mutex_unlock(&inf->st_mu);
-    return r;
-}
-
-int kc_informer_wait_synced(kc_informer *inf, int64_t timeout_ms)
-{
-    uint64_t deadline = kc__deadline_after_ms(timeout_ms);
-    int rc = 0;
-    pthread_mutex_lock(&inf->st_mu);
-    while (!inf->synced) {
-        if (inf->stopping) {
-            rc = KC_ESTOPPED;
-            break;
-        }
-        if (kc__cond_wait_until(&inf->st_cv, &inf->st_mu, deadline) == KC_ETIMEOUT) {
-            rc = inf->synced ? 0 : KC_ETIMEOUT;
-            break;
-        }
-    }
-    if (rc == 0 && inf->stopping && !inf->synced)
-        rc = KC_ESTOPPED;
-    pthread_mutex_unlock(&inf->st_mu);
-    return rc;
-}
-
-int kc_informer_sync_fd(kc_informer *inf)
-{
-    return inf->sync_fd;
-}
-
-const char *kc_informer_phase_name(kc_informer_phase phase)
-{
-    switch (phase) {
-    case KC_INFORMER_NEW:
-        return "new";
-    case KC_INFORMER_SYNCING:
-        return "syncing";
-    case KC_INFORMER_SYNCED:
-        return "synced";
-    case KC_INFORMER_RESYNCING:
-        return "resyncing";
-    case KC_INFORMER_STOPPED:
-        return "stopped";
-    }
-    return "unknown";
-}
-
-void kc_informer_get_status(kc_informer *inf, kc_informer_status *ret)
-{
-    kc_informer_status st;
-    memset(&st, 0, sizeof(st));
-    uint64_t now = kc__now_ns();
-    pthread_mutex_lock(&inf->st_mu);
-    st.phase = inf->phase;
-    st.synced = inf->synced;
-    st.ready = ready_locked(inf, now);
-    st.connected = inf->connected;
-    st.disconnected_ms = (inf->connected || !inf->started)
-                             ? 0
-                             : (int64_t)((now - inf->disconnected_since_ns) / KC__NS_PER_MS);
-    st.last_sync_duration_s = inf->last_sync_s;
-    st.streaming = inf->streaming;
-    pthread_mutex_unlock(&inf->st_mu);
-    st.objects = kc_store_len(inf->store);
-    if (kc_store_watermark(inf->store, st.watermark, sizeof(st.watermark)) < 0)
-        st.watermark[0] = '\0';
-    st.relists = atomic_load(&inf->relists);
-    st.watch_restarts = atomic_load(&inf->watch_restarts);
-    st.events_applied = atomic_load(&inf->events_applied);
-    st.bookmarks = atomic_load(&inf->bookmarks);
-    st.errors = atomic_load(&inf->errors);
-    st.lagging_handlers = kc__inf_lagging_count(inf);
-    *ret = st;
 }

@@ -61,12 +61,35 @@ struct kc_informer_reg {
     struct kc_informer_reg *next;
 };
 
+/* What an informer watches, checked and canonicalised (spec.c). Strings owned. */
+typedef struct kc__inf_spec {
+    char *group, *version, *resource; /* group "" for the core group */
+    char *ns;                         /* NULL = all namespaces / cluster-scoped */
+    char *label_selector;             /* canonical text; NULL = everything */
+    char *field_selector;             /* canonical text; NULL = everything */
+    bool metadata_only;
+    char *id; /* identity: kc_cache key and derived display name (spec.c) */
+} kc__inf_spec;
+
+/* Check gvr and the spec fields of o (namespace, selectors, metadata_only) and fill *s; KC_EINVAL
+ * with err naming the field and the reason, KC_ENOMEM. On failure *s is empty. */
+int kc__inf_spec_init(kc__inf_spec *s, const kc_gvr *gvr, const kc_informer_opts *o, kc_error *err);
+void kc__inf_spec_clear(kc__inf_spec *s);
+
+/* The last list/watch failure (st_mu). */
+typedef struct kc__inf_err {
+    int code, http_status;
+    char reason[64], message[256];
+    int64_t unix_ms;
+    uint64_t mono_ns;
+} kc__inf_err;
+
 struct kc_informer {
     kc_client *client;
-    char *group, *version, *resource;
-    kc_gvr gvr;
-    kc_informer_opts o; /* strings below are owned copies */
-    char *name;
+    kc__inf_spec spec;
+    kc_gvr gvr;         /* points into spec */
+    kc_informer_opts o; /* ns/selectors point into spec; name is NULL (see name) */
+    char *name;         /* display name: opts->name or spec.id */
     kc_store *store;
 
     pthread_mutex_t ev_mu;
@@ -82,7 +105,12 @@ struct kc_informer {
     pthread_cond_t st_cv;
     kc_informer_phase phase;
     bool synced, started, stopping, connected, streaming, streaming_unsupported;
-    bool initial_end_seen; /* streaming attempt reached the bookmark (watchdog reads it) */
+    bool stop_done;              /* kc_informer_stop finished joining (concurrent stops wait) */
+    kc__inf_err last_err;        /* the last failure; code 0 = none yet */
+    uint64_t consecutive_errors; /* failures since the last success */
+    bool exit_registered;        /* listed for the exit handler (exit.c; its mutex) */
+    bool exit_pinned;            /* st_mu: the exit handler is stopping it; free waits */
+    bool initial_end_seen;       /* streaming attempt reached the bookmark (watchdog reads it) */
     uint64_t disconnected_since_ns;
     uint64_t sync_start_ns;
     double last_sync_s;
@@ -90,8 +118,10 @@ struct kc_informer {
     pthread_t thread, watchdog;
     int sync_fd;
     char start_rv[KC_STORE_RV_MAX]; /* kc__informer_watch_from: first watch's RV, no list */
-    void (*on_synced)(void *ud);    /* cache hook, called once (outside locks) */
-    void *on_synced_ud;
+    /* cache hook, called outside the informer's locks when it syncs, fails or stops (set before
+     * start, never changed) */
+    void (*on_state)(void *ud);
+    void *on_state_ud;
 
     _Atomic uint64_t relists, watch_restarts, events_applied, bookmarks, errors;
     _Atomic uint64_t last_event_ns;
@@ -108,15 +138,18 @@ void kc__inf_push_change_owned(kc_informer *inf, kc_store_change *ch);
 void kc__inf_flush(kc_informer *inf);
 /* handlers.c: tell every registration the informer has synced (ev_mu held; flushes first). */
 void kc__inf_push_synced(kc_informer *inf);
-/* handlers.c: stop and free every registration (informer stopping). */
+/* handlers.c: stop every registration and join its dispatcher (informer stopping); they stay
+ * allocated until kc__inf_regs_free_all (informer freed). */
 void kc__inf_regs_stop_all(kc_informer *inf);
+void kc__inf_regs_free_all(kc_informer *inf);
 /* handlers.c: registrations currently lagging. */
 size_t kc__inf_lagging_count(kc_informer *inf);
 
 /* reflector.c: the thread body. */
 void *kc__reflector_main(void *arg);
 
-/* informer.c: state transitions used by the reflector. */
+/* informer.c: state transitions used by the reflector. set_connected(true) is a success: it
+ * ends a streak of failures. */
 void kc__inf_set_connected(kc_informer *inf, bool connected);
 void kc__inf_mark_synced(kc_informer *inf);
 void kc__inf_set_phase(kc_informer *inf, kc_informer_phase phase);
@@ -126,6 +159,24 @@ bool kc__inf_sleep(kc_informer *inf, uint64_t ns);
 kc_cancel *kc__inf_new_cancel(kc_informer *inf);
 void kc__inf_drop_cancel(kc_informer *inf, kc_cancel *c);
 bool kc__inf_stopping(kc_informer *inf);
+
+/* status.c: a list or watch failed with code (detail e, may be NULL): record it as the last
+ * error and wake sync waiters (they return at once on a permanent failure). Returns the number
+ * of consecutive failures, this one included. */
+uint64_t kc__inf_note_failure(kc_informer *inf, int code, const kc_error *e);
+/* status.c: not synced, and the last failure (nothing succeeded since) is permanent. */
+bool kc__inf_failed_permanently(kc_informer *inf);
+/* status.c: true for failures of the initial list that retrying cannot fix while the server stays
+ * as it is (404 NotFound: resource not served; 400 BadRequest; 405 MethodNotAllowed): sync waiters
+ * fail fast with the code instead of timing out. The reflector keeps retrying (a CRD may appear).
+ */
+bool kc__inf_permanent(int code);
+/* status.c: "KC_ENOTFOUND (HTTP 404 NotFound): message" for st's last error, appended to b. */
+void kc__inf_error_text(const kc_informer_status *st, kc__buf *b);
+
+/* exit.c: list a started informer for the exit handler / drop it (stop, free). */
+void kc__inf_exit_register(kc_informer *inf);
+void kc__inf_exit_unregister(kc_informer *inf);
 
 /* informer.c, for benchmarks only: before kc_informer_start, make the reflector skip the initial
  * list and watch from rv (the informer never reports synced unless a relist happens). Lets

@@ -34,8 +34,10 @@ typedef struct refl {
     char rv[KC_STORE_RV_MAX]; /* last synced RV (resume point) */
     bool need_list;
     bool list_at_rv;   /* next list at rv with NotOlderThan (after 410) */
-    unsigned attempts; /* consecutive failures */
+    unsigned attempts; /* consecutive failures (for the backoff; reset after backoff_reset_ms) */
     uint64_t last_fail_ns;
+    uint64_t streak;    /* failures since the last success (as kc_informer_status says) */
+    uint64_t warned_ns; /* when the current streak was last logged at warning level; 0 = not */
     kc__rng rng;
     /* streaming attempt */
     kc_store_batch *batch;
@@ -51,11 +53,51 @@ static void set_rv(refl *r, const char *rv)
         strcpy(r->rv, rv);
 }
 
-static void on_fail(refl *r, const kc_error *e)
+/* Failures in a row before they are logged at warning level (a lone failure is routine: a
+ * dropped connection, a 429); then at most one warning per KC__WARN_EVERY_NS while they last. */
+#define KC__WARN_AFTER    3
+#define KC__WARN_EVERY_NS (60 * KC__NS_PER_SEC)
+
+/* Say that the failure streak ended (after a warning: at info level). */
+static void on_success(refl *r)
+{
+    if (r->warned_ns)
+        KC__LOG_INFO("informer %s: recovered after %llu failures", r->inf->name,
+                     (unsigned long long)r->streak);
+    r->warned_ns = 0;
+    r->streak = 0;
+}
+
+static void log_failure(refl *r, const char *what, uint64_t n, bool permanent, uint64_t retry_ns)
+{
+    kc_informer *inf = r->inf;
+    uint64_t now = kc__now_ns();
+    bool warn = (permanent && n == 1) || n == KC__WARN_AFTER ||
+                (r->warned_ns && now - r->warned_ns >= KC__WARN_EVERY_NS);
+    int level = warn ? KC__LOG_WARN : KC__LOG_DEBUG;
+    if (!kc__log_enabled(level))
+        return;
+    if (warn)
+        r->warned_ns = now;
+    kc_informer_status st;
+    kc_informer_get_status(inf, &st);
+    kc__buf b = KC__BUF_INIT(4096);
+    kc__inf_error_text(&st, &b);
+    kc__log(level, "informer %s: %s failed%s%s (%llu in a row): %s; retrying in %llu ms", inf->name,
+            what, permanent ? " permanently" : "",
+            permanent ? " (waiters fail at once until it succeeds)" : "", (unsigned long long)n,
+            b.data ? b.data : "error", (unsigned long long)(retry_ns / KC__NS_PER_MS));
+    kc__buf_free(&b);
+}
+
+static void on_fail(refl *r, const char *what, int rc, const kc_error *e)
 {
     kc_informer *inf = r->inf;
     atomic_fetch_add(&inf->errors, 1);
     kc__inf_set_connected(inf, false);
+    uint64_t n = kc__inf_note_failure(inf, rc, e);
+    r->streak = n;
+    bool permanent = kc__inf_permanent(rc) && !kc_informer_has_synced(inf);
     uint64_t now = kc__now_ns();
     if (r->last_fail_ns &&
         now - r->last_fail_ns > (uint64_t)inf->o.backoff_reset_ms * KC__NS_PER_MS)
@@ -73,8 +115,7 @@ static void on_fail(refl *r, const kc_error *e)
     if (e && e->retry_after_s > 0 && (uint64_t)e->retry_after_s * KC__NS_PER_SEC > d)
         d = (uint64_t)e->retry_after_s * KC__NS_PER_SEC;
     r->attempts++;
-    KC__LOG_DEBUG("informer %s: %s; retry in %llu ms", inf->name,
-                  e && e->message ? e->message : "error", (unsigned long long)(d / KC__NS_PER_MS));
+    log_failure(r, what, n, permanent, d);
     kc__inf_sleep(inf, d);
 }
 
@@ -112,8 +153,9 @@ static int install(refl *r, kc_store_batch *b, const char *list_rv, uint64_t t0,
     pthread_mutex_lock(&inf->st_mu);
     inf->last_sync_s = (double)(kc__now_ns() - t0) / 1e9;
     pthread_mutex_unlock(&inf->st_mu);
+    kc__inf_set_connected(inf, true); /* first: whoever sees "synced" sees the streak ended */
+    on_success(r);
     kc__inf_mark_synced(inf);
-    kc__inf_set_connected(inf, true);
     r->need_list = false;
     r->list_at_rv = false;
     return 0;
@@ -183,8 +225,10 @@ static int watch_cb(void *ud, const kc_watch_event *ev)
     atomic_store(&inf->last_event_ns, kc__now_ns());
     if (!r->watched_event) {
         r->watched_event = true;
-        if (!r->initial)
+        if (!r->initial) {
             kc__inf_set_connected(inf, true);
+            on_success(r);
+        }
     }
     switch (ev->type) {
     case KC_WATCH_ERROR:
@@ -416,7 +460,12 @@ static void list_cycle(refl *r)
                 return;
             goto watch_result;
         }
-        if (is_rejection(rc) && inf->o.list_mode == KC_INFORMER_LIST_AUTO) {
+        if (rc == KC_ENOTFOUND && inf->o.list_mode == KC_INFORMER_LIST_AUTO) {
+            /* Most likely the resource is not served: let the paged LIST say so (and report it),
+             * without giving up streaming lists for when it is. */
+            kc_error_clear(&err);
+            rc = paged_list(r, &err);
+        } else if (is_rejection(rc) && inf->o.list_mode == KC_INFORMER_LIST_AUTO) {
             KC__LOG_INFO("informer %s: streaming list not available (%s); using LIST", inf->name,
                          kc_strerror(rc));
             inf->streaming_unsupported = true;
@@ -443,7 +492,7 @@ static void list_cycle(refl *r)
         kc_error_clear(&err);
         return;
     }
-    on_fail(r, &err);
+    on_fail(r, "list", rc, &err);
     kc_error_clear(&err);
     return;
 watch_result:
@@ -454,7 +503,7 @@ watch_result:
         r->need_list = true;
         r->list_at_rv = false;
     } else {
-        on_fail(r, &err);
+        on_fail(r, "watch", rc, &err);
     }
     kc_error_clear(&err);
 }
@@ -480,7 +529,7 @@ static void watch_cycle(refl *r)
         r->need_list = true;
         r->list_at_rv = false;
     } else {
-        on_fail(r, &err);
+        on_fail(r, "watch", rc, &err);
     }
     kc_error_clear(&err);
 }

@@ -166,6 +166,10 @@ int kc__sj_pointer(kc__sj_ctx *ctx, const char *text, size_t len, const char *po
  * any decoder built on simdjson. */
 int64_t kc__sj_reference_pass(kc__sj_ctx *ctx, const char *text, size_t len, bool stage1_only);
 
+/* Build simdjson's lazily constructed singletons now (sj_statics.cpp), so that an exit handler
+ * registered afterwards runs before their destructors. Idempotent, thread-safe. */
+void kc__sj_init_statics(void);
+
 KC_END_DECLS
 
 #endif

@@ -11,6 +11,7 @@
  *   sj_watch.cpp    watch event lines
  *   sj_status.cpp   metav1.Status
  *   sj_pointer.cpp  JSON Pointer lookup
+ *   sj_statics.cpp  building simdjson's singletons early (exit safety, informer/exit.c)
  * No other file of the project uses simdjson or C++.
  *
  * Instruction set: On-Demand's walk is compiled into these files for one instruction set, the

@@ -39,7 +39,7 @@ static void test_cache_readiness_shared_informer_and_wait_all(void **st)
     IFX_RC(kc_cache_get_informer(c, &gvr_secrets, &o, &s, &e), 0, &e);
     assert_ptr_not_equal(a, s);
     assert_int_equal(kc_cache_informer_count(c), 2);
-    assert_int_equal(kc_cache_wait_synced(c, 20000), 0);
+    assert_int_equal(kc_cache_wait_synced(c, 20000, NULL), 0);
     assert_true(kc_cache_has_synced(c));
     assert_true(kc_informer_has_synced(a) && kc_informer_has_synced(s));
     assert_int_equal(kc_store_len(kc_informer_store(a)), 10);
@@ -58,7 +58,7 @@ static void test_cache_readiness_late_informer_joins(void **st)
     kc_error e = KC_ERROR_INIT;
     kc_informer_opts o = {.ns = "default", .list_mode = KC_INFORMER_LIST_PAGED};
     IFX_RC(kc_cache_get_informer(c, &ifx_cm, &o, &a, &e), 0, &e);
-    assert_int_equal(kc_cache_wait_synced(c, 20000), 0);
+    assert_int_equal(kc_cache_wait_synced(c, 20000, NULL), 0);
     assert_true(fd_readable(kc_cache_sync_fd(c), 5000));
     /* Lists now fail: the late informer cannot sync; the cache is not synced any more. */
     kc_server_faults fl = {0};
@@ -67,10 +67,10 @@ static void test_cache_readiness_late_informer_joins(void **st)
     IFX_RC(kc_cache_get_informer(c, &gvr_secrets, &o, &late, &e), 0, &e);
     assert_false(kc_cache_has_synced(c));
     assert_false(fd_readable(kc_cache_sync_fd(c), 0));
-    assert_int_equal(kc_cache_wait_synced(c, 200), KC_ETIMEOUT);
+    assert_int_equal(kc_cache_wait_synced(c, 200, NULL), KC_ETIMEOUT);
     memset(&fl, 0, sizeof(fl));
     ifx_faults(&f, &fl);
-    assert_int_equal(kc_cache_wait_synced(c, 20000), 0);
+    assert_int_equal(kc_cache_wait_synced(c, 20000, NULL), 0);
     assert_true(fd_readable(kc_cache_sync_fd(c), 5000));
     assert_int_equal(kc_store_len(kc_informer_store(late)), 4);
     kc_cache_free(c);
@@ -86,14 +86,14 @@ static void test_cache_readiness_optional_informer_not_required(void **st)
     kc_error e = KC_ERROR_INIT;
     kc_informer_opts o = {.ns = "default", .list_mode = KC_INFORMER_LIST_PAGED};
     IFX_RC(kc_cache_get_informer(c, &ifx_cm, &o, &a, &e), 0, &e);
-    assert_int_equal(kc_cache_wait_synced(c, 20000), 0);
+    assert_int_equal(kc_cache_wait_synced(c, 20000, NULL), 0);
     kc_server_faults fl = {0};
     fl.rate_503[KC_VERB_LIST] = 1.0;
     ifx_faults(&f, &fl);
     kc_informer_opts oo = {.ns = "default", .list_mode = KC_INFORMER_LIST_PAGED, .optional = true};
     IFX_RC(kc_cache_get_informer(c, &gvr_secrets, &oo, &opt, &e), 0, &e);
     assert_false(kc_cache_informer_required(c, 1));
-    assert_int_equal(kc_cache_wait_synced(c, 1000), 0);
+    assert_int_equal(kc_cache_wait_synced(c, 1000, NULL), 0);
     assert_true(kc_cache_ready(c));
     assert_false(kc_informer_has_synced(opt));
     kc_cache_free(c);
@@ -108,7 +108,7 @@ struct cwait {
 static void *cwait_main(void *p)
 {
     struct cwait *w = p;
-    w->rc = kc_cache_wait_synced(w->c, -1);
+    w->rc = kc_cache_wait_synced(w->c, -1, NULL);
     return NULL;
 }
 

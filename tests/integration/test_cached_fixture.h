@@ -116,7 +116,7 @@ static inline kc_store *fx_store(fx *f, const kc_gvr *gvr)
     kc_informer *inf = NULL;
     kc_error e = KC_ERROR_INIT;
     FX_RC(kc_cache_get_informer(f->cache, gvr, NULL, &inf, &e), 0, &e);
-    assert_int_equal(kc_informer_wait_synced(inf, 10000), 0);
+    assert_int_equal(kc_informer_wait_synced(inf, 10000, NULL), 0);
     return kc_informer_store(inf);
 }
 

@@ -2,6 +2,9 @@
  * The health endpoint against the embedded API server: /readyz flips to 200 exactly when the
  * cache syncs, lists each informer with ?verbose, fails again when the watch has been down longer
  * than max_staleness_ms and recovers; /healthz, /livez, /metrics (Prometheus text), 404.
+ * /readyz?verbose says why an informer is not synced (its last error; issue 16 point 11), and
+ * informers of one resource that differ in selectors or metadata mode have distinct names, so no
+ * two Prometheus series share a label set (point 12).
  */
 #include "test_informer_fixture.h"
 
@@ -74,7 +77,7 @@ static void test_health_endpoint_readyz_flips_at_sync(void **st)
     assert_non_null(strstr(r.body.data, "readyz check failed"));
     memset(&fl, 0, sizeof(fl));
     ifx_faults(&f, &fl);
-    assert_int_equal(kc_cache_wait_synced(c, 20000), 0);
+    assert_int_equal(kc_cache_wait_synced(c, 20000, NULL), 0);
     assert_int_equal(http_get(h, "/readyz", &r), 200);
     assert_string_equal(r.body.data, "ok");
     assert_int_equal(http_get(h, "/readyz?verbose", &r), 200);
@@ -84,6 +87,132 @@ static void test_health_endpoint_readyz_flips_at_sync(void **st)
     assert_string_equal(r.body.data, "ok");
     assert_int_equal(http_get(h, "/livez?verbose", &r), 200);
     assert_int_equal(http_get(h, "/nope", &r), 404);
+    kc__buf_free(&r.body);
+    kc_health_stop(h);
+    kc_cache_free(c);
+    ifx_down(&f);
+}
+
+/* Poll /readyz?verbose until its body contains text (bounded; as readyz_until). */
+static bool readyz_contains(kc_health *h, const char *text, int64_t timeout_ms, resp *r)
+{
+    uint64_t deadline = kc__deadline_after_ms(timeout_ms);
+    for (;;) {
+        http_get(h, "/readyz?verbose", r);
+        if (r->body.data && strstr(r->body.data, text))
+            return true;
+        if (kc__now_ns() >= deadline)
+            return false;
+        kc__sleep_ns(20 * KC__NS_PER_MS);
+    }
+}
+
+static void test_health_endpoint_readyz_says_why(void **st)
+{
+    ifx f;
+    ifx_up(&f, "configmaps=5:ns=default");
+    kc_server_faults fl = {0};
+    fl.rate_503[KC_VERB_LIST] = 1.0;
+    ifx_faults(&f, &fl);
+    kc_cache *c = NULL;
+    kc_error e = KC_ERROR_INIT;
+    kc_cache_opts co = {.defaults = {.backoff_initial_ms = 20, .backoff_max_ms = 50}};
+    IFX_RC(kc_cache_new(f.client, &co, &c, &e), 0, &e);
+    kc_health *h = NULL;
+    IFX_RC(kc_health_start(c, NULL, NULL, &h, &e), 0, &e);
+    kc_informer *inf = NULL;
+    kc_informer_opts o = {.ns = "default", .list_mode = KC_INFORMER_LIST_PAGED};
+    IFX_RC(kc_cache_get_informer(c, &ifx_cm, &o, &inf, &e), 0, &e);
+    resp r = {0, KC__BUF_INIT(0)};
+    assert_true(readyz_contains(h, "last error", 10000, &r));
+    assert_int_equal(r.status, 503);
+    assert_non_null(strstr(r.body.data, "[-]informer default/configmaps failed: not synced: last "
+                                        "error "));
+    assert_non_null(strstr(r.body.data, "in a row): KC_ESERVER (HTTP 503 ServiceUnavailable): "
+                                        "injected fault"));
+    memset(&fl, 0, sizeof(fl));
+    ifx_faults(&f, &fl);
+    assert_int_equal(kc_cache_wait_synced(c, 20000, NULL), 0);
+    assert_int_equal(http_get(h, "/readyz?verbose", &r), 200);
+    assert_null(strstr(r.body.data, "last error")); /* recovered: the streak is over */
+    kc__buf_free(&r.body);
+    kc_health_stop(h);
+    kc_cache_free(c);
+    ifx_down(&f);
+}
+
+/* Every series line "name{labels} value" of a metrics text: no "name{labels}" twice. */
+static void assert_unique_series(const char *m)
+{
+    size_t n = 0, cap = 256;
+    char **seen = calloc(cap, sizeof(char *));
+    for (const char *line = m; *line;) {
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen(line);
+        const char *sp = memchr(line, ' ', len);
+        if (line[0] != '#' && sp) {
+            char *key = strndup(line, (size_t)(sp - line));
+            for (size_t i = 0; i < n; i++) {
+                if (strcmp(seen[i], key) == 0)
+                    fprintf(stderr, "duplicate series: %s\n", key);
+                assert_string_not_equal(seen[i], key);
+            }
+            if (n == cap)
+                seen = realloc(seen, (cap *= 2) * sizeof(char *));
+            seen[n++] = key;
+        }
+        line += len + (end ? 1 : 0);
+    }
+    assert_true(n > 0);
+    for (size_t i = 0; i < n; i++)
+        free(seen[i]);
+    free(seen);
+}
+
+static void test_health_endpoint_distinct_names(void **st)
+{
+    ifx f;
+    ifx_up(&f, "configmaps=5:ns=default");
+    kc_cache *c = NULL;
+    kc_error e = KC_ERROR_INIT;
+    IFX_RC(kc_cache_new(f.client, NULL, &c, &e), 0, &e);
+    kc_health *h = NULL;
+    IFX_RC(kc_health_start(c, NULL, NULL, &h, &e), 0, &e);
+    kc_informer_opts plain = {.ns = "default"};
+    kc_informer_opts fielded = {.ns = "default", .field_selector = "metadata.name=x"};
+    kc_informer_opts meta = {.ns = "default", .metadata_only = true};
+    kc_informer *a = NULL, *b = NULL, *m = NULL;
+    IFX_RC(kc_cache_get_informer(c, &ifx_cm, &plain, &a, &e), 0, &e);
+    IFX_RC(kc_cache_get_informer(c, &ifx_cm, &fielded, &b, &e), 0, &e);
+    IFX_RC(kc_cache_get_informer(c, &ifx_cm, &meta, &m, &e), 0, &e);
+    assert_int_equal(kc_cache_wait_synced(c, 20000, NULL), 0);
+    resp r = {0, KC__BUF_INIT(0)};
+    assert_int_equal(http_get(h, "/metrics", &r), 200);
+    assert_unique_series(r.body.data); /* all three were informer="default/configmaps" */
+    assert_string_equal(kc_informer_name(a), "default/configmaps");
+    assert_string_equal(kc_informer_name(b), "default/configmaps[metadata.name=x]");
+    assert_string_equal(kc_informer_name(m), "default/configmaps(metadata-only)");
+    assert_int_equal(http_get(h, "/readyz?verbose", &r), 200);
+    assert_non_null(strstr(r.body.data, "[+]informer default/configmaps ok\n"));
+    assert_non_null(strstr(r.body.data, "[+]informer default/configmaps[metadata.name=x] ok\n"));
+    assert_non_null(strstr(r.body.data, "[+]informer default/configmaps(metadata-only) ok\n"));
+    assert_int_equal(http_get(h, "/metrics", &r), 200);
+    assert_non_null(strstr(r.body.data, "kcache_informer_objects{informer=\"default/configmaps("
+                                        "metadata-only)\",group=\"\",version=\"v1\",resource=\""
+                                        "configmaps\",namespace=\"default\"} 5\n"));
+    /* A name given in the options must not be another informer's. */
+    kc_informer_opts taken = {.ns = "kube-system", .name = "default/configmaps"};
+    kc_informer *x = NULL;
+    IFX_RC(kc_cache_get_informer(c, &ifx_cm, &taken, &x, &e), KC_EINVAL, &e);
+    assert_non_null(strstr(e.message, "\"default/configmaps\" is already used"));
+    kc_error_clear(&e);
+    kc_informer_opts mine = {.ns = "kube-system", .name = "mine"};
+    IFX_RC(kc_cache_get_informer(c, &ifx_cm, &mine, &x, &e), 0, &e);
+    assert_string_equal(kc_informer_name(x), "mine");
+    kc_informer_opts mine2 = {.label_selector = "a=b", .name = "mine"};
+    IFX_RC(kc_cache_get_informer(c, &ifx_cm, &mine2, &x, &e), KC_EINVAL, &e);
+    kc_error_clear(&e);
+    assert_int_equal(kc_cache_informer_count(c), 4);
     kc__buf_free(&r.body);
     kc_health_stop(h);
     kc_cache_free(c);
@@ -103,7 +232,7 @@ static void test_health_endpoint_readyz_fails_when_stale(void **st)
     kc_informer *inf = NULL;
     kc_informer_opts o = {.ns = "default", .max_staleness_ms = 300};
     IFX_RC(kc_cache_get_informer(c, &ifx_cm, &o, &inf, &e), 0, &e);
-    assert_int_equal(kc_cache_wait_synced(c, 20000), 0);
+    assert_int_equal(kc_cache_wait_synced(c, 20000, NULL), 0);
     resp r = {0, KC__BUF_INIT(0)};
     assert_int_equal(readyz_until(h, 200, 5000, &r), 200);
     /* Break the watch: every watch/list fails and the open stream is closed. */
@@ -124,6 +253,11 @@ static void test_health_endpoint_readyz_fails_when_stale(void **st)
     ifx_down(&f);
 }
 
+/* The labels of the series of the "default/configmaps" informer. */
+#define CM_LABELS                                                                                  \
+    "{informer=\"default/configmaps\",group=\"\",version=\"v1\",resource=\"configmaps\","          \
+    "namespace=\"default\"}"
+
 static void test_health_endpoint_metrics(void **st)
 {
     ifx f;
@@ -136,17 +270,18 @@ static void test_health_endpoint_metrics(void **st)
     kc_informer *inf = NULL;
     kc_informer_opts o = {.ns = "default"};
     IFX_RC(kc_cache_get_informer(c, &ifx_cm, &o, &inf, &e), 0, &e);
-    assert_int_equal(kc_cache_wait_synced(c, 20000), 0);
+    assert_int_equal(kc_cache_wait_synced(c, 20000, NULL), 0);
     resp r = {0, KC__BUF_INIT(0)};
     assert_int_equal(http_get(h, "/metrics", &r), 200);
     const char *m = r.body.data;
     assert_non_null(strstr(m, "# TYPE kcache_informer_objects gauge\n"));
     assert_non_null(strstr(m, "# HELP kcache_informer_objects "));
-    assert_non_null(strstr(m, "kcache_informer_objects{informer=\"default/configmaps\"} 5\n"));
-    assert_non_null(strstr(m, "kcache_informer_synced{informer=\"default/configmaps\"} 1\n"));
-    assert_non_null(strstr(m, "kcache_informer_ready{informer=\"default/configmaps\"} 1\n"));
+    assert_non_null(strstr(m, "kcache_informer_objects" CM_LABELS " 5\n"));
+    assert_non_null(strstr(m, "kcache_informer_synced" CM_LABELS " 1\n"));
+    assert_non_null(strstr(m, "kcache_informer_ready" CM_LABELS " 1\n"));
+    assert_non_null(strstr(m, "kcache_informer_consecutive_errors" CM_LABELS " 0\n"));
     assert_non_null(strstr(m, "# TYPE kcache_informer_relists_total counter\n"));
-    assert_non_null(strstr(m, "kcache_informer_watermark{informer=\"default/configmaps\"} "));
+    assert_non_null(strstr(m, "kcache_informer_watermark" CM_LABELS " "));
     assert_non_null(strstr(m, "kcache_informer_last_sync_duration_seconds{"));
     assert_non_null(strstr(m, "kcache_cache_ready 1\n"));
     kc__buf_free(&r.body);
@@ -161,6 +296,8 @@ int main(void)
         cmocka_unit_test(test_health_endpoint_readyz_flips_at_sync),
         cmocka_unit_test(test_health_endpoint_readyz_fails_when_stale),
         cmocka_unit_test(test_health_endpoint_metrics),
+        cmocka_unit_test(test_health_endpoint_readyz_says_why),
+        cmocka_unit_test(test_health_endpoint_distinct_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

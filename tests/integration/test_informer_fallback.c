@@ -178,7 +178,7 @@ static void test_informer_fallback_when_bookmark_never_comes(void **st)
     ifx x;
     kc_informer *inf = start_on(&f, &x, 300);
     uint64_t t0 = kc__now_ns();
-    assert_int_equal(kc_informer_wait_synced(inf, 10000), 0);
+    assert_int_equal(kc_informer_wait_synced(inf, 10000, NULL), 0);
     uint64_t el = kc__now_ns() - t0;
     assert_true(el >= 250 * KC__NS_PER_MS); /* it did wait for the bookmark, bounded */
     assert_true(el < 5000 * KC__NS_PER_MS);
@@ -196,7 +196,7 @@ static void test_informer_fallback_when_streaming_rejected(void **st)
     ifx x;
     kc_informer *inf = start_on(&f, &x, 60000);
     uint64_t t0 = kc__now_ns();
-    assert_int_equal(kc_informer_wait_synced(inf, 10000), 0);
+    assert_int_equal(kc_informer_wait_synced(inf, 10000, NULL), 0);
     assert_true(kc__now_ns() - t0 < 5000 * KC__NS_PER_MS); /* no wait for the 60 s bound */
     check_listed(&f, inf);
     kc_informer_free(inf);

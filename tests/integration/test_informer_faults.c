@@ -200,7 +200,7 @@ static void test_informer_faults_converge_after_chaos(void **st)
         IFX_RC(kc_informer_start(inf[i], &e), 0, &e);
     }
     for (int i = 0; i < 2; i++)
-        assert_int_equal(kc_informer_wait_synced(inf[i], 20000), 0);
+        assert_int_equal(kc_informer_wait_synced(inf[i], 20000, NULL), 0);
     writer w = {&f, 600, {{0}}, inf, 2};
     kc__rng_seed(&w.rng, 42);
     run_writes(&w);
@@ -236,7 +236,7 @@ static kc_informer *start_one(ifx *f, kc_informer_list_mode mode)
     kc_error e = KC_ERROR_INIT;
     IFX_RC(kc_informer_new(f->client, &ifx_cm, &o, &inf, &e), 0, &e);
     IFX_RC(kc_informer_start(inf, &e), 0, &e);
-    assert_int_equal(kc_informer_wait_synced(inf, 20000), 0);
+    assert_int_equal(kc_informer_wait_synced(inf, 20000, NULL), 0);
     return inf;
 }
 

@@ -19,7 +19,7 @@ static kc_informer *start_inf(ifx *f, const kc_informer_opts *o)
 
 static void check_synced_equal(ifx *f, kc_informer *inf)
 {
-    assert_int_equal(kc_informer_wait_synced(inf, 20000), 0);
+    assert_int_equal(kc_informer_wait_synced(inf, 20000, NULL), 0);
     assert_true(kc_informer_has_synced(inf));
     char rv[KC_STORE_RV_MAX];
     assert_int_equal(ifx_diff(f, &ifx_cm, "default", kc_informer_store(inf), rv, true), 0);
@@ -68,7 +68,7 @@ static void test_informer_sync_wait_times_out_when_unreachable(void **st)
     kc_informer_opts o = {.ns = "default", .backoff_initial_ms = 50};
     kc_informer *inf = start_inf(&f, &o);
     uint64_t t0 = kc__now_ns();
-    assert_int_equal(kc_informer_wait_synced(inf, 300), KC_ETIMEOUT);
+    assert_int_equal(kc_informer_wait_synced(inf, 300, NULL), KC_ETIMEOUT);
     uint64_t el = kc__now_ns() - t0;
     assert_true(el >= 290 * KC__NS_PER_MS && el < 3000 * KC__NS_PER_MS);
     assert_false(kc_informer_ready(inf));
@@ -89,11 +89,11 @@ static void test_informer_sync_wait_times_out_when_list_fails(void **st)
                           .backoff_initial_ms = 20,
                           .backoff_max_ms = 50};
     kc_informer *inf = start_inf(&f, &o);
-    assert_int_equal(kc_informer_wait_synced(inf, 400), KC_ETIMEOUT);
+    assert_int_equal(kc_informer_wait_synced(inf, 400, NULL), KC_ETIMEOUT);
     /* Once the list succeeds the informer syncs. */
     memset(&fl, 0, sizeof(fl));
     ifx_faults(&f, &fl);
-    assert_int_equal(kc_informer_wait_synced(inf, 20000), 0);
+    assert_int_equal(kc_informer_wait_synced(inf, 20000, NULL), 0);
     kc_informer_free(inf);
     ifx_down(&f);
 }
@@ -106,7 +106,7 @@ struct waiter {
 static void *wait_main(void *p)
 {
     struct waiter *w = p;
-    w->rc = kc_informer_wait_synced(w->inf, -1);
+    w->rc = kc_informer_wait_synced(w->inf, -1, NULL);
     return NULL;
 }
 
@@ -134,7 +134,7 @@ static void test_informer_sync_stop_wakes_every_waiter(void **st)
         pthread_join(t[i], NULL);
         assert_int_equal(w[i].rc, KC_ESTOPPED);
     }
-    assert_int_equal(kc_informer_wait_synced(inf, 1000), KC_ESTOPPED);
+    assert_int_equal(kc_informer_wait_synced(inf, 1000, NULL), KC_ESTOPPED);
     kc_informer_free(inf);
     kc_client_free(f.client);
     kc_config_free(f.cfg);
@@ -162,7 +162,7 @@ static void test_informer_sync_fd_readable_exactly_at_sync(void **st)
     assert_int_equal(poll(&p, 1, 20000), 1);
     assert_true(kc_informer_has_synced(inf));
     assert_int_equal(kc_store_len(kc_informer_store(inf)), 50);
-    assert_int_equal(kc_informer_wait_synced(inf, 0), 0);
+    assert_int_equal(kc_informer_wait_synced(inf, 0, NULL), 0);
     kc_informer_free(inf);
     ifx_down(&f);
 }
@@ -273,7 +273,7 @@ static void test_informer_sync_periodic_resync(void **st)
     kc_informer_reg *r = NULL;
     kc_error e = KC_ERROR_INIT;
     IFX_RC(kc_informer_add_handler(inf, &h, &ho, &r, &e), 0, &e);
-    assert_int_equal(kc_informer_wait_synced(inf, 20000), 0);
+    assert_int_equal(kc_informer_wait_synced(inf, 20000, NULL), 0);
     assert_int_equal(kc_informer_reg_wait_synced(r, 20000), 0);
     /* Wait (bounded, woken by each update) for two resync rounds: updates with old == new. */
     uint64_t deadline = kc__deadline_after_ms(5000);
@@ -316,7 +316,7 @@ static void test_informer_sync_transform_and_metadata_only(void **st)
     for (int i = 0; i < 3; i++) {
         IFX_RC(kc_informer_new(f.client, &ifx_pods, &o[i], &inf[i], &e), 0, &e);
         IFX_RC(kc_informer_start(inf[i], &e), 0, &e);
-        assert_int_equal(kc_informer_wait_synced(inf[i], 20000), 0);
+        assert_int_equal(kc_informer_wait_synced(inf[i], 20000, NULL), 0);
         assert_int_equal(kc_store_len(kc_informer_store(inf[i])), 3);
     }
     assert_false(any_json_contains(inf[0], "\"managedFields\""));

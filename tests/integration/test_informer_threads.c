@@ -101,7 +101,7 @@ static void test_informer_threads_informers_handlers_readers(void **st)
     for (int i = 0; i < 4; i++)
         pthread_create(&readers[i], NULL, reader_main, &sh);
     pthread_create(&blocked, NULL, blocked_waiter_main, kc_informer_store(sh.inf[0]));
-    assert_int_equal(kc_cache_wait_synced(cache, 20000), 0);
+    assert_int_equal(kc_cache_wait_synced(cache, 20000, NULL), 0);
     kc__rng rng;
     kc__rng_seed(&rng, 9);
     for (int i = 0; i < 150; i++) {

@@ -341,8 +341,8 @@ static int cmd_demo(int argc, char **argv)
         fail("starting informers", rc, &e);
         goto out;
     }
-    if ((rc = kc_cache_wait_synced(cache, 60000)) < 0) {
-        fail("waiting for the caches to sync", rc, NULL);
+    if ((rc = kc_cache_wait_synced(cache, 60000, &e)) < 0) {
+        fail("waiting for the caches to sync", rc, &e);
         goto out;
     }
     res.synced_ms = (double)(kc__now_ns() - t0) / 1e6;

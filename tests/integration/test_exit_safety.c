@@ -1,0 +1,106 @@
+/*
+ * Returning from main while informers run must not crash (issue 16 point 9): before the fix
+ * about one run in fifteen died at exit with "pure virtual method called" (simdjson's kernels
+ * destroyed under a decoding reflector) or SIGSEGV. The embedded API server runs in this process
+ * with a writer thread keeping the watches busy; helper_exit (a separate program linked with the
+ * shared libkcache) starts informers against it and returns from main — right after starting them,
+ * once synced, with a health endpoint and a cached client, or by calling exit() from an event
+ * handler. Every run must exit with status 0 and no signal.
+ */
+#include "test_informer_fixture.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define RUNS_PER_MODE 40
+
+typedef struct writer {
+    ifx *f;
+    atomic_bool stop;
+    pthread_t thread;
+} writer;
+
+/* Updates keep every helper's configmaps watch delivering events while it exits. */
+static void *writer_main(void *arg)
+{
+    writer *w = arg;
+    for (unsigned i = 0; !atomic_load(&w->stop); i++) {
+        char val[32];
+        snprintf(val, sizeof(val), "%u", i);
+        ifx_cm_update(w->f, "default", "churn", val);
+    }
+    return NULL;
+}
+
+/* Run helper_exit once; returns its wait status. */
+static int run_helper(const char *url, const char *mode)
+{
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/bin/helper_exit", KC_BINARY_DIR);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        execl(path, path, url, mode, (char *)NULL);
+        _exit(127);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    return status;
+}
+
+static void run_mode(const char *mode)
+{
+    ifx f;
+    ifx_up(&f, "configmaps=1500:ns=default,secrets=200:ns=default,pods=200:ns=default");
+    assert_int_equal(ifx_cm_create(&f, "default", "churn", "0", NULL), 0);
+    writer w = {.f = &f};
+    atomic_init(&w.stop, false);
+    assert_int_equal(pthread_create(&w.thread, NULL, writer_main, &w), 0);
+    int bad = 0;
+    for (int i = 0; i < RUNS_PER_MODE; i++) {
+        int st = run_helper(kc_server_url(f.srv), mode);
+        if (WIFSIGNALED(st) || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+            fprintf(stderr, "helper_exit %s run %d: %s %d\n", mode, i,
+                    WIFSIGNALED(st) ? "signal" : "exit status",
+                    WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+            bad++;
+        }
+    }
+    atomic_store(&w.stop, true);
+    pthread_join(w.thread, NULL);
+    ifx_down(&f);
+    assert_int_equal(bad, 0);
+}
+
+static void test_exit_safety_return_while_listing(void **st)
+{
+    run_mode("early");
+}
+
+static void test_exit_safety_return_while_watching(void **st)
+{
+    run_mode("synced");
+}
+
+static void test_exit_safety_return_with_health_and_cached_client(void **st)
+{
+    run_mode("full");
+}
+
+static void test_exit_safety_exit_from_a_handler(void **st)
+{
+    run_mode("handler");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_exit_safety_return_while_listing),
+        cmocka_unit_test(test_exit_safety_return_while_watching),
+        cmocka_unit_test(test_exit_safety_return_with_health_and_cached_client),
+        cmocka_unit_test(test_exit_safety_exit_from_a_handler),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

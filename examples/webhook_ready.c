@@ -62,7 +62,12 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const ch
 {
     struct MHD_Response *r =
         MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_MUST_COPY);
-    MHD_add_response_header(r, "Content-Type", "application/json");
+    if (!r)
+        return MHD_NO;
+    if (MHD_add_response_header(r, "Content-Type", "application/json") != MHD_YES) {
+        MHD_destroy_response(r);
+        return MHD_NO;
+    }
     enum MHD_Result ret = MHD_queue_response(c, status, r);
     MHD_destroy_response(r);
     return ret;
@@ -121,14 +126,20 @@ static struct MHD_Daemon *serve_webhook(app *a, const char *listen, int *ret_por
     int port = 0;
     if (listen && sscanf(listen, "%63[^:]:%d", host, &port) < 1)
         return NULL;
-    inet_pton(AF_INET, host, &sa.sin_addr);
+    if (inet_pton(AF_INET, host, &sa.sin_addr) != 1 || port < 0 || port > 65535)
+        return NULL;
     sa.sin_port = htons((uint16_t)port);
     struct MHD_Daemon *d =
         MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL, 0, NULL, NULL,
                          on_validate, a, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
                          MHD_OPTION_NOTIFY_COMPLETED, on_done, NULL, MHD_OPTION_END);
-    if (d)
-        *ret_port = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT)->port;
+    const union MHD_DaemonInfo *info = d ? MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT) : NULL;
+    if (!info) {
+        if (d)
+            MHD_stop_daemon(d);
+        return NULL;
+    }
+    *ret_port = info->port;
     return d;
 }
 
@@ -142,7 +153,8 @@ static int readyz_status(kc_health *h)
     if (p) {
         if (fscanf(p, "%d", &code) != 1)
             code = 0;
-        pclose(p);
+        if (pclose(p) != 0)
+            code = 0; /* curl failed: no answer */
     }
     return code;
 }
@@ -153,6 +165,16 @@ static void on_sigint(int sig)
     g_stop = 1;
 }
 
+/* Report a failed step with its reason; returns 1 (the exit status). */
+static int failed(const char *what, int rc, const kc_error *e)
+{
+    fprintf(stderr, "%s: %s: %s\n", what, kc_err_name(rc),
+            e->message ? e->message : kc_strerror(rc));
+    return 1;
+}
+
+/* Every call's result is checked; on failure the reason is printed and what exists is released
+ * (every kcache destructor accepts NULL). */
 int main(int argc, char **argv)
 {
     bool demo = argc > 1 && strcmp(argv[1], "--demo") == 0;
@@ -162,50 +184,54 @@ int main(int argc, char **argv)
     }
     kc_error e = KC_ERROR_INIT;
     kc_server *srv = NULL;
+    kc_config *cfg = NULL;
+    kc_client *client = NULL;
+    kc_health *h = NULL;
+    struct MHD_Daemon *wh = NULL;
+    app a = {0};
     const char *url = argv[1];
+    int status = 1, rc, wport = 0;
     if (demo) {
         kc_server_opts so = {
             .listen = "127.0.0.1:0", .seed_spec = "configmaps=2000:ns=default", .quiet = true};
-        if (kc_server_new(&so, &srv, &e) || kc_server_start(srv, &e)) {
-            fprintf(stderr, "server: %s\n", e.message ? e.message : "failed");
-            return 1;
+        if ((rc = kc_server_new(&so, &srv, &e)) < 0 || (rc = kc_server_start(srv, &e)) < 0) {
+            status = failed("server", rc, &e);
+            goto out;
         }
         url = kc_server_url(srv);
     }
-    kc_config *cfg = NULL;
-    kc_client *client = NULL;
-    app a = {0};
-    if (kc_config_from_url(url, NULL, NULL, &cfg, &e) || kc_client_new(cfg, NULL, &client, &e) ||
-        kc_cache_new(client, NULL, &a.cache, &e)) {
-        fprintf(stderr, "client: %s\n", e.message ? e.message : "failed");
-        return 1;
+    if ((rc = kc_config_from_url(url, NULL, NULL, &cfg, &e)) < 0 ||
+        (rc = kc_client_new(cfg, NULL, &client, &e)) < 0 ||
+        (rc = kc_cache_new(client, NULL, &a.cache, &e)) < 0) {
+        status = failed("client", rc, &e);
+        goto out;
     }
-    kc_health *h = NULL;
-    if (kc_health_start(a.cache, "127.0.0.1:0", NULL, &h, &e) != 0) {
-        fprintf(stderr, "health: %s\n", e.message ? e.message : "failed");
-        return 1;
+    if ((rc = kc_health_start(a.cache, "127.0.0.1:0", NULL, &h, &e)) < 0) {
+        status = failed("health endpoint", rc, &e);
+        goto out;
     }
-    int wport = 0;
-    struct MHD_Daemon *wh =
-        serve_webhook(&a, demo ? "127.0.0.1:0" : (argc > 2 ? argv[2] : "127.0.0.1:8443"), &wport);
+    wh = serve_webhook(&a, demo ? "127.0.0.1:0" : (argc > 2 ? argv[2] : "127.0.0.1:8443"), &wport);
     if (!wh) {
         fprintf(stderr, "cannot serve the webhook\n");
-        return 1;
+        goto out;
     }
     printf("health endpoint %s (readiness probe: /readyz), webhook on port %d\n", kc_health_url(h),
            wport);
     /* The informer starts now; until its initial list is applied /readyz answers 503. */
-    if (kc_cache_get_informer(a.cache, &CONFIGMAPS, NULL, &a.cms, &e) != 0) {
-        fprintf(stderr, "informer: %s\n", e.message ? e.message : "failed");
-        return 1;
+    if ((rc = kc_cache_get_informer(a.cache, &CONFIGMAPS, NULL, &a.cms, &e)) < 0) {
+        status = failed("informer", rc, &e);
+        goto out;
     }
     if (demo) {
         bool ready_now = kc_cache_ready(a.cache);
         printf("right after start: ready=%s, /readyz %d\n", ready_now ? "true" : "false",
                readyz_status(h));
     }
-    int rc = kc_cache_wait_synced(a.cache, 60000, &e);
-    printf("caches synced (%s): %zu ConfigMaps; /readyz now %d\n", kc_strerror(rc),
+    if ((rc = kc_cache_wait_synced(a.cache, 60000, &e)) < 0) { /* e says which and why */
+        status = failed("waiting for the caches", rc, &e);
+        goto out;
+    }
+    printf("caches synced: %zu ConfigMaps; /readyz now %d\n",
            kc_store_len(kc_informer_store(a.cms)), demo ? readyz_status(h) : 200);
     if (demo) {
         char cmd[512];
@@ -218,16 +244,22 @@ int main(int argc, char **argv)
         if (system(cmd) != 0)
             printf("(curl failed)\n");
     } else {
-        signal(SIGINT, on_sigint);
-        signal(SIGTERM, on_sigint);
+        if (signal(SIGINT, on_sigint) == SIG_ERR || signal(SIGTERM, on_sigint) == SIG_ERR) {
+            perror("signal");
+            goto out;
+        }
         while (!g_stop)
             pause();
     }
-    MHD_stop_daemon(wh);
+    status = 0;
+out:
+    kc_error_clear(&e);
+    if (wh)
+        MHD_stop_daemon(wh);
     kc_health_stop(h);
     kc_cache_free(a.cache);
     kc_client_free(client);
     kc_config_free(cfg);
     kc_server_free(srv);
-    return rc == 0 ? 0 : 1;
+    return status;
 }

@@ -7,7 +7,12 @@
  *     caller unrefs* (the caller owns one reference and must call the matching _unref/_free).
  *   - Out-parameters are named ret_… and are left untouched when the call fails.
  *   - Functions return 0 (or a non-negative count) on success and a negative KC_E… code on failure
- *     (see kcache/error.h). Destructors and _unref accept NULL.
+ *     (see kcache/error.h).
+ *   - NULL handles: a function taking a handle returns KC_EINVAL for a NULL one (its kc_error says
+ *     so); destructors, _unref, _stop and other void functions do nothing; getters return their
+ *     "nothing" value — NULL, "" for strings documented never NULL, 0, false, or KC_EINVAL for an
+ *     int (a file descriptor, a port). tests/integration/test_api_null.c holds every function to
+ *     this.
  *   - Thread-safety is stated per function or per type.
  */
 #ifndef KCACHE_COMMON_H

@@ -156,7 +156,11 @@ void kc_cached_client_free(kc_cached_client *cc)
 
 void kc_cached_client_get_stats(kc_cached_client *cc, kc_cached_client_stats *ret)
 {
+    if (!ret)
+        return;
     memset(ret, 0, sizeof(*ret));
+    if (!cc)
+        return;
     ret->waits = atomic_load(&cc->n_waits);
     ret->waits_immediate = atomic_load(&cc->n_waits_immediate);
     ret->wait_timeouts = atomic_load(&cc->n_wait_timeouts);

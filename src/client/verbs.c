@@ -94,6 +94,8 @@ static int kc__object_call(kc_client *c, const char *method, kc__buf *path, cons
 int kc_client_get(kc_client *c, const kc_gvr *gvr, const char *ns, const char *name,
                   kc_obj **ret_obj, kc_error *err)
 {
+    if (!c)
+        return kc_error_set(err, KC_EINVAL, "client is NULL");
     kc__buf p = KC__BUF_INIT(0);
     int rc = kc__build_path(&p, gvr, ns, name ? name : "", NULL, err);
     if (!rc)
@@ -138,6 +140,8 @@ static int kc__get_call(kc_client *c, const kc_gvr *gvr, const char *ns, const c
 int kc_client_list(kc_client *c, const kc_gvr *gvr, const char *ns, const kc_list_opts *opts,
                    kc_list_meta *ret_meta, kc_list_item_cb on_item, void *ud, kc_error *err)
 {
+    if (!c)
+        return kc_error_set(err, KC_EINVAL, "client is NULL");
     kc_list_opts none = {0};
     if (!opts)
         opts = &none;
@@ -184,6 +188,8 @@ int kc_client_get_table(kc_client *c, const kc_gvr *gvr, const char *ns, const c
 int kc_client_list_all(kc_client *c, const kc_gvr *gvr, const char *ns, const kc_list_opts *opts,
                        kc_list_meta *ret_meta, kc_list_item_cb on_item, void *ud, kc_error *err)
 {
+    if (!c)
+        return kc_error_set(err, KC_EINVAL, "client is NULL");
     kc_list_opts o = {0};
     if (opts)
         o = *opts;
@@ -235,6 +241,8 @@ static int kc__write_query(kc__buf *p, const char *manager, const char *validati
 int kc_client_create(kc_client *c, const kc_gvr *gvr, const char *ns, const char *json, size_t len,
                      const kc_write_opts *opts, kc_obj **ret_obj, kc_error *err)
 {
+    if (!c)
+        return kc_error_set(err, KC_EINVAL, "client is NULL");
     kc_write_opts none = {0};
     if (!opts)
         opts = &none;
@@ -283,12 +291,16 @@ static int kc__update(kc_client *c, const kc_gvr *gvr, const char *ns, const cha
 int kc_client_update(kc_client *c, const kc_gvr *gvr, const char *ns, const char *json, size_t len,
                      const kc_write_opts *opts, kc_obj **ret_obj, kc_error *err)
 {
+    if (!c)
+        return kc_error_set(err, KC_EINVAL, "client is NULL");
     return kc__update(c, gvr, ns, json, len, NULL, opts, ret_obj, err);
 }
 
 int kc_client_update_status(kc_client *c, const kc_gvr *gvr, const char *ns, const char *json,
                             size_t len, const kc_write_opts *opts, kc_obj **ret_obj, kc_error *err)
 {
+    if (!c)
+        return kc_error_set(err, KC_EINVAL, "client is NULL");
     return kc__update(c, gvr, ns, json, len, "status", opts, ret_obj, err);
 }
 
@@ -296,6 +308,8 @@ int kc_client_patch(kc_client *c, const kc_gvr *gvr, const char *ns, const char 
                     kc_patch_type type, const char *body, size_t len, const kc_patch_opts *opts,
                     kc_obj **ret_obj, kc_error *err)
 {
+    if (!c)
+        return kc_error_set(err, KC_EINVAL, "client is NULL");
     static const char *const ctypes[] = {
         "application/merge-patch+json", "application/json-patch+json",
         "application/strategic-merge-patch+json", "application/apply-patch+yaml"};
@@ -356,6 +370,8 @@ int kc__client_delete_ex(kc_client *c, const kc_gvr *gvr, const char *ns, const 
                          const kc_delete_opts *opts, kc_obj **ret_obj, char **ret_status_uid,
                          kc_error *err)
 {
+    if (!c)
+        return kc_error_set(err, KC_EINVAL, "client is NULL");
     kc_delete_opts none = KC_DELETE_OPTS_INIT;
     if (!opts)
         opts = &none;
@@ -383,6 +399,8 @@ int kc__client_delete_ex(kc_client *c, const kc_gvr *gvr, const char *ns, const 
 int kc_client_delete_collection(kc_client *c, const kc_gvr *gvr, const char *ns,
                                 const kc_delete_opts *opts, kc_error *err)
 {
+    if (!c)
+        return kc_error_set(err, KC_EINVAL, "client is NULL");
     kc_delete_opts none = KC_DELETE_OPTS_INIT;
     if (!opts)
         opts = &none;

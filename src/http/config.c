@@ -138,6 +138,8 @@ int kc__config_set_server(kc_config *c, const char *url, kc_error *err)
 int kc_config_from_url(const char *url, const char *ca_pem, const char *token, kc_config **ret_cfg,
                        kc_error *err)
 {
+    if (!url || !ret_cfg)
+        return kc_error_set(err, KC_EINVAL, "kc_config_from_url: url and ret_cfg are required");
     kc_config *c = kc__config_alloc();
     if (!c)
         return kc_error_set(err, KC_ENOMEM, "out of memory");
@@ -171,6 +173,8 @@ static bool kc__file_exists(const char *path)
 int kc_config_load(const kc_config_opts *opts, kc_config **ret_cfg, kc_error *err)
 {
     kc_config_opts none = {0};
+    if (!ret_cfg)
+        return kc_error_set(err, KC_EINVAL, "kc_config_load: ret_cfg is required");
     if (!opts)
         opts = &none;
     if (opts->in_cluster)

@@ -355,8 +355,8 @@ int kc_informer_add_handler(kc_informer *inf, const kc_informer_handlers *h,
                             const kc_informer_handler_opts *opts, kc_informer_reg **ret_reg,
                             kc_error *err)
 {
-    if (!h)
-        return kc_error_set(err, KC_EINVAL, "informer: handlers required");
+    if (!inf || !h)
+        return kc_error_set(err, KC_EINVAL, "informer: informer and handlers required");
     kc_informer_reg *r = calloc(1, sizeof(*r));
     if (!r)
         return kc_error_set(err, KC_ENOMEM, "informer: out of memory");
@@ -412,7 +412,7 @@ int kc_informer_add_handler(kc_informer *inf, const kc_informer_handlers *h,
 
 void kc_informer_remove_handler(kc_informer *inf, kc_informer_reg *reg)
 {
-    if (!reg)
+    if (!inf || !reg)
         return;
     bool found = false;
     pthread_mutex_lock(&inf->ev_mu);
@@ -458,6 +458,8 @@ void kc__inf_regs_free_all(kc_informer *inf)
 
 bool kc_informer_reg_synced(kc_informer_reg *reg)
 {
+    if (!reg)
+        return false;
     pthread_mutex_lock(&reg->mu);
     bool s = reg->synced;
     pthread_mutex_unlock(&reg->mu);
@@ -466,6 +468,8 @@ bool kc_informer_reg_synced(kc_informer_reg *reg)
 
 bool kc_informer_reg_lagging(kc_informer_reg *reg)
 {
+    if (!reg)
+        return false;
     pthread_mutex_lock(&reg->mu);
     bool l = reg->lagging;
     pthread_mutex_unlock(&reg->mu);
@@ -474,6 +478,8 @@ bool kc_informer_reg_lagging(kc_informer_reg *reg)
 
 static int reg_wait(kc_informer_reg *reg, int64_t timeout_ms, bool idle)
 {
+    if (!reg)
+        return KC_EINVAL;
     uint64_t deadline = kc__deadline_after_ms(timeout_ms);
     int rc = 0;
     if (idle) {

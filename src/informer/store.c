@@ -168,6 +168,8 @@ void kc__store_retire_tab(kc_store *s, kc__stab *t)
 
 int kc_store_new(const kc_store_opts *opts, kc_store **ret, kc_error *err)
 {
+    if (!ret)
+        return kc_error_set(err, KC_EINVAL, "store: ret is required");
     kc_store *s = aligned_alloc(64, (sizeof(*s) + 63) & ~(size_t)63);
     if (!s)
         return kc_error_set(err, KC_ENOMEM, "store: out of memory");
@@ -189,6 +191,8 @@ int kc_store_new(const kc_store_opts *opts, kc_store **ret, kc_error *err)
 
 void kc_store_stop(kc_store *s)
 {
+    if (!s)
+        return;
     pthread_mutex_lock(&s->mu);
     s->stopped = true;
     kc__store_wake_all(s);
@@ -224,6 +228,8 @@ void kc_store_free(kc_store *s)
 int kc_store_add_indexer(kc_store *s, const char *name, kc_store_indexer_fn fn, void *ud,
                          kc_error *err)
 {
+    if (!s)
+        return kc_error_set(err, KC_EINVAL, "store is NULL");
     if (!name || !*name || !fn || strcmp(name, "namespace") == 0)
         return kc_error_set(err, KC_EINVAL, "store: bad indexer name or function");
     int rc = 0;
@@ -375,6 +381,8 @@ static inline int get_key(const char *ns, const char *name, char *buf)
 
 kc_obj *kc_store_get_key(kc_store *s, const char *key)
 {
+    if (!s || !key)
+        return NULL;
     size_t kl = strlen(key);
     if (kl + 1 > KC__KEY_MAX)
         return NULL; /* longer than any stored key */
@@ -386,6 +394,8 @@ kc_obj *kc_store_get_key(kc_store *s, const char *key)
 
 kc_obj *kc_store_get(kc_store *s, const char *ns, const char *name)
 {
+    if (!s)
+        return NULL;
     _Alignas(8) char key[KC__KEY_MAX + 8];
     int kl = get_key(ns, name, key);
     if (kl < 0)
@@ -395,6 +405,8 @@ kc_obj *kc_store_get(kc_store *s, const char *ns, const char *name)
 
 size_t kc_store_len(kc_store *s)
 {
+    if (!s)
+        return 0;
     pthread_mutex_lock(&s->mu);
     size_t n = s->tab->map.n;
     pthread_mutex_unlock(&s->mu);
@@ -412,6 +424,8 @@ void kc_store_list_free(kc_obj **objs, size_t n)
 
 int kc_store_list(kc_store *s, kc_obj ***ret_objs, size_t *ret_n)
 {
+    if (!s || !ret_objs || !ret_n)
+        return KC_EINVAL;
     pthread_mutex_lock(&s->mu);
     size_t n = s->tab->map.n, k = 0;
     kc_obj **v = n ? malloc(n * sizeof(*v)) : NULL;
@@ -452,12 +466,16 @@ static int list_bucket(kc_store *s, size_t ix, const char *value, kc_obj ***ret_
 
 int kc_store_list_namespace(kc_store *s, const char *ns, kc_obj ***ret_objs, size_t *ret_n)
 {
+    if (!s || !ret_objs || !ret_n)
+        return KC_EINVAL;
     return list_bucket(s, 0, ns ? ns : "", ret_objs, ret_n);
 }
 
 int kc_store_list_index(kc_store *s, const char *index, const char *value, kc_obj ***ret_objs,
                         size_t *ret_n)
 {
+    if (!s || !ret_objs || !ret_n)
+        return KC_EINVAL;
     if (!index || !value)
         return KC_EINVAL;
     for (size_t i = 0; i < s->nixs; i++) /* indexer set is frozen once objects exist */
@@ -468,6 +486,8 @@ int kc_store_list_index(kc_store *s, const char *index, const char *value, kc_ob
 
 int kc_store_watermark(kc_store *s, char *buf, size_t cap)
 {
+    if (!s || !buf)
+        return KC_EINVAL;
     pthread_mutex_lock(&s->mu);
     size_t n = strlen(s->wm);
     int rc = (int)n;
@@ -481,6 +501,8 @@ int kc_store_watermark(kc_store *s, char *buf, size_t cap)
 
 uint64_t kc_store_seq(kc_store *s)
 {
+    if (!s)
+        return 0;
     pthread_mutex_lock(&s->mu);
     uint64_t q = s->seq;
     pthread_mutex_unlock(&s->mu);
@@ -557,6 +579,8 @@ void kc__store_tomb_drop(kc_store *s, const char *key, size_t kl, uint64_t h)
 int kc_store_apply(kc_store *s, kc_watch_type type, kc_obj *obj, kc_store_change *ret_change,
                    kc_error *err)
 {
+    if (!s)
+        return kc_error_set(err, KC_EINVAL, "store is NULL");
     if (!obj || (type != KC_WATCH_ADDED && type != KC_WATCH_MODIFIED && type != KC_WATCH_DELETED))
         return kc_error_set(err, KC_EINVAL,
                             "store: apply needs an object and ADDED/MODIFIED/DELETED");
@@ -616,6 +640,8 @@ int kc_store_apply(kc_store *s, kc_watch_type type, kc_obj *obj, kc_store_change
 
 void kc_store_bookmark(kc_store *s, const char *rv)
 {
+    if (!s)
+        return;
     pthread_mutex_lock(&s->mu);
     if (kc__store_advance(s, rv))
         kc__store_wake_key(s, 0, NULL, 0);

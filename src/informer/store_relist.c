@@ -27,6 +27,8 @@
 
 int kc_store_batch_new(kc_store *s, kc_store_batch **ret, kc_error *err)
 {
+    if (!s || !ret)
+        return kc_error_set(err, KC_EINVAL, "store batch: store and ret are required");
     kc_store_batch *b = calloc(1, sizeof(*b));
     if (b) {
         b->s = s;
@@ -46,6 +48,8 @@ int kc_store_batch_new(kc_store *s, kc_store_batch **ret, kc_error *err)
 
 int kc_store_batch_add(kc_store_batch *b, kc_obj *obj, kc_error *err)
 {
+    if (!b || !obj)
+        return kc_error_set(err, KC_EINVAL, "store batch: batch and obj are required");
     char key[KC__KEY_MAX];
     int kl = kc__store_key(kc_obj_namespace(obj), kc_obj_name(obj), key, sizeof(key));
     if (kl < 0)
@@ -71,7 +75,7 @@ int kc_store_batch_add(kc_store_batch *b, kc_obj *obj, kc_error *err)
 
 size_t kc_store_batch_len(const kc_store_batch *b)
 {
-    return b->tab->map.n;
+    return b ? b->tab->map.n : 0;
 }
 
 void kc_store_batch_free(kc_store_batch *b)
@@ -90,6 +94,10 @@ static bool same_version(const kc_obj *a, const kc_obj *b)
 int kc_store_replace(kc_store *s, kc_store_batch *b, const char *list_rv,
                      kc_store_change_cb on_change, void *ud, kc_error *err)
 {
+    if (!s || !b) {
+        kc_store_batch_free(b);
+        return kc_error_set(err, KC_EINVAL, "store replace: store and batch are required");
+    }
     kc__stab *nt = b->tab, *ot = s->tab; /* ot: only this (writer) thread mutates it */
     free(b);
     uint64_t seq = s->seq; /* written only by the writer thread */

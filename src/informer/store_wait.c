@@ -257,7 +257,7 @@ void kc__store_wake_all(kc_store *s)
 int kc_store_check(kc_store *s, const kc_store_cond *c)
 {
     kc__waiter w;
-    if (!c || cond_prepare(c, &w) < 0)
+    if (!s || !c || cond_prepare(c, &w) < 0)
         return KC_EINVAL;
     pthread_mutex_lock(&s->mu);
     int r = kc__store_eval(s, &w);
@@ -288,7 +288,7 @@ static bool sleep_posted(kc__waiter *w, uint64_t deadline)
 int kc_store_wait(kc_store *s, const kc_store_cond *c, int64_t timeout_ms)
 {
     kc__waiter w;
-    if (!c || cond_prepare(c, &w) < 0)
+    if (!s || !c || cond_prepare(c, &w) < 0)
         return KC_EINVAL;
     uint64_t deadline =
         timeout_ms < 0 ? KC__DEADLINE_NEVER : kc__now_ns() + (uint64_t)timeout_ms * KC__NS_PER_MS;

@@ -390,13 +390,13 @@ void kc_obj_unref(kc_obj *obj)
 const char *kc_obj_json(const kc_obj *obj, size_t *ret_len)
 {
     if (ret_len)
-        *ret_len = obj->json_len;
-    return obj->json;
+        *ret_len = obj ? obj->json_len : 0;
+    return obj ? obj->json : "";
 }
 
 static const char *field(const kc_obj *obj, int f)
 {
-    return obj->off[f] ? (const char *)obj + obj->off[f] : "";
+    return obj && obj->off[f] ? (const char *)obj + obj->off[f] : "";
 }
 
 const char *kc_obj_api_version(const kc_obj *obj)
@@ -429,32 +429,32 @@ const char *kc_obj_controller_uid(const kc_obj *obj)
 }
 uint64_t kc_obj_rv_int(const kc_obj *obj)
 {
-    return obj->rv_int;
+    return obj ? obj->rv_int : 0;
 }
 int64_t kc_obj_generation(const kc_obj *obj)
 {
-    return obj->generation;
+    return obj ? obj->generation : 0;
 }
 bool kc_obj_deleting(const kc_obj *obj)
 {
-    return obj->deleting;
+    return obj && obj->deleting;
 }
 size_t kc_obj_finalizer_count(const kc_obj *obj)
 {
-    return obj->n_finalizers;
+    return obj ? obj->n_finalizers : 0;
 }
 size_t kc_obj_owner_count(const kc_obj *obj)
 {
-    return obj->n_owners;
+    return obj ? obj->n_owners : 0;
 }
 size_t kc_obj_label_count(const kc_obj *obj)
 {
-    return obj->n_labels;
+    return obj ? obj->n_labels : 0;
 }
 
 int kc_obj_label_at(const kc_obj *obj, size_t i, const char **ret_key, const char **ret_value)
 {
-    if (i >= obj->n_labels)
+    if (!obj || i >= obj->n_labels)
         return KC_EINVAL;
     const char *base = (const char *)obj;
     const uint32_t *lab = (const uint32_t *)(base + obj->off[F_LABELS]);
@@ -467,6 +467,8 @@ int kc_obj_label_at(const kc_obj *obj, size_t i, const char **ret_key, const cha
 
 const char *kc_obj_label(const kc_obj *obj, const char *key)
 {
+    if (!obj || !key)
+        return NULL;
     const char *base = (const char *)obj;
     const uint32_t *lab = (const uint32_t *)(base + obj->off[F_LABELS]);
     size_t lo = 0, hi = obj->n_labels;

@@ -110,6 +110,8 @@ static int seed(kc_server *srv, kc_error *err)
 
 KC_API int kc_server_new(const kc_server_opts *opts, kc_server **ret_srv, kc_error *err)
 {
+    if (!ret_srv)
+        return kc_error_set(err, KC_EINVAL, "kc_server_new: ret_srv is required");
     kc_server_opts o;
     if (opts)
         o = *opts;
@@ -172,6 +174,8 @@ fail_set:
 
 KC_API int kc_server_start(kc_server *srv, kc_error *err)
 {
+    if (!srv)
+        return kc_error_set(err, KC_EINVAL, "server is NULL");
     if (srv->started)
         return kc_error_set(err, KC_EBUSY, "server already started");
     struct sockaddr_in6 a6;
@@ -281,6 +285,10 @@ KC_API int kc_server_set_faults(kc_server *srv, const kc_server_faults *faults)
 
 KC_API void kc_server_get_faults(const kc_server *srv, kc_server_faults *ret)
 {
+    if (ret && !srv)
+        memset(ret, 0, sizeof(*ret));
+    if (!srv || !ret)
+        return;
     kc__faults_get(srv->faults, ret);
 }
 
@@ -339,7 +347,7 @@ KC_API int kc_server_restart(kc_server *srv)
 
 KC_API uint64_t kc_server_current_rv(const kc_server *srv)
 {
-    return srv->rv;
+    return srv ? srv->rv : 0;
 }
 
 KC_API void kc_server_stop(kc_server *srv)

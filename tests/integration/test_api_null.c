@@ -1,0 +1,481 @@
+/*
+ * Every public function accepts NULL handles (issue 16 point 8): a function taking a handle
+ * returns KC_EINVAL for NULL (err, when given, says which argument), destructors and void
+ * functions do nothing, getters return their documented "nothing" value (NULL, "", 0, false,
+ * KC_EINVAL for an int). Each entry of CHECKS calls one function with NULL for every pointer.
+ *
+ * The table is checked against the headers: every KC_API function declared in
+ * include/kcache/ (every .h) must have an entry (and every entry must still exist), so a new public
+ * function cannot skip this test.
+ */
+#include "kcache.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#define INVAL(call) assert_int_equal((call), KC_EINVAL)
+
+/* An int call with a kc_error: KC_EINVAL and a message. */
+#define INVAL_ERR(call_with_e)                                                                     \
+    do {                                                                                           \
+        kc_error e = KC_ERROR_INIT;                                                                \
+        assert_int_equal((call_with_e), KC_EINVAL);                                                \
+        assert_int_equal(e.code, KC_EINVAL);                                                       \
+        assert_non_null(e.message);                                                                \
+        kc_error_clear(&e);                                                                        \
+    } while (0)
+
+static const kc_gvr CM = {"", "v1", "configmaps"};
+
+static void c_cache(void)
+{
+    INVAL_ERR(kc_cache_new(NULL, NULL, NULL, &e));
+    INVAL_ERR(kc_cache_add_indexer(NULL, NULL, NULL, NULL, NULL, &e));
+    INVAL_ERR(kc_cache_get_informer(NULL, NULL, NULL, NULL, &e));
+    INVAL_ERR(kc_cache_wait_synced(NULL, 0, &e));
+    assert_false(kc_cache_has_synced(NULL));
+    assert_false(kc_cache_ready(NULL));
+    INVAL(kc_cache_sync_fd(NULL));
+    assert_int_equal(kc_cache_informer_count(NULL), 0);
+    assert_null(kc_cache_informer_at(NULL, 0));
+    assert_false(kc_cache_informer_required(NULL, 0));
+    kc_cache_stop(NULL);
+    kc_cache_free(NULL);
+}
+
+static void c_cached(void)
+{
+    INVAL_ERR(kc_cached_client_new(NULL, NULL, NULL, NULL, &e));
+    kc_cached_client_free(NULL);
+    kc_cached_client_stats st;
+    memset(&st, 0xff, sizeof(st));
+    kc_cached_client_get_stats(NULL, &st);
+    assert_int_equal(st.waits, 0);
+    kc_cached_client_get_stats(NULL, NULL);
+    INVAL_ERR(kc_cached_get(NULL, NULL, NULL, NULL, NULL, NULL, &e));
+    INVAL_ERR(kc_cached_list(NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, &e));
+    INVAL_ERR(kc_cached_list_by_index(NULL, NULL, NULL, NULL, NULL, NULL, NULL, &e));
+    kc_cached_list_free(NULL, 3);
+    INVAL_ERR(kc_cached_create(NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, &e));
+    INVAL_ERR(kc_cached_update(NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, &e));
+    INVAL_ERR(kc_cached_update_status(NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, &e));
+    INVAL_ERR(
+        kc_cached_patch(NULL, NULL, NULL, NULL, KC_PATCH_MERGE, NULL, 0, NULL, NULL, NULL, &e));
+    INVAL_ERR(kc_cached_apply(NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, &e));
+    INVAL_ERR(kc_cached_delete(NULL, NULL, NULL, NULL, NULL, NULL, NULL, &e));
+}
+
+static void c_client(void)
+{
+    INVAL_ERR(kc_client_new(NULL, NULL, NULL, &e));
+    kc_client_free(NULL);
+    assert_null(kc_client_namespace(NULL));
+    kc_cancel *c = kc_cancel_new();
+    assert_non_null(c);
+    kc_cancel_free(c);
+    kc_cancel_fire(NULL);
+    assert_false(kc_cancel_fired(NULL));
+    kc_cancel_free(NULL);
+    INVAL_ERR(kc_client_get(NULL, NULL, NULL, NULL, NULL, &e));
+    INVAL_ERR(kc_client_get(NULL, &CM, "default", "x", NULL, &e)); /* a valid gvr, no client */
+    INVAL_ERR(kc_client_list(NULL, NULL, NULL, NULL, NULL, NULL, NULL, &e));
+    INVAL_ERR(kc_client_list_all(NULL, NULL, NULL, NULL, NULL, NULL, NULL, &e));
+    INVAL_ERR(kc_client_watch(NULL, NULL, NULL, NULL, NULL, NULL, NULL, &e));
+    INVAL_ERR(kc_client_create(NULL, NULL, NULL, NULL, 0, NULL, NULL, &e));
+    INVAL_ERR(kc_client_update(NULL, NULL, NULL, NULL, 0, NULL, NULL, &e));
+    INVAL_ERR(kc_client_update_status(NULL, NULL, NULL, NULL, 0, NULL, NULL, &e));
+    INVAL_ERR(kc_client_patch(NULL, NULL, NULL, NULL, KC_PATCH_MERGE, NULL, 0, NULL, NULL, &e));
+    INVAL_ERR(kc_client_delete(NULL, NULL, NULL, NULL, NULL, NULL, &e));
+    INVAL_ERR(kc_client_delete_collection(NULL, NULL, NULL, NULL, &e));
+    INVAL_ERR(kc_client_raw(NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, &e));
+    INVAL_ERR(kc_json_format(NULL, NULL, &e, NULL));
+    INVAL_ERR(kc_client_resolve(NULL, NULL, NULL, &e));
+    kc_resource_info_clear(NULL);
+    INVAL(kc_client_discovery_invalidate(NULL));
+}
+
+static void c_common_config(void)
+{
+    assert_non_null(kc_version());
+    INVAL_ERR(kc_config_load(NULL, NULL, &e));
+    INVAL_ERR(kc_config_from_url(NULL, NULL, NULL, NULL, &e));
+    assert_null(kc_config_server(NULL));
+    assert_null(kc_config_namespace(NULL));
+    assert_null(kc_config_context(NULL));
+    kc_config_free(NULL);
+}
+
+static void c_decode(void)
+{
+    kc_list_meta_clear(NULL);
+    /* No handle: NULL with length 0 is an empty body, which is not a list. */
+    assert_int_equal(kc_list_decode(NULL, 0, NULL, NULL, NULL, NULL, NULL), KC_EPARSE);
+    kc_list_decoder *d = kc_list_decoder_new(NULL);
+    assert_non_null(d);
+    kc_list_decoder_free(d);
+    INVAL_ERR(kc_list_decoder_decode(NULL, NULL, 0, NULL, NULL, NULL, &e));
+    kc_list_decoder_trim(NULL);
+    kc_list_decoder_free(NULL);
+    assert_non_null(kc_watch_type_name((kc_watch_type)0));
+    kc_watch_decoder *w = kc_watch_decoder_new(NULL);
+    assert_non_null(w);
+    kc_watch_decoder_free(w);
+    INVAL_ERR(kc_watch_decoder_feed(NULL, NULL, 0, NULL, NULL, &e));
+    INVAL_ERR(kc_watch_decoder_finish(NULL, NULL, NULL, &e));
+    kc_watch_decoder_reset(NULL);
+    kc_watch_decoder_free(NULL);
+}
+
+static void c_error(void)
+{
+    assert_non_null(kc_strerror(0));
+    assert_non_null(kc_err_name(0));
+    kc_error_init(NULL);
+    kc_error_clear(NULL);
+    assert_int_equal(kc_error_set(NULL, KC_EIO, "x"), KC_EIO);
+    assert_int_equal(kc_code_from_http(200, NULL), 0);
+    assert_int_equal(kc_status_parse(NULL, 0, NULL), KC_EPARSE); /* empty: not a Status */
+}
+
+static void c_health(void)
+{
+    INVAL_ERR(kc_health_start(NULL, NULL, NULL, NULL, &e));
+    assert_null(kc_health_url(NULL));
+    INVAL(kc_health_port(NULL));
+    assert_null(kc_health_metrics_text(NULL));
+    kc_health_stop(NULL);
+}
+
+static void c_informer(void)
+{
+    INVAL_ERR(kc_informer_new(NULL, NULL, NULL, NULL, &e));
+    INVAL_ERR(kc_informer_start(NULL, &e));
+    kc_informer_stop(NULL);
+    kc_informer_free(NULL);
+    assert_null(kc_informer_store(NULL));
+    assert_string_equal(kc_informer_name(NULL), "");
+    assert_false(kc_informer_has_synced(NULL));
+    assert_false(kc_informer_ready(NULL));
+    INVAL_ERR(kc_informer_wait_synced(NULL, 0, &e));
+    INVAL(kc_informer_sync_fd(NULL));
+    assert_string_equal(kc_informer_phase_name((kc_informer_phase)99), "unknown");
+    kc_informer_status st;
+    memset(&st, 0xff, sizeof(st));
+    kc_informer_get_status(NULL, &st);
+    assert_int_equal(st.objects, 0);
+    assert_false(st.synced);
+    kc_informer_get_status(NULL, NULL);
+    INVAL_ERR(kc_informer_add_handler(NULL, NULL, NULL, NULL, &e));
+    kc_informer_remove_handler(NULL, NULL);
+    assert_false(kc_informer_reg_synced(NULL));
+    INVAL(kc_informer_reg_wait_synced(NULL, 0));
+    assert_false(kc_informer_reg_lagging(NULL));
+    INVAL(kc_informer_reg_wait_idle(NULL, 0));
+}
+
+static void c_obj(void)
+{
+    INVAL_ERR(kc_obj_parse("{}", 2, NULL, NULL, &e)); /* ret_obj is required */
+    assert_true(kc_obj_parse(NULL, 0, NULL, NULL, NULL) < 0);
+    assert_null(kc_obj_ref(NULL));
+    kc_obj_unref(NULL);
+    size_t len = 7;
+    assert_string_equal(kc_obj_json(NULL, &len), "");
+    assert_int_equal(len, 0);
+    assert_string_equal(kc_obj_api_version(NULL), "");
+    assert_string_equal(kc_obj_kind(NULL), "");
+    assert_string_equal(kc_obj_namespace(NULL), "");
+    assert_string_equal(kc_obj_name(NULL), "");
+    assert_string_equal(kc_obj_uid(NULL), "");
+    assert_string_equal(kc_obj_resource_version(NULL), "");
+    assert_string_equal(kc_obj_controller_uid(NULL), "");
+    assert_int_equal(kc_obj_rv_int(NULL), 0);
+    assert_int_equal(kc_obj_generation(NULL), 0);
+    assert_false(kc_obj_deleting(NULL));
+    assert_int_equal(kc_obj_finalizer_count(NULL), 0);
+    assert_int_equal(kc_obj_owner_count(NULL), 0);
+    assert_null(kc_obj_label(NULL, NULL));
+    assert_int_equal(kc_obj_label_count(NULL), 0);
+    INVAL(kc_obj_label_at(NULL, 0, NULL, NULL));
+    INVAL_ERR(kc_obj_get_string(NULL, NULL, NULL, NULL, &e));
+    INVAL_ERR(kc_obj_get_int(NULL, NULL, NULL, &e));
+    INVAL_ERR(kc_obj_get_bool(NULL, NULL, NULL, &e));
+    INVAL_ERR(kc_obj_get_raw(NULL, NULL, NULL, NULL, &e));
+    assert_int_equal(kc_obj_heap_size(NULL), 0);
+}
+
+static void c_rv(void)
+{
+    assert_false(kc_rv_is_canonical(NULL));
+    assert_int_equal(kc_rv_compare(NULL, NULL), KC_RV_INCOMPARABLE);
+    assert_int_equal(kc_rv_parse(NULL, NULL), KC_ENOT_COMPARABLE);
+}
+
+static const char *no_label(void *ud, const char *key)
+{
+    return NULL;
+}
+
+static void c_selector(void)
+{
+    INVAL_ERR(kc_label_selector_parse(NULL, NULL, &e));
+    kc_label_selector_free(NULL);
+    assert_true(kc_label_selector_empty(NULL));
+    assert_true(kc_label_selector_match(NULL, NULL));
+    assert_true(kc_label_selector_match_fn(NULL, no_label, NULL));
+    char *s = kc_label_selector_string(NULL);
+    assert_string_equal(s, "");
+    free(s);
+    INVAL_ERR(kc_field_selector_parse(NULL, NULL, &e));
+    kc_field_selector_free(NULL);
+    assert_true(kc_field_selector_empty(NULL));
+    assert_int_equal(kc_field_selector_count(NULL), 0);
+    assert_null(kc_field_selector_field(NULL, 0));
+    assert_true(kc_field_selector_match(NULL, NULL));
+    assert_null(kc_field_selector_exact(NULL, NULL));
+    s = kc_field_selector_string(NULL);
+    assert_string_equal(s, "");
+    free(s);
+}
+
+static void c_server(void)
+{
+    INVAL_ERR(kc_server_new(NULL, NULL, &e));
+    INVAL_ERR(kc_server_start(NULL, &e));
+    assert_null(kc_server_url(NULL));
+    assert_null(kc_server_ca_pem(NULL));
+    INVAL_ERR(kc_server_write_kubeconfig(NULL, NULL, &e));
+    INVAL(kc_server_set_faults(NULL, NULL));
+    kc_server_faults f;
+    memset(&f, 0xff, sizeof(f));
+    kc_server_get_faults(NULL, &f);
+    assert_int_equal(f.watch_close_every, 0);
+    kc_server_get_faults(NULL, NULL);
+    INVAL(kc_server_compact(NULL));
+    INVAL(kc_server_restart(NULL));
+    INVAL(kc_server_restart_ex(NULL, KC_SERVER_RESTART_WIPE));
+    assert_int_equal(kc_server_current_rv(NULL), 0);
+    kc_server_stop(NULL);
+    kc_server_free(NULL);
+}
+
+static void c_store(void)
+{
+    INVAL_ERR(kc_store_new(NULL, NULL, &e));
+    kc_store_stop(NULL);
+    kc_store_free(NULL);
+    INVAL_ERR(kc_store_add_indexer(NULL, NULL, NULL, NULL, &e));
+    assert_null(kc_store_get(NULL, NULL, NULL));
+    assert_null(kc_store_get_key(NULL, NULL));
+    assert_int_equal(kc_store_len(NULL), 0);
+    INVAL(kc_store_list(NULL, NULL, NULL));
+    INVAL(kc_store_list_namespace(NULL, NULL, NULL, NULL));
+    INVAL(kc_store_list_index(NULL, NULL, NULL, NULL, NULL));
+    kc_store_list_free(NULL, 3);
+    char wm[8];
+    INVAL(kc_store_watermark(NULL, wm, sizeof(wm)));
+    assert_int_equal(kc_store_seq(NULL), 0);
+    assert_int_equal(kc_store_key_seq(NULL, NULL, NULL), 0);
+    INVAL(kc_store_check(NULL, NULL));
+    INVAL(kc_store_wait(NULL, NULL, 0));
+    kc_store_change_clear(NULL);
+    INVAL_ERR(kc_store_apply(NULL, KC_WATCH_ADDED, NULL, NULL, &e));
+    kc_store_bookmark(NULL, NULL);
+    INVAL_ERR(kc_store_batch_new(NULL, NULL, &e));
+    INVAL_ERR(kc_store_batch_add(NULL, NULL, &e));
+    assert_int_equal(kc_store_batch_len(NULL), 0);
+    kc_store_batch_free(NULL);
+    INVAL_ERR(kc_store_replace(NULL, NULL, NULL, NULL, NULL, &e));
+}
+
+/* ---- the table, and its check against the headers ------------------------------------------ */
+
+/* Each group exercises the functions listed for it (names checked against the headers). */
+typedef struct group {
+    void (*run)(void);
+    const char *functions; /* space-separated */
+} group;
+
+static const group GROUPS[] = {
+    {c_cache, "kc_cache_new kc_cache_add_indexer kc_cache_get_informer kc_cache_wait_synced "
+              "kc_cache_has_synced kc_cache_ready kc_cache_sync_fd kc_cache_informer_count "
+              "kc_cache_informer_at kc_cache_informer_required kc_cache_stop kc_cache_free"},
+    {c_cached, "kc_cached_client_new kc_cached_client_free kc_cached_client_get_stats "
+               "kc_cached_get kc_cached_list kc_cached_list_by_index kc_cached_list_free "
+               "kc_cached_create kc_cached_update kc_cached_update_status kc_cached_patch "
+               "kc_cached_apply kc_cached_delete"},
+    {c_client, "kc_client_new kc_client_free kc_client_namespace kc_cancel_new kc_cancel_fire "
+               "kc_cancel_fired kc_cancel_free kc_client_get kc_client_list kc_client_list_all "
+               "kc_client_watch kc_client_create kc_client_update kc_client_update_status "
+               "kc_client_patch kc_client_delete kc_client_delete_collection kc_client_raw "
+               "kc_json_format kc_client_resolve kc_resource_info_clear "
+               "kc_client_discovery_invalidate"},
+    {c_common_config, "kc_version kc_config_load kc_config_from_url kc_config_server "
+                      "kc_config_namespace kc_config_context kc_config_free"},
+    {c_decode, "kc_list_meta_clear kc_list_decode kc_list_decoder_new kc_list_decoder_decode "
+               "kc_list_decoder_trim kc_list_decoder_free kc_watch_type_name "
+               "kc_watch_decoder_new kc_watch_decoder_feed kc_watch_decoder_finish "
+               "kc_watch_decoder_reset kc_watch_decoder_free"},
+    {c_error, "kc_strerror kc_err_name kc_error_init kc_error_clear kc_error_set "
+              "kc_code_from_http kc_status_parse"},
+    {c_health, "kc_health_start kc_health_url kc_health_port kc_health_metrics_text "
+               "kc_health_stop"},
+    {c_informer, "kc_informer_new kc_informer_start kc_informer_stop kc_informer_free "
+                 "kc_informer_store kc_informer_name kc_informer_has_synced kc_informer_ready "
+                 "kc_informer_wait_synced kc_informer_sync_fd kc_informer_phase_name "
+                 "kc_informer_get_status kc_informer_add_handler kc_informer_remove_handler "
+                 "kc_informer_reg_synced kc_informer_reg_wait_synced kc_informer_reg_lagging "
+                 "kc_informer_reg_wait_idle"},
+    {c_obj, "kc_obj_parse kc_obj_ref kc_obj_unref kc_obj_json kc_obj_api_version kc_obj_kind "
+            "kc_obj_namespace kc_obj_name kc_obj_uid kc_obj_resource_version "
+            "kc_obj_controller_uid kc_obj_rv_int kc_obj_generation kc_obj_deleting "
+            "kc_obj_finalizer_count kc_obj_owner_count kc_obj_label kc_obj_label_count "
+            "kc_obj_label_at kc_obj_get_string kc_obj_get_int kc_obj_get_bool kc_obj_get_raw "
+            "kc_obj_heap_size"},
+    {c_rv, "kc_rv_is_canonical kc_rv_compare kc_rv_parse"},
+    {c_selector, "kc_label_selector_parse kc_label_selector_free kc_label_selector_empty "
+                 "kc_label_selector_match kc_label_selector_match_fn kc_label_selector_string "
+                 "kc_field_selector_parse kc_field_selector_free kc_field_selector_empty "
+                 "kc_field_selector_count kc_field_selector_field kc_field_selector_match "
+                 "kc_field_selector_exact kc_field_selector_string"},
+    {c_server,
+     "kc_server_new kc_server_start kc_server_url kc_server_ca_pem "
+     "kc_server_write_kubeconfig kc_server_set_faults kc_server_get_faults "
+     "kc_server_compact kc_server_restart kc_server_restart_ex kc_server_current_rv kc_server_stop "
+     "kc_server_free"},
+    {c_store, "kc_store_new kc_store_stop kc_store_free kc_store_add_indexer kc_store_get "
+              "kc_store_get_key kc_store_len kc_store_list kc_store_list_namespace "
+              "kc_store_list_index kc_store_list_free kc_store_watermark kc_store_seq "
+              "kc_store_key_seq kc_store_check kc_store_wait kc_store_change_clear "
+              "kc_store_apply kc_store_bookmark kc_store_batch_new kc_store_batch_add "
+              "kc_store_batch_len kc_store_batch_free kc_store_replace"},
+};
+
+static bool listed(const char *name)
+{
+    size_t n = strlen(name);
+    for (size_t g = 0; g < sizeof(GROUPS) / sizeof(GROUPS[0]); g++)
+        for (const char *p = strstr(GROUPS[g].functions, name); p; p = strstr(p + 1, name))
+            if ((p == GROUPS[g].functions || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
+                return true;
+    return false;
+}
+
+/* Names of the functions declared KC_API in text: the identifier before the first '(' after
+ * each "KC_API". Appends to *names (space-separated, with a leading space). */
+static void declared(const char *text, char **names, size_t *len)
+{
+    for (const char *p = strstr(text, "KC_API "); p; p = strstr(p + 1, "KC_API ")) {
+        const char *bol = p;
+        while (bol > text && bol[-1] != '\n')
+            bol--;
+        if (*bol == '#') /* "#define KC_API …" */
+            continue;
+        const char *paren = strchr(p, '(');
+        if (!paren)
+            break;
+        const char *end = paren;
+        while (end > p && end[-1] == ' ')
+            end--;
+        const char *start = end;
+        while (start > p && (isalnum((unsigned char)start[-1]) || start[-1] == '_'))
+            start--;
+        size_t n = (size_t)(end - start);
+        *names = realloc(*names, *len + n + 2);
+        (*names)[(*len)++] = ' ';
+        memcpy(*names + *len, start, n);
+        *len += n;
+        (*names)[*len] = '\0';
+    }
+}
+
+static char *read_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = calloc(1, (size_t)n + 1);
+    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    return buf;
+}
+
+static char *all_declared(void)
+{
+    const char *dir = KC_SOURCE_DIR "/include/kcache";
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    char *names = NULL;
+    size_t len = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        size_t n = strlen(de->d_name);
+        if (n < 3 || strcmp(de->d_name + n - 2, ".h") != 0)
+            continue;
+        char path[1024];
+        snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+        char *text = read_file(path);
+        declared(text, &names, &len);
+        free(text);
+    }
+    closedir(d);
+    assert_non_null(names);
+    strcat(names, " ");
+    return names;
+}
+
+static void test_api_null_every_function_listed(void **st)
+{
+    char *names = all_declared();
+    size_t missing = 0, count = 0;
+    for (char *p = names, *tok; (tok = strtok_r(p, " ", &p));) {
+        count++;
+        if (!listed(tok)) {
+            fprintf(stderr, "KC_API function without a NULL check in test_api_null: %s\n", tok);
+            missing++;
+        }
+    }
+    free(names);
+    assert_true(count > 150);
+    assert_int_equal(missing, 0);
+    /* and every listed function is still declared */
+    names = all_declared();
+    for (size_t g = 0; g < sizeof(GROUPS) / sizeof(GROUPS[0]); g++) {
+        char *copy = strdup(GROUPS[g].functions);
+        for (char *p = copy, *tok; (tok = strtok_r(p, " ", &p));) {
+            char pat[128];
+            snprintf(pat, sizeof(pat), " %s ", tok);
+            if (!strstr(names, pat))
+                fprintf(stderr, "listed but not declared: %s\n", tok);
+            assert_non_null(strstr(names, pat));
+        }
+        free(copy);
+    }
+    free(names);
+}
+
+static void test_api_null_every_function_accepts_null(void **st)
+{
+    for (size_t g = 0; g < sizeof(GROUPS) / sizeof(GROUPS[0]); g++)
+        GROUPS[g].run();
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_api_null_every_function_listed),
+        cmocka_unit_test(test_api_null_every_function_accepts_null),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -52,19 +52,27 @@ static long readyz_until(kc_health *h, long want, int64_t timeout_ms, resp *r)
     return s;
 }
 
+/* The embedded server with every LIST failing 503, a cache retrying fast, and its endpoint. */
+static void up_failing_lists(ifx *f, kc_cache **c, kc_health **h)
+{
+    ifx_up(f, "configmaps=5:ns=default");
+    kc_server_faults fl = {0};
+    fl.rate_503[KC_VERB_LIST] = 1.0;
+    ifx_faults(f, &fl);
+    kc_error e = KC_ERROR_INIT;
+    kc_cache_opts co = {.defaults = {.backoff_initial_ms = 20, .backoff_max_ms = 50}};
+    IFX_RC(kc_cache_new(f->client, &co, c, &e), 0, &e);
+    IFX_RC(kc_health_start(*c, "127.0.0.1:0", NULL, h, &e), 0, &e);
+}
+
 static void test_health_endpoint_readyz_flips_at_sync(void **st)
 {
     ifx f;
-    ifx_up(&f, "configmaps=5:ns=default");
-    kc_server_faults fl = {0};
-    fl.rate_503[KC_VERB_LIST] = 1.0;
-    ifx_faults(&f, &fl);
     kc_cache *c = NULL;
-    kc_error e = KC_ERROR_INIT;
-    kc_cache_opts co = {.defaults = {.backoff_initial_ms = 20, .backoff_max_ms = 50}};
-    IFX_RC(kc_cache_new(f.client, &co, &c, &e), 0, &e);
     kc_health *h = NULL;
-    IFX_RC(kc_health_start(c, "127.0.0.1:0", NULL, &h, &e), 0, &e);
+    kc_error e = KC_ERROR_INIT;
+    up_failing_lists(&f, &c, &h);
+    kc_server_faults fl;
     assert_true(kc_health_port(h) > 0);
     resp r = {0, KC__BUF_INIT(0)};
     /* No informer yet: vacuously ready. */
@@ -110,16 +118,11 @@ static bool readyz_contains(kc_health *h, const char *text, int64_t timeout_ms, 
 static void test_health_endpoint_readyz_says_why(void **st)
 {
     ifx f;
-    ifx_up(&f, "configmaps=5:ns=default");
-    kc_server_faults fl = {0};
-    fl.rate_503[KC_VERB_LIST] = 1.0;
-    ifx_faults(&f, &fl);
     kc_cache *c = NULL;
-    kc_error e = KC_ERROR_INIT;
-    kc_cache_opts co = {.defaults = {.backoff_initial_ms = 20, .backoff_max_ms = 50}};
-    IFX_RC(kc_cache_new(f.client, &co, &c, &e), 0, &e);
     kc_health *h = NULL;
-    IFX_RC(kc_health_start(c, NULL, NULL, &h, &e), 0, &e);
+    kc_error e = KC_ERROR_INIT;
+    up_failing_lists(&f, &c, &h);
+    kc_server_faults fl;
     kc_informer *inf = NULL;
     kc_informer_opts o = {.ns = "default", .list_mode = KC_INFORMER_LIST_PAGED};
     IFX_RC(kc_cache_get_informer(c, &ifx_cm, &o, &inf, &e), 0, &e);

@@ -174,17 +174,24 @@ static void wait_failures(kc_informer *inf, uint64_t n)
     assert_true(s.consecutive_errors >= n);
 }
 
+/* The embedded server requiring a token, and a client sending another one. */
+static void up_with_wrong_token(ifx *f, const char *client_token)
+{
+    memset(f, 0, sizeof(*f));
+    kc_server_opts so = {.listen = "127.0.0.1:0", .quiet = true, .token = "right-token"};
+    kc_error e = KC_ERROR_INIT;
+    IFX_RC(kc_server_new(&so, &f->srv, &e), 0, &e);
+    IFX_RC(kc_server_start(f->srv, &e), 0, &e);
+    IFX_RC(kc_config_from_url(kc_server_url(f->srv), NULL, client_token, &f->cfg, &e), 0, &e);
+    kc_client_opts cop = {.qps = -1, .max_retries = -1};
+    IFX_RC(kc_client_new(f->cfg, &cop, &f->client, &e), 0, &e);
+}
+
 static void test_informer_errors_wrong_token_says_why(void **st)
 {
     ifx f;
-    memset(&f, 0, sizeof(f));
-    kc_server_opts so = {.listen = "127.0.0.1:0", .quiet = true, .token = "right-token"};
+    up_with_wrong_token(&f, "wrong-token");
     kc_error e = KC_ERROR_INIT;
-    IFX_RC(kc_server_new(&so, &f.srv, &e), 0, &e);
-    IFX_RC(kc_server_start(f.srv, &e), 0, &e);
-    IFX_RC(kc_config_from_url(kc_server_url(f.srv), NULL, "wrong-token", &f.cfg, &e), 0, &e);
-    kc_client_opts cop = {.qps = -1, .max_retries = -1};
-    IFX_RC(kc_client_new(f.cfg, &cop, &f.client, &e), 0, &e);
     kc_informer *inf = start(f.client, &ifx_cm, FAST);
     wait_failures(inf, 1);
     IFX_RC(kc_informer_wait_synced(inf, 200, &e), KC_ETIMEOUT, &e);
@@ -349,14 +356,7 @@ static char *capture_end(capture *c)
 static void test_informer_errors_repeated_failures_warn(void **st)
 {
     ifx f;
-    memset(&f, 0, sizeof(f));
-    kc_server_opts so = {.listen = "127.0.0.1:0", .quiet = true, .token = "right-token"};
-    kc_error e = KC_ERROR_INIT;
-    IFX_RC(kc_server_new(&so, &f.srv, &e), 0, &e);
-    IFX_RC(kc_server_start(f.srv, &e), 0, &e);
-    IFX_RC(kc_config_from_url(kc_server_url(f.srv), NULL, "s3cr3t-wrong-token", &f.cfg, &e), 0, &e);
-    kc_client_opts cop = {.qps = -1, .max_retries = -1};
-    IFX_RC(kc_client_new(f.cfg, &cop, &f.client, &e), 0, &e);
+    up_with_wrong_token(&f, "s3cr3t-wrong-token");
     capture cap;
     capture_start(&cap);
     kc_informer_opts o = FAST;

@@ -56,19 +56,40 @@ static void check_bad(const bad_case *b, int rc, const kc_error *e)
     assert_non_null(strstr(e->message, b->want));
 }
 
-static void test_informer_validation_new_refuses_bad_specs(void **st)
+/* kc_informer_new, or kc_cache_get_informer on ud (a cache), for one case. */
+typedef int (*start_fn)(void *ud, kc_client *client, const kc_gvr *gvr, const kc_informer_opts *o,
+                        kc_informer **ret, kc_error *e);
+
+static int by_new(void *ud, kc_client *client, const kc_gvr *gvr, const kc_informer_opts *o,
+                  kc_informer **ret, kc_error *e)
 {
-    ifx f;
-    ifx_up(&f, NULL);
+    return kc_informer_new(client, gvr, o, ret, e);
+}
+
+static int by_cache(void *ud, kc_client *client, const kc_gvr *gvr, const kc_informer_opts *o,
+                    kc_informer **ret, kc_error *e)
+{
+    return kc_cache_get_informer(ud, gvr, o, ret, e);
+}
+
+static void check_all_bad(start_fn start, void *ud, kc_client *client)
+{
     for (size_t i = 0; i < sizeof(BAD) / sizeof(BAD[0]); i++) {
         const bad_case *b = &BAD[i];
         kc_informer_opts o = {.ns = b->ns, .label_selector = b->label, .field_selector = b->field};
         kc_informer *inf = (kc_informer *)0x1;
         kc_error e = KC_ERROR_INIT;
-        check_bad(b, kc_informer_new(f.client, &b->gvr, &o, &inf, &e), &e);
+        check_bad(b, start(ud, client, &b->gvr, &o, &inf, &e), &e);
         assert_ptr_equal(inf, (kc_informer *)0x1); /* untouched */
         kc_error_clear(&e);
     }
+}
+
+static void test_informer_validation_new_refuses_bad_specs(void **st)
+{
+    ifx f;
+    ifx_up(&f, NULL);
+    check_all_bad(by_new, NULL, f.client);
     ifx_down(&f);
 }
 
@@ -79,14 +100,7 @@ static void test_informer_validation_cache_refuses_bad_specs(void **st)
     kc_cache *c = NULL;
     kc_error e = KC_ERROR_INIT;
     IFX_RC(kc_cache_new(f.client, NULL, &c, &e), 0, &e);
-    for (size_t i = 0; i < sizeof(BAD) / sizeof(BAD[0]); i++) {
-        const bad_case *b = &BAD[i];
-        kc_informer_opts o = {.ns = b->ns, .label_selector = b->label, .field_selector = b->field};
-        kc_informer *inf = NULL;
-        check_bad(b, kc_cache_get_informer(c, &b->gvr, &o, &inf, &e), &e);
-        assert_null(inf);
-        kc_error_clear(&e);
-    }
+    check_all_bad(by_cache, c, f.client);
     assert_int_equal(kc_cache_informer_count(c), 0); /* nothing was started */
     kc_cache_free(c);
     ifx_down(&f);

@@ -286,6 +286,10 @@ static void test_json_selector_label_grammar_errors(void **state)
     expect_parse_error("a=(", 2, "found '(', expected: identifier");
     expect_parse_error("!", 1, "found '', expected: identifier");
     expect_parse_error("x=a||y=b", 2, "a valid label must be");
+    /* the inputs of issue 16 point 6 */
+    expect_parse_error("a in (", 6, "found '', expected: ',', ')' or identifier");
+    expect_parse_error("a=b,,", 4, "found ',', expected: identifier after ','");
+    expect_parse_error("a=b=c", 3, "found '=', expected: ',' or 'end of string'");
 }
 
 static void test_json_selector_label_error_message_prefix(void **state)

@@ -431,7 +431,8 @@ static char *all_declared(void)
     }
     closedir(d);
     assert_non_null(names);
-    strcat(names, " ");
+    names = realloc(names, len + 2);
+    memcpy(names + len, " ", 2);
     return names;
 }
 

@@ -87,6 +87,7 @@ static void c_client(void)
     kc_cancel_free(NULL);
     INVAL_ERR(kc_client_get(NULL, NULL, NULL, NULL, NULL, &e));
     INVAL_ERR(kc_client_get(NULL, &CM, "default", "x", NULL, &e)); /* a valid gvr, no client */
+    INVAL_ERR(kc_client_get_table(NULL, NULL, NULL, NULL, NULL, NULL, NULL, &e));
     INVAL_ERR(kc_client_list(NULL, NULL, NULL, NULL, NULL, NULL, NULL, &e));
     INVAL_ERR(kc_client_list_all(NULL, NULL, NULL, NULL, NULL, NULL, NULL, &e));
     INVAL_ERR(kc_client_watch(NULL, NULL, NULL, NULL, NULL, NULL, NULL, &e));
@@ -314,7 +315,8 @@ static const group GROUPS[] = {
                "kc_cached_create kc_cached_update kc_cached_update_status kc_cached_patch "
                "kc_cached_apply kc_cached_delete"},
     {c_client, "kc_client_new kc_client_free kc_client_namespace kc_cancel_new kc_cancel_fire "
-               "kc_cancel_fired kc_cancel_free kc_client_get kc_client_list kc_client_list_all "
+               "kc_cancel_fired kc_cancel_free kc_client_get kc_client_get_table kc_client_list "
+               "kc_client_list_all "
                "kc_client_watch kc_client_create kc_client_update kc_client_update_status "
                "kc_client_patch kc_client_delete kc_client_delete_collection kc_client_raw "
                "kc_json_format kc_client_resolve kc_resource_info_clear "

@@ -5,7 +5,7 @@ FUZZ_SECONDS ?= 60
 CMAKE_ARGS ?=
 PREFIX     ?= /usr/local
 
-.PHONY: all deps configure build test check asan tsan fuzz fuzz-build bench demo install format clean help
+.PHONY: all deps configure build test check asan tsan fuzz fuzz-build bench soak demo install format clean help
 
 all: build
 
@@ -49,6 +49,10 @@ fuzz: fuzz-build
 ## make bench: build with optimisation and run every benchmark (prints BENCH lines)
 bench: deps build
 	scripts/run-benches $(BUILD)
+
+## make soak: the fault soak (docs/soak.md): >= 10,000 writes under faults, checks, BENCH lines (SOAK_ARGS=...)
+soak: deps build
+	$(BUILD)/bin/kcache_soak $(SOAK_ARGS)
 
 ## make demo: run the read-your-writes demo on the embedded API server
 demo: deps build

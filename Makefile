@@ -24,19 +24,19 @@ build: configure
 test: deps build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
-## make check: ASan+UBSan and TSan builds, each running the unit and integration tests
+## make check: ASan+UBSan and TSan builds, each running the unit, integration and soak tests
 check: deps asan tsan
 
 asan:
 	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DKC_SANITIZE=address -DKC_BUILD_BENCH=OFF $(CMAKE_ARGS)
 	cmake --build build-asan -j $(JOBS)
 	cd build-asan && ASAN_OPTIONS=detect_leaks=1:fast_unwind_on_malloc=0 UBSAN_OPTIONS=print_stacktrace=1 \
-	  ctest --output-on-failure -j $(JOBS) -L 'unit|integration|fuzz_corpus'
+	  ctest --output-on-failure -j $(JOBS) -L 'unit|integration|fuzz_corpus|soak'
 
 tsan:
 	cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DKC_SANITIZE=thread -DKC_BUILD_BENCH=OFF $(CMAKE_ARGS)
 	cmake --build build-tsan -j $(JOBS)
-	cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -j $(JOBS) -L 'unit|integration'
+	cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -j $(JOBS) -L 'unit|integration|soak'
 
 ## make fuzz: build the libFuzzer targets with clang and run each for FUZZ_SECONDS (default 60)
 fuzz-build: deps

@@ -219,8 +219,8 @@ void soak_final_checks(soak *s)
 {
     kc_server_faults none = {0};
     if (s->o.plant == PLANT_NO_QUIESCE) { /* planted: compare while events are still in flight */
-        none.watch_delay_min_ms = 300;
-        none.watch_delay_max_ms = 400;
+        none.watch_delay_min_ms = 1000;
+        none.watch_delay_max_ms = 1100;
     }
     kc_server_set_faults(s->srv, &none);
     char uid[SOAK_UID_MAX], rv[SOAK_RV_MAX];

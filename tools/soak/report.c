@@ -136,6 +136,11 @@ int soak_report(soak *s, double run_s, bool finished)
     printf("checks:   (a) cache != server: %lu   (b) stale reads: %lu   (c) resurrected "
            "deletes: %lu   phantoms: %lu   (d) handler: %lu   catch-up timeouts: %lu\n",
            C(v_cache), C(v_stale), C(v_resurrected), C(v_phantom), C(v_handler), C(v_catch_up));
+    const soak_before_restore *b = &s->before;
+    if (b->set)
+        printf("          of which before the first restore (%lu writes): (a) %lu   (b) %lu   (c) "
+               "%lu   phantoms: %lu   (d) %lu\n",
+               b->writes, b->cache, b->stale, b->resurrected, b->phantom, b->handler);
     bench_lines(s, run_s, st);
     unsigned long bad = C(v_cache) + C(v_stale) + C(v_resurrected) + C(v_phantom) + C(v_handler) +
                         C(v_catch_up) + C(read_errors);

@@ -216,6 +216,15 @@ static void sides_at_barrier(soak *s, const char *when)
 static void restore(soak *s, fault_level lv)
 {
     pause_writers(s);
+    if (!s->before.set) {
+        s->before = (soak_before_restore){true,
+                                          atomic_load(&s->c.writes),
+                                          atomic_load(&s->c.v_stale),
+                                          atomic_load(&s->c.v_resurrected),
+                                          atomic_load(&s->c.v_phantom),
+                                          atomic_load(&s->c.v_cache),
+                                          atomic_load(&s->c.v_handler)};
+    }
     set_level(s, F_BASE);
     sides_at_barrier(s, "before the restore");
     uint64_t before = kc_server_current_rv(s->srv);

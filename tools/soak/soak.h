@@ -73,6 +73,12 @@ typedef struct soak_counters {
     atomic_ulong v_stale, v_resurrected, v_phantom, v_cache, v_handler, v_catch_up;
 } soak_counters;
 
+/* Violations counted before the first restore (a bug there can hide behind what follows). */
+typedef struct soak_before_restore {
+    bool set;
+    unsigned long writes, stale, resurrected, phantom, cache, handler;
+} soak_before_restore;
+
 typedef struct soak_shadow soak_shadow;
 typedef struct soak_writer soak_writer;
 
@@ -96,6 +102,7 @@ typedef struct soak {
     soak_side side[SOAK_SIDES];
     soak_writer *w;
     soak_counters c;
+    soak_before_restore before; /* written by the script thread, read after it is joined */
     uint64_t t0_ns;
 
     /* pause gate and progress (mu guards pause, parked, running, stop) */

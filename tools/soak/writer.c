@@ -8,12 +8,15 @@
  * it deleted (strict when the delete returned 0). Writers with an even id use the block-on-write
  * client, odd ids the block-on-read one.
  *
- * One step: pick a key; create it when absent (10 % of creates by the plain client — "someone
- * else", no promise —, 10 % followed at once by a delete with no read between: the sequence of
- * issue 16 point 1), else update (PUT with the RV), merge-patch or delete (half with a UID
- * precondition). Then read through the writer's cached client: the written key, one random key
- * and the two most recently deleted keys (get), and every 8th step the writer's keys (list by
- * label). Each object read is judged against the model:
+ * One step: pick a key; create it when absent — 10 % of creates by the plain client ("someone
+ * else": no promise), 3 in 10 of those deleted at once by this client with the UID precondition;
+ * 1 in 9 of own creates deleted at once; no read between, the sequences of issue 16 point 1 —,
+ * else update (PUT with the RV), merge-patch or delete (half with a UID precondition). Then read
+ * through the writer's cached client: the written key, one random key (block-on-read: half of
+ * them with no_wait, which must still hide deleted objects), the two most recently deleted keys,
+ * every 8th step the writer's keys (list by label), and after a create → delete the key after
+ * every change the cache applies, for twice the longest watch delay.
+ * Each object read is judged against the model:
  *   - a UID this writer deleted (strict)          → resurrected   (check c)
  *   - fresh, absent or RV below the model's RV    → stale         (check b)
  *   - an object the model says cannot exist       → phantom
@@ -406,8 +409,8 @@ static void step(soak_writer *w)
     skey *k = &w->keys[j];
     unsigned r = soak_rng_below(&w->rng, 100);
     if (!k->exists) {
-        /* 10 % by another client; 3 % (another client, then a delete with the UID
-         * precondition) and 10 % (own) of creates are followed at once by a delete */
+        /* r < 10: by another client, and r < 3 of those deleted at once (UID precondition);
+         * r >= 90: own, deleted at once */
         op_kind op = r < 10 ? OP_FOREIGN : OP_CREATE;
         if (do_write(w, k, op) && (r < 3 || r >= 90) && k->exists) {
             atomic_fetch_add(&s->c.bursts, 1);

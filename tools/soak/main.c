@@ -142,7 +142,7 @@ __attribute__((format(printf, 1, 2))) static int bad_flag(const char *fmt, ...)
     fprintf(stderr, "kcache_soak: ");
     vfprintf(stderr, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "\nRun 'kcache_soak --help' for the options.\n");
+    fprintf(stderr, "\nRun 'kcache_soak --help' for usage.\n");
     return 2;
 }
 
@@ -215,7 +215,7 @@ static int parse_flags(int argc, char **argv, soak_opts *o)
         if (!strcmp(name, "-h") || !strcmp(name, "--help"))
             return usage(stdout), 0;
         else if (!takes && eq)
-            return bad_flag("%s takes no value", name);
+            return bad_flag("%s: takes no value", name);
         else if (!strcmp(name, "--no-faults"))
             o->faults = false;
         else if (!strcmp(name, "--verbose"))
@@ -245,15 +245,16 @@ static int parse_flags(int argc, char **argv, soak_opts *o)
         else if (!strcmp(name, "--plant"))
             ok = parse_plant(v, &o->plant);
         else
-            return bad_flag("unknown option %s", f);
+            return bad_flag("%s: unknown flag", name);
         if (!ok)
-            return bad_flag("bad value for %s: %s", name, v ? v : "(missing)");
+            return v ? bad_flag("%s: bad value '%s' (see --help)", name, v)
+                     : bad_flag("%s: missing value", name);
     }
     o->timeout_ms = timeout;
     if (!o->cycles)
         o->cycles = o->writes / 2500 ? o->writes / 2500 : 1;
     if (o->cycles > o->writes)
-        return bad_flag("--cycles %u is more than --writes %u", o->cycles, o->writes);
+        return bad_flag("--cycles: %u is more than --writes %u", o->cycles, o->writes);
     if (!o->seed)
         o->seed = soak_now_ns() | 1;
     return -1;

@@ -51,12 +51,14 @@ void kc__ryw_destroy(kc__ryw *t);
 void kc__ryw_want_clear(kc__ryw_want *w);
 
 /* Record a successful write of (type, ns, name) at rv of the object uid (NULL: unknown) with the
- * pre-send seq. Replaces an entry for the key (including a pending delete). Caller holds the
- * client lock. 0 or KC_ENOMEM. */
+ * pre-send seq. Replaces the key's entry; a pending delete of a known UID is kept instead,
+ * superseded, until forgotten by its generation (cached_ryw.c). Caller holds the client lock.
+ * 0 or KC_ENOMEM. */
 int kc__ryw_note_write(kc__ryw *t, const char *type, const char *ns, const char *name,
                        const char *rv, const char *uid, uint64_t after_seq);
 /* Register a pending delete of uid ("" = unknown) at (type, ns, name), before the request is sent;
- * rv (NULL: none) is an RV the object had, or its deletion RV. *ret_gen identifies it for
+ * rv (NULL: none) is an RV the object had, or its deletion RV. It becomes the key's entry (an
+ * earlier pending delete of a known UID stays, superseded). *ret_gen identifies it for
  * kc__ryw_forget. 0 or KC_ENOMEM. Caller holds the lock. */
 int kc__ryw_note_delete(kc__ryw *t, const char *type, const char *ns, const char *name,
                         const char *uid, const char *rv, uint64_t after_seq, uint64_t *ret_gen);
@@ -67,14 +69,18 @@ int kc__ryw_note_delete(kc__ryw *t, const char *type, const char *ns, const char
  * is lost. Caller holds the lock. */
 void kc__ryw_refine(kc__ryw *t, const char *type, const char *ns, const char *name, uint64_t gen,
                     const char *uid, const char *rv);
-/* Drop the entry of the key if it still has generation gen (gen 0: any). Caller holds the lock. */
+/* Drop the key's entry of generation gen, current or superseded (gen 0: the current one). Caller
+ * holds the lock. */
 void kc__ryw_forget(kc__ryw *t, const char *type, const char *ns, const char *name, uint64_t gen);
-/* Copy the entry of one key into *ret (1), or 0 when none / KC_ENOMEM. Caller holds the lock. */
+/* Copy the current entry of one key into *ret (1), or 0 when none / KC_ENOMEM. Caller holds the
+ * lock. */
 int kc__ryw_lookup(kc__ryw *t, const char *type, const char *ns, const char *name,
                    kc__ryw_want *ret);
-/* Copy every entry of a type (ns NULL/"" = all namespaces) into a new array *ret (caller frees
- * each with kc__ryw_want_clear and the array with free). Returns the count or KC_ENOMEM. */
-int kc__ryw_collect(kc__ryw *t, const char *type, const char *ns, kc__ryw_want **ret);
+/* Copy every entry, superseded ones included, of a type (ns NULL/"" = all namespaces), or of one
+ * key when name is not NULL, into a new array *ret (caller frees each with kc__ryw_want_clear and
+ * the array with free). Returns the count or KC_ENOMEM. */
+int kc__ryw_collect(kc__ryw *t, const char *type, const char *ns, const char *name,
+                    kc__ryw_want **ret);
 /* The store condition that means w has been observed (strings borrowed from w). */
 kc_store_cond kc__ryw_want_cond(const kc__ryw_want *w);
 

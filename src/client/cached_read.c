@@ -2,9 +2,10 @@
  * cached_read.c — the read verbs of kc_cached_client: get, list (label/field selectors), list by
  * index; from the type's informer store, or live from the API server (uncached types, call->live).
  *
- * Block-on-read (docs/read-your-writes.md): before reading, a get copies this client's entry for
- * the key and a list copies the entries of the type (under the client lock, released at once), so
- * writes that start after the read cannot extend its wait. Then:
+ * Block-on-read (docs/read-your-writes.md): before reading, a get copies this client's entries for
+ * the key and a list those of the type (under the client lock, released at once), so writes that
+ * start after the read cannot extend its wait; superseded pending deletes (cached_ryw.c) are among
+ * them. Then (bor_prepare, the same for both):
  *   - writes: a get waits for its key's write to be observed (kc__cc_written_cond); a list waits
  *     for the write with the highest comparable RV first (once the watermark has passed it the
  *     others mostly hold already: one check each), then for each other write. Observed entries are
@@ -60,103 +61,17 @@ static void learn(kc_cached_client *cc, const char *type, const kc__ryw_want *d,
     pthread_mutex_unlock(&cc->lock);
 }
 
-/* ---- get ------------------------------------------------------------------------------------- */
-
-/* Everything but the hot path of kc_cached_get (arguments validated, ns not NULL). */
-static __attribute__((noinline)) int get_slow(kc_cached_client *cc, const kc_gvr *gvr,
-                                              const char *ns, const char *name,
-                                              const kc_call_opts *call, kc_obj **ret_obj,
-                                              kc_error *err)
-{
-    if ((call && call->live) || kc__cc_uncached(cc, gvr))
-        return kc_client_get(cc->client, gvr, ns, name, ret_obj, err);
-
-    uint64_t deadline = 0;
-    kc_store *store = NULL;
-    int rc = kc__cc_store(cc, gvr, ns, true, call, &deadline, &store, err);
-    if (rc < 0)
-        return rc;
-
-    kc__ryw_want want = {0};
-    bool hide = false;
-    char type[TYPE_KEY_MAX];
-    if (cc->mode == KC_RYW_BLOCK_ON_READ) {
-        if ((rc = kc__cc_type_key(gvr, type, sizeof(type), err)) < 0)
-            return rc;
-        pthread_mutex_lock(&cc->lock);
-        int found = kc__ryw_lookup(&cc->ryw, type, ns, name, &want);
-        pthread_mutex_unlock(&cc->lock);
-        if (found == 1) {
-            kc_store_cond c = kc__ryw_want_cond(&want);
-            if (want.delete_uid) {
-                if (kc_store_check(store, &c) == 1)
-                    forget(cc, type, &want);
-                else
-                    hide = true;
-            } else if (kc__cc_wait_enabled(cc, call)) {
-                rc = kc__cc_wait(cc, store, &c, kc__cc_deadline_lazy(cc, call, &deadline), err);
-                if (rc < 0) {
-                    kc__ryw_want_clear(&want);
-                    return rc;
-                }
-                forget(cc, type, &want);
-            }
-            if (!hide)
-                kc__ryw_want_clear(&want);
-        }
-    }
-    kc_obj *obj = kc_store_get(store, ns, name);
-    if (hide) {
-        if (obj && hidden_by(&want, obj)) {
-            learn(cc, type, &want, obj);
-            kc_obj_unref(obj);
-            obj = NULL;
-        }
-        kc__ryw_want_clear(&want);
-    }
-    if (!obj)
-        return kc_error_set(err, KC_ENOTFOUND, "%s \"%s\" not found in the cache", gvr->resource,
-                            name);
-    *ret_obj = obj;
-    return 0;
-}
-
-int kc_cached_get(kc_cached_client *cc, const kc_gvr *gvr, const char *ns, const char *name,
-                  const kc_call_opts *call, kc_obj **ret_obj, kc_error *err)
-{
-    if (!cc || !name || !*name || !ret_obj)
-        return kc_error_set(err, KC_EINVAL, "cached client: get needs a name and ret_obj");
-    ns = ns ? ns : "";
-    if (!gvr || !gvr->version || !*gvr->version || !gvr->resource || !*gvr->resource)
-        return kc_error_set(err, KC_EINVAL, "cached client: gvr needs a version and a resource");
-    /* The hot path (discovery-style loops): a cached, synced type found by the inline lock-free
-     * lookup (all-namespace informer: no namespace, or a client not restricted to one), no
-     * block-on-read bookkeeping to consult, then the store's lock-free Get. Anything else — first
-     * use, live/uncached reads, block-on-read, not found — takes the full path. */
-    if (cc->mode != KC_RYW_BLOCK_ON_READ && !(call && call->live) && cc->n_uncached == 0 &&
-        (!*ns || !cc->ns)) {
-        kc__cc_type *t = kc__cc_type_find(cc, gvr, "");
-        if (t && atomic_load_explicit(&t->synced, memory_order_acquire)) {
-            kc_obj *obj = kc_store_get(t->store, ns, name);
-            if (obj) {
-                *ret_obj = obj;
-                return 0;
-            }
-        }
-    }
-    return get_slow(cc, gvr, ns, name, call, ret_obj, err);
-}
-
-/* ---- lists ----------------------------------------------------------------------------------- */
+/* ---- block-on-read -------------------------------------------------------------------------- */
 
 /*
- * Block-on-read preparation of a list: wait for this client's writes to the type (ns "" = all
- * namespaces) and return the pending deletes still to hide (*ret_hides, *ret_n_hides; caller
- * frees with wants_free).
+ * Block-on-read preparation of a read: wait for this client's writes to the type (ns "" = all
+ * namespaces), or to one key when name is not NULL, and return the pending deletes still to hide
+ * (*ret_hides, *ret_n_hides; caller frees with wants_free). *deadline: the call's, computed on
+ * first need (kc__cc_deadline_lazy).
  */
-static int bor_list_prepare(kc_cached_client *cc, const char *type, kc_store *store, const char *ns,
-                            const kc_call_opts *call, uint64_t deadline, kc__ryw_want **ret_hides,
-                            int *ret_n_hides, kc_error *err)
+static int bor_prepare(kc_cached_client *cc, const char *type, kc_store *store, const char *ns,
+                       const char *name, const kc_call_opts *call, uint64_t *deadline,
+                       kc__ryw_want **ret_hides, int *ret_n_hides, kc_error *err)
 {
     *ret_hides = NULL;
     *ret_n_hides = 0;
@@ -164,7 +79,7 @@ static int bor_list_prepare(kc_cached_client *cc, const char *type, kc_store *st
         return 0;
     kc__ryw_want *w = NULL;
     pthread_mutex_lock(&cc->lock);
-    int n = kc__ryw_collect(&cc->ryw, type, ns, &w);
+    int n = kc__ryw_collect(&cc->ryw, type, ns, name, &w);
     pthread_mutex_unlock(&cc->lock);
     if (n < 0)
         return kc_error_set(err, n, "cached client: out of memory");
@@ -183,7 +98,7 @@ static int bor_list_prepare(kc_cached_client *cc, const char *type, kc_store *st
             if (i < 0 || w[i].delete_uid || (k >= 0 && i == top))
                 continue;
             kc_store_cond c = kc__ryw_want_cond(&w[i]);
-            rc = kc__cc_wait(cc, store, &c, deadline, err);
+            rc = kc__cc_wait(cc, store, &c, kc__cc_deadline_lazy(cc, call, deadline), err);
         }
         if (rc < 0) {
             wants_free(w, n);
@@ -218,6 +133,77 @@ static int bor_list_prepare(kc_cached_client *cc, const char *type, kc_store *st
     }
     return 0;
 }
+
+/* ---- get ------------------------------------------------------------------------------------- */
+
+/* Everything but the hot path of kc_cached_get (arguments validated, ns not NULL). */
+static __attribute__((noinline)) int get_slow(kc_cached_client *cc, const kc_gvr *gvr,
+                                              const char *ns, const char *name,
+                                              const kc_call_opts *call, kc_obj **ret_obj,
+                                              kc_error *err)
+{
+    if ((call && call->live) || kc__cc_uncached(cc, gvr))
+        return kc_client_get(cc->client, gvr, ns, name, ret_obj, err);
+
+    uint64_t deadline = 0;
+    kc_store *store = NULL;
+    int rc = kc__cc_store(cc, gvr, ns, true, call, &deadline, &store, err);
+    if (rc < 0)
+        return rc;
+
+    kc__ryw_want *hides = NULL;
+    int n_hides = 0;
+    char type[TYPE_KEY_MAX];
+    if (cc->mode == KC_RYW_BLOCK_ON_READ) {
+        if ((rc = kc__cc_type_key(gvr, type, sizeof(type), err)) < 0)
+            return rc;
+        rc = bor_prepare(cc, type, store, ns, name, call, &deadline, &hides, &n_hides, err);
+        if (rc < 0)
+            return rc;
+    }
+    kc_obj *obj = kc_store_get(store, ns, name);
+    for (int h = 0; obj && h < n_hides; h++) {
+        if (hidden_by(&hides[h], obj)) {
+            learn(cc, type, &hides[h], obj);
+            kc_obj_unref(obj);
+            obj = NULL;
+        }
+    }
+    wants_free(hides, n_hides);
+    if (!obj)
+        return kc_error_set(err, KC_ENOTFOUND, "%s \"%s\" not found in the cache", gvr->resource,
+                            name);
+    *ret_obj = obj;
+    return 0;
+}
+
+int kc_cached_get(kc_cached_client *cc, const kc_gvr *gvr, const char *ns, const char *name,
+                  const kc_call_opts *call, kc_obj **ret_obj, kc_error *err)
+{
+    if (!cc || !name || !*name || !ret_obj)
+        return kc_error_set(err, KC_EINVAL, "cached client: get needs a name and ret_obj");
+    ns = ns ? ns : "";
+    if (!gvr || !gvr->version || !*gvr->version || !gvr->resource || !*gvr->resource)
+        return kc_error_set(err, KC_EINVAL, "cached client: gvr needs a version and a resource");
+    /* The hot path (discovery-style loops): a cached, synced type found by the inline lock-free
+     * lookup (all-namespace informer: no namespace, or a client not restricted to one), no
+     * block-on-read bookkeeping to consult, then the store's lock-free Get. Anything else — first
+     * use, live/uncached reads, block-on-read, not found — takes the full path. */
+    if (cc->mode != KC_RYW_BLOCK_ON_READ && !(call && call->live) && cc->n_uncached == 0 &&
+        (!*ns || !cc->ns)) {
+        kc__cc_type *t = kc__cc_type_find(cc, gvr, "");
+        if (t && atomic_load_explicit(&t->synced, memory_order_acquire)) {
+            kc_obj *obj = kc_store_get(t->store, ns, name);
+            if (obj) {
+                *ret_obj = obj;
+                return 0;
+            }
+        }
+    }
+    return get_slow(cc, gvr, ns, name, call, ret_obj, err);
+}
+
+/* ---- lists ----------------------------------------------------------------------------------- */
 
 static int cmp_obj(const void *a, const void *b)
 {
@@ -321,8 +307,7 @@ int kc_cached_list(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
     kc_store *store = NULL;
     if ((rc = kc__cc_store(cc, gvr, ns, true, call, &deadline, &store, err)) < 0)
         goto out;
-    kc__cc_deadline_lazy(cc, call, &deadline);
-    if ((rc = bor_list_prepare(cc, type, store, ns, call, deadline, &hides, &n_hides, err)) < 0)
+    if ((rc = bor_prepare(cc, type, store, ns, NULL, call, &deadline, &hides, &n_hides, err)) < 0)
         goto out;
     rc = *ns ? kc_store_list_namespace(store, ns, &objs, &n) : kc_store_list(store, &objs, &n);
     if (rc < 0) {
@@ -356,8 +341,7 @@ int kc_cached_list_by_index(kc_cached_client *cc, const kc_gvr *gvr, const char 
         return rc;
     kc__ryw_want *hides = NULL;
     int n_hides = 0;
-    kc__cc_deadline_lazy(cc, call, &deadline);
-    rc = bor_list_prepare(cc, type, store, cc->ns, call, deadline, &hides, &n_hides, err);
+    rc = bor_prepare(cc, type, store, cc->ns, NULL, call, &deadline, &hides, &n_hides, err);
     if (rc < 0)
         return rc;
     kc_obj **objs = NULL;

@@ -12,9 +12,16 @@
  *     RV; reads must never return an object with that UID. It is done only once the store has
  *     observed the deletion (KC_STORE_WAIT_DELETED): "key absent" alone proves nothing, the store
  *     may not have seen the object yet.
- * A later write to the same key replaces the entry. The highest RV per type, which a list waits
- * for, is computed from the type's entries when a list collects them (entries are few: they are
- * dropped as soon as they are observed), so there is no second structure to keep in step.
+ * A later write or delete of the same key replaces the key's entry — except a pending delete of a
+ * known UID, which is kept, *superseded*, next to the new entry until the store has observed that
+ * deletion: re-creating a name (or deleting the re-created object, or a delete that fails) must
+ * not bring back the object deleted first while the cache still holds it (with no_wait, or when
+ * the newer entry completes on evidence about the newer object). Lookups of "the key's entry" see
+ * only the current one; reads collect both. A pending delete of an unknown UID ("" — hide any
+ * object at the key) is replaced, as it cannot be told from the re-created object. The highest RV
+ * per type, which a list waits for, is computed from the type's entries when a list collects them
+ * (entries are few: they are dropped as soon as they are observed), so there is no second
+ * structure to keep in step.
  *
  * Bounded memory: a read drops the entries it finds observed; and when the table doubles in size
  * (at least 1024 entries) the writer sweeps the type it writes: it copies the entries out, checks
@@ -39,6 +46,7 @@ struct kc__ryw_entry {
     char *delete_uid;       /* pending delete: the UID; NULL for a write */
     uint64_t after_seq;
     uint64_t gen;
+    bool superseded; /* a pending delete a later entry of the key replaced (see above) */
 };
 
 #define RYW_MIN_BUCKETS 64
@@ -56,11 +64,19 @@ static uint64_t key_hash(const char *type, const char *ns, const char *name)
     return fnv(fnv(fnv(14695981039346656037ull, type), ns ? ns : ""), name);
 }
 
-static bool entry_is(const kc__ryw_entry *e, uint64_t h, const char *type, const char *ns,
+/* e is an entry of the key (current or superseded). */
+static bool entry_of(const kc__ryw_entry *e, uint64_t h, const char *type, const char *ns,
                      const char *name)
 {
     return e->hash == h && !strcmp(e->type, type) && !strcmp(e->ns, ns ? ns : "") &&
            !strcmp(e->name, name);
+}
+
+/* e is the key's current entry. */
+static bool entry_is(const kc__ryw_entry *e, uint64_t h, const char *type, const char *ns,
+                     const char *name)
+{
+    return !e->superseded && entry_of(e, h, type, ns, name);
 }
 
 static void entry_free(kc__ryw_entry *e)
@@ -143,7 +159,8 @@ static int grow(kc__ryw *t)
     return 0;
 }
 
-/* The entry of the key, creating it (blank) when create is set. NULL when absent / on ENOMEM. */
+/* The current entry of the key, creating it (blank) when create is set. NULL when absent / on
+ * ENOMEM. */
 static kc__ryw_entry *find(kc__ryw *t, const char *type, const char *ns, const char *name,
                            bool create)
 {
@@ -163,6 +180,20 @@ static kc__ryw_entry *find(kc__ryw *t, const char *type, const char *ns, const c
     t->buckets[i] = e;
     t->n_entries++;
     return e;
+}
+
+/* The entry of the key with generation gen (current or superseded); gen 0: the current one. */
+static kc__ryw_entry *find_gen(kc__ryw *t, const char *type, const char *ns, const char *name,
+                               uint64_t gen)
+{
+    if (gen == 0)
+        return find(t, type, ns, name, false);
+    uint64_t h = key_hash(type, ns, name);
+    for (kc__ryw_entry *e = t->n_buckets ? t->buckets[h & (t->n_buckets - 1)] : NULL; e;
+         e = e->next)
+        if (e->gen == gen && entry_of(e, h, type, ns, name))
+            return e;
+    return NULL;
 }
 
 static void unlink_entry(kc__ryw *t, kc__ryw_entry *victim)
@@ -190,8 +221,15 @@ static int set_entry(kc__ryw *t, const char *type, const char *ns, const char *n
 {
     char *rv_copy = NULL, *uid_copy = NULL, *del_copy = NULL;
     kc__ryw_entry *e = NULL;
-    if (dup_opt(rv, &rv_copy) && dup_opt(uid, &uid_copy) && dup_opt(delete_uid, &del_copy))
-        e = find(t, type, ns, name, true);
+    if (dup_opt(rv, &rv_copy) && dup_opt(uid, &uid_copy) && dup_opt(delete_uid, &del_copy)) {
+        e = find(t, type, ns, name, false);
+        if (e && e->delete_uid && *e->delete_uid) {
+            e->superseded = true; /* keeps hiding its UID until the store saw it go */
+            e = NULL;
+        }
+        if (!e)
+            e = find(t, type, ns, name, true);
+    }
     if (!e) {
         free(rv_copy);
         free(uid_copy);
@@ -227,15 +265,15 @@ int kc__ryw_note_delete(kc__ryw *t, const char *type, const char *ns, const char
 
 void kc__ryw_forget(kc__ryw *t, const char *type, const char *ns, const char *name, uint64_t gen)
 {
-    kc__ryw_entry *e = find(t, type, ns, name, false);
-    if (e && (gen == 0 || e->gen == gen))
+    kc__ryw_entry *e = find_gen(t, type, ns, name, gen);
+    if (e)
         unlink_entry(t, e);
 }
 
 void kc__ryw_refine(kc__ryw *t, const char *type, const char *ns, const char *name, uint64_t gen,
                     const char *uid, const char *rv)
 {
-    kc__ryw_entry *e = find(t, type, ns, name, false);
+    kc__ryw_entry *e = find_gen(t, type, ns, name, gen);
     if (!e || e->gen != gen || !e->delete_uid)
         return; /* a newer write to the key replaced it, or it is done */
     if (uid && *uid && strcmp(uid, e->delete_uid) != 0) {
@@ -278,14 +316,22 @@ int kc__ryw_lookup(kc__ryw *t, const char *type, const char *ns, const char *nam
     return rc < 0 ? rc : 1;
 }
 
-int kc__ryw_collect(kc__ryw *t, const char *type, const char *ns, kc__ryw_want **ret)
+int kc__ryw_collect(kc__ryw *t, const char *type, const char *ns, const char *name,
+                    kc__ryw_want **ret)
 {
     size_t n = 0, cap = 0;
     kc__ryw_want *out = NULL;
     bool all_ns = !ns || !*ns;
-    for (size_t i = 0; i < t->n_buckets; i++) {
+    uint64_t h = name ? key_hash(type, ns, name) : 0;
+    size_t first = 0, end = t->n_buckets; /* one key: its bucket only */
+    if (name && t->n_buckets) {
+        first = h & (t->n_buckets - 1);
+        end = first + 1;
+    }
+    for (size_t i = first; i < end; i++) {
         for (kc__ryw_entry *e = t->buckets[i]; e; e = e->next) {
-            if (strcmp(e->type, type) || (!all_ns && strcmp(e->ns, ns)))
+            if (name ? !entry_of(e, h, type, ns, name)
+                     : strcmp(e->type, type) || (!all_ns && strcmp(e->ns, ns)))
                 continue;
             if (n == cap) {
                 size_t nc = cap ? cap * 2 : 8;

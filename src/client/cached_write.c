@@ -78,7 +78,7 @@ static void maybe_sweep(kc_cached_client *cc, const char *type, kc_store *s)
         pthread_mutex_unlock(&cc->lock);
         return;
     }
-    int n = kc__ryw_collect(&cc->ryw, type, NULL, &wants);
+    int n = kc__ryw_collect(&cc->ryw, type, NULL, NULL, &wants);
     kc__ryw_swept(&cc->ryw); /* one sweeper at a time: the threshold moved up */
     pthread_mutex_unlock(&cc->lock);
     if (n <= 0)

@@ -1,8 +1,9 @@
 /*
  * test_cached_ryw.c — the cached client's internals without a server: block-on-read bookkeeping
- * (kc__ryw_*: replace by key, generations, per type/namespace collection, sweep threshold) and the
- * wait primitive (kc__cc_wait) on a hand-fed kc_store — including resourceVersions that are not
- * comparable ("that exact RV or any later event on the key") and UID-based delete conditions.
+ * (kc__ryw_*: replace by key, superseded pending deletes, generations, per type/namespace/key
+ * collection, sweep threshold) and the wait primitive (kc__cc_wait) on a hand-fed kc_store —
+ * including resourceVersions that are not comparable ("that exact RV or any later event on the
+ * key") and UID-based delete conditions.
  */
 #include "client/cached_internal.h"
 #include "informer/store_internal.h"
@@ -37,22 +38,71 @@ static void test_cached_ryw_note_write_then_lookup(void **state)
     kc__ryw_destroy(&t);
 }
 
-static void test_cached_ryw_write_replaces_pending_delete_and_forget_is_by_generation(void **state)
+/* A write (the name re-created) becomes the key's entry, but the pending delete of the first UID is
+ * kept, superseded, until forgotten by its own generation: lookups see the write, collections
+ * both (reads keep hiding the deleted UID while the cache may still hold it). */
+static void
+test_cached_ryw_write_supersedes_pending_delete_and_forget_is_by_generation(void **state)
 {
     kc__ryw t;
     kc__ryw_init(&t);
     uint64_t gen = 0;
     assert_int_equal(kc__ryw_note_delete(&t, "/v1/secrets", "ns", "a", "uid-1", NULL, 1, &gen), 0);
     assert_int_equal(kc__ryw_note_write(&t, "/v1/secrets", "ns", "a", "50", NULL, 2),
-                     0);                               /* re-created */
-    kc__ryw_forget(&t, "/v1/secrets", "ns", "a", gen); /* the old delete's generation: kept */
+                     0); /* re-created */
     kc__ryw_want w;
     assert_int_equal(kc__ryw_lookup(&t, "/v1/secrets", "ns", "a", &w), 1);
     assert_string_equal(w.rv, "50");
     assert_null(w.delete_uid);
+    kc__ryw_want *all = NULL;
+    assert_int_equal(kc__ryw_collect(&t, "/v1/secrets", "ns", "a", &all), 2);
+    int del = all[0].delete_uid ? 0 : 1;
+    assert_string_equal(all[del].delete_uid, "uid-1");
+    assert_int_equal(all[del].gen, gen);
+    for (int i = 0; i < 2; i++)
+        kc__ryw_want_clear(&all[i]);
+    free(all);
+    kc__ryw_forget(&t, "/v1/secrets", "ns", "a", gen); /* the old delete: only it goes */
+    assert_int_equal(t.n_entries, 1);
+    kc__ryw_want_clear(&w);
+    assert_int_equal(kc__ryw_lookup(&t, "/v1/secrets", "ns", "a", &w), 1);
+    assert_string_equal(w.rv, "50");
     kc__ryw_forget(&t, "/v1/secrets", "ns", "a", w.gen);
     kc__ryw_want_clear(&w);
     assert_int_equal(t.n_entries, 0);
+    kc__ryw_destroy(&t);
+}
+
+/* Every pending delete of a known UID survives the entries that follow it (another delete, a
+ * delete that fails and is forgotten); a pending delete of an unknown UID does not (it would hide
+ * the re-created object too). */
+static void test_cached_ryw_pending_deletes_of_known_uids_accumulate(void **state)
+{
+    kc__ryw t;
+    kc__ryw_init(&t);
+    uint64_t g1 = 0, g2 = 0, g3 = 0;
+    assert_int_equal(kc__ryw_note_delete(&t, "/v1/secrets", "ns", "a", "uid-1", NULL, 1, &g1), 0);
+    assert_int_equal(kc__ryw_note_delete(&t, "/v1/secrets", "ns", "a", "uid-2", "7", 2, &g2), 0);
+    assert_int_equal(kc__ryw_note_delete(&t, "/v1/secrets", "ns", "a", "uid-2", NULL, 3, &g3), 0);
+    kc__ryw_forget(&t, "/v1/secrets", "ns", "a", g3); /* that DELETE failed */
+    kc__ryw_want *all = NULL;
+    assert_int_equal(kc__ryw_collect(&t, "/v1/secrets", "ns", "a", &all), 2);
+    bool saw1 = false, saw2 = false;
+    for (int i = 0; i < 2; i++) {
+        saw1 |= !strcmp(all[i].delete_uid, "uid-1") && all[i].gen == g1;
+        saw2 |= !strcmp(all[i].delete_uid, "uid-2") && all[i].gen == g2;
+        kc__ryw_want_clear(&all[i]);
+    }
+    free(all);
+    assert_true(saw1 && saw2);
+    kc__ryw_refine(&t, "/v1/secrets", "ns", "a", g1, NULL, "5"); /* superseded: still refined */
+    kc__ryw_forget(&t, "/v1/secrets", "ns", "a", g1);
+    kc__ryw_forget(&t, "/v1/secrets", "ns", "a", g2);
+    assert_int_equal(t.n_entries, 0);
+    uint64_t g4 = 0;
+    assert_int_equal(kc__ryw_note_delete(&t, "/v1/secrets", "ns", "b", "", NULL, 4, &g4), 0);
+    assert_int_equal(kc__ryw_note_write(&t, "/v1/secrets", "ns", "b", "60", "uid-3", 5), 0);
+    assert_int_equal(t.n_entries, 1); /* the unknown-UID delete was replaced */
     kc__ryw_destroy(&t);
 }
 
@@ -68,17 +118,24 @@ static void test_cached_ryw_collect_filters_type_and_namespace(void **state)
                          0);
     }
     kc__ryw_want *w = NULL;
-    int n = kc__ryw_collect(&t, "/v1/secrets", "b", &w);
+    int n = kc__ryw_collect(&t, "/v1/secrets", "b", NULL, &w);
     assert_int_equal(n, 50); /* odd i with i % 3 == 0 */
     for (int i = 0; i < n; i++) {
         assert_string_equal(w[i].ns, "b");
         kc__ryw_want_clear(&w[i]);
     }
     free(w);
-    n = kc__ryw_collect(&t, "/v1/secrets", NULL, &w);
+    n = kc__ryw_collect(&t, "/v1/secrets", NULL, NULL, &w);
     assert_int_equal(n, 150);
     for (int i = 0; i < n; i++)
         kc__ryw_want_clear(&w[i]);
+    free(w);
+    n = kc__ryw_collect(&t, "/v1/secrets", "b", "o3", &w); /* one key */
+    assert_int_equal(n, 1);
+    assert_string_equal(w[0].name, "o3");
+    kc__ryw_want_clear(&w[0]);
+    free(w);
+    assert_int_equal(kc__ryw_collect(&t, "/v1/secrets", "a", "o3", &w), 0);
     free(w);
     kc__ryw_destroy(&t);
 }
@@ -391,7 +448,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cached_ryw_note_write_then_lookup),
-        cmocka_unit_test(test_cached_ryw_write_replaces_pending_delete_and_forget_is_by_generation),
+        cmocka_unit_test(
+            test_cached_ryw_write_supersedes_pending_delete_and_forget_is_by_generation),
+        cmocka_unit_test(test_cached_ryw_pending_deletes_of_known_uids_accumulate),
         cmocka_unit_test(test_cached_ryw_collect_filters_type_and_namespace),
         cmocka_unit_test(test_cached_ryw_sweep_threshold_doubles),
         cmocka_unit_test_setup_teardown(test_cached_ryw_noncomparable_rv_any_later_event_satisfies,

@@ -132,6 +132,35 @@ KC_API void kc_server_stop(kc_server *srv);
 /* Stop (if needed) and free. Accepts NULL. */
 KC_API void kc_server_free(kc_server *srv);
 
+/* ---- text forms of settings ------------------------------------------------------------------
+ * The grammars `kcache serve` flags and the admin endpoint accept, for programs that take the same
+ * settings as text (command lines, configuration files). All three are pure functions: no state,
+ * thread-safe, strings borrowed for the call, no server needed. */
+
+/* Parse a duration: a non-negative decimal number with a unit "us", "ms", "s" or "m" ("250us",
+ * "50ms", "0.5s", "2m"), or a bare "0", into milliseconds (rounded to the nearest) in *ret_ms.
+ * Errors: KC_EINVAL (NULL text or ret_ms, not a duration, or above 2^31 ms; err quotes the text);
+ * *ret_ms is untouched on error. */
+KC_API int kc_server_duration_parse(const char *text, unsigned *ret_ms, kc_error *err);
+
+/* Parse one fault setting given as text into *inout, changing only the fields that setting names
+ * (the others keep their value). field is one of the admin endpoint's names (PUT /admin/faults):
+ *   "watchDelay"   MIN[-MAX], two durations as above ("10ms-500ms", "50ms", "0"; MAX >= MIN)
+ *                  → watch_delay_min_ms, watch_delay_max_ms
+ *   "rate429", "rate500", "rate503"
+ *                  RATE[:VERB,VERB…] with RATE in 0..1 and verbs get, list, watch, create, update,
+ *                  patch, delete, deletecollection (any case); without a verb list RATE applies
+ *                  to every verb, with one the verbs not listed get 0 → rate_429 / _500 / _503
+ * Errors: KC_EINVAL (NULL argument, unknown field, or bad text: err names the bad part); *inout
+ * is untouched on error. */
+KC_API int kc_server_faults_parse(const char *field, const char *text, kc_server_faults *inout,
+                                  kc_error *err);
+
+/* Check a seed spec (kc_server_opts.seed_spec: KIND=N[:ns=NAME],… as `kcache serve --help`
+ * describes it) without generating anything, so a program can reject it before creating a server.
+ * Errors: KC_EINVAL (NULL or bad spec; err names the bad part, e.g. the unknown kind). */
+KC_API int kc_server_seed_spec_check(const char *spec, kc_error *err);
+
 KC_END_DECLS
 
 #endif

@@ -14,7 +14,8 @@
  * injected 500 never does (clients must surface it, spec §9 #98).
  *
  * The text and JSON forms (CLI flags, admin endpoint) are parsed here too, so the CLI and the
- * admin endpoint share one grammar.
+ * admin endpoint share one grammar; the text forms are public (kc_server_duration_parse,
+ * kc_server_faults_parse in include/kcache/server.h), which is how the CLI reaches them.
  */
 #include "server/faults.h"
 
@@ -293,6 +294,40 @@ int kc__faults_parse_rate(const char *text, double rates[KC_VERB__COUNT], kc_err
     }
     memcpy(rates, out, sizeof out);
     return 0;
+}
+
+/* ---- text forms, public (include/kcache/server.h) -------------------------------------------- */
+
+int kc_server_duration_parse(const char *text, unsigned *ret_ms, kc_error *err)
+{
+    if (!text || !ret_ms)
+        return kc_error_set(err, KC_EINVAL, "duration: %s is NULL", text ? "ret_ms" : "text");
+    if (kc__faults_parse_duration_ms(text, strlen(text), ret_ms))
+        return kc_error_set(err, KC_EINVAL,
+                            "bad duration '%s' (expected e.g. 250us, 50ms, 1s, 2m or 0)", text);
+    return 0;
+}
+
+int kc_server_faults_parse(const char *field, const char *text, kc_server_faults *inout,
+                           kc_error *err)
+{
+    if (!field || !text || !inout)
+        return kc_error_set(err, KC_EINVAL, "faults: %s is NULL",
+                            !field  ? "field"
+                            : !text ? "text"
+                                    : "inout");
+    if (!strcmp(field, "watchDelay"))
+        return kc__faults_parse_delay(text, &inout->watch_delay_min_ms, &inout->watch_delay_max_ms,
+                                      err);
+    double *rates = !strcmp(field, "rate429")   ? inout->rate_429
+                    : !strcmp(field, "rate500") ? inout->rate_500
+                    : !strcmp(field, "rate503") ? inout->rate_503
+                                                : NULL;
+    if (!rates)
+        return kc_error_set(err, KC_EINVAL,
+                            "faults: unknown field '%s' (watchDelay, rate429, rate500, rate503)",
+                            field);
+    return kc__faults_parse_rate(text, rates, err);
 }
 
 /* ---- JSON (admin endpoint) ------------------------------------------------------------------- */

@@ -12,11 +12,13 @@
  * web-7d9f8c6b5-NNNNN, nodeName node-{i%5000}); uid, resourceVersion and creationTimestamp are
  * left to the server's create path. Other kinds are small realistic objects named cm-NNNNN,
  * secret-NNNNN, pv-NNNNN. Namespaces come first, then the parts in the order given.
- * Limits: ≤ 16 parts, N ≤ 10 000 000 per part, namespaces ≤ 100 000. Thread-safe: no state.
+ * Limits: ≤ 16 parts, N ≤ 10 000 000 per part, namespaces ≤ 100 000. The whole spec is parsed
+ * before the first object (kc_server_seed_spec_check parses only). Thread-safe: no state.
  */
 #include "server/seed.h"
 
 #include "core/internal.h"
+#include "kcache/server.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -245,41 +247,67 @@ static int gen_namespace(char *buf, const char *name, kc__seed_fn fn, void *ud, 
     return emit(buf, snprintf(buf, OBJ_BUF, ns_fmt, name, name), fn, ud, err);
 }
 
-int kc__seed_generate(const char *spec, kc__seed_fn fn, void *ud, kc_error *err)
-{
-    if (!spec)
-        return kc_error_set(err, KC_EINVAL, "seed spec: missing");
+/* A parsed spec: its parts, and K, the number of ns-N namespaces to spread objects over. */
+typedef struct spec {
     part parts[MAX_PARTS];
-    size_t np = 0;
-    for (const char *s = spec; *s;) {
+    size_t np;
+    unsigned long long k;
+} spec;
+
+/* Parse the whole of text into *sp before anything is generated. Errors: KC_EINVAL naming the
+ * bad part. */
+static int parse_spec(const char *text, spec *sp, kc_error *err)
+{
+    if (!text)
+        return kc_error_set(err, KC_EINVAL, "seed spec: missing");
+    sp->np = 0;
+    for (const char *s = text; *s;) {
         const char *c = strchr(s, ',');
         size_t l = c ? (size_t)(c - s) : strlen(s);
         if (l) {
-            if (np == MAX_PARTS)
+            if (sp->np == MAX_PARTS)
                 return kc_error_set(err, KC_EINVAL, "seed spec: more than %d parts", MAX_PARTS);
-            int rc = parse_part(s, l, &parts[np], err);
+            int rc = parse_part(s, l, &sp->parts[sp->np], err);
             if (rc)
                 return rc;
-            np++;
+            sp->np++;
         }
         s += l;
         if (*s == ',')
             s++;
     }
-    if (!np)
+    if (!sp->np)
         return kc_error_set(err, KC_EINVAL, "seed spec: empty");
 
-    unsigned long long k = 0;
     bool have_k = false, have_pods = false;
-    for (size_t i = 0; i < np; i++) {
-        if (parts[i].kind == G_NAMESPACES) {
-            k = parts[i].n; /* the last one wins */
+    sp->k = 0;
+    for (size_t i = 0; i < sp->np; i++) {
+        if (sp->parts[i].kind == G_NAMESPACES) {
+            sp->k = sp->parts[i].n; /* the last one wins */
             have_k = true;
         }
-        have_pods |= parts[i].kind == G_PODS && !parts[i].ns[0];
+        have_pods |= sp->parts[i].kind == G_PODS && !sp->parts[i].ns[0];
     }
     if (!have_k && have_pods)
-        k = DEFAULT_NS;
+        sp->k = DEFAULT_NS;
+    return 0;
+}
+
+int kc_server_seed_spec_check(const char *text, kc_error *err)
+{
+    spec sp;
+    return parse_spec(text, &sp, err);
+}
+
+int kc__seed_generate(const char *text, kc__seed_fn fn, void *ud, kc_error *err)
+{
+    spec sp;
+    int prc = parse_spec(text, &sp, err);
+    if (prc)
+        return prc;
+    const part *parts = sp.parts;
+    size_t np = sp.np;
+    unsigned long long k = sp.k;
 
     char *buf = malloc(OBJ_BUF);
     if (!buf)
@@ -300,7 +328,7 @@ int kc__seed_generate(const char *spec, kc__seed_fn fn, void *ud, kc_error *err)
             rc = gen_namespace(buf, ns, fn, ud, err);
     }
     for (size_t pi = 0; pi < np && !rc; pi++) {
-        part *p = &parts[pi];
+        const part *p = &parts[pi];
         if (p->kind == G_NAMESPACES)
             continue;
         for (unsigned long long i = 0; i < p->n && !rc; i++) {

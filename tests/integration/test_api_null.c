@@ -267,6 +267,9 @@ static void c_server(void)
     assert_int_equal(kc_server_current_rv(NULL), 0);
     kc_server_stop(NULL);
     kc_server_free(NULL);
+    INVAL_ERR(kc_server_duration_parse(NULL, NULL, &e));
+    INVAL_ERR(kc_server_faults_parse(NULL, NULL, NULL, &e));
+    INVAL_ERR(kc_server_seed_spec_check(NULL, &e));
 }
 
 static void c_store(void)
@@ -353,7 +356,7 @@ static const group GROUPS[] = {
      "kc_server_new kc_server_start kc_server_url kc_server_ca_pem "
      "kc_server_write_kubeconfig kc_server_set_faults kc_server_get_faults "
      "kc_server_compact kc_server_restart kc_server_restart_ex kc_server_current_rv kc_server_stop "
-     "kc_server_free"},
+     "kc_server_free kc_server_duration_parse kc_server_faults_parse kc_server_seed_spec_check"},
     {c_store, "kc_store_new kc_store_stop kc_store_free kc_store_add_indexer kc_store_get "
               "kc_store_get_key kc_store_len kc_store_list kc_store_list_namespace "
               "kc_store_list_index kc_store_list_free kc_store_watermark kc_store_seq "

@@ -64,6 +64,82 @@ static void test_server_faults_parse_rate_verbs(void **state)
     assert_int_equal(kc__faults_parse_rate("0.1:", r, NULL), KC_EINVAL);
 }
 
+/* The public text forms (kcache/server.h), as `kcache serve` uses them. */
+static void test_server_faults_public_duration_parse(void **state)
+{
+    unsigned ms = 7;
+    assert_int_equal(kc_server_duration_parse("250us", &ms, NULL), 0);
+    assert_int_equal(ms, 0);
+    assert_int_equal(kc_server_duration_parse("1500us", &ms, NULL), 0);
+    assert_int_equal(ms, 2);
+    assert_int_equal(kc_server_duration_parse("0.5s", &ms, NULL), 0);
+    assert_int_equal(ms, 500);
+    assert_int_equal(kc_server_duration_parse("2m", &ms, NULL), 0);
+    assert_int_equal(ms, 120000);
+    assert_int_equal(kc_server_duration_parse("0", &ms, NULL), 0);
+    assert_int_equal(ms, 0);
+    const char *bad[] = {"", "10", "1h", "-1s", "s", "9999999m", " 1s"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        kc_error err = KC_ERROR_INIT;
+        ms = 7;
+        assert_int_equal(kc_server_duration_parse(bad[i], &ms, &err), KC_EINVAL);
+        assert_int_equal(ms, 7); /* untouched on failure */
+        assert_non_null(strstr(err.message, bad[i]));
+        kc_error_clear(&err);
+    }
+    assert_int_equal(kc_server_duration_parse(NULL, &ms, NULL), KC_EINVAL);
+    assert_int_equal(kc_server_duration_parse("1s", NULL, NULL), KC_EINVAL);
+}
+
+static void test_server_faults_public_parse_changes_only_its_field(void **state)
+{
+    kc_server_faults f = {.retry_after_s = 3, .watch_close_every = 9};
+    f.rate_500[KC_VERB_GET] = 0.5;
+    assert_int_equal(kc_server_faults_parse("watchDelay", "10ms-2s", &f, NULL), 0);
+    assert_int_equal(f.watch_delay_min_ms, 10);
+    assert_int_equal(f.watch_delay_max_ms, 2000);
+    assert_int_equal(kc_server_faults_parse("rate429", "0.25:watch,Create", &f, NULL), 0);
+    assert_true(f.rate_429[KC_VERB_WATCH] == 0.25 && f.rate_429[KC_VERB_CREATE] == 0.25);
+    assert_true(f.rate_429[KC_VERB_GET] == 0 && f.rate_429[KC_VERB_DELETECOLLECTION] == 0);
+    assert_int_equal(kc_server_faults_parse("rate503", "1", &f, NULL), 0);
+    for (int i = 0; i < KC_VERB__COUNT; i++)
+        assert_true(f.rate_503[i] == 1);
+    /* what no setting named kept its value */
+    assert_true(f.rate_500[KC_VERB_GET] == 0.5);
+    assert_int_equal(f.retry_after_s, 3);
+    assert_int_equal(f.watch_close_every, 9);
+    assert_int_equal(kc_server_faults_parse("rate500", "0", &f, NULL), 0);
+    assert_true(f.rate_500[KC_VERB_GET] == 0);
+}
+
+static void test_server_faults_public_parse_rejects(void **state)
+{
+    kc_server_faults f = {.watch_delay_min_ms = 1, .watch_delay_max_ms = 2};
+    f.rate_429[KC_VERB_LIST] = 0.5;
+    const kc_server_faults before = f;
+    const struct {
+        const char *field, *text, *named;
+    } bad[] = {
+        {"watchDelay", "500ms-10ms", "smaller"},     {"watchDelay", "10", "10"},
+        {"rate429", "0.1:frobnicate", "frobnicate"}, {"rate429", "2", "2"},
+        {"rate500", "0.5:", "empty verb list"},      {"rateTeapot", "0.5", "rateTeapot"},
+        {"watch-delay", "1s", "watch-delay"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        kc_error err = KC_ERROR_INIT;
+        assert_int_equal(kc_server_faults_parse(bad[i].field, bad[i].text, &f, &err), KC_EINVAL);
+        assert_non_null(err.message);
+        if (!strstr(err.message, bad[i].named))
+            fail_msg("%s=%s: '%s' does not name '%s'", bad[i].field, bad[i].text, err.message,
+                     bad[i].named);
+        assert_memory_equal(&f, &before, sizeof f); /* untouched on failure */
+        kc_error_clear(&err);
+    }
+    assert_int_equal(kc_server_faults_parse(NULL, "1", &f, NULL), KC_EINVAL);
+    assert_int_equal(kc_server_faults_parse("rate429", NULL, &f, NULL), KC_EINVAL);
+    assert_int_equal(kc_server_faults_parse("rate429", "1", NULL, NULL), KC_EINVAL);
+}
+
 /* #96: 429 with Retry-After on the chosen verb only. */
 static void test_server_faults_inject_429_per_verb(void **state)
 {
@@ -278,6 +354,9 @@ int main(void)
         cmocka_unit_test(test_server_faults_parse_delay_forms),
         cmocka_unit_test(test_server_faults_parse_delay_rejects_bad_text),
         cmocka_unit_test(test_server_faults_parse_rate_verbs),
+        cmocka_unit_test(test_server_faults_public_duration_parse),
+        cmocka_unit_test(test_server_faults_public_parse_changes_only_its_field),
+        cmocka_unit_test(test_server_faults_public_parse_rejects),
         cmocka_unit_test(test_server_faults_inject_429_per_verb),
         cmocka_unit_test(test_server_faults_inject_500_without_retry_after),
         cmocka_unit_test(test_server_faults_inject_rate_is_respected),

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "kcache/server.h"
 #include "server/seed.h"
 
 #define MAX_OBJS 400
@@ -147,9 +148,23 @@ static void test_server_seed_spec_errors_name_the_part(void **state)
         assert_int_equal(kc__seed_generate(bad[i], collect, &g, &err), KC_EINVAL);
         assert_int_equal(g.n, 0); /* nothing generated before the spec is fully parsed */
         assert_non_null(err.message);
+        char *generate_msg = strdup(err.message);
+        kc_error_clear(&err);
+        /* the public check gives the same answer, without a callback */
+        assert_int_equal(kc_server_seed_spec_check(bad[i], &err), KC_EINVAL);
+        assert_string_equal(err.message, generate_msg);
+        free(generate_msg);
         kc_error_clear(&err);
     }
+    assert_int_equal(kc_server_seed_spec_check(NULL, NULL), KC_EINVAL);
     kc_error err = KC_ERROR_INIT;
+    const char *good[] = {"pods=100000",
+                          "pods=1000:ns=default,configmaps=50,persistentvolumes=1000",
+                          "ns=3,secrets=0", "pvs=1,"};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        if (kc_server_seed_spec_check(good[i], &err))
+            fail_msg("'%s' refused: %s", good[i], err.message);
+    }
     kc__seed_generate("widgets=3", collect, &(got){0}, &err);
     assert_non_null(strstr(err.message, "widgets"));
     kc_error_clear(&err);

@@ -23,8 +23,6 @@
 
 #include "core/internal.h"
 #include "kcache/server.h"
-#include "server/faults.h"
-#include "server/seed.h"
 
 #define EXIT_USAGE KC_CLI_EXIT_USAGE
 #define TOKEN_MAX  4096
@@ -246,12 +244,6 @@ static bool takes_value(const char *flag)
     return false;
 }
 
-/* Stops kc__seed_generate at the first object: only the spec is checked. */
-static int seed_probe(void *ud, const char *json, size_t len)
-{
-    return KC_ECANCELED;
-}
-
 /* "ADDR:PORT" or "[V6]:PORT" with PORT in 0..65535. */
 static bool valid_listen(const char *v)
 {
@@ -338,11 +330,11 @@ static int parse_args(int argc, char **argv, serve_args *a)
                 return usage_error(flag, "expected a positive event count, got '%s'", val);
             o->history = (size_t)u;
         } else if (!strcmp(flag, "--bookmark-interval")) {
-            if (kc__faults_parse_duration_ms(val, strlen(val), &ms) || ms == 0)
+            if (kc_server_duration_parse(val, &ms, NULL) || ms == 0)
                 return usage_error(flag, "expected a positive duration like 1s, got '%s'", val);
             o->bookmark_interval_ms = ms;
         } else if (!strcmp(flag, "--max-watch")) {
-            if (kc__faults_parse_duration_ms(val, strlen(val), &ms))
+            if (kc_server_duration_parse(val, &ms, NULL))
                 return usage_error(flag, "expected a duration like 30s, got '%s'", val);
             o->max_watch_s = (ms + 999) / 1000;
         } else if (!strcmp(flag, "--max-body")) {
@@ -355,18 +347,15 @@ static int parse_args(int argc, char **argv, serve_args *a)
                 return usage_error(flag, "expected a positive event count, got '%s'", val);
             o->watch_queue = (size_t)u;
         } else if (!strcmp(flag, "--watch-delay")) {
-            if (kc__faults_parse_delay(val, &o->faults.watch_delay_min_ms,
-                                       &o->faults.watch_delay_max_ms, &err)) {
+            if (kc_server_faults_parse("watchDelay", val, &o->faults, &err)) {
                 int rc = usage_error(flag, "%s", err.message);
                 kc_error_clear(&err);
                 return rc;
             }
         } else if (!strcmp(flag, "--fail-429") || !strcmp(flag, "--fail-500") ||
                    !strcmp(flag, "--fail-503")) {
-            double *rates = flag[7] == '4'   ? o->faults.rate_429
-                            : flag[9] == '0' ? o->faults.rate_500
-                                             : o->faults.rate_503;
-            if (kc__faults_parse_rate(val, rates, &err)) {
+            const char *field = flag[7] == '4' ? "rate429" : flag[9] == '0' ? "rate500" : "rate503";
+            if (kc_server_faults_parse(field, val, &o->faults, &err)) {
                 int rc = usage_error(flag, "%s", err.message);
                 kc_error_clear(&err);
                 return rc;
@@ -383,12 +372,11 @@ static int parse_args(int argc, char **argv, serve_args *a)
             if (!parse_prob(val, &o->faults.watch_close_prob))
                 return usage_error(flag, "expected a probability 0..1, got '%s'", val);
         } else if (!strcmp(flag, "--seed-objects")) {
-            if (kc__seed_generate(val, seed_probe, NULL, &err) == KC_EINVAL) {
+            if (kc_server_seed_spec_check(val, &err)) {
                 int rc = usage_error(flag, "%s", err.message);
                 kc_error_clear(&err);
                 return rc;
             }
-            kc_error_clear(&err);
             o->seed_spec = val;
         } else if (!strcmp(flag, "--fixtures")) {
             if (!*val)

@@ -4,6 +4,7 @@
 
 #include "kcache/client.h"
 
+#include <stdint.h>
 #include <stdio.h>
 
 /* Exit statuses of every command: 0 success, 1 failure, 2 bad arguments. */
@@ -12,6 +13,8 @@
 
 /* First getopt_long val of options that have no short form. */
 #define KC_CLI_LONG_ONLY 256
+
+#define KC_CLI_NS_PER_MS 1000000ull
 
 typedef struct kc__cli_cmd {
     const char *name;
@@ -58,5 +61,12 @@ int kc__cli_resolve(const char *cmd, kc_client *c, const char *type, kc_resource
 /* Connect as kubectl does (--kubeconfig, $KUBECONFIG, ~/.kube/config, in-cluster; --context).
  * 0 and a new client in *ret (caller frees), or the error, already reported for cmd. */
 int kc__cli_connect(const char *cmd, const char *kubeconfig, const char *context, kc_client **ret);
+
+/* The monotonic clock (CLOCK_MONOTONIC) in nanoseconds. */
+uint64_t kc__cli_now_ns(void);
+
+/* 64 random bits from getrandom(2), or the clock and pid when it fails: for unique names, never
+ * for secrets. */
+uint64_t kc__cli_random(void);
 
 #endif

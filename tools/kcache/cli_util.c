@@ -3,13 +3,17 @@
  * ("kcache CMD: FLAG: problem" + "Run 'kcache CMD --help' for usage.", exit 2), the translation
  * of getopt_long's rejections into it (getopt's own messages are switched off with opterr = 0),
  * the format of run-time failures (server errors as kubectl words them: "error from server
- * (NotFound): …"), and connecting with the kubeconfig rules.
+ * (NotFound): …"), connecting with the kubeconfig rules, and the clock and random bits the
+ * commands need (the CLI uses the public headers only, not the library's internal helpers).
  */
 #include "cli.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
 
 int kc__cli_usage_error(const char *cmd, const char *fmt, ...)
 {
@@ -78,4 +82,19 @@ int kc__cli_connect(const char *cmd, const char *kubeconfig, const char *context
         kc__cli_error(cmd, rc, &err);
     kc_error_clear(&err);
     return rc;
+}
+
+uint64_t kc__cli_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t kc__cli_random(void)
+{
+    uint64_t v;
+    if (getrandom(&v, sizeof v, GRND_NONBLOCK) != (ssize_t)sizeof v)
+        v = kc__cli_now_ns() ^ ((uint64_t)getpid() << 32);
+    return v;
 }

@@ -15,7 +15,6 @@
 #include "cli.h"
 #include "demo_common.h"
 
-#include "core/internal.h"
 #include "kcache/server.h"
 
 #include <errno.h>
@@ -266,11 +265,8 @@ static int cmd_demo(int argc, char **argv)
     int rc;
     status = 1;
 
-    kc__rng rng;
-    kc__rng_seed_auto(&rng);
     char run_id[32], ns[64], pv_sel[64];
-    snprintf(run_id, sizeof(run_id), "kd%06llx",
-             (unsigned long long)(kc__rng_next(&rng) & 0xffffff));
+    snprintf(run_id, sizeof(run_id), "kd%06llx", (unsigned long long)(kc__cli_random() & 0xffffff));
     snprintf(ns, sizeof(ns), "kcache-demo-%s", run_id + 2);
     snprintf(pv_sel, sizeof(pv_sel), "kcache-demo=%s", run_id);
     env.run_id = run_id;
@@ -328,7 +324,7 @@ static int cmd_demo(int argc, char **argv)
     }
 
     /* 3. Readiness: from creating the cache to every informer synced. */
-    uint64_t t0 = kc__now_ns();
+    uint64_t t0 = kc__cli_now_ns();
     if ((rc = kc_cache_new(client, NULL, &cache, &e)) < 0) {
         fail("cache", rc, &e);
         goto out;
@@ -345,7 +341,7 @@ static int cmd_demo(int argc, char **argv)
         fail("waiting for the caches to sync", rc, &e);
         goto out;
     }
-    res.synced_ms = (double)(kc__now_ns() - t0) / 1e6;
+    res.synced_ms = (double)(kc__cli_now_ns() - t0) / 1e6;
 
     const kc_ryw_mode modes[DEMO_MODES] = {KC_RYW_NONE, KC_RYW_BLOCK_ON_WRITE,
                                            KC_RYW_BLOCK_ON_READ};

@@ -16,12 +16,12 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "core/internal.h"
 #include "kcache/server.h"
 
 #define EXIT_USAGE KC_CLI_EXIT_USAGE
@@ -115,7 +115,8 @@ static void on_signal(int sig)
 }
 
 /* "kcache serve: FLAG: problem" in the format of every command (cli_util.c); exit 2. */
-static int usage_error(const char *flag, const char *fmt, ...) KC__PRINTF(2, 3);
+static int usage_error(const char *flag, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 static int usage_error(const char *flag, const char *fmt, ...)
 {
     char msg[512];

@@ -2,9 +2,8 @@
  * demo_report.c — `kcache demo` output: percentiles, the one-line progress on a terminal, the
  * table a person reads at a glance, and the --json document (format in docs/read-your-writes.md).
  */
+#include "cli.h"
 #include "demo_common.h"
-
-#include "core/internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,8 +46,8 @@ void demo_progress_tick(demo_progress *p)
     unsigned done = atomic_fetch_add(&p->done, 1) + 1;
     if (!p->enabled)
         return;
-    uint64_t now = kc__now_ns(), last = atomic_load(&p->last_ns);
-    if (done != p->total && now - last < 100 * KC__NS_PER_MS)
+    uint64_t now = kc__cli_now_ns(), last = atomic_load(&p->last_ns);
+    if (done != p->total && now - last < 100 * KC_CLI_NS_PER_MS)
         return;
     if (!atomic_compare_exchange_strong(&p->last_ns, &last, now))
         return; /* another thread prints this round */

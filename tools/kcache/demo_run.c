@@ -12,9 +12,9 @@
  * GETs, then from the cache (median of 5 passes; the API pass follows one warm-up GET so the
  * connection exists).
  */
+#include "cli.h"
 #include "demo_common.h"
 
-#include "core/internal.h"
 #include "kcache/rv.h"
 
 #include <jansson.h>
@@ -88,9 +88,9 @@ static void one(ctr_shared *s, kc_cached_client *cc, unsigned i)
     }
     kc_error e = KC_ERROR_INIT;
     kc_obj *written = NULL, *read = NULL;
-    uint64_t t0 = kc__now_ns();
+    uint64_t t0 = kc__cli_now_ns();
     int rc = kc_cached_create(cc, &demo_secrets, s->env->ns, body, len, NULL, NULL, &written, &e);
-    uint64_t t1 = kc__now_ns();
+    uint64_t t1 = kc__cli_now_ns();
     free(body);
     s->write_ms[i] = (double)(t1 - t0) / 1e6;
     if (rc == KC_ENOT_CAUGHT_UP)
@@ -102,7 +102,7 @@ static void one(ctr_shared *s, kc_cached_client *cc, unsigned i)
     }
     kc_error_clear(&e);
     rc = kc_cached_get(cc, &demo_secrets, s->env->ns, name, NULL, &read, &e);
-    s->read_ms[i] = (double)(kc__now_ns() - t1) / 1e6;
+    s->read_ms[i] = (double)(kc__cli_now_ns() - t1) / 1e6;
     if (rc == 0) {
         if (is_stale(written, read))
             atomic_fetch_add(&s->stale, 1);
@@ -153,7 +153,7 @@ int demo_create_then_read(const demo_env *env, const demo_opts *o, int mode, dem
     snprintf(label, sizeof(label), "create then read, %s:", demo_mode_labels[mode]);
     demo_progress_start(&s.prog, o->progress, label, o->n);
 
-    uint64_t t0 = kc__now_ns();
+    uint64_t t0 = kc__cli_now_ns();
     unsigned started = 0;
     for (; started < nw; started++)
         if (pthread_create(&th[started], NULL, ctr_worker, &s) != 0)
@@ -162,7 +162,7 @@ int demo_create_then_read(const demo_env *env, const demo_opts *o, int mode, dem
         ctr_worker(&s); /* no thread could start: run inline */
     for (unsigned i = 0; i < started; i++)
         pthread_join(th[i], NULL);
-    ret->seconds = (double)(kc__now_ns() - t0) / 1e9;
+    ret->seconds = (double)(kc__cli_now_ns() - t0) / 1e9;
     demo_progress_end(&s.prog);
 
     ret->n = o->n;
@@ -192,7 +192,7 @@ static int read_all(kc_cached_client *cc, char **names, unsigned n, bool live, d
                     double *ret_s, kc_error *err)
 {
     kc_call_opts call = {.live = live};
-    uint64_t t0 = kc__now_ns();
+    uint64_t t0 = kc__cli_now_ns();
     for (unsigned i = 0; i < n; i++) {
         kc_obj *obj = NULL;
         int rc = kc_cached_get(cc, &demo_pvs, NULL, names[i], &call, &obj, err);
@@ -202,7 +202,7 @@ static int read_all(kc_cached_client *cc, char **names, unsigned n, bool live, d
         if (prog)
             demo_progress_tick(prog);
     }
-    *ret_s = (double)(kc__now_ns() - t0) / 1e9;
+    *ret_s = (double)(kc__cli_now_ns() - t0) / 1e9;
     return 0;
 }
 
@@ -218,7 +218,7 @@ int demo_discovery(const demo_env *env, const demo_opts *o, demo_results *ret, k
     unsigned n = n_items < o->n_pv ? (unsigned)n_items : o->n_pv;
     char **names = calloc(n ? n : 1, sizeof(*names));
     for (unsigned i = 0; names && i < n; i++)
-        names[i] = kc__strdup(kc_obj_name(items[i]));
+        names[i] = strdup(kc_obj_name(items[i]));
     kc_cached_list_free(items, n_items);
     if (!names)
         return kc_error_set(err, KC_ENOMEM, "out of memory");

@@ -1,6 +1,7 @@
 /*
- * consumer.c — a tiny program built against an *installed* kcache (find_package and pkg-config),
- * proving the installed headers, libraries and package files work together.
+ * consumer.c — a tiny program built against an *installed* libkcache alone (find_package and
+ * pkg-config), proving the installed headers, library and package files work together without
+ * libkcache-server or jansson (run_install_test.sh checks what it links).
  */
 #include <kcache.h>
 

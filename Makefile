@@ -5,7 +5,7 @@ FUZZ_SECONDS ?= 60
 CMAKE_ARGS ?=
 PREFIX     ?= /usr/local
 
-.PHONY: all deps configure build test check asan tsan fuzz fuzz-build bench soak demo install format clean help
+.PHONY: all deps configure build test test-no-server check asan tsan fuzz fuzz-build bench soak demo install format clean help
 
 all: build
 
@@ -23,6 +23,12 @@ build: configure
 ## make test: install missing dependencies, build, run every test (unit, integration, conformance, corpora)
 test: deps build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+## make test-no-server: libkcache alone (-DKC_BUILD_SERVER=OFF) in build-noserver/: build, run its tests
+test-no-server: deps
+	cmake -S . -B build-noserver -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKC_BUILD_SERVER=OFF $(CMAKE_ARGS)
+	cmake --build build-noserver -j $(JOBS)
+	cd build-noserver && ctest --output-on-failure -j $(JOBS)
 
 ## make check: ASan+UBSan and TSan builds, each running the unit, integration and soak tests
 check: deps asan tsan
@@ -65,7 +71,7 @@ format:
 	clang-format -i $$(git ls-files '*.c' '*.h' '*.cpp')
 
 clean:
-	rm -rf $(BUILD) build-asan build-tsan build-fuzz
+	rm -rf $(BUILD) build-asan build-tsan build-fuzz build-noserver
 
 help:
 	@grep -E '^## ' Makefile | sed 's/^## //'

@@ -12,6 +12,7 @@
 
 #include "server/kubeconfig_out.h"
 #include "server/seed.h"
+#include "server/tls.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -214,7 +215,9 @@ KC_API int kc_server_start(kc_server *srv, kc_error *err)
     if (srv->opts.tls) {
         if (!MHD_is_feature_supported(MHD_FEATURE_TLS))
             return kc_error_set(err, KC_ETLS, "libmicrohttpd was built without TLS support");
-        int rc = kc__tls_generate(host, &srv->tls, err);
+        if (!srv->tls && !(srv->tls = calloc(1, sizeof *srv->tls)))
+            return kc_error_set(err, KC_ENOMEM, "out of memory");
+        int rc = kc__tls_generate(host, srv->tls, err);
         if (rc)
             return rc;
         srv->have_tls = true;
@@ -226,8 +229,8 @@ KC_API int kc_server_start(kc_server *srv, kc_error *err)
             flags, 0, NULL, NULL, kc__http_on_request, srv, MHD_OPTION_SOCK_ADDR, sa,
             MHD_OPTION_NOTIFY_COMPLETED, kc__http_on_completed, srv, MHD_OPTION_CONNECTION_TIMEOUT,
             (unsigned)0, MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)512, MHD_OPTION_THREAD_POOL_SIZE,
-            (unsigned)KC__SERVER_THREADS, MHD_OPTION_HTTPS_MEM_KEY, srv->tls.key_pem,
-            MHD_OPTION_HTTPS_MEM_CERT, srv->tls.cert_pem, MHD_OPTION_END);
+            (unsigned)KC__SERVER_THREADS, MHD_OPTION_HTTPS_MEM_KEY, srv->tls->key_pem,
+            MHD_OPTION_HTTPS_MEM_CERT, srv->tls->cert_pem, MHD_OPTION_END);
     else
         srv->mhd = MHD_start_daemon(
             flags, 0, NULL, NULL, kc__http_on_request, srv, MHD_OPTION_SOCK_ADDR, sa,
@@ -265,7 +268,7 @@ KC_API const char *kc_server_url(const kc_server *srv)
 
 KC_API const char *kc_server_ca_pem(const kc_server *srv)
 {
-    return srv && srv->have_tls ? srv->tls.ca_pem : NULL;
+    return srv && srv->have_tls ? srv->tls->ca_pem : NULL;
 }
 
 KC_API int kc_server_write_kubeconfig(const kc_server *srv, const char *path, kc_error *err)
@@ -377,7 +380,8 @@ KC_API void kc_server_free(kc_server *srv)
     kc__hub_free(srv->hub);
     kc__faults_free(srv->faults);
     if (srv->have_tls)
-        kc__tls_material_clear(&srv->tls);
+        kc__tls_material_clear(srv->tls);
+    free(srv->tls);
     pthread_mutex_destroy(&srv->mu);
     pthread_cond_destroy(&srv->cond);
     pthread_mutex_destroy(&srv->off_mu);

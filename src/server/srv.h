@@ -28,7 +28,6 @@
 #include "kcache/server.h"
 #include "server/faults.h"
 #include "server/hub.h"
-#include "server/tls.h"
 #include "server/validate.h"
 
 /* ---- resources ------------------------------------------------------------------------------ */
@@ -103,8 +102,8 @@ struct kc_server {
     char host[64];
     unsigned port;
     char *url;
-    kc__tls_material tls;
-    bool have_tls;
+    struct kc__tls_material *tls; /* tls.h; allocated by the first start with opts.tls */
+    bool have_tls;                /* tls holds generated material */
     struct MHD_Daemon *mhd;
     bool started;
     _Atomic bool stopping;

@@ -38,7 +38,7 @@
 
 #include "core/internal.h"
 #include "kcache/server.h"
-#include "server/hub.h"
+#include "server/storage/hub.h"
 #include "server_load.h"
 
 #define LIST_RUNS 5

@@ -8,7 +8,7 @@
  * a fixed Pod that already has managedFields from two managers. Nothing may crash or leak; a
  * successful result must be an object, and recording it as an Update write must succeed.
  */
-#include "server/patch.h"
+#include "server/patch/patch.h"
 
 #include <stdint.h>
 #include <stdlib.h>

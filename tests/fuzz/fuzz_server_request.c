@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/srv.h"
+#include "server/storage/srv.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -16,7 +16,7 @@
 #include <stdio.h>
 
 #include "core/internal.h"
-#include "server/hub.h"
+#include "server/storage/hub.h"
 
 static int key_pods, key_cms; /* resource keys: compared by address */
 

@@ -1,6 +1,6 @@
 /* test_server_apply.c — server-side apply: fieldManager (#44), create with a managedFields entry
  * (#45), merge, field ownership conflicts and force (#46), YAML bodies. */
-#include "server/patch.h"
+#include "server/patch/patch.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,7 +1,7 @@
 /*
- * test_server_faults.c — fault injection state (src/server/faults.c): duration and rate parsing,
- * per-verb injection with Retry-After (spec §9 #96–#98), watch close decisions (#99), delays,
- * the JSON form used by the admin endpoint, and the change listener.
+ * test_server_faults.c — fault injection state (src/server/testbed/faults.c): duration and rate
+ * parsing, per-verb injection with Retry-After (spec §9 #96–#98), watch close decisions (#99),
+ * delays, the JSON form used by the admin endpoint, and the change listener.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/faults.h"
+#include "server/testbed/faults.h"
 
 static void test_server_faults_parse_delay_forms(void **state)
 {

@@ -1,5 +1,5 @@
 /*
- * test_server_hub.c — the watch fan-out hub (src/server/hub.c) through the blocking next():
+ * test_server_hub.c — the watch fan-out hub (src/server/storage/hub.c) through the blocking next():
  * order (spec §9 #77), delays that keep order, bounded queues and overflow, filter transitions
  * (#80), keys kept apart, stall, close/close_all/free waking a blocked next() from another
  * thread, and many watchers × many events across threads (run under TSan by `make tsan`). The

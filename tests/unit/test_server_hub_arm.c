@@ -1,9 +1,9 @@
 /*
- * test_server_hub_arm.c — the watch hub's non-blocking owners (src/server/hub.c), as the server's
- * event loop uses them: take drains a batch in order (spec §9 #77), arm wakes once per batch on
- * an event / close / overflow / stall lifted / timer, coalescing delays only busy watchers, no
- * wake comes after free, and the bookmark progress of a filtered watcher. The blocking next() side
- * is in test_server_hub.c.
+ * test_server_hub_arm.c — the watch hub's non-blocking owners (src/server/storage/hub.c), as the
+ * server's event loop uses them: take drains a batch in order (spec §9 #77), arm wakes once per
+ * batch on an event / close / overflow / stall lifted / timer, coalescing delays only busy
+ * watchers, no wake comes after free, and the bookmark progress of a filtered watcher. The blocking
+ * next() side is in test_server_hub.c.
  */
 #include <pthread.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /*
- * test_server_kubeconfig.c — kubeconfig writer (src/server/kubeconfig_out.c): the file parses back
- * with libyaml to the expected cluster/user/context, strings that need quoting survive, the CA is
- * base64 of the PEM, the mode is 0600, the write is atomic (no temp file left), and a bad path
+ * test_server_kubeconfig.c — kubeconfig writer (src/server/http/kubeconfig_out.c): the file parses
+ * back with libyaml to the expected cluster/user/context, strings that need quoting survive, the CA
+ * is base64 of the PEM, the mode is 0600, the write is atomic (no temp file left), and a bad path
  * gives KC_EIO naming it.
  */
 #include <setjmp.h>
@@ -19,7 +19,7 @@
 #include <unistd.h>
 #include <yaml.h>
 
-#include "server/kubeconfig_out.h"
+#include "server/http/kubeconfig_out.h"
 
 #define MAX_SCALARS 64
 

@@ -1,5 +1,5 @@
 /* test_server_patch.c — Content-Type mapping (#41), JSON merge patch (#38) and JSON patch (#39). */
-#include "server/patch.h"
+#include "server/patch/patch.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

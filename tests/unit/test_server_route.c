@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "server/srv.h"
+#include "server/storage/srv.h"
 
 #include <string.h>
 

@@ -1,7 +1,8 @@
 /*
- * test_server_seed.c — server seeding (src/server/seed.c, seed_gen.c): the spec generator (order,
- * namespaces, spreading, genpod-shaped 6 KB pods, errors, callback stop) and the fixtures loader
- * (multi-document YAML, List expansion, scalar typing, file order, errors with file and line).
+ * test_server_seed.c — server seeding (src/server/testbed/seed.c, seed_gen.c): the spec generator
+ * (order, namespaces, spreading, genpod-shaped 6 KB pods, errors, callback stop) and the fixtures
+ * loader (multi-document YAML, List expansion, scalar typing, file order, errors with file and
+ * line).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,7 +18,7 @@
 #include <unistd.h>
 
 #include "kcache/server.h"
-#include "server/seed.h"
+#include "server/testbed/seed.h"
 
 #define MAX_OBJS 400
 

@@ -1,5 +1,5 @@
 /* test_server_strategic.c — strategic merge patch for built-in kinds (#40). */
-#include "server/patch.h"
+#include "server/patch/patch.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

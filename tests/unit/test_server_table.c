@@ -1,5 +1,5 @@
 /* test_server_table.c — Table rendering for kubectl (#23, #94, #95) and PartialObjectMetadata. */
-#include "server/table.h"
+#include "server/discovery/table.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,7 +1,7 @@
 /*
- * test_server_tls.c — throw-away CA and serving certificate (src/server/tls.c): the chain verifies
- * with X509_verify_cert for purpose sslserver, the SANs cover 127.0.0.1, ::1, localhost and the
- * extra host, the CA is a CA, the key matches the certificate, and bad hosts are refused.
+ * test_server_tls.c — throw-away CA and serving certificate (src/server/http/tls.c): the chain
+ * verifies with X509_verify_cert for purpose sslserver, the SANs cover 127.0.0.1, ::1, localhost
+ * and the extra host, the CA is a CA, the key matches the certificate, and bad hosts are refused.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,7 +15,7 @@
 #include <openssl/x509v3.h>
 #include <string.h>
 
-#include "server/tls.h"
+#include "server/http/tls.h"
 
 static X509 *load_cert(const char *pem)
 {

@@ -1,6 +1,6 @@
 /* test_server_validate.c — name rules with upstream messages (#14), generateName suffixes (#11),
  * UUIDs and RFC 3339 timestamps (#9). */
-#include "server/validate.h"
+#include "server/patch/validate.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

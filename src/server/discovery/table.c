@@ -1,0 +1,105 @@
+/*
+ * table.c — meta.k8s.io/v1 Table and PartialObjectMetadata documents (#23, #94, #95).
+ *
+ * Design: the column set and the cells come from table_printers.c; this file assembles the
+ * Table (kind, apiVersion, metadata resourceVersion/continue, columnDefinitions unless a later
+ * watch event, rows) and each row's object: the item's metadata as PartialObjectMetadata, so
+ * kubectl can add NAMESPACE and label columns itself. The metadata-only rendering
+ * (kc__partial_metadata_json) splices the stored metadata text without re-encoding it.
+ * Thread-safe: pure functions.
+ */
+#include "server/discovery/table_internal.h"
+
+#include "core/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- documents ---------------------------------------------------------------------------- */
+
+static json_t *partial_metadata(const kc_obj *o)
+{
+    const char *raw;
+    size_t n;
+    json_t *md = kc_obj_get_raw(o, "/metadata", &raw, &n, NULL) == 0 ? json_loadb(raw, n, 0, NULL)
+                                                                     : json_object();
+    if (!md)
+        return NULL;
+    return json_pack("{s:s, s:s, s:o}", "kind", "PartialObjectMetadata", "apiVersion",
+                     "meta.k8s.io/v1", "metadata", md);
+}
+
+json_t *kc__table_build_at(const char *group, const char *resource, kc_obj *const *items, size_t n,
+                           const char *rv, const char *cont, bool with_columns, int64_t now)
+{
+    const kc__printer *p = kc__table_printer(group, resource);
+    json_t *t =
+        json_pack("{s:s, s:s, s:{}}", "kind", "Table", "apiVersion", "meta.k8s.io/v1", "metadata");
+    json_t *rows = json_array();
+    if (!t || !rows)
+        goto fail;
+    json_t *md = json_object_get(t, "metadata");
+    if ((rv && json_object_set_new(md, "resourceVersion", json_string(rv)) < 0) ||
+        (cont && *cont && json_object_set_new(md, "continue", json_string(cont)) < 0))
+        goto fail;
+    if (with_columns) {
+        json_t *cols = json_array();
+        if (json_object_set_new(t, "columnDefinitions", cols) < 0)
+            goto fail;
+        for (size_t i = 0; i < p->ncols; i++) {
+            const kc__column *c = &p->cols[i];
+            if (json_array_append_new(cols,
+                                      json_pack("{s:s, s:s, s:s, s:s, s:i}", "name", c->name,
+                                                "type", c->type, "format", c->format, "description",
+                                                c->description, "priority", 0)) < 0)
+                goto fail;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        json_t *cells = p->row(items[i], now);
+        json_t *obj = cells ? partial_metadata(items[i]) : NULL;
+        if (!cells || !obj ||
+            json_array_append_new(rows, json_pack("{s:o, s:o}", "cells", cells, "object", obj)) < 0)
+            goto fail;
+    }
+    if (json_object_set_new(t, "rows", rows) < 0) {
+        rows = NULL;
+        goto fail;
+    }
+    return t;
+fail:
+    json_decref(rows);
+    json_decref(t);
+    return NULL;
+}
+
+json_t *kc__table_build(const char *group, const char *resource, kc_obj *const *items, size_t n,
+                        const char *rv, const char *cont, bool with_columns)
+{
+    return kc__table_build_at(group, resource, items, n, rv, cont, with_columns,
+                              (int64_t)time(NULL));
+}
+
+char *kc__partial_metadata_json(const kc_obj *obj, size_t *ret_len)
+{
+    static const char head[] =
+        "{\"kind\":\"PartialObjectMetadata\",\"apiVersion\":\"meta.k8s.io/v1\","
+        "\"metadata\":";
+    const char *raw = "{}";
+    size_t n = 2;
+    if (kc_obj_get_raw(obj, "/metadata", &raw, &n, NULL) < 0) {
+        raw = "{}";
+        n = 2;
+    }
+    size_t total = sizeof head - 1 + n + 1;
+    char *s = malloc(total + 1);
+    if (!s)
+        return NULL;
+    memcpy(s, head, sizeof head - 1);
+    memcpy(s + sizeof head - 1, raw, n);
+    s[total - 1] = '}';
+    s[total] = '\0';
+    if (ret_len)
+        *ret_len = total;
+    return s;
+}

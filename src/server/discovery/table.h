@@ -1,0 +1,35 @@
+/*
+ * table.h — meta.k8s.io/v1 Table and PartialObjectMetadata renderings, so kubectl prints real
+ * columns (#23, #94, #95) and metadata-only informers work.
+ * Thread-safe: no shared state.
+ */
+#ifndef KC_SERVER_TABLE_H
+#define KC_SERVER_TABLE_H
+
+#include <jansson.h>
+
+#include "kcache/obj.h"
+
+/* A Table for items of one resource (plural name, e.g. "pods", "deployments"; group may be "").
+ * Columns follow kubectl's defaults for known resources (pods: Name, Ready, Status, Restarts,
+ * Age; deployments: Name, Ready, Up-to-date, Available, Age; …; others: Name, Created At).
+ * with_columns=false omits columnDefinitions (watch events after the first, #95). rv/cont may be
+ * NULL. Returns a new reference (NULL on ENOMEM). Items are borrowed. */
+json_t *kc__table_build(const char *group, const char *resource, kc_obj *const *items, size_t n,
+                        const char *rv, const char *cont, bool with_columns);
+
+/* PartialObjectMetadata of obj: {"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1",
+ * "metadata":{…}} as a new malloc'd compact JSON string (*ret_len gets its length); NULL on
+ * ENOMEM. */
+char *kc__partial_metadata_json(const kc_obj *obj, size_t *ret_len);
+
+/* kc__table_build with an explicit "now" (seconds since the epoch) for the Age cells, so tests
+ * are deterministic. Same ownership and errors. */
+json_t *kc__table_build_at(const char *group, const char *resource, kc_obj *const *items, size_t n,
+                           const char *rv, const char *cont, bool with_columns, int64_t now);
+
+/* Upstream's duration.HumanDuration (kubectl's AGE): "45s", "5m3s", "17m", "3h12m", "2d5h",
+ * "400d", "2y10d". out gets a NUL-terminated string. */
+void kc__human_duration(int64_t seconds, char out[32]);
+
+#endif

@@ -1,0 +1,80 @@
+/*
+ * admin.c — the admin endpoint of the embedded API server (same authentication as the API):
+ *   GET  /admin/faults            current faults as JSON (faults.h)
+ *   PUT  /admin/faults (or POST)  change faults; absent fields keep their value
+ *   POST /admin/compact           forget the history (older RVs → 410)
+ *   POST /admin/restart           drop all state and reset the RV counter (?mode=wipe, default)
+ *   POST /admin/restart?mode=restore  keep every object, renumber the RVs from 1 (as after a
+ *                                 restore from backup)
+ *   GET  /admin/rv                {"resourceVersion":"N"}
+ * Replies are JSON; errors are Status. Thread-safe through the server API it calls.
+ */
+#include "server/storage/srv.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int ok(kc__req *req)
+{
+    return kc__reply_text(req, 200, "{\"status\":\"ok\"}\n") == 0
+               ? (MHD_del_response_header(req->resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+                                          "text/plain; charset=utf-8"),
+                  MHD_add_response_header(req->resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+                                          "application/json"),
+                  0)
+               : KC_ENOMEM;
+}
+
+int kc__admin_handle(kc__req *req)
+{
+    kc_server *srv = req->srv;
+    const char *what = req->path + strlen("/admin/");
+    if (!strcmp(what, "faults")) {
+        kc_server_faults f;
+        kc_server_get_faults(srv, &f);
+        if (req->method == KC__M_GET) {
+            char *s = kc__faults_to_json(&f);
+            return s ? kc__reply(req, 200, s, strlen(s)) : KC_ENOMEM;
+        }
+        if (req->method != KC__M_PUT && req->method != KC__M_POST)
+            return kc__fail(&req->err, 405, "MethodNotAllowed", "use GET or PUT");
+        kc_error e = KC_ERROR_INIT;
+        if (kc__faults_from_json(req->body, req->body_len, &f, &e) != 0) {
+            int rc = kc__fail(&req->err, 400, "BadRequest", "%s",
+                              e.message ? e.message : "bad faults document");
+            kc_error_clear(&e);
+            return rc;
+        }
+        kc_server_set_faults(srv, &f);
+        char *s = kc__faults_to_json(&f);
+        return s ? kc__reply(req, 200, s, strlen(s)) : KC_ENOMEM;
+    }
+    if (!strcmp(what, "rv")) {
+        char b[64];
+        snprintf(b, sizeof(b), "{\"resourceVersion\":\"%llu\"}",
+                 (unsigned long long)kc_server_current_rv(srv));
+        char *s = kc__strdup(b);
+        return s ? kc__reply(req, 200, s, strlen(s)) : KC_ENOMEM;
+    }
+    if (!strcmp(what, "compact") || !strcmp(what, "restart")) {
+        if (req->method != KC__M_POST)
+            return kc__fail(&req->err, 405, "MethodNotAllowed", "use POST");
+        if (what[0] == 'c') {
+            kc_server_compact(srv);
+            return ok(req);
+        }
+        const char *mode = MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, "mode");
+        kc_server_restart_mode m = KC_SERVER_RESTART_WIPE;
+        if (mode && !strcmp(mode, "restore"))
+            m = KC_SERVER_RESTART_RESTORE;
+        else if (mode && strcmp(mode, "wipe") != 0)
+            return kc__fail(&req->err, 400, "BadRequest",
+                            "unknown restart mode \"%.64s\": use wipe or restore", mode);
+        int rc = kc_server_restart_ex(srv, m);
+        if (rc)
+            return kc__fail(&req->err, 500, "InternalError", "restart failed: %s", kc_strerror(rc));
+        return ok(req);
+    }
+    return kc__fail(&req->err, 404, "NotFound", "unknown admin endpoint");
+}

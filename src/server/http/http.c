@@ -1,0 +1,480 @@
+/*
+ * http.c — libmicrohttpd glue of the embedded API server: request body accumulation with the body
+ * limit (413 once the whole body has been read and discarded, so the client reads the answer;
+ * at once when the client waits for "100 Continue"), authentication (401), non-resource endpoints
+ * (/version, /healthz, /readyz, /livez, /openapi → 404, /admin/...), routing to discovery or to the
+ * verbs (405 for wrong methods, 404 for unknown resources), injected faults, and reply helpers.
+ * Every error body is a Status.
+ *
+ * Threads: MHD runs a small pool of epoll threads shared by every connection (server.c), so a
+ * handler must not block it: watch streams suspend their connection while idle (watch.c), and
+ * requests that may take long — collection LISTs, DELETECOLLECTION, namespace deletion, any Table
+ * request — are offloaded: the connection is suspended (MHD_suspend_connection), a detached
+ * helper thread runs the handler and resumes it, and MHD's next call queues the reply made there.
+ * Single-object reads and writes and watches run inline (short, under srv->mu only briefly).
+ * kc_server_stop waits for offloaded requests (srv->offloaded, under its own srv->off_mu) before
+ * stopping the daemon, since MHD must not be stopped with suspended connections. A request takes
+ * srv->mu only inside the verbs (briefly to resolve the resource here).
+ */
+#include "server/storage/srv.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct conn_ctx {
+    kc__buf body;
+    bool too_large;
+    bool offloaded; /* the request runs (ran) on a helper thread; req holds its reply */
+    kc__req req;
+} conn_ctx;
+
+/* ---- reply helpers -------------------------------------------------------------------------- */
+
+int kc__reply(kc__req *req, unsigned status, char *body, size_t len)
+{
+    struct MHD_Response *resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+    if (!resp) {
+        free(body);
+        return KC_ENOMEM;
+    }
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+    for (int i = 0; i < req->n_warnings; i++) {
+        char h[KC__WARNING_MAX + 16];
+        snprintf(h, sizeof(h), "299 - \"%s\"", req->warnings[i]);
+        MHD_add_response_header(resp, "Warning", h);
+    }
+    if (req->resp)
+        MHD_destroy_response(req->resp);
+    req->resp = resp;
+    req->status = status;
+    return 0;
+}
+
+int kc__reply_text(kc__req *req, unsigned status, const char *text)
+{
+    char *b = kc__strdup(text);
+    if (!b)
+        return KC_ENOMEM;
+    int rc = kc__reply(req, status, b, strlen(b));
+    if (rc == 0) {
+        MHD_del_response_header(req->resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+        MHD_add_response_header(req->resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+                                "text/plain; charset=utf-8");
+    }
+    return rc;
+}
+
+int kc__reply_error(kc__req *req, const kc_error *err)
+{
+    size_t len;
+    char *s = kc__status_json(err, &len);
+    if (!s)
+        return KC_ENOMEM;
+    int rc = kc__reply(req, (unsigned)kc__err_http(err), s, len);
+    if (rc == 0 && err->retry_after_s > 0) {
+        char ra[16];
+        snprintf(ra, sizeof(ra), "%d", err->retry_after_s);
+        MHD_add_response_header(req->resp, MHD_HTTP_HEADER_RETRY_AFTER, ra);
+    }
+    return rc;
+}
+
+int kc__reply_doc(kc__req *req, unsigned status, json_t *doc)
+{
+    char *s = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+    json_decref(doc);
+    if (!s)
+        return KC_ENOMEM;
+    return kc__reply(req, status, s, strlen(s));
+}
+
+/* ---- non-resource endpoints ----------------------------------------------------------------- */
+
+static int reply_version(kc__req *req)
+{
+    json_t *v = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s}", "major", "1", "minor", "33",
+                          "gitVersion", "v1.33.0-kcache." KC_VERSION_STRING, "gitCommit", "kcache",
+                          "gitTreeState", "clean", "buildDate", "2026-01-01T00:00:00Z", "goVersion",
+                          "c11", "compiler", "gcc", "platform", "linux/amd64");
+    return kc__reply_doc(req, 200, v);
+}
+
+static bool auth_ok(kc__req *req)
+{
+    const char *tok = req->srv->token;
+    if (!tok)
+        return true;
+    const char *h =
+        MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+    if (!h || strncasecmp(h, "Bearer ", 7) != 0)
+        return false;
+    h += 7;
+    size_t a = strlen(h), b = strlen(tok);
+    unsigned char diff = (unsigned char)(a != b);
+    for (size_t i = 0; i < a && i < b; i++)
+        diff |= (unsigned char)(h[i] ^ tok[i]);
+    return diff == 0;
+}
+
+static kc_server_verb verb_of(const kc__req *req)
+{
+    const kc__route *rt = &req->route;
+    switch (req->method) {
+    case KC__M_GET:
+        if (rt->has_name)
+            return rt->watch_path ? KC_VERB_WATCH : KC_VERB_GET;
+        return req->q.watch || rt->watch_path ? KC_VERB_WATCH : KC_VERB_LIST;
+    case KC__M_POST:
+        return KC_VERB_CREATE;
+    case KC__M_PUT:
+        return KC_VERB_UPDATE;
+    case KC__M_PATCH:
+        return KC_VERB_PATCH;
+    default:
+        return rt->has_name ? KC_VERB_DELETE : KC_VERB_DELETECOLLECTION;
+    }
+}
+
+static int method_not_allowed(kc__req *req)
+{
+    return kc__fail(&req->err, 405, "MethodNotAllowed",
+                    "the server does not allow this method on "
+                    "the requested resource");
+}
+
+static int discovery(kc__req *req)
+{
+    kc_server *srv = req->srv;
+    const kc__route *rt = &req->route;
+    if (req->method != KC__M_GET)
+        return method_not_allowed(req);
+    size_t len = 0;
+    char *s = NULL;
+    pthread_mutex_lock(&srv->mu);
+    switch (rt->kind) {
+    case KC__R_API:
+        s = kc__discovery_api(srv, &len);
+        break;
+    case KC__R_APIS:
+        s = kc__discovery_apis(srv, &len);
+        break;
+    case KC__R_GROUP:
+        s = kc__discovery_group(srv, rt->group, &len);
+        break;
+    default:
+        s = kc__discovery_resources(srv, rt->group, rt->version, &len);
+        break;
+    }
+    pthread_mutex_unlock(&srv->mu);
+    if (!s)
+        return kc__fail(&req->err, 404, "NotFound",
+                        "the server could not find the requested "
+                        "resource");
+    return kc__reply(req, 200, s, len);
+}
+
+static int resource(kc__req *req)
+{
+    kc_server *srv = req->srv;
+    kc__route *rt = &req->route;
+    pthread_mutex_lock(&srv->mu);
+    kc__rsrc *r = kc__registry_find(srv, rt->group, rt->version, rt->plural);
+    pthread_mutex_unlock(&srv->mu);
+    if (!r || (rt->has_ns && !r->namespaced))
+        return kc__fail(&req->err, 404, "NotFound",
+                        "the server could not find the requested resource");
+    bool scale = rt->has_sub && !strcmp(rt->sub, "scale") && kc__rsrc_has_scale(r);
+    if (rt->has_sub && !scale && (strcmp(rt->sub, "status") != 0 || !r->has_status))
+        return kc__fail(&req->err, 404, "NotFound",
+                        "the server could not find the requested resource");
+    int rc = kc__query_parse(req->conn, &req->q, &req->err);
+    if (rc)
+        return rc;
+    if (rt->watch_path) {
+        req->q.watch = true;
+        req->q.watch_set = true;
+    }
+    switch (req->method) {
+    case KC__M_GET:
+    case KC__M_DELETE:
+        break;
+    case KC__M_POST:
+        if (rt->has_name)
+            return method_not_allowed(req);
+        break;
+    case KC__M_PUT:
+    case KC__M_PATCH:
+        if (!rt->has_name)
+            return method_not_allowed(req);
+        break;
+    default:
+        return method_not_allowed(req);
+    }
+    if (rt->has_sub && req->method != KC__M_GET && req->method != KC__M_PUT &&
+        req->method != KC__M_PATCH)
+        return method_not_allowed(req);
+    kc_server_verb verb = verb_of(req);
+    unsigned retry_after = 0;
+    int inject = kc__faults_inject(srv->faults, verb, &retry_after);
+    if (inject) {
+        const char *reason = inject == 429   ? "TooManyRequests"
+                             : inject == 503 ? "ServiceUnavailable"
+                                             : "InternalError";
+        kc__fail(&req->err, inject, reason, "injected fault: %d", inject);
+        req->err.retry_after_s = retry_after ? (int)retry_after : -1;
+        return req->err.code;
+    }
+    if (scale)
+        return req->method == KC__M_GET ? kc__scale_get(req, r)
+                                        : kc__scale_write(req, r, req->method == KC__M_PATCH);
+    switch (verb) {
+    case KC_VERB_GET:
+        return kc__verb_get(req, r);
+    case KC_VERB_LIST:
+        return kc__verb_list(req, r);
+    case KC_VERB_WATCH:
+        return kc__verb_watch(req, r);
+    case KC_VERB_CREATE:
+        return kc__verb_create(req, r);
+    case KC_VERB_UPDATE:
+        return kc__verb_update(req, r);
+    case KC_VERB_PATCH:
+        return kc__verb_patch(req, r);
+    case KC_VERB_DELETE:
+        return kc__verb_delete(req, r);
+    default:
+        return kc__verb_deletecollection(req, r);
+    }
+}
+
+static int dispatch(kc__req *req)
+{
+    const char *p = req->path;
+    if (strcmp(p, "/version") == 0 || strcmp(p, "/version/") == 0)
+        return reply_version(req);
+    if (strcmp(p, "/healthz") == 0 || strcmp(p, "/readyz") == 0 || strcmp(p, "/livez") == 0 ||
+        kc__starts_with(p, "/healthz/") || kc__starts_with(p, "/readyz/") ||
+        kc__starts_with(p, "/livez/"))
+        return kc__reply_text(req, 200, "ok");
+    if (!auth_ok(req))
+        return kc__fail(&req->err, 401, "Unauthorized", "Unauthorized");
+    if (kc__starts_with(p, "/admin/"))
+        return kc__admin_handle(req);
+    if (kc__starts_with(p, "/openapi/v3") && req->method == KC__M_GET) {
+        size_t len = 0;
+        pthread_mutex_lock(&req->srv->mu);
+        char *doc = kc__openapi_v3(req->srv, p, &len);
+        pthread_mutex_unlock(&req->srv->mu);
+        if (doc)
+            return kc__reply(req, 200, doc, len);
+    }
+    if (kc__route_parse(p, &req->route) != 0)
+        return kc__fail(&req->err, 404, "NotFound",
+                        "the server could not find the requested "
+                        "resource");
+    if (req->route.kind == KC__R_API || req->route.kind == KC__R_APIS) {
+        req->fmt = KC__FMT_JSON; /* legacy discovery whatever the Accept (#4) */
+        return discovery(req);
+    }
+    int rc = kc__negotiate(req->accept, &req->fmt, &req->err);
+    if (rc)
+        return rc;
+    if (req->route.kind != KC__R_RESOURCE)
+        return discovery(req);
+    return resource(req);
+}
+
+/* ---- MHD callbacks -------------------------------------------------------------------------- */
+
+static enum kc__method method_of(const char *m)
+{
+    if (strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0)
+        return KC__M_GET;
+    if (strcmp(m, "POST") == 0)
+        return KC__M_POST;
+    if (strcmp(m, "PUT") == 0)
+        return KC__M_PUT;
+    if (strcmp(m, "PATCH") == 0)
+        return KC__M_PATCH;
+    if (strcmp(m, "DELETE") == 0)
+        return KC__M_DELETE;
+    return KC__M_OTHER;
+}
+
+static enum MHD_Result queue(struct MHD_Connection *conn, kc__req *req)
+{
+    if (!req->resp) {
+        if (!req->err.code)
+            kc__fail(&req->err, 500, "InternalError", "no response produced");
+        if (kc__reply_error(req, &req->err) != 0)
+            return MHD_NO;
+    }
+    enum MHD_Result r = MHD_queue_response(conn, req->status, req->resp);
+    if (!req->srv->opts.quiet)
+        fprintf(stderr, "kcache serve: %s %s %u\n", req->method_name, req->path, req->status);
+    MHD_destroy_response(req->resp);
+    req->resp = NULL;
+    return r;
+}
+
+/* May this request take long (large collections, cascades, Table rendering)? */
+static bool may_be_slow(const kc__req *req)
+{
+    kc__route rt;
+    if (req->method == KC__M_OTHER || kc__route_parse(req->path, &rt) != 0 ||
+        rt.kind != KC__R_RESOURCE)
+        return false;
+    if (req->accept && strstr(req->accept, "as=Table"))
+        return true;
+    if (rt.has_name)
+        return req->method == KC__M_DELETE && !rt.has_ns && !strcmp(rt.plural, "namespaces");
+    if (req->method == KC__M_DELETE)
+        return true;
+    if (req->method != KC__M_GET || rt.watch_path)
+        return false;
+    const char *w = MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, "watch");
+    return !w || !kc__param_bool(w);
+}
+
+static void run(kc__req *req)
+{
+    if (dispatch(req) != 0 && !req->resp && !req->err.code)
+        kc__fail(&req->err, 500, "InternalError", "out of memory");
+}
+
+static void *offload_main(void *arg)
+{
+    conn_ctx *cc = arg;
+    kc_server *srv = cc->req.srv;
+    run(&cc->req);
+    MHD_resume_connection(cc->req.conn); /* MHD calls on_request again: it queues the reply */
+    pthread_mutex_lock(&srv->off_mu);
+    srv->offloaded--;
+    pthread_cond_broadcast(&srv->off_cond);
+    pthread_mutex_unlock(&srv->off_mu);
+    return NULL;
+}
+
+/* Run cc->req on a detached helper thread with the connection suspended. false = not started
+ * (server stopping, no thread): run it inline. */
+static bool offload(conn_ctx *cc)
+{
+    kc_server *srv = cc->req.srv;
+    pthread_mutex_lock(&srv->off_mu); /* not srv->mu: that may be held long */
+    bool ok = !srv->stopping;
+    if (ok) {
+        srv->offloaded++;
+        pthread_cond_broadcast(&srv->off_cond);
+    }
+    pthread_mutex_unlock(&srv->off_mu);
+    if (!ok)
+        return false;
+    cc->offloaded = true;
+    MHD_suspend_connection(cc->req.conn);
+    pthread_attr_t a;
+    pthread_t th;
+    pthread_attr_init(&a);
+    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+    int rc = pthread_create(&th, &a, offload_main, cc);
+    pthread_attr_destroy(&a);
+    if (rc != 0)
+        offload_main(cc); /* runs it here and resumes: the reply is queued on the next call */
+    return true;
+}
+
+/* The request carries "Expect: 100-continue" (HTTP/1.1): its client waits before sending the
+ * body. */
+static bool expects_continue(struct MHD_Connection *conn)
+{
+    const char *e = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_EXPECT);
+    return e && strcasecmp(e, "100-continue") == 0;
+}
+
+void kc__http_wait_offloaded(kc_server *srv)
+{
+    pthread_mutex_lock(&srv->off_mu);
+    while (srv->offloaded)
+        pthread_cond_wait(&srv->off_cond, &srv->off_mu);
+    pthread_mutex_unlock(&srv->off_mu);
+}
+
+enum MHD_Result kc__http_on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                    const char *method, const char *version,
+                                    const char *upload_data, size_t *upload_data_size,
+                                    void **con_cls);
+enum MHD_Result kc__http_on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                    const char *method, const char *version,
+                                    const char *upload_data, size_t *upload_data_size,
+                                    void **con_cls)
+{
+    kc_server *srv = cls;
+    size_t max = srv->opts.max_body ? srv->opts.max_body : (size_t)3 << 20;
+    conn_ctx *cc = *con_cls;
+    if (!cc) {
+        cc = calloc(1, sizeof(*cc));
+        if (!cc)
+            return MHD_NO;
+        kc__buf_init(&cc->body, max);
+        *con_cls = cc;
+        const char *cl =
+            MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+        if (!cl || strtoull(cl, NULL, 10) <= max)
+            return MHD_YES;
+        cc->too_large = true;
+        /* A client waiting for "100 Continue" has not sent the body: answer now (no 100 is
+         * sent, nothing is left unread). Any other client is sending it: read and discard it
+         * (below) and answer after it, as closing a socket with unread data makes the kernel
+         * reset the connection and the client may lose the answer (or fail its write first). */
+        if (!expects_continue(conn))
+            return MHD_YES;
+    }
+    if (*upload_data_size) {
+        if (!cc->too_large && kc__buf_append(&cc->body, upload_data, *upload_data_size) != 0)
+            cc->too_large = true;
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    if (cc->offloaded) { /* resumed after the helper thread made the reply */
+        enum MHD_Result r = queue(conn, &cc->req);
+        kc_error_clear(&cc->req.err);
+        return r;
+    }
+    kc__req *req = &cc->req;
+    memset(req, 0, sizeof(*req));
+    kc_error_init(&req->err);
+    req->srv = srv;
+    req->conn = conn;
+    req->path = url;
+    req->method = method_of(method);
+    req->method_name = method;
+    req->accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+    req->content_type =
+        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
+    req->body = cc->body.data ? cc->body.data : "";
+    req->body_len = cc->body.len;
+    if (cc->too_large) {
+        kc__fail(&req->err, 413, "RequestEntityTooLarge",
+                 "the request body is larger than the limit of %zu bytes", max);
+    } else if (may_be_slow(req) && offload(cc)) {
+        return MHD_YES;
+    } else {
+        run(req);
+    }
+    enum MHD_Result r = queue(conn, req);
+    kc_error_clear(&req->err);
+    return r;
+}
+
+void kc__http_on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                           enum MHD_RequestTerminationCode toe);
+void kc__http_on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                           enum MHD_RequestTerminationCode toe)
+{
+    conn_ctx *cc = *con_cls;
+    if (!cc)
+        return;
+    kc__buf_free(&cc->body);
+    free(cc);
+    *con_cls = NULL;
+}

@@ -1,0 +1,395 @@
+/*
+ * server.c — lifecycle of the embedded API server (include/kcache/server.h):
+ * new (options copied, store and registry built, built-in namespaces created, seeds loaded) →
+ * start (TLS material, MHD daemon on the listen address, URL known) → stop (watches closed,
+ * daemon stopped, threads joined) → free. Also the run-time controls: faults, compaction,
+ * restart (wipe: all state lost; restore: objects kept, RVs renumbered from 1 — both reset the RV
+ * counter, empty the history so that every older RV gets 410 or 504, and close every watch),
+ * current RV, kubeconfig.
+ * Thread-safety: as documented in server.h; all store state is under srv->mu.
+ */
+#include "server/storage/srv.h"
+
+#include "server/http/kubeconfig_out.h"
+#include "server/http/tls.h"
+#include "server/testbed/seed.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum MHD_Result kc__http_on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                    const char *method, const char *version,
+                                    const char *upload_data, size_t *upload_data_size,
+                                    void **con_cls);
+void kc__http_on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                           enum MHD_RequestTerminationCode toe);
+void kc__http_wait_offloaded(kc_server *srv);
+
+/* libmicrohttpd worker threads (each an epoll loop over its share of the connections). */
+#ifndef KC__SERVER_THREADS
+#define KC__SERVER_THREADS 2
+#endif
+
+/* A busy watch stream — one whose last batch had >= KC__WATCH_COALESCE_MIN events — is woken at
+ * most once per KC__WATCH_COALESCE_US (hub.h): one batch, one send. A stream that takes events
+ * one at a time (a client writing and waiting for its own event) is woken at once. */
+#ifndef KC__WATCH_COALESCE_US
+#define KC__WATCH_COALESCE_US 10000
+#endif
+#ifndef KC__WATCH_COALESCE_MIN
+#define KC__WATCH_COALESCE_MIN 4
+#endif
+
+static const char *const builtin_ns[] = {"default", "kube-system", "kube-public",
+                                         "kube-node-lease"};
+
+static int create_builtin_namespaces(kc_server *srv, bool have_lock)
+{
+    for (size_t i = 0; i < KC__ARRAY_LEN(builtin_ns); i++) {
+        char json[256];
+        int n = snprintf(json, sizeof(json),
+                         "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":"
+                         "\"%s\"},\"spec\":{\"finalizers\":[\"kubernetes\"]},\"status\":{"
+                         "\"phase\":\"Active\"}}",
+                         builtin_ns[i]);
+        kc_error err = KC_ERROR_INIT;
+        int rc = kc__create_json_ex(srv, json, (size_t)n, have_lock, &err);
+        kc_error_clear(&err);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+typedef struct seed_ctx {
+    kc_server *srv;
+    kc_error rejected; /* why the last object was refused */
+} seed_ctx;
+
+/* Create one fixture or generated object. An object that already exists is skipped (fixtures
+ * may repeat the built-in namespaces); any other refusal stops the start: the loader names the
+ * file, kc_server_new adds this reason. */
+static int seed_cb(void *ud, const char *json, size_t len)
+{
+    seed_ctx *x = ud;
+    kc_error err = KC_ERROR_INIT;
+    int rc = kc__create_json(x->srv, json, len, &err);
+    if (rc && rc != KC_EEXISTS) {
+        kc_obj *o = NULL;
+        kc_obj_parse(json, len, NULL, &o, NULL);
+        kc_error_set(&x->rejected, rc, "%s \"%s\": %s", o && *kc_obj_kind(o) ? kc_obj_kind(o) : "?",
+                     o ? kc_obj_name(o) : "", err.message ? err.message : kc_strerror(rc));
+        kc_obj_unref(o);
+    }
+    kc_error_clear(&err);
+    return rc == KC_EEXISTS ? 0 : rc;
+}
+
+/* Fixtures, then generated objects. On a refused object err says which file (or the spec)
+ * and why. */
+static int seed(kc_server *srv, kc_error *err)
+{
+    seed_ctx x = {.srv = srv, .rejected = KC_ERROR_INIT};
+    int rc = 0;
+    if (srv->seed_dir)
+        rc = kc__seed_load_dir(srv->seed_dir, seed_cb, &x, err);
+    if (!rc && srv->seed_spec)
+        rc = kc__seed_generate(srv->seed_spec, seed_cb, &x, err);
+    if (rc && x.rejected.code && err) {
+        char *where = err->message;
+        err->message = NULL;
+        kc_error_set(err, rc, "%s: %s", where ? where : "seed", x.rejected.message);
+        free(where);
+    }
+    kc_error_clear(&x.rejected);
+    return rc;
+}
+
+KC_API int kc_server_new(const kc_server_opts *opts, kc_server **ret_srv, kc_error *err)
+{
+    if (!ret_srv)
+        return kc_error_set(err, KC_EINVAL, "kc_server_new: ret_srv is required");
+    kc_server_opts o;
+    if (opts)
+        o = *opts;
+    else
+        memset(&o, 0, sizeof(o));
+    kc_server *srv = calloc(1, sizeof(*srv));
+    if (!srv)
+        return kc_error_set(err, KC_ENOMEM, "out of memory");
+    srv->opts = o;
+    srv->listen = kc__strdup(o.listen ? o.listen : "127.0.0.1:6443");
+    srv->token = o.token && *o.token ? kc__strdup(o.token) : NULL;
+    srv->seed_dir = kc__strdup(o.seed_dir);
+    srv->seed_spec = kc__strdup(o.seed_spec);
+    srv->opts.listen = srv->listen;
+    srv->opts.token = srv->token;
+    srv->opts.seed_dir = srv->seed_dir;
+    srv->opts.seed_spec = srv->seed_spec;
+    int rc = KC_ENOMEM;
+    pthread_mutex_init(&srv->mu, NULL);
+    pthread_mutex_init(&srv->off_mu, NULL);
+    if (kc__cond_init_monotonic(&srv->cond) != 0 || kc__cond_init_monotonic(&srv->off_cond) != 0)
+        goto fail;
+    srv->rng = o.random_seed ? o.random_seed : (kc__now_ns() ^ (uintptr_t)srv);
+    if (!srv->listen)
+        goto fail;
+    /* Parse the listen address now so a typo fails early. */
+    const char *colon = strrchr(srv->listen, ':');
+    if (!colon || colon == srv->listen || (size_t)(colon - srv->listen) >= sizeof(srv->host)) {
+        rc = kc_error_set(err, KC_EINVAL, "listen address \"%s\" is not ADDR:PORT", srv->listen);
+        goto fail_set;
+    }
+    memcpy(srv->host, srv->listen, (size_t)(colon - srv->listen));
+    char *end;
+    unsigned long port = strtoul(colon + 1, &end, 10);
+    if (*end || port > 65535 || !colon[1]) {
+        rc = kc_error_set(err, KC_EINVAL, "bad port in listen address \"%s\"", srv->listen);
+        goto fail_set;
+    }
+    srv->port = (unsigned)port;
+    srv->faults = kc__faults_new(&o.faults, o.random_seed);
+    srv->hub = kc__hub_new(srv->faults, o.watch_queue);
+    if (srv->hub)
+        kc__hub_set_coalesce(srv->hub, (uint64_t)KC__WATCH_COALESCE_US * 1000,
+                             KC__WATCH_COALESCE_MIN);
+    if (!srv->faults || !srv->hub || kc__store_init(srv) != 0 ||
+        kc__registry_init_builtins(srv) != 0)
+        goto fail;
+    if ((rc = create_builtin_namespaces(srv, false)) != 0)
+        goto fail_set;
+    if ((rc = seed(srv, err)) != 0)
+        goto fail_set;
+    *ret_srv = srv;
+    return 0;
+fail:
+    kc_error_set(err, rc, "cannot create server: %s", kc_strerror(rc));
+fail_set:
+    kc_server_free(srv);
+    return rc;
+}
+
+KC_API int kc_server_start(kc_server *srv, kc_error *err)
+{
+    if (!srv)
+        return kc_error_set(err, KC_EINVAL, "server is NULL");
+    if (srv->started)
+        return kc_error_set(err, KC_EBUSY, "server already started");
+    struct sockaddr_in6 a6;
+    struct sockaddr_in a4;
+    struct sockaddr *sa;
+    /* A small pool of epoll threads serves every connection; watch streams park with
+     * MHD_suspend_connection while they have nothing to send (watch.c), so 50 open watches are
+     * not 50 threads. */
+    unsigned flags =
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC;
+    char host[64];
+    snprintf(host, sizeof(host), "%s", srv->host);
+    size_t hl = strlen(host);
+    if (hl >= 2 && host[0] == '[' && host[hl - 1] == ']') {
+        memmove(host, host + 1, hl - 2);
+        host[hl - 2] = 0;
+    }
+    if (!host[0])
+        snprintf(host, sizeof(host), "0.0.0.0");
+    if (!strcmp(host, "localhost"))
+        snprintf(host, sizeof(host), "127.0.0.1");
+    memset(&a4, 0, sizeof(a4));
+    memset(&a6, 0, sizeof(a6));
+    if (inet_pton(AF_INET, host, &a4.sin_addr) == 1) {
+        a4.sin_family = AF_INET;
+        a4.sin_port = htons((uint16_t)srv->port);
+        sa = (struct sockaddr *)&a4;
+    } else if (inet_pton(AF_INET6, host, &a6.sin6_addr) == 1) {
+        a6.sin6_family = AF_INET6;
+        a6.sin6_port = htons((uint16_t)srv->port);
+        sa = (struct sockaddr *)&a6;
+        flags |= MHD_USE_IPv6;
+    } else {
+        return kc_error_set(err, KC_EINVAL, "listen host \"%s\" is not an IP address", host);
+    }
+    if (srv->opts.tls) {
+        if (!MHD_is_feature_supported(MHD_FEATURE_TLS))
+            return kc_error_set(err, KC_ETLS, "libmicrohttpd was built without TLS support");
+        if (!srv->tls && !(srv->tls = calloc(1, sizeof *srv->tls)))
+            return kc_error_set(err, KC_ENOMEM, "out of memory");
+        int rc = kc__tls_generate(host, srv->tls, err);
+        if (rc)
+            return rc;
+        srv->have_tls = true;
+        flags |= MHD_USE_TLS;
+    }
+    errno = 0;
+    if (srv->have_tls)
+        srv->mhd = MHD_start_daemon(
+            flags, 0, NULL, NULL, kc__http_on_request, srv, MHD_OPTION_SOCK_ADDR, sa,
+            MHD_OPTION_NOTIFY_COMPLETED, kc__http_on_completed, srv, MHD_OPTION_CONNECTION_TIMEOUT,
+            (unsigned)0, MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)512, MHD_OPTION_THREAD_POOL_SIZE,
+            (unsigned)KC__SERVER_THREADS, MHD_OPTION_HTTPS_MEM_KEY, srv->tls->key_pem,
+            MHD_OPTION_HTTPS_MEM_CERT, srv->tls->cert_pem, MHD_OPTION_END);
+    else
+        srv->mhd = MHD_start_daemon(
+            flags, 0, NULL, NULL, kc__http_on_request, srv, MHD_OPTION_SOCK_ADDR, sa,
+            MHD_OPTION_NOTIFY_COMPLETED, kc__http_on_completed, srv, MHD_OPTION_CONNECTION_TIMEOUT,
+            (unsigned)0, MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)512, MHD_OPTION_THREAD_POOL_SIZE,
+            (unsigned)KC__SERVER_THREADS, MHD_OPTION_END);
+    if (!srv->mhd) /* errno is bind()'s or listen()'s: MHD does not overwrite it on the way out */
+        return kc_error_set(err, KC_EIO, "cannot listen on %s: %s", srv->listen,
+                            errno ? strerror(errno) : "unknown reason");
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(srv->mhd, MHD_DAEMON_INFO_BIND_PORT);
+    unsigned port = info ? info->port : srv->port;
+    if (!strcmp(host, "0.0.0.0"))
+        snprintf(host, sizeof(host), "127.0.0.1");
+    else if (!strcmp(host, "::"))
+        snprintf(host, sizeof(host), "::1");
+    char url[128];
+    bool v6 = strchr(host, ':') != NULL;
+    snprintf(url, sizeof(url), "%s://%s%s%s:%u", srv->have_tls ? "https" : "http", v6 ? "[" : "",
+             host, v6 ? "]" : "", port);
+    free(srv->url);
+    srv->url = kc__strdup(url);
+    if (!srv->url) {
+        MHD_stop_daemon(srv->mhd);
+        srv->mhd = NULL;
+        return kc_error_set(err, KC_ENOMEM, "out of memory");
+    }
+    srv->started = true;
+    return 0;
+}
+
+KC_API const char *kc_server_url(const kc_server *srv)
+{
+    return srv && srv->started ? srv->url : NULL;
+}
+
+KC_API const char *kc_server_ca_pem(const kc_server *srv)
+{
+    return srv && srv->have_tls ? srv->tls->ca_pem : NULL;
+}
+
+KC_API int kc_server_write_kubeconfig(const kc_server *srv, const char *path, kc_error *err)
+{
+    if (!srv || !srv->url)
+        return kc_error_set(err, KC_EINVAL, "server not started");
+    return kc__kubeconfig_write(path, srv->url, kc_server_ca_pem(srv), srv->token, err);
+}
+
+KC_API int kc_server_set_faults(kc_server *srv, const kc_server_faults *faults)
+{
+    if (!srv || !faults)
+        return KC_EINVAL;
+    kc__faults_set(srv->faults, faults);
+    return 0;
+}
+
+KC_API void kc_server_get_faults(const kc_server *srv, kc_server_faults *ret)
+{
+    if (ret && !srv)
+        memset(ret, 0, sizeof(*ret));
+    if (!srv || !ret)
+        return;
+    kc__faults_get(srv->faults, ret);
+}
+
+KC_API int kc_server_compact(kc_server *srv)
+{
+    if (!srv)
+        return KC_EINVAL;
+    pthread_mutex_lock(&srv->mu);
+    kc__store_compact_locked(srv);
+    pthread_mutex_unlock(&srv->mu);
+    return 0;
+}
+
+KC_API int kc_server_restart_ex(kc_server *srv, kc_server_restart_mode mode)
+{
+    if (!srv || (mode != KC_SERVER_RESTART_WIPE && mode != KC_SERVER_RESTART_RESTORE))
+        return KC_EINVAL;
+    int rc = 0;
+    pthread_mutex_lock(&srv->mu);
+    if (mode == KC_SERVER_RESTART_RESTORE) {
+        uint64_t n = 0;
+        if ((rc = kc__store_renumber_locked(srv, &n)) != 0) {
+            pthread_mutex_unlock(&srv->mu);
+            return rc;
+        }
+        srv->rv = n;
+    } else {
+        for (size_t i = srv->n_rsrcs; i-- > 0;) {
+            kc__rsrc *r = srv->rsrcs[i];
+            if (r->is_crd)
+                kc__registry_remove(srv, r);
+            else
+                kc__store_clear_rsrc(r);
+        }
+        srv->rv = 0;
+    }
+    kc__store_compact_locked(srv);
+    srv->epoch++;
+    kc__hub_close_all(srv->hub);
+    kc__hub_reset_rv(srv->hub, srv->rv);
+    if (mode == KC_SERVER_RESTART_WIPE) {
+        /* recreate the built-in namespaces before anyone can see the empty state */
+        rc = create_builtin_namespaces(srv, true);
+        /* the new history starts after them: no older RV resumes silently (#101) */
+        kc__store_compact_locked(srv);
+    }
+    pthread_cond_broadcast(&srv->cond);
+    pthread_mutex_unlock(&srv->mu);
+    return rc;
+}
+
+KC_API int kc_server_restart(kc_server *srv)
+{
+    return kc_server_restart_ex(srv, KC_SERVER_RESTART_WIPE);
+}
+
+KC_API uint64_t kc_server_current_rv(const kc_server *srv)
+{
+    return srv ? srv->rv : 0;
+}
+
+KC_API void kc_server_stop(kc_server *srv)
+{
+    if (!srv || !srv->mhd)
+        return;
+    srv->stopping = true;
+    pthread_mutex_lock(&srv->mu);
+    kc__hub_close_all(srv->hub); /* resumes every suspended watch stream */
+    pthread_cond_broadcast(&srv->cond);
+    pthread_mutex_unlock(&srv->mu);
+    /* libmicrohttpd must not be stopped with suspended connections: let offloaded requests
+     * finish and resume theirs (new ones run inline once stopping is set). */
+    kc__http_wait_offloaded(srv);
+    MHD_stop_daemon(srv->mhd);
+    srv->mhd = NULL;
+}
+
+KC_API void kc_server_free(kc_server *srv)
+{
+    if (!srv)
+        return;
+    kc_server_stop(srv);
+    pthread_mutex_lock(&srv->mu);
+    kc__store_destroy(srv);
+    pthread_mutex_unlock(&srv->mu);
+    kc__hub_free(srv->hub);
+    kc__faults_free(srv->faults);
+    if (srv->have_tls)
+        kc__tls_material_clear(srv->tls);
+    free(srv->tls);
+    pthread_mutex_destroy(&srv->mu);
+    pthread_cond_destroy(&srv->cond);
+    pthread_mutex_destroy(&srv->off_mu);
+    pthread_cond_destroy(&srv->off_cond);
+    free(srv->listen);
+    free(srv->token);
+    free(srv->seed_dir);
+    free(srv->seed_spec);
+    free(srv->url);
+    free(srv);
+}

@@ -1,0 +1,212 @@
+/*
+ * validate.c — object names (DNS-1123 subdomain / label, path segment) with the exact messages of
+ * k8s.io/apimachinery/pkg/util/validation (#14), generateName suffixes (#11), version-4 UUIDs and
+ * RFC 3339 timestamps (#9).
+ *
+ * Design: validation is hand-written character classes (no regex engine); the failure is one
+ * cause {reason, field:"metadata.name", message} on a KC_EINVALID kc_error whose kind/name/reason
+ * /http_status are filled so server-core can render the Status as upstream does:
+ *   ConfigMap "Bad_Name" is invalid: metadata.name: Invalid value: "Bad_Name": a lowercase …
+ * Random values come from a splitmix64 step on the caller's 64-bit state (not for crypto).
+ * Thread-safe: no shared state.
+ */
+#include "server/patch/validate.h"
+
+#include "core/internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define DNS1123_SUBDOMAIN_MSG                                                                      \
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "   \
+    "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used "  \
+    "for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+#define DNS1123_LABEL_MSG                                                                          \
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and "   \
+    "must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex "     \
+    "used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+
+/* Longest name we quote back into a message (longer ones are cut with "..."). */
+#define QUOTE_MAX 300
+
+static bool is_alnum_lower(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
+
+/* One DNS-1123 label: [a-z0-9]([-a-z0-9]*[a-z0-9])? */
+static bool label_ok(const char *s, size_t n)
+{
+    if (n == 0 || !is_alnum_lower(s[0]) || !is_alnum_lower(s[n - 1]))
+        return false;
+    for (size_t i = 1; i + 1 < n; i++) {
+        if (!is_alnum_lower(s[i]) && s[i] != '-')
+            return false;
+    }
+    return true;
+}
+
+static bool subdomain_ok(const char *s)
+{
+    for (;;) {
+        size_t n = strcspn(s, ".");
+        if (!label_ok(s, n))
+            return false;
+        if (s[n] == '\0')
+            return true;
+        s += n + 1;
+    }
+}
+
+/* Go's %q of s, approximately: quotes, backslash escapes, \xNN for control bytes; names longer
+ * than QUOTE_MAX are cut with "...". New malloc'd string (caller frees); NULL on ENOMEM. */
+static char *quote(const char *s)
+{
+    kc__buf b = KC__BUF_INIT(0);
+    int rc = kc__buf_append_char(&b, '"');
+    for (size_t i = 0; rc == 0 && s[i] && i < QUOTE_MAX; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\')
+            rc = kc__buf_printf(&b, "\\%c", c);
+        else if (c < 0x20 || c == 0x7f)
+            rc = kc__buf_printf(&b, "\\x%02x", c);
+        else
+            rc = kc__buf_append_char(&b, (char)c);
+    }
+    if (rc == 0 && strlen(s) > QUOTE_MAX)
+        rc = kc__buf_append_str(&b, "...");
+    if (rc == 0)
+        rc = kc__buf_append_char(&b, '"');
+    if (rc < 0) {
+        kc__buf_free(&b);
+        return NULL;
+    }
+    return kc__buf_steal(&b, NULL);
+}
+
+/* Fill err with an Invalid failure for metadata.name. */
+static int name_invalid(kc_error *err, const char *kind, const char *name, const char *cause_reason,
+                        const char *detail)
+{
+    char *q = quote(name);
+    char *cause_msg = NULL;
+    int code = KC_EINVALID;
+    if (!q)
+        return kc_error_set(err, KC_ENOMEM, "out of memory");
+    if (strcmp(cause_reason, "FieldValueRequired") == 0)
+        cause_msg = kc__strdup(detail);
+    else if (asprintf(&cause_msg, "Invalid value: %s: %s", q, detail) < 0)
+        cause_msg = NULL;
+    if (!cause_msg) {
+        free(q);
+        return kc_error_set(err, KC_ENOMEM, "out of memory");
+    }
+    kc_error_set(err, code, "%s %s is invalid: metadata.name: %s", kind ? kind : "Object", q,
+                 cause_msg);
+    free(q);
+    if (!err) {
+        free(cause_msg);
+        return code;
+    }
+    err->http_status = 422;
+    err->reason = kc__strdup("Invalid");
+    err->kind = kc__strdup(kind ? kind : "");
+    err->name = kc__strdup(name);
+    err->causes = calloc(1, sizeof *err->causes);
+    if (err->causes) {
+        err->n_causes = 1;
+        err->causes[0].reason = kc__strdup(cause_reason);
+        err->causes[0].field = kc__strdup("metadata.name");
+        err->causes[0].message = cause_msg;
+    } else {
+        free(cause_msg);
+    }
+    return code;
+}
+
+int kc__validate_name(const char *name, kc__name_rule rule, const char *kind, kc_error *err)
+{
+    if (!name || !*name)
+        return name_invalid(err, kind, "", "FieldValueRequired",
+                            "Required value: name or generateName is required");
+    size_t n = strlen(name);
+    switch (rule) {
+    case KC__NAME_DNS1123_SUBDOMAIN:
+        if (n > 253)
+            return name_invalid(err, kind, name, "FieldValueInvalid",
+                                "must be no more than 253 characters");
+        if (!subdomain_ok(name))
+            return name_invalid(err, kind, name, "FieldValueInvalid", DNS1123_SUBDOMAIN_MSG);
+        return 0;
+    case KC__NAME_DNS1123_LABEL:
+        if (n > 63)
+            return name_invalid(err, kind, name, "FieldValueInvalid",
+                                "must be no more than 63 characters");
+        if (!label_ok(name, n))
+            return name_invalid(err, kind, name, "FieldValueInvalid", DNS1123_LABEL_MSG);
+        return 0;
+    case KC__NAME_PATH_SEGMENT:
+        if (strcmp(name, ".") == 0)
+            return name_invalid(err, kind, name, "FieldValueInvalid", "may not be '.'");
+        if (strcmp(name, "..") == 0)
+            return name_invalid(err, kind, name, "FieldValueInvalid", "may not be '..'");
+        if (strchr(name, '/'))
+            return name_invalid(err, kind, name, "FieldValueInvalid", "may not contain '/'");
+        if (strchr(name, '%'))
+            return name_invalid(err, kind, name, "FieldValueInvalid", "may not contain '%'");
+        return 0;
+    }
+    return kc_error_set(err, KC_EINVAL, "unknown name rule %d", (int)rule);
+}
+
+/* splitmix64: advances *state, returns the next value. */
+static uint64_t splitmix64(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+void kc__generate_name_suffix(uint64_t *rng_state, char out[6])
+{
+    static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
+    const uint64_t n = sizeof alphabet - 1; /* 27 */
+    for (int i = 0; i < 5; i++) {
+        /* Multiply-shift maps 64 random bits onto [0, n) with negligible bias. */
+        uint64_t r = splitmix64(rng_state);
+        out[i] = alphabet[(uint64_t)(((unsigned __int128)r * n) >> 64)];
+    }
+    out[5] = '\0';
+}
+
+void kc__uuid_v4(uint64_t *rng_state, char out[37])
+{
+    unsigned char b[16];
+    uint64_t hi = splitmix64(rng_state), lo = splitmix64(rng_state);
+    for (int i = 0; i < 8; i++) {
+        b[i] = (unsigned char)(hi >> (56 - 8 * i));
+        b[8 + i] = (unsigned char)(lo >> (56 - 8 * i));
+    }
+    b[6] = (unsigned char)((b[6] & 0x0f) | 0x40); /* version 4 */
+    b[8] = (unsigned char)((b[8] & 0x3f) | 0x80); /* RFC 4122 variant */
+    static const char hex[] = "0123456789abcdef";
+    size_t o = 0;
+    for (int i = 0; i < 16; i++) {
+        if (i == 4 || i == 6 || i == 8 || i == 10)
+            out[o++] = '-';
+        out[o++] = hex[b[i] >> 4];
+        out[o++] = hex[b[i] & 15];
+    }
+    out[o] = '\0';
+}
+
+void kc__now_rfc3339(char out[32])
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    if (!gmtime_r(&t, &tm) || strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+        strcpy(out, "1970-01-01T00:00:00Z");
+}

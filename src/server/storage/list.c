@@ -1,0 +1,348 @@
+/*
+ * list.c — LIST of a collection (spec §4; #59–#70): option validation, label/field selectors
+ * (unsupported fields → 400), resourceVersion / resourceVersionMatch semantics, Exact reads of a
+ * past RV (the current state rolled back through the event history; compacted → 410), RV beyond
+ * the current one → 504 ResourceVersionTooLarge, and paging.
+ *
+ * Paging: the first page of a limited list stores the whole filtered result (object references)
+ * as a snapshot (store.c); continue tokens name the snapshot, its RV and the next position, so
+ * every page reads one consistent state with the first page's RV. A token whose snapshot was
+ * evicted or compacted → 410 Expired; garbage → 400. Token: base64url (no padding) of
+ * {"v":"meta.k8s.io/v1","rv":N,"id":S,"pos":P}. RV "0" lists ignore limit (allowed by the API).
+ * The store lock is held only to collect references; encoding happens after unlocking.
+ */
+#include "server/storage/srv.h"
+
+#include <openssl/evp.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- continue tokens ------------------------------------------------------------------------ */
+
+static char *token_encode(uint64_t rv, uint64_t id, size_t pos)
+{
+    json_t *t = json_pack("{s:s,s:I,s:I,s:I}", "v", "meta.k8s.io/v1", "rv", (json_int_t)rv, "id",
+                          (json_int_t)id, "pos", (json_int_t)pos);
+    char *js = t ? json_dumps(t, JSON_COMPACT) : NULL;
+    json_decref(t);
+    if (!js)
+        return NULL;
+    size_t n = strlen(js);
+    char *out = malloc(4 * ((n + 2) / 3) + 1);
+    if (out) {
+        int l = EVP_EncodeBlock((unsigned char *)out, (unsigned char *)js, (int)n);
+        while (l > 0 && out[l - 1] == '=')
+            l--;
+        out[l] = 0;
+        for (char *p = out; *p; p++)
+            *p = *p == '+' ? '-' : *p == '/' ? '_' : *p;
+    }
+    free(js);
+    return out;
+}
+
+static int token_decode(const char *tok, uint64_t *rv, uint64_t *id, size_t *pos)
+{
+    size_t n = strlen(tok);
+    if (n == 0 || n > 1024)
+        return KC_EINVAL;
+    char in[1032];
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = tok[i];
+        c = c == '-' ? '+' : c == '_' ? '/' : c;
+        if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+              c == '+' || c == '/' || c == '='))
+            return KC_EINVAL;
+        in[k++] = c;
+    }
+    while (k % 4)
+        in[k++] = '=';
+    unsigned char out[800];
+    int l = EVP_DecodeBlock(out, (unsigned char *)in, (int)k);
+    if (l <= 0)
+        return KC_EINVAL;
+    while (l > 0 && out[l - 1] == 0)
+        l--;
+    json_t *t = json_loadb((char *)out, (size_t)l, 0, NULL);
+    json_t *jr = json_object_get(t, "rv"), *ji = json_object_get(t, "id"),
+           *jp = json_object_get(t, "pos");
+    int rc = KC_EINVAL;
+    if (json_is_integer(jr) && json_is_integer(ji) && json_is_integer(jp) &&
+        json_integer_value(jr) >= 0 && json_integer_value(jp) >= 0) {
+        *rv = (uint64_t)json_integer_value(jr);
+        *id = (uint64_t)json_integer_value(ji);
+        *pos = (size_t)json_integer_value(jp);
+        rc = 0;
+    }
+    json_decref(t);
+    return rc;
+}
+
+/* ---- state at a past RV --------------------------------------------------------------------- */
+
+typedef struct vec {
+    kc_obj **v;
+    size_t n, cap;
+} vec;
+
+static int key_cmp(kc_obj *o, const char *ns, const char *name)
+{
+    int c = strcmp(kc_obj_namespace(o), ns);
+    return c ? c : strcmp(kc_obj_name(o), name);
+}
+
+static size_t lower_bound(vec *a, const char *ns, const char *name)
+{
+    size_t lo = 0, hi = a->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (key_cmp(a->v[mid], ns, name) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static int vec_set(vec *a, kc_obj *o, bool remove)
+{
+    const char *ns = kc_obj_namespace(o), *name = kc_obj_name(o);
+    size_t i = lower_bound(a, ns, name);
+    bool found = i < a->n && key_cmp(a->v[i], ns, name) == 0;
+    if (remove) {
+        if (found) {
+            kc_obj_unref(a->v[i]);
+            memmove(&a->v[i], &a->v[i + 1], (a->n - i - 1) * sizeof(*a->v));
+            a->n--;
+        }
+        return 0;
+    }
+    if (found) {
+        kc_obj_unref(a->v[i]);
+        a->v[i] = kc_obj_ref(o);
+        return 0;
+    }
+    if (a->n == a->cap) {
+        size_t cap = a->cap ? a->cap * 2 : 64;
+        kc_obj **v = realloc(a->v, cap * sizeof(*v));
+        if (!v)
+            return KC_ENOMEM;
+        a->v = v;
+        a->cap = cap;
+    }
+    memmove(&a->v[i + 1], &a->v[i], (a->n - i) * sizeof(*a->v));
+    a->v[i] = kc_obj_ref(o);
+    a->n++;
+    return 0;
+}
+
+/* Collect the objects of r in scope (ns NULL = all) at rv `at` (mu held). */
+static int collect(kc_server *srv, kc__rsrc *r, const char *ns, uint64_t at, vec *out)
+{
+    size_t n;
+    kc__entry **s = kc__store_sorted(r, &n);
+    out->v = malloc((n ? n : 1) * sizeof(*out->v));
+    out->cap = n ? n : 1;
+    out->n = 0;
+    if (!out->v || (n && !s))
+        return KC_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        if (ns && strcmp(s[i]->ns, ns) != 0)
+            continue;
+        out->v[out->n++] = kc_obj_ref(s[i]->obj);
+    }
+    if (at >= srv->rv)
+        return 0;
+    for (size_t k = srv->hist_len; k-- > 0;) {
+        kc__hist *h = &srv->hist[(srv->hist_head + k) % srv->hist_cap];
+        if (h->rv <= at)
+            break;
+        if (h->rsrc != r || (ns && strcmp(kc_obj_namespace(h->obj), ns) != 0))
+            continue;
+        int rc =
+            h->type == KC_WATCH_ADDED ? vec_set(out, h->obj, true) : vec_set(out, h->old, false);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+static void vec_free(vec *a)
+{
+    for (size_t i = 0; i < a->n; i++)
+        kc_obj_unref(a->v[i]);
+    free(a->v);
+}
+
+/* ---- the verb ------------------------------------------------------------------------------- */
+
+static int expired(kc_error *err, const char *msg)
+{
+    return kc__fail(err, 410, "Expired", "%s", msg);
+}
+
+int kc__verb_list(kc__req *req, kc__rsrc *r)
+{
+    kc_server *srv = req->srv;
+    kc__query *q = &req->q;
+    kc_error *err = &req->err;
+    const char *m = q->rv_match && *q->rv_match ? q->rv_match : NULL;
+    bool has_rv = q->rv && *q->rv;
+    int rc;
+    if (q->send_initial_set)
+        return kc__fail(err, 422, "Invalid",
+                        "sendInitialEvents: Forbidden: sendInitialEvents is "
+                        "forbidden for list");
+    if (m && strcmp(m, "NotOlderThan") && strcmp(m, "Exact"))
+        return kc__fail(err, 422, "Invalid", "resourceVersionMatch: Unsupported value: \"%s\"", m);
+    if (m && !has_rv)
+        return kc__fail(err, 422, "Invalid",
+                        "resourceVersionMatch: Forbidden: "
+                        "resourceVersionMatch is forbidden unless "
+                        "resourceVersion is provided");
+    if (m && q->cont && *q->cont)
+        return kc__fail(err, 422, "Invalid",
+                        "resourceVersionMatch: Forbidden: "
+                        "resourceVersionMatch is forbidden when continue is "
+                        "provided");
+    if (m && !strcmp(m, "Exact") && !strcmp(q->rv, "0"))
+        return kc__fail(err, 422, "Invalid",
+                        "resourceVersionMatch: Forbidden: "
+                        "resourceVersionMatch \"exact\" is forbidden for "
+                        "resourceVersion \"0\"");
+    if (q->cont && *q->cont && has_rv && strcmp(q->rv, "0") != 0)
+        return kc__fail(err, 400, "BadRequest",
+                        "specifying resource version is not allowed when "
+                        "using continue");
+    uint64_t want = 0;
+    if (has_rv && strcmp(q->rv, "0") != 0 && kc_rv_parse(q->rv, &want) != 0)
+        return kc__fail(err, 400, "BadRequest", "invalid resource version: %s", q->rv);
+    bool exact = want && ((m && !strcmp(m, "Exact")) || (!m && q->limit > 0 && !q->cont));
+    kc_label_selector *ls = NULL;
+    kc_field_selector *fs = NULL;
+    kc_error perr = KC_ERROR_INIT;
+    if (kc_label_selector_parse(q->label_sel, &ls, &perr) != 0) {
+        rc = kc__fail(err, 400, "BadRequest", "unable to parse requirement: %s",
+                      perr.message ? perr.message : "invalid label selector");
+        kc_error_clear(&perr);
+        return rc;
+    }
+    if (kc_field_selector_parse(q->field_sel, &fs, &perr) != 0) {
+        rc = kc__fail(err, 400, "BadRequest", "invalid field selector: %s",
+                      perr.message ? perr.message : "parse error");
+        goto out_sel;
+    }
+    const char *bad = kc__rsrc_bad_field(r, fs);
+    if (bad) {
+        rc = kc__fail(err, 400, "BadRequest",
+                      "\"%s\" is not a known field selector: only "
+                      "\"metadata.name\", \"metadata.namespace\"",
+                      bad);
+        goto out_sel;
+    }
+    const char *ns = req->route.has_ns ? req->route.ns : NULL;
+    bool filtered = !kc_label_selector_empty(ls) || !kc_field_selector_empty(fs);
+    kc_obj **items = NULL;
+    size_t n = 0;
+    char *cont = NULL;
+    int64_t remaining = -1;
+    uint64_t list_rv;
+    pthread_mutex_lock(&srv->mu);
+    list_rv = srv->rv;
+    if (want > srv->rv) {
+        rc = kc__fail(err, 504, "Timeout",
+                      "Timeout: Too large resource version: %llu, current: "
+                      "%llu",
+                      (unsigned long long)want, (unsigned long long)srv->rv);
+        kc__fail_cause(err, "ResourceVersionTooLarge", NULL, "Too large resource version");
+        err->retry_after_s = 1;
+        goto unlock;
+    }
+    if (q->cont && *q->cont) {
+        uint64_t trv, id;
+        size_t pos;
+        if (token_decode(q->cont, &trv, &id, &pos) != 0) {
+            rc = kc__fail(err, 400, "BadRequest", "invalid continue token");
+            goto unlock;
+        }
+        kc__snapshot *s = trv < srv->floor && trv != srv->rv ? NULL : kc__snap_get(srv, id);
+        if (!s || s->rsrc != r || s->rv != trv || pos > s->n) {
+            rc = expired(err, "The provided continue parameter is too old to display a "
+                              "consistent list result. You can start a new list without the "
+                              "continue parameter.");
+            goto unlock;
+        }
+        size_t lim = q->limit > 0 ? (size_t)q->limit : s->n - pos;
+        size_t end = pos + lim < s->n ? pos + lim : s->n;
+        n = end - pos;
+        items = malloc((n ? n : 1) * sizeof(*items));
+        if (!items) {
+            rc = kc_error_set(err, KC_ENOMEM, "out of memory");
+            goto unlock;
+        }
+        for (size_t i = 0; i < n; i++)
+            items[i] = kc_obj_ref(s->items[pos + i]);
+        list_rv = s->rv;
+        if (end < s->n) {
+            cont = token_encode(s->rv, s->id, end);
+            if (!filtered)
+                remaining = (int64_t)(s->n - end);
+        }
+        rc = 0;
+        goto unlock;
+    }
+    if (exact && want < srv->floor) {
+        rc = expired(err, "The resourceVersion for the provided list is too old.");
+        goto unlock;
+    }
+    uint64_t at = exact ? want : srv->rv;
+    list_rv = at;
+    vec all;
+    if ((rc = collect(srv, r, ns, at, &all)) != 0) {
+        vec_free(&all);
+        rc = kc_error_set(err, rc, "out of memory");
+        goto unlock;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < all.n; i++) {
+        if ((!ls || kc_label_selector_match(ls, all.v[i])) &&
+            (!fs || kc_field_selector_match(fs, all.v[i])))
+            all.v[k++] = all.v[i];
+        else
+            kc_obj_unref(all.v[i]);
+    }
+    all.n = k;
+    bool page = q->limit > 0 && strcmp(q->rv ? q->rv : "", "0") != 0 && all.n > (size_t)q->limit;
+    if (!page) {
+        items = all.v;
+        n = all.n;
+        rc = 0;
+        goto unlock;
+    }
+    n = (size_t)q->limit;
+    items = malloc(n * sizeof(*items));
+    if (!items) {
+        vec_free(&all);
+        rc = kc_error_set(err, KC_ENOMEM, "out of memory");
+        goto unlock;
+    }
+    for (size_t i = 0; i < n; i++)
+        items[i] = kc_obj_ref(all.v[i]);
+    size_t total = all.n;
+    uint64_t id = kc__snap_put(srv, r, at, all.v, all.n);
+    cont = token_encode(at, id, n);
+    if (!filtered)
+        remaining = (int64_t)(total - n);
+    rc = 0;
+unlock:
+    pthread_mutex_unlock(&srv->mu);
+    if (rc == 0)
+        rc = kc__reply_list(req, r, items, n, list_rv, cont, remaining);
+    free(cont);
+out_sel:
+    kc_error_clear(&perr);
+    kc_label_selector_free(ls);
+    kc_field_selector_free(fs);
+    return rc;
+}

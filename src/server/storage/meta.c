@@ -1,0 +1,83 @@
+/*
+ * meta.c — small helpers on jansson object documents (metadata fields) and namespace checks for
+ * the write path of the embedded server. Documents are request-local: no locking needed, except
+ * kc__check_namespace which reads the store (srv->mu held).
+ */
+#include "server/storage/srv.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+json_t *kc__meta(json_t *doc)
+{
+    json_t *m = json_object_get(doc, "metadata");
+    if (json_is_object(m))
+        return m;
+    m = json_object();
+    if (!m || json_object_set_new(doc, "metadata", m) != 0)
+        return NULL;
+    return m;
+}
+
+const char *kc__meta_str(json_t *doc, const char *key)
+{
+    json_t *m = json_object_get(doc, "metadata");
+    return json_string_value(json_object_get(m, key));
+}
+
+int kc__meta_set_str(json_t *doc, const char *key, const char *val)
+{
+    json_t *m = kc__meta(doc);
+    if (!m || json_object_set_new(m, key, json_string(val)) != 0)
+        return KC_ENOMEM;
+    return 0;
+}
+
+void kc__meta_del(json_t *doc, const char *key)
+{
+    json_object_del(json_object_get(doc, "metadata"), key);
+}
+
+void kc__rv_str(uint64_t rv, char out[24])
+{
+    snprintf(out, 24, "%" PRIu64, rv);
+}
+
+int kc__check_namespace(kc_server *srv, const char *ns, kc_error *err)
+{
+    kc__rsrc *nsr = kc__rsrc_namespaces(srv);
+    kc__entry *e = nsr ? kc__store_find(nsr, "", ns) : NULL;
+    if (!e) {
+        int rc = kc__fail(err, 404, "NotFound", "namespaces \"%s\" not found", ns);
+        kc__fail_details(err, ns, NULL, "namespaces");
+        return rc;
+    }
+    if (kc_obj_deleting(e->obj)) {
+        int rc = kc__fail(err, 403, "Forbidden",
+                          "unable to create new content in namespace %s because it is being "
+                          "terminated",
+                          ns);
+        kc__fail_details(err, ns, NULL, "namespaces");
+        return rc;
+    }
+    return 0;
+}
+
+int kc__dry_run_parse(const char *v, bool *ret, kc_error *err)
+{
+    if (!v || !*v) {
+        *ret = false;
+        return 0;
+    }
+    if (strcmp(v, "All") == 0) {
+        *ret = true;
+        return 0;
+    }
+    int rc = kc__fail(err, 422, "Invalid",
+                      "dryRun: Unsupported value: \"%s\": supported values: "
+                      "\"All\"",
+                      v);
+    kc__fail_cause(err, "FieldValueNotSupported", "dryRun", "supported values: \"All\"");
+    return rc;
+}

@@ -1,0 +1,324 @@
+/*
+ * verbs_delete.c — DELETE of one object and of a collection (spec §3.5, §3.6; #48–#58).
+ *
+ * Rules: preconditions (uid, resourceVersion → 409); objects with finalizers get
+ * deletionTimestamp (+ generation bump) and stay (MODIFIED; repeated deletes return them
+ * unchanged); pods bound to a node and not finished are deleted gracefully (deletionTimestamp =
+ * now + grace) unless gracePeriodSeconds=0; everything else is removed at once with a DELETED
+ * event carrying the last state at the deletion RV. propagationPolicy is validated and treated as
+ * Background (no GC here, so no GC finalizers are ever added). Deleting a namespace removes its
+ * contents first; deleting a CRD removes its objects and unregisters its resources.
+ * Pods and service accounts reply with the object, other types with a Success Status (uid in
+ * details). Storage functions run with srv->mu held.
+ */
+#include "server/storage/srv.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Remove every object of r matching ns (NULL = all) with DELETED events. */
+static int remove_all(kc_server *srv, kc__rsrc *r, const char *ns, kc_error *err)
+{
+    size_t n;
+    kc__entry **s = kc__store_sorted(r, &n);
+    if (!n)
+        return 0;
+    kc_obj **objs = malloc(n * sizeof(*objs));
+    if (!s || !objs) {
+        free(objs);
+        return kc_error_set(err, KC_ENOMEM, "out of memory");
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!ns || strcmp(s[i]->ns, ns) == 0)
+            objs[k++] = kc_obj_ref(s[i]->obj);
+    int rc = 0;
+    for (size_t i = 0; i < k; i++) {
+        kc__entry *e = kc__store_find(r, kc_obj_namespace(objs[i]), kc_obj_name(objs[i]));
+        if (e && rc == 0)
+            rc = kc__write_remove(srv, r, e, NULL, err);
+        kc_obj_unref(objs[i]);
+    }
+    free(objs);
+    return rc;
+}
+
+int kc__write_remove(kc_server *srv, kc__rsrc *r, kc__entry *cur, kc_obj **ret_last, kc_error *err)
+{
+    int rc;
+    kc_obj *old = kc_obj_ref(cur->obj);
+    if (!r->group[0] && strcmp(r->plural, "namespaces") == 0) {
+        for (size_t i = 0; i < srv->n_rsrcs; i++)
+            if (srv->rsrcs[i]->namespaced &&
+                (rc = remove_all(srv, srv->rsrcs[i], kc_obj_name(old), err)) != 0)
+                goto out;
+    } else if (!r->is_crd && strcmp(r->plural, "customresourcedefinitions") == 0) {
+        for (size_t i = 0; i < srv->n_rsrcs; i++)
+            if (srv->rsrcs[i]->crd_name && strcmp(srv->rsrcs[i]->crd_name, kc_obj_name(old)) == 0 &&
+                (rc = remove_all(srv, srv->rsrcs[i], NULL, err)) != 0)
+                goto out;
+        kc__crd_unregister(srv, kc_obj_name(old));
+    }
+    cur = kc__store_find(r, kc_obj_namespace(old), kc_obj_name(old));
+    if (!cur) {
+        rc = 0;
+        goto out;
+    }
+    uint64_t rv = srv->rv + 1;
+    kc_obj *last;
+    if ((rc = kc__obj_with_rv(srv, old, rv, &last, err)) != 0)
+        goto out;
+    if ((rc = kc__store_commit(srv, r, KC_WATCH_DELETED, last, old, rv)) != 0) {
+        kc_obj_unref(last);
+        rc = kc_error_set(err, rc, "out of memory");
+        goto out;
+    }
+    if (ret_last)
+        *ret_last = last;
+    else
+        kc_obj_unref(last);
+out:
+    kc_obj_unref(old);
+    return rc;
+}
+
+static int mark_deleting(kc_server *srv, kc__rsrc *r, kc__entry *cur, int64_t grace, bool dry_run,
+                         kc_obj **ret_obj, kc_error *err)
+{
+    json_t *doc = kc__doc_from_obj(cur->obj);
+    if (!doc)
+        return kc_error_set(err, KC_ENOMEM, "cannot decode stored object");
+    char ts[32];
+    kc__now_rfc3339(ts);
+    if (grace > 0) {
+        time_t t = (time_t)(kc__wall_ms() / 1000) + (time_t)grace;
+        struct tm tm;
+        gmtime_r(&t, &tm);
+        strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    }
+    json_t *m = kc__meta(doc);
+    json_object_set_new(m, "deletionTimestamp", json_string(ts));
+    json_object_set_new(m, "deletionGracePeriodSeconds", json_integer(grace > 0 ? grace : 0));
+    json_int_t g = json_integer_value(json_object_get(m, "generation"));
+    if (g > 0)
+        json_object_set_new(m, "generation", json_integer(g + 1));
+    uint64_t rv = srv->rv + 1;
+    if (!dry_run) {
+        char s[24];
+        kc__rv_str(rv, s);
+        json_object_set_new(m, "resourceVersion", json_string(s));
+    }
+    kc_obj *obj;
+    int rc = kc__obj_from_doc(srv, doc, &obj, err);
+    json_decref(doc);
+    if (rc)
+        return rc;
+    if (!dry_run && (rc = kc__store_commit(srv, r, KC_WATCH_MODIFIED, obj, cur->obj, rv)) != 0) {
+        kc_obj_unref(obj);
+        return kc_error_set(err, rc, "out of memory");
+    }
+    *ret_obj = obj;
+    return 0;
+}
+
+int kc__delete_one(kc_server *srv, kc__rsrc *r, kc__entry *cur, json_t *opts, bool dry_run,
+                   int64_t grace, kc_obj **ret_obj, bool *ret_gone, kc_error *err)
+{
+    json_t *pre = json_object_get(opts, "preconditions");
+    const char *puid = json_string_value(json_object_get(pre, "uid"));
+    const char *prv = json_string_value(json_object_get(pre, "resourceVersion"));
+    char q[300];
+    kc__rsrc_qualified(r, q, sizeof(q));
+    if (puid && strcmp(puid, kc_obj_uid(cur->obj)) != 0) {
+        int rc = kc__fail(err, 409, "Conflict",
+                          "Operation cannot be fulfilled on %s \"%s\": Precondition failed: UID "
+                          "in precondition: %s, UID in object meta: %s",
+                          q, cur->name, puid, kc_obj_uid(cur->obj));
+        kc__fail_details(err, cur->name, r->group[0] ? r->group : NULL, r->plural);
+        return rc;
+    }
+    if (prv && strcmp(prv, kc_obj_resource_version(cur->obj)) != 0) {
+        int rc = kc__fail(err, 409, "Conflict",
+                          "Operation cannot be fulfilled on %s \"%s\": the ResourceVersion in the "
+                          "precondition (%s) does not match the ResourceVersion in record (%s). "
+                          "The object might have been modified",
+                          q, cur->name, prv, kc_obj_resource_version(cur->obj));
+        kc__fail_details(err, cur->name, r->group[0] ? r->group : NULL, r->plural);
+        return rc;
+    }
+    *ret_gone = false;
+    if (kc_obj_finalizer_count(cur->obj) > 0) {
+        if (kc_obj_deleting(cur->obj)) { /* idempotent (#51) */
+            *ret_obj = kc_obj_ref(cur->obj);
+            return 0;
+        }
+        return mark_deleting(srv, r, cur, 0, dry_run, ret_obj, err);
+    }
+    if (r->graceful && grace != 0) {
+        char *node = NULL, *phase = NULL;
+        kc_obj_get_string(cur->obj, "/spec/nodeName", &node, NULL, NULL);
+        kc_obj_get_string(cur->obj, "/status/phase", &phase, NULL, NULL);
+        bool bound =
+            node && *node && !(phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed")));
+        free(node);
+        free(phase);
+        if (bound) {
+            if (kc_obj_deleting(cur->obj)) {
+                *ret_obj = kc_obj_ref(cur->obj);
+                return 0;
+            }
+            if (grace < 0) {
+                int64_t t = 30;
+                if (kc_obj_get_int(cur->obj, "/spec/terminationGracePeriodSeconds", &t, NULL) != 0)
+                    t = 30;
+                grace = t;
+            }
+            if (grace > 0)
+                return mark_deleting(srv, r, cur, grace, dry_run, ret_obj, err);
+        }
+    }
+    *ret_gone = true;
+    if (dry_run) {
+        *ret_obj = kc_obj_ref(cur->obj);
+        return 0;
+    }
+    return kc__write_remove(srv, r, cur, ret_obj, err);
+}
+
+/* DeleteOptions from the body (wins when non-empty) or the query. */
+static int delete_opts(kc__req *req, json_t **ret_opts, bool *ret_dry, int64_t *ret_grace)
+{
+    json_t *opts = NULL;
+    if (req->body_len) {
+        json_error_t je;
+        opts = json_loadb(req->body, req->body_len, 0, &je);
+        if (!json_is_object(opts)) {
+            json_decref(opts);
+            return kc__fail(&req->err, 400, "BadRequest", "invalid DeleteOptions: %s", je.text);
+        }
+    } else {
+        opts = json_object();
+    }
+    const char *prop = json_string_value(json_object_get(opts, "propagationPolicy"));
+    if (!prop)
+        prop = req->q.propagation;
+    if (prop && *prop && strcmp(prop, "Orphan") && strcmp(prop, "Background") &&
+        strcmp(prop, "Foreground")) {
+        json_decref(opts);
+        int rc = kc__fail(&req->err, 422, "Invalid",
+                          "propagationPolicy: Unsupported value: \"%s\": supported values: "
+                          "\"Foreground\", \"Background\", \"Orphan\"",
+                          prop);
+        kc__fail_cause(&req->err, "FieldValueNotSupported", "propagationPolicy", prop);
+        return rc;
+    }
+    const char *dry = req->q.dry_run;
+    json_t *bd = json_object_get(opts, "dryRun");
+    if (json_is_array(bd) && json_array_size(bd))
+        dry = json_string_value(json_array_get(bd, 0));
+    int rc = kc__dry_run_parse(dry, ret_dry, &req->err);
+    if (rc) {
+        json_decref(opts);
+        return rc;
+    }
+    json_t *g = json_object_get(opts, "gracePeriodSeconds");
+    *ret_grace = json_is_integer(g) ? json_integer_value(g) : req->q.grace;
+    *ret_opts = opts;
+    return 0;
+}
+
+static int reply_deleted(kc__req *req, kc__rsrc *r, kc_obj *obj, bool gone)
+{
+    if (!gone || r->return_deleted)
+        return kc__reply_obj(req, 200, r, obj);
+    size_t len;
+    char *s = kc__status_success_json(r, kc_obj_name(obj), kc_obj_uid(obj), &len);
+    if (!s)
+        return KC_ENOMEM;
+    return kc__reply(req, 200, s, len);
+}
+
+int kc__verb_delete(kc__req *req, kc__rsrc *r)
+{
+    kc_server *srv = req->srv;
+    json_t *opts;
+    bool dry;
+    int64_t grace;
+    int rc = delete_opts(req, &opts, &dry, &grace);
+    if (rc)
+        return rc;
+    const char *ns = r->namespaced ? req->route.ns : "";
+    kc_obj *obj = NULL;
+    bool gone = false;
+    pthread_mutex_lock(&srv->mu);
+    kc__entry *cur = kc__store_find(r, ns, req->route.name);
+    if (!cur)
+        rc = kc__fail_notfound(&req->err, r, req->route.name);
+    else
+        rc = kc__delete_one(srv, r, cur, opts, dry, grace, &obj, &gone, &req->err);
+    pthread_mutex_unlock(&srv->mu);
+    json_decref(opts);
+    if (rc)
+        return rc;
+    rc = reply_deleted(req, r, obj, gone);
+    kc_obj_unref(obj);
+    return rc;
+}
+
+int kc__verb_deletecollection(kc__req *req, kc__rsrc *r)
+{
+    kc_server *srv = req->srv;
+    kc_label_selector *ls = NULL;
+    kc_field_selector *fs = NULL;
+    json_t *opts = NULL;
+    bool dry;
+    int64_t grace;
+    int rc = delete_opts(req, &opts, &dry, &grace);
+    if (rc)
+        return rc;
+    if (kc_label_selector_parse(req->q.label_sel, &ls, NULL) != 0 ||
+        kc_field_selector_parse(req->q.field_sel, &fs, NULL) != 0) {
+        rc = kc__fail(&req->err, 400, "BadRequest", "unable to parse the selectors");
+        goto out;
+    }
+    const char *ns = req->route.has_ns ? req->route.ns : NULL;
+    pthread_mutex_lock(&srv->mu);
+    size_t n;
+    kc__entry **s = kc__store_sorted(r, &n);
+    kc_obj **objs = n ? malloc(n * sizeof(*objs)) : NULL;
+    size_t k = 0;
+    for (size_t i = 0; i < n && objs && s; i++)
+        if ((!ns || !strcmp(s[i]->ns, ns)) && kc_label_selector_match(ls, s[i]->obj) &&
+            kc_field_selector_match(fs, s[i]->obj))
+            objs[k++] = kc_obj_ref(s[i]->obj);
+    kc_obj **deleted = k ? malloc(k * sizeof(*deleted)) : NULL;
+    size_t nd = 0;
+    for (size_t i = 0; i < k && rc == 0; i++) {
+        kc__entry *e = kc__store_find(r, kc_obj_namespace(objs[i]), kc_obj_name(objs[i]));
+        kc_obj *res = NULL;
+        bool gone;
+        if (e && (rc = kc__delete_one(srv, r, e, opts, dry, grace, &res, &gone, &req->err)) == 0) {
+            if (deleted)
+                deleted[nd++] = res;
+            else
+                kc_obj_unref(res);
+        }
+    }
+    uint64_t rv = srv->rv;
+    pthread_mutex_unlock(&srv->mu);
+    for (size_t i = 0; i < k; i++)
+        kc_obj_unref(objs[i]);
+    free(objs);
+    if (rc == 0) {
+        rc = kc__reply_list(req, r, deleted, nd, rv, NULL, -1); /* takes deleted */
+    } else {
+        for (size_t i = 0; i < nd; i++)
+            kc_obj_unref(deleted[i]);
+        free(deleted);
+    }
+out:
+    kc_label_selector_free(ls);
+    kc_field_selector_free(fs);
+    json_decref(opts);
+    return rc;
+}

@@ -4,6 +4,11 @@
  * Both decoders use simdjson; items are minified and transformed (managedFields stripped by
  * default) straight into kc_obj without a general DOM. List items that lack apiVersion/kind get
  * them from the list (kind without its "List" suffix), as the API server omits them.
+ *
+ * Malformed input is KC_EPARSE with the byte offset of the fault in kc_error.offset (the end of
+ * the input when it is truncated); it is never rewritten. Sub-trees the decoders do not read are
+ * checked only for UTF-8, string termination and bracket balance unless opts has
+ * KC_DECODE_STRICT (obj.h; docs/decoding.md, "Validation").
  */
 #ifndef KCACHE_DECODE_H
 #define KCACHE_DECODE_H
@@ -76,7 +81,7 @@ typedef struct kc_watch_event {
     kc_watch_type type;
     kc_obj *obj;             /* borrowed for the callback; kc_obj_ref() to keep. NULL for ERROR */
     bool initial_events_end; /* BOOKMARK annotated k8s.io/initial-events-end: "true" */
-    const kc_error *error;   /* ERROR: the decoded Status (code, http_status, reason…); else NULL */
+    const kc_error *error; /* ERROR: the decoded Status (code, http_status, reason…); else NULL */
 } kc_watch_event;
 
 /* Called once per event in stream order. Return 0 to go on, or a negative code to stop (returned
@@ -91,10 +96,13 @@ typedef struct kc_watch_decoder kc_watch_decoder;
 KC_API kc_watch_decoder *kc_watch_decoder_new(const kc_decode_opts *opts);
 
 /*
- * Feed the next chunk (any size, down to 1 byte; events may span chunks; CRLF and blank lines are
- * accepted). Calls cb for every complete event. Errors: KC_EPARSE (a malformed event: err names
- * what and the offset in the stream), KC_ETOOLARGE (a line over max_object_size), KC_ENOMEM, or
- * the callback's code. After KC_EPARSE/KC_ETOOLARGE the decoder must be reset before reuse.
+ * Feed the next chunk (any size; events may span chunks; CRLF and blank lines are accepted).
+ * buf is borrowed for the call. Calls cb for every complete event. A chunk of 0 bytes (buf may
+ * then be NULL) adds nothing: it returns 0 — after delivering the lines an earlier callback stop
+ * held back, if any, as every feed does. Errors: KC_EINVAL (dec or cb NULL, or buf NULL with len >
+ * 0), KC_EPARSE (a malformed event: err names what and the offset in the stream since the decoder
+ * was created or reset), KC_ETOOLARGE (a line over max_object_size), KC_ENOMEM, or the callback's
+ * code. After KC_EPARSE/KC_ETOOLARGE every call returns that code until the decoder is reset.
  */
 KC_API int kc_watch_decoder_feed(kc_watch_decoder *dec, const char *buf, size_t len,
                                  kc_watch_event_cb cb, void *ud, kc_error *err);

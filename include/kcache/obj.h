@@ -24,6 +24,12 @@ enum kc_decode_flags {
     /* The caller guarantees KC_DECODE_PADDING readable bytes after the input (their content does
      * not matter): kc_list_decode then parses the body in place instead of copying it first. */
     KC_DECODE_INPUT_PADDED = 1u << 2,
+    /* Validate the whole text as JSON (RFC 8259 grammar, string escapes, numbers within a
+     * double's range, nesting up to 512), not only the members the decoder reads. By default the
+     * sub-trees it does not read (spec, status, managedFields, unknown members) are checked for
+     * UTF-8, string termination and bracket balance only; see "Validation" in docs/decoding.md.
+     * Costs about 1.5x (LIST) to 2x (watch) the default decode's CPU time (docs/BENCHMARKS.md). */
+    KC_DECODE_STRICT = 1u << 3,
 };
 
 /* Bytes of readable padding KC_DECODE_INPUT_PADDED promises after an input buffer. */
@@ -40,11 +46,12 @@ typedef struct kc_decode_opts {
 
 /*
  * Build an object from one JSON object text (json need not be NUL-terminated; it is copied,
- * minified and transformed). opts may be NULL (defaults). Errors: KC_EPARSE (not JSON, not an
- * object, metadata fields of the wrong type, invalid UTF-8, nesting deeper than 512 levels; err
- * names what and the offset), KC_ETOOLARGE, KC_ENOMEM. On success *ret_obj is a new reference —
- * caller unrefs. Thread-safe (uses a per-thread parser, kept between calls for objects up to
- * 1 MiB).
+ * minified and transformed). opts may be NULL (defaults). Errors: KC_EINVAL (ret_obj NULL, or
+ * json NULL with len > 0), KC_EPARSE (not JSON, not an object, metadata fields of the wrong type
+ * or given twice, invalid UTF-8, two values with only whitespace between them, nesting deeper
+ * than 512 levels, truncated; err names what and the byte offset in json), KC_ETOOLARGE,
+ * KC_ENOMEM. On success *ret_obj is a new reference — caller unrefs. Thread-safe (uses a
+ * per-thread parser, kept between calls for objects up to 1 MiB).
  */
 KC_API int kc_obj_parse(const char *json, size_t len, const kc_decode_opts *opts, kc_obj **ret_obj,
                         kc_error *err);
@@ -56,12 +63,14 @@ KC_API kc_obj *kc_obj_ref(kc_obj *obj);
 KC_API void kc_obj_unref(kc_obj *obj);
 
 /* The stored minified JSON (NUL-terminated; *ret_len, if not NULL, gets its length without the
- * NUL). Borrowed: valid while the caller holds a reference. Thread-safe. */
+ * NUL). Borrowed: valid while the caller holds a reference. Thread-safe. "" for a NULL obj. */
 KC_API const char *kc_obj_json(const kc_obj *obj, size_t *ret_len);
 
 /*
  * Extracted metadata. Each returns a NUL-terminated string borrowed from obj (valid while the
- * caller holds a reference), "" when the field is absent (never NULL). Thread-safe.
+ * caller holds a reference), "" when the field is absent (never NULL). Thread-safe. These and
+ * the other accessors below take a NULL obj as an object without fields ("", 0, false; NULL from
+ * kc_obj_label, KC_EINVAL from kc_obj_label_at).
  */
 KC_API const char *kc_obj_api_version(const kc_obj *obj);
 KC_API const char *kc_obj_kind(const kc_obj *obj);
@@ -90,7 +99,8 @@ KC_API const char *kc_obj_label(const kc_obj *obj, const char *key);
 /* Number of labels, and the i-th (sorted by key) as borrowed strings. Returns KC_EINVAL when
  * i is out of range (outputs untouched). */
 KC_API size_t kc_obj_label_count(const kc_obj *obj);
-KC_API int kc_obj_label_at(const kc_obj *obj, size_t i, const char **ret_key, const char **ret_value);
+KC_API int kc_obj_label_at(const kc_obj *obj, size_t i, const char **ret_key,
+                           const char **ret_value);
 
 /*
  * Field access by JSON Pointer (RFC 6901, e.g. "/spec/nodeName", "/metadata/labels/a~1b").
@@ -99,8 +109,8 @@ KC_API int kc_obj_label_at(const kc_obj *obj, size_t i, const char **ret_key, co
  */
 /* String value, unescaped: *ret_str is a new malloc'd NUL-terminated string — caller frees with
  * free(); *ret_len (may be NULL) gets its length. */
-KC_API int kc_obj_get_string(const kc_obj *obj, const char *pointer, char **ret_str, size_t *ret_len,
-                             kc_error *err);
+KC_API int kc_obj_get_string(const kc_obj *obj, const char *pointer, char **ret_str,
+                             size_t *ret_len, kc_error *err);
 /* Integer value (JSON number without fraction that fits int64). */
 KC_API int kc_obj_get_int(const kc_obj *obj, const char *pointer, int64_t *ret, kc_error *err);
 /* Boolean value. */

@@ -79,7 +79,8 @@ static int item_cb(void *ud, const kc__sj_list_info *info, const kc__sj_meta *m,
             return KC_ETOOLARGE;
         }
         struct redo rd = {st, info, NULL};
-        r = kc__sj_object(tctx, m->text, m->len, redo_cb, &rd, e);
+        r = kc__sj_object(tctx, m->text, m->len, (st->flags & KC_DECODE_STRICT) != 0, redo_cb, &rd,
+                          e);
         if (r && e->offset >= 0)
             e->offset += m->text - info->text_base;
         obj = rd.obj;
@@ -140,7 +141,8 @@ static int decode(kc__sj_ctx *ctx, const kc_decode_opts *opts, const char *body,
     st.meta.remaining_item_count = -1;
     kc__sj_err e = {0, -1, ""};
     bool padded = opts && (opts->flags & KC_DECODE_INPUT_PADDED) && body;
-    int r = kc__sj_list(ctx, body ? body : "", len, padded, item_cb, list_cb, &st, &e);
+    int r = kc__sj_list(ctx, body ? body : "", len, padded, (st.flags & KC_DECODE_STRICT) != 0,
+                        item_cb, list_cb, &st, &e);
     if (r) {
         kc_list_meta_clear(&st.meta);
         if (e.code != r) {

@@ -42,9 +42,6 @@ struct kc_obj {
 
 #define MAX_OBJ ((size_t)0x7fff0000)
 
-/* Deepest nesting accepted in a stored object (simdjson's DOM default is 1024). */
-#define KC__MAX_DEPTH 512
-
 size_t kc__decode_max(const kc_decode_opts *opts)
 {
     size_t m = opts && opts->max_object_size ? opts->max_object_size : KC_DEFAULT_MAX_OBJECT_SIZE;
@@ -97,6 +94,35 @@ static int label_cmp(const void *a, const void *b, void *base)
     return strcmp((const char *)base + x[0], (const char *)base + y[0]);
 }
 
+/* Sorts n (key offset, value offset) pairs by key; false when two keys are equal (a label map
+ * with a key twice: which value the API server meant is unknown, and lookups would pick one). */
+static bool sort_labels(uint32_t *lab, size_t n, const char *base)
+{
+    if (n > 16) {
+        qsort_r(lab, n, 2 * sizeof(uint32_t), label_cmp, (void *)base);
+        for (size_t i = 1; i < n; i++)
+            if (strcmp(base + lab[2 * (i - 1)], base + lab[2 * i]) == 0)
+                return false;
+        return true;
+    }
+    /* Insertion sort, the usual handful of labels. The comparison that stops the inner loop is
+     * with the greatest key <= the one inserted: an equal key is found there. */
+    for (size_t i = 1; i < n; i++) {
+        uint32_t k = lab[2 * i], v = lab[2 * i + 1];
+        size_t j = i;
+        int c = 1;
+        for (; j > 0 && (c = strcmp(base + lab[2 * (j - 1)], base + k)) > 0; j--) {
+            lab[2 * j] = lab[2 * (j - 1)];
+            lab[2 * j + 1] = lab[2 * (j - 1) + 1];
+        }
+        if (c == 0)
+            return false;
+        lab[2 * j] = k;
+        lab[2 * j + 1] = v;
+    }
+    return true;
+}
+
 /* What to inject for a missing kind or apiVersion: the raw token, maybe minus "List". */
 struct inject {
     kc__sj_str raw;   /* token with quotes; when cut, the closing quote is re-added */
@@ -118,7 +144,7 @@ int kc__obj_build(const kc__sj_meta *m, unsigned flags, size_t max_size,
         if ((flags & KC__BUILD_CHECK_WS) && kc__sj_find_ws(t, m->len) < m->len)
             return KC__OBJ_NOT_COMPACT; /* minified, it may fit */
         e->code = KC_ETOOLARGE;
-        e->offset = -1;
+        e->offset = m->off;
         snprintf(e->msg, sizeof e->msg, "object of %zu bytes is over the limit of %zu", m->len,
                  max_size);
         return KC_ETOOLARGE;
@@ -282,15 +308,16 @@ int kc__obj_build(const kc__sj_meta *m, unsigned flags, size_t max_size,
     }
     /* Nesting: On-Demand skips sub-trees without a depth limit. Only a text with more opening
      * brackets than the limit can nest deeper; such (rare) objects get a full DOM validation. */
-    if (opens > KC__MAX_DEPTH) {
+    if (opens > KC__SJ_MAX_DEPTH) {
         kc__sj_ctx *tctx = kc__sj_thread_ctx();
-        int r = tctx ? kc__sj_depth_check(tctx, o->json, json_len, KC__MAX_DEPTH, e) : KC_ENOMEM;
+        int r = tctx ? kc__sj_depth_check(tctx, o->json, json_len, KC__SJ_MAX_DEPTH, e) : KC_ENOMEM;
         if (r) {
             free(o);
             if (r == KC_ENOMEM && !tctx) {
                 e->code = KC_ENOMEM;
                 snprintf(e->msg, sizeof e->msg, "out of memory");
             }
+            e->offset = r == KC_EPARSE ? m->off : -1; /* the stored text is not the input */
             return r;
         }
     }
@@ -316,19 +343,12 @@ int kc__obj_build(const kc__sj_meta *m, unsigned flags, size_t max_size,
         s = put(s, m->labels[i].value.p, m->labels[i].value.n);
         *s++ = '\0';
     }
-    if (m->n_labels > 16) {
-        qsort_r(lab, m->n_labels, 2 * sizeof(uint32_t), label_cmp, base);
-    } else { /* insertion sort: the usual handful of labels */
-        for (size_t i = 1; i < m->n_labels; i++) {
-            uint32_t k = lab[2 * i], v = lab[2 * i + 1];
-            size_t j = i;
-            for (; j > 0 && strcmp(base + lab[2 * (j - 1)], base + k) > 0; j--) {
-                lab[2 * j] = lab[2 * (j - 1)];
-                lab[2 * j + 1] = lab[2 * (j - 1) + 1];
-            }
-            lab[2 * j] = k;
-            lab[2 * j + 1] = v;
-        }
+    if (!sort_labels(lab, m->n_labels, base)) {
+        free(o);
+        e->code = KC_EPARSE;
+        e->offset = m->off;
+        snprintf(e->msg, sizeof e->msg, "duplicate key in metadata.labels");
+        return KC_EPARSE;
     }
     *ret = o;
     return 0;
@@ -361,7 +381,8 @@ int kc_obj_parse(const char *json, size_t len, const kc_decode_opts *opts, kc_ob
     if (!ctx)
         return kc_error_set(err, KC_ENOMEM, "out of memory");
     kc__sj_err e = {0, -1, ""};
-    int r = kc__sj_object(ctx, json ? json : "", len, parse_cb, &st, &e);
+    int r = kc__sj_object(ctx, json ? json : "", len, (st.flags & KC_DECODE_STRICT) != 0, parse_cb,
+                          &st, &e);
     kc__sj_ctx_trim(ctx, (size_t)1 << 20);
     if (r)
         return kc__sj_err_to(&e, 0, err);
@@ -386,6 +407,8 @@ void kc_obj_unref(kc_obj *obj)
         free(obj);
     }
 }
+
+/* Accessors accept NULL (header): "" or 0, as for an absent field. */
 
 const char *kc_obj_json(const kc_obj *obj, size_t *ret_len)
 {

@@ -14,7 +14,7 @@ size_t kc__decode_max(const kc_decode_opts *opts);
 static inline unsigned kc__decode_flags(const kc_decode_opts *opts)
 {
     return opts ? opts->flags & (KC_DECODE_KEEP_MANAGED_FIELDS | KC_DECODE_METADATA_ONLY |
-                                 KC_DECODE_INPUT_PADDED)
+                                 KC_DECODE_INPUT_PADDED | KC_DECODE_STRICT)
                 : 0;
 }
 

@@ -9,13 +9,19 @@
  *
  * Text handed to simdjson must be compact (no whitespace outside strings) because the C side cuts
  * spans out of it byte-exactly, and padded (KC__SJ_PADDING readable bytes after it). Inputs are
- * copied into a context's scratch buffer while checking for bytes <= 0x20 (copy_compact, AVX2);
- * when one is seen the text is minified with simdjson::minify instead. LIST bodies and watch lines
- * that are already padded are decoded in place, uncopied.
+ * copied into a context's scratch buffer until a byte <= 0x20 is seen (copy_until_ws, AVX2); then
+ * the text is minified instead (kc__sj_minify, sj_minify.cpp), which never changes the text's
+ * tokens: whitespace that separates two values ("1 0" would become "10") is rejected. LIST
+ * bodies and watch lines that are already padded are decoded in place, uncopied.
  *
  * On-Demand only validates what it visits: skipped sub-trees are checked for UTF-8, string
- * termination and bracket balance, not full JSON grammar (see docs/decoding.md); objects with
- * more opening brackets than the depth limit get a full DOM validation (kc__sj_depth_check).
+ * termination and bracket balance, not full JSON grammar (see docs/decoding.md), unless the
+ * caller asks for KC_DECODE_STRICT (sj_strict.cpp); objects with more opening brackets than the
+ * depth limit get a full DOM validation (kc__sj_depth_check).
+ *
+ * Error offsets are byte offsets into the caller's text: stage-1 errors, which simdjson reports
+ * without a position, are located by locate.c, and offsets into a minified copy are mapped back
+ * (unminify_error).
  */
 #include "json/sj_internal.hpp"
 
@@ -69,7 +75,7 @@ static od::parser *get_parser(kc__sj_ctx *ctx)
 
 /* Copies n bytes; returns true when none of them is <= 0x20. When opens is not NULL, adds the
  * number of '{' and '[' bytes (an upper bound of the nesting depth) to *opens. */
-bool copy_compact(char *dst, const char *src, size_t n, size_t *opens)
+static bool copy_compact(char *dst, const char *src, size_t n, size_t *opens)
 {
     size_t i = 0;
     unsigned bad = 0;
@@ -100,25 +106,68 @@ bool copy_compact(char *dst, const char *src, size_t n, size_t *opens)
     return bad == 0;
 }
 
-/* Puts a compact, padded copy of json into ctx->buf; *out_len gets its length. */
-int make_compact(kc__sj_ctx *ctx, const char *json, size_t len, size_t *out_len, bool *was_compact,
+/* Copies src to dst up to the first byte <= 0x20 and returns its index; n when there is none (the
+ * text is compact and copied whole). Stops early: text that is not compact is minified instead,
+ * and pretty-printed text has whitespace within its first bytes. */
+static size_t copy_until_ws(char *dst, const char *src, size_t n)
+{
+    size_t i = 0;
+#ifdef KC_SJ_AVX2
+    const __m256i ws = _mm256_set1_epi8(0x20);
+    for (; i + 32 <= n; i += 32) {
+        __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(src + i));
+        _mm256_storeu_si256(reinterpret_cast<__m256i *>(dst + i), v);
+        unsigned m = static_cast<unsigned>(
+            _mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_max_epu8(v, ws), ws)));
+        if (m)
+            return i + static_cast<size_t>(__builtin_ctz(m));
+    }
+#endif
+    for (; i < n; i++) {
+        if (static_cast<unsigned char>(src[i]) <= 0x20)
+            return i;
+        dst[i] = src[i];
+    }
+    return n;
+}
+
+/* Where in text a stage-1 error is (simdjson does not say); the start when it cannot tell. */
+static int64_t stage1_error_at(error_code c, const char *text, size_t len)
+{
+    int64_t at = -1;
+    if (c == simdjson::UTF8_ERROR)
+        at = kc__json_bad_utf8(text, len);
+    else if (c == simdjson::UNCLOSED_STRING)
+        at = kc__json_unclosed_string(text, len);
+    else if (c == simdjson::UNESCAPED_CHARS)
+        at = kc__json_control_in_string(text, len);
+    return at >= 0 ? at : 0;
+}
+
+int make_compact(kc__sj_ctx *ctx, const char *json, size_t len, size_t *out_len, bool *minified,
                  kc__sj_err *e)
 {
+    *minified = false;
     if (!reserve(ctx, len))
         return fail(e, KC_ENOMEM, -1, "out of memory for a %zu-byte scratch buffer", len);
-    if (copy_compact(ctx->buf, json, len)) {
+    if (copy_until_ws(ctx->buf, json, len) == len) {
         /* simdjson peeks at text[len] (its end sentinel) on malformed input: make the padding
          * deterministic and non-structural, never stale bytes of an earlier input. */
         memset(ctx->buf + len, 0, KC__SJ_PADDING);
         *out_len = len;
-        *was_compact = true;
         return 0;
     }
-    *was_compact = false;
     size_t n = 0;
-    error_code err = simdjson::minify(json, len, ctx->buf, n);
-    if (err)
-        return sjfail(e, err, -1, "malformed JSON");
+    int64_t join = -1;
+    if (kc__sj_minify(json, len, ctx->buf, &n, &join)) {
+        if (join >= 0)
+            return fail(e, KC_EPARSE, join,
+                        "malformed JSON: a value follows another with only whitespace between "
+                        "them (a ',' or ':' is missing)");
+        return sjfail(e, simdjson::UNCLOSED_STRING,
+                      stage1_error_at(simdjson::UNCLOSED_STRING, json, len), "malformed JSON");
+    }
+    *minified = n < len; /* spaces inside strings only: the copy is the input */
     memset(ctx->buf + n, 0, KC__SJ_PADDING);
     *out_len = n;
     return 0;
@@ -132,19 +181,8 @@ int iterate(kc__sj_ctx *ctx, const char *text, size_t len, size_t cap, od::docum
         return fail(e, KC_ENOMEM, -1, "out of memory for a parser");
     auto res = p->iterate(text, len, cap);
     if (auto c = std::move(res).get(doc))
-        return sjfail(e, c, bias < 0 ? -1 : bias, "malformed JSON");
+        return sjfail(e, c, bias + stage1_error_at(c, text, len), "malformed JSON");
     return 0;
-}
-
-int iterate_compact(kc__sj_ctx *ctx, const char *json, size_t len, od::document &doc, size_t *n,
-                    int64_t *bias, kc__sj_err *e)
-{
-    bool compact = false;
-    int r = make_compact(ctx, json, len, n, &compact, e);
-    if (r)
-        return r;
-    *bias = compact ? 0 : -1;
-    return iterate(ctx, ctx->buf, *n, ctx->cap, doc, e, *bias);
 }
 
 } // namespace kc_sj
@@ -244,14 +282,17 @@ size_t kc__sj_find_ws(const char *p, size_t n)
     return n;
 }
 
-int kc__sj_object(kc__sj_ctx *ctx, const char *json, size_t len, kc__sj_obj_fn fn, void *ud,
-                  kc__sj_err *e)
+int kc__sj_object(kc__sj_ctx *ctx, const char *json, size_t len, bool strict, kc__sj_obj_fn fn,
+                  void *ud, kc__sj_err *e)
 {
     kc__sj_meta m = {};
-    int r = with_compact_object(ctx, json, len, "the text", e, [&](walker &w, od::object &o) {
-        return w.object(o, ctx->buf, &m);
-    });
-    return r ? r : fn(ud, &m, e);
+    bool minified = false;
+    int r =
+        with_compact_object(ctx, json, len, strict, "the text", e, &minified,
+                            [&](walker &w, od::object &o) { return w.object(o, ctx->buf, &m); });
+    if (!r)
+        r = fn(ud, &m, e);
+    return unminify_error(r, e, json, len, minified);
 }
 
 int64_t kc__sj_reference_pass(kc__sj_ctx *ctx, const char *text, size_t len, bool stage1_only)

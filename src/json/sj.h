@@ -20,6 +20,9 @@ KC_BEGIN_DECLS
 /* Bytes that must be readable after any text handed to simdjson (SIMDJSON_PADDING). */
 #define KC__SJ_PADDING 64
 
+/* Deepest nesting accepted in a stored object (simdjson's DOM default is 1024). */
+#define KC__SJ_MAX_DEPTH 512
+
 typedef struct kc__sj_ctx kc__sj_ctx;
 
 /* A span of bytes; p may be NULL when n == 0. */
@@ -37,6 +40,7 @@ typedef struct kc__sj_label {
 typedef struct kc__sj_meta {
     const char *text; /* the object's compact JSON ('{' … '}'); KC__SJ_PADDING readable beyond */
     size_t len;
+    int64_t off; /* offset of text in the document walked (for errors about the whole object) */
     kc__sj_str api_version, kind, ns, name, uid, rv, controller_uid; /* unescaped; n=0 absent */
     bool has_api_version, has_kind;
     bool deleting;           /* deletionTimestamp present and not null */
@@ -80,6 +84,7 @@ typedef struct kc__sj_event {
     kc__sj_str type;
     const kc__sj_meta *obj;
     kc__sj_str status_json;
+    int64_t type_off, obj_off; /* offsets of the type and object values in the line */
 } kc__sj_event;
 typedef int (*kc__sj_event_fn)(void *ud, const kc__sj_event *ev, kc__sj_err *e);
 
@@ -128,27 +133,37 @@ int kc__sj_depth_check(kc__sj_ctx *ctx, const char *text, size_t len, size_t max
 /* Index of the first byte <= 0x20 (space, newline, CR, tab, control) in p[0..n), or n. */
 size_t kc__sj_find_ws(const char *p, size_t n);
 
+/* Minifies in[0..n) into out (n + 8 bytes writable): whitespace outside strings removed, as
+ * simdjson::minify does, but whitespace that separates two values ("1 0") is refused (sj_minify).
+ * 0 and *out_n; or KC_EPARSE with *join_at the offset of the second value, or -1 for a string
+ * left open. kc__sj_minify_reference gives the same results the slow way (simdjson::minify, then
+ * kc__json_ws_join), for the fuzzers to compare. */
+int kc__sj_minify(const char *in, size_t n, char *out, size_t *out_n, int64_t *join_at);
+int kc__sj_minify_reference(const char *in, size_t n, char *out, size_t *out_n, int64_t *join_at);
+
 /* cpu_check.c (plain C): NULL when this CPU runs the decoder's instruction set, else the name of
  * a missing feature ("AVX2", ...). The library also checks at load time and aborts with a clear
  * message rather than dying of SIGILL at the first decode. */
 const char *kc__json_cpu_missing(void);
 
-/* One JSON object text → fn once. The text is made compact into the context's scratch. */
-int kc__sj_object(kc__sj_ctx *ctx, const char *json, size_t len, kc__sj_obj_fn fn, void *ud,
-                  kc__sj_err *e);
+/* One JSON object text → fn once. The text is made compact into the context's scratch. strict:
+ * KC_DECODE_STRICT (every value validated, not only those read). Error offsets (fn's too) are
+ * offsets into json. */
+int kc__sj_object(kc__sj_ctx *ctx, const char *json, size_t len, bool strict, kc__sj_obj_fn fn,
+                  void *ud, kc__sj_err *e);
 
 /* A complete LIST body: item_fn per items[] element, then list_fn once. padded: body has
  * KC__SJ_PADDING readable bytes after len, and is parsed in place (else it is copied first). Item
  * spans are NOT made compact: the item callback checks (kc__sj_find_ws) and re-decodes an item
  * with whitespace through kc__sj_object. */
-int kc__sj_list(kc__sj_ctx *ctx, const char *body, size_t len, bool padded, kc__sj_item_fn item_fn,
-                kc__sj_list_fn list_fn, void *ud, kc__sj_err *e);
+int kc__sj_list(kc__sj_ctx *ctx, const char *body, size_t len, bool padded, bool strict,
+                kc__sj_item_fn item_fn, kc__sj_list_fn list_fn, void *ud, kc__sj_err *e);
 
 /* One watch event line (no newline; trailing CR/space allowed). readable: bytes readable from
  * line (>= len). compact: the caller found no byte <= 0x20 in it. Decoded in place when it is
  * compact and padded by the readable bytes, else through the scratch buffer. */
 int kc__sj_watch_line(kc__sj_ctx *ctx, const char *line, size_t len, size_t readable, bool compact,
-                      kc__sj_event_fn fn, void *ud, kc__sj_err *e);
+                      bool strict, kc__sj_event_fn fn, void *ud, kc__sj_err *e);
 
 /* A metav1.Status JSON text → fn once (KC_EPARSE when not a JSON object). */
 int kc__sj_status(kc__sj_ctx *ctx, const char *json, size_t len, kc__sj_status_fn fn, void *ud,

@@ -7,6 +7,8 @@
  *   sj.cpp          contexts, compact copies, whitespace scan, depth check, one object, reference
  *   sj_meta.cpp     the walker: metadata extraction from one Kubernetes object (shared by all)
  *   sj_skip.hpp     skipping an unread array/object by a depth table over stage 1's index
+ *   sj_strict.cpp   KC_DECODE_STRICT: validating every value the walker does not read
+ *   sj_minify.cpp   minifying without joining tokens ("1 0" is refused, not made "10")
  *   sj_list.cpp     LIST bodies
  *   sj_watch.cpp    watch event lines
  *   sj_status.cpp   metav1.Status
@@ -54,6 +56,7 @@
 #include <string_view>
 #include <vector>
 
+#include "json/locate.h"
 #include "json/sj.h"
 
 namespace od = simdjson::ondemand;
@@ -98,19 +101,22 @@ inline string_view tok_trim(string_view t)
 
 /* ctx->buf holds at least n + KC__SJ_PADDING bytes; false on out of memory. */
 bool reserve(kc__sj_ctx *ctx, size_t n);
-/* Copies n bytes; true when none of them is <= 0x20; adds the '{' and '[' count to *opens. */
-bool copy_compact(char *dst, const char *src, size_t n, size_t *opens = nullptr);
-/* Puts a compact, padded copy of json into ctx->buf; *out_len gets its length, *was_compact
- * whether it was compact already (offsets into it are then input offsets). */
-int make_compact(kc__sj_ctx *ctx, const char *json, size_t len, size_t *out_len, bool *was_compact,
+/* Puts a compact, padded copy of json into ctx->buf; *out_len gets its length, *minified whether
+ * whitespace was removed (offsets into the copy are then mapped back with unminify_error). Text
+ * whose minification would join two tokens ("1 0") is KC_EPARSE at the second one. Errors carry
+ * input offsets. */
+int make_compact(kc__sj_ctx *ctx, const char *json, size_t len, size_t *out_len, bool *minified,
                  kc__sj_err *e);
-/* Stage 1 over text[0..len) (cap readable bytes) into doc. bias: error offset, <0 unknown. */
+/* After an error r found in a minified copy of json: e->offset back to an offset into json. */
+inline int unminify_error(int r, kc__sj_err *e, const char *json, size_t len, bool minified)
+{
+    if (r && minified && e->offset >= 0)
+        e->offset = kc__json_unminify(json, len, e->offset);
+    return r;
+}
+/* Stage 1 over text[0..len) (cap readable bytes) into doc. bias: added to error offsets. */
 int iterate(kc__sj_ctx *ctx, const char *text, size_t len, size_t cap, od::document &doc,
             kc__sj_err *e, int64_t bias);
-/* make_compact (into ctx->buf, *n bytes) then iterate; *bias: 0 when offsets into ctx->buf are
- * input offsets, else -1. */
-int iterate_compact(kc__sj_ctx *ctx, const char *json, size_t len, od::document &doc, size_t *n,
-                    int64_t *bias, kc__sj_err *e);
 
 /* A JSON type named with its article, for messages: "an array", "a string", ... */
 inline const char *type_name(od::json_type t)
@@ -144,20 +150,23 @@ struct walker {
     od::document &doc;
     const char *base; /* start of the text given to simdjson */
     const char *end;  /* its end */
-    int64_t off_bias; /* added to (p - base) for error offsets; <0 = offsets unknown */
+    int64_t off_bias; /* added to (p - base) for error offsets */
     kc__sj_err *e;
     kc__sj_ctx *ctx;
+    bool strict;                     /* KC_DECODE_STRICT: validate what is not read (sj_strict) */
     const char *obj_start = nullptr; /* '{' of the object being walked */
 
     int64_t off(const char *p) const
     {
-        return off_bias < 0 || !p ? -1 : off_bias + (p - base);
+        return p ? off_bias + (p - base) : -1;
     }
+    /* Offset of the iterator's token; the end of the text once it is past the last one (an
+     * error there means the text ended early). */
     int64_t here()
     {
         const char *p = nullptr;
         if (doc.current_location().get(p))
-            return -1;
+            return off(end);
         return off(p);
     }
     const char *loc_or_end()
@@ -169,11 +178,53 @@ struct walker {
     }
     int err(error_code c, const char *what)
     {
-        return sjfail(e, c, here(), what);
+        int64_t at = here();
+        if (at == off(end) && c != simdjson::MEMALLOC && c != simdjson::CAPACITY)
+            return fail(e, KC_EPARSE, at, "%s: the text ends early (truncated?)", what);
+        return sjfail(e, c, at, what);
     }
     int type_err(const char *field, const char *want, const char *at)
     {
         return fail(e, KC_EPARSE, off(at), "%s is not %s", field, want);
+    }
+    /* A member the walker reads must appear once: bit of *seen already set → KC_EPARSE at the
+     * key (raw key text, after its quote). Reading one copy and storing both would make the stored
+     * text say something else than the extracted metadata. */
+    int once(unsigned *seen, unsigned bit, const char *key, const char *field)
+    {
+        if (*seen & bit)
+            return fail(e, KC_EPARSE, off(key - 1), "duplicate member %s", field);
+        *seen |= bit;
+        return 0;
+    }
+
+    /* A member value the walker does not read. Default: an array or object is skipped by the
+     * depth table, a scalar is left to On-Demand (one token, skipped when the iteration moves
+     * on). Strict: validated whole (validate_skip). close (may be NULL): the last byte of an
+     * array or object value. Inline, in sj_skip.hpp (include it to call this). */
+    inline int skip(od::value &v, const char *what, const char **close = nullptr);
+    /* Strict mode only: the value (any type) checked completely — grammar, escapes, numbers,
+     * nesting up to KC__SJ_MAX_DEPTH (sj_strict.cpp). */
+    int validate(od::value &v, const char *what);
+    /* skip in strict mode: validate, then *close (may be NULL) as skip gives it. */
+    int validate_skip(od::value &v, const char *what, const char **close);
+    /* KC_EPARSE at the end of the text: what was being read is not closed (truncated input). */
+    __attribute__((cold)) int truncated(const char *what);
+    /* A value whose first byte is 'n': 0 when it is the literal null, else KC_EPARSE. */
+    __attribute__((cold, noinline)) int null_literal(od::value &v, const char *field);
+    /* The key's escapes, checked by unescaping it (f.key() stays usable). */
+    int check_key(od::field &f, const char *what)
+    {
+        od::raw_json_string raw = f.key();
+        string_view k;
+        auto c = f.unescaped_key().get(k);
+        f.first = raw; /* unescaped_key() forgets the raw key; callers still compare it */
+        return c ? sjfail(e, c, off(raw.raw() - 1), what) : 0;
+    }
+    /* check_key in strict mode (keys the walker only compares are otherwise not unescaped). */
+    int key(od::field &f, const char *what)
+    {
+        return strict ? check_key(f, what) : 0;
     }
 
     /* A field that must be of type want or null: 0 and *present = not null, or a type error
@@ -212,6 +263,7 @@ struct walker {
 
   private:
     int metadata(od::value &v, kc__sj_meta *m);
+    int deletion(od::value &v, kc__sj_meta *m);
     int owner_refs(od::value &v, kc__sj_meta *m);
     int labels(od::value &v);
     int annotations(od::value &v, kc__sj_meta *m);
@@ -221,18 +273,20 @@ struct walker {
 
 /* json made compact into ctx->buf, stage 1 over it, then fn(walker &, od::object &top) on its
  * top-level object; what names the document in errors ("<what> is not a JSON object", "trailing
- * data after <what>"). Spans fn records stay valid until ctx is used again. */
+ * data after <what>"). Spans fn records stay valid until ctx is used again. Error offsets are
+ * into the copy: the caller maps them back with unminify_error(…, *minified). */
 template <typename F>
-int with_compact_object(kc__sj_ctx *ctx, const char *json, size_t len, const char *what,
-                        kc__sj_err *e, F &&fn)
+int with_compact_object(kc__sj_ctx *ctx, const char *json, size_t len, bool strict,
+                        const char *what, kc__sj_err *e, bool *minified, F &&fn)
 {
     od::document doc;
     size_t n = 0;
-    int64_t bias = 0;
-    int r = iterate_compact(ctx, json, len, doc, &n, &bias, e);
+    int r = make_compact(ctx, json, len, &n, minified, e);
     if (r)
         return r;
-    walker w{doc, ctx->buf, ctx->buf + n, bias, e, ctx};
+    if ((r = iterate(ctx, ctx->buf, n, ctx->cap, doc, e, 0)))
+        return r;
+    walker w{doc, ctx->buf, ctx->buf + n, 0, e, ctx, strict};
     od::object top;
     if ((r = w.top_object(top, what)) || (r = fn(w, top)))
         return r;

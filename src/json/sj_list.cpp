@@ -8,15 +8,70 @@
  * top-level keys finds them, then the document is rewound. The body is parsed in place when the
  * caller guarantees padding, else from a copy in the context's scratch; items are not made compact
  * here (list.c checks each item and re-decodes one with whitespace through kc__sj_object).
+ * Members read (kind, apiVersion, metadata, items; resourceVersion, continue, remainingItemCount)
+ * may appear once; the others go through walker::skip (validated in strict mode).
  */
 #include "json/sj_internal.hpp"
+#include "json/sj_skip.hpp"
 
 using namespace kc_sj;
 
 extern "C" {
 
-int kc__sj_list(kc__sj_ctx *ctx, const char *body, size_t len, bool padded, kc__sj_item_fn item_fn,
-                kc__sj_list_fn list_fn, void *ud, kc__sj_err *e)
+namespace
+{
+
+/* metadata of the list: resourceVersion, continue, remainingItemCount into info. */
+int list_metadata(walker &w, od::value &v, kc__sj_list_info &info)
+{
+    od::object mo;
+    bool present = false;
+    if (int r = w.opt_object(v, mo, &present, "list metadata"))
+        return r;
+    if (!present)
+        return 0;
+    unsigned seen = 0;
+    for (auto mr : mo) {
+        od::field mf;
+        if (auto c = std::move(mr).get(mf))
+            return w.err(c, "list metadata");
+        if (int r = w.key(mf, "list metadata key"))
+            return r;
+        od::raw_json_string mk = mf.key();
+        int r = 0;
+        if (mk.unsafe_is_equal("resourceVersion")) {
+            if (!(r = w.once(&seen, 1, mk.raw(), "list metadata.resourceVersion")))
+                r = w.opt_string(mf.value(), &info.rv, "list metadata.resourceVersion");
+            info.has_rv = info.rv.n > 0;
+        } else if (mk.unsafe_is_equal("continue")) {
+            if (!(r = w.once(&seen, 2, mk.raw(), "list metadata.continue")))
+                r = w.opt_string(mf.value(), &info.cont, "list metadata.continue");
+            info.has_cont = info.cont.n > 0;
+        } else if (mk.unsafe_is_equal("remainingItemCount")) {
+            if ((r = w.once(&seen, 4, mk.raw(), "list metadata.remainingItemCount")))
+                return r;
+            const char *vat = mf.value().raw_json_token().data();
+            bool isnull = false;
+            if (auto c = mf.value().is_null().get(isnull))
+                return w.err(c, "list metadata.remainingItemCount");
+            if (isnull)
+                continue;
+            if (mf.value().get_int64().get(info.remaining))
+                return w.type_err("list metadata.remainingItemCount", "an integer", vat);
+            info.has_remaining = true;
+        } else {
+            r = w.skip(mf.value(), "list metadata");
+        }
+        if (r)
+            return r;
+    }
+    return 0;
+}
+
+} // namespace
+
+int kc__sj_list(kc__sj_ctx *ctx, const char *body, size_t len, bool padded, bool strict,
+                kc__sj_item_fn item_fn, kc__sj_list_fn list_fn, void *ud, kc__sj_err *e)
 {
     const char *text = body;
     size_t cap = len + KC__SJ_PADDING;
@@ -36,7 +91,7 @@ int kc__sj_list(kc__sj_ctx *ctx, const char *body, size_t len, bool padded, kc__
     int r = iterate(ctx, text, len, cap, doc, e, 0);
     if (r)
         return r;
-    walker w{doc, text, text + len, 0, e, ctx};
+    walker w{doc, text, text + len, 0, e, ctx, strict};
     kc__sj_list_info info = {};
     info.text_base = text;
 
@@ -47,18 +102,24 @@ again:
     od::object top;
     if ((r = w.top_object(top, "list body")))
         return r;
+    unsigned seen = 0;
     for (auto fr : top) {
         od::field f;
         if (auto c = std::move(fr).get(f))
             return w.err(c, "list");
+        if (!lookahead && (r = w.key(f, "list key")))
+            return r;
         od::raw_json_string k = f.key();
         if (k.unsafe_is_equal("kind") || k.unsafe_is_equal("apiVersion")) {
-            if (looked && !lookahead)
-                continue; /* already known from the look-ahead pass */
             bool is_kind = k.raw()[0] == 'k';
+            const char *what = is_kind ? "list kind" : "list apiVersion";
+            if ((r = w.once(&seen, is_kind ? 1 : 2, k.raw(), what)))
+                return r;
+            if (looked && !lookahead)
+                continue; /* already known (and read) in the look-ahead pass */
             string_view tok = tok_trim(f.value().raw_json_token());
             kc__sj_str s = {nullptr, 0};
-            if ((r = w.opt_string(f.value(), &s, is_kind ? "list kind" : "list apiVersion")))
+            if ((r = w.opt_string(f.value(), &s, what)))
                 return r;
             if (is_kind) {
                 info.kind = s, info.raw_kind = {tok.data(), tok.size()}, info.has_kind = s.n > 0;
@@ -69,43 +130,17 @@ again:
         } else if (lookahead) {
             continue;
         } else if (k.unsafe_is_equal("metadata")) {
-            od::object mo;
-            bool present = false;
-            if ((r = w.opt_object(f.value(), mo, &present, "list metadata")))
+            if ((r = w.once(&seen, 4, k.raw(), "list metadata")) ||
+                (r = list_metadata(w, f.value(), info)))
                 return r;
-            if (!present)
-                continue;
-            for (auto mr : mo) {
-                od::field mf;
-                if (auto c = std::move(mr).get(mf))
-                    return w.err(c, "list metadata");
-                od::raw_json_string mk = mf.key();
-                if (mk.unsafe_is_equal("resourceVersion")) {
-                    if ((r = w.opt_string(mf.value(), &info.rv, "list metadata.resourceVersion")))
-                        return r;
-                    info.has_rv = info.rv.n > 0;
-                } else if (mk.unsafe_is_equal("continue")) {
-                    if ((r = w.opt_string(mf.value(), &info.cont, "list metadata.continue")))
-                        return r;
-                    info.has_cont = info.cont.n > 0;
-                } else if (mk.unsafe_is_equal("remainingItemCount")) {
-                    const char *vat = mf.value().raw_json_token().data();
-                    bool isnull = false;
-                    if (auto c = mf.value().is_null().get(isnull))
-                        return w.err(c, "list metadata.remainingItemCount");
-                    if (isnull)
-                        continue;
-                    if (mf.value().get_int64().get(info.remaining))
-                        return w.type_err("list metadata.remainingItemCount", "an integer", vat);
-                    info.has_remaining = true;
-                }
-            }
         } else if (k.unsafe_is_equal("items")) {
             if (!info.has_kind && !info.has_api_version && !looked) {
                 doc.rewind();
                 lookahead = looked = true;
                 goto again;
             }
+            if ((r = w.once(&seen, 8, k.raw(), "list items")))
+                return r;
             r = w.each_element(f.value(), "items", [&](od::value &item) -> int {
                 const char *start = item.raw_json_token().data();
                 od::object io;
@@ -118,6 +153,8 @@ again:
             });
             if (r)
                 return r;
+        } else if ((r = w.skip(f.value(), "list"))) {
+            return r;
         }
     }
     if (lookahead) {

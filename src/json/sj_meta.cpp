@@ -12,7 +12,10 @@
  *
  * Field types are checked as the API server would send them; null means absent. The "nullable
  * container" prologue (type check, null, object/array) is one helper (opt_object/opt_array) for
- * every field that has it; labels and annotations share one string-map loop.
+ * every field that has it; labels and annotations share one string-map loop. A member the walker
+ * reads may appear only once (walker::once): with two "metadata" members the extracted name
+ * would come from one and the stored text would carry both. Members it does not read go through
+ * walker::skip, which validates them in strict mode.
  */
 #include "json/sj_internal.hpp"
 #include "json/sj_skip.hpp"
@@ -28,7 +31,7 @@ int walker::nullable(od::value &v, od::json_type want, bool *present, const char
     if (auto c = v.type().get(t))
         return err(c, field);
     if (t == od::json_type::null)
-        return 0;
+        return null_literal(v, field);
     if (t != want)
         return type_err(field, type_name(want), at);
     *present = true;
@@ -71,11 +74,37 @@ int walker::opt_array(od::value &v, od::array &a, bool *present, const char *fie
 
 int walker::top_object(od::object &o, const char *what)
 {
-    if (auto c = doc.get_object().get(o))
-        return c == simdjson::INCORRECT_TYPE
-                   ? fail(e, KC_EPARSE, off(base), "%s is not a JSON object", what)
-                   : err(c, what);
+    auto c = doc.get_object().get(o);
+    if (!c)
+        return 0;
+    if (c == simdjson::INCORRECT_TYPE)
+        return fail(e, KC_EPARSE, off(base), "%s is not a JSON object", what);
+    if (c == simdjson::INCOMPLETE_ARRAY_OR_OBJECT) {
+        /* On-Demand checks that the last token closes the object, and reports it at the start. */
+        bool trailing = false;
+        int64_t at = kc__json_document_end(base, static_cast<size_t>(end - base), &trailing);
+        if (at == end - base)
+            return fail(e, KC_EPARSE, off(end),
+                        "%s is truncated: it ends inside an object or array", what);
+        return fail(e, KC_EPARSE, off(base + at),
+                    trailing ? "trailing data after %s" : "%s: unbalanced brackets", what);
+    }
+    return err(c, what);
+}
+
+int walker::null_literal(od::value &v, const char *field)
+{
+    /* type() looks at the first byte only: "nul" or "n\0" is not null */
+    const char *at = v.raw_json_token().data();
+    bool isnull = false;
+    if (v.is_null().get(isnull) || !isnull)
+        return fail(e, KC_EPARSE, off(at), "%s: malformed literal (not null)", field);
     return 0;
+}
+
+int walker::truncated(const char *what)
+{
+    return fail(e, KC_EPARSE, off(end), "%s: the text ends early (truncated?)", what);
 }
 
 int walker::req_object(od::value &v, od::object &o, const char *field)
@@ -107,6 +136,8 @@ template <typename F> int string_map(walker &w, od::value &v, const string_map_n
         od::field f;
         if (auto c = std::move(fr).get(f))
             return w.err(c, nm.field);
+        if (int r = w.key(f, nm.key))
+            return r;
         const char *vat = f.value().raw_json_token().data();
         od::json_type ft;
         if (auto c = f.value().type().get(ft))
@@ -143,7 +174,7 @@ int walker::annotations(od::value &v, kc__sj_meta *m)
                                         "a metadata.annotations value"};
     return string_map(*this, v, nm, [&](od::field &f) -> int {
         if (!f.key().unsafe_is_equal("k8s.io/initial-events-end"))
-            return 0;
+            return strict ? validate(f.value(), nm.value) : 0;
         string_view s;
         if (auto c = f.value().get_string().get(s))
             return err(c, nm.value);
@@ -161,15 +192,22 @@ int walker::owner_refs(od::value &v, kc__sj_meta *m)
         m->n_owners++;
         kc__sj_str uid = {nullptr, 0};
         bool ctrl = false;
+        unsigned seen = 0;
         for (auto fr : o) {
             od::field f;
             if (auto c = std::move(fr).get(f))
                 return err(c, "metadata.ownerReferences");
+            if (int r = key(f, "metadata.ownerReferences[] key"))
+                return r;
             od::raw_json_string k = f.key();
             if (k.unsafe_is_equal("uid")) {
+                if (int r = once(&seen, 1, k.raw(), "metadata.ownerReferences[].uid"))
+                    return r;
                 if (int r = opt_string(f.value(), &uid, "metadata.ownerReferences[].uid"))
                     return r;
             } else if (k.unsafe_is_equal("controller")) {
+                if (int r = once(&seen, 2, k.raw(), "metadata.ownerReferences[].controller"))
+                    return r;
                 bool present = false;
                 if (int r = nullable(f.value(), od::json_type::boolean, &present,
                                      "metadata.ownerReferences[].controller"))
@@ -178,6 +216,9 @@ int walker::owner_refs(od::value &v, kc__sj_meta *m)
                     continue;
                 if (auto c = f.value().get_bool().get(ctrl))
                     return err(c, "metadata.ownerReferences[].controller");
+            } else if (strict) { /* else left to On-Demand: apiVersion, kind, name… are scalars */
+                if (int r = validate(f.value(), "metadata.ownerReferences[]"))
+                    return r;
             }
         }
         if (ctrl && m->controller_uid.n == 0)
@@ -188,9 +229,9 @@ int walker::owner_refs(od::value &v, kc__sj_meta *m)
 
 int walker::finalizers(od::value &v, kc__sj_meta *m)
 {
-    return each_element(v, "metadata.finalizers", [&](od::value &) -> int {
+    return each_element(v, "metadata.finalizers", [&](od::value &el) -> int {
         m->n_finalizers++;
-        return 0;
+        return strict ? validate(el, "metadata.finalizers[]") : 0;
     });
 }
 
@@ -204,11 +245,14 @@ int walker::managed_fields(od::value &v, const char *key, kc__sj_meta *m)
     string_view raw;
     if (t == od::json_type::array) {
         const char *close = nullptr;
-        if (auto c = skip_container(v, &close))
-            return err(c, "metadata.managedFields");
+        if (int r = skip(v, "metadata.managedFields", &close))
+            return r;
         raw = string_view(vat, static_cast<size_t>(close + 1 - vat));
     } else if (t == od::json_type::null) {
-        raw = tok_trim(v.raw_json_token());
+        raw = string_view(vat, 4);
+        bool present = false; /* checks the literal: "n\0" is not null */
+        if (int r = nullable(v, t, &present, "metadata.managedFields"))
+            return r;
     } else {
         return type_err("metadata.managedFields", "an array", vat);
     }
@@ -217,73 +261,141 @@ int walker::managed_fields(od::value &v, const char *key, kc__sj_meta *m)
     return 0;
 }
 
+namespace
+{
+
+/* The metadata members the walker reads, one bit each (each may appear once). */
+enum meta_member : unsigned {
+    MM_OTHER = 0,
+    MM_ANNOTATIONS = 1u << 0,
+    MM_DELETION = 1u << 1,
+    MM_FINALIZERS = 1u << 2,
+    MM_GENERATION = 1u << 3,
+    MM_LABELS = 1u << 4,
+    MM_MANAGED = 1u << 5,
+    MM_NAME = 1u << 6,
+    MM_NAMESPACE = 1u << 7,
+    MM_OWNERS = 1u << 8,
+    MM_RV = 1u << 9,
+    MM_UID = 1u << 10,
+};
+
+const char *const meta_field[] = {
+    "metadata.annotations",
+    "metadata.deletionTimestamp",
+    "metadata.finalizers",
+    "metadata.generation",
+    "metadata.labels",
+    "metadata.managedFields",
+    "metadata.name",
+    "metadata.namespace",
+    "metadata.ownerReferences",
+    "metadata.resourceVersion",
+    "metadata.uid",
+};
+
+meta_member member_of(od::raw_json_string k)
+{
+    switch (k.raw()[0]) {
+    case 'a':
+        return k.unsafe_is_equal("annotations") ? MM_ANNOTATIONS : MM_OTHER;
+    case 'd':
+        return k.unsafe_is_equal("deletionTimestamp") ? MM_DELETION : MM_OTHER;
+    case 'f':
+        return k.unsafe_is_equal("finalizers") ? MM_FINALIZERS : MM_OTHER;
+    case 'g':
+        return k.unsafe_is_equal("generation") ? MM_GENERATION : MM_OTHER;
+    case 'l':
+        return k.unsafe_is_equal("labels") ? MM_LABELS : MM_OTHER;
+    case 'm':
+        return k.unsafe_is_equal("managedFields") ? MM_MANAGED : MM_OTHER;
+    case 'n':
+        return k.unsafe_is_equal("name")        ? MM_NAME
+               : k.unsafe_is_equal("namespace") ? MM_NAMESPACE
+                                                : MM_OTHER;
+    case 'o':
+        return k.unsafe_is_equal("ownerReferences") ? MM_OWNERS : MM_OTHER;
+    case 'r':
+        return k.unsafe_is_equal("resourceVersion") ? MM_RV : MM_OTHER;
+    case 'u':
+        return k.unsafe_is_equal("uid") ? MM_UID : MM_OTHER;
+    default:
+        return MM_OTHER;
+    }
+}
+
+} // namespace
+
+int walker::deletion(od::value &v, kc__sj_meta *m)
+{
+    bool isnull = false;
+    if (auto c = v.is_null().get(isnull))
+        return err(c, "metadata.deletionTimestamp");
+    if (isnull)
+        return 0;
+    kc__sj_str s = {nullptr, 0};
+    m->deleting = true;
+    return opt_string(v, &s, "metadata.deletionTimestamp");
+}
+
 int walker::metadata(od::value &v, kc__sj_meta *m)
 {
     od::object o;
     if (int r = req_object(v, o, "metadata"))
         return r;
+    unsigned seen = 0;
     for (auto fr : o) {
         od::field f;
         if (auto c = std::move(fr).get(f))
             return err(c, "metadata");
+        if (int r = key(f, "metadata key"))
+            return r;
         od::raw_json_string k = f.key();
-        const char *ks = k.raw();
+        meta_member mm = member_of(k);
         int r = 0;
-        switch (ks[0]) {
-        case 'a':
-            if (k.unsafe_is_equal("annotations"))
-                r = annotations(f.value(), m);
+        if (mm != MM_OTHER &&
+            (r = once(&seen, mm, k.raw(), meta_field[__builtin_ctz(static_cast<unsigned>(mm))])))
+            return r;
+        od::value &fv = f.value();
+        switch (mm) {
+        case MM_ANNOTATIONS:
+            r = annotations(fv, m);
             break;
-        case 'd':
-            if (k.unsafe_is_equal("deletionTimestamp")) {
-                bool isnull = false;
-                if (auto c = f.value().is_null().get(isnull))
-                    return err(c, "metadata.deletionTimestamp");
-                if (!isnull) {
-                    kc__sj_str s = {nullptr, 0};
-                    r = opt_string(f.value(), &s, "metadata.deletionTimestamp");
-                    m->deleting = true;
-                }
-            }
+        case MM_DELETION:
+            r = deletion(fv, m);
             break;
-        case 'f':
-            if (k.unsafe_is_equal("finalizers"))
-                r = finalizers(f.value(), m);
+        case MM_FINALIZERS:
+            r = finalizers(fv, m);
             break;
-        case 'g':
-            if (k.unsafe_is_equal("generation")) {
-                const char *vat = f.value().raw_json_token().data();
-                if (f.value().get_int64().get(m->generation))
-                    return type_err("metadata.generation", "an integer", vat);
-            }
+        case MM_GENERATION: {
+            const char *vat = fv.raw_json_token().data();
+            if (fv.get_int64().get(m->generation))
+                return type_err("metadata.generation", "an integer", vat);
             break;
-        case 'l':
-            if (k.unsafe_is_equal("labels"))
-                r = labels(f.value());
+        }
+        case MM_LABELS:
+            r = labels(fv);
             break;
-        case 'm':
-            if (k.unsafe_is_equal("managedFields"))
-                r = managed_fields(f.value(), ks, m);
+        case MM_MANAGED:
+            r = managed_fields(fv, k.raw(), m);
             break;
-        case 'n':
-            if (k.unsafe_is_equal("name"))
-                r = opt_string(f.value(), &m->name, "metadata.name");
-            else if (k.unsafe_is_equal("namespace"))
-                r = opt_string(f.value(), &m->ns, "metadata.namespace");
+        case MM_NAME:
+            r = opt_string(fv, &m->name, "metadata.name");
             break;
-        case 'o':
-            if (k.unsafe_is_equal("ownerReferences"))
-                r = owner_refs(f.value(), m);
+        case MM_NAMESPACE:
+            r = opt_string(fv, &m->ns, "metadata.namespace");
             break;
-        case 'r':
-            if (k.unsafe_is_equal("resourceVersion"))
-                r = opt_string(f.value(), &m->rv, "metadata.resourceVersion");
+        case MM_OWNERS:
+            r = owner_refs(fv, m);
             break;
-        case 'u':
-            if (k.unsafe_is_equal("uid"))
-                r = opt_string(f.value(), &m->uid, "metadata.uid");
+        case MM_RV:
+            r = opt_string(fv, &m->rv, "metadata.resourceVersion");
             break;
-        default:
+        case MM_UID:
+            r = opt_string(fv, &m->uid, "metadata.uid");
+            break;
+        case MM_OTHER: /* creationTimestamp, generateName…: scalars, left to On-Demand */
+            r = strict ? validate(fv, "metadata") : 0;
             break;
         }
         if (r)
@@ -296,34 +408,42 @@ int walker::object(od::object &o, const char *start, kc__sj_meta *m)
 {
     ctx->labels.clear();
     m->text = start;
+    m->off = off(start);
     obj_start = start; /* mf_off is relative to the object */
+    unsigned seen = 0;
     for (auto fr : o) {
         od::field f;
         if (auto c = std::move(fr).get(f))
             return err(c, "object");
+        if (int r = key(f, "object key"))
+            return r;
         od::raw_json_string k = f.key();
         const char *ks = k.raw();
         int r = 0;
         if (ks[0] == 'k' && k.unsafe_is_equal("kind")) {
+            if ((r = once(&seen, 1, ks, "kind")))
+                return r;
             string_view tok = tok_trim(f.value().raw_json_token());
             r = opt_string(f.value(), &m->kind, "kind");
             m->has_kind = m->kind.n > 0;
             m->kind_off = static_cast<size_t>(ks - 1 - start);
             m->kind_len = static_cast<size_t>(tok.data() + tok.size() - (ks - 1));
         } else if (ks[0] == 'a' && k.unsafe_is_equal("apiVersion")) {
+            if ((r = once(&seen, 2, ks, "apiVersion")))
+                return r;
             string_view tok = tok_trim(f.value().raw_json_token());
             r = opt_string(f.value(), &m->api_version, "apiVersion");
             m->has_api_version = m->api_version.n > 0;
             m->apiv_off = static_cast<size_t>(ks - 1 - start);
             m->apiv_len = static_cast<size_t>(tok.data() + tok.size() - (ks - 1));
         } else if (ks[0] == 'm' && k.unsafe_is_equal("metadata")) {
+            if ((r = once(&seen, 4, ks, "metadata")))
+                return r;
             r = metadata(f.value(), m);
             m->meta_off = static_cast<size_t>(ks - 1 - start);
             m->meta_len = static_cast<size_t>(loc_or_end() - (ks - 1));
-        } else {
-            const char *close = nullptr; /* spec, status, …: kept as text, never read */
-            if (auto c = skip_container(f.value(), &close))
-                return err(c, "object");
+        } else { /* spec, status, …: kept as text, never read */
+            r = skip(f.value(), "an object member");
         }
         if (r)
             return r;

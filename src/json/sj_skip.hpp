@@ -106,6 +106,20 @@ inline simdjson::error_code skip_container(od::value &v, const char **close)
     return simdjson::SUCCESS;
 }
 
+/* walker::skip (sj_internal.hpp), inline: it is on the hot path of every object. */
+__attribute__((always_inline)) inline int walker::skip(od::value &v, const char *what,
+                                                       const char **close)
+{
+    if (strict)
+        return validate_skip(v, what, close);
+    const char *last = nullptr;
+    if (__builtin_expect(skip_container(v, &last) != simdjson::SUCCESS, 0))
+        return truncated(what); /* its only error: the text ended before the value closed */
+    if (close)
+        *close = last;
+    return 0;
+}
+
 } // namespace kc_sj
 
 #endif

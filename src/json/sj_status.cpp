@@ -103,14 +103,16 @@ int kc__sj_status(kc__sj_ctx *ctx, const char *json, size_t len, kc__sj_status_f
 {
     kc__sj_status_info st = {};
     ctx->causes.clear();
-    int r = with_compact_object(ctx, json, len, "the Status", e, [&](walker &w, od::object &top) {
-        return status_fields(w, top, &st, ctx);
-    });
-    if (r)
-        return r;
-    st.causes = ctx->causes.data();
-    st.n_causes = ctx->causes.size();
-    return fn(ud, &st, e);
+    bool minified = false;
+    int r = with_compact_object(
+        ctx, json, len, false, "the Status", e, &minified,
+        [&](walker &w, od::object &top) { return status_fields(w, top, &st, ctx); });
+    if (!r) {
+        st.causes = ctx->causes.data();
+        st.n_causes = ctx->causes.size();
+        r = fn(ud, &st, e);
+    }
+    return unminify_error(r, e, json, len, minified);
 }
 
 } /* extern "C" */

@@ -136,7 +136,7 @@ static int event_cb(void *ud, const kc__sj_event *sev, kc__sj_err *e)
         ev.type = KC_WATCH_ERROR;
     else {
         e->code = KC_EPARSE;
-        e->offset = -1;
+        e->offset = sev->type_off;
         snprintf(e->msg, sizeof e->msg, "unknown watch event type \"%.*s\"",
                  (int)(sev->type.n > 32 ? 32 : sev->type.n), sev->type.p);
         return KC_EPARSE;
@@ -147,7 +147,8 @@ static int event_cb(void *ud, const kc__sj_event *sev, kc__sj_err *e)
         r = kc_status_parse(sev->status_json.p, sev->status_json.n, &status);
         if (r == KC_EPARSE || r == KC_ENOMEM || r == KC_EINVAL) {
             e->code = r == KC_ENOMEM ? KC_ENOMEM : KC_EPARSE;
-            e->offset = -1;
+            e->offset =
+                r == KC_ENOMEM ? -1 : sev->obj_off + (status.offset > 0 ? status.offset : 0);
             snprintf(e->msg, sizeof e->msg, "ERROR watch event: %s",
                      status.message ? status.message : kc_strerror(r));
             kc_error_clear(&status);
@@ -197,7 +198,8 @@ static int line(kc_watch_decoder *dec, const char *p, size_t n, size_t readable,
         compact = kc__sj_find_ws(p, n) == n;
     struct line_state ls = {dec, cb, ud, false};
     kc__sj_err e = {0, -1, ""};
-    int r = kc__sj_watch_line(dec->ctx, p, n, readable, compact != 0, event_cb, &ls, &e);
+    int r = kc__sj_watch_line(dec->ctx, p, n, readable, compact != 0,
+                              (dec->flags & KC_DECODE_STRICT) != 0, event_cb, &ls, &e);
     if (!r)
         return 0;
     if (ls.user_stop) {
@@ -250,6 +252,8 @@ int kc_watch_decoder_feed(kc_watch_decoder *dec, const char *buf, size_t len, kc
     if (dec->failed)
         return kc_error_set(err, dec->failed, "watch decoder failed earlier (%s); reset it",
                             kc_err_name(dec->failed));
+    if (!buf)
+        buf = ""; /* len is 0: an empty chunk (the copies below then never see NULL) */
     int64_t base = dec->total_in; /* stream offset of buf[0] */
     int r;
 

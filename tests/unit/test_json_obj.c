@@ -400,6 +400,24 @@ static void test_json_obj_null_arguments(void **state)
     assert_int_equal(kc_obj_parse(NULL, 5, NULL, &o, NULL), KC_EINVAL);
     assert_int_equal(kc_obj_parse("{}", 2, NULL, NULL, NULL), KC_EINVAL);
     assert_int_equal(kc_obj_parse("{\"a\":", 5, NULL, &o, NULL), KC_EPARSE); /* err may be NULL */
+    /* accessors take a NULL object as one without fields */
+    size_t len = 1;
+    assert_string_equal(kc_obj_json(NULL, &len), "");
+    assert_int_equal(len, 0);
+    assert_string_equal(kc_obj_name(NULL), "");
+    assert_string_equal(kc_obj_kind(NULL), "");
+    assert_int_equal(kc_obj_rv_int(NULL), 0);
+    assert_int_equal(kc_obj_generation(NULL), 0);
+    assert_false(kc_obj_deleting(NULL));
+    assert_int_equal(kc_obj_label_count(NULL), 0);
+    assert_int_equal(kc_obj_finalizer_count(NULL), 0);
+    assert_int_equal(kc_obj_owner_count(NULL), 0);
+    assert_null(kc_obj_label(NULL, "a"));
+    const char *k = NULL;
+    assert_int_equal(kc_obj_label_at(NULL, 0, &k, NULL), KC_EINVAL);
+    o = parse_ok("{\"metadata\":{\"labels\":{\"a\":\"b\"}}}", 0);
+    assert_null(kc_obj_label(o, NULL));
+    kc_obj_unref(o);
 }
 
 int main(void)

@@ -294,6 +294,45 @@ static void test_json_watch_callback_stop_resumes(void **state)
     kc_watch_decoder_free(d);
 }
 
+/* Issue 16 point 10: a chunk of zero bytes, buf NULL or not, adds nothing. With a partial line
+ * buffered it used to reach memchr/memcpy with a NULL source (undefined; UBSan stops there). */
+static void test_json_watch_feed_empty_chunk(void **state)
+{
+    size_t len = sizeof STREAM - 1, half = 20;
+    kc_watch_decoder *d = kc_watch_decoder_new(NULL);
+    struct seen s = {0};
+    assert_int_equal(kc_watch_decoder_feed(d, NULL, 0, on_event, &s, NULL), 0);
+    assert_int_equal(kc_watch_decoder_feed(d, STREAM, half, on_event, &s, NULL), 0);
+    assert_int_equal(kc_watch_decoder_feed(d, NULL, 0, on_event, &s, NULL), 0);
+    assert_int_equal(kc_watch_decoder_feed(d, "", 0, on_event, &s, NULL), 0);
+    assert_int_equal(s.n, 0);
+    assert_int_equal(kc_watch_decoder_feed(d, STREAM + half, len - half, on_event, &s, NULL), 0);
+    check_stream(&s);
+
+    /* After a callback stop, an empty chunk delivers the held-back lines (as any feed does). */
+    kc_watch_decoder_reset(d);
+    struct seen t = {0};
+    t.stop_at = 1;
+    assert_int_equal(kc_watch_decoder_feed(d, STREAM, len, on_event, &t, NULL), KC_ECANCELED);
+    t.stop_at = 0;
+    assert_int_equal(kc_watch_decoder_feed(d, NULL, 0, on_event, &t, NULL), 0);
+    check_stream(&t);
+
+    /* Stream offsets do not move: an error after empty chunks names the right byte. */
+    kc_watch_decoder_reset(d);
+    const char *bad = "{\"type\":\"ADDED\",\"object\":{\"metadata\":5}}\n";
+    kc_error err = KC_ERROR_INIT;
+    assert_int_equal(kc_watch_decoder_feed(d, bad, 10, on_event, &t, &err), 0);
+    assert_int_equal(kc_watch_decoder_feed(d, NULL, 0, on_event, &t, &err), 0);
+    assert_int_equal(kc_watch_decoder_feed(d, bad + 10, strlen(bad) - 10, on_event, &t, &err),
+                     KC_EPARSE);
+    assert_int_equal(err.offset, (int64_t)(strchr(bad, '5') - bad));
+    /* a failed decoder stays failed, empty chunk or not */
+    assert_int_equal(kc_watch_decoder_feed(d, NULL, 0, on_event, &t, NULL), KC_EPARSE);
+    kc_error_clear(&err);
+    kc_watch_decoder_free(d);
+}
+
 static void test_json_watch_type_names(void **state)
 {
     assert_string_equal(kc_watch_type_name(KC_WATCH_ADDED), "ADDED");
@@ -330,6 +369,7 @@ int main(void)
         cmocka_unit_test(test_json_watch_malformed_events),
         cmocka_unit_test(test_json_watch_error_offset),
         cmocka_unit_test(test_json_watch_callback_stop_resumes),
+        cmocka_unit_test(test_json_watch_feed_empty_chunk),
         cmocka_unit_test(test_json_watch_type_names),
         cmocka_unit_test(test_json_watch_null_arguments),
     };

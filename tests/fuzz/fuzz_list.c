@@ -5,9 +5,16 @@
  * the body. It is decoded twice: from an unpadded exact-size copy (ASan catches any over-read) and
  * from a padded copy with KC_DECODE_INPUT_PADDED. Both runs must agree on the result code and the
  * number of items. Each delivered object is exercised through every accessor, a JSON Pointer
- * lookup, and must decode again from its own stored text to the same metadata.
+ * lookup, and must decode again from its own stored text to the same metadata. KC_EPARSE must
+ * name a byte offset within the body.
+ *
+ * Then the body is decoded with KC_DECODE_STRICT: what strict mode accepts the default accepts,
+ * with the same items, and it must be valid JSON by simdjson's DOM parser (json_oracle.h). And
+ * the decoders' minifier must agree with the reference minifier on the body.
  */
 #include "kcache/decode.h"
+
+#include "json_oracle.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -21,6 +28,7 @@ struct run {
 
 static void check_obj(const kc_obj *o, unsigned flags)
 {
+    unsigned again_flags = KC_DECODE_KEEP_MANAGED_FIELDS | (flags & KC_DECODE_STRICT);
     size_t len;
     const char *j = kc_obj_json(o, &len);
     if (j[len] != '\0' || kc_obj_heap_size(o) < len)
@@ -40,7 +48,7 @@ static void check_obj(const kc_obj *o, unsigned flags)
     if (kc_obj_get_raw(o, "/spec", &raw, &rl, NULL) == 0 && (raw < j || raw + rl > j + len))
         abort();
     /* the stored text decodes again to the same metadata */
-    kc_decode_opts keep = {KC_DECODE_KEEP_MANAGED_FIELDS, 0};
+    kc_decode_opts keep = {again_flags, 0};
     kc_obj *again = NULL;
     kc_error err = KC_ERROR_INIT;
     if (kc_obj_parse(j, len, &keep, &again, &err) != 0) {
@@ -58,7 +66,6 @@ static void check_obj(const kc_obj *o, unsigned flags)
     if (l2 != len)
         abort();
     kc_obj_unref(again);
-    (void)flags;
 }
 
 static int on_item(void *ud, kc_obj *obj)
@@ -68,6 +75,25 @@ static int on_item(void *ud, kc_obj *obj)
     check_obj(obj, r->flags);
     kc_obj_unref(obj);
     return 0;
+}
+
+/* Strict mode against the default run (rc1, items1) and the DOM oracle. */
+static void check_strict(const char *body, size_t len, unsigned flags, int rc1, size_t items1)
+{
+    kc_decode_opts o = {flags | KC_DECODE_STRICT, 1 << 16};
+    struct run r = {0, flags | KC_DECODE_STRICT};
+    kc_error err = KC_ERROR_INIT;
+    int rc = kc_list_decode(body, len, &o, NULL, on_item, &r, &err);
+    check_err(rc, &err, len);
+    kc_error_clear(&err);
+    if (rc)
+        return;
+    if (rc1 != 0 || r.items != items1) {
+        fprintf(stderr, "strict accepted (%zu items) what the default did not (%d, %zu)\n", r.items,
+                rc1, items1);
+        abort();
+    }
+    check_valid_json(body, len);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -98,8 +124,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int rc1 = kc_list_decode(exact, len, &o1, &meta, on_item, &r1, &err);
     if (rc1 == 0)
         kc_list_meta_clear(&meta);
-    else if (err.code != rc1 || !err.message)
-        abort();
+    check_err(rc1, &err, len);
     kc_error_clear(&err);
 
     kc_decode_opts o2 = {flags | KC_DECODE_INPUT_PADDED, 1 << 16};
@@ -108,9 +133,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         int rc2 = kc_list_decoder_decode(dec, padded, len, NULL, on_item, &r2, &err);
         if (rc2 != rc1 || r2.items != r1.items)
             abort();
+        check_err(rc2, &err, len);
         kc_error_clear(&err);
         kc_list_decoder_free(dec);
     }
+    check_strict(exact, len, flags, rc1, r1.items);
+    check_minify(exact, len);
     free(exact);
     free(padded);
     return 0;

@@ -5,9 +5,17 @@
  * two parts at the split point, then in chunks of the chosen size, then finished — after a
  * KC_EPARSE/KC_ETOOLARGE the decoder is reset and fed the rest, as a client would. The events of
  * the two-part feed and of the chunked feed must agree when neither failed. Every event's object
- * and error are read through the accessors.
+ * and error are read through the accessors; KC_EPARSE must name an offset within the stream. An
+ * empty chunk (NULL, 0) is fed between the two parts.
+ *
+ * Then the stream is decoded in one piece with KC_DECODE_STRICT: when that succeeds, the default
+ * decode must have succeeded with the same events, and every line must be valid JSON by
+ * simdjson's DOM parser (json_oracle.h). The minifier is compared with the reference on the
+ * first part (json_oracle.h).
  */
 #include "kcache/decode.h"
+
+#include "json_oracle.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -49,18 +57,64 @@ static int feed_all(kc_watch_decoder *d, const char *p, size_t n, size_t chunk, 
         kc_error err = KC_ERROR_INIT;
         int rc = kc_watch_decoder_feed(d, p + off, k, on_event, r, &err);
         if (rc) {
-            if (err.code != rc)
-                abort();
+            check_err(rc, &err, n);
             bad = 1;
             kc_watch_decoder_reset(d);
         }
         kc_error_clear(&err);
     }
     kc_error err = KC_ERROR_INIT;
-    if (kc_watch_decoder_finish(d, on_event, r, &err))
+    int rc = kc_watch_decoder_finish(d, on_event, r, &err);
+    check_err(rc, &err, n);
+    if (rc)
         bad = 1;
     kc_error_clear(&err);
     return bad;
+}
+
+/* Every non-blank line of the stream (CR and blanks around it trimmed, as the decoder does) is
+ * valid JSON. */
+static void check_lines_valid(const char *p, size_t n)
+{
+    for (const char *e = p + n; p < e;) {
+        const char *nl = memchr(p, '\n', (size_t)(e - p));
+        const char *q = nl ? nl : e, *s = p;
+        while (s < q && (unsigned char)s[0] <= 0x20)
+            s++;
+        while (q > s && (unsigned char)q[-1] <= 0x20)
+            q--;
+        if (q > s)
+            check_valid_json(s, (size_t)(q - s));
+        p = nl ? nl + 1 : e;
+    }
+}
+
+/* Strict decode of the whole stream in one feed; r_default: the chunked default run. */
+static void check_strict(const char *p, size_t n, unsigned flags, int bad_default,
+                         const struct run *r_default)
+{
+    kc_decode_opts o = {flags | KC_DECODE_STRICT, 4096};
+    kc_watch_decoder *d = kc_watch_decoder_new(&o);
+    if (!d)
+        return;
+    struct run r = {0, 0};
+    kc_error err = KC_ERROR_INIT;
+    int rc = kc_watch_decoder_feed(d, p, n, on_event, &r, &err);
+    check_err(rc, &err, n);
+    kc_error_clear(&err);
+    if (!rc) {
+        rc = kc_watch_decoder_finish(d, on_event, &r, &err);
+        check_err(rc, &err, n);
+        kc_error_clear(&err);
+    }
+    kc_watch_decoder_free(d);
+    if (rc)
+        return;
+    if (bad_default || r.events != r_default->events || r.sum != r_default->sum) {
+        fprintf(stderr, "strict accepted what the default did not (or saw other events)\n");
+        abort();
+    }
+    check_lines_valid(p, n);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -86,17 +140,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct run r1 = {0, 0}, r2 = {0, 0};
     int bad1 = 0;
     kc_error err = KC_ERROR_INIT;
-    if (kc_watch_decoder_feed(d, a, split, on_event, &r1, &err)) {
+    int rc = kc_watch_decoder_feed(d, a, split, on_event, &r1, &err);
+    check_err(rc, &err, n);
+    if (rc) {
         bad1 = 1;
         kc_watch_decoder_reset(d);
     }
     kc_error_clear(&err);
-    if (kc_watch_decoder_feed(d, b, n - split, on_event, &r1, &err)) {
+    rc = kc_watch_decoder_feed(d, NULL, 0, on_event, &r1, &err);
+    check_err(rc, &err, n);
+    if (rc) {
         bad1 = 1;
         kc_watch_decoder_reset(d);
     }
     kc_error_clear(&err);
-    if (kc_watch_decoder_finish(d, on_event, &r1, &err))
+    rc = kc_watch_decoder_feed(d, b, n - split, on_event, &r1, &err);
+    check_err(rc, &err, n);
+    if (rc) {
+        bad1 = 1;
+        kc_watch_decoder_reset(d);
+    }
+    kc_error_clear(&err);
+    rc = kc_watch_decoder_finish(d, on_event, &r1, &err);
+    check_err(rc, &err, n);
+    if (rc)
         bad1 = 1;
     kc_error_clear(&err);
 
@@ -104,6 +171,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int bad2 = feed_all(d, p, n, chunk, &r2);
     if (!bad1 && !bad2 && (r1.events != r2.events || r1.sum != r2.sum))
         abort();
+    check_strict(p, n, o.flags, bad2, &r2);
+    check_minify(a, split); /* exact-size copy: ASan sees any read past it */
 out:
     free(a);
     free(b);

@@ -38,6 +38,73 @@ static double now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* One LIST decode of body with dec (objects kept in sink, dropped after): thread CPU seconds. */
+static double list_once(kc_list_decoder *dec, const char *body, size_t len, struct sink *sink)
+{
+    kc_list_meta meta;
+    kc_error err = KC_ERROR_INIT;
+    double c0 = cpu_now();
+    int r = kc_list_decoder_decode(dec, body, len, &meta, keep, sink, &err);
+    double dc = cpu_now() - c0;
+    if (r)
+        die("kc_list_decoder_decode", r, &err);
+    kc_list_meta_clear(&meta);
+    drop_all(sink);
+    return dc;
+}
+
+/* One watch decode of the stream in 64 KiB chunks with a new decoder of opts: thread CPU seconds
+ * (decoder creation included: one per stream, as an informer does). */
+static double watch_once(const kc_decode_opts *opts, const char *w, size_t len, struct sink *sink)
+{
+    kc_error err = KC_ERROR_INIT;
+    double c0 = cpu_now();
+    kc_watch_decoder *wd = kc_watch_decoder_new(opts);
+    int r = 0;
+    for (size_t off = 0; off < len && !r; off += 65536)
+        r = kc_watch_decoder_feed(wd, w + off, len - off < 65536 ? len - off : 65536, keep_event,
+                                  sink, &err);
+    if (!r)
+        r = kc_watch_decoder_finish(wd, keep_event, sink, &err);
+    kc_watch_decoder_free(wd);
+    double dc = cpu_now() - c0;
+    if (r)
+        die("kc_watch_decoder_feed", r, &err);
+    drop_all(sink);
+    return dc;
+}
+
+/* KC_DECODE_STRICT against the default: the same body and stream decoded alternately in the two
+ * modes (so both see the same machine state), thread CPU medians, and their ratio. */
+static void strict_vs_default(const char *list, size_t list_len, const char *watch,
+                              size_t watch_len, int reps, struct sink *sink)
+{
+    kc_decode_opts dflt = {0, 0}, strict = {KC_DECODE_STRICT, 0};
+    kc_list_decoder *dd = kc_list_decoder_new(&dflt), *sd = kc_list_decoder_new(&strict);
+    if (!dd || !sd)
+        die("kc_list_decoder_new", KC_ENOMEM, NULL);
+    double ld[100], ls[100], wd[100], ws[100];
+    for (int i = -1; i < reps; i++) {
+        double a = list_once(dd, list, list_len, sink), b = list_once(sd, list, list_len, sink);
+        double c = watch_once(&dflt, watch, watch_len, sink);
+        double d = watch_once(&strict, watch, watch_len, sink);
+        if (i >= 0)
+            ld[i] = a, ls[i] = b, wd[i] = c, ws[i] = d;
+    }
+    kc_list_decoder_free(dd);
+    kc_list_decoder_free(sd);
+    struct stats a = summarize(ld, reps), b = summarize(ls, reps);
+    struct stats c = summarize(wd, reps), d = summarize(ws, reps);
+    printf("Strict mode (KC_DECODE_STRICT), alternated with the default, thread CPU medians: LIST "
+           "%.2f GB/s strict vs %.2f default = %.2fx the time; watch %.2f vs %.2f GB/s = %.2fx\n",
+           list_len / b.med / 1e9, list_len / a.med / 1e9, b.med / a.med, watch_len / d.med / 1e9,
+           watch_len / c.med / 1e9, d.med / c.med);
+    printf("BENCH list_decode_strict_cpu_gbps %.3f GB/s\n", list_len / b.med / 1e9);
+    printf("BENCH list_decode_strict_ratio %.2f x\n", b.med / a.med);
+    printf("BENCH watch_decode_strict_cpu_gbps %.3f GB/s\n", watch_len / d.med / 1e9);
+    printf("BENCH watch_decode_strict_ratio %.2f x\n", d.med / c.med);
+}
+
 int main(int argc, char **argv)
 {
     unsigned n = argc > 1 ? (unsigned)strtoul(argv[1], NULL, 10) : 100000;
@@ -451,6 +518,8 @@ int main(int argc, char **argv)
             printf("BENCH watch_decode_16k_gbps %.3f GB/s\n", watch_len / s.med / 1e9);
         }
     }
+
+    strict_vs_default(list, list_len, watch, watch_len, reps, &sink);
 
     kc_list_decoder_free(ld);
     kc_error_clear(&err);

@@ -62,9 +62,13 @@ static int item_cb(void *ud, const kc__sj_list_info *info, const kc__sj_meta *m,
     struct list_state *st = ud;
     kc_obj *obj = NULL;
     int r = kc__obj_build(m, st->flags | KC__BUILD_CHECK_WS, st->max, info, &obj, e);
-    if (r == KC__OBJ_NOT_COMPACT) {
-        /* Whitespace in the item (pretty-printed, or a space inside a string): decode it again
-         * from a minified copy, so that the stored text is minified and cut spans are exact. */
+    if (r == KC__OBJ_NOT_COMPACT && kc__sj_ws_outside_strings(m->text, m->len) == m->len) {
+        /* Whitespace only inside strings (a condition message, an annotation): the item is its
+         * own minified form and the spans just walked are exact. */
+        r = kc__obj_build(m, st->flags, st->max, info, &obj, e);
+    } else if (r == KC__OBJ_NOT_COMPACT) {
+        /* Whitespace between the item's tokens (pretty-printed): decode it again from a minified
+         * copy, so that the stored text is minified and cut spans are exact. */
         kc__sj_ctx *tctx = kc__sj_thread_ctx();
         if (!tctx) {
             e->code = KC_ENOMEM;

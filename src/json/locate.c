@@ -91,6 +91,17 @@ int64_t kc__json_ws_join(const char *text, size_t n)
     return -1;
 }
 
+size_t kc__json_ws_outside_strings(const char *text, size_t n)
+{
+    struct scan s = scan_of(text, n);
+    while (s.i < n) {
+        size_t at = s.i;
+        if (step(&s) == C_WS)
+            return at;
+    }
+    return n;
+}
+
 int64_t kc__json_unminify(const char *text, size_t n, int64_t k)
 {
     struct scan s = scan_of(text, n);

@@ -23,6 +23,9 @@ KC_BEGIN_DECLS
  * "10" or "tr ue" into "true". -1 when there is none. */
 int64_t kc__json_ws_join(const char *text, size_t n);
 
+/* The first whitespace byte outside strings (what minifying removes), or n. */
+size_t kc__json_ws_outside_strings(const char *text, size_t n);
+
 /* The offset in text of the byte that is at offset k of simdjson::minify(text); n when k is at or
  * past the end of the minified text. */
 int64_t kc__json_unminify(const char *text, size_t n, int64_t k);

@@ -150,7 +150,13 @@ int make_compact(kc__sj_ctx *ctx, const char *json, size_t len, size_t *out_len,
     *minified = false;
     if (!reserve(ctx, len))
         return fail(e, KC_ENOMEM, -1, "out of memory for a %zu-byte scratch buffer", len);
-    if (copy_until_ws(ctx->buf, json, len) == len) {
+    size_t k = copy_until_ws(ctx->buf, json, len);
+    if (k < len && kc__sj_ws_outside_strings(json, len) == len) {
+        /* whitespace only inside strings (a condition message): the text is its minified form */
+        memcpy(ctx->buf + k, json + k, len - k);
+        k = len;
+    }
+    if (k == len) {
         /* simdjson peeks at text[len] (its end sentinel) on malformed input: make the padding
          * deterministic and non-structural, never stale bytes of an earlier input. */
         memset(ctx->buf + len, 0, KC__SJ_PADDING);
@@ -167,7 +173,7 @@ int make_compact(kc__sj_ctx *ctx, const char *json, size_t len, size_t *out_len,
         return sjfail(e, simdjson::UNCLOSED_STRING,
                       stage1_error_at(simdjson::UNCLOSED_STRING, json, len), "malformed JSON");
     }
-    *minified = n < len; /* spaces inside strings only: the copy is the input */
+    *minified = true;
     memset(ctx->buf + n, 0, KC__SJ_PADDING);
     *out_len = n;
     return 0;

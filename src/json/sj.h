@@ -140,6 +140,10 @@ size_t kc__sj_find_ws(const char *p, size_t n);
  * kc__json_ws_join), for the fuzzers to compare. */
 int kc__sj_minify(const char *in, size_t n, char *out, size_t *out_n, int64_t *join_at);
 int kc__sj_minify_reference(const char *in, size_t n, char *out, size_t *out_n, int64_t *join_at);
+/* kc__json_ws_outside_strings (locate.h), vectorised (sj_minify.cpp): the first whitespace byte
+ * outside strings, or n. Text with none — compact but for spaces inside strings — is its own
+ * minified form. */
+size_t kc__sj_ws_outside_strings(const char *text, size_t n);
 
 /* cpu_check.c (plain C): NULL when this CPU runs the decoder's instruction set, else the name of
  * a missing feature ("AVX2", ...). The library also checks at load time and aborts with a clear

@@ -75,25 +75,52 @@ inline uint64_t prefix_xor(uint64_t x)
     return static_cast<uint64_t>(_mm_cvtsi128_si64(r));
 }
 
+/* JSON whitespace bytes of v, by a nibble lookup (simdjson's trick): the table holds, at each low
+ * nibble, the whitespace byte with that nibble, or 0x80, which no byte below 0x80 equals and
+ * bytes from 0x80 never meet (vpshufb gives them 0). */
+inline __m256i whitespace(__m256i v)
+{
+    const __m256i table =
+        _mm256_setr_epi8(' ', -128, -128, -128, -128, -128, -128, -128, -128, '\t', '\n', -128,
+                         -128, '\r', -128, -128, ' ', -128, -128, -128, -128, -128, -128, -128,
+                         -128, '\t', '\n', -128, -128, '\r', -128, -128);
+    return _mm256_cmpeq_epi8(v, _mm256_shuffle_epi8(table, v));
+}
+
+/* Escapes and strings across blocks: which bytes of a block are inside a string. */
+struct strings {
+    uint64_t prev_escaped = 0, prev_in_string = 0;
+
+    /* bs, quote: the block's backslashes and quotes. Returns in_string (an opening quote is in,
+     * a closing one out); *unescaped gets the quotes that are not escaped. */
+    uint64_t next(uint64_t bs, uint64_t quote, uint64_t *unescaped)
+    {
+        const uint64_t even = 0x5555555555555555ULL;
+        bs &= ~prev_escaped;
+        uint64_t follows = bs << 1 | prev_escaped;
+        uint64_t odd_starts = bs & ~even & ~follows, seq_even;
+        prev_escaped = __builtin_add_overflow(odd_starts, bs, &seq_even);
+        uint64_t escaped = (even ^ (seq_even << 1)) & follows;
+        *unescaped = quote & ~escaped;
+        uint64_t in_string = prefix_xor(*unescaped) ^ prev_in_string;
+        prev_in_string = static_cast<uint64_t>(static_cast<int64_t>(in_string) >> 63);
+        return in_string;
+    }
+};
+
 struct minifier {
-    uint64_t prev_escaped = 0, prev_in_string = 0, prev_end = 0, carry = 0;
+    strings str;
+    uint64_t prev_end = 0, carry = 0;
 
     /* One block: writes its kept bytes to *dst (8 bytes of slack written beyond them) and
      * returns the join bits (bytes of the block, valid: those belonging to the text). */
     uint64_t next(const char *p, uint64_t valid, char **dst)
     {
-        /* whitespace by a nibble lookup (simdjson's trick): the table holds, at each low
-         * nibble, the whitespace byte with that nibble, or 0x80, which no byte below 0x80 equals
-         * and bytes from 0x80 never meet (vpshufb gives them 0) */
-        const __m256i ws_table =
-            _mm256_setr_epi8(' ', -128, -128, -128, -128, -128, -128, -128, -128, '\t', '\n', -128,
-                             -128, '\r', -128, -128, ' ', -128, -128, -128, -128, -128, -128, -128,
-                             -128, '\t', '\n', -128, -128, '\r', -128, -128);
         __m256i v[2], m[6][2];
         for (int h = 0; h < 2; h++) {
             v[h] = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p + 32 * h));
             __m256i curl = _mm256_or_si256(v[h], _mm256_set1_epi8(0x20)); /* '[' → '{' … */
-            __m256i w = _mm256_cmpeq_epi8(v[h], _mm256_shuffle_epi8(ws_table, v[h]));
+            __m256i w = whitespace(v[h]);
             __m256i o = _mm256_cmpeq_epi8(curl, _mm256_set1_epi8('{'));
             __m256i c = _mm256_cmpeq_epi8(curl, _mm256_set1_epi8('}'));
             __m256i s = _mm256_or_si256(_mm256_cmpeq_epi8(v[h], _mm256_set1_epi8(',')),
@@ -106,16 +133,8 @@ struct minifier {
             m[4][h] = c;
             m[5][h] = _mm256_cmpeq_epi8(any, _mm256_setzero_si256()); /* none of the above */
         }
-        const uint64_t even = 0x5555555555555555ULL;
-        uint64_t bs = bits(m[0][0], m[0][1]) & ~prev_escaped;
-        uint64_t follows = bs << 1 | prev_escaped;
-        uint64_t odd_starts = bs & ~even & ~follows, seq_even;
-        prev_escaped = __builtin_add_overflow(odd_starts, bs, &seq_even);
-        uint64_t escaped = (even ^ (seq_even << 1)) & follows;
-
-        uint64_t quote = bits(m[1][0], m[1][1]) & ~escaped;
-        uint64_t in_string = prefix_xor(quote) ^ prev_in_string;
-        prev_in_string = static_cast<uint64_t>(static_cast<int64_t>(in_string) >> 63);
+        uint64_t quote;
+        uint64_t in_string = str.next(bits(m[0][0], m[0][1]), bits(m[1][0], m[1][1]), &quote);
         uint64_t out = ~in_string; /* a closing quote is outside */
 
         uint64_t w = bits(m[2][0], m[2][1]) & out & valid;
@@ -142,6 +161,21 @@ struct minifier {
         return sum2 & ~w & start;
     }
 };
+
+/* The whitespace bytes outside strings of one block. */
+inline uint64_t ws_outside(strings &str, const char *p)
+{
+    __m256i b[2], q[2], w[2];
+    for (int h = 0; h < 2; h++) {
+        __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p + 32 * h));
+        b[h] = _mm256_cmpeq_epi8(v, _mm256_set1_epi8('\\'));
+        q[h] = _mm256_cmpeq_epi8(v, _mm256_set1_epi8('"'));
+        w[h] = whitespace(v);
+    }
+    uint64_t quote;
+    uint64_t in_string = str.next(bits(b[0], b[1]), bits(q[0], q[1]), &quote);
+    return bits(w[0], w[1]) & ~in_string;
+}
 
 #endif
 
@@ -171,7 +205,7 @@ int kc__sj_minify(const char *in, size_t n, char *out, size_t *out_n, int64_t *j
         }
     }
     *out_n = static_cast<size_t>(d - out);
-    return mz.prev_in_string ? KC_EPARSE : 0; /* a string left open, as simdjson::minify says */
+    return mz.str.prev_in_string ? KC_EPARSE : 0; /* a string left open, as simdjson::minify says */
 #else
     return minify_reference(in, n, out, out_n, join_at);
 #endif
@@ -180,6 +214,26 @@ int kc__sj_minify(const char *in, size_t n, char *out, size_t *out_n, int64_t *j
 int kc__sj_minify_reference(const char *in, size_t n, char *out, size_t *out_n, int64_t *join_at)
 {
     return minify_reference(in, n, out, out_n, join_at);
+}
+
+size_t kc__sj_ws_outside_strings(const char *text, size_t n)
+{
+#ifdef KC_SJ_AVX2
+    strings str;
+    size_t i = 0;
+    for (; i + 64 <= n; i += 64)
+        if (uint64_t w = ws_outside(str, text + i))
+            return i + static_cast<size_t>(__builtin_ctzll(w));
+    if (i < n) {
+        char tail[64] = {0};
+        memcpy(tail, text + i, n - i);
+        if (uint64_t w = ws_outside(str, tail) & ((1ULL << (n - i)) - 1))
+            return i + static_cast<size_t>(__builtin_ctzll(w));
+    }
+    return n;
+#else
+    return kc__json_ws_outside_strings(text, n);
+#endif
 }
 
 } /* extern "C" */

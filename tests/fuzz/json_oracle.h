@@ -8,7 +8,8 @@
  * DOM "number" error is therefore not held against a text with a run of 19 or more digits.
  *
  * check_minify compares the decoders' vectorised minifier (kc__sj_minify) with the reference
- * (simdjson::minify, then the scalar join check of locate.c) on any text.
+ * (simdjson::minify, then the scalar join check of locate.c) on any text, and the vectorised
+ * scan for whitespace outside strings with its scalar reference.
  */
 #ifndef KC_FUZZ_JSON_ORACLE_H
 #define KC_FUZZ_JSON_ORACLE_H
@@ -92,6 +93,10 @@ static inline void check_minify(const char *text, size_t len)
     if (!same) {
         fprintf(stderr, "minifier and reference disagree: %d/%d, join %lld/%lld, %zu/%zu bytes\n",
                 ra, rb, (long long)ja, (long long)jb, na, nb);
+        abort();
+    }
+    if (kc__sj_ws_outside_strings(text, len) != kc__json_ws_outside_strings(text, len)) {
+        fprintf(stderr, "whitespace-outside-strings scans disagree\n");
         abort();
     }
 }

@@ -221,6 +221,31 @@ static void test_json_validation_minifier_matches_reference(void **state)
     }
 }
 
+/* Text compact but for spaces inside strings (a condition message) is its own minified form: it
+ * is stored as received, and offsets need no mapping. */
+static void test_json_validation_spaces_inside_strings(void **state)
+{
+    const char *item = "{\"metadata\":{\"name\":\"a b\"},\"status\":{\"message\":\"x  y \"}}";
+    char *s = expect_ok(item, 0);
+    assert_string_equal(s, item);
+    free(s);
+    expect_bad("{\"metadata\":{\"name\":\"a b\",\"uid\":5}}", 0, "5}", "metadata.uid");
+    expect_bad("{\"metadata\":{\"name\":\"a b\",\"labels\":{\"k\":1}}}", 0, "1}", "labels value");
+    /* the scan that decides it, against its scalar reference, across block boundaries */
+    char text[300];
+    for (size_t at = 0; at < 200; at++) {
+        memset(text, 'x', sizeof text);
+        text[0] = '"';
+        text[at + 1] = ' '; /* inside the string */
+        text[250] = '"';
+        text[251] = at % 3 ? ',' : ' '; /* outside: whitespace every third case */
+        text[252] = '1';
+        size_t want = kc__json_ws_outside_strings(text, 253);
+        assert_int_equal(kc__sj_ws_outside_strings(text, 253), want);
+        assert_int_equal(want, at % 3 ? 253 : 251);
+    }
+}
+
 /* Errors in pretty-printed text name the byte of the input (the decoders see a minified copy). */
 static void test_json_validation_offsets_in_pretty_text(void **state)
 {
@@ -491,6 +516,7 @@ int main(void)
         cmocka_unit_test(test_json_validation_joined_tokens_rejected),
         cmocka_unit_test(test_json_validation_pretty_text_minified),
         cmocka_unit_test(test_json_validation_minifier_matches_reference),
+        cmocka_unit_test(test_json_validation_spaces_inside_strings),
         cmocka_unit_test(test_json_validation_offsets_in_pretty_text),
         cmocka_unit_test(test_json_validation_stage1_offsets),
         cmocka_unit_test(test_json_validation_truncated_offsets),

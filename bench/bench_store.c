@@ -8,7 +8,7 @@
  * Output: human text plus `BENCH <metric> <value> <unit>` lines.
  */
 #include "core/internal.h"
-#include "informer/store_internal.h"
+#include "store/internal.h"
 #include "kcache/store.h"
 
 #include <pthread.h>

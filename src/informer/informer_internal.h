@@ -14,7 +14,7 @@
 #define KC_INFORMER_INFORMER_INTERNAL_H
 
 #include "core/internal.h"
-#include "informer/store_internal.h"
+#include "store/internal.h"
 #include "kcache/informer.h"
 
 #include <pthread.h>

@@ -6,7 +6,7 @@
  * key") and UID-based delete conditions.
  */
 #include "client/cached_internal.h"
-#include "informer/store_internal.h"
+#include "store/internal.h"
 #include "kcache/cached_client.h"
 
 #include <pthread.h>

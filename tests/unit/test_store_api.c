@@ -51,7 +51,7 @@ static void wm_is(kc_store *s, const char *want)
     assert_string_equal(buf, want);
 }
 
-static void test_informer_store_get_returns_shared_reference(void **st)
+static void test_store_get_returns_shared_reference(void **st)
 {
     kc_store *s = new_store();
     kc_obj *o = mk("ns1", "a", "u1", "5", NULL);
@@ -68,7 +68,7 @@ static void test_informer_store_get_returns_shared_reference(void **st)
     kc_store_free(s);
 }
 
-static void test_informer_store_apply_reports_changes(void **st)
+static void test_store_apply_reports_changes(void **st)
 {
     kc_store *s = new_store();
     kc_store_change ch;
@@ -104,7 +104,7 @@ static size_t by_app(void *ud, const kc_obj *obj, const char **vals, size_t max)
     return 1;
 }
 
-static void test_informer_store_namespace_and_user_index(void **st)
+static void test_store_namespace_and_user_index(void **st)
 {
     kc_store *s = new_store();
     assert_int_equal(kc_store_add_indexer(s, "app", by_app, NULL, NULL), 0);
@@ -148,7 +148,7 @@ static void test_informer_store_namespace_and_user_index(void **st)
     kc_store_free(s);
 }
 
-static void test_informer_store_watermark_monotonic_between_relists(void **st)
+static void test_store_watermark_monotonic_between_relists(void **st)
 {
     kc_store *s = new_store();
     wm_is(s, "");
@@ -176,7 +176,7 @@ static int collect(void *ud, const kc_store_change *ch)
     return 0;
 }
 
-static void test_informer_store_replace_is_atomic_with_tombstones(void **st)
+static void test_store_replace_is_atomic_with_tombstones(void **st)
 {
     kc_store *s = new_store();
     put(s, KC_WATCH_ADDED, mk("n", "keep", "u1", "5", NULL));
@@ -236,7 +236,7 @@ static void *wait_thread(void *p)
     return NULL;
 }
 
-static void test_informer_store_wait_key_rv_woken_by_event(void **st)
+static void test_store_wait_key_rv_woken_by_event(void **st)
 {
     kc_store *s = new_store();
     put(s, KC_WATCH_ADDED, mk("n", "a", "u", "5", NULL));
@@ -253,7 +253,7 @@ static void test_informer_store_wait_key_rv_woken_by_event(void **st)
     kc_store_free(s);
 }
 
-static void test_informer_store_wait_times_out(void **st)
+static void test_store_wait_times_out(void **st)
 {
     kc_store *s = new_store();
     kc_store_cond c = {KC_STORE_WAIT_KEY_RV, "n", "missing", "5", NULL, 0};
@@ -264,7 +264,7 @@ static void test_informer_store_wait_times_out(void **st)
     kc_store_free(s);
 }
 
-static void test_informer_store_stop_wakes_every_waiter(void **st)
+static void test_store_stop_wakes_every_waiter(void **st)
 {
     kc_store *s = new_store();
     struct waitarg a[3] = {
@@ -286,7 +286,7 @@ static void test_informer_store_stop_wakes_every_waiter(void **st)
     kc_store_free(s);
 }
 
-static void test_informer_store_wait_gone_by_delete_and_uid(void **st)
+static void test_store_wait_gone_by_delete_and_uid(void **st)
 {
     kc_store *s = new_store();
     put(s, KC_WATCH_ADDED, mk("n", "a", "u1", "5", NULL));
@@ -308,7 +308,7 @@ static void test_informer_store_wait_gone_by_delete_and_uid(void **st)
     kc_store_free(s);
 }
 
-static void test_informer_store_wait_incomparable_rv_any_later_event(void **st)
+static void test_store_wait_incomparable_rv_any_later_event(void **st)
 {
     kc_store *s = new_store();
     put(s, KC_WATCH_ADDED, mk("n", "a", "u", "x1", NULL));
@@ -331,7 +331,7 @@ static void test_informer_store_wait_incomparable_rv_any_later_event(void **st)
     kc_store_free(s);
 }
 
-static void test_informer_store_wait_key_rv_satisfied_by_later_delete(void **st)
+static void test_store_wait_key_rv_satisfied_by_later_delete(void **st)
 {
     kc_store *s = new_store();
     put(s, KC_WATCH_ADDED, mk("n", "a", "u", "5", NULL));
@@ -343,7 +343,7 @@ static void test_informer_store_wait_key_rv_satisfied_by_later_delete(void **st)
     kc_store_free(s);
 }
 
-static void test_informer_store_wait_watermark_by_bookmark_and_relist(void **st)
+static void test_store_wait_watermark_by_bookmark_and_relist(void **st)
 {
     kc_store *s = new_store();
     struct waitarg a = {s, {KC_STORE_WAIT_WATERMARK, NULL, NULL, "50", NULL, 0}, 10000, 99};
@@ -363,7 +363,7 @@ static void test_informer_store_wait_watermark_by_bookmark_and_relist(void **st)
     kc_store_free(s);
 }
 
-static void test_informer_store_wait_rejects_bad_condition(void **st)
+static void test_store_wait_rejects_bad_condition(void **st)
 {
     kc_store *s = new_store();
     kc_store_cond c = {KC_STORE_WAIT_KEY_RV, "n", NULL, "5", NULL, 0};
@@ -374,7 +374,7 @@ static void test_informer_store_wait_rejects_bad_condition(void **st)
 }
 
 /* Many keys in the same wait bucket: only the right waiter is woken, the others keep waiting. */
-static void test_informer_store_wait_many_waiters_distinct_keys(void **st)
+static void test_store_wait_many_waiters_distinct_keys(void **st)
 {
     kc_store *s = new_store();
     enum { N = 40 };
@@ -442,7 +442,7 @@ static void *lf_reader(void *p)
     return NULL;
 }
 
-static void test_informer_store_lock_free_get_under_writes(void **st)
+static void test_store_lock_free_get_under_writes(void **st)
 {
     kc_store *s = new_store();
     char name[32], rv[24];
@@ -502,21 +502,21 @@ static void test_informer_store_lock_free_get_under_writes(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_informer_store_get_returns_shared_reference),
-        cmocka_unit_test(test_informer_store_apply_reports_changes),
-        cmocka_unit_test(test_informer_store_namespace_and_user_index),
-        cmocka_unit_test(test_informer_store_watermark_monotonic_between_relists),
-        cmocka_unit_test(test_informer_store_replace_is_atomic_with_tombstones),
-        cmocka_unit_test(test_informer_store_wait_key_rv_woken_by_event),
-        cmocka_unit_test(test_informer_store_wait_times_out),
-        cmocka_unit_test(test_informer_store_stop_wakes_every_waiter),
-        cmocka_unit_test(test_informer_store_wait_gone_by_delete_and_uid),
-        cmocka_unit_test(test_informer_store_wait_incomparable_rv_any_later_event),
-        cmocka_unit_test(test_informer_store_wait_key_rv_satisfied_by_later_delete),
-        cmocka_unit_test(test_informer_store_wait_watermark_by_bookmark_and_relist),
-        cmocka_unit_test(test_informer_store_wait_rejects_bad_condition),
-        cmocka_unit_test(test_informer_store_wait_many_waiters_distinct_keys),
-        cmocka_unit_test(test_informer_store_lock_free_get_under_writes),
+        cmocka_unit_test(test_store_get_returns_shared_reference),
+        cmocka_unit_test(test_store_apply_reports_changes),
+        cmocka_unit_test(test_store_namespace_and_user_index),
+        cmocka_unit_test(test_store_watermark_monotonic_between_relists),
+        cmocka_unit_test(test_store_replace_is_atomic_with_tombstones),
+        cmocka_unit_test(test_store_wait_key_rv_woken_by_event),
+        cmocka_unit_test(test_store_wait_times_out),
+        cmocka_unit_test(test_store_stop_wakes_every_waiter),
+        cmocka_unit_test(test_store_wait_gone_by_delete_and_uid),
+        cmocka_unit_test(test_store_wait_incomparable_rv_any_later_event),
+        cmocka_unit_test(test_store_wait_key_rv_satisfied_by_later_delete),
+        cmocka_unit_test(test_store_wait_watermark_by_bookmark_and_relist),
+        cmocka_unit_test(test_store_wait_rejects_bad_condition),
+        cmocka_unit_test(test_store_wait_many_waiters_distinct_keys),
+        cmocka_unit_test(test_store_lock_free_get_under_writes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

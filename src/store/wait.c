@@ -1,5 +1,5 @@
 /*
- * informer/store_wait.c — waiters on a kc_store: "key reached RV", "key gone", "watermark reached",
+ * store/wait.c — waiters on a kc_store: "key reached RV", "key gone", "watermark reached",
  * and the two read-your-writes conditions "write observed" and "deletion observed" (store.h).
  *
  * Protocol: a waiter evaluates its condition under the store mutex; if it does not hold, it links a
@@ -20,7 +20,7 @@
  * never touches its memory afterwards (the FUTEX_WAKE that follows only passes the address to the
  * kernel: at worst a spurious wake-up of whatever reuses that word, which futex users tolerate).
  */
-#include "informer/store_internal.h"
+#include "store/internal.h"
 
 #include "kcache/rv.h"
 

@@ -1,6 +1,6 @@
 /*
- * informer/store_internal.h — the store's data structures, shared by store_table.c (hash table and
- * indexes), store.c (public reads/writes, relist swap) and store_wait.c (waiters).
+ * store/internal.h — the store's data structures, shared by table.c (hash table and
+ * indexes), store.c (public reads/writes, relist swap) and wait.c (waiters).
  *
  * A kc__stab ("store table") is one complete generation of contents: a hash map key → entry plus
  * one index map per indexer (index 0 = namespace). The live store points at one kc__stab; a batch
@@ -10,8 +10,8 @@
  * full, raising tomb_floor: an absent key without a record may have had an event at any seq <
  * tomb_floor).
  */
-#ifndef KC_INFORMER_STORE_INTERNAL_H
-#define KC_INFORMER_STORE_INTERNAL_H
+#ifndef KC_STORE_INTERNAL_H
+#define KC_STORE_INTERNAL_H
 
 #include "core/internal.h"
 #include "kcache/store.h"
@@ -217,7 +217,7 @@ kc_obj *kc__stab_remove(kc__stab *t, kc__ent *e);
 void kc__stab_free(kc__stab *t);
 kc__stab *kc__stab_new(size_t nidx);
 
-/* Waiters (store_wait.c). */
+/* Waiters (wait.c). */
 typedef struct kc__waiter {
     struct kc__waiter *next, **pprev;
     struct kc__waiter *post_next; /* on the writer's to-post list once claimed */
@@ -293,7 +293,7 @@ void kc__store_post(kc__waiter *list);
 /* With s->mu held: advance the watermark to rv when newer and comparable. Returns true if moved. */
 bool kc__store_advance(kc_store *s, const char *rv);
 
-/* store.c, for store_relist.c. With s->mu held: publish t as the live table inside a seqlock
+/* store.c, for relist.c. With s->mu held: publish t as the live table inside a seqlock
  * window; record a tombstone for key (seq; rv and uid may be NULL) / drop one. Without the lock,
  * by the writer: retire t (no longer reachable) and free it once no lock-free reader can hold it.
  */

@@ -1,5 +1,5 @@
 /*
- * informer/store_table.c — the store's hash table and index buckets (no locking here).
+ * store/table.c — the store's hash table and index buckets (no locking here).
  *
  * kc__htab: open addressing with linear probing over pointers to kc__hent heads; load factor kept
  * ≤ 0.75; deletion by backward shift (no tombstone slots), so lookups stay short after churn.
@@ -7,13 +7,13 @@
  * index value to a bucket (a dense array of entries). Every entry remembers its position in each
  * bucket (kc__ixref), so removal from an index is O(1) (swap with the last element).
  */
-#include "informer/store_internal.h"
+#include "store/internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
-/* ---- the open-addressing table (the hash: store_internal.h) ------------------------------ */
+/* ---- the open-addressing table (the hash: internal.h) ------------------------------------ */
 
 kc__hent *kc__htab_find(const kc__htab *t, const char *key, size_t klen, uint64_t hash)
 {

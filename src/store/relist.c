@@ -1,5 +1,5 @@
 /*
- * informer/store_relist.c — kc_store batches and the atomic relist swap (kc_store_replace).
+ * store/relist.c — kc_store batches and the atomic relist swap (kc_store_replace).
  *
  * Relist: with the writer being the only mutator, the diff between the live
  * table and the batch is computed without the lock (reads of the live table by its only writer
@@ -16,9 +16,9 @@
  * after_seq" is how a write the store never saw, deleted meanwhile, is recognised as observed.
  * A list RV below the watermark means the server's RVs went back (backup restore, restart with an
  * RV reset): the watermark is reset to the new timeline and regress_seq records when, so that RV
- * conditions of waits that began before fall back to key-level evidence (store_wait.c).
+ * conditions of waits that began before fall back to key-level evidence (wait.c).
  */
-#include "informer/store_internal.h"
+#include "store/internal.h"
 
 #include "kcache/rv.h"
 

@@ -1,6 +1,6 @@
 /*
- * informer/store.c — kc_store: reads, single-writer mutations, the watermark, tombstones and the
- * lock-free read path (the atomic relist swap is store_relist.c).
+ * store/store.c — kc_store: reads, single-writer mutations, the watermark, tombstones and the
+ * lock-free read path (the atomic relist swap is relist.c).
  *
  * Locking: one mutex (s->mu) guards the live table pointer and everything in it, the tombstone
  * records, the sequence counter, the watermark and the waiter lists. Lists hold it for their copy
@@ -8,7 +8,7 @@
  * (the reflector) mutates under it too; a relist batch is built without the lock and swapped in
  * under it.
  *
- * Relist (kc_store_replace, batches): store_relist.c.
+ * Relist (kc_store_replace, batches): relist.c.
  *
  * Lock-free Get: kc_store_get / kc_store_get_key take no lock. Two mechanisms:
  *   - a seqlock (s->rseq, odd while the writer mutates the live key map, always inside s->mu) makes
@@ -34,7 +34,7 @@
  * The reference the reader takes is on an object the store still holds (directly or through the
  * retired extra reference), so it never resurrects a freed object.
  */
-#include "informer/store_internal.h"
+#include "store/internal.h"
 
 #include "kcache/rv.h"
 

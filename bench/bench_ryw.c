@@ -20,7 +20,7 @@
  *    interrupt or a neighbour's burst on this shared VM). Medians of the three runs.
  * Prints human text and `BENCH <metric> <value> <unit>` lines.
  */
-#include "client/cached_internal.h"
+#include "cached/internal.h"
 #include "core/internal.h"
 #include "kcache/cached_client.h"
 #include "kcache/rv.h"

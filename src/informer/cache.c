@@ -24,7 +24,7 @@
  */
 #include "informer/informer_internal.h"
 
-#include "client/internal.h"
+#include "rest/internal.h"
 #include "kcache/cache.h"
 
 #include <stdio.h>

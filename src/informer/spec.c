@@ -23,7 +23,7 @@
  */
 #include "informer/informer_internal.h"
 
-#include "client/internal.h"
+#include "rest/internal.h"
 #include "kcache/selector.h"
 
 #include <stdio.h>

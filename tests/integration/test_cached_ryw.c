@@ -5,7 +5,7 @@
  * including resourceVersions that are not comparable ("that exact RV or any later event on the
  * key") and UID-based delete conditions.
  */
-#include "client/cached_internal.h"
+#include "cached/internal.h"
 #include "store/internal.h"
 #include "kcache/cached_client.h"
 

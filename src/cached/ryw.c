@@ -1,5 +1,5 @@
 /*
- * cached_ryw.c — block-on-read bookkeeping of a cached client: the client's own writes that its
+ * cached/ryw.c — block-on-read bookkeeping of a cached client: the client's own writes that its
  * cache may not have observed yet.
  *
  * One chained hash table keyed by (type, namespace, name). An entry is either
@@ -32,7 +32,7 @@
  *
  * Not thread-safe by itself: the cached client's mutex guards every call.
  */
-#include "client/cached_internal.h"
+#include "cached/internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /*
- * discovery.c — legacy discovery documents (/api, /api/v1, /apis, /apis/G/V) and the RESTMapper
- * (kc_client_resolve), as kubectl resolves resource names.
+ * rest/discovery.c — legacy discovery documents (/api, /api/v1, /apis, /apis/G/V) and the
+ * RESTMapper (kc_client_resolve), as kubectl resolves resource names.
  *
  * The cache is one immutable kc__disc (every resource of every served group version, core group
  * first, then groups in discovery order; each flagged preferred or not). It is fetched without
@@ -12,7 +12,7 @@
  *   plural, singular, short name, kind (case-insensitive); qualified forms RESOURCE.VERSION.GROUP
  *   then RESOURCE.GROUP; the first match in discovery order wins (core group first).
  */
-#include "client/internal.h"
+#include "rest/internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /*
- * watch.c — streaming WATCH (apiserver-semantics §5): the 2xx response body is fed to a
+ * rest/watch.c — streaming WATCH (apiserver-semantics §5): the 2xx response body is fed to a
  * kc_watch_decoder chunk by chunk as libcurl delivers it, so events reach the callback as soon
  * as their line is complete. A non-2xx answer is collected and mapped like any other error (410 →
  * KC_EGONE, 504 ResourceVersionTooLarge → KC_ERV_TOO_LARGE, …). Cancellation wakes the transfer
@@ -8,7 +8,7 @@
  * (the informer batches its handler notifications per read). No rate limiting and no client-side
  * timeout apply; TCP keepalive stays on.
  */
-#include "client/internal.h"
+#include "rest/internal.h"
 
 #include <string.h>
 

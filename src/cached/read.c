@@ -1,5 +1,5 @@
 /*
- * cached_read.c — the read verbs of kc_cached_client: get, list (label/field selectors), list by
+ * cached/read.c — the read verbs of kc_cached_client: get, list (label/field selectors), list by
  * index; from the type's informer store, or live from the API server (uncached types, call->live).
  *
  * Block-on-read (docs/read-your-writes.md): before reading, a get copies this client's entries for
@@ -17,7 +17,7 @@
  *     saw it at, when the entry had none.
  * call->no_wait skips the waits, never the delete filter: a read never resurrects an object.
  */
-#include "client/cached_internal.h"
+#include "cached/internal.h"
 
 #include "kcache/rv.h"
 #include "kcache/selector.h"

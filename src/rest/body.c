@@ -1,9 +1,9 @@
 /*
- * body.c — kc_json_format: build a JSON request body from a template with typed directives, so
+ * rest/body.c — kc_json_format: build a JSON request body from a template with typed directives, so
  * names and values taken from users are always escaped (a quote in a name cannot change the
  * document's structure). Writing only — responses are always parsed by the json layer.
  */
-#include "client/internal.h"
+#include "rest/internal.h"
 
 #include <inttypes.h>
 #include <stdarg.h>

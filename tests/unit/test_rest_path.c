@@ -1,9 +1,9 @@
 /*
- * test_client_path.c — REST paths and query strings: core vs named groups, namespaced vs
+ * test_rest_path.c — REST paths and query strings: core vs named groups, namespaced vs
  * cluster-scoped, subresources, and percent-escaping of every caller-supplied component (a name or
  * selector can never add a path segment or a query parameter).
  */
-#include "client/internal.h"
+#include "rest/internal.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,7 +20,7 @@ static void expect_path(const kc_gvr *g, const char *ns, const char *name, const
     kc__buf_free(&b);
 }
 
-static void test_client_path_core_and_groups(void **state)
+static void test_rest_path_core_and_groups(void **state)
 {
     const kc_gvr pods = {"", "v1", "pods"}, deps = {"apps", "v1", "deployments"};
     const kc_gvr nodes = {NULL, "v1", "nodes"};
@@ -31,13 +31,13 @@ static void test_client_path_core_and_groups(void **state)
     expect_path(&nodes, "", "n1", NULL, "/api/v1/nodes/n1");
 }
 
-static void test_client_path_escapes_components(void **state)
+static void test_rest_path_escapes_components(void **state)
 {
     const kc_gvr cm = {"", "v1", "configmaps"};
     expect_path(&cm, "a/b", "x?y=1&z", NULL, "/api/v1/namespaces/a%2Fb/configmaps/x%3Fy%3D1%26z");
 }
 
-static void test_client_path_rejects_incomplete_gvr(void **state)
+static void test_rest_path_rejects_incomplete_gvr(void **state)
 {
     kc__buf b = KC__BUF_INIT(0);
     const kc_gvr nores = {"", "v1", ""}, nover = {"", NULL, "pods"}, pods = {"", "v1", "pods"};
@@ -48,7 +48,7 @@ static void test_client_path_rejects_incomplete_gvr(void **state)
     kc__buf_free(&b);
 }
 
-static void test_client_path_query_escaping(void **state)
+static void test_rest_path_query_escaping(void **state)
 {
     kc__buf b = KC__BUF_INIT(0);
     assert_int_equal(kc__buf_append_str(&b, "/api/v1/pods"), 0);
@@ -64,10 +64,10 @@ static void test_client_path_query_escaping(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_client_path_core_and_groups),
-        cmocka_unit_test(test_client_path_escapes_components),
-        cmocka_unit_test(test_client_path_rejects_incomplete_gvr),
-        cmocka_unit_test(test_client_path_query_escaping),
+        cmocka_unit_test(test_rest_path_core_and_groups),
+        cmocka_unit_test(test_rest_path_escapes_components),
+        cmocka_unit_test(test_rest_path_rejects_incomplete_gvr),
+        cmocka_unit_test(test_rest_path_query_escaping),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,5 +1,5 @@
 /*
- * path.c — REST paths and query strings for the Kubernetes API (apiserver-semantics §1.1–1.2).
+ * rest/path.c — REST paths and query strings for the Kubernetes API (apiserver-semantics §1.1–1.2).
  * Every component taken from the caller is percent-escaped, so names and selectors cannot
  * change the request's path or add query parameters. Components are also checked before they are
  * used (kc__gvr_check, kc__segment_check): an API server unescapes the path before routing, so an
@@ -7,7 +7,7 @@
  * resource must have Kubernetes' own syntax; names and subresources follow client-go's
  * IsValidPathSegmentName (not "." or "..", no '/' or '%').
  */
-#include "client/internal.h"
+#include "rest/internal.h"
 
 #include <inttypes.h>
 #include <stdio.h>

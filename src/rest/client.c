@@ -1,5 +1,5 @@
 /*
- * client.c — kc_client lifecycle and the request core every verb goes through:
+ * rest/client.c — kc_client lifecycle and the request core every verb goes through:
  *
  *   for each attempt:
  *     wait for the token bucket (not for watches)
@@ -14,7 +14,7 @@
  * No lock is held across the network; the only shared mutable state is inside kc__auth,
  * kc__ratelimit, the transport's handle pool, and the discovery pointer (each with its own lock).
  */
-#include "client/internal.h"
+#include "rest/internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,8 +1,8 @@
 /*
- * test_client_body.c — kc_json_format: directives, escaping of untrusted strings, NULLs, and
+ * test_rest_body.c — kc_json_format: directives, escaping of untrusted strings, NULLs, and
  * rejection of unknown directives.
  */
-#include "client/internal.h"
+#include "rest/internal.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-static void test_client_body_directives(void **state)
+static void test_rest_body_directives(void **state)
 {
     char *s = NULL;
     size_t len = 0;
@@ -27,7 +27,7 @@ static void test_client_body_directives(void **state)
     free(s);
 }
 
-static void test_client_body_escapes_strings(void **state)
+static void test_rest_body_escapes_strings(void **state)
 {
     char *s = NULL;
     assert_int_equal(kc_json_format(&s, NULL, NULL, "{\"name\":%s}", "a\"b\\c\n\x01"), 0);
@@ -35,7 +35,7 @@ static void test_client_body_escapes_strings(void **state)
     free(s);
 }
 
-static void test_client_body_null_values(void **state)
+static void test_rest_body_null_values(void **state)
 {
     char *s = NULL;
     assert_int_equal(
@@ -44,7 +44,7 @@ static void test_client_body_null_values(void **state)
     free(s);
 }
 
-static void test_client_body_unknown_directive(void **state)
+static void test_rest_body_unknown_directive(void **state)
 {
     char *s = (char *)1;
     kc_error err = KC_ERROR_INIT;
@@ -57,10 +57,10 @@ static void test_client_body_unknown_directive(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_client_body_directives),
-        cmocka_unit_test(test_client_body_escapes_strings),
-        cmocka_unit_test(test_client_body_null_values),
-        cmocka_unit_test(test_client_body_unknown_directive),
+        cmocka_unit_test(test_rest_body_directives),
+        cmocka_unit_test(test_rest_body_escapes_strings),
+        cmocka_unit_test(test_rest_body_null_values),
+        cmocka_unit_test(test_rest_body_unknown_directive),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,5 +1,5 @@
 /*
- * cached_client.c — kc_cached_client: construction, options, the type → informer store mapping,
+ * cached/client.c — kc_cached_client: construction, options, the type → informer store mapping,
  * and the one wait primitive every read-your-writes path goes through.
  *
  * Informers: a cached client asks kc_cache for the informer of (gvr, namespace) on every call —
@@ -14,7 +14,7 @@
  * timeout becomes KC_ENOT_CAUGHT_UP (the documented "write succeeded, cache not caught up" code);
  * a stopped store stays KC_ESTOPPED.
  */
-#include "client/cached_internal.h"
+#include "cached/internal.h"
 
 #include "kcache/rv.h"
 

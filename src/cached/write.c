@@ -1,5 +1,5 @@
 /*
- * cached_write.c — the write verbs of kc_cached_client and their read-your-writes bookkeeping.
+ * cached/write.c — the write verbs of kc_cached_client and their read-your-writes bookkeeping.
  *
  * Every write runs the same three steps (docs/read-your-writes.md):
  *   1. before sending: find (or start) the type's informer and read the store sequence seq0, so
@@ -23,8 +23,8 @@
  * has no cache of (opts.ns set, another namespace) is sent and never waits: no cached read can see
  * that namespace.
  */
-#include "client/cached_internal.h"
-#include "client/internal.h"
+#include "cached/internal.h"
+#include "rest/internal.h"
 
 #include <stdlib.h>
 #include <string.h>

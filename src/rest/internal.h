@@ -1,11 +1,11 @@
 /*
- * client/internal.h — library-internal contracts of the client layer (prefix kc__):
+ * rest/internal.h — library-internal contracts of the REST layer (prefix kc__):
  * struct kc_client, the request core (rate limit → credential → transport → 401 refresh →
  * Retry-After retries → error mapping), URL building, and the discovery cache.
- * Not installed. Include as "client/internal.h".
+ * Not installed. Include as "rest/internal.h".
  */
-#ifndef KC_CLIENT_INTERNAL_H
-#define KC_CLIENT_INTERNAL_H
+#ifndef KC_REST_INTERNAL_H
+#define KC_REST_INTERNAL_H
 
 #include "http/internal.h"
 

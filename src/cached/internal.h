@@ -1,19 +1,19 @@
 /*
- * cached_internal.h — internals of kc_cached_client shared by src/client/cached_*.c.
+ * cached/internal.h — internals of kc_cached_client shared by the files of src/cached/.
  *
- *   cached_client.c  struct, new/free, options, type → informer store resolution, stats
- *   cached_wait.c    the wait primitive: store condition + timeout → KC_ENOT_CAUGHT_UP/ESTOPPED
- *   cached_ryw.c     block-on-read bookkeeping: own writes per key, max RV per type, pending
- *                    deletes by UID; pruned once observed
- *   cached_write.c   the write verbs and their block-on-write waits
- *   cached_read.c    get / list / list by index, cached or live, with block-on-read waits
+ *   client.c  struct, new/free, options, type → informer store resolution, stats, and the wait
+ *             primitive: store condition + timeout → KC_ENOT_CAUGHT_UP/ESTOPPED
+ *   ryw.c     block-on-read bookkeeping: own writes per key, max RV per type, pending deletes by
+ *             UID; pruned once observed
+ *   write.c   the write verbs and their block-on-write waits
+ *   read.c    get / list / list by index, cached or live, with block-on-read waits
  *
  * Locking: the cached client has one mutex (the block-on-read table); it is never held while a
  * store or kc_cache function runs, nor while waiting. Store waits block on the store's own per-
  * waiter condition variables (kcache/store.h).
  */
-#ifndef KC_CLIENT_CACHED_INTERNAL_H
-#define KC_CLIENT_CACHED_INTERNAL_H
+#ifndef KC_CACHED_INTERNAL_H
+#define KC_CACHED_INTERNAL_H
 
 #include "core/internal.h"
 #include "kcache/cached_client.h"
@@ -22,7 +22,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
-/* ---- block-on-read bookkeeping (cached_ryw.c) ----------------------------------------------- */
+/* ---- block-on-read bookkeeping (ryw.c) ------------------------------------------------------- */
 
 typedef struct kc__ryw_entry kc__ryw_entry;
 

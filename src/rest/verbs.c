@@ -1,5 +1,5 @@
 /*
- * verbs.c — the REST verbs: get, list (one page), list_all (pager), create, update,
+ * rest/verbs.c — the REST verbs: get, list (one page), list_all (pager), create, update,
  * update_status, patch, delete, deletecollection (apiserver-semantics §3–§4), and the Table GET
  * of server-side printing (kubectl get's Accept header).
  *
@@ -7,7 +7,7 @@
  * (kc_obj_parse for one object, kc_list_decode for lists — the bulk path, no DOM). DeleteOptions
  * are written as a JSON body (a non-empty body wins over the query upstream).
  */
-#include "client/internal.h"
+#include "rest/internal.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

@@ -31,7 +31,7 @@
  * Output: human text plus `BENCH <metric> <value> <unit>` lines (medians).
  */
 #include "core/internal.h"
-#include "informer/informer_internal.h"
+#include "informer/internal.h"
 #include "kcache/informer.h"
 #include "kcache/server.h"
 

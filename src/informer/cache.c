@@ -22,7 +22,7 @@
  * (the store is empty then, so kc_store_add_indexer accepts them). Registering for a type that
  * already has an informer is refused (KC_EBUSY): its store may hold objects already.
  */
-#include "informer/informer_internal.h"
+#include "informer/internal.h"
 
 #include "rest/internal.h"
 #include "kcache/cache.h"

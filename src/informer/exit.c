@@ -17,7 +17,7 @@
  * while the handler stops it), releases the mutex and stops them; it repeats until the list stays
  * empty. A fork child starts with an empty list (its informers have no threads).
  */
-#include "informer/informer_internal.h"
+#include "informer/internal.h"
 
 #include "json/sj.h"
 

@@ -26,7 +26,7 @@
  * lock round trip. Per-event futex wake-ups (and the context switches they cost on two cores) had
  * made the informer's ingest ~1.6x the CPU of the bare watch + store apply.
  */
-#include "informer/informer_internal.h"
+#include "informer/internal.h"
 
 #include <stdlib.h>
 #include <string.h>

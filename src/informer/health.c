@@ -11,7 +11,7 @@
  * format 0.0.4, one series per informer labelled informer (its unique name), group, version,
  * resource and namespace.
  */
-#include "informer/informer_internal.h"
+#include "informer/internal.h"
 #include "kcache/health.h"
 #include "kcache/rv.h"
 

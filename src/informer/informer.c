@@ -9,7 +9,7 @@
  * waits until that one has joined the threads (stop_done), so "stop returned" always means "no
  * thread of the informer runs".
  */
-#include "informer/informer_internal.h"
+#include "informer/internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -19,9 +19,9 @@
  * (client-go), reset when the previous failure is older than backoff_reset_ms; at least Retry-After
  * when the server sent one. Sleeps wait on the informer's condition variable, so stop interrupts
  * them. Store writes and handler pushes happen under the informer's event lock (see
- * informer_internal.h).
+ * informer/internal.h).
  */
-#include "informer/informer_internal.h"
+#include "informer/internal.h"
 
 #include "rest/internal.h"
 #include "kcache/rv.h"

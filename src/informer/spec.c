@@ -2,7 +2,7 @@
  * informer/spec.c — what an informer watches, checked where it enters (kc_informer_new,
  * kc_cache_get_informer), and the identity derived from it.
  *
- * Checks: the gvr and namespace have Kubernetes' syntax (client/path.c: a resource is a plural
+ * Checks: the gvr and namespace have Kubernetes' syntax (rest/path.c: a resource is a plural
  * name, never a path or a query), selectors parse with the label and field selector parsers
  * (k8s.io/apimachinery labels.Parse / fields.ParseSelector), and every field selector term names
  * a dotted field path. A rejected spec is KC_EINVAL with err naming the field, the reason and, for
@@ -21,7 +21,7 @@
  * and resources hold no '.', '/', '{' or '['; canonical label selectors hold no brackets; the
  * field part is the only one that may, and it comes last before the fixed metadata suffix.
  */
-#include "informer/informer_internal.h"
+#include "informer/internal.h"
 
 #include "rest/internal.h"
 #include "kcache/selector.h"

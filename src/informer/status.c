@@ -15,7 +15,7 @@
  * the initial list failed permanently (kc__inf_permanent) it returns that code at once instead of
  * running into its timeout.
  */
-#include "informer/informer_internal.h"
+#include "informer/internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "informer/informer_internal.h"
+#include "informer/internal.h"
 
 #include <stdio.h>
 #include <string.h>

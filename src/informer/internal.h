@@ -1,5 +1,5 @@
 /*
- * informer/informer_internal.h — the informer's internals shared by informer.c (lifecycle,
+ * informer/internal.h — the informer's internals shared by informer.c (lifecycle,
  * readiness, status), handlers.c (registrations and dispatcher threads) and reflector.c (list/watch
  * loop).
  *
@@ -10,8 +10,8 @@
  *   inf->ev_mu  → reg->mu       pushing into a registration's queue
  *   inf->st_mu                  state, readiness and the current cancel token; never nested
  */
-#ifndef KC_INFORMER_INFORMER_INTERNAL_H
-#define KC_INFORMER_INFORMER_INTERNAL_H
+#ifndef KC_INFORMER_INTERNAL_H
+#define KC_INFORMER_INTERNAL_H
 
 #include "core/internal.h"
 #include "store/internal.h"

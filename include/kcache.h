@@ -10,6 +10,8 @@
 #include "kcache/rv.h"
 #include "kcache/decode.h"
 #include "kcache/selector.h"
+#include "kcache/cancel.h"
+#include "kcache/config.h"
 #if __has_include("kcache/client.h")
 #include "kcache/client.h"
 #endif

@@ -27,6 +27,7 @@
 #ifndef KCACHE_CLIENT_H
 #define KCACHE_CLIENT_H
 
+#include "cancel.h"
 #include "config.h"
 #include "decode.h"
 
@@ -57,21 +58,6 @@ KC_API void kc_client_free(kc_client *client);
 
 /* Default namespace of the client's configuration. Borrowed: valid until the client is freed. */
 KC_API const char *kc_client_namespace(const kc_client *client);
-
-/* ---- cancellation ------------------------------------------------------------------------- */
-
-/* A cancellation token. Fire it from any thread: every watch (or other call taking it) in
- * progress returns KC_ECANCELED promptly (the transfer is woken, not polled); one token may be
- * shared by any number of concurrent watches. Once fired it stays fired.
- * Thread-safe, except kc_cancel_free, which must not race with users. */
-typedef struct kc_cancel kc_cancel;
-
-/* New token (not fired). NULL on out of memory. Free with kc_cancel_free(). */
-KC_API kc_cancel *kc_cancel_new(void);
-KC_API void kc_cancel_fire(kc_cancel *cancel);
-KC_API bool kc_cancel_fired(const kc_cancel *cancel);
-/* Accepts NULL. */
-KC_API void kc_cancel_free(kc_cancel *cancel);
 
 /* ---- resources and options ---------------------------------------------------------------- */
 

@@ -1,5 +1,6 @@
 /*
- * kcache/decode.h — the hot path: LIST bodies and watch streams → immutable kc_obj.
+ * kcache/decode.h — the hot path: LIST bodies and watch streams → immutable kc_obj; and
+ * metav1.Status error bodies → kc_error.
  *
  * Both decoders use simdjson; items are minified and transformed (managedFields stripped by
  * default) straight into kc_obj without a general DOM. List items that lack apiVersion/kind get
@@ -117,6 +118,17 @@ KC_API void kc_watch_decoder_reset(kc_watch_decoder *dec);
 
 /* Free. Accepts NULL. */
 KC_API void kc_watch_decoder_free(kc_watch_decoder *dec);
+
+/* ---- Status bodies -------------------------------------------------------------------------- */
+
+/*
+ * Parse a metav1.Status JSON body (len bytes at json; need not be NUL-terminated) into err:
+ * code (from the Status `code` and `reason`), http_status, reason, message, details (name, group,
+ * kind, uid, causes, retryAfterSeconds). Returns the mapped KC_E… code (negative) for a Failure
+ * Status, 0 for a Success Status, or KC_EPARSE when the body is not a Status (err then says why).
+ * Strings are copied. Thread-safe.
+ */
+KC_API int kc_status_parse(const char *json, size_t len, kc_error *err);
 
 KC_END_DECLS
 

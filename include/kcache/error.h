@@ -108,15 +108,6 @@ KC_API int kc_error_set(kc_error *err, int code, const char *fmt, ...)
  * "Timeout" → KC_ESERVER. reason may be NULL. Thread-safe. */
 KC_API int kc_code_from_http(int http_status, const char *reason);
 
-/*
- * Parse a metav1.Status JSON body (len bytes at json; need not be NUL-terminated) into err:
- * code (from the Status `code` and `reason`), http_status, reason, message, details (name, group,
- * kind, uid, causes, retryAfterSeconds). Returns the mapped KC_E… code (negative) for a Failure
- * Status, 0 for a Success Status, or KC_EPARSE when the body is not a Status (err then says why).
- * Strings are copied. Thread-safe.
- */
-KC_API int kc_status_parse(const char *json, size_t len, kc_error *err);
-
 KC_END_DECLS
 
 #endif

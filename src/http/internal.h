@@ -12,7 +12,7 @@
 #define KC_HTTP_INTERNAL_H
 
 #include "core/internal.h"
-#include "kcache/client.h"
+#include "kcache/cancel.h"
 #include "kcache/config.h"
 
 #include <stdatomic.h>

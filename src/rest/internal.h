@@ -8,6 +8,7 @@
 #define KC_REST_INTERNAL_H
 
 #include "http/internal.h"
+#include "kcache/client.h"
 
 typedef struct kc__disc kc__disc;
 

@@ -5,7 +5,7 @@
  * (the parser must release it), and checks the result is consistent: 0 or a negative code equal to
  * err.code, causes counted, every string NUL-terminated (read with strlen).
  */
-#include "kcache/error.h"
+#include "kcache/decode.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -6,7 +6,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include <kcache/error.h>
+#include <kcache/decode.h>
 
 #include <string.h>
 

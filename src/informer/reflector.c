@@ -1,19 +1,24 @@
+// clang-format off
 /*
  * informer/reflector.c — the reflector thread: full lists (streaming or paged), watches with
  * resume, relists, and backoff. docs/informer.md draws the state machine; in short:
  *
- *   LIST  (need_list) ── streaming: WATCH sendInitialEvents=true, RVMatch=NotOlderThan, bookmarks;
- *     │                  items go into a batch until the k8s.io/initial-events-end bookmark, which
- *     │                  swaps the batch in (store RV = bookmark RV); the same stream then goes on
- * as │                  the watch. Rejected (4xx) or no bookmark within initial_events_timeout_ms
- * of │                  silence (a watchdog fires the cancel token) → paged LIST from now on. │ ──
- * paged: LIST limit=page_size (all pages) into a batch, swap with the list RV. │ First list and
- * relists after a reset: RV unset (consistent read); after a │                  410: RV=last with
- * NotOlderThan, and if that is 410/too-large again: unset. ▼ WATCH from the last RV (bookmarks on,
- * timeoutSeconds random 300..600) clean close / network error / 429 / 5xx → resume from the last RV
- * (errors back off) 410 (status or ERROR event)            → LIST at the last RV (then at "") 504
- * ResourceVersionTooLarge             → server went back in time: LIST from scratch A list whose RV
- * is older than the watermark when it was asked at the last RV is retried at "".
+ *   LIST (need_list)
+ *     │ streaming: WATCH sendInitialEvents=true, RVMatch=NotOlderThan, bookmarks on; items go
+ *     │   into a batch until the k8s.io/initial-events-end bookmark, which swaps the batch in
+ *     │   (store RV = bookmark RV); the same stream then goes on as the WATCH. Rejected (4xx),
+ *     │   or no bookmark within initial_events_timeout_ms of silence (a watchdog fires the
+ *     │   cancel token) → paged LIST from now on.
+ *     │ paged: LIST limit=page_size (all pages) into a batch, swapped in at the list RV.
+ *     │ The list's RV: unset (a consistent read) for the first list and after a reset; after a
+ *     │   410, the last RV with NotOlderThan, then unset if that is 410 or too large again. A
+ *     │   list asked at the last RV that returns an RV older than the watermark is retried unset.
+ *     ▼
+ *   WATCH from the last RV (bookmarks on, timeoutSeconds random 300..600)
+ *     clean close / network error / 429 / 5xx → WATCH again from the last RV (errors back off)
+ *     410 (status or ERROR event)             → LIST at the last RV, then at ""
+ *     504 ResourceVersionTooLarge, or an      → the server went back in time: LIST from scratch
+ *       event older than the resume RV
  *
  * Backoff: exponential from backoff_initial_ms to backoff_max_ms with jitter factor 1.0
  * (client-go), reset when the previous failure is older than backoff_reset_ms; at least Retry-After
@@ -21,6 +26,7 @@
  * them. Store writes and handler pushes happen under the informer's event lock (see
  * informer/internal.h).
  */
+// clang-format on
 #include "informer/internal.h"
 
 #include "rest/internal.h"

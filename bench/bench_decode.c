@@ -4,8 +4,8 @@
  *
  * Usage: bench_decode [N] [REPS]   (N Pods, default 100000; REPS timed repetitions, default 7)
  *
- * Workload: N Pods from bench/genpod.h (byte-identical to ../shared/bench/genpod.py: ~6 KB each,
- * ~40 % managedFields), generated in memory. One thread.
+ * Workload: N Pods from bench/genpod.h (~6 KB each, ~40 % managedFields), generated in memory.
+ * One thread.
  *
  * Method. Each figure is measured REPS times after one warm-up run; the median, min and max are
  * printed. "Cold" is the first run in a fresh process (fresh pages: on these VMs first-touch page

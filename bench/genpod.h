@@ -1,8 +1,9 @@
 /*
  * bench/genpod.h — header-only generator of realistic Pods, for benchmarks and tests.
  *
- * Produces byte-for-byte the same JSON as ../shared/bench/genpod.py (Python json.dumps with
- * separators=(',',':')): a ~6 KB Pod of which ~40 % is metadata.managedFields. Pod i differs from
+ * The benchmarks' reference workload (every decoding figure in docs/BENCHMARKS.md is measured on
+ * it): compact JSON as Python's json.dumps with separators=(',',':') writes it, a ~6 KB Pod of
+ * which ~40 % is metadata.managedFields. Pod i differs from
  * pod j only in name (web-7d9f8c6b5-%05u), namespace (ns-<i%100>), uid (…-%012u),
  * resourceVersion (1000000+i) and spec.nodeName (node-<i%5000>).
  *
@@ -12,9 +13,9 @@
  *       returned. KC_GENPOD_MAX bytes always suffice.
  *   char *kc_genpod_list(unsigned n, size_t *ret_len)
  *       {"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"2000000"},"items":[…]}
- *       with pods 0..n-1 (genpod.py N list). malloc'd, NUL-terminated; caller frees. NULL on OOM.
+ *       with pods 0..n-1. malloc'd, NUL-terminated; caller frees. NULL on OOM.
  *   char *kc_genpod_watch(unsigned n, const char *type, size_t *ret_len)
- *       n lines {"type":<type>,"object":<pod i>}\n (genpod.py N watch when type is "ADDED").
+ *       n lines {"type":<type>,"object":<pod i>}\n, i = 0..n-1.
  *       malloc'd, NUL-terminated; caller frees. NULL on OOM.
  *
  * All functions are static (include the header where you use it) and thread-safe.

@@ -5,7 +5,7 @@
  * both are canonical decimals: digits only, no leading zero, not "0" and not "". Canonical decimals
  * compare by length, then digit by digit (so arbitrarily long values work). Anything else is "not
  * comparable" and the caller is told so: it must then fall back to exact-match semantics
- * (see docs and ../shared/spec/informer-semantics.md §c).
+ * (docs/semantics.md, Part 2 §6 rule 1).
  */
 #ifndef KCACHE_RV_H
 #define KCACHE_RV_H

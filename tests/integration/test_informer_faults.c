@@ -241,7 +241,7 @@ static kc_informer *start_one(ifx *f, kc_informer_list_mode mode)
 }
 
 /* The watch breaks, writes go on, the history is compacted: resuming gets 410 Expired and the
- * informer relists (spec §6.5). Both list paths. */
+ * informer relists (informer-semantics §6.5). Both list paths. */
 static void test_informer_faults_relist_after_410(void **st)
 {
     for (int mode = 0; mode < 2; mode++) {

@@ -84,7 +84,7 @@ static void test_server_seed_pods_spread_over_namespaces(void **state)
     got_free(&g);
 }
 
-/* Pods have the size and shape of bench/genpod.py: ≈6 KB, 40 % of it managedFields. */
+/* Pods have the size and shape of bench/genpod.h's: ≈6 KB, 40 % of it managedFields. */
 static void test_server_seed_pod_shape_matches_genpod(void **state)
 {
     got g = {0};

@@ -8,7 +8,7 @@
  *   over them. When pods without :ns= are requested and namespaces= is not given, K defaults to
  *   100; otherwise (no such pods, no namespaces=) namespaced objects go to "default".
  * - :ns=NAME puts every object of that part into NAME (created first unless it is built in).
- * Pods have the shape of /work/shared/bench/genpod.py (≈5.9 KB with 40 % managedFields, name
+ * Pods have the shape of bench/genpod.h's Pods (≈5.9 KB with 40 % managedFields, name
  * web-7d9f8c6b5-NNNNN, nodeName node-{i%5000}); uid, resourceVersion and creationTimestamp are
  * left to the server's create path. Other kinds are small realistic objects named cm-NNNNN,
  * secret-NNNNN, pv-NNNNN. Namespaces come first, then the parts in the order given.
@@ -50,7 +50,7 @@ static const struct {
     {"ns", G_NAMESPACES},
 };
 
-/* The pod of genpod.py, without uid/resourceVersion/creationTimestamp.
+/* The pod of bench/genpod.h, without uid/resourceVersion/creationTimestamp.
  * Arguments: index (name), namespace, node index. */
 static const char pod_fmt[] =
     "{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"web-7d9f8c6b5-%05llu\","

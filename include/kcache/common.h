@@ -14,6 +14,8 @@
  *     int (a file descriptor, a port). tests/integration/test_api_null.c holds every function to
  *     this.
  *   - Thread-safety is stated per function or per type.
+ *
+ * Platform: Linux only (futexes for store waiters, eventfds for the readiness file descriptors).
  */
 #ifndef KCACHE_COMMON_H
 #define KCACHE_COMMON_H

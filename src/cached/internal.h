@@ -52,7 +52,7 @@ void kc__ryw_want_clear(kc__ryw_want *w);
 
 /* Record a successful write of (type, ns, name) at rv of the object uid (NULL: unknown) with the
  * pre-send seq. Replaces the key's entry; a pending delete of a known UID is kept instead,
- * superseded, until forgotten by its generation (cached_ryw.c). Caller holds the client lock.
+ * superseded, until forgotten by its generation (ryw.c). Caller holds the client lock.
  * 0 or KC_ENOMEM. */
 int kc__ryw_note_write(kc__ryw *t, const char *type, const char *ns, const char *name,
                        const char *rv, const char *uid, uint64_t after_seq);

@@ -4,7 +4,7 @@
  *
  * Block-on-read (docs/read-your-writes.md): before reading, a get copies this client's entries for
  * the key and a list those of the type (under the client lock, released at once), so writes that
- * start after the read cannot extend its wait; superseded pending deletes (cached_ryw.c) are among
+ * start after the read cannot extend its wait; superseded pending deletes (ryw.c) are among
  * them. Then (bor_prepare, the same for both):
  *   - writes: a get waits for its key's write to be observed (kc__cc_written_cond); a list waits
  *     for the write with the highest comparable RV first (once the watermark has passed it the

@@ -48,7 +48,7 @@ static double median(double *v, int n)
 
 static void die(const char *what, int rc, const kc_error *err)
 {
-    fprintf(stderr, "bench_client: %s: %s %s\n", what, kc_err_name(rc),
+    fprintf(stderr, "bench_client: %s: %s %s\n", what, kc_errno_name(rc),
             err && err->message ? err->message : "");
     exit(1);
 }
@@ -222,7 +222,7 @@ int main(int argc, char **argv)
         printf("BENCH client_list_pods_paged_objects_per_cpu_s %.0f obj/cpu-s\n", cp_m);
     }
     kc_client_free(c);
-    kc_config_free(cfg);
+    kc_config_unref(cfg);
     kc_server_free(s);
     return 0;
 }

@@ -473,7 +473,7 @@ int main(int argc, char **argv)
         }
     }
     kc_client_free(cli);
-    kc_config_free(cfg);
+    kc_config_unref(cfg);
     child_stop(&c);
     return 0;
 }

@@ -216,14 +216,14 @@ static const kc_gvr pvs = {"", "v1", "persistentvolumes"};
 
 static double pass_s(kc_cached_client *cc, kc_store *raw, char **names, unsigned n, bool live)
 {
-    kc_call_opts call = {.live = live};
+    kc_cached_call_opts call = {.live = live};
     uint64_t t0 = kc__now_ns();
     for (unsigned i = 0; i < n; i++) {
         kc_obj *o = NULL;
         if (raw) {
             o = kc_store_get(raw, NULL, names[i]);
         } else {
-            int rc = kc_cached_get(cc, &pvs, NULL, names[i], &call, &o, NULL);
+            int rc = kc_cached_client_get(cc, &pvs, NULL, names[i], &call, &o, NULL);
             if (rc < 0)
                 die("get", rc, NULL);
         }
@@ -254,13 +254,13 @@ static void bench_discovery(unsigned n)
         die("set-up", rc, &e);
     kc_obj **items = NULL;
     size_t n_items = 0;
-    if ((rc = kc_cached_list(cc, &pvs, NULL, NULL, NULL, NULL, &items, &n_items, &e)) < 0)
+    if ((rc = kc_cached_client_list(cc, &pvs, NULL, NULL, NULL, NULL, &items, &n_items, &e)) < 0)
         die("list", rc, &e);
     unsigned m = n_items < n ? (unsigned)n_items : n;
     char **names = calloc(m, sizeof(*names));
     for (unsigned i = 0; i < m; i++)
         names[i] = kc__strdup(kc_obj_name(items[i]));
-    kc_cached_list_free(items, n_items);
+    kc_obj_array_free(items, n_items);
     kc_informer *inf = NULL;
     kc_cache_get_informer(cache, &pvs, NULL, &inf, NULL);
     kc_store *raw = kc_informer_store(inf);
@@ -303,7 +303,7 @@ static void bench_discovery(unsigned n)
     kc_cached_client_free(cc);
     kc_cache_free(cache);
     kc_client_free(client);
-    kc_config_free(cfg);
+    kc_config_unref(cfg);
     kc_server_free(srv);
 }
 
@@ -325,7 +325,7 @@ int main(void)
     kc_cached_client_free(cc);
     kc_cache_free(cache);
     kc_client_free(client);
-    kc_config_free(cfg);
+    kc_config_unref(cfg);
     bench_discovery(1000);
     return 0;
 }

@@ -212,8 +212,8 @@ int main(void)
         kc_obj **v;
         size_t n;
         uint64_t a = cpu_ns();
-        kc_store_list_namespace(s, "ns-042", &v, &n);
-        kc_store_list_free(v, n);
+        kc_store_list_by_namespace(s, "ns-042", &v, &n);
+        kc_obj_array_free(v, n);
         if (r >= 20)
             lt[r - 20] = cpu_ns() - a;
         if (n != PER_NS) {

@@ -73,7 +73,7 @@ static inline void drop_all(struct sink *s)
 
 static inline void die(const char *what, int r, const kc_error *err)
 {
-    fprintf(stderr, "%s failed: %s (%s)\n", what, kc_err_name(r),
+    fprintf(stderr, "%s failed: %s (%s)\n", what, kc_errno_name(r),
             err && err->message ? err->message : "");
     exit(1);
 }

@@ -98,7 +98,7 @@ static void child_creates(const char *url, int m)
     free(base);
     kc_obj_unref(tpl);
     kc_client_free(cli);
-    kc_config_free(cfg);
+    kc_config_unref(cfg);
 }
 
 static int child_start(child *c, int n, int updates)

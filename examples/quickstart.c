@@ -35,19 +35,20 @@ static int run(kc_config *cfg, const char *ns)
     const char *s = "{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{\"generateName\":"
                     "\"quickstart-\"},\"data\":{\"greeting\":\"aGVsbG8=\"}}";
     if (rc == 0) /* returns once the cache has seen the Secret (or KC_ENOT_CAUGHT_UP after 3 s) */
-        rc = kc_cached_create(cc, &secrets, ns, s, strlen(s), NULL, NULL, &created, &err);
+        rc = kc_cached_client_create(cc, &secrets, ns, s, strlen(s), NULL, NULL, &created, &err);
     if (rc == 0) /* a cache read right after the write: never stale */
-        rc = kc_cached_get(cc, &secrets, ns, kc_obj_name(created), NULL, &read, &err);
+        rc = kc_cached_client_get(cc, &secrets, ns, kc_obj_name(created), NULL, &read, &err);
     if (rc == 0)
         printf("created %s at rv %s; the cache has rv %s\n", kc_obj_name(created),
                kc_obj_resource_version(created), kc_obj_resource_version(read));
     else
-        fprintf(stderr, "quickstart: %s: %s\n", kc_err_name(rc),
+        fprintf(stderr, "quickstart: %s: %s\n", kc_errno_name(rc),
                 err.message ? err.message : kc_strerror(rc));
     /* ---------------------------------------------------------------------------------------- */
     kc_error_clear(&err);
     if (created) { /* also after KC_ENOT_CAUGHT_UP: the Secret exists */
-        int drc = kc_cached_delete(cc, &secrets, ns, kc_obj_name(created), NULL, NULL, NULL, &err);
+        int drc =
+            kc_cached_client_delete(cc, &secrets, ns, kc_obj_name(created), NULL, NULL, NULL, &err);
         if (drc < 0) {
             fprintf(stderr, "quickstart: deleting %s: %s\n", kc_obj_name(created),
                     err.message ? err.message : kc_strerror(drc));
@@ -84,14 +85,14 @@ int main(int argc, char **argv)
             rc = kc_config_from_url(kc_server_url(srv), NULL, NULL, &cfg, &err);
     }
     if (rc < 0) {
-        fprintf(stderr, "quickstart: %s: %s\n", kc_err_name(rc),
+        fprintf(stderr, "quickstart: %s: %s\n", kc_errno_name(rc),
                 err.message ? err.message : kc_strerror(rc));
         kc_error_clear(&err);
         kc_server_free(srv);
         return 1;
     }
     int status = run(cfg, kc_config_namespace(cfg));
-    kc_config_free(cfg);
+    kc_config_unref(cfg);
     kc_server_free(srv);
     return status;
 }

@@ -168,7 +168,7 @@ static void on_sigint(int sig)
 /* Report a failed step with its reason; returns 1 (the exit status). */
 static int failed(const char *what, int rc, const kc_error *e)
 {
-    fprintf(stderr, "%s: %s: %s\n", what, kc_err_name(rc),
+    fprintf(stderr, "%s: %s: %s\n", what, kc_errno_name(rc),
             e->message ? e->message : kc_strerror(rc));
     return 1;
 }
@@ -206,7 +206,7 @@ int main(int argc, char **argv)
         status = failed("client", rc, &e);
         goto out;
     }
-    if ((rc = kc_health_start(a.cache, "127.0.0.1:0", NULL, &h, &e)) < 0) {
+    if ((rc = kc_health_new(a.cache, "127.0.0.1:0", NULL, &h, &e)) < 0) {
         status = failed("health endpoint", rc, &e);
         goto out;
     }
@@ -256,10 +256,10 @@ out:
     kc_error_clear(&e);
     if (wh)
         MHD_stop_daemon(wh);
-    kc_health_stop(h);
+    kc_health_free(h);
     kc_cache_free(a.cache);
     kc_client_free(client);
-    kc_config_free(cfg);
+    kc_config_unref(cfg);
     kc_server_free(srv);
     return status;
 }

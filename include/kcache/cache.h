@@ -26,9 +26,9 @@ typedef struct kc_cache kc_cache;
 /*
  * A user indexer for every informer of one type (kcache/store.h, kc_store_add_indexer): whichever
  * informer the cache creates for gvr (any namespace, selectors or metadata mode) gets it before it
- * starts, so kc_cached_list_by_index(…, name, …) works on that type. Strings are copied; ud is
- * borrowed and must outlive the cache. fn runs on the informer's reflector thread (possibly under
- * the store lock): it must be pure, fast and thread-safe.
+ * starts, so kc_cached_client_list_by_index(…, name, …) works on that type. Strings are copied; ud
+ * is borrowed and must outlive the cache. fn runs on the informer's reflector thread (possibly
+ * under the store lock): it must be pure, fast and thread-safe.
  */
 typedef struct kc_cache_indexer {
     kc_gvr gvr;       /* group NULL or "" = core */

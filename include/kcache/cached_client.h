@@ -6,7 +6,7 @@
  * Reads (get, list with label/field selectors, list by index) are served from the informer store
  * of the type; a type without an informer gets one started on first use and the read waits for
  * its initial sync, bounded by the call's timeout. Types listed as uncached, and calls with
- * kc_call_opts.live, read from the API server instead.
+ * kc_cached_call_opts.live, read from the API server instead.
  *
  * Read-your-writes (see docs/read-your-writes.md for the protocol):
  *   - KC_RYW_BLOCK_ON_WRITE (default): create / update / update_status / patch / apply return only
@@ -29,10 +29,10 @@
  *   - The API server's resourceVersions going back (backup restore, restart with an RV reset)
  *     do not turn waits into no-ops: the store's watermark follows the server down at the
  *     informer's relist, and waits fall back to evidence on the key meanwhile.
- *   - KC_RYW_NONE: never wait (per-client opt-out; kc_call_opts.no_wait is the per-call one).
- * Every wait is bounded: 3 s by default, per client and per call. A write whose wait times out
- * returns KC_ENOT_CAUGHT_UP *and* the object the server returned: the write itself succeeded and
- * is never reported as failed. Stopping the cache wakes every waiter with KC_ESTOPPED (a write
+ *   - KC_RYW_NONE: never wait (per-client opt-out; kc_cached_call_opts.no_wait is the per-call
+ * one). Every wait is bounded: 3 s by default, per client and per call. A write whose wait times
+ * out returns KC_ENOT_CAUGHT_UP *and* the object the server returned: the write itself succeeded
+ * and is never reported as failed. Stopping the cache wakes every waiter with KC_ESTOPPED (a write
  * then also hands back the server's object).
  *
  * Thread-safety: every function except kc_cached_client_free may be called from any number of
@@ -74,11 +74,11 @@ typedef struct kc_cached_client_opts {
 } kc_cached_client_opts;
 
 /* Per-call options. Zero-initialised (or NULL) means the client's defaults. */
-typedef struct kc_call_opts {
+typedef struct kc_cached_call_opts {
     int64_t timeout_ms; /* 0 → the client's; < 0 → unbounded */
     bool no_wait;       /* do not wait for read-your-writes on this call (write or read) */
     bool live;          /* read from the API server, not the cache */
-} kc_call_opts;
+} kc_cached_call_opts;
 
 /* Counters (monotonic since new), for tests, metrics and the demo. */
 typedef struct kc_cached_client_stats {
@@ -119,35 +119,31 @@ KC_API void kc_cached_client_get_stats(kc_cached_client *cc, kc_cached_client_st
  */
 
 /* Get one object. On success *ret_obj is a new reference — caller unrefs. */
-KC_API int kc_cached_get(kc_cached_client *cc, const kc_gvr *gvr, const char *ns, const char *name,
-                         const kc_call_opts *call, kc_obj **ret_obj, kc_error *err);
+KC_API int kc_cached_client_get(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
+                                const char *name, const kc_cached_call_opts *call, kc_obj **ret_obj,
+                                kc_error *err);
 
 /*
  * List objects of gvr in ns (NULL/"" = all namespaces) matching label_selector and field_selector
  * (NULL or "" = everything; KC_EINVAL when unparsable). On success *ret_items is a new malloc'd
  * array of *ret_n new references (sorted by namespace/name) — caller frees with
- * kc_cached_list_free(). An empty result gives *ret_n = 0 and a non-NULL array.
+ * kc_obj_array_free(). An empty result gives *ret_n = 0 and a non-NULL array.
  */
-KC_API int kc_cached_list(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
-                          const char *label_selector, const char *field_selector,
-                          const kc_call_opts *call, kc_obj ***ret_items, size_t *ret_n,
-                          kc_error *err);
-
-/* Name of the built-in index every store keeps: objects by namespace. */
-#define KC_CACHED_INDEX_NAMESPACE "namespace"
+KC_API int kc_cached_client_list(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
+                                 const char *label_selector, const char *field_selector,
+                                 const kc_cached_call_opts *call, kc_obj ***ret_items,
+                                 size_t *ret_n, kc_error *err);
 
 /*
- * List the objects of gvr whose index index_name holds value: KC_CACHED_INDEX_NAMESPACE (always
+ * List the objects of gvr whose index index_name holds value: KC_STORE_INDEX_NAMESPACE (always
  * there), or a user indexer registered for the type with kc_cache_add_indexer /
  * kc_cache_opts.indexers before the type's first use; KC_ENOTFOUND names a missing index. Always
- * served from the cache (call->live is KC_EINVAL here). Result as kc_cached_list.
+ * served from the cache (call->live is KC_EINVAL here). Result as kc_cached_client_list.
  */
-KC_API int kc_cached_list_by_index(kc_cached_client *cc, const kc_gvr *gvr, const char *index_name,
-                                   const char *value, const kc_call_opts *call, kc_obj ***ret_items,
-                                   size_t *ret_n, kc_error *err);
-
-/* Unref every item and free the array. Accepts NULL. */
-KC_API void kc_cached_list_free(kc_obj **items, size_t n);
+KC_API int kc_cached_client_list_by_index(kc_cached_client *cc, const kc_gvr *gvr,
+                                          const char *index_name, const char *value,
+                                          const kc_cached_call_opts *call, kc_obj ***ret_items,
+                                          size_t *ret_n, kc_error *err);
 
 /* ---- writes ------------------------------------------------------------------------------- */
 /*
@@ -161,31 +157,35 @@ KC_API void kc_cached_list_free(kc_obj **items, size_t n);
  */
 
 /* Create (POST) json in ns. */
-KC_API int kc_cached_create(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
-                            const char *json, size_t len, const kc_write_opts *wo,
-                            const kc_call_opts *call, kc_obj **ret_obj, kc_error *err);
+KC_API int kc_cached_client_create(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
+                                   const char *json, size_t len, const kc_write_opts *wo,
+                                   const kc_cached_call_opts *call, kc_obj **ret_obj,
+                                   kc_error *err);
 
 /* Replace (PUT) the object named by the body's metadata.name. */
-KC_API int kc_cached_update(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
-                            const char *json, size_t len, const kc_write_opts *wo,
-                            const kc_call_opts *call, kc_obj **ret_obj, kc_error *err);
+KC_API int kc_cached_client_update(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
+                                   const char *json, size_t len, const kc_write_opts *wo,
+                                   const kc_cached_call_opts *call, kc_obj **ret_obj,
+                                   kc_error *err);
 
 /* Replace the /status subresource. */
-KC_API int kc_cached_update_status(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
-                                   const char *json, size_t len, const kc_write_opts *wo,
-                                   const kc_call_opts *call, kc_obj **ret_obj, kc_error *err);
+KC_API int kc_cached_client_update_status(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
+                                          const char *json, size_t len, const kc_write_opts *wo,
+                                          const kc_cached_call_opts *call, kc_obj **ret_obj,
+                                          kc_error *err);
 
 /* Patch name with a body of any kc_patch_type (po->subresource "status" patches the status). */
-KC_API int kc_cached_patch(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
-                           const char *name, kc_patch_type type, const char *body, size_t len,
-                           const kc_patch_opts *po, const kc_call_opts *call, kc_obj **ret_obj,
-                           kc_error *err);
+KC_API int kc_cached_client_patch(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
+                                  const char *name, kc_patch_type type, const char *body,
+                                  size_t len, const kc_patch_opts *po,
+                                  const kc_cached_call_opts *call, kc_obj **ret_obj, kc_error *err);
 
 /* Server-side apply (KC_PATCH_APPLY) of body (YAML or JSON) to name; the field manager is
  * po->field_manager, else the client's default. */
-KC_API int kc_cached_apply(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
-                           const char *name, const char *body, size_t len, const kc_patch_opts *po,
-                           const kc_call_opts *call, kc_obj **ret_obj, kc_error *err);
+KC_API int kc_cached_client_apply(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
+                                  const char *name, const char *body, size_t len,
+                                  const kc_patch_opts *po, const kc_cached_call_opts *call,
+                                  kc_obj **ret_obj, kc_error *err);
 
 /*
  * Delete name. *ret_obj (may be NULL) gets the object when the server returned one (finalizers
@@ -193,9 +193,10 @@ KC_API int kc_cached_apply(kc_cached_client *cc, const kc_gvr *gvr, const char *
  * Block-on-write waits until the cache has observed the deletion of the object's UID (see the top
  * of this file; with finalizers, until the returned RV is observed).
  */
-KC_API int kc_cached_delete(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
-                            const char *name, const kc_delete_opts *dopts, const kc_call_opts *call,
-                            kc_obj **ret_obj, kc_error *err);
+KC_API int kc_cached_client_delete(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
+                                   const char *name, const kc_delete_opts *dopts,
+                                   const kc_cached_call_opts *call, kc_obj **ret_obj,
+                                   kc_error *err);
 
 KC_END_DECLS
 

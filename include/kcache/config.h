@@ -22,7 +22,7 @@
  *
  * Thread-safety: a kc_config is immutable after load and may be shared by any number of threads
  * and clients. It is reference-counted internally: kc_client_new keeps its own reference, so the
- * caller may kc_config_free() its handle at any time after creating clients.
+ * caller may kc_config_unref() its handle at any time after creating clients.
  */
 #ifndef KCACHE_CONFIG_H
 #define KCACHE_CONFIG_H
@@ -48,7 +48,7 @@ typedef struct kc_config_opts {
  * Errors: KC_ECONFIG (bad or missing kubeconfig, unknown context/cluster/user, no configuration
  * found at all; err->message names the file and what is wrong), KC_EUNSUPPORTED (auth-provider,
  * unknown exec apiVersion), KC_EIO (a referenced file cannot be read: err names it), KC_ENOMEM.
- * On success *ret_cfg is new — caller frees with kc_config_free(). Thread-safe (reads the
+ * On success *ret_cfg is new — caller frees with kc_config_unref(). Thread-safe (reads the
  * environment).
  */
 KC_API int kc_config_load(const kc_config_opts *opts, kc_config **ret_cfg, kc_error *err);
@@ -73,8 +73,13 @@ KC_API const char *kc_config_namespace(const kc_config *cfg);
  * Borrowed: valid until the config is freed. */
 KC_API const char *kc_config_context(const kc_config *cfg);
 
-/* Drop the caller's reference (clients keep theirs). Accepts NULL. */
-KC_API void kc_config_free(kc_config *cfg);
+/* Take one more reference (the configuration is immutable: share it freely). Returns cfg.
+ * Accepts NULL. Thread-safe. */
+KC_API kc_config *kc_config_ref(const kc_config *cfg);
+
+/* Drop one reference (clients keep their own); the last one frees the configuration. Accepts
+ * NULL. Thread-safe. */
+KC_API void kc_config_unref(kc_config *cfg);
 
 KC_END_DECLS
 

@@ -15,36 +15,36 @@
 KC_BEGIN_DECLS
 
 /* X(NAME, value, message). KC_E##NAME == value. */
-#define KC_ERRNO_MAP(X)                                                                          \
-    X(NOMEM, -1, "out of memory")                                                                \
-    X(INVAL, -2, "invalid argument")                                                             \
-    X(IO, -3, "I/O or transport error")                                                          \
-    X(TLS, -4, "TLS error")                                                                      \
-    X(TIMEOUT, -5, "timed out")                                                                  \
-    X(CANCELED, -6, "cancelled")                                                                 \
-    X(STOPPED, -7, "stopped")                                                                    \
-    X(NOTFOUND, -8, "not found (404)")                                                           \
-    X(EXISTS, -9, "already exists (409)")                                                        \
-    X(CONFLICT, -10, "conflict (409)")                                                           \
-    X(GONE, -11, "resource version expired or gone (410)")                                       \
-    X(TOOLARGE, -12, "too large")                                                                \
-    X(UNAUTHORIZED, -13, "unauthorized (401)")                                                   \
-    X(FORBIDDEN, -14, "forbidden (403)")                                                         \
-    X(INVALID, -15, "invalid object (422)")                                                      \
-    X(THROTTLED, -16, "too many requests (429)")                                                 \
-    X(SERVER, -17, "server error (5xx)")                                                         \
-    X(PARSE, -18, "bad data from server")                                                        \
-    X(NOT_CAUGHT_UP, -19, "write succeeded but cache not caught up")                             \
-    X(BADREQUEST, -20, "bad request (400)")                                                      \
-    X(UNSUPPORTED, -21, "not supported")                                                         \
-    X(DNS, -22, "cannot resolve host")                                                           \
-    X(CONFIG, -23, "bad configuration")                                                          \
-    X(AUTH, -24, "credential plugin or token error")                                             \
-    X(METHOD, -25, "method not allowed (405)")                                                   \
-    X(MEDIATYPE, -26, "unsupported media type (415) or not acceptable (406)")                    \
-    X(RV_TOO_LARGE, -27, "resource version too large (server behind or reset)")                  \
-    X(NOT_COMPARABLE, -28, "resource versions not comparable")                                   \
-    X(HTTP, -29, "unexpected HTTP status")                                                       \
+#define KC_ERRNO_MAP(X)                                                                            \
+    X(NOMEM, -1, "out of memory")                                                                  \
+    X(INVAL, -2, "invalid argument")                                                               \
+    X(IO, -3, "I/O or transport error")                                                            \
+    X(TLS, -4, "TLS error")                                                                        \
+    X(TIMEOUT, -5, "timed out")                                                                    \
+    X(CANCELED, -6, "cancelled")                                                                   \
+    X(STOPPED, -7, "stopped")                                                                      \
+    X(NOTFOUND, -8, "not found (404)")                                                             \
+    X(EXISTS, -9, "already exists (409)")                                                          \
+    X(CONFLICT, -10, "conflict (409)")                                                             \
+    X(GONE, -11, "resource version expired or gone (410)")                                         \
+    X(TOOLARGE, -12, "too large")                                                                  \
+    X(UNAUTHORIZED, -13, "unauthorized (401)")                                                     \
+    X(FORBIDDEN, -14, "forbidden (403)")                                                           \
+    X(UNPROCESSABLE, -15, "invalid object (422)")                                                  \
+    X(THROTTLED, -16, "too many requests (429)")                                                   \
+    X(SERVER, -17, "server error (5xx)")                                                           \
+    X(PARSE, -18, "bad data from server")                                                          \
+    X(NOT_CAUGHT_UP, -19, "write succeeded but cache not caught up")                               \
+    X(BADREQUEST, -20, "bad request (400)")                                                        \
+    X(UNSUPPORTED, -21, "not supported")                                                           \
+    X(DNS, -22, "cannot resolve host")                                                             \
+    X(CONFIG, -23, "bad configuration")                                                            \
+    X(AUTH, -24, "credential plugin or token error")                                               \
+    X(METHOD, -25, "method not allowed (405)")                                                     \
+    X(MEDIATYPE, -26, "unsupported media type (415) or not acceptable (406)")                      \
+    X(RV_TOO_LARGE, -27, "resource version too large (server behind or reset)")                    \
+    X(NOT_COMPARABLE, -28, "resource versions not comparable")                                     \
+    X(HTTP, -29, "unexpected HTTP status")                                                         \
     X(BUSY, -30, "busy or already running")
 
 enum kc_errno {
@@ -58,7 +58,7 @@ enum kc_errno {
 KC_API const char *kc_strerror(int code);
 
 /* The code's name, e.g. "KC_ENOTFOUND" ("KC_E?" when unknown). Borrowed (static). Thread-safe. */
-KC_API const char *kc_err_name(int code);
+KC_API const char *kc_errno_name(int code);
 
 /* One entry of a Status's details.causes[]. */
 typedef struct kc_cause {
@@ -106,7 +106,7 @@ KC_API int kc_error_set(kc_error *err, int code, const char *fmt, ...)
 /* Map an HTTP status and optional Kubernetes reason to a KC_E… code (0 for 2xx).
  * E.g. 409+"AlreadyExists" → KC_EEXISTS, 409 → KC_ECONFLICT, 410 → KC_EGONE, 504 with reason
  * "Timeout" → KC_ESERVER. reason may be NULL. Thread-safe. */
-KC_API int kc_code_from_http(int http_status, const char *reason);
+KC_API int kc_errno_from_http(int http_status, const char *reason);
 
 KC_END_DECLS
 

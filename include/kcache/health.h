@@ -13,9 +13,9 @@
  *                 {informer="<kc_informer_name>",group,version,resource,namespace}; informer
  *                 names are unique within a cache, so no two series of a metric share labels.
  *
- * Lifecycle: kc_health_start → kc_health_stop (stops and frees). Thread-safety: the endpoint reads
- * the cache from its own thread; kc_health_url/port are thread-safe; stop must not race with
- * itself.
+ * Lifecycle: kc_health_new → kc_health_free (stops and frees). Thread-safety: the endpoint reads
+ * the cache from its own thread; kc_health_url/port are thread-safe; kc_health_free must not race
+ * with other calls on the endpoint.
  */
 #ifndef KCACHE_HEALTH_H
 #define KCACHE_HEALTH_H
@@ -32,15 +32,15 @@ typedef struct kc_health_opts {
 } kc_health_opts;
 
 /*
- * Serve the endpoint for cache (borrowed: must outlive the endpoint) on listen "ADDR:PORT"
- * (NULL = "127.0.0.1:0"; port 0 picks a free port). Errors: KC_EINVAL (bad address, cache or ret
- * NULL), KC_EIO
- * (cannot bind), KC_ENOMEM. *ret is new — release with kc_health_stop.
+ * New endpoint for cache (borrowed: must outlive the endpoint), serving on return on listen
+ * "ADDR:PORT" (NULL = "127.0.0.1:0"; port 0 picks a free port). Errors: KC_EINVAL (bad address,
+ * cache or ret NULL), KC_EIO (cannot bind), KC_ENOMEM. *ret is new — release with
+ * kc_health_free, which stops serving.
  */
-KC_API int kc_health_start(kc_cache *cache, const char *listen, const kc_health_opts *opts,
-                           kc_health **ret, kc_error *err);
+KC_API int kc_health_new(kc_cache *cache, const char *listen, const kc_health_opts *opts,
+                         kc_health **ret, kc_error *err);
 
-/* "http://ADDR:PORT" of the endpoint. Borrowed: valid until kc_health_stop. NULL for NULL. */
+/* "http://ADDR:PORT" of the endpoint. Borrowed: valid until kc_health_free. NULL for NULL. */
 KC_API const char *kc_health_url(const kc_health *h);
 /* The port; KC_EINVAL for NULL. */
 KC_API int kc_health_port(const kc_health *h);
@@ -50,7 +50,7 @@ KC_API int kc_health_port(const kc_health *h);
 KC_API char *kc_health_metrics_text(kc_cache *cache);
 
 /* Stop serving and free. Accepts NULL. */
-KC_API void kc_health_stop(kc_health *h);
+KC_API void kc_health_free(kc_health *h);
 
 KC_END_DECLS
 

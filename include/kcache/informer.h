@@ -142,11 +142,11 @@ KC_API int kc_informer_wait_synced(kc_informer *inf, int64_t timeout_ms, kc_erro
 KC_API int kc_informer_sync_fd(kc_informer *inf);
 
 typedef enum kc_informer_phase {
-    KC_INFORMER_NEW = 0,       /* not started */
-    KC_INFORMER_SYNCING = 1,   /* initial list in progress */
-    KC_INFORMER_SYNCED = 2,    /* watching */
-    KC_INFORMER_RESYNCING = 3, /* relist in progress (synced stays true) */
-    KC_INFORMER_STOPPED = 4,
+    KC_INFORMER_PHASE_NEW = 0,       /* not started */
+    KC_INFORMER_PHASE_SYNCING = 1,   /* initial list in progress */
+    KC_INFORMER_PHASE_SYNCED = 2,    /* watching */
+    KC_INFORMER_PHASE_RESYNCING = 3, /* relist in progress (synced stays true) */
+    KC_INFORMER_PHASE_STOPPED = 4,
 } kc_informer_phase;
 
 /* Name of a phase ("syncing", …). Borrowed (static). */

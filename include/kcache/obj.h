@@ -62,6 +62,10 @@ KC_API kc_obj *kc_obj_ref(kc_obj *obj);
 /* Drop one reference; the last one frees the object. Accepts NULL. Thread-safe. */
 KC_API void kc_obj_unref(kc_obj *obj);
 
+/* Release an array of references as the list functions return it (kc_store_list…,
+ * kc_cached_client_list…): unref each of the n objects, then free(objs). Accepts NULL. */
+KC_API void kc_obj_array_free(kc_obj **objs, size_t n);
+
 /* The stored minified JSON (NUL-terminated; *ret_len, if not NULL, gets its length without the
  * NUL). Borrowed: valid while the caller holds a reference. Thread-safe. "" for a NULL obj. */
 KC_API const char *kc_obj_json(const kc_obj *obj, size_t *ret_len);

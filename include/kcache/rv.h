@@ -18,7 +18,7 @@ typedef enum kc_rv_order {
     KC_RV_LESS = -1,
     KC_RV_EQUAL = 0,
     KC_RV_GREATER = 1,
-    KC_RV_INCOMPARABLE = 2, /* either side is not a canonical decimal */
+    KC_RV_NOT_COMPARABLE = 2, /* either side is not a canonical decimal */
 } kc_rv_order;
 
 /* true when rv (NUL-terminated; NULL allowed → false) is a canonical decimal. Thread-safe. */

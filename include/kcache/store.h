@@ -100,17 +100,20 @@ KC_API kc_obj *kc_store_get_key(kc_store *s, const char *key);
 /* Number of objects. */
 KC_API size_t kc_store_len(kc_store *s);
 
+/* Name of the built-in index every store keeps: objects by namespace (kc_store_list_by_namespace,
+ * and kc_store_list_by_index with this name). */
+#define KC_STORE_INDEX_NAMESPACE "namespace"
+
 /* A snapshot of references. *ret_objs is a new malloc'd array of *ret_n new references — caller
- * releases it with kc_store_list_free(). An empty result gives *ret_objs = NULL, *ret_n = 0.
- * Errors: KC_ENOMEM; kc_store_list_index also KC_ENOTFOUND (no such index) and KC_EINVAL. */
+ * releases it with kc_obj_array_free(). An empty result gives *ret_objs = NULL, *ret_n = 0.
+ * Errors: KC_ENOMEM; kc_store_list_by_index also KC_ENOTFOUND (no such index) and KC_EINVAL. */
 KC_API int kc_store_list(kc_store *s, kc_obj ***ret_objs, size_t *ret_n);
 /* Objects of one namespace, through the built-in index. */
-KC_API int kc_store_list_namespace(kc_store *s, const char *ns, kc_obj ***ret_objs, size_t *ret_n);
+KC_API int kc_store_list_by_namespace(kc_store *s, const char *ns, kc_obj ***ret_objs,
+                                      size_t *ret_n);
 /* Objects whose indexer `index` returned value. */
-KC_API int kc_store_list_index(kc_store *s, const char *index, const char *value,
-                               kc_obj ***ret_objs, size_t *ret_n);
-/* Unref each object and free the array. Accepts NULL. */
-KC_API void kc_store_list_free(kc_obj **objs, size_t n);
+KC_API int kc_store_list_by_index(kc_store *s, const char *index, const char *value,
+                                  kc_obj ***ret_objs, size_t *ret_n);
 
 /* Copy the watermark into buf (NUL-terminated; "" before anything comparable was applied).
  * Returns its length, or KC_ETOOLARGE when cap is too small (buf untouched). */
@@ -125,7 +128,7 @@ KC_API uint64_t kc_store_key_seq(kc_store *s, const char *ns, const char *name);
 
 /* ---- waiters (thread-safe) ------------------------------------------------------------------ */
 
-typedef enum {
+typedef enum kc_store_wait_kind {
     /* Key present with RV >= rv (KEP-5504 compare), or deleted by an event whose RV >= rv.
      * If rv is not comparable: the key's RV == rv exactly, OR any event on the key after
      * after_seq (a delete counts). */
@@ -186,10 +189,11 @@ KC_API int kc_store_wait(kc_store *s, const kc_store_cond *c, int64_t timeout_ms
 /* What a write did, for handler notification. Every obj pointer is a new reference — release with
  * kc_store_change_clear(). */
 typedef enum kc_store_change_kind {
-    KC_STORE_NONE = 0,    /* nothing changed (e.g. delete of an absent key) */
-    KC_STORE_ADDED = 1,   /* new_obj added */
-    KC_STORE_UPDATED = 2, /* old_obj replaced by new_obj */
-    KC_STORE_DELETED = 3, /* old_obj removed (new_obj = the final state from the event, or NULL) */
+    KC_STORE_CHANGE_NONE = 0,    /* nothing changed (e.g. delete of an absent key) */
+    KC_STORE_CHANGE_ADDED = 1,   /* new_obj added */
+    KC_STORE_CHANGE_UPDATED = 2, /* old_obj replaced by new_obj */
+    KC_STORE_CHANGE_DELETED =
+        3, /* old_obj removed (new_obj = the final state from the event, or NULL) */
 } kc_store_change_kind;
 
 typedef struct kc_store_change {

@@ -24,19 +24,19 @@
 
 /* ---- options --------------------------------------------------------------------------------- */
 
-int64_t kc__cc_timeout(const kc_cached_client *cc, const kc_call_opts *call)
+int64_t kc__cc_timeout(const kc_cached_client *cc, const kc_cached_call_opts *call)
 {
     if (call && call->timeout_ms != 0)
         return call->timeout_ms;
     return cc->timeout_ms;
 }
 
-bool kc__cc_wait_enabled(const kc_cached_client *cc, const kc_call_opts *call)
+bool kc__cc_wait_enabled(const kc_cached_client *cc, const kc_cached_call_opts *call)
 {
     return cc->mode != KC_RYW_NONE && !(call && call->no_wait);
 }
 
-uint64_t kc__cc_deadline(const kc_cached_client *cc, const kc_call_opts *call)
+uint64_t kc__cc_deadline(const kc_cached_client *cc, const kc_cached_call_opts *call)
 {
     return kc__deadline_after_ms(kc__cc_timeout(cc, call));
 }
@@ -212,7 +212,8 @@ static kc__cc_type *type_add(kc_cached_client *cc, const kc_gvr *gvr, const char
     return t;
 }
 
-uint64_t kc__cc_deadline_lazy(const kc_cached_client *cc, const kc_call_opts *call, uint64_t *slot)
+uint64_t kc__cc_deadline_lazy(const kc_cached_client *cc, const kc_cached_call_opts *call,
+                              uint64_t *slot)
 {
     if (*slot == 0)
         *slot = kc__cc_deadline(cc, call);
@@ -220,7 +221,7 @@ uint64_t kc__cc_deadline_lazy(const kc_cached_client *cc, const kc_call_opts *ca
 }
 
 int kc__cc_store(kc_cached_client *cc, const kc_gvr *gvr, const char *ns, bool wait_sync,
-                 const kc_call_opts *call, uint64_t *deadline_ns, kc_store **ret_store,
+                 const kc_cached_call_opts *call, uint64_t *deadline_ns, kc_store **ret_store,
                  kc_error *err)
 {
     const char *ins = "";

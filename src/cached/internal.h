@@ -190,8 +190,8 @@ static inline bool kc__cc_foreign_ns(const kc_cached_client *cc, const char *ns)
 }
 
 /* Effective timeout of a call (ms, < 0 = unbounded) and whether to wait at all. */
-int64_t kc__cc_timeout(const kc_cached_client *cc, const kc_call_opts *call);
-bool kc__cc_wait_enabled(const kc_cached_client *cc, const kc_call_opts *call);
+int64_t kc__cc_timeout(const kc_cached_client *cc, const kc_cached_call_opts *call);
+bool kc__cc_wait_enabled(const kc_cached_client *cc, const kc_cached_call_opts *call);
 /* true when gvr is marked uncached. */
 bool kc__cc_uncached(const kc_cached_client *cc, const kc_gvr *gvr);
 /* "group/version/resource" into buf (cap bytes). KC_EINVAL on a bad gvr or overflow. */
@@ -206,11 +206,12 @@ int kc__cc_type_key(const kc_gvr *gvr, char *buf, size_t cap, kc_error *err);
  * outside the client's), KC_ETIMEOUT, KC_ESTOPPED, cache errors.
  */
 int kc__cc_store(kc_cached_client *cc, const kc_gvr *gvr, const char *ns, bool wait_sync,
-                 const kc_call_opts *call, uint64_t *deadline_ns, kc_store **ret_store,
+                 const kc_cached_call_opts *call, uint64_t *deadline_ns, kc_store **ret_store,
                  kc_error *err);
 
 /* *slot, computing it from the call's timeout first when it is still 0. */
-uint64_t kc__cc_deadline_lazy(const kc_cached_client *cc, const kc_call_opts *call, uint64_t *slot);
+uint64_t kc__cc_deadline_lazy(const kc_cached_client *cc, const kc_cached_call_opts *call,
+                              uint64_t *slot);
 
 /* Wait for c on s until deadline_ns (KC__DEADLINE_NEVER = unbounded). Returns 0, KC_ENOT_CAUGHT_UP
  * (timeout; err says what was awaited), KC_ESTOPPED or KC_EINVAL. Counts stats. */
@@ -218,6 +219,6 @@ int kc__cc_wait(kc_cached_client *cc, kc_store *s, const kc_store_cond *c, uint6
                 kc_error *err);
 
 /* Deadline of a call: now + timeout (never when unbounded). */
-uint64_t kc__cc_deadline(const kc_cached_client *cc, const kc_call_opts *call);
+uint64_t kc__cc_deadline(const kc_cached_client *cc, const kc_cached_call_opts *call);
 
 #endif

@@ -70,7 +70,7 @@ static void learn(kc_cached_client *cc, const char *type, const kc__ryw_want *d,
  * first need (kc__cc_deadline_lazy).
  */
 static int bor_prepare(kc_cached_client *cc, const char *type, kc_store *store, const char *ns,
-                       const char *name, const kc_call_opts *call, uint64_t *deadline,
+                       const char *name, const kc_cached_call_opts *call, uint64_t *deadline,
                        kc__ryw_want **ret_hides, int *ret_n_hides, kc_error *err)
 {
     *ret_hides = NULL;
@@ -136,10 +136,10 @@ static int bor_prepare(kc_cached_client *cc, const char *type, kc_store *store, 
 
 /* ---- get ------------------------------------------------------------------------------------- */
 
-/* Everything but the hot path of kc_cached_get (arguments validated, ns not NULL). */
+/* Everything but the hot path of kc_cached_client_get (arguments validated, ns not NULL). */
 static __attribute__((noinline)) int get_slow(kc_cached_client *cc, const kc_gvr *gvr,
                                               const char *ns, const char *name,
-                                              const kc_call_opts *call, kc_obj **ret_obj,
+                                              const kc_cached_call_opts *call, kc_obj **ret_obj,
                                               kc_error *err)
 {
     if ((call && call->live) || kc__cc_uncached(cc, gvr))
@@ -177,8 +177,8 @@ static __attribute__((noinline)) int get_slow(kc_cached_client *cc, const kc_gvr
     return 0;
 }
 
-int kc_cached_get(kc_cached_client *cc, const kc_gvr *gvr, const char *ns, const char *name,
-                  const kc_call_opts *call, kc_obj **ret_obj, kc_error *err)
+int kc_cached_client_get(kc_cached_client *cc, const kc_gvr *gvr, const char *ns, const char *name,
+                         const kc_cached_call_opts *call, kc_obj **ret_obj, kc_error *err)
 {
     if (!cc || !name || !*name || !ret_obj)
         return kc_error_set(err, KC_EINVAL, "cached client: get needs a name and ret_obj");
@@ -221,7 +221,7 @@ static int filter_sort(kc_obj **objs, size_t n, const kc_label_selector *ls,
 {
     kc_obj **out = malloc((n ? n : 1) * sizeof(*out));
     if (!out) {
-        kc_store_list_free(objs, n);
+        kc_obj_array_free(objs, n);
         return kc_error_set(err, KC_ENOMEM, "cached client: out of memory");
     }
     size_t k = 0;
@@ -273,15 +273,16 @@ static int live_list(kc_cached_client *cc, const kc_gvr *gvr, const char *ns, co
     live_acc a = {0};
     int rc = kc_client_list_all(cc->client, gvr, ns, &lo, NULL, live_item, &a, err);
     if (rc < 0) {
-        kc_store_list_free(a.items, a.n);
+        kc_obj_array_free(a.items, a.n);
         return rc;
     }
     return filter_sort(a.items, a.n, NULL, NULL, NULL, NULL, NULL, 0, ret_items, ret_n, err);
 }
 
-int kc_cached_list(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
-                   const char *label_selector, const char *field_selector, const kc_call_opts *call,
-                   kc_obj ***ret_items, size_t *ret_n, kc_error *err)
+int kc_cached_client_list(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
+                          const char *label_selector, const char *field_selector,
+                          const kc_cached_call_opts *call, kc_obj ***ret_items, size_t *ret_n,
+                          kc_error *err)
 {
     if (!cc || !ret_items || !ret_n)
         return kc_error_set(err, KC_EINVAL, "cached client: NULL argument");
@@ -309,7 +310,7 @@ int kc_cached_list(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
         goto out;
     if ((rc = bor_prepare(cc, type, store, ns, NULL, call, &deadline, &hides, &n_hides, err)) < 0)
         goto out;
-    rc = *ns ? kc_store_list_namespace(store, ns, &objs, &n) : kc_store_list(store, &objs, &n);
+    rc = *ns ? kc_store_list_by_namespace(store, ns, &objs, &n) : kc_store_list(store, &objs, &n);
     if (rc < 0) {
         kc_error_set(err, rc, "cached client: listing the store: %s", kc_strerror(rc));
         goto out;
@@ -322,9 +323,9 @@ out:
     return rc;
 }
 
-int kc_cached_list_by_index(kc_cached_client *cc, const kc_gvr *gvr, const char *index_name,
-                            const char *value, const kc_call_opts *call, kc_obj ***ret_items,
-                            size_t *ret_n, kc_error *err)
+int kc_cached_client_list_by_index(kc_cached_client *cc, const kc_gvr *gvr, const char *index_name,
+                                   const char *value, const kc_cached_call_opts *call,
+                                   kc_obj ***ret_items, size_t *ret_n, kc_error *err)
 {
     if (!cc || !index_name || !value || !ret_items || !ret_n)
         return kc_error_set(err, KC_EINVAL, "cached client: NULL argument");
@@ -346,10 +347,10 @@ int kc_cached_list_by_index(kc_cached_client *cc, const kc_gvr *gvr, const char 
         return rc;
     kc_obj **objs = NULL;
     size_t n = 0;
-    if (!strcmp(index_name, KC_CACHED_INDEX_NAMESPACE))
-        rc = kc_store_list_namespace(store, value, &objs, &n); /* the store's built-in index */
+    if (!strcmp(index_name, KC_STORE_INDEX_NAMESPACE))
+        rc = kc_store_list_by_namespace(store, value, &objs, &n); /* the store's built-in index */
     else
-        rc = kc_store_list_index(store, index_name, value, &objs, &n);
+        rc = kc_store_list_by_index(store, index_name, value, &objs, &n);
     if (rc == KC_ENOTFOUND)
         rc = kc_error_set(err, rc, "cached client: %s has no index \"%s\"", gvr->resource,
                           index_name);
@@ -359,13 +360,4 @@ int kc_cached_list_by_index(kc_cached_client *cc, const kc_gvr *gvr, const char 
         rc = filter_sort(objs, n, NULL, NULL, cc, type, hides, n_hides, ret_items, ret_n, err);
     wants_free(hides, n_hides);
     return rc;
-}
-
-void kc_cached_list_free(kc_obj **items, size_t n)
-{
-    if (!items)
-        return;
-    for (size_t i = 0; i < n; i++)
-        kc_obj_unref(items[i]);
-    free(items);
 }

@@ -45,7 +45,7 @@ typedef struct wstate {
 
 /* Step 1, common part. A dry run persists nothing, so there is nothing to wait for. */
 static int prepare(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
-                   const kc_call_opts *call, bool dry_run, wstate *w, kc_error *err)
+                   const kc_cached_call_opts *call, bool dry_run, wstate *w, kc_error *err)
 {
     memset(w, 0, sizeof(*w));
     w->deadline = kc__cc_deadline(cc, call);
@@ -142,8 +142,8 @@ static int deliver(int rc, kc_obj *obj, kc_obj **ret_obj)
 
 static int do_write(kc_cached_client *cc, op_kind op, const kc_gvr *gvr, const char *ns,
                     const char *name, kc_patch_type ptype, const char *body, size_t len,
-                    const kc_write_opts *wo, const kc_patch_opts *po, const kc_call_opts *call,
-                    kc_obj **ret_obj, kc_error *err)
+                    const kc_write_opts *wo, const kc_patch_opts *po,
+                    const kc_cached_call_opts *call, kc_obj **ret_obj, kc_error *err)
 {
     if (!cc || !body)
         return kc_error_set(err, KC_EINVAL, "cached client: NULL argument");
@@ -174,42 +174,43 @@ static int do_write(kc_cached_client *cc, op_kind op, const kc_gvr *gvr, const c
     return deliver(finish_rv(cc, &w, obj, err), obj, ret_obj);
 }
 
-int kc_cached_create(kc_cached_client *cc, const kc_gvr *gvr, const char *ns, const char *json,
-                     size_t len, const kc_write_opts *wo, const kc_call_opts *call,
-                     kc_obj **ret_obj, kc_error *err)
+int kc_cached_client_create(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
+                            const char *json, size_t len, const kc_write_opts *wo,
+                            const kc_cached_call_opts *call, kc_obj **ret_obj, kc_error *err)
 {
     return do_write(cc, OP_CREATE, gvr, ns, NULL, KC_PATCH_MERGE, json, len, wo, NULL, call,
                     ret_obj, err);
 }
 
-int kc_cached_update(kc_cached_client *cc, const kc_gvr *gvr, const char *ns, const char *json,
-                     size_t len, const kc_write_opts *wo, const kc_call_opts *call,
-                     kc_obj **ret_obj, kc_error *err)
+int kc_cached_client_update(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
+                            const char *json, size_t len, const kc_write_opts *wo,
+                            const kc_cached_call_opts *call, kc_obj **ret_obj, kc_error *err)
 {
     return do_write(cc, OP_UPDATE, gvr, ns, NULL, KC_PATCH_MERGE, json, len, wo, NULL, call,
                     ret_obj, err);
 }
 
-int kc_cached_update_status(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
-                            const char *json, size_t len, const kc_write_opts *wo,
-                            const kc_call_opts *call, kc_obj **ret_obj, kc_error *err)
+int kc_cached_client_update_status(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
+                                   const char *json, size_t len, const kc_write_opts *wo,
+                                   const kc_cached_call_opts *call, kc_obj **ret_obj, kc_error *err)
 {
     return do_write(cc, OP_STATUS, gvr, ns, NULL, KC_PATCH_MERGE, json, len, wo, NULL, call,
                     ret_obj, err);
 }
 
-int kc_cached_patch(kc_cached_client *cc, const kc_gvr *gvr, const char *ns, const char *name,
-                    kc_patch_type type, const char *body, size_t len, const kc_patch_opts *po,
-                    const kc_call_opts *call, kc_obj **ret_obj, kc_error *err)
+int kc_cached_client_patch(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
+                           const char *name, kc_patch_type type, const char *body, size_t len,
+                           const kc_patch_opts *po, const kc_cached_call_opts *call,
+                           kc_obj **ret_obj, kc_error *err)
 {
     if (!name || !*name)
         return kc_error_set(err, KC_EINVAL, "cached client: patch needs a name");
     return do_write(cc, OP_PATCH, gvr, ns, name, type, body, len, NULL, po, call, ret_obj, err);
 }
 
-int kc_cached_apply(kc_cached_client *cc, const kc_gvr *gvr, const char *ns, const char *name,
-                    const char *body, size_t len, const kc_patch_opts *po, const kc_call_opts *call,
-                    kc_obj **ret_obj, kc_error *err)
+int kc_cached_client_apply(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
+                           const char *name, const char *body, size_t len, const kc_patch_opts *po,
+                           const kc_cached_call_opts *call, kc_obj **ret_obj, kc_error *err)
 {
     if (!cc)
         return kc_error_set(err, KC_EINVAL, "cached client: NULL argument");
@@ -218,7 +219,8 @@ int kc_cached_apply(kc_cached_client *cc, const kc_gvr *gvr, const char *ns, con
         o = *po;
     if (!o.field_manager || !*o.field_manager)
         o.field_manager = cc->field_manager;
-    return kc_cached_patch(cc, gvr, ns, name, KC_PATCH_APPLY, body, len, &o, call, ret_obj, err);
+    return kc_cached_client_patch(cc, gvr, ns, name, KC_PATCH_APPLY, body, len, &o, call, ret_obj,
+                                  err);
 }
 
 /* ---- delete ---------------------------------------------------------------------------------- */
@@ -296,9 +298,9 @@ static void delete_result(target *t, const kc_obj *obj, const char *status_uid)
         target_set(t, uid, NULL); /* another object than the one we knew: its RVs are unknown */
 }
 
-int kc_cached_delete(kc_cached_client *cc, const kc_gvr *gvr, const char *ns, const char *name,
-                     const kc_delete_opts *dopts, const kc_call_opts *call, kc_obj **ret_obj,
-                     kc_error *err)
+int kc_cached_client_delete(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
+                            const char *name, const kc_delete_opts *dopts,
+                            const kc_cached_call_opts *call, kc_obj **ret_obj, kc_error *err)
 {
     if (!cc || !name || !*name)
         return kc_error_set(err, KC_EINVAL, "cached client: delete needs a name");

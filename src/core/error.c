@@ -3,7 +3,7 @@
  *
  * Codes, names and messages are all generated from KC_ERRNO_MAP (kcache/error.h), so the three
  * can never drift apart. kc_error owns its strings; kc_error_clear() frees them. HTTP statuses map
- * to codes here (kc_code_from_http); parsing a metav1.Status body lives with the JSON layer
+ * to codes here (kc_errno_from_http); parsing a metav1.Status body lives with the JSON layer
  * (src/json/status.c) because it needs the parser.
  */
 #include "core/internal.h"
@@ -33,7 +33,7 @@ const char *kc_strerror(int code)
     }
 }
 
-const char *kc_err_name(int code)
+const char *kc_errno_name(int code)
 {
     switch (code) {
     case 0:
@@ -99,7 +99,7 @@ int kc_error_set(kc_error *err, int code, const char *fmt, ...)
     return code;
 }
 
-int kc_code_from_http(int status, const char *reason)
+int kc_errno_from_http(int status, const char *reason)
 {
     if (status >= 200 && status < 300)
         return 0;
@@ -128,7 +128,7 @@ int kc_code_from_http(int status, const char *reason)
     case 413:
         return KC_ETOOLARGE;
     case 422:
-        return KC_EINVALID;
+        return KC_EUNPROCESSABLE;
     case 429:
         return KC_ETHROTTLED;
     case 504:

@@ -5,7 +5,7 @@
  * A canonical RV is a non-empty run of ASCII digits without a leading zero ("0" itself is reserved
  * for list/watch semantics and never a live RV). Two canonical RVs compare by length, then by
  * bytes, so values beyond 64 bits (the conformance bound is 2^128-1) still order correctly.
- * Anything else is KC_RV_INCOMPARABLE and callers fall back to exact-match semantics.
+ * Anything else is KC_RV_NOT_COMPARABLE and callers fall back to exact-match semantics.
  */
 #include "core/internal.h"
 #include "kcache/rv.h"
@@ -32,7 +32,7 @@ kc_rv_order kc_rv_compare(const char *a, const char *b)
 {
     size_t la = canonical_len(a), lb = canonical_len(b);
     if (!la || !lb)
-        return KC_RV_INCOMPARABLE;
+        return KC_RV_NOT_COMPARABLE;
     if (la != lb)
         return la < lb ? KC_RV_LESS : KC_RV_GREATER;
     int c = memcmp(a, b, la);

@@ -70,7 +70,7 @@ kc__auth *kc__auth_new(const kc_config *cfg)
         free(a);
         return NULL;
     }
-    a->cfg = kc__config_ref(cfg);
+    a->cfg = kc_config_ref(cfg);
     a->gen = 1;
     return a;
 }
@@ -82,7 +82,7 @@ void kc__auth_free(kc__auth *a)
     kc__exec_result_clear(&a->exec);
     kc__free_secret_str(a->file_token);
     pthread_mutex_destroy(&a->mu);
-    kc_config_free(a->cfg);
+    kc_config_unref(a->cfg);
     free(a);
 }
 

@@ -25,7 +25,7 @@ kc_config *kc__config_alloc(void)
     return c;
 }
 
-kc_config *kc__config_ref(const kc_config *cfg)
+kc_config *kc_config_ref(const kc_config *cfg)
 {
     kc_config *c = (kc_config *)cfg;
     if (c)
@@ -57,7 +57,7 @@ static void kc__free_secret(char *s, size_t len)
     free(s);
 }
 
-void kc_config_free(kc_config *c)
+void kc_config_unref(kc_config *c)
 {
     if (!c || atomic_fetch_sub(&c->refs, 1) != 1)
         return;
@@ -160,7 +160,7 @@ int kc_config_from_url(const char *url, const char *ca_pem, const char *token, k
     *ret_cfg = c;
     return 0;
 fail:
-    kc_config_free(c);
+    kc_config_unref(c);
     return rc;
 }
 

@@ -93,6 +93,6 @@ fail:
         free(tok);
     }
     free(url);
-    kc_config_free(c);
+    kc_config_unref(c);
     return rc;
 }

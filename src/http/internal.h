@@ -69,7 +69,6 @@ struct kc_config {
 
 /* New empty config (refs = 1, ns = "default"). NULL on out of memory. */
 kc_config *kc__config_alloc(void);
-kc_config *kc__config_ref(const kc_config *cfg);
 void kc__exec_config_free(kc__exec_config *e);
 /* true when host of url is loopback (127.0.0.0/8, ::1, localhost). */
 bool kc__url_is_loopback(const char *url);

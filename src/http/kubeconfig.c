@@ -397,7 +397,7 @@ out:
     }
     free(m);
     if (rc) {
-        kc_config_free(c);
+        kc_config_unref(c);
         return rc;
     }
     *ret = c;

@@ -145,7 +145,7 @@ int kc__http_new(const kc_config *cfg, const char *user_agent, kc__http **ret, k
     for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
         pthread_mutex_init(&h->share_mu[i], NULL);
     pthread_mutex_init(&h->pool_mu, NULL);
-    h->cfg = kc__config_ref(cfg);
+    h->cfg = kc_config_ref(cfg);
     h->user_agent = kc__strdup(user_agent ? user_agent : "kcache/" KC_VERSION_STRING);
     int rc = kc__http_make_base(h, err);
     if (rc)
@@ -192,7 +192,7 @@ void kc__http_free(kc__http *h)
     for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
         pthread_mutex_destroy(&h->share_mu[i]);
     pthread_mutex_destroy(&h->pool_mu);
-    kc_config_free(h->cfg);
+    kc_config_unref(h->cfg);
     free(h->user_agent);
     free(h->base);
     free(h->connect_to);
@@ -554,7 +554,7 @@ int kc__http_do(kc__http *h, const kc__http_req *req, kc__http_resp *resp, kc_er
         rc = kc__map_curl_error(h, e, cc, errbuf, err);
     }
     KC__LOG_DEBUG("%s %s -> %d (%s)", req->method, req->path, resp->status,
-                  rc ? kc_err_name(rc) : "ok");
+                  rc ? kc_errno_name(rc) : "ok");
     curl_easy_reset(e); /* drop pointers to this frame (errbuf, x) and the credentials */
 out:
     curl_slist_free_all(hdrs);

@@ -167,7 +167,7 @@ int kc_cache_add_indexer(kc_cache *c, const kc_gvr *gvr, const char *name, kc_st
     int rc = kc__gvr_check(gvr, err);
     if (rc < 0)
         return rc;
-    if (!name || !*name || !fn || strcmp(name, "namespace") == 0)
+    if (!name || !*name || !fn || strcmp(name, KC_STORE_INDEX_NAMESPACE) == 0)
         return kc_error_set(err, KC_EINVAL, "cache: bad indexer name or function");
     size_t same_type = 0;
     pthread_mutex_lock(&c->mu);

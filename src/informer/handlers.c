@@ -69,7 +69,7 @@ static void coalesce(kc_informer_reg *r, const kc_store_change *ch)
         return;
     uint64_t h = kc__hash(key, (size_t)kl);
     kc__coal *c = (kc__coal *)kc__htab_find(&r->coal, key, (size_t)kl, h);
-    bool deleted = ch->kind == KC_STORE_DELETED;
+    bool deleted = ch->kind == KC_STORE_CHANGE_DELETED;
     if (!c) {
         c = calloc(1, sizeof(*c) + (size_t)kl + 1);
         if (!c)
@@ -83,7 +83,7 @@ static void coalesce(kc_informer_reg *r, const kc_store_change *ch)
             KC__LOG_WARN("informer: out of memory coalescing %s; change dropped", key);
             return;
         }
-        c->first_old = ch->kind == KC_STORE_ADDED ? NULL : kc_obj_ref(ch->old_obj);
+        c->first_old = ch->kind == KC_STORE_CHANGE_ADDED ? NULL : kc_obj_ref(ch->old_obj);
     } else {
         kc_obj_unref(c->latest);
         kc_obj_unref(c->final);
@@ -116,9 +116,9 @@ static void push_items(kc_informer_reg *r, kc_store_change *chs, size_t n, bool 
         kc_obj *nw = move ? ch->new_obj : kc_obj_ref(ch->new_obj);
         bool queued = false;
         if (!r->lagging && r->n < r->cap) {
-            kc__qitem it = {ch->kind == KC_STORE_ADDED     ? KC__Q_ADD
-                            : ch->kind == KC_STORE_UPDATED ? KC__Q_UPDATE
-                                                           : KC__Q_DELETE,
+            kc__qitem it = {ch->kind == KC_STORE_CHANGE_ADDED     ? KC__Q_ADD
+                            : ch->kind == KC_STORE_CHANGE_UPDATED ? KC__Q_UPDATE
+                                                                  : KC__Q_DELETE,
                             ch->tombstone, o, nw};
             queued = ring_push(r, it) == 0;
         }
@@ -153,7 +153,7 @@ void kc__inf_flush(kc_informer *inf)
 
 void kc__inf_push_change_owned(kc_informer *inf, kc_store_change *ch)
 {
-    if (ch->kind == KC_STORE_NONE || !inf->regs) {
+    if (ch->kind == KC_STORE_CHANGE_NONE || !inf->regs) {
         kc_store_change_clear(ch);
         return;
     }
@@ -165,7 +165,7 @@ void kc__inf_push_change_owned(kc_informer *inf, kc_store_change *ch)
 
 void kc__inf_push_change(kc_informer *inf, const kc_store_change *ch)
 {
-    if (ch->kind == KC_STORE_NONE || !inf->regs)
+    if (ch->kind == KC_STORE_CHANGE_NONE || !inf->regs)
         return;
     kc_store_change c = {ch->kind, kc_obj_ref(ch->old_obj), kc_obj_ref(ch->new_obj), ch->tombstone};
     kc__inf_push_change_owned(inf, &c);
@@ -235,7 +235,7 @@ static void resync(kc_informer_reg *r)
         return;
     for (size_t i = 0; i < n; i++)
         deliver(r, KC__Q_UPDATE, v[i], v[i], false);
-    kc_store_list_free(v, n);
+    kc_obj_array_free(v, n);
 }
 
 static void *dispatcher_main(void *arg)
@@ -388,10 +388,10 @@ int kc_informer_add_handler(kc_informer *inf, const kc_informer_handlers *h,
         kc_store_change chs[KC__PEND_MAX];
         size_t k = n - i < KC__PEND_MAX ? n - i : KC__PEND_MAX;
         for (size_t j = 0; j < k; j++)
-            chs[j] = (kc_store_change){KC_STORE_ADDED, NULL, v[i + j], false};
+            chs[j] = (kc_store_change){KC_STORE_CHANGE_ADDED, NULL, v[i + j], false};
         push_items(r, chs, k, false);
     }
-    kc_store_list_free(v, n);
+    kc_obj_array_free(v, n);
     if (rc == 0) {
         if (inf->ev_synced)
             push_synced(r);

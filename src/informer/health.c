@@ -185,14 +185,14 @@ static unsigned readyz(kc_cache *cache, bool verbose, kc__buf *b)
         }
         if (required)
             ok = false;
-        const char *why = st.phase == KC_INFORMER_STOPPED ? "stopped"
-                          : !st.synced                    ? "not synced"
-                                                          : "stale";
+        const char *why = st.phase == KC_INFORMER_PHASE_STOPPED ? "stopped"
+                          : !st.synced                          ? "not synced"
+                                                                : "stale";
         kc__buf_printf(&lines, "[%c]informer %s %s: %s", required ? '-' : '+',
                        kc_informer_name(inf), required ? "failed" : "optional, failed", why);
         if (st.synced && st.disconnected_ms > 0)
             kc__buf_printf(&lines, " (watch down for %.1fs)", (double)st.disconnected_ms / 1000.0);
-        if (st.consecutive_errors > 0 && st.phase != KC_INFORMER_STOPPED) {
+        if (st.consecutive_errors > 0 && st.phase != KC_INFORMER_PHASE_STOPPED) {
             kc__buf_printf(&lines, ": last error %.1fs ago (%llu in a row): ",
                            (double)st.last_error_age_ms / 1000.0,
                            (unsigned long long)st.consecutive_errors);
@@ -300,8 +300,8 @@ static int parse_listen(const char *listen, struct sockaddr_in *sa)
     return 0;
 }
 
-int kc_health_start(kc_cache *cache, const char *listen, const kc_health_opts *opts,
-                    kc_health **ret, kc_error *err)
+int kc_health_new(kc_cache *cache, const char *listen, const kc_health_opts *opts, kc_health **ret,
+                  kc_error *err)
 {
     struct sockaddr_in sa;
     if (!cache || !ret)
@@ -345,7 +345,7 @@ int kc_health_port(const kc_health *h)
     return h ? h->port : KC_EINVAL;
 }
 
-void kc_health_stop(kc_health *h)
+void kc_health_free(kc_health *h)
 {
     if (!h)
         return;

@@ -105,7 +105,7 @@ int kc_informer_new(kc_client *client, const kc_gvr *gvr, const kc_informer_opts
         kc_informer_free(inf);
         return rc;
     }
-    inf->phase = KC_INFORMER_NEW;
+    inf->phase = KC_INFORMER_PHASE_NEW;
     *ret = inf;
     return 0;
 }
@@ -126,13 +126,13 @@ int kc_informer_start(kc_informer *inf, kc_error *err)
         return kc_error_set(err, KC_EBUSY, "informer %s: already started or stopped", inf->name);
     }
     inf->started = true;
-    inf->phase = KC_INFORMER_SYNCING;
+    inf->phase = KC_INFORMER_PHASE_SYNCING;
     inf->sync_start_ns = kc__now_ns();
     inf->disconnected_since_ns = inf->sync_start_ns;
     int rc = pthread_create(&inf->thread, NULL, kc__reflector_main, inf);
     if (rc != 0) {
         inf->started = false;
-        inf->phase = KC_INFORMER_NEW;
+        inf->phase = KC_INFORMER_PHASE_NEW;
     }
     pthread_mutex_unlock(&inf->st_mu);
     if (rc != 0) {
@@ -162,7 +162,7 @@ void kc_informer_stop(kc_informer *inf)
     bool was_stopping = inf->stopping;
     bool join = inf->started && !was_stopping;
     inf->stopping = true;
-    inf->phase = KC_INFORMER_STOPPED;
+    inf->phase = KC_INFORMER_PHASE_STOPPED;
     if (inf->cancel)
         kc_cancel_fire(inf->cancel);
     pthread_cond_broadcast(&inf->st_cv);
@@ -234,7 +234,7 @@ void kc__inf_mark_synced(kc_informer *inf)
     bool first = !inf->synced;
     inf->synced = true;
     if (!inf->stopping)
-        inf->phase = KC_INFORMER_SYNCED;
+        inf->phase = KC_INFORMER_PHASE_SYNCED;
     pthread_cond_broadcast(&inf->st_cv);
     pthread_mutex_unlock(&inf->st_mu);
     if (first) {

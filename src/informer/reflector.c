@@ -442,7 +442,7 @@ static int do_watch(refl *r, bool streaming, kc_error *err)
 
 static bool is_rejection(int rc)
 {
-    return rc == KC_EBADREQUEST || rc == KC_EINVALID || rc == KC_EUNSUPPORTED ||
+    return rc == KC_EBADREQUEST || rc == KC_EUNPROCESSABLE || rc == KC_EUNSUPPORTED ||
            rc == KC_EFORBIDDEN || rc == KC_EMETHOD || rc == KC_ENOTFOUND || rc == KC_EMEDIATYPE;
 }
 
@@ -455,7 +455,7 @@ static void list_cycle(refl *r)
     inf->sync_start_ns = kc__now_ns();
     pthread_mutex_unlock(&inf->st_mu);
     if (kc_informer_has_synced(inf))
-        kc__inf_set_phase(inf, KC_INFORMER_RESYNCING);
+        kc__inf_set_phase(inf, KC_INFORMER_PHASE_RESYNCING);
     int rc;
     if (streaming) {
         inf->streaming = true;
@@ -555,7 +555,7 @@ void *kc__reflector_main(void *arg)
         if (r.need_list) {
             list_cycle(&r);
             if (!r.need_list && kc_informer_has_synced(r.inf))
-                kc__inf_set_phase(r.inf, KC_INFORMER_SYNCED);
+                kc__inf_set_phase(r.inf, KC_INFORMER_PHASE_SYNCED);
         } else {
             watch_cycle(&r);
         }

@@ -56,7 +56,7 @@ uint64_t kc__inf_note_failure(kc_informer *inf, int code, const kc_error *e)
 
 void kc__inf_error_text(const kc_informer_status *st, kc__buf *b)
 {
-    kc__buf_append_str(b, kc_err_name(st->last_error_code));
+    kc__buf_append_str(b, kc_errno_name(st->last_error_code));
     if (st->last_error_http_status)
         kc__buf_printf(b, " (HTTP %d%s%s)", st->last_error_http_status,
                        st->last_error_reason[0] ? " " : "", st->last_error_reason);
@@ -182,15 +182,15 @@ int kc_informer_sync_fd(kc_informer *inf)
 const char *kc_informer_phase_name(kc_informer_phase phase)
 {
     switch (phase) {
-    case KC_INFORMER_NEW:
+    case KC_INFORMER_PHASE_NEW:
         return "new";
-    case KC_INFORMER_SYNCING:
+    case KC_INFORMER_PHASE_SYNCING:
         return "syncing";
-    case KC_INFORMER_SYNCED:
+    case KC_INFORMER_PHASE_SYNCED:
         return "synced";
-    case KC_INFORMER_RESYNCING:
+    case KC_INFORMER_PHASE_RESYNCING:
         return "resyncing";
-    case KC_INFORMER_STOPPED:
+    case KC_INFORMER_PHASE_STOPPED:
         return "stopped";
     }
     return "unknown";

@@ -99,7 +99,7 @@ static int item_cb(void *ud, const kc__sj_list_info *info, const kc__sj_meta *m,
     if (r) {
         e->code = r;
         e->offset = -1;
-        snprintf(e->msg, sizeof e->msg, "stopped by the item callback (%s)", kc_err_name(r));
+        snprintf(e->msg, sizeof e->msg, "stopped by the item callback (%s)", kc_errno_name(r));
     }
     return r;
 }

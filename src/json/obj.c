@@ -408,6 +408,15 @@ void kc_obj_unref(kc_obj *obj)
     }
 }
 
+void kc_obj_array_free(kc_obj **objs, size_t n)
+{
+    if (!objs)
+        return;
+    for (size_t i = 0; i < n; i++)
+        kc_obj_unref(objs[i]);
+    free(objs);
+}
+
 /* Accessors accept NULL (header): "" or 0, as for an absent field. */
 
 const char *kc_obj_json(const kc_obj *obj, size_t *ret_len)

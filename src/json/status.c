@@ -3,7 +3,7 @@
  *
  * sj.cpp reads the Status fields (kind, status, code, reason, message, details{name, group, kind,
  * uid, causes[], retryAfterSeconds}); this file decides what they mean: "Success" is 0, anything
- * else maps through kc_code_from_http(code, reason). A Status without an HTTP code (seen in some
+ * else maps through kc_errno_from_http(code, reason). A Status without an HTTP code (seen in some
  * watch ERROR events) gets one from its reason.
  */
 #include "json/obj_internal.h"
@@ -95,7 +95,7 @@ static int status_cb(void *ud, const kc__sj_status_info *st, kc__sj_err *e)
     size_t rn = st->reason.n < sizeof tmp - 1 ? st->reason.n : sizeof tmp - 1;
     memcpy(tmp, st->reason.p ? st->reason.p : "", rn);
     tmp[rn] = '\0';
-    int code = kc_code_from_http(http, rn ? tmp : NULL);
+    int code = kc_errno_from_http(http, rn ? tmp : NULL);
     if (code == 0) /* "Failure" with a 2xx code or no code at all */
         code = KC_EHTTP;
     ss->result = code;

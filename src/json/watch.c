@@ -203,7 +203,7 @@ static int line(kc_watch_decoder *dec, const char *p, size_t n, size_t readable,
     if (!r)
         return 0;
     if (ls.user_stop) {
-        kc_error_set(err, r, "stopped by the watch event callback (%s)", kc_err_name(r));
+        kc_error_set(err, r, "stopped by the watch event callback (%s)", kc_errno_name(r));
         return r;
     }
     if (r == KC_EPARSE || r == KC_ETOOLARGE)
@@ -251,7 +251,7 @@ int kc_watch_decoder_feed(kc_watch_decoder *dec, const char *buf, size_t len, kc
         return kc_error_set(err, KC_EINVAL, "kc_watch_decoder_feed: NULL argument");
     if (dec->failed)
         return kc_error_set(err, dec->failed, "watch decoder failed earlier (%s); reset it",
-                            kc_err_name(dec->failed));
+                            kc_errno_name(dec->failed));
     if (!buf)
         buf = ""; /* len is 0: an empty chunk (the copies below then never see NULL) */
     int64_t base = dec->total_in; /* stream offset of buf[0] */
@@ -335,7 +335,7 @@ int kc_watch_decoder_finish(kc_watch_decoder *dec, kc_watch_event_cb cb, void *u
         return kc_error_set(err, KC_EINVAL, "kc_watch_decoder_finish: NULL argument");
     if (dec->failed)
         return kc_error_set(err, dec->failed, "watch decoder failed earlier (%s); reset it",
-                            kc_err_name(dec->failed));
+                            kc_errno_name(dec->failed));
     int64_t boff = dec->total_in - (int64_t)(dec->len - dec->pos);
     int r = drain(dec, boff, cb, ud, err);
     if (r)

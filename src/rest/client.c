@@ -46,7 +46,7 @@ int kc_client_new(const kc_config *cfg, const kc_client_opts *opts, kc_client **
     if (!c)
         return kc_error_set(err, KC_ENOMEM, "out of memory");
     pthread_mutex_init(&c->disc_mu, NULL);
-    c->cfg = kc__config_ref(cfg);
+    c->cfg = kc_config_ref(cfg);
     double qps = opts->qps == 0 ? KC__DEFAULT_QPS : opts->qps;
     int burst = opts->burst == 0 ? KC__DEFAULT_BURST : opts->burst;
     c->max_retries = opts->max_retries == 0 ? KC__DEFAULT_RETRIES
@@ -56,7 +56,7 @@ int kc_client_new(const kc_config *cfg, const kc_client_opts *opts, kc_client **
     int rc = kc__ratelimit_init(&c->rl, qps, burst);
     if (rc) {
         pthread_mutex_destroy(&c->disc_mu);
-        kc_config_free(c->cfg);
+        kc_config_unref(c->cfg);
         free(c);
         return kc_error_set(err, rc, "out of memory");
     }
@@ -84,7 +84,7 @@ void kc_client_free(kc_client *c)
     kc__ratelimit_destroy(&c->rl);
     kc__disc_free(c->disc);
     pthread_mutex_destroy(&c->disc_mu);
-    kc_config_free(c->cfg);
+    kc_config_unref(c->cfg);
     free(c);
 }
 
@@ -98,7 +98,7 @@ int kc__client_status_error(const kc__http_resp *resp, const char *method, const
 {
     const char *body = resp->body.data ? resp->body.data : "";
     size_t len = resp->body.len;
-    int code = kc_code_from_http(resp->status, NULL);
+    int code = kc_errno_from_http(resp->status, NULL);
     if (len > 0 && body[0] == '{') {
         kc_error tmp = KC_ERROR_INIT;
         int sc = kc_status_parse(body, len, &tmp);

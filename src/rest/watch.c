@@ -105,7 +105,8 @@ int kc__client_watch_ex(kc_client *c, const kc_gvr *gvr, const char *ns, const k
             *err = w.derr;
             kc_error_init(&w.derr);
             if (err->code == 0)
-                kc_error_set(err, rc, "watch stopped by the event callback (%s)", kc_err_name(rc));
+                kc_error_set(err, rc, "watch stopped by the event callback (%s)",
+                             kc_errno_name(rc));
         }
     } else if (rc == 0) {
         rc = kc_watch_decoder_finish(w.dec, cb, ud, err);

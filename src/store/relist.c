@@ -158,15 +158,15 @@ int kc_store_replace(kc_store *s, kc_store_batch *b, const char *list_rv,
         if (!e || !(e->flags & KC__ENT_CHANGED))
             continue;
         kc__ent *o = (kc__ent *)kc__htab_find(&ot->map, e->h.key, e->h.klen, e->h.hash);
-        kc_store_change ch = {o ? KC_STORE_UPDATED : KC_STORE_ADDED, o ? o->obj : NULL, e->obj,
-                              false};
+        kc_store_change ch = {o ? KC_STORE_CHANGE_UPDATED : KC_STORE_CHANGE_ADDED,
+                              o ? o->obj : NULL, e->obj, false};
         stop = on_change(ud, &ch);
     }
     for (size_t i = 0; on_change && !stop && i < ot->map.cap; i++) {
         kc__ent *o = (kc__ent *)KC__HTAB_AT(&ot->map, i);
         if (!o || !(o->flags & KC__ENT_VANISHED))
             continue;
-        kc_store_change ch = {KC_STORE_DELETED, o->obj, NULL, true};
+        kc_store_change ch = {KC_STORE_CHANGE_DELETED, o->obj, NULL, true};
         stop = on_change(ud, &ch);
     }
     /* Lock-free readers may still be probing ot: retire it and wait them out (a relist is rare;

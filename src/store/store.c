@@ -177,7 +177,7 @@ int kc_store_new(const kc_store_opts *opts, kc_store **ret, kc_error *err)
     s->retirer.fn = retire;
     s->max_tombs = (opts && opts->max_tombstones) ? opts->max_tombstones : 65536;
     s->nixs = 1;
-    s->ixs[0].name = "namespace";
+    s->ixs[0].name = KC_STORE_INDEX_NAMESPACE;
     kc__stab *t = kc__stab_new(1);
     if (!t || pthread_mutex_init(&s->mu, NULL) != 0) {
         kc__stab_free(t);
@@ -230,7 +230,7 @@ int kc_store_add_indexer(kc_store *s, const char *name, kc_store_indexer_fn fn, 
 {
     if (!s)
         return kc_error_set(err, KC_EINVAL, "store is NULL");
-    if (!name || !*name || !fn || strcmp(name, "namespace") == 0)
+    if (!name || !*name || !fn || strcmp(name, KC_STORE_INDEX_NAMESPACE) == 0)
         return kc_error_set(err, KC_EINVAL, "store: bad indexer name or function");
     int rc = 0;
     pthread_mutex_lock(&s->mu);
@@ -413,15 +413,6 @@ size_t kc_store_len(kc_store *s)
     return n;
 }
 
-void kc_store_list_free(kc_obj **objs, size_t n)
-{
-    if (!objs)
-        return;
-    for (size_t i = 0; i < n; i++)
-        kc_obj_unref(objs[i]);
-    free(objs);
-}
-
 int kc_store_list(kc_store *s, kc_obj ***ret_objs, size_t *ret_n)
 {
     if (!s || !ret_objs || !ret_n)
@@ -464,15 +455,15 @@ static int list_bucket(kc_store *s, size_t ix, const char *value, kc_obj ***ret_
     return 0;
 }
 
-int kc_store_list_namespace(kc_store *s, const char *ns, kc_obj ***ret_objs, size_t *ret_n)
+int kc_store_list_by_namespace(kc_store *s, const char *ns, kc_obj ***ret_objs, size_t *ret_n)
 {
     if (!s || !ret_objs || !ret_n)
         return KC_EINVAL;
     return list_bucket(s, 0, ns ? ns : "", ret_objs, ret_n);
 }
 
-int kc_store_list_index(kc_store *s, const char *index, const char *value, kc_obj ***ret_objs,
-                        size_t *ret_n)
+int kc_store_list_by_index(kc_store *s, const char *index, const char *value, kc_obj ***ret_objs,
+                           size_t *ret_n)
 {
     if (!s || !ret_objs || !ret_n)
         return KC_EINVAL;
@@ -597,7 +588,7 @@ int kc_store_apply(kc_store *s, kc_watch_type type, kc_obj *obj, kc_store_change
     uint64_t seq = s->seq + 1;
     if (type == KC_WATCH_DELETED) {
         if (e) {
-            ch.kind = KC_STORE_DELETED;
+            ch.kind = KC_STORE_CHANGE_DELETED;
             ch.old_obj = kc__stab_remove(s->tab, e);
             ch.new_obj = kc_obj_ref(obj);
         }
@@ -607,7 +598,7 @@ int kc_store_apply(kc_store *s, kc_watch_type type, kc_obj *obj, kc_store_change
         rc = kc__stab_set(s->tab, s->ixs, e, obj, &ch.old_obj);
         if (rc == 0) {
             e->seq = seq;
-            ch.kind = KC_STORE_UPDATED;
+            ch.kind = KC_STORE_CHANGE_UPDATED;
             ch.new_obj = kc_obj_ref(obj);
         }
     } else {
@@ -615,7 +606,7 @@ int kc_store_apply(kc_store *s, kc_watch_type type, kc_obj *obj, kc_store_change
         if (rc == 0) {
             s->has_objects = true;
             kc__store_tomb_drop(s, key, (size_t)kl, h);
-            ch.kind = KC_STORE_ADDED;
+            ch.kind = KC_STORE_CHANGE_ADDED;
             ch.new_obj = kc_obj_ref(obj);
         }
     }

@@ -34,7 +34,7 @@
 static bool rv_reached(const char *have, const char *rv)
 {
     kc_rv_order o = kc_rv_compare(have, rv);
-    return o == KC_RV_GREATER || o == KC_RV_EQUAL || o == KC_RV_INCOMPARABLE;
+    return o == KC_RV_GREATER || o == KC_RV_EQUAL || o == KC_RV_NOT_COMPARABLE;
 }
 
 /* Key-level evidence of a write at rv sent after after_seq: that exact RV, or any event on the key

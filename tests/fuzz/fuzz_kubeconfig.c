@@ -32,7 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (rc == 0) {
             if (!kc_config_server(cfg) || !kc_config_namespace(cfg))
                 abort();
-            kc_config_free(cfg);
+            kc_config_unref(cfg);
         } else if (rc != KC_ECONFIG && rc != KC_EUNSUPPORTED && rc != KC_EIO && rc != KC_ENOMEM) {
             abort();
         }

@@ -84,7 +84,7 @@ int main(int argc, char **argv)
     if (strcmp(mode, "full") == 0) {
         kc_health *h = NULL;
         kc_cached_client *cc = NULL;
-        if (kc_health_start(cache, NULL, NULL, &h, &e) < 0 ||
+        if (kc_health_new(cache, NULL, NULL, &h, &e) < 0 ||
             kc_cached_client_new(client, cache, NULL, &cc, &e) < 0) {
             fprintf(stderr, "helper_exit: full: %s\n", e.message ? e.message : "?");
             return 7;
@@ -96,7 +96,8 @@ int main(int argc, char **argv)
                  "\"exit-\",\"namespace\":\"default\"},\"data\":{\"pid\":\"%d\"}}",
                  (int)getpid());
         kc_obj *o = NULL;
-        int rc = kc_cached_create(cc, &cms, "default", body, strlen(body), NULL, NULL, &o, &e);
+        int rc =
+            kc_cached_client_create(cc, &cms, "default", body, strlen(body), NULL, NULL, &o, &e);
         if (rc < 0 && rc != KC_ENOT_CAUGHT_UP) {
             fprintf(stderr, "helper_exit: create: %s\n", e.message ? e.message : "?");
             return 8;

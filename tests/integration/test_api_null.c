@@ -61,17 +61,17 @@ static void c_cached(void)
     kc_cached_client_get_stats(NULL, &st);
     assert_int_equal(st.waits, 0);
     kc_cached_client_get_stats(NULL, NULL);
-    INVAL_ERR(kc_cached_get(NULL, NULL, NULL, NULL, NULL, NULL, &e));
-    INVAL_ERR(kc_cached_list(NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, &e));
-    INVAL_ERR(kc_cached_list_by_index(NULL, NULL, NULL, NULL, NULL, NULL, NULL, &e));
-    kc_cached_list_free(NULL, 3);
-    INVAL_ERR(kc_cached_create(NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, &e));
-    INVAL_ERR(kc_cached_update(NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, &e));
-    INVAL_ERR(kc_cached_update_status(NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, &e));
-    INVAL_ERR(
-        kc_cached_patch(NULL, NULL, NULL, NULL, KC_PATCH_MERGE, NULL, 0, NULL, NULL, NULL, &e));
-    INVAL_ERR(kc_cached_apply(NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, &e));
-    INVAL_ERR(kc_cached_delete(NULL, NULL, NULL, NULL, NULL, NULL, NULL, &e));
+    INVAL_ERR(kc_cached_client_get(NULL, NULL, NULL, NULL, NULL, NULL, &e));
+    INVAL_ERR(kc_cached_client_list(NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, &e));
+    INVAL_ERR(kc_cached_client_list_by_index(NULL, NULL, NULL, NULL, NULL, NULL, NULL, &e));
+    kc_obj_array_free(NULL, 3);
+    INVAL_ERR(kc_cached_client_create(NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, &e));
+    INVAL_ERR(kc_cached_client_update(NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, &e));
+    INVAL_ERR(kc_cached_client_update_status(NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, &e));
+    INVAL_ERR(kc_cached_client_patch(NULL, NULL, NULL, NULL, KC_PATCH_MERGE, NULL, 0, NULL, NULL,
+                                     NULL, &e));
+    INVAL_ERR(kc_cached_client_apply(NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, &e));
+    INVAL_ERR(kc_cached_client_delete(NULL, NULL, NULL, NULL, NULL, NULL, NULL, &e));
 }
 
 static void c_client(void)
@@ -112,7 +112,8 @@ static void c_common_config(void)
     assert_null(kc_config_server(NULL));
     assert_null(kc_config_namespace(NULL));
     assert_null(kc_config_context(NULL));
-    kc_config_free(NULL);
+    assert_null(kc_config_ref(NULL));
+    kc_config_unref(NULL);
 }
 
 static void c_decode(void)
@@ -139,21 +140,21 @@ static void c_decode(void)
 static void c_error(void)
 {
     assert_non_null(kc_strerror(0));
-    assert_non_null(kc_err_name(0));
+    assert_non_null(kc_errno_name(0));
     kc_error_init(NULL);
     kc_error_clear(NULL);
     assert_int_equal(kc_error_set(NULL, KC_EIO, "x"), KC_EIO);
-    assert_int_equal(kc_code_from_http(200, NULL), 0);
+    assert_int_equal(kc_errno_from_http(200, NULL), 0);
     assert_int_equal(kc_status_parse(NULL, 0, NULL), KC_EPARSE); /* empty: not a Status */
 }
 
 static void c_health(void)
 {
-    INVAL_ERR(kc_health_start(NULL, NULL, NULL, NULL, &e));
+    INVAL_ERR(kc_health_new(NULL, NULL, NULL, NULL, &e));
     assert_null(kc_health_url(NULL));
     INVAL(kc_health_port(NULL));
     assert_null(kc_health_metrics_text(NULL));
-    kc_health_stop(NULL);
+    kc_health_free(NULL);
 }
 
 static void c_informer(void)
@@ -217,7 +218,7 @@ static void c_obj(void)
 static void c_rv(void)
 {
     assert_false(kc_rv_is_canonical(NULL));
-    assert_int_equal(kc_rv_compare(NULL, NULL), KC_RV_INCOMPARABLE);
+    assert_int_equal(kc_rv_compare(NULL, NULL), KC_RV_NOT_COMPARABLE);
     assert_int_equal(kc_rv_parse(NULL, NULL), KC_ENOT_COMPARABLE);
 }
 
@@ -282,9 +283,9 @@ static void c_store(void)
     assert_null(kc_store_get_key(NULL, NULL));
     assert_int_equal(kc_store_len(NULL), 0);
     INVAL(kc_store_list(NULL, NULL, NULL));
-    INVAL(kc_store_list_namespace(NULL, NULL, NULL, NULL));
-    INVAL(kc_store_list_index(NULL, NULL, NULL, NULL, NULL));
-    kc_store_list_free(NULL, 3);
+    INVAL(kc_store_list_by_namespace(NULL, NULL, NULL, NULL));
+    INVAL(kc_store_list_by_index(NULL, NULL, NULL, NULL, NULL));
+    kc_obj_array_free(NULL, 3);
     char wm[8];
     INVAL(kc_store_watermark(NULL, wm, sizeof(wm)));
     assert_int_equal(kc_store_seq(NULL), 0);
@@ -313,10 +314,12 @@ static const group GROUPS[] = {
     {c_cache, "kc_cache_new kc_cache_add_indexer kc_cache_get_informer kc_cache_wait_synced "
               "kc_cache_has_synced kc_cache_ready kc_cache_sync_fd kc_cache_informer_count "
               "kc_cache_informer_at kc_cache_informer_required kc_cache_stop kc_cache_free"},
-    {c_cached, "kc_cached_client_new kc_cached_client_free kc_cached_client_get_stats "
-               "kc_cached_get kc_cached_list kc_cached_list_by_index kc_cached_list_free "
-               "kc_cached_create kc_cached_update kc_cached_update_status kc_cached_patch "
-               "kc_cached_apply kc_cached_delete"},
+    {c_cached,
+     "kc_cached_client_new kc_cached_client_free kc_cached_client_get_stats "
+     "kc_cached_client_get kc_cached_client_list kc_cached_client_list_by_index kc_obj_array_free "
+     "kc_cached_client_create kc_cached_client_update kc_cached_client_update_status "
+     "kc_cached_client_patch "
+     "kc_cached_client_apply kc_cached_client_delete"},
     {c_client, "kc_client_new kc_client_free kc_client_namespace kc_cancel_new kc_cancel_fire "
                "kc_cancel_fired kc_cancel_free kc_client_get kc_client_get_table kc_client_list "
                "kc_client_list_all "
@@ -325,15 +328,15 @@ static const group GROUPS[] = {
                "kc_json_format kc_client_resolve kc_resource_info_clear "
                "kc_client_discovery_invalidate"},
     {c_common_config, "kc_version kc_config_load kc_config_from_url kc_config_server "
-                      "kc_config_namespace kc_config_context kc_config_free"},
+                      "kc_config_namespace kc_config_context kc_config_ref kc_config_unref"},
     {c_decode, "kc_list_meta_clear kc_list_decode kc_list_decoder_new kc_list_decoder_decode "
                "kc_list_decoder_trim kc_list_decoder_free kc_watch_type_name "
                "kc_watch_decoder_new kc_watch_decoder_feed kc_watch_decoder_finish "
                "kc_watch_decoder_reset kc_watch_decoder_free"},
-    {c_error, "kc_strerror kc_err_name kc_error_init kc_error_clear kc_error_set "
-              "kc_code_from_http kc_status_parse"},
-    {c_health, "kc_health_start kc_health_url kc_health_port kc_health_metrics_text "
-               "kc_health_stop"},
+    {c_error, "kc_strerror kc_errno_name kc_error_init kc_error_clear kc_error_set "
+              "kc_errno_from_http kc_status_parse"},
+    {c_health, "kc_health_new kc_health_url kc_health_port kc_health_metrics_text "
+               "kc_health_free"},
     {c_informer, "kc_informer_new kc_informer_start kc_informer_stop kc_informer_free "
                  "kc_informer_store kc_informer_name kc_informer_has_synced kc_informer_ready "
                  "kc_informer_wait_synced kc_informer_sync_fd kc_informer_phase_name "
@@ -358,8 +361,8 @@ static const group GROUPS[] = {
      "kc_server_compact kc_server_restart kc_server_restart_ex kc_server_current_rv kc_server_stop "
      "kc_server_free kc_server_duration_parse kc_server_faults_parse kc_server_seed_spec_check"},
     {c_store, "kc_store_new kc_store_stop kc_store_free kc_store_add_indexer kc_store_get "
-              "kc_store_get_key kc_store_len kc_store_list kc_store_list_namespace "
-              "kc_store_list_index kc_store_list_free kc_store_watermark kc_store_seq "
+              "kc_store_get_key kc_store_len kc_store_list kc_store_list_by_namespace "
+              "kc_store_list_by_index kc_obj_array_free kc_store_watermark kc_store_seq "
               "kc_store_key_seq kc_store_check kc_store_wait kc_store_change_clear "
               "kc_store_apply kc_store_bookmark kc_store_batch_new kc_store_batch_add "
               "kc_store_batch_len kc_store_batch_free kc_store_replace"},

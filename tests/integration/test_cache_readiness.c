@@ -134,7 +134,7 @@ static void test_cache_readiness_stop_wakes_waiters(void **st)
     kc_error_clear(&e);
     kc_cache_free(c);
     kc_client_free(f.client);
-    kc_config_free(f.cfg);
+    kc_config_unref(f.cfg);
 }
 
 int main(void)

@@ -35,7 +35,7 @@ typedef struct fx {
 
 static inline void fx_print_err(const char *what, int rc, const kc_error *e)
 {
-    fprintf(stderr, "%s: %s (%s)%s%s\n", what, kc_err_name(rc), kc_strerror(rc),
+    fprintf(stderr, "%s: %s (%s)%s%s\n", what, kc_errno_name(rc), kc_strerror(rc),
             e && e->message ? ": " : "", e && e->message ? e->message : "");
 }
 
@@ -105,7 +105,7 @@ static inline void fx_down(fx *f)
     kc_cached_client_free(f->cc);
     kc_cache_free(f->cache);
     kc_client_free(f->client);
-    kc_config_free(f->cfg);
+    kc_config_unref(f->cfg);
     kc_server_free(f->srv);
     memset(f, 0, sizeof(*f));
 }
@@ -137,14 +137,14 @@ static inline int fx_secret_json(char *buf, size_t cap, const char *name, const 
 
 /* Create a Secret through cc; returns the server's object (new reference). */
 static inline kc_obj *fx_create(kc_cached_client *cc, const char *ns, const char *name,
-                                const char *finalizer, const kc_call_opts *call, int want_rc)
+                                const char *finalizer, const kc_cached_call_opts *call, int want_rc)
 {
     char body[512];
     int len = fx_secret_json(body, sizeof(body), name, finalizer, NULL);
     kc_obj *obj = NULL;
     kc_error e = KC_ERROR_INIT;
-    FX_RC(kc_cached_create(cc, &fx_secrets, ns, body, (size_t)len, NULL, call, &obj, &e), want_rc,
-          &e);
+    FX_RC(kc_cached_client_create(cc, &fx_secrets, ns, body, (size_t)len, NULL, call, &obj, &e),
+          want_rc, &e);
     kc_error_clear(&e);
     assert_non_null(obj);
     return obj;
@@ -187,7 +187,7 @@ static inline unsigned fx_resurrections(kc_cached_client *cc, const char *ns,
         for (size_t i = 0; i < n; i++) {
             kc_obj *g = NULL;
             kc_error e = KC_ERROR_INIT;
-            int rc = kc_cached_get(cc, &fx_secrets, ns, names[i], NULL, &g, &e);
+            int rc = kc_cached_client_get(cc, &fx_secrets, ns, names[i], NULL, &g, &e);
             if (rc == 0 && strcmp(kc_obj_uid(g), uids[i]) == 0)
                 bad++;
             else if (rc != 0 && rc != KC_ENOTFOUND)
@@ -198,11 +198,11 @@ static inline unsigned fx_resurrections(kc_cached_client *cc, const char *ns,
         kc_obj **items = NULL;
         size_t k = 0;
         kc_error e = KC_ERROR_INIT;
-        FX_RC(kc_cached_list(cc, &fx_secrets, ns, NULL, NULL, NULL, &items, &k, &e), 0, &e);
+        FX_RC(kc_cached_client_list(cc, &fx_secrets, ns, NULL, NULL, NULL, &items, &k, &e), 0, &e);
         for (size_t j = 0; j < k; j++)
             for (size_t i = 0; i < n; i++)
                 bad += strcmp(kc_obj_uid(items[j]), uids[i]) == 0;
-        kc_cached_list_free(items, k);
+        kc_obj_array_free(items, k);
     } while (kc__now_ns() < deadline);
     return bad;
 }

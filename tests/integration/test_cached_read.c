@@ -41,7 +41,7 @@ static void test_cached_read_get_waits_for_own_write(void **state)
     kc_obj *w = fx_create(f->cc, NS, "bor-b", NULL, NULL, 0);
     kc_obj *r = NULL;
     kc_error e = KC_ERROR_INIT;
-    FX_RC(kc_cached_get(f->cc, &fx_secrets, NS, "bor-b", NULL, &r, &e), 0, &e);
+    FX_RC(kc_cached_client_get(f->cc, &fx_secrets, NS, "bor-b", NULL, &r, &e), 0, &e);
     assert_string_equal(kc_obj_resource_version(r), kc_obj_resource_version(w));
     kc_obj_unref(r);
     kc_obj_unref(w);
@@ -59,11 +59,12 @@ static void test_cached_read_list_waits_for_own_writes(void **state)
     kc_obj **items = NULL;
     size_t n = 0;
     kc_error e = KC_ERROR_INIT;
-    FX_RC(kc_cached_list(f->cc, &fx_secrets, NS, "app=ryw", NULL, NULL, &items, &n, &e), 0, &e);
+    FX_RC(kc_cached_client_list(f->cc, &fx_secrets, NS, "app=ryw", NULL, NULL, &items, &n, &e), 0,
+          &e);
     assert_int_equal(n, 20);
     assert_string_equal(kc_obj_name(items[0]), "bor-list-00"); /* sorted */
     assert_string_equal(kc_obj_name(items[19]), "bor-list-19");
-    kc_cached_list_free(items, n);
+    kc_obj_array_free(items, n);
 }
 
 static void test_cached_read_no_wait_read_sees_stale_cache(void **state)
@@ -71,11 +72,11 @@ static void test_cached_read_no_wait_read_sees_stale_cache(void **state)
     fx *f = *state;
     fx_store(f, &fx_secrets);
     kc_obj_unref(fx_create(f->cc, NS, "bor-c", NULL, NULL, 0));
-    kc_call_opts call = {.no_wait = true};
+    kc_cached_call_opts call = {.no_wait = true};
     kc_obj *r = NULL;
     kc_error e = KC_ERROR_INIT;
     /* Proves the waits above are what makes reads correct. */
-    FX_RC(kc_cached_get(f->cc, &fx_secrets, NS, "bor-c", &call, &r, &e), KC_ENOTFOUND, &e);
+    FX_RC(kc_cached_client_get(f->cc, &fx_secrets, NS, "bor-c", &call, &r, &e), KC_ENOTFOUND, &e);
     kc_error_clear(&e);
 }
 
@@ -86,22 +87,24 @@ static void test_cached_read_pending_delete_hidden_from_get_and_list(void **stat
     kc_obj *w = fx_create(f->cc, NS, "bor-del", NULL, NULL, 0);
     kc_obj *r = NULL;
     kc_error e = KC_ERROR_INIT;
-    FX_RC(kc_cached_get(f->cc, &fx_secrets, NS, "bor-del", NULL, &r, &e), 0, &e); /* now cached */
+    FX_RC(kc_cached_client_get(f->cc, &fx_secrets, NS, "bor-del", NULL, &r, &e), 0,
+          &e); /* now cached */
     kc_obj_unref(r);
     r = NULL;
-    FX_RC(kc_cached_delete(f->cc, &fx_secrets, NS, "bor-del", NULL, NULL, NULL, &e), 0, &e);
+    FX_RC(kc_cached_client_delete(f->cc, &fx_secrets, NS, "bor-del", NULL, NULL, NULL, &e), 0, &e);
     kc_obj *cur = kc_store_get(s, NS, "bor-del");
     assert_non_null(cur); /* the cache has not seen the delete yet… */
     kc_obj_unref(cur);
-    kc_call_opts nowait = {.no_wait = true};
-    FX_RC(kc_cached_get(f->cc, &fx_secrets, NS, "bor-del", &nowait, &r, &e), KC_ENOTFOUND, &e);
+    kc_cached_call_opts nowait = {.no_wait = true};
+    FX_RC(kc_cached_client_get(f->cc, &fx_secrets, NS, "bor-del", &nowait, &r, &e), KC_ENOTFOUND,
+          &e);
     kc_error_clear(&e);
     kc_obj **items = NULL;
     size_t n = 0;
-    FX_RC(kc_cached_list(f->cc, &fx_secrets, NS, NULL, NULL, NULL, &items, &n, &e), 0, &e);
+    FX_RC(kc_cached_client_list(f->cc, &fx_secrets, NS, NULL, NULL, NULL, &items, &n, &e), 0, &e);
     for (size_t i = 0; i < n; i++)
         assert_string_not_equal(kc_obj_name(items[i]), "bor-del"); /* …but never resurrects it */
-    kc_cached_list_free(items, n);
+    kc_obj_array_free(items, n);
     kc_obj_unref(w);
 }
 
@@ -129,7 +132,7 @@ static void create_then_delete(fx *f, const char *prefix, bool own, char names[]
         kc_obj_unref(obj);
         kc_delete_opts d = KC_DELETE_OPTS_INIT;
         d.precondition_uid = own ? NULL : uids[i];
-        FX_RC(kc_cached_delete(f->cc, &fx_secrets, NS, names[i], &d, NULL, NULL, &e), 0, &e);
+        FX_RC(kc_cached_client_delete(f->cc, &fx_secrets, NS, names[i], &d, NULL, NULL, &e), 0, &e);
     }
 }
 
@@ -144,7 +147,8 @@ static void assert_pending_drained(fx *f, kc_store *s, char names[][32])
     for (int i = 0; i < N_DEL; i++) {
         kc_obj *g = NULL;
         kc_error e = KC_ERROR_INIT;
-        FX_RC(kc_cached_get(f->cc, &fx_secrets, NS, names[i], NULL, &g, &e), KC_ENOTFOUND, &e);
+        FX_RC(kc_cached_client_get(f->cc, &fx_secrets, NS, names[i], NULL, &g, &e), KC_ENOTFOUND,
+              &e);
         kc_error_clear(&e);
     }
     kc_cached_client_stats st;
@@ -194,7 +198,7 @@ static void test_cached_read_entries_dropped_once_observed(void **state)
     assert_int_equal(st.pending, 1);
     kc_obj *r = NULL;
     kc_error e = KC_ERROR_INIT;
-    FX_RC(kc_cached_get(f->cc, &fx_secrets, NS, "bor-d", NULL, &r, &e), 0, &e);
+    FX_RC(kc_cached_client_get(f->cc, &fx_secrets, NS, "bor-d", NULL, &r, &e), 0, &e);
     kc_obj_unref(r);
     kc_cached_client_get_stats(f->cc, &st);
     assert_int_equal(st.pending, 0);
@@ -247,22 +251,22 @@ static void test_cached_read_waits_after_server_rv_goes_back(void **state)
     kc_obj **items = NULL;
     size_t n = 0;
     kc_error e = KC_ERROR_INIT;
-    FX_RC(kc_cached_list(f->cc, &fx_secrets, NS, NULL, NULL, NULL, &items, &n, &e), 0, &e);
+    FX_RC(kc_cached_client_list(f->cc, &fx_secrets, NS, NULL, NULL, NULL, &items, &n, &e), 0, &e);
     assert_int_equal(n, 20); /* the cache holds them all */
-    kc_cached_list_free(items, n);
+    kc_obj_array_free(items, n);
     assert_int_equal(kc_server_restart(f->srv), 0);
     const char *names[] = {"bor-after-a", "bor-after-b"};
     for (int i = 0; i < 2; i++) { /* a: before the informer noticed; b: after its relist */
         kc_obj *w = fx_create(f->cc, NS, names[i], NULL, NULL, 0);
         kc_obj *r = NULL;
-        FX_RC(kc_cached_get(f->cc, &fx_secrets, NS, names[i], NULL, &r, &e), 0, &e);
+        FX_RC(kc_cached_client_get(f->cc, &fx_secrets, NS, names[i], NULL, &r, &e), 0, &e);
         assert_string_equal(kc_obj_uid(r), kc_obj_uid(w));
         kc_obj_unref(r);
         kc_obj_unref(w);
     }
-    FX_RC(kc_cached_list(f->cc, &fx_secrets, NS, NULL, NULL, NULL, &items, &n, &e), 0, &e);
+    FX_RC(kc_cached_client_list(f->cc, &fx_secrets, NS, NULL, NULL, NULL, &items, &n, &e), 0, &e);
     assert_int_equal(n, 2); /* the new timeline: only the two writes after the restart */
-    kc_cached_list_free(items, n);
+    kc_obj_array_free(items, n);
     kc_obj *old = kc_store_get(s, NS, "bor-before-00");
     assert_null(old);
 }
@@ -275,11 +279,12 @@ static void test_cached_read_timeout_returns_not_caught_up(void **state)
     kc_obj_unref(fx_create(f->cc, NS, "bor-e", NULL, NULL, 0));
     /* timeout + 10 %: a 3 s timeout makes the slack 300 ms in absolute terms (400 ms left 40 ms,
      * which flaked under load); the lower bound proves the read waited its full timeout. */
-    kc_call_opts call = {.timeout_ms = 3000};
+    kc_cached_call_opts call = {.timeout_ms = 3000};
     kc_obj *r = NULL;
     kc_error e = KC_ERROR_INIT;
     uint64_t t0 = kc__now_ns();
-    FX_RC(kc_cached_get(f->cc, &fx_secrets, NS, "bor-e", &call, &r, &e), KC_ENOT_CAUGHT_UP, &e);
+    FX_RC(kc_cached_client_get(f->cc, &fx_secrets, NS, "bor-e", &call, &r, &e), KC_ENOT_CAUGHT_UP,
+          &e);
     double ms = fx_ms_since(t0);
     assert_true(ms >= 2990 && ms <= 3300);
     assert_null(r);
@@ -291,11 +296,11 @@ static void test_cached_read_live_get_reads_server(void **state)
     fx *f = *state;
     fx_store(f, &fx_secrets);
     fx_set_stall(f, true);
-    kc_call_opts nowait = {.no_wait = true}, live = {.live = true};
+    kc_cached_call_opts nowait = {.no_wait = true}, live = {.live = true};
     kc_obj_unref(fx_create(f->cc, NS, "live-a", NULL, &nowait, 0));
     kc_obj *r = NULL;
     kc_error e = KC_ERROR_INIT;
-    FX_RC(kc_cached_get(f->cc, &fx_secrets, NS, "live-a", &live, &r, &e), 0, &e);
+    FX_RC(kc_cached_client_get(f->cc, &fx_secrets, NS, "live-a", &live, &r, &e), 0, &e);
     assert_string_equal(kc_obj_name(r), "live-a");
     kc_obj_unref(r);
 }
@@ -311,8 +316,9 @@ static void test_cached_read_uncached_type_reads_server(void **state)
     const char *cm = "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":"
                      "\"unc-a\"},\"data\":{\"a\":\"b\"}}";
     kc_obj *w = NULL, *r = NULL;
-    FX_RC(kc_cached_create(cc, &fx_configmaps, NS, cm, strlen(cm), NULL, NULL, &w, &e), 0, &e);
-    FX_RC(kc_cached_get(cc, &fx_configmaps, NS, "unc-a", NULL, &r, &e), 0, &e);
+    FX_RC(kc_cached_client_create(cc, &fx_configmaps, NS, cm, strlen(cm), NULL, NULL, &w, &e), 0,
+          &e);
+    FX_RC(kc_cached_client_get(cc, &fx_configmaps, NS, "unc-a", NULL, &r, &e), 0, &e);
     assert_string_equal(kc_obj_resource_version(r), kc_obj_resource_version(w));
     kc_cached_client_stats st;
     kc_cached_client_get_stats(cc, &st);
@@ -330,8 +336,9 @@ static void test_cached_read_first_use_starts_informer(void **state)
     size_t before = kc_cache_informer_count(f->cache);
     kc_obj **items = NULL;
     size_t n = 0;
-    FX_RC(kc_cached_list(f->cc, &fx_configmaps, NS, NULL, NULL, NULL, &items, &n, &e), 0, &e);
-    kc_cached_list_free(items, n);
+    FX_RC(kc_cached_client_list(f->cc, &fx_configmaps, NS, NULL, NULL, NULL, &items, &n, &e), 0,
+          &e);
+    kc_obj_array_free(items, n);
     assert_int_equal(kc_cache_informer_count(f->cache), before + 1);
     kc_cached_client_stats st;
     kc_cached_client_get_stats(f->cc, &st);
@@ -347,13 +354,14 @@ static void test_cached_read_list_by_namespace_index(void **state)
     kc_obj **items = NULL;
     size_t n = 0;
     kc_error e = KC_ERROR_INIT;
-    FX_RC(kc_cached_list_by_index(f->cc, &fx_secrets, KC_CACHED_INDEX_NAMESPACE, "kube-system",
-                                  NULL, &items, &n, &e),
+    FX_RC(kc_cached_client_list_by_index(f->cc, &fx_secrets, KC_STORE_INDEX_NAMESPACE,
+                                         "kube-system", NULL, &items, &n, &e),
           0, &e);
     assert_int_equal(n, 1); /* block-on-read waited for both writes; the index picks one */
     assert_string_equal(kc_obj_name(items[0]), "idx-b");
-    kc_cached_list_free(items, n);
-    FX_RC(kc_cached_list_by_index(f->cc, &fx_secrets, "no-such-index", "x", NULL, &items, &n, &e),
+    kc_obj_array_free(items, n);
+    FX_RC(kc_cached_client_list_by_index(f->cc, &fx_secrets, "no-such-index", "x", NULL, &items, &n,
+                                         &e),
           KC_ENOTFOUND, &e);
     kc_error_clear(&e);
 }
@@ -377,8 +385,9 @@ static void create_cm(fx *f, const char *name, const char *tier)
                        name, tier);
     kc_obj *obj = NULL;
     kc_error e = KC_ERROR_INIT;
-    FX_RC(kc_cached_create(f->cc, &fx_configmaps, NS, body, (size_t)len, NULL, NULL, &obj, &e), 0,
-          &e);
+    FX_RC(
+        kc_cached_client_create(f->cc, &fx_configmaps, NS, body, (size_t)len, NULL, NULL, &obj, &e),
+        0, &e);
     kc_obj_unref(obj);
 }
 
@@ -398,16 +407,18 @@ static void test_cached_read_list_by_user_index(void **state)
     create_cm(f, "cm-web-2", "web");
     kc_obj **items = NULL;
     size_t n = 0;
-    FX_RC(kc_cached_list_by_index(f->cc, &fx_configmaps, "by-tier", "web", NULL, &items, &n, &e), 0,
-          &e);
+    FX_RC(kc_cached_client_list_by_index(f->cc, &fx_configmaps, "by-tier", "web", NULL, &items, &n,
+                                         &e),
+          0, &e);
     assert_int_equal(n, 2); /* block-on-read waited for the three writes */
     assert_string_equal(kc_obj_name(items[0]), "cm-web-1");
     assert_string_equal(kc_obj_name(items[1]), "cm-web-2");
-    kc_cached_list_free(items, n);
-    FX_RC(kc_cached_list_by_index(f->cc, &fx_configmaps, "by-tier", "db", NULL, &items, &n, &e), 0,
-          &e);
+    kc_obj_array_free(items, n);
+    FX_RC(kc_cached_client_list_by_index(f->cc, &fx_configmaps, "by-tier", "db", NULL, &items, &n,
+                                         &e),
+          0, &e);
     assert_int_equal(n, 1);
-    kc_cached_list_free(items, n);
+    kc_obj_array_free(items, n);
     /* Too late for configmaps (its informer exists); another type is still fine. */
     FX_RC(kc_cache_add_indexer(f->cache, &fx_configmaps, "late", by_label, NULL, &e), KC_EBUSY, &e);
     kc_error_clear(&e);
@@ -428,21 +439,23 @@ static void test_cached_read_indexers_from_cache_opts(void **state)
     kc_obj **items = NULL;
     size_t n = 0;
     kc_error e = KC_ERROR_INIT;
-    FX_RC(kc_cached_list_by_index(g.cc, &fx_secrets, "by-app", "ryw", NULL, &items, &n, &e), 0, &e);
+    FX_RC(kc_cached_client_list_by_index(g.cc, &fx_secrets, "by-app", "ryw", NULL, &items, &n, &e),
+          0, &e);
     assert_int_equal(n, 2);
-    kc_cached_list_free(items, n);
-    FX_RC(kc_cached_list_by_index(g.cc, &fx_secrets, "by-app", "nope", NULL, &items, &n, &e), 0,
-          &e);
+    kc_obj_array_free(items, n);
+    FX_RC(kc_cached_client_list_by_index(g.cc, &fx_secrets, "by-app", "nope", NULL, &items, &n, &e),
+          0, &e);
     assert_int_equal(n, 0);
-    kc_cached_list_free(items, n);
+    kc_obj_array_free(items, n);
     /* A client restricted to one namespace uses that namespace's informer: indexed too. */
     kc_cached_client_opts o = {.ns = NS};
     kc_cached_client *nc = NULL;
     FX_RC(kc_cached_client_new(g.client, g.cache, &o, &nc, &e), 0, &e);
-    FX_RC(kc_cached_list_by_index(nc, &fx_secrets, "by-app", "ryw", NULL, &items, &n, &e), 0, &e);
+    FX_RC(kc_cached_client_list_by_index(nc, &fx_secrets, "by-app", "ryw", NULL, &items, &n, &e), 0,
+          &e);
     assert_int_equal(n, 1);
     assert_string_equal(kc_obj_name(items[0]), "s-1");
-    kc_cached_list_free(items, n);
+    kc_obj_array_free(items, n);
     kc_cache_stop(g.cache);
     kc_cached_client_free(nc);
     fx_down(&g);
@@ -454,8 +467,8 @@ static void test_cached_read_bad_selector_is_inval(void **state)
     kc_obj **items = NULL;
     size_t n = 0;
     kc_error e = KC_ERROR_INIT;
-    FX_RC(kc_cached_list(f->cc, &fx_secrets, NS, "a in (", NULL, NULL, &items, &n, &e), KC_EINVAL,
-          &e);
+    FX_RC(kc_cached_client_list(f->cc, &fx_secrets, NS, "a in (", NULL, NULL, &items, &n, &e),
+          KC_EINVAL, &e);
     kc_error_clear(&e);
 }
 

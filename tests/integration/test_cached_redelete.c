@@ -40,11 +40,12 @@ static kc_store *deleted_while_stalled(fx *f, const char *name, char *uid)
     kc_obj *w = fx_create(f->cc, NS, name, NULL, NULL, 0), *r = NULL;
     snprintf(uid, 64, "%s", kc_obj_uid(w));
     kc_error e = KC_ERROR_INIT;
-    FX_RC(kc_cached_get(f->cc, &fx_secrets, NS, name, NULL, &r, &e), 0, &e); /* waits for it */
+    FX_RC(kc_cached_client_get(f->cc, &fx_secrets, NS, name, NULL, &r, &e), 0,
+          &e); /* waits for it */
     kc_obj_unref(r);
     kc_obj_unref(w);
     fx_set_stall(f, true);
-    FX_RC(kc_cached_delete(f->cc, &fx_secrets, NS, name, NULL, NULL, NULL, &e), 0, &e);
+    FX_RC(kc_cached_client_delete(f->cc, &fx_secrets, NS, name, NULL, NULL, NULL, &e), 0, &e);
     return s;
 }
 
@@ -55,8 +56,9 @@ static kc_obj *create_by(fx *f, bool own, const char *name)
     kc_obj *obj = NULL;
     kc_error e = KC_ERROR_INIT;
     if (own)
-        FX_RC(kc_cached_create(f->cc, &fx_secrets, NS, body, (size_t)len, NULL, NULL, &obj, &e), 0,
-              &e);
+        FX_RC(kc_cached_client_create(f->cc, &fx_secrets, NS, body, (size_t)len, NULL, NULL, &obj,
+                                      &e),
+              0, &e);
     else
         FX_RC(kc_client_create(f->client, &fx_secrets, NS, body, (size_t)len, NULL, &obj, &e), 0,
               &e);
@@ -70,11 +72,11 @@ static void assert_u1_hidden(fx *f, kc_store *s, const char *name, const char *u
     assert_non_null(cur);
     assert_string_equal(kc_obj_uid(cur), uid);
     kc_obj_unref(cur);
-    kc_call_opts calls[] = {{.no_wait = true}, {.timeout_ms = 50}};
+    kc_cached_call_opts calls[] = {{.no_wait = true}, {.timeout_ms = 50}};
     for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
         kc_obj *g = NULL;
         kc_error e = KC_ERROR_INIT;
-        int rc = kc_cached_get(f->cc, &fx_secrets, NS, name, &calls[i], &g, &e);
+        int rc = kc_cached_client_get(f->cc, &fx_secrets, NS, name, &calls[i], &g, &e);
         if (rc == 0)
             assert_string_not_equal(kc_obj_uid(g), uid);
         else if (rc != KC_ENOT_CAUGHT_UP)
@@ -83,12 +85,12 @@ static void assert_u1_hidden(fx *f, kc_store *s, const char *name, const char *u
         kc_error_clear(&e);
         kc_obj **items = NULL;
         size_t n = 0;
-        rc = kc_cached_list(f->cc, &fx_secrets, NS, NULL, NULL, &calls[i], &items, &n, &e);
+        rc = kc_cached_client_list(f->cc, &fx_secrets, NS, NULL, NULL, &calls[i], &items, &n, &e);
         if (rc != KC_ENOT_CAUGHT_UP)
             FX_RC(rc, 0, &e);
         for (size_t j = 0; j < n; j++)
             assert_string_not_equal(kc_obj_uid(items[j]), uid);
-        kc_cached_list_free(items, n);
+        kc_obj_array_free(items, n);
         kc_error_clear(&e);
     }
 }
@@ -103,13 +105,13 @@ static void assert_settles(fx *f, kc_store *s, const char *name, int want_rc)
     assert_int_equal(kc_store_wait(s, &c, 10000), 0);
     kc_obj *g = NULL;
     kc_error e = KC_ERROR_INIT;
-    FX_RC(kc_cached_get(f->cc, &fx_secrets, NS, name, NULL, &g, &e), want_rc, &e);
+    FX_RC(kc_cached_client_get(f->cc, &fx_secrets, NS, name, NULL, &g, &e), want_rc, &e);
     kc_obj_unref(g);
     kc_error_clear(&e);
     kc_obj **items = NULL;
     size_t n = 0;
-    FX_RC(kc_cached_list(f->cc, &fx_secrets, NS, NULL, NULL, NULL, &items, &n, &e), 0, &e);
-    kc_cached_list_free(items, n);
+    FX_RC(kc_cached_client_list(f->cc, &fx_secrets, NS, NULL, NULL, NULL, &items, &n, &e), 0, &e);
+    kc_obj_array_free(items, n);
     kc_cached_client_stats st;
     kc_cached_client_get_stats(f->cc, &st);
     assert_int_equal(st.pending, 0);
@@ -124,7 +126,7 @@ static void test_cached_redelete_other_client_recreates_and_this_one_deletes(voi
     kc_delete_opts d = KC_DELETE_OPTS_INIT;
     d.precondition_uid = kc_obj_uid(u2);
     kc_error e = KC_ERROR_INIT;
-    FX_RC(kc_cached_delete(f->cc, &fx_secrets, NS, "rd-other", &d, NULL, NULL, &e), 0, &e);
+    FX_RC(kc_cached_client_delete(f->cc, &fx_secrets, NS, "rd-other", &d, NULL, NULL, &e), 0, &e);
     assert_u1_hidden(f, s, "rd-other", uid);
     kc_obj_unref(u2);
     assert_settles(f, s, "rd-other", KC_ENOTFOUND);
@@ -148,7 +150,7 @@ static void test_cached_redelete_recreated_key_deleted_again(void **state)
     kc_store *s = deleted_while_stalled(f, "rd-again", uid);
     kc_obj *u2 = create_by(f, true, "rd-again");
     kc_error e = KC_ERROR_INIT;
-    FX_RC(kc_cached_delete(f->cc, &fx_secrets, NS, "rd-again", NULL, NULL, NULL, &e), 0, &e);
+    FX_RC(kc_cached_client_delete(f->cc, &fx_secrets, NS, "rd-again", NULL, NULL, NULL, &e), 0, &e);
     assert_u1_hidden(f, s, "rd-again", uid);
     kc_obj_unref(u2);
     assert_settles(f, s, "rd-again", KC_ENOTFOUND);
@@ -160,8 +162,8 @@ static void test_cached_redelete_failed_second_delete_keeps_the_first(void **sta
     char uid[64];
     kc_store *s = deleted_while_stalled(f, "rd-twice", uid);
     kc_error e = KC_ERROR_INIT;
-    FX_RC(kc_cached_delete(f->cc, &fx_secrets, NS, "rd-twice", NULL, NULL, NULL, &e), KC_ENOTFOUND,
-          &e);
+    FX_RC(kc_cached_client_delete(f->cc, &fx_secrets, NS, "rd-twice", NULL, NULL, NULL, &e),
+          KC_ENOTFOUND, &e);
     kc_error_clear(&e);
     assert_u1_hidden(f, s, "rd-twice", uid);
     assert_settles(f, s, "rd-twice", KC_ENOTFOUND);

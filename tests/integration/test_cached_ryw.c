@@ -189,7 +189,7 @@ static int wteardown(void **state)
     kc_cached_client_free(f->cc);
     kc_cache_free(f->cache);
     kc_client_free(f->client);
-    kc_config_free(f->cfg);
+    kc_config_unref(f->cfg);
     free(f);
     return 0;
 }

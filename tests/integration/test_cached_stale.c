@@ -27,12 +27,13 @@ static void *worker(void *p)
         snprintf(name, sizeof(name), "%s-%05u", r->prefix, i);
         int len = fx_secret_json(body, sizeof(body), name, NULL, NULL);
         kc_obj *w = NULL, *g = NULL;
-        int rc = kc_cached_create(r->cc, &fx_secrets, NS, body, (size_t)len, NULL, NULL, &w, NULL);
+        int rc = kc_cached_client_create(r->cc, &fx_secrets, NS, body, (size_t)len, NULL, NULL, &w,
+                                         NULL);
         if (rc < 0 && rc != KC_ENOT_CAUGHT_UP) {
             atomic_fetch_add(&r->errors, 1);
             continue;
         }
-        rc = kc_cached_get(r->cc, &fx_secrets, NS, name, NULL, &g, NULL);
+        rc = kc_cached_client_get(r->cc, &fx_secrets, NS, name, NULL, &g, NULL);
         if (rc == KC_ENOTFOUND || rc == KC_ENOT_CAUGHT_UP ||
             (rc == 0 &&
              kc_rv_compare(kc_obj_resource_version(g), kc_obj_resource_version(w)) == KC_RV_LESS))

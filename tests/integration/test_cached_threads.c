@@ -21,7 +21,7 @@ typedef struct shared {
 static void check_fresh(shared *s, const char *name, const kc_obj *w)
 {
     kc_obj *g = NULL;
-    int rc = kc_cached_get(s->cc, &fx_secrets, NS, name, NULL, &g, NULL);
+    int rc = kc_cached_client_get(s->cc, &fx_secrets, NS, name, NULL, &g, NULL);
     if (rc != 0 ||
         kc_rv_compare(kc_obj_resource_version(g), kc_obj_resource_version(w)) == KC_RV_LESS)
         atomic_fetch_add(&s->violations, 1);
@@ -37,7 +37,8 @@ static void *writer(void *p)
         snprintf(name, sizeof(name), "t%u-r%d", id, r);
         int len = fx_secret_json(body, sizeof(body), name, NULL, NULL);
         kc_obj *w = NULL;
-        if (kc_cached_create(s->cc, &fx_secrets, NS, body, (size_t)len, NULL, NULL, &w, NULL)) {
+        if (kc_cached_client_create(s->cc, &fx_secrets, NS, body, (size_t)len, NULL, NULL, &w,
+                                    NULL)) {
             atomic_fetch_add(&s->errors, 1);
             continue;
         }
@@ -45,19 +46,19 @@ static void *writer(void *p)
         kc_obj_unref(w);
         w = NULL;
         const char *patch = "{\"metadata\":{\"labels\":{\"step\":\"patched\"}}}";
-        if (kc_cached_patch(s->cc, &fx_secrets, NS, name, KC_PATCH_MERGE, patch, strlen(patch),
-                            NULL, NULL, &w, NULL)) {
+        if (kc_cached_client_patch(s->cc, &fx_secrets, NS, name, KC_PATCH_MERGE, patch,
+                                   strlen(patch), NULL, NULL, &w, NULL)) {
             atomic_fetch_add(&s->errors, 1);
             continue;
         }
         check_fresh(s, name, w);
         kc_obj_unref(w);
-        if (kc_cached_delete(s->cc, &fx_secrets, NS, name, NULL, NULL, NULL, NULL)) {
+        if (kc_cached_client_delete(s->cc, &fx_secrets, NS, name, NULL, NULL, NULL, NULL)) {
             atomic_fetch_add(&s->errors, 1);
             continue;
         }
         kc_obj *g = NULL;
-        if (kc_cached_get(s->cc, &fx_secrets, NS, name, NULL, &g, NULL) != KC_ENOTFOUND)
+        if (kc_cached_client_get(s->cc, &fx_secrets, NS, name, NULL, &g, NULL) != KC_ENOTFOUND)
             atomic_fetch_add(&s->violations, 1);
         kc_obj_unref(g);
     }

@@ -48,7 +48,8 @@ static void test_cached_write_update_waits_for_rv(void **state)
                        kc_obj_resource_version(v1));
     kc_obj *v2 = NULL;
     kc_error e = KC_ERROR_INIT;
-    FX_RC(kc_cached_update(f->cc, &fx_secrets, NS, body, (size_t)len, NULL, NULL, &v2, &e), 0, &e);
+    FX_RC(kc_cached_client_update(f->cc, &fx_secrets, NS, body, (size_t)len, NULL, NULL, &v2, &e),
+          0, &e);
     assert_int_equal(kc_rv_compare(kc_obj_resource_version(v2), kc_obj_resource_version(v1)),
                      KC_RV_GREATER);
     assert_true(fx_store_has(s, NS, v2));
@@ -64,15 +65,17 @@ static void test_cached_write_update_status_waits_for_rv(void **state)
                       "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"busybox\"}]}}";
     kc_obj *v1 = NULL, *v2 = NULL;
     kc_error e = KC_ERROR_INIT;
-    FX_RC(kc_cached_create(f->cc, &fx_pods, NS, pod, strlen(pod), NULL, NULL, &v1, &e), 0, &e);
+    FX_RC(kc_cached_client_create(f->cc, &fx_pods, NS, pod, strlen(pod), NULL, NULL, &v1, &e), 0,
+          &e);
     char body[512];
     int len = snprintf(body, sizeof(body),
                        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"st-a\","
                        "\"resourceVersion\":\"%s\"},\"spec\":{\"containers\":[{\"name\":\"c\","
                        "\"image\":\"busybox\"}]},\"status\":{\"phase\":\"Running\"}}",
                        kc_obj_resource_version(v1));
-    FX_RC(kc_cached_update_status(f->cc, &fx_pods, NS, body, (size_t)len, NULL, NULL, &v2, &e), 0,
-          &e);
+    FX_RC(
+        kc_cached_client_update_status(f->cc, &fx_pods, NS, body, (size_t)len, NULL, NULL, &v2, &e),
+        0, &e);
     assert_true(fx_store_has(s, NS, v2));
     kc_obj_unref(v1);
     kc_obj_unref(v2);
@@ -84,8 +87,8 @@ static void patch_case(fx *f, const char *name, kc_patch_type type, const char *
     kc_obj *v1 = fx_create(f->cc, NS, name, NULL, NULL, 0);
     kc_obj *v2 = NULL;
     kc_error e = KC_ERROR_INIT;
-    FX_RC(kc_cached_patch(f->cc, &fx_secrets, NS, name, type, patch, strlen(patch), NULL, NULL, &v2,
-                          &e),
+    FX_RC(kc_cached_client_patch(f->cc, &fx_secrets, NS, name, type, patch, strlen(patch), NULL,
+                                 NULL, &v2, &e),
           0, &e);
     assert_int_equal(kc_rv_compare(kc_obj_resource_version(v2), kc_obj_resource_version(v1)),
                      KC_RV_GREATER);
@@ -119,9 +122,9 @@ static void test_cached_write_apply_waits_for_rv(void **state)
                       "\"apply-a\"},\"data\":{\"x\":\"eQ==\"}}";
     kc_obj *obj = NULL;
     kc_error e = KC_ERROR_INIT;
-    FX_RC(
-        kc_cached_apply(f->cc, &fx_secrets, NS, "apply-a", doc, strlen(doc), NULL, NULL, &obj, &e),
-        0, &e);
+    FX_RC(kc_cached_client_apply(f->cc, &fx_secrets, NS, "apply-a", doc, strlen(doc), NULL, NULL,
+                                 &obj, &e),
+          0, &e);
     assert_true(fx_store_has(s, NS, obj));
     kc_obj_unref(obj);
 }
@@ -133,7 +136,7 @@ static void test_cached_write_delete_waits_until_gone(void **state)
     kc_obj_unref(fx_create(f->cc, NS, "del-a", NULL, NULL, 0));
     kc_obj *ret = NULL;
     kc_error e = KC_ERROR_INIT;
-    FX_RC(kc_cached_delete(f->cc, &fx_secrets, NS, "del-a", NULL, NULL, &ret, &e), 0, &e);
+    FX_RC(kc_cached_client_delete(f->cc, &fx_secrets, NS, "del-a", NULL, NULL, &ret, &e), 0, &e);
     kc_obj_unref(ret);
     kc_obj *cur = kc_store_get(s, NS, "del-a");
     assert_null(cur);
@@ -146,7 +149,7 @@ static void test_cached_write_delete_with_finalizer_waits_for_rv(void **state)
     kc_obj_unref(fx_create(f->cc, NS, "fin-a", "kcache.io/hold", NULL, 0));
     kc_obj *ret = NULL;
     kc_error e = KC_ERROR_INIT;
-    FX_RC(kc_cached_delete(f->cc, &fx_secrets, NS, "fin-a", NULL, NULL, &ret, &e), 0, &e);
+    FX_RC(kc_cached_client_delete(f->cc, &fx_secrets, NS, "fin-a", NULL, NULL, &ret, &e), 0, &e);
     assert_non_null(ret);
     assert_true(kc_obj_deleting(ret));
     kc_obj *cur = kc_store_get(s, NS, "fin-a");
@@ -164,9 +167,10 @@ static void test_cached_write_delete_returning_object_waits_until_gone(void **st
     const char *pod = "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"del-pod\"},"
                       "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"busybox\"}]}}";
     kc_error e = KC_ERROR_INIT;
-    FX_RC(kc_cached_create(f->cc, &fx_pods, NS, pod, strlen(pod), NULL, NULL, NULL, &e), 0, &e);
+    FX_RC(kc_cached_client_create(f->cc, &fx_pods, NS, pod, strlen(pod), NULL, NULL, NULL, &e), 0,
+          &e);
     kc_obj *ret = NULL;
-    FX_RC(kc_cached_delete(f->cc, &fx_pods, NS, "del-pod", NULL, NULL, &ret, &e), 0, &e);
+    FX_RC(kc_cached_client_delete(f->cc, &fx_pods, NS, "del-pod", NULL, NULL, &ret, &e), 0, &e);
     kc_obj *cur = kc_store_get(s, NS, "del-pod");
     if (ret && kc_obj_deleting(ret) && cur)
         assert_true(kc_obj_deleting(cur)); /* graceful: the cache shows the deletion */
@@ -185,12 +189,12 @@ static void test_cached_write_patch_completes_when_object_deleted(void **state)
     kc_obj_unref(fx_create(f->cc, NS, "fin-b", "kcache.io/hold", NULL, 0));
     kc_obj *ret = NULL;
     kc_error e = KC_ERROR_INIT;
-    FX_RC(kc_cached_delete(f->cc, &fx_secrets, NS, "fin-b", NULL, NULL, &ret, &e), 0, &e);
+    FX_RC(kc_cached_client_delete(f->cc, &fx_secrets, NS, "fin-b", NULL, NULL, &ret, &e), 0, &e);
     kc_obj_unref(ret);
     ret = NULL;
     const char *p = "{\"metadata\":{\"finalizers\":null}}";
-    FX_RC(kc_cached_patch(f->cc, &fx_secrets, NS, "fin-b", KC_PATCH_MERGE, p, strlen(p), NULL, NULL,
-                          &ret, &e),
+    FX_RC(kc_cached_client_patch(f->cc, &fx_secrets, NS, "fin-b", KC_PATCH_MERGE, p, strlen(p),
+                                 NULL, NULL, &ret, &e),
           0, &e);
     kc_obj_unref(ret);
     kc_obj *cur = kc_store_get(s, NS, "fin-b");
@@ -209,7 +213,7 @@ static void test_cached_write_delete_races_deleted_event(void **state)
         snprintf(name, sizeof(name), "race-%d", i);
         kc_obj_unref(fx_create(f->cc, NS, name, NULL, NULL, 0));
         kc_error e = KC_ERROR_INIT;
-        FX_RC(kc_cached_delete(f->cc, &fx_secrets, NS, name, NULL, NULL, NULL, &e), 0, &e);
+        FX_RC(kc_cached_client_delete(f->cc, &fx_secrets, NS, name, NULL, NULL, NULL, &e), 0, &e);
         kc_obj *cur = kc_store_get(s, NS, name);
         assert_null(cur);
     }
@@ -229,7 +233,7 @@ static void test_cached_write_delete_of_unseen_object_never_resurrects(void **st
     fx_store(f, &fx_secrets);
     char names[N_DEL][32], uids[N_DEL][64];
     const char *np[N_DEL], *up[N_DEL];
-    kc_call_opts nowait = {.no_wait = true};
+    kc_cached_call_opts nowait = {.no_wait = true};
     for (int i = 0; i < N_DEL; i++) {
         snprintf(names[i], sizeof(names[i]), "unseen-%02d", i);
         kc_obj *obj = NULL;
@@ -248,7 +252,7 @@ static void test_cached_write_delete_of_unseen_object_never_resurrects(void **st
         up[i] = uids[i];
         kc_delete_opts d = KC_DELETE_OPTS_INIT;
         d.precondition_uid = (i / 2) % 2 ? uids[i] : NULL;
-        FX_RC(kc_cached_delete(f->cc, &fx_secrets, NS, names[i], &d, NULL, NULL, &e), 0, &e);
+        FX_RC(kc_cached_client_delete(f->cc, &fx_secrets, NS, names[i], &d, NULL, NULL, &e), 0, &e);
     }
     assert_int_equal(fx_resurrections(f->cc, NS, np, up, N_DEL, 400), 0);
 }
@@ -281,7 +285,7 @@ static void test_cached_write_waits_after_server_rv_goes_back(void **state)
     assert_true(fx_store_has(s, NS, b));
     kc_obj *r = NULL;
     kc_error e = KC_ERROR_INIT;
-    FX_RC(kc_cached_get(f->cc, &fx_secrets, NS, "after-b", NULL, &r, &e), 0, &e);
+    FX_RC(kc_cached_client_get(f->cc, &fx_secrets, NS, "after-b", NULL, &r, &e), 0, &e);
     assert_string_equal(kc_obj_uid(r), kc_obj_uid(b));
     kc_obj_unref(r);
     kc_obj_unref(a);
@@ -310,8 +314,8 @@ static void test_cached_write_other_namespace_is_sent_without_waiting(void **sta
         kc_obj_unref(live);
         const char *p = "{\"metadata\":{\"labels\":{\"x\":\"1\"}}}";
         kc_obj *pw = NULL;
-        FX_RC(kc_cached_patch(cc, &fx_secrets, "kube-system", name, KC_PATCH_MERGE, p, strlen(p),
-                              NULL, NULL, &pw, &e),
+        FX_RC(kc_cached_client_patch(cc, &fx_secrets, "kube-system", name, KC_PATCH_MERGE, p,
+                                     strlen(p), NULL, NULL, &pw, &e),
               0, &e);
         kc_obj_unref(pw);
         kc_cached_client_stats st;
@@ -319,12 +323,15 @@ static void test_cached_write_other_namespace_is_sent_without_waiting(void **sta
         assert_int_equal(st.waits, 0);
         assert_int_equal(st.pending, 0); /* block-on-read: nothing to remember */
         kc_obj *r = NULL;                /* reads there: not served from this client's cache… */
-        FX_RC(kc_cached_get(cc, &fx_secrets, "kube-system", name, NULL, &r, &e), KC_EINVAL, &e);
+        FX_RC(kc_cached_client_get(cc, &fx_secrets, "kube-system", name, NULL, &r, &e), KC_EINVAL,
+              &e);
         kc_error_clear(&e);
-        kc_call_opts live_call = {.live = true}; /* …but live reads work */
-        FX_RC(kc_cached_get(cc, &fx_secrets, "kube-system", name, &live_call, &r, &e), 0, &e);
+        kc_cached_call_opts live_call = {.live = true}; /* …but live reads work */
+        FX_RC(kc_cached_client_get(cc, &fx_secrets, "kube-system", name, &live_call, &r, &e), 0,
+              &e);
         kc_obj_unref(r);
-        FX_RC(kc_cached_delete(cc, &fx_secrets, "kube-system", name, NULL, NULL, NULL, &e), 0, &e);
+        FX_RC(kc_cached_client_delete(cc, &fx_secrets, "kube-system", name, NULL, NULL, NULL, &e),
+              0, &e);
         FX_RC(kc_client_get(f->client, &fx_secrets, "kube-system", name, &live, &e), KC_ENOTFOUND,
               &e);
         kc_error_clear(&e);
@@ -346,7 +353,7 @@ static void test_cached_write_timeout_returns_not_caught_up_with_object(void **s
      * the 10 % slack 300 ms in absolute terms, which a loaded 2-core CI VM under ASan/TSan keeps;
      * with 600 ms the 60 ms slack flaked. The lower bound (minus 10 ms of clock rounding) proves
      * the call really waited for its timeout. */
-    kc_call_opts call = {.timeout_ms = 3000};
+    kc_cached_call_opts call = {.timeout_ms = 3000};
     uint64_t t0 = kc__now_ns();
     kc_obj *obj = fx_create(f->cc, NS, "stall-a", NULL, &call, KC_ENOT_CAUGHT_UP);
     double ms = fx_ms_since(t0);
@@ -365,7 +372,7 @@ static void test_cached_write_opt_out_per_call_returns_immediately(void **state)
     fx *f = *state;
     kc_store *s = fx_store(f, &fx_secrets);
     fx_set_stall(f, true);
-    kc_call_opts call = {.no_wait = true};
+    kc_cached_call_opts call = {.no_wait = true};
     uint64_t t0 = kc__now_ns();
     kc_obj *obj = fx_create(f->cc, NS, "optout-a", NULL, &call, 0);
     /* Events are stalled, so any wait could only end in KC_ENOT_CAUGHT_UP after the client's 5 s
@@ -410,7 +417,8 @@ static void test_cached_write_dry_run_does_not_wait(void **state)
     kc_obj *obj = NULL;
     kc_error e = KC_ERROR_INIT;
     uint64_t t0 = kc__now_ns();
-    FX_RC(kc_cached_create(f->cc, &fx_secrets, NS, body, (size_t)len, &wo, NULL, &obj, &e), 0, &e);
+    FX_RC(kc_cached_client_create(f->cc, &fx_secrets, NS, body, (size_t)len, &wo, NULL, &obj, &e),
+          0, &e);
     /* rc 0 under stalled events and waits == 0 prove no wait; the bound (was 150 ms) is generous
      * but below the 5 s a wait would take. */
     assert_true(fx_ms_since(t0) < 2500);
@@ -431,8 +439,9 @@ static void *stop_writer(void *p)
     stop_arg *a = p;
     char body[512];
     int len = fx_secret_json(body, sizeof(body), "stop-a", NULL, NULL);
-    kc_call_opts call = {.timeout_ms = -1}; /* unbounded: only the stop can end it */
-    a->rc = kc_cached_create(a->cc, &fx_secrets, NS, body, (size_t)len, NULL, &call, &a->obj, NULL);
+    kc_cached_call_opts call = {.timeout_ms = -1}; /* unbounded: only the stop can end it */
+    a->rc = kc_cached_client_create(a->cc, &fx_secrets, NS, body, (size_t)len, NULL, &call, &a->obj,
+                                    NULL);
     return NULL;
 }
 
@@ -470,8 +479,9 @@ static void *gone_writer(void *p)
     gone_arg *a = p;
     char body[512];
     int len = fx_secret_json(body, sizeof(body), "gone-a", NULL, NULL);
-    kc_call_opts call = {.timeout_ms = 15000};
-    a->rc = kc_cached_create(a->cc, &fx_secrets, NS, body, (size_t)len, NULL, &call, &a->obj, NULL);
+    kc_cached_call_opts call = {.timeout_ms = 15000};
+    a->rc = kc_cached_client_create(a->cc, &fx_secrets, NS, body, (size_t)len, NULL, &call, &a->obj,
+                                    NULL);
     return NULL;
 }
 

@@ -109,7 +109,7 @@ static kc_client *client_from_kubeconfig(const char *path)
         fail_msg("load %s: %s", path, err.message);
     kc_client *c = NULL;
     assert_int_equal(kc_client_new(cfg, NULL, &c, NULL), 0);
-    kc_config_free(cfg);
+    kc_config_unref(cfg);
     return c;
 }
 
@@ -143,7 +143,7 @@ static void test_client_auth_missing_token_is_unauthorized(void **state)
     assert_int_equal(err.http_status, 401);
     kc_error_clear(&err);
     kc_client_free(c);
-    kc_config_free(cfg);
+    kc_config_unref(cfg);
 }
 
 static const char *exec_user(void)
@@ -166,7 +166,7 @@ static void test_client_auth_exec_401_refreshes_once(void **state)
     kc_error err = KC_ERROR_INIT;
     int rc = get_default_ns(c, &err);
     if (rc)
-        fail_msg("GET: %s %s", kc_err_name(rc), err.message);
+        fail_msg("GET: %s %s", kc_errno_name(rc), err.message);
     assert_int_equal(runs(), 2); /* stale token → 401 → plugin again → good token */
     assert_int_equal(get_default_ns(c, NULL), 0);
     assert_int_equal(runs(), 2); /* cached until expiry */
@@ -230,7 +230,7 @@ static void test_client_auth_token_file_reread_after_401(void **state)
     kc_error err = KC_ERROR_INIT;
     int rc = get_default_ns(c, &err);
     if (rc)
-        fail_msg("after rotation: %s %s", kc_err_name(rc), err.message);
+        fail_msg("after rotation: %s %s", kc_errno_name(rc), err.message);
     kc_client_free(c);
 }
 
@@ -252,7 +252,7 @@ static void test_client_auth_wrong_ca_is_tls_error(void **state)
     assert_non_null(strstr(err.message, "verify"));
     kc_error_clear(&err);
     kc_client_free(c);
-    kc_config_free(cfg);
+    kc_config_unref(cfg);
     kc_server_free(other);
 }
 
@@ -268,7 +268,7 @@ static void test_client_auth_dns_error(void **state)
     assert_non_null(strstr(err.message, "no-such-host.invalid"));
     kc_error_clear(&err);
     kc_client_free(c);
-    kc_config_free(cfg);
+    kc_config_unref(cfg);
 }
 
 static void test_client_auth_timeout(void **state)
@@ -291,7 +291,7 @@ static void test_client_auth_timeout(void **state)
     assert_int_equal(get_default_ns(c, &err), KC_ETIMEOUT);
     kc_error_clear(&err);
     kc_client_free(c);
-    kc_config_free(cfg);
+    kc_config_unref(cfg);
     close(fd);
 }
 
@@ -308,12 +308,12 @@ static void test_client_auth_refuses_credentials_over_http(void **state)
     kc_client_opts o = {.allow_insecure_credentials = true};
     assert_int_equal(kc_client_new(cfg, &o, &c, NULL), 0);
     kc_client_free(c);
-    kc_config_free(cfg);
+    kc_config_unref(cfg);
     /* loopback over http is fine */
     assert_int_equal(kc_config_from_url("http://127.0.0.1:8080", NULL, "secret", &cfg, NULL), 0);
     assert_int_equal(kc_client_new(cfg, NULL, &c, NULL), 0);
     kc_client_free(c);
-    kc_config_free(cfg);
+    kc_config_unref(cfg);
 }
 
 static void test_client_auth_tls_server_name(void **state)
@@ -326,7 +326,7 @@ static void test_client_auth_tls_server_name(void **state)
     kc_error err = KC_ERROR_INIT;
     int rc = get_default_ns(c, &err);
     if (rc)
-        fail_msg("tls-server-name localhost: %s %s", kc_err_name(rc), err.message);
+        fail_msg("tls-server-name localhost: %s %s", kc_errno_name(rc), err.message);
     kc_client_free(c);
     write_kubeconfig_x(path, "    token: " TOKEN "\n", "    tls-server-name: wrong.example\n");
     c = client_from_kubeconfig(path);
@@ -368,12 +368,12 @@ static void test_client_auth_in_cluster(void **state)
     assert_string_equal(kc_config_namespace(cfg), "kube-system");
     kc_client *c = NULL;
     assert_int_equal(kc_client_new(cfg, NULL, &c, NULL), 0);
-    kc_config_free(cfg);
+    kc_config_unref(cfg);
     assert_int_equal(get_default_ns(c, NULL), KC_EUNAUTHORIZED);
     write_file(p, TOKEN "\n"); /* the kubelet rotates the projected token */
     rc = get_default_ns(c, &err);
     if (rc)
-        fail_msg("after rotation: %s %s", kc_err_name(rc), err.message);
+        fail_msg("after rotation: %s %s", kc_errno_name(rc), err.message);
     kc_client_free(c);
     unsetenv("KUBERNETES_SERVICE_HOST");
     unsetenv("KUBERNETES_SERVICE_PORT");

@@ -46,7 +46,7 @@ static int group_setup(void **state)
 
 static int group_teardown(void **state)
 {
-    kc_config_free(cfg);
+    kc_config_unref(cfg);
     kc_server_free(srv);
     return 0;
 }
@@ -80,7 +80,7 @@ static void test_client_faults_429_retried_until_success(void **state)
         kc_obj *o = NULL;
         int rc = kc_client_get(c, &CM, "default", "r429", &o, &err);
         if (rc)
-            fail_msg("GET %d: %s %s", i, kc_err_name(rc), err.message);
+            fail_msg("GET %d: %s %s", i, kc_errno_name(rc), err.message);
         kc_obj_unref(o);
     }
     kc_client_free(c);
@@ -99,7 +99,7 @@ static void test_client_faults_429_post_is_retried(void **state)
         kc_error err = KC_ERROR_INIT;
         int rc = kc_client_create(c, &CM, "default", b, strlen(b), NULL, NULL, &err);
         if (rc)
-            fail_msg("POST %d: %s %s", i, kc_err_name(rc), err.message);
+            fail_msg("POST %d: %s %s", i, kc_errno_name(rc), err.message);
     }
     kc_client_free(c);
 }

@@ -37,7 +37,7 @@ static inline int client_fixture_up(const char *token, const char *const *nss)
         return -1;
     kc_client_opts co = {.qps = -1};
     int rc = kc_client_new(cfg, &co, &cli, &err);
-    kc_config_free(cfg);
+    kc_config_unref(cfg);
     const kc_gvr ns = {"", "v1", "namespaces"};
     for (size_t i = 0; rc == 0 && nss[i]; i++) {
         char b[128];
@@ -69,7 +69,7 @@ static inline kc_obj *create_cm(const char *ns, const char *name, const char *la
     kc_error err = KC_ERROR_INIT;
     int rc = kc_client_create(cli, &CM, ns, body, strlen(body), NULL, &o, &err);
     if (rc)
-        fail_msg("create %s: %s %s", name, kc_err_name(rc), err.message);
+        fail_msg("create %s: %s %s", name, kc_errno_name(rc), err.message);
     return o;
 }
 

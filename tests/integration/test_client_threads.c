@@ -68,7 +68,7 @@ static void *work(void *p)
             rc = kc_client_delete(cli, &CM, "threads", name, NULL, NULL, &err);
         if (rc) {
             w->failures++;
-            snprintf(w->what, sizeof w->what, "%s: %s %s", name, kc_err_name(rc),
+            snprintf(w->what, sizeof w->what, "%s: %s %s", name, kc_errno_name(rc),
                      err.message ? err.message : "");
         }
         kc_obj_unref(o);
@@ -113,7 +113,7 @@ static void test_client_threads_shared_client(void **state)
         kc_config_from_url(kc_server_url(srv), kc_server_ca_pem(srv), TOKEN, &cfg, NULL), 0);
     kc_client_opts co = {.qps = 500, .burst = 50};
     assert_int_equal(kc_client_new(cfg, &co, &cli, NULL), 0);
-    kc_config_free(cfg);
+    kc_config_unref(cfg);
     const kc_gvr ns = {"", "v1", "namespaces"};
     const char *nsb = "{\"metadata\":{\"name\":\"threads\"}}";
     assert_int_equal(kc_client_create(cli, &ns, NULL, nsb, strlen(nsb), NULL, NULL, NULL), 0);

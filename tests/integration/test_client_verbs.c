@@ -132,7 +132,7 @@ static void patch_expect(kc_patch_type t, const char *body, const kc_patch_opts 
     kc_error err = KC_ERROR_INIT;
     int rc = kc_client_patch(cli, &CM, "default", "pt1", t, body, strlen(body), po, &o, &err);
     if (rc)
-        fail_msg("patch type %d: %s %s", t, kc_err_name(rc), err.message);
+        fail_msg("patch type %d: %s %s", t, kc_errno_name(rc), err.message);
     char *v = NULL;
     assert_int_equal(kc_obj_get_string(o, ptr, &v, NULL, NULL), 0);
     assert_string_equal(v, want);
@@ -364,7 +364,7 @@ static void resolve_expect(const char *name, const char *group, const char *reso
     kc_error err = KC_ERROR_INIT;
     int rc = kc_client_resolve(cli, name, &ri, &err);
     if (rc)
-        fail_msg("resolve %s: %s %s", name, kc_err_name(rc), err.message);
+        fail_msg("resolve %s: %s %s", name, kc_errno_name(rc), err.message);
     assert_string_equal(ri.group, group);
     assert_string_equal(ri.resource, resource);
     assert_string_equal(ri.kind, kind);
@@ -412,7 +412,7 @@ static void test_client_verbs_resolve_new_crd_after_refresh(void **state)
     kc_error err = KC_ERROR_INIT;
     int rc = kc_client_create(cli, &crd, NULL, body, strlen(body), NULL, NULL, &err);
     if (rc)
-        fail_msg("create CRD: %s %s", kc_err_name(rc), err.message);
+        fail_msg("create CRD: %s %s", kc_errno_name(rc), err.message);
     resolve_expect("Widget", "example.com", "widgets", "Widget", true);
     resolve_expect("wd", "example.com", "widgets", "Widget", true);
     resolve_expect("widgets.example.com", "example.com", "widgets", "Widget", true);

@@ -62,7 +62,7 @@ static void up_failing_lists(ifx *f, kc_cache **c, kc_health **h)
     kc_error e = KC_ERROR_INIT;
     kc_cache_opts co = {.defaults = {.backoff_initial_ms = 20, .backoff_max_ms = 50}};
     IFX_RC(kc_cache_new(f->client, &co, c, &e), 0, &e);
-    IFX_RC(kc_health_start(*c, "127.0.0.1:0", NULL, h, &e), 0, &e);
+    IFX_RC(kc_health_new(*c, "127.0.0.1:0", NULL, h, &e), 0, &e);
 }
 
 static void test_health_endpoint_readyz_flips_at_sync(void **st)
@@ -96,7 +96,7 @@ static void test_health_endpoint_readyz_flips_at_sync(void **st)
     assert_int_equal(http_get(h, "/livez?verbose", &r), 200);
     assert_int_equal(http_get(h, "/nope", &r), 404);
     kc__buf_free(&r.body);
-    kc_health_stop(h);
+    kc_health_free(h);
     kc_cache_free(c);
     ifx_down(&f);
 }
@@ -139,7 +139,7 @@ static void test_health_endpoint_readyz_says_why(void **st)
     assert_int_equal(http_get(h, "/readyz?verbose", &r), 200);
     assert_null(strstr(r.body.data, "last error")); /* recovered: the streak is over */
     kc__buf_free(&r.body);
-    kc_health_stop(h);
+    kc_health_free(h);
     kc_cache_free(c);
     ifx_down(&f);
 }
@@ -180,7 +180,7 @@ static void test_health_endpoint_distinct_names(void **st)
     kc_error e = KC_ERROR_INIT;
     IFX_RC(kc_cache_new(f.client, NULL, &c, &e), 0, &e);
     kc_health *h = NULL;
-    IFX_RC(kc_health_start(c, NULL, NULL, &h, &e), 0, &e);
+    IFX_RC(kc_health_new(c, NULL, NULL, &h, &e), 0, &e);
     kc_informer_opts plain = {.ns = "default"};
     kc_informer_opts fielded = {.ns = "default", .field_selector = "metadata.name=x"};
     kc_informer_opts meta = {.ns = "default", .metadata_only = true};
@@ -217,7 +217,7 @@ static void test_health_endpoint_distinct_names(void **st)
     kc_error_clear(&e);
     assert_int_equal(kc_cache_informer_count(c), 4);
     kc__buf_free(&r.body);
-    kc_health_stop(h);
+    kc_health_free(h);
     kc_cache_free(c);
     ifx_down(&f);
 }
@@ -231,7 +231,7 @@ static void test_health_endpoint_readyz_fails_when_stale(void **st)
     kc_cache_opts co = {.defaults = {.backoff_initial_ms = 20, .backoff_max_ms = 50}};
     IFX_RC(kc_cache_new(f.client, &co, &c, &e), 0, &e);
     kc_health *h = NULL;
-    IFX_RC(kc_health_start(c, NULL, NULL, &h, &e), 0, &e);
+    IFX_RC(kc_health_new(c, NULL, NULL, &h, &e), 0, &e);
     kc_informer *inf = NULL;
     kc_informer_opts o = {.ns = "default", .max_staleness_ms = 300};
     IFX_RC(kc_cache_get_informer(c, &ifx_cm, &o, &inf, &e), 0, &e);
@@ -251,7 +251,7 @@ static void test_health_endpoint_readyz_fails_when_stale(void **st)
     ifx_faults(&f, &fl);
     assert_int_equal(readyz_until(h, 200, 10000, &r), 200);
     kc__buf_free(&r.body);
-    kc_health_stop(h);
+    kc_health_free(h);
     kc_cache_free(c);
     ifx_down(&f);
 }
@@ -269,7 +269,7 @@ static void test_health_endpoint_metrics(void **st)
     kc_error e = KC_ERROR_INIT;
     IFX_RC(kc_cache_new(f.client, NULL, &c, &e), 0, &e);
     kc_health *h = NULL;
-    IFX_RC(kc_health_start(c, "127.0.0.1:0", NULL, &h, &e), 0, &e);
+    IFX_RC(kc_health_new(c, "127.0.0.1:0", NULL, &h, &e), 0, &e);
     kc_informer *inf = NULL;
     kc_informer_opts o = {.ns = "default"};
     IFX_RC(kc_cache_get_informer(c, &ifx_cm, &o, &inf, &e), 0, &e);
@@ -288,7 +288,7 @@ static void test_health_endpoint_metrics(void **st)
     assert_non_null(strstr(m, "kcache_informer_last_sync_duration_seconds{"));
     assert_non_null(strstr(m, "kcache_cache_ready 1\n"));
     kc__buf_free(&r.body);
-    kc_health_stop(h);
+    kc_health_free(h);
     kc_cache_free(c);
     ifx_down(&f);
 }

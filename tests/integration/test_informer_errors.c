@@ -97,18 +97,20 @@ static void test_informer_errors_unknown_resource_cache_and_cached_client(void *
     IFX_RC(kc_cache_new(f.client, &co, &c, &e), 0, &e);
     kc_cached_client *cc = NULL;
     IFX_RC(kc_cached_client_new(f.client, c, NULL, &cc, &e), 0, &e);
-    kc_call_opts call = {.timeout_ms = 60000}; /* far away: KC_ETIMEOUT would be the old result */
+    kc_cached_call_opts call = {.timeout_ms =
+                                    60000}; /* far away: KC_ETIMEOUT would be the old result */
     kc_obj *o = NULL;
-    IFX_RC(kc_cached_get(cc, &widgets, "default", "w1", &call, &o, &e), KC_ENOTFOUND, &e);
+    IFX_RC(kc_cached_client_get(cc, &widgets, "default", "w1", &call, &o, &e), KC_ENOTFOUND, &e);
     assert_contains(e.message, "widgets.v1.example.com");
     assert_contains(e.message, "does not serve");
     kc_error_clear(&e);
     kc_obj **items = NULL;
     size_t n = 0;
-    IFX_RC(kc_cached_list(cc, &widgets, NULL, NULL, NULL, &call, &items, &n, &e), KC_ENOTFOUND, &e);
+    IFX_RC(kc_cached_client_list(cc, &widgets, NULL, NULL, NULL, &call, &items, &n, &e),
+           KC_ENOTFOUND, &e);
     kc_error_clear(&e);
     /* The default 3 s bound: still KC_ENOTFOUND, not KC_ETIMEOUT. */
-    IFX_RC(kc_cached_get(cc, &widgets, "default", "w1", NULL, &o, &e), KC_ENOTFOUND, &e);
+    IFX_RC(kc_cached_client_get(cc, &widgets, "default", "w1", NULL, &o, &e), KC_ENOTFOUND, &e);
     kc_error_clear(&e);
     IFX_RC(kc_cache_wait_synced(c, 60000, &e), KC_ENOTFOUND, &e);
     assert_contains(e.message, "informer widgets.v1.example.com");

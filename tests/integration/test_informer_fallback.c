@@ -186,7 +186,7 @@ static void test_informer_fallback_when_bookmark_never_comes(void **st)
     kc_informer_free(inf);
     fake_stop(&f);
     kc_client_free(x.client);
-    kc_config_free(x.cfg);
+    kc_config_unref(x.cfg);
 }
 
 static void test_informer_fallback_when_streaming_rejected(void **st)
@@ -202,7 +202,7 @@ static void test_informer_fallback_when_streaming_rejected(void **st)
     kc_informer_free(inf);
     fake_stop(&f);
     kc_client_free(x.client);
-    kc_config_free(x.cfg);
+    kc_config_unref(x.cfg);
 }
 
 int main(void)

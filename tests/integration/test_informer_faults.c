@@ -95,7 +95,7 @@ static size_t store_diff(kc_store *a, kc_store *b)
     }
     if (kc_store_len(b) != n)
         d++;
-    kc_store_list_free(v, n);
+    kc_obj_array_free(v, n);
     return d;
 }
 

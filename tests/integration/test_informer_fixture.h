@@ -34,7 +34,7 @@ typedef struct ifx {
 
 static inline void ifx_print_err(const char *what, int rc, const kc_error *e)
 {
-    fprintf(stderr, "%s: %s (%s)%s%s\n", what, kc_err_name(rc), kc_strerror(rc),
+    fprintf(stderr, "%s: %s (%s)%s%s\n", what, kc_errno_name(rc), kc_strerror(rc),
             e && e->message ? ": " : "", e && e->message ? e->message : "");
 }
 
@@ -71,7 +71,7 @@ static inline void ifx_up(ifx *f, const char *seed_spec)
 static inline void ifx_down(ifx *f)
 {
     kc_client_free(f->client);
-    kc_config_free(f->cfg);
+    kc_config_unref(f->cfg);
     kc_server_free(f->srv);
     memset(f, 0, sizeof(*f));
 }

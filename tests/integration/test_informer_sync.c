@@ -74,7 +74,7 @@ static void test_informer_sync_wait_times_out_when_unreachable(void **st)
     assert_false(kc_informer_ready(inf));
     kc_informer_free(inf);
     kc_client_free(f.client);
-    kc_config_free(f.cfg);
+    kc_config_unref(f.cfg);
 }
 
 static void test_informer_sync_wait_times_out_when_list_fails(void **st)
@@ -137,7 +137,7 @@ static void test_informer_sync_stop_wakes_every_waiter(void **st)
     assert_int_equal(kc_informer_wait_synced(inf, 1000, NULL), KC_ESTOPPED);
     kc_informer_free(inf);
     kc_client_free(f.client);
-    kc_config_free(f.cfg);
+    kc_config_unref(f.cfg);
 }
 
 /* The fd turns readable exactly when the informer has synced: before that poll times out, and
@@ -296,7 +296,7 @@ static bool any_json_contains(kc_informer *inf, const char *needle)
     assert_true(n > 0);
     for (size_t i = 0; i < n && !found; i++)
         found = strstr(kc_obj_json(v[i], NULL), needle) != NULL;
-    kc_store_list_free(v, n);
+    kc_obj_array_free(v, n);
     return found;
 }
 

@@ -33,10 +33,10 @@ static void *reader_main(void *p)
         kc_obj_unref(o);
         kc_obj **v;
         size_t n;
-        if (kc_store_list_namespace(s, "default", &v, &n) == 0)
-            kc_store_list_free(v, n);
+        if (kc_store_list_by_namespace(s, "default", &v, &n) == 0)
+            kc_obj_array_free(v, n);
         if (kc__rng_range(&rng, 0, 20) == 0 && kc_store_list(s, &v, &n) == 0)
-            kc_store_list_free(v, n);
+            kc_obj_array_free(v, n);
         kc_store_cond c = {KC_STORE_WAIT_KEY_RV, "default", name,
                            "999999999",          NULL,      kc_store_seq(s)};
         kc_store_check(s, &c);

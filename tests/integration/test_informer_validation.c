@@ -49,7 +49,7 @@ static void check_bad(const bad_case *b, int rc, const kc_error *e)
     if (rc != KC_EINVAL || !e->message || !strstr(e->message, b->want))
         fprintf(stderr, "case label=%s field=%s resource=%s: rc %s, message %s (want \"%s\")\n",
                 b->label ? b->label : "-", b->field ? b->field : "-",
-                b->gvr.resource ? b->gvr.resource : "(null)", kc_err_name(rc),
+                b->gvr.resource ? b->gvr.resource : "(null)", kc_errno_name(rc),
                 e->message ? e->message : "(none)", b->want);
     assert_int_equal(rc, KC_EINVAL);
     assert_non_null(e->message);

@@ -23,13 +23,13 @@ static void test_core_error_codes_are_stable(void **state)
 static void test_core_error_every_code_has_name_and_message(void **state)
 {
 #define CHECK(name, val, msg)                                                                      \
-    assert_string_equal(kc_err_name(val), "KC_E" #name);                                           \
+    assert_string_equal(kc_errno_name(val), "KC_E" #name);                                         \
     assert_string_equal(kc_strerror(val), msg);
     KC_ERRNO_MAP(CHECK)
 #undef CHECK
-    assert_string_equal(kc_err_name(0), "KC_OK");
+    assert_string_equal(kc_errno_name(0), "KC_OK");
     assert_string_equal(kc_strerror(0), "success");
-    assert_string_equal(kc_err_name(-9999), "KC_E?");
+    assert_string_equal(kc_errno_name(-9999), "KC_E?");
     assert_string_equal(kc_strerror(12345), "unknown error");
 }
 
@@ -52,18 +52,18 @@ static void test_core_error_set_formats_and_clear_frees(void **state)
 
 static void test_core_error_http_mapping(void **state)
 {
-    assert_int_equal(kc_code_from_http(200, NULL), 0);
-    assert_int_equal(kc_code_from_http(201, "x"), 0);
-    assert_int_equal(kc_code_from_http(404, "NotFound"), KC_ENOTFOUND);
-    assert_int_equal(kc_code_from_http(409, "AlreadyExists"), KC_EEXISTS);
-    assert_int_equal(kc_code_from_http(409, "Conflict"), KC_ECONFLICT);
-    assert_int_equal(kc_code_from_http(410, "Expired"), KC_EGONE);
-    assert_int_equal(kc_code_from_http(422, NULL), KC_EINVALID);
-    assert_int_equal(kc_code_from_http(429, NULL), KC_ETHROTTLED);
-    assert_int_equal(kc_code_from_http(504, "Timeout"), KC_ESERVER);
-    assert_int_equal(kc_code_from_http(504, "ResourceVersionTooLarge"), KC_ERV_TOO_LARGE);
-    assert_int_equal(kc_code_from_http(503, NULL), KC_ESERVER);
-    assert_int_equal(kc_code_from_http(418, NULL), KC_EHTTP);
+    assert_int_equal(kc_errno_from_http(200, NULL), 0);
+    assert_int_equal(kc_errno_from_http(201, "x"), 0);
+    assert_int_equal(kc_errno_from_http(404, "NotFound"), KC_ENOTFOUND);
+    assert_int_equal(kc_errno_from_http(409, "AlreadyExists"), KC_EEXISTS);
+    assert_int_equal(kc_errno_from_http(409, "Conflict"), KC_ECONFLICT);
+    assert_int_equal(kc_errno_from_http(410, "Expired"), KC_EGONE);
+    assert_int_equal(kc_errno_from_http(422, NULL), KC_EUNPROCESSABLE);
+    assert_int_equal(kc_errno_from_http(429, NULL), KC_ETHROTTLED);
+    assert_int_equal(kc_errno_from_http(504, "Timeout"), KC_ESERVER);
+    assert_int_equal(kc_errno_from_http(504, "ResourceVersionTooLarge"), KC_ERV_TOO_LARGE);
+    assert_int_equal(kc_errno_from_http(503, NULL), KC_ESERVER);
+    assert_int_equal(kc_errno_from_http(418, NULL), KC_EHTTP);
 }
 
 static void test_core_error_version_string(void **state)

@@ -57,16 +57,16 @@ static void test_core_rv_compare_huge_values_beyond_64_bits(void **state)
 
 static void test_core_rv_compare_incomparable(void **state)
 {
-    assert_int_equal(kc_rv_compare("", "1"), KC_RV_INCOMPARABLE);
-    assert_int_equal(kc_rv_compare("1", ""), KC_RV_INCOMPARABLE);
-    assert_int_equal(kc_rv_compare("0", "1"), KC_RV_INCOMPARABLE);
-    assert_int_equal(kc_rv_compare("007", "7"), KC_RV_INCOMPARABLE);
-    assert_int_equal(kc_rv_compare("-1", "1"), KC_RV_INCOMPARABLE);
-    assert_int_equal(kc_rv_compare("1a", "1"), KC_RV_INCOMPARABLE);
-    assert_int_equal(kc_rv_compare("abc", "abc"), KC_RV_INCOMPARABLE); /* even when equal */
-    assert_int_equal(kc_rv_compare(NULL, "1"), KC_RV_INCOMPARABLE);
-    assert_int_equal(kc_rv_compare("1", NULL), KC_RV_INCOMPARABLE);
-    assert_int_equal(kc_rv_compare(NULL, NULL), KC_RV_INCOMPARABLE);
+    assert_int_equal(kc_rv_compare("", "1"), KC_RV_NOT_COMPARABLE);
+    assert_int_equal(kc_rv_compare("1", ""), KC_RV_NOT_COMPARABLE);
+    assert_int_equal(kc_rv_compare("0", "1"), KC_RV_NOT_COMPARABLE);
+    assert_int_equal(kc_rv_compare("007", "7"), KC_RV_NOT_COMPARABLE);
+    assert_int_equal(kc_rv_compare("-1", "1"), KC_RV_NOT_COMPARABLE);
+    assert_int_equal(kc_rv_compare("1a", "1"), KC_RV_NOT_COMPARABLE);
+    assert_int_equal(kc_rv_compare("abc", "abc"), KC_RV_NOT_COMPARABLE); /* even when equal */
+    assert_int_equal(kc_rv_compare(NULL, "1"), KC_RV_NOT_COMPARABLE);
+    assert_int_equal(kc_rv_compare("1", NULL), KC_RV_NOT_COMPARABLE);
+    assert_int_equal(kc_rv_compare(NULL, NULL), KC_RV_NOT_COMPARABLE);
 }
 
 static void test_core_rv_parse_values(void **state)

@@ -10,8 +10,8 @@ int main()
         std::fprintf(stderr, "version mismatch: %s vs %s\n", kc_version(), KC_VERSION_STRING);
         return 1;
     }
-    if (std::strcmp(kc_err_name(KC_ENOTFOUND), "KC_ENOTFOUND") != 0) {
-        std::fprintf(stderr, "kc_err_name(KC_ENOTFOUND) = %s\n", kc_err_name(KC_ENOTFOUND));
+    if (std::strcmp(kc_errno_name(KC_ENOTFOUND), "KC_ENOTFOUND") != 0) {
+        std::fprintf(stderr, "kc_errno_name(KC_ENOTFOUND) = %s\n", kc_errno_name(KC_ENOTFOUND));
         return 1;
     }
     std::printf("headers compile as C++ and link\n");

@@ -74,7 +74,7 @@ static void test_http_auth_exec_token_cached_until_expiry(void **state)
     assert_int_equal(runs(), 1);
     kc__cred_clear(&cr);
     kc__auth_free(a);
-    kc_config_free(c);
+    kc_config_unref(c);
 }
 
 static void test_http_auth_exec_expired_credential_refreshed(void **state)
@@ -91,7 +91,7 @@ static void test_http_auth_exec_expired_credential_refreshed(void **state)
     assert_int_equal(runs(), 2);
     kc__cred_clear(&cr);
     kc__auth_free(a);
-    kc_config_free(c);
+    kc_config_unref(c);
 }
 
 static void test_http_auth_exec_refresh_after_401(void **state)
@@ -109,7 +109,7 @@ static void test_http_auth_exec_refresh_after_401(void **state)
     assert_int_equal(runs(), 2);
     kc__cred_clear(&cr);
     kc__auth_free(a);
-    kc_config_free(c);
+    kc_config_unref(c);
 }
 
 static void test_http_auth_exec_failure_carries_stderr(void **state)
@@ -124,7 +124,7 @@ static void test_http_auth_exec_failure_carries_stderr(void **state)
     assert_non_null(strstr(err.message, "exit status 3"));
     kc_error_clear(&err);
     kc__auth_free(a);
-    kc_config_free(c);
+    kc_config_unref(c);
 }
 
 static void test_http_auth_exec_timeout(void **state)
@@ -143,7 +143,7 @@ static void test_http_auth_exec_timeout(void **state)
     assert_true(kc__now_ms() - t0 < 5000);
     kc_error_clear(&err);
     kc__auth_free(a);
-    kc_config_free(c);
+    kc_config_unref(c);
 }
 
 static void test_http_auth_exec_bad_output(void **state)
@@ -157,7 +157,7 @@ static void test_http_auth_exec_bad_output(void **state)
     assert_non_null(strstr(err.message, "not an ExecCredential"));
     kc_error_clear(&err);
     kc__auth_free(a);
-    kc_config_free(c);
+    kc_config_unref(c);
 }
 
 static void test_http_auth_exec_wrong_api_version(void **state)
@@ -171,7 +171,7 @@ static void test_http_auth_exec_wrong_api_version(void **state)
     assert_non_null(strstr(err.message, "v1beta1"));
     kc_error_clear(&err);
     kc__auth_free(a);
-    kc_config_free(c);
+    kc_config_unref(c);
 }
 
 static void test_http_auth_exec_info_env(void **state)
@@ -193,7 +193,7 @@ static void test_http_auth_exec_info_env(void **state)
     free(info);
     unlink(out);
     kc__auth_free(a);
-    kc_config_free(c);
+    kc_config_unref(c);
 }
 
 static void test_http_auth_token_file_reread_on_change(void **state)
@@ -224,7 +224,7 @@ static void test_http_auth_token_file_reread_on_change(void **state)
     kc__cred_clear(&cr);
     unlink(path);
     kc__auth_free(a);
-    kc_config_free(c);
+    kc_config_unref(c);
 }
 
 /* An unreadable token file: the error names the file and the system's reason (issue 16 #15). */
@@ -253,7 +253,7 @@ static void test_http_auth_token_file_error_has_reason(void **state)
     assert_non_null(strstr(err.message, "Is a directory"));
     kc_error_clear(&err);
     kc__auth_free(a);
-    kc_config_free(c);
+    kc_config_unref(c);
 }
 
 static void test_http_auth_static_token_not_refreshable(void **state)
@@ -267,7 +267,7 @@ static void test_http_auth_static_token_not_refreshable(void **state)
     assert_false(kc__auth_invalidate(a, cr.generation));
     kc__cred_clear(&cr);
     kc__auth_free(a);
-    kc_config_free(c);
+    kc_config_unref(c);
 }
 
 int main(void)

@@ -33,7 +33,7 @@ static kc_config *load_env(const char *kubeconfig_env, const char *context)
     kc_error err = KC_ERROR_INIT;
     int rc = kc_config_load(&o, &c, &err);
     if (rc)
-        fail_msg("load %s: %s: %s", kubeconfig_env, kc_err_name(rc), err.message);
+        fail_msg("load %s: %s: %s", kubeconfig_env, kc_errno_name(rc), err.message);
     kc_error_clear(&err);
     return c;
 }
@@ -46,7 +46,7 @@ static void test_http_kubeconfig_merge_first_file_wins(void **state)
     assert_string_equal(kc_config_namespace(c), "ns-a");
     assert_string_equal(c->token, "token-a");
     assert_string_equal(c->tls_server_name, "api.a.example");
-    kc_config_free(c);
+    kc_config_unref(c);
 }
 
 static void test_http_kubeconfig_merge_entries_from_second_file(void **state)
@@ -59,31 +59,31 @@ static void test_http_kubeconfig_merge_entries_from_second_file(void **state)
     assert_memory_equal(c->ca_pem, "CA-FROM-DATA", c->ca_len);
     assert_memory_equal(c->cert_pem, "CERT-FROM-DATA", c->cert_len);
     assert_memory_equal(c->key_pem, "KEY-FROM-DATA", c->key_len);
-    kc_config_free(c);
+    kc_config_unref(c);
 }
 
 static void test_http_kubeconfig_merge_order_matters(void **state)
 {
     kc_config *c = load_env(FX "b.yaml:" FX "a.yaml", "ctx-a");
     assert_string_equal(kc_config_server(c), "https://b.example:6443"); /* b's c1 wins now */
-    kc_config_free(c);
+    kc_config_unref(c);
     c = load_env(FX "b.yaml:" FX "a.yaml", NULL);
     assert_string_equal(kc_config_context(c), "ctx-b");
-    kc_config_free(c);
+    kc_config_unref(c);
 }
 
 static void test_http_kubeconfig_current_context_from_first_setter(void **state)
 {
     kc_config *c = load_env(FX "no-current.yaml:" FX "b.yaml", NULL);
     assert_string_equal(kc_config_context(c), "ctx-b");
-    kc_config_free(c);
+    kc_config_unref(c);
 }
 
 static void test_http_kubeconfig_missing_list_entries_skipped(void **state)
 {
     kc_config *c = load_env(FX "does-not-exist.yaml::" FX "a.yaml", NULL);
     assert_string_equal(kc_config_context(c), "ctx-a");
-    kc_config_free(c);
+    kc_config_unref(c);
 }
 
 static void test_http_kubeconfig_relative_file_fields(void **state)
@@ -95,20 +95,20 @@ static void test_http_kubeconfig_relative_file_fields(void **state)
     assert_int_equal(c->ca_len, len);
     assert_memory_equal(c->ca_pem, want, len);
     free(want);
-    kc_config_free(c);
+    kc_config_unref(c);
 
     c = load_env(FX "a.yaml", "ctx-files");
     assert_non_null(strstr(c->cert_pem, "CLIENT-CERT-FROM-FILE"));
     assert_non_null(strstr(c->key_pem, "CLIENT-KEY-FROM-FILE"));
     assert_true(c->insecure);
     assert_string_equal(c->proxy_url, "http://proxy.example:3128");
-    kc_config_free(c);
+    kc_config_unref(c);
 
     c = load_env(FX "a.yaml", "ctx-tokenfile");
     assert_non_null(c->token_file);
     assert_non_null(strstr(c->token_file, "fixtures/kubeconfig/certs/token.txt"));
     assert_true(c->token_file[0] == '/');
-    kc_config_free(c);
+    kc_config_unref(c);
 }
 
 static void test_http_kubeconfig_basic_auth(void **state)
@@ -116,7 +116,7 @@ static void test_http_kubeconfig_basic_auth(void **state)
     kc_config *c = load_env(FX "a.yaml", "ctx-basic");
     assert_string_equal(c->username, "alice");
     assert_string_equal(c->password, "secret-pw");
-    kc_config_free(c);
+    kc_config_unref(c);
 }
 
 static void test_http_kubeconfig_namespace_override(void **state)
@@ -125,7 +125,7 @@ static void test_http_kubeconfig_namespace_override(void **state)
     kc_config *c = NULL;
     assert_int_equal(kc_config_load(&o, &c, NULL), 0);
     assert_string_equal(kc_config_namespace(c), "other");
-    kc_config_free(c);
+    kc_config_unref(c);
 }
 
 static void expect_error(const char *path, const char *context, int code, const char *needle1,
@@ -136,7 +136,7 @@ static void expect_error(const char *path, const char *context, int code, const 
     kc_error err = KC_ERROR_INIT;
     int rc = kc_config_load(&o, &c, &err);
     if (rc != code)
-        fail_msg("%s: want %s, got %s (%s)", path, kc_err_name(code), kc_err_name(rc),
+        fail_msg("%s: want %s, got %s (%s)", path, kc_errno_name(code), kc_errno_name(rc),
                  err.message ? err.message : "");
     assert_null(c);
     assert_non_null(err.message);
@@ -193,7 +193,7 @@ static void test_http_kubeconfig_exec_fields(void **state)
     assert_string_equal(c->exec->env[0], "PLUGIN_MODE=ok");
     assert_true(c->exec->provide_cluster_info);
     assert_int_equal(c->exec->interactive, KC__INTERACTIVE_NEVER);
-    kc_config_free(c);
+    kc_config_unref(c);
 }
 
 static void test_http_kubeconfig_in_cluster(void **state)
@@ -210,7 +210,7 @@ static void test_http_kubeconfig_in_cluster(void **state)
     assert_non_null(strstr(c->token_file, "sa/token"));
     assert_true(c->token_file_periodic);
     assert_non_null(strstr(c->ca_pem, "CA-FROM-FILE"));
-    kc_config_free(c);
+    kc_config_unref(c);
     setup(NULL);
 }
 
@@ -231,7 +231,7 @@ static void test_http_kubeconfig_from_url(void **state)
     assert_string_equal(kc_config_server(c), "https://127.0.0.1:1234");
     assert_string_equal(kc_config_namespace(c), "default");
     assert_null(kc_config_context(c));
-    kc_config_free(c);
+    kc_config_unref(c);
     assert_int_equal(kc_config_from_url("ftp://x", NULL, NULL, &c, NULL), KC_EINVAL);
 }
 

@@ -28,7 +28,7 @@ static int setup(void **st)
 static int teardown(void **st)
 {
     kc_client_free(g_client);
-    kc_config_free(g_cfg);
+    kc_config_unref(g_cfg);
     return 0;
 }
 
@@ -162,7 +162,7 @@ static void assert_mirror_equal(kc_informer *inf, rec *r)
         assert_string_equal(kc_obj_resource_version(m), kc_obj_resource_version(v[i]));
         kc_obj_unref(m);
     }
-    kc_store_list_free(v, n);
+    kc_obj_array_free(v, n);
 }
 
 static void test_informer_handlers_order_and_sync(void **st)

@@ -265,7 +265,7 @@ static void test_json_list_bad_bodies(void **state)
         kc_error err = KC_ERROR_INIT;
         int r = decode(cases[i].body, 0, NULL, &it, &err);
         if (r != KC_EPARSE)
-            fail_msg("case %zu (%s): %s", i, cases[i].body, kc_err_name(r));
+            fail_msg("case %zu (%s): %s", i, cases[i].body, kc_errno_name(r));
         assert_non_null(err.message);
         if (cases[i].want && !strstr(err.message, cases[i].want))
             fail_msg("case %zu: message \"%s\" lacks \"%s\"", i, err.message, cases[i].want);
@@ -300,7 +300,7 @@ static void test_json_list_truncated_every_prefix(void **state)
         struct items it = {{0}, 0, 0};
         int r = kc_list_decode(body, cut, NULL, NULL, collect, &it, NULL);
         if (r != KC_EPARSE)
-            fail_msg("prefix %zu: %s", cut, kc_err_name(r));
+            fail_msg("prefix %zu: %s", cut, kc_errno_name(r));
         drop(&it);
     }
     free(body);

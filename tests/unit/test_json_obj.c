@@ -21,7 +21,7 @@ static kc_obj *parse_ok(const char *json, unsigned flags)
     kc_obj *obj = NULL;
     int r = kc_obj_parse(json, strlen(json), &o, &obj, &err);
     if (r)
-        fail_msg("parse failed: %s (%s) for %s", kc_err_name(r), err.message, json);
+        fail_msg("parse failed: %s (%s) for %s", kc_errno_name(r), err.message, json);
     kc_error_clear(&err);
     return obj;
 }
@@ -328,7 +328,7 @@ static void test_json_obj_truncated_every_prefix(void **state)
         kc_obj *o = NULL;
         int r = kc_obj_parse(buf, cut, NULL, &o, &err);
         if (r != KC_EPARSE)
-            fail_msg("prefix of %zu bytes: %s", cut, kc_err_name(r));
+            fail_msg("prefix of %zu bytes: %s", cut, kc_errno_name(r));
         assert_null(o);
         kc_error_clear(&err);
     }

@@ -35,7 +35,7 @@ static void want_string(kc_obj *o, const char *ptr, const char *want)
     kc_error err = KC_ERROR_INIT;
     int r = kc_obj_get_string(o, ptr, &s, &n, &err);
     if (r)
-        fail_msg("%s: %s (%s)", ptr, kc_err_name(r), err.message);
+        fail_msg("%s: %s (%s)", ptr, kc_errno_name(r), err.message);
     assert_string_equal(s, want);
     assert_int_equal(n, strlen(want));
     free(s);
@@ -47,7 +47,7 @@ static void want_error(kc_obj *o, const char *ptr, int code)
     char *s = (char *)0x1;
     int r = kc_obj_get_string(o, ptr, &s, NULL, &err);
     if (r != code)
-        fail_msg("%s: got %s want %s", ptr, kc_err_name(r), kc_err_name(code));
+        fail_msg("%s: got %s want %s", ptr, kc_errno_name(r), kc_errno_name(code));
     assert_ptr_equal(s, (char *)0x1);
     assert_int_equal(err.code, code);
     assert_non_null(err.message);

@@ -25,8 +25,8 @@ static void test_json_status_causes(void **state)
         "\"FieldValueInvalid\",\"message\":\"bad name\",\"field\":\"metadata.name\"},{\"reason\":"
         "\"FieldValueRequired\",\"field\":\"spec.containers\"}]},\"code\":422}";
     kc_error err = KC_ERROR_INIT;
-    assert_int_equal(parse(s, &err), KC_EINVALID);
-    assert_int_equal(err.code, KC_EINVALID);
+    assert_int_equal(parse(s, &err), KC_EUNPROCESSABLE);
+    assert_int_equal(err.code, KC_EUNPROCESSABLE);
     assert_int_equal(err.http_status, 422);
     assert_string_equal(err.reason, "Invalid");
     assert_string_equal(err.message, "Pod \"x\" is invalid");
@@ -77,7 +77,7 @@ static void test_json_status_codes(void **state)
         kc_error err = KC_ERROR_INIT;
         int r = parse(cases[i].json, &err);
         if (r != cases[i].code)
-            fail_msg("case %zu: got %s want %s", i, kc_err_name(r), kc_err_name(cases[i].code));
+            fail_msg("case %zu: got %s want %s", i, kc_errno_name(r), kc_errno_name(cases[i].code));
         assert_int_equal(err.code, cases[i].code);
         assert_int_equal(err.http_status, cases[i].http);
         kc_error_clear(&err);
@@ -137,7 +137,7 @@ static void test_json_status_not_a_status(void **state)
         kc_error err = KC_ERROR_INIT;
         int r = parse(bad[i], &err);
         if (r != KC_EPARSE)
-            fail_msg("case %zu (%s): %s", i, bad[i], kc_err_name(r));
+            fail_msg("case %zu (%s): %s", i, bad[i], kc_errno_name(r));
         assert_int_equal(err.code, KC_EPARSE);
         assert_non_null(err.message);
         kc_error_clear(&err);

@@ -114,7 +114,7 @@ static void expect_bad(const char *item, unsigned flags, const char *needle, con
         struct result r = decode_as((enum dec)d, item, flags);
         if (r.code != KC_EPARSE || r.off != at(item, needle))
             fail_msg("%s, %s: %s at %lld (%s), want KC_EPARSE at %lld", dec_name[d], item,
-                     kc_err_name(r.code), (long long)r.off, r.msg, (long long)at(item, needle));
+                     kc_errno_name(r.code), (long long)r.off, r.msg, (long long)at(item, needle));
         if (want && !strstr(r.msg, want))
             fail_msg("%s, %s: message \"%s\" lacks \"%s\"", dec_name[d], item, r.msg, want);
         assert_null(r.stored);
@@ -128,7 +128,7 @@ static char *expect_ok(const char *item, unsigned flags)
     for (int d = D_OBJ; d <= last_dec(item); d++) {
         struct result r = decode_as((enum dec)d, item, flags);
         if (r.code)
-            fail_msg("%s, %s: %s at %lld (%s)", dec_name[d], item, kc_err_name(r.code),
+            fail_msg("%s, %s: %s at %lld (%s)", dec_name[d], item, kc_errno_name(r.code),
                      (long long)r.off, r.msg);
         assert_non_null(r.stored);
         if (d == D_OBJ)
@@ -272,7 +272,7 @@ static void test_json_validation_stage1_offsets(void **state)
 static void check_prefix_offset(const char *text, size_t cut, int r, int64_t off, const char *what)
 {
     if (r != KC_EPARSE)
-        fail_msg("%s prefix %zu: %s", what, cut, kc_err_name(r));
+        fail_msg("%s prefix %zu: %s", what, cut, kc_errno_name(r));
     if (off == (int64_t)cut)
         return;
     if (off < 0 || off > (int64_t)cut || text[off] != '"')

@@ -247,7 +247,7 @@ static void test_json_watch_malformed_events(void **state)
         kc_error err = KC_ERROR_INIT;
         int r = kc_watch_decoder_feed(d, bad[i], strlen(bad[i]), on_event, &s, &err);
         if (r != KC_EPARSE)
-            fail_msg("case %zu: %s", i, kc_err_name(r));
+            fail_msg("case %zu: %s", i, kc_errno_name(r));
         assert_int_equal(s.n, 0);
         assert_non_null(err.message);
         /* sticky */

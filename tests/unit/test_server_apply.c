@@ -69,11 +69,11 @@ static void test_server_apply_requires_field_manager(void **state)
     int code;
     kc_error err = KC_ERROR_INIT;
     apply(NULL, DEPLOY_YAML, NULL, false, &code, &err);
-    assert_int_equal(code, KC_EINVALID);
+    assert_int_equal(code, KC_EUNPROCESSABLE);
     assert_non_null(strstr(err.message, "fieldManager"));
     kc_error_clear(&err);
     apply(NULL, DEPLOY_YAML, "", false, &code, NULL);
-    assert_int_equal(code, KC_EINVALID);
+    assert_int_equal(code, KC_EUNPROCESSABLE);
 }
 
 static void test_server_apply_creates_with_managed_fields(void **state)

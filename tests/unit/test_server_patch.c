@@ -222,7 +222,7 @@ static void test_server_patch_json_failing_test_is_422(void **state)
     assert_null(patch(KC__PATCH_JSON,
                       "[{\"op\":\"test\",\"path\":\"/spec/nodeName\",\"value\":\"other\"}]", &code,
                       &err));
-    assert_int_equal(code, KC_EINVALID);
+    assert_int_equal(code, KC_EUNPROCESSABLE);
     assert_non_null(strstr(err.message, "/spec/nodeName"));
     kc_error_clear(&err);
 }
@@ -232,18 +232,18 @@ static void test_server_patch_json_missing_path_is_422(void **state)
     int code;
     assert_null(
         patch(KC__PATCH_JSON, "[{\"op\":\"remove\",\"path\":\"/spec/nope\"}]", &code, NULL));
-    assert_int_equal(code, KC_EINVALID);
+    assert_int_equal(code, KC_EUNPROCESSABLE);
     assert_null(patch(KC__PATCH_JSON,
                       "[{\"op\":\"replace\",\"path\":\"/spec/containers/5\",\"value\":1}]", &code,
                       NULL));
-    assert_int_equal(code, KC_EINVALID);
+    assert_int_equal(code, KC_EUNPROCESSABLE);
     assert_null(patch(KC__PATCH_JSON,
                       "[{\"op\":\"add\",\"path\":\"/spec/containers/01\",\"value\":1}]", &code,
                       NULL));
-    assert_int_equal(code, KC_EINVALID);
+    assert_int_equal(code, KC_EUNPROCESSABLE);
     assert_null(
         patch(KC__PATCH_JSON, "[{\"op\":\"add\",\"path\":\"/a/b\",\"value\":1}]", &code, NULL));
-    assert_int_equal(code, KC_EINVALID);
+    assert_int_equal(code, KC_EUNPROCESSABLE);
 }
 
 static void test_server_patch_json_move_into_child_is_422(void **state)
@@ -251,7 +251,7 @@ static void test_server_patch_json_move_into_child_is_422(void **state)
     int code;
     assert_null(patch(KC__PATCH_JSON, "[{\"op\":\"move\",\"from\":\"/spec\",\"path\":\"/spec/x\"}]",
                       &code, NULL));
-    assert_int_equal(code, KC_EINVALID);
+    assert_int_equal(code, KC_EUNPROCESSABLE);
 }
 
 static void test_server_patch_json_malformed_is_400(void **state)
@@ -309,7 +309,7 @@ static void test_server_patch_json_copy_growth_is_bounded(void **state)
     strcat(body, "]");
     int code;
     assert_null(patch(KC__PATCH_JSON, body, &code, NULL));
-    assert_int_equal(code, KC_EINVALID);
+    assert_int_equal(code, KC_EUNPROCESSABLE);
 }
 
 static void test_server_patch_json_depth_growth_is_bounded(void **state)
@@ -321,7 +321,7 @@ static void test_server_patch_json_depth_growth_is_bounded(void **state)
     int code;
     kc_error err = KC_ERROR_INIT;
     assert_null(patch(KC__PATCH_JSON, body, &code, &err));
-    assert_int_equal(code, KC_EINVALID);
+    assert_int_equal(code, KC_EUNPROCESSABLE);
     assert_non_null(strstr(err.message, "deeper"));
     kc_error_clear(&err);
 }

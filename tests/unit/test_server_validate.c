@@ -26,7 +26,7 @@ static void test_server_validate_subdomain_rejects_with_upstream_message(void **
 {
     kc_error err = KC_ERROR_INIT;
     assert_int_equal(kc__validate_name("Bad_Name", KC__NAME_DNS1123_SUBDOMAIN, "ConfigMap", &err),
-                     KC_EINVALID);
+                     KC_EUNPROCESSABLE);
     assert_int_equal(err.http_status, 422);
     assert_string_equal(err.reason, "Invalid");
     assert_string_equal(err.kind, "ConfigMap");
@@ -48,7 +48,7 @@ static void test_server_validate_subdomain_rejects_bad_shapes(void **state)
 {
     static const char *const bad[] = {"-a", "a-", "a..b", ".a", "a.", "A", "a_b", "a b", "a/b"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        if (kc__validate_name(bad[i], KC__NAME_DNS1123_SUBDOMAIN, "Pod", NULL) != KC_EINVALID)
+        if (kc__validate_name(bad[i], KC__NAME_DNS1123_SUBDOMAIN, "Pod", NULL) != KC_EUNPROCESSABLE)
             fail_msg("\"%s\" was accepted", bad[i]);
     }
 }
@@ -60,7 +60,7 @@ static void test_server_validate_subdomain_too_long(void **state)
     long_name[254] = '\0';
     kc_error err = KC_ERROR_INIT;
     assert_int_equal(kc__validate_name(long_name, KC__NAME_DNS1123_SUBDOMAIN, "Pod", &err),
-                     KC_EINVALID);
+                     KC_EUNPROCESSABLE);
     assert_non_null(strstr(err.causes[0].message, "must be no more than 253 characters"));
     kc_error_clear(&err);
 }
@@ -70,7 +70,7 @@ static void test_server_validate_label_rules(void **state)
     kc_error err = KC_ERROR_INIT;
     assert_int_equal(kc__validate_name("my-ns", KC__NAME_DNS1123_LABEL, "Namespace", NULL), 0);
     assert_int_equal(kc__validate_name("a.b", KC__NAME_DNS1123_LABEL, "Namespace", &err),
-                     KC_EINVALID);
+                     KC_EUNPROCESSABLE);
     assert_string_equal(err.causes[0].message,
                         "Invalid value: \"a.b\": a lowercase RFC 1123 label must consist of lower "
                         "case alphanumeric characters or '-', and must start and end with an "
@@ -80,7 +80,8 @@ static void test_server_validate_label_rules(void **state)
     char n64[65];
     memset(n64, 'a', 64);
     n64[64] = '\0';
-    assert_int_equal(kc__validate_name(n64, KC__NAME_DNS1123_LABEL, "Service", &err), KC_EINVALID);
+    assert_int_equal(kc__validate_name(n64, KC__NAME_DNS1123_LABEL, "Service", &err),
+                     KC_EUNPROCESSABLE);
     assert_non_null(strstr(err.causes[0].message, "must be no more than 63 characters"));
     kc_error_clear(&err);
 }
@@ -90,13 +91,15 @@ static void test_server_validate_path_segment_rules(void **state)
     assert_int_equal(kc__validate_name("Any_Thing:1", KC__NAME_PATH_SEGMENT, "W", NULL), 0);
     static const char *const bad[] = {".", "..", "a/b", "50%"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-        assert_int_equal(kc__validate_name(bad[i], KC__NAME_PATH_SEGMENT, "W", NULL), KC_EINVALID);
+        assert_int_equal(kc__validate_name(bad[i], KC__NAME_PATH_SEGMENT, "W", NULL),
+                         KC_EUNPROCESSABLE);
 }
 
 static void test_server_validate_empty_name_is_required(void **state)
 {
     kc_error err = KC_ERROR_INIT;
-    assert_int_equal(kc__validate_name("", KC__NAME_DNS1123_SUBDOMAIN, "Pod", &err), KC_EINVALID);
+    assert_int_equal(kc__validate_name("", KC__NAME_DNS1123_SUBDOMAIN, "Pod", &err),
+                     KC_EUNPROCESSABLE);
     assert_string_equal(err.causes[0].reason, "FieldValueRequired");
     assert_string_equal(err.causes[0].field, "metadata.name");
     kc_error_clear(&err);
@@ -106,7 +109,7 @@ static void test_server_validate_message_escapes_quotes(void **state)
 {
     kc_error err = KC_ERROR_INIT;
     assert_int_equal(kc__validate_name("a\"b\n", KC__NAME_DNS1123_SUBDOMAIN, "Pod", &err),
-                     KC_EINVALID);
+                     KC_EUNPROCESSABLE);
     assert_non_null(strstr(err.causes[0].message, "\"a\\\"b\\x0a\""));
     kc_error_clear(&err);
 }

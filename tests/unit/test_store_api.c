@@ -74,21 +74,21 @@ static void test_store_apply_reports_changes(void **st)
     kc_store_change ch;
     kc_obj *a1 = mk("ns1", "a", "u1", "5", NULL), *a2 = mk("ns1", "a", "u1", "6", NULL);
     assert_int_equal(kc_store_apply(s, KC_WATCH_ADDED, a1, &ch, NULL), 0);
-    assert_int_equal(ch.kind, KC_STORE_ADDED);
+    assert_int_equal(ch.kind, KC_STORE_CHANGE_ADDED);
     assert_ptr_equal(ch.new_obj, a1);
     kc_store_change_clear(&ch);
     assert_int_equal(kc_store_apply(s, KC_WATCH_MODIFIED, a2, &ch, NULL), 0);
-    assert_int_equal(ch.kind, KC_STORE_UPDATED);
+    assert_int_equal(ch.kind, KC_STORE_CHANGE_UPDATED);
     assert_ptr_equal(ch.old_obj, a1);
     assert_ptr_equal(ch.new_obj, a2);
     kc_store_change_clear(&ch);
     assert_int_equal(kc_store_apply(s, KC_WATCH_DELETED, a2, &ch, NULL), 0);
-    assert_int_equal(ch.kind, KC_STORE_DELETED);
+    assert_int_equal(ch.kind, KC_STORE_CHANGE_DELETED);
     assert_ptr_equal(ch.old_obj, a2);
     assert_false(ch.tombstone);
     kc_store_change_clear(&ch);
     assert_int_equal(kc_store_apply(s, KC_WATCH_DELETED, a2, &ch, NULL), 0);
-    assert_int_equal(ch.kind, KC_STORE_NONE); /* already gone */
+    assert_int_equal(ch.kind, KC_STORE_CHANGE_NONE); /* already gone */
     assert_int_equal(kc_store_len(s), 0);
     kc_obj_unref(a1);
     kc_obj_unref(a2);
@@ -116,34 +116,34 @@ static void test_store_namespace_and_user_index(void **st)
     }
     kc_obj **v;
     size_t n;
-    assert_int_equal(kc_store_list_namespace(s, "odd", &v, &n), 0);
+    assert_int_equal(kc_store_list_by_namespace(s, "odd", &v, &n), 0);
     assert_int_equal(n, 50);
     for (size_t i = 0; i < n; i++)
         assert_string_equal(kc_obj_namespace(v[i]), "odd");
-    kc_store_list_free(v, n);
-    assert_int_equal(kc_store_list_index(s, "app", "web", &v, &n), 0);
+    kc_obj_array_free(v, n);
+    assert_int_equal(kc_store_list_by_index(s, "app", "web", &v, &n), 0);
     assert_int_equal(n, 10);
-    kc_store_list_free(v, n);
+    kc_obj_array_free(v, n);
     /* Re-label p0 (even) from web to db: the index follows. */
     put(s, KC_WATCH_MODIFIED, mk("even", "p0", "u", "8", "db"));
-    assert_int_equal(kc_store_list_index(s, "app", "web", &v, &n), 0);
+    assert_int_equal(kc_store_list_by_index(s, "app", "web", &v, &n), 0);
     assert_int_equal(n, 9);
-    kc_store_list_free(v, n);
-    assert_int_equal(kc_store_list_index(s, "app", "db", &v, &n), 0);
+    kc_obj_array_free(v, n);
+    assert_int_equal(kc_store_list_by_index(s, "app", "db", &v, &n), 0);
     assert_int_equal(n, 91);
-    kc_store_list_free(v, n);
+    kc_obj_array_free(v, n);
     /* Deleting every odd pod empties the bucket. */
     for (int i = 1; i < 100; i += 2) {
         snprintf(name, sizeof(name), "p%d", i);
         put(s, KC_WATCH_DELETED, mk("odd", name, "u", "9", "db"));
     }
-    assert_int_equal(kc_store_list_namespace(s, "odd", &v, &n), 0);
+    assert_int_equal(kc_store_list_by_namespace(s, "odd", &v, &n), 0);
     assert_int_equal(n, 0);
     assert_null(v);
-    assert_int_equal(kc_store_list_namespace(s, "even", &v, &n), 0);
+    assert_int_equal(kc_store_list_by_namespace(s, "even", &v, &n), 0);
     assert_int_equal(n, 50);
-    kc_store_list_free(v, n);
-    assert_int_equal(kc_store_list_index(s, "nope", "x", &v, &n), KC_ENOTFOUND);
+    kc_obj_array_free(v, n);
+    assert_int_equal(kc_store_list_by_index(s, "nope", "x", &v, &n), KC_ENOTFOUND);
     assert_int_equal(kc_store_add_indexer(s, "late", by_app, NULL, NULL), KC_EBUSY);
     kc_store_free(s);
 }
@@ -171,7 +171,7 @@ static int collect(void *ud, const kc_store_change *ch)
 {
     int *counts = ud;
     counts[ch->kind]++;
-    if (ch->kind == KC_STORE_DELETED)
+    if (ch->kind == KC_STORE_CHANGE_DELETED)
         counts[0] += ch->tombstone ? 1 : 0;
     return 0;
 }
@@ -199,9 +199,9 @@ static void test_store_replace_is_atomic_with_tombstones(void **st)
     assert_null(kc_store_get(s, "n", "new"));
     int counts[4] = {0};
     assert_int_equal(kc_store_replace(s, b, "20", collect, counts, NULL), 0);
-    assert_int_equal(counts[KC_STORE_ADDED], 1);
-    assert_int_equal(counts[KC_STORE_UPDATED], 1);
-    assert_int_equal(counts[KC_STORE_DELETED], 1);
+    assert_int_equal(counts[KC_STORE_CHANGE_ADDED], 1);
+    assert_int_equal(counts[KC_STORE_CHANGE_UPDATED], 1);
+    assert_int_equal(counts[KC_STORE_CHANGE_DELETED], 1);
     assert_int_equal(counts[0], 1); /* the delete is a tombstone */
     assert_int_equal(kc_store_len(s), 3);
     assert_null(kc_store_get(s, "n", "vanish"));

@@ -76,7 +76,7 @@ int kc__cli_connect(const char *cmd, const char *kubeconfig, const char *context
     int rc = kc_config_load(&co, &cfg, &err);
     if (!rc) {
         rc = kc_client_new(cfg, NULL, ret, &err);
-        kc_config_free(cfg);
+        kc_config_unref(cfg);
     }
     if (rc)
         kc__cli_error(cmd, rc, &err);

@@ -396,7 +396,7 @@ out:
         kc_error_clear(&e);
     }
     kc_client_free(client);
-    kc_config_free(cfg);
+    kc_config_unref(cfg);
     kc_server_free(srv);
     return status;
 }

@@ -70,7 +70,7 @@ static bool is_stale(const kc_obj *written, const kc_obj *read)
 {
     const char *w = kc_obj_resource_version(written), *r = kc_obj_resource_version(read);
     kc_rv_order ord = kc_rv_compare(r, w);
-    return ord == KC_RV_LESS || (ord == KC_RV_INCOMPARABLE && strcmp(r, w) != 0);
+    return ord == KC_RV_LESS || (ord == KC_RV_NOT_COMPARABLE && strcmp(r, w) != 0);
 }
 
 static void one(ctr_shared *s, kc_cached_client *cc, unsigned i)
@@ -89,7 +89,8 @@ static void one(ctr_shared *s, kc_cached_client *cc, unsigned i)
     kc_error e = KC_ERROR_INIT;
     kc_obj *written = NULL, *read = NULL;
     uint64_t t0 = kc__cli_now_ns();
-    int rc = kc_cached_create(cc, &demo_secrets, s->env->ns, body, len, NULL, NULL, &written, &e);
+    int rc =
+        kc_cached_client_create(cc, &demo_secrets, s->env->ns, body, len, NULL, NULL, &written, &e);
     uint64_t t1 = kc__cli_now_ns();
     free(body);
     s->write_ms[i] = (double)(t1 - t0) / 1e6;
@@ -101,7 +102,7 @@ static void one(ctr_shared *s, kc_cached_client *cc, unsigned i)
         return;
     }
     kc_error_clear(&e);
-    rc = kc_cached_get(cc, &demo_secrets, s->env->ns, name, NULL, &read, &e);
+    rc = kc_cached_client_get(cc, &demo_secrets, s->env->ns, name, NULL, &read, &e);
     s->read_ms[i] = (double)(kc__cli_now_ns() - t1) / 1e6;
     if (rc == 0) {
         if (is_stale(written, read))
@@ -191,11 +192,11 @@ int demo_create_then_read(const demo_env *env, const demo_opts *o, int mode, dem
 static int read_all(kc_cached_client *cc, char **names, unsigned n, bool live, demo_progress *prog,
                     double *ret_s, kc_error *err)
 {
-    kc_call_opts call = {.live = live};
+    kc_cached_call_opts call = {.live = live};
     uint64_t t0 = kc__cli_now_ns();
     for (unsigned i = 0; i < n; i++) {
         kc_obj *obj = NULL;
-        int rc = kc_cached_get(cc, &demo_pvs, NULL, names[i], &call, &obj, err);
+        int rc = kc_cached_client_get(cc, &demo_pvs, NULL, names[i], &call, &obj, err);
         if (rc < 0)
             return rc;
         kc_obj_unref(obj);
@@ -211,15 +212,15 @@ int demo_discovery(const demo_env *env, const demo_opts *o, demo_results *ret, k
     kc_cached_client *cc = env->cc[DEMO_BLOCK_ON_WRITE];
     kc_obj **items = NULL;
     size_t n_items = 0;
-    int rc =
-        kc_cached_list(cc, &demo_pvs, NULL, env->pv_selector, NULL, NULL, &items, &n_items, err);
+    int rc = kc_cached_client_list(cc, &demo_pvs, NULL, env->pv_selector, NULL, NULL, &items,
+                                   &n_items, err);
     if (rc < 0)
         return rc;
     unsigned n = n_items < o->n_pv ? (unsigned)n_items : o->n_pv;
     char **names = calloc(n ? n : 1, sizeof(*names));
     for (unsigned i = 0; names && i < n; i++)
         names[i] = strdup(kc_obj_name(items[i]));
-    kc_cached_list_free(items, n_items);
+    kc_obj_array_free(items, n_items);
     if (!names)
         return kc_error_set(err, KC_ENOMEM, "out of memory");
 
@@ -227,8 +228,8 @@ int demo_discovery(const demo_env *env, const demo_opts *o, demo_results *ret, k
     double api_s = 0, cache_runs[5] = {0};
     if (n > 0) {
         kc_obj *warm = NULL;
-        kc_call_opts live = {.live = true};
-        rc = kc_cached_get(cc, &demo_pvs, NULL, names[0], &live, &warm, err);
+        kc_cached_call_opts live = {.live = true};
+        rc = kc_cached_client_get(cc, &demo_pvs, NULL, names[0], &live, &warm, err);
         kc_obj_unref(warm);
         demo_progress p;
         demo_progress_start(&p, o->progress, "discovery, API GETs:", n);

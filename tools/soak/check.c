@@ -96,7 +96,7 @@ int soak_snap_store(kc_store *st, soak_snap *ret)
     vec x = {0};
     for (size_t i = 0; i < n && rc == 0; i++)
         rc = vec_add(&x, objs[i]);
-    kc_store_list_free(objs, n);
+    kc_obj_array_free(objs, n);
     if (rc < 0) {
         free(x.v);
         return rc;
@@ -204,7 +204,7 @@ static void final_side(soak *s, soak_side *sd, const soak_snap *server)
     int rc = kc_informer_reg_wait_idle(sd->reg, 30000);
     if (rc < 0) {
         soak_violation(s, "d-handler", "%s: handler not idle after 30 s: %s", sd->name,
-                       kc_err_name(rc));
+                       kc_errno_name(rc));
         atomic_fetch_add(&s->c.v_handler, 1);
     } else if (soak_shadow_snap(sd->shadow, &sh) == 0) {
         char shl[32];
@@ -226,7 +226,7 @@ void soak_final_checks(soak *s)
     char uid[SOAK_UID_MAX], rv[SOAK_RV_MAX];
     int rc = soak_barrier_write(s, uid, rv);
     if (rc < 0) {
-        soak_violation(s, "setup", "final barrier write failed: %s", kc_err_name(rc));
+        soak_violation(s, "setup", "final barrier write failed: %s", kc_errno_name(rc));
         atomic_fetch_add(&s->c.v_catch_up, 1);
         return;
     }
@@ -243,7 +243,7 @@ void soak_final_checks(soak *s)
     }
     soak_snap server = {0};
     if ((rc = soak_snap_server(s, &server)) < 0) {
-        soak_violation(s, "setup", "final LIST failed: %s", kc_err_name(rc));
+        soak_violation(s, "setup", "final LIST failed: %s", kc_errno_name(rc));
         atomic_fetch_add(&s->c.v_cache, 1);
         return;
     }

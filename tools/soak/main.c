@@ -264,8 +264,8 @@ static int parse_flags(int argc, char **argv, soak_opts *o)
 
 static int fail(const char *what, int rc, const kc_error *e)
 {
-    fprintf(stderr, "kcache_soak: %s: %s%s%s\n", what, kc_err_name(rc), e && e->message ? ": " : "",
-            e && e->message ? e->message : "");
+    fprintf(stderr, "kcache_soak: %s: %s%s%s\n", what, kc_errno_name(rc),
+            e && e->message ? ": " : "", e && e->message ? e->message : "");
     return rc;
 }
 
@@ -352,7 +352,7 @@ static void teardown(soak *s)
     }
     soak_writers_free(s);
     kc_client_free(s->client);
-    kc_config_free(s->cfg);
+    kc_config_unref(s->cfg);
     kc_server_free(s->srv);
 }
 

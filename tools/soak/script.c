@@ -193,7 +193,7 @@ static void sides_at_barrier(soak *s, const char *when)
     int rc = soak_barrier_write(s, uid, rv);
     if (rc < 0) {
         atomic_fetch_add(&s->c.v_catch_up, 1);
-        soak_violation(s, "catch-up", "barrier write %s failed: %s", when, kc_err_name(rc));
+        soak_violation(s, "catch-up", "barrier write %s failed: %s", when, kc_errno_name(rc));
         return;
     }
     for (int i = 0; i < SOAK_SIDES; i++) {
@@ -208,7 +208,7 @@ static void sides_at_barrier(soak *s, const char *when)
         if ((rc = kc_informer_reg_wait_idle(sd->reg, 30000)) < 0) {
             atomic_fetch_add(&s->c.v_catch_up, 1);
             soak_violation(s, "catch-up", "%s: handler not idle %s: %s", sd->name, when,
-                           kc_err_name(rc));
+                           kc_errno_name(rc));
         }
     }
 }
@@ -231,7 +231,7 @@ static void restore(soak *s, fault_level lv)
     atomic_store(&s->reset_window, true);
     int rc = kc_server_restart_ex(s->srv, KC_SERVER_RESTART_RESTORE);
     if (rc < 0) {
-        soak_violation(s, "setup", "restart failed: %s", kc_err_name(rc));
+        soak_violation(s, "setup", "restart failed: %s", kc_errno_name(rc));
         atomic_fetch_add(&s->c.v_catch_up, 1);
     }
     atomic_fetch_add(&s->c.restores, 1);
@@ -251,7 +251,7 @@ static void restore(soak *s, fault_level lv)
         }
         soak_writers_refresh(s, &server);
     } else {
-        soak_violation(s, "setup", "LIST after the restore failed: %s", kc_err_name(rc));
+        soak_violation(s, "setup", "LIST after the restore failed: %s", kc_errno_name(rc));
     }
     soak_snap_free(&server);
     for (int i = 0; i < SOAK_SIDES; i++)

@@ -201,9 +201,9 @@ static void judge(soak_writer *w, skey *k, const kc_obj *obj, const char *via, b
     }
 }
 
-static kc_call_opts call_opts(const soak_writer *w)
+static kc_cached_call_opts call_opts(const soak_writer *w)
 {
-    kc_call_opts c = {.no_wait = w->s->o.plant == PLANT_NO_WAIT};
+    kc_cached_call_opts c = {.no_wait = w->s->o.plant == PLANT_NO_WAIT};
     return c;
 }
 
@@ -211,12 +211,12 @@ static kc_call_opts call_opts(const soak_writer *w)
 static void check_get(soak_writer *w, skey *k, bool timed, bool no_wait)
 {
     soak *s = w->s;
-    kc_call_opts call = call_opts(w);
+    kc_cached_call_opts call = call_opts(w);
     call.no_wait |= no_wait;
     kc_obj *obj = NULL;
     kc_error e = KC_ERROR_INIT;
     uint64_t t0 = soak_now_ns();
-    int rc = kc_cached_get(w->side->cc, &soak_cm, SOAK_NS, k->name, &call, &obj, &e);
+    int rc = kc_cached_client_get(w->side->cc, &soak_cm, SOAK_NS, k->name, &call, &obj, &e);
     if (timed)
         lat_add(&w->rlat, ms_since(t0));
     atomic_fetch_add(&s->c.reads, 1);
@@ -229,7 +229,7 @@ static void check_get(soak_writer *w, skey *k, bool timed, bool no_wait)
     } else {
         atomic_fetch_add(&s->c.read_errors, 1);
         soak_violation(s, "read-error", "%s w%u get %s: %s %s", w->side->name, w->id, k->name,
-                       kc_err_name(rc), e.message ? e.message : "");
+                       kc_errno_name(rc), e.message ? e.message : "");
     }
     kc_obj_unref(obj);
     kc_error_clear(&e);
@@ -240,19 +240,20 @@ static void check_list(soak_writer *w)
     soak *s = w->s;
     char sel[48];
     snprintf(sel, sizeof(sel), "writer=%s", w->label);
-    kc_call_opts call = call_opts(w);
+    kc_cached_call_opts call = call_opts(w);
     kc_obj **items = NULL;
     size_t n = 0;
     kc_error e = KC_ERROR_INIT;
-    int rc = kc_cached_list(w->side->cc, &soak_cm, SOAK_NS, sel, NULL, &call, &items, &n, &e);
+    int rc =
+        kc_cached_client_list(w->side->cc, &soak_cm, SOAK_NS, sel, NULL, &call, &items, &n, &e);
     atomic_fetch_add(&s->c.list_reads, 1);
     if (rc == KC_ENOT_CAUGHT_UP) {
         soak_note(s, "%s w%u list: KC_ENOT_CAUGHT_UP", w->side->name, w->id);
         atomic_fetch_add(&s->c.read_not_caught_up, 1);
     } else if (rc < 0) {
         atomic_fetch_add(&s->c.read_errors, 1);
-        soak_violation(s, "read-error", "%s w%u list: %s %s", w->side->name, w->id, kc_err_name(rc),
-                       e.message ? e.message : "");
+        soak_violation(s, "read-error", "%s w%u list: %s %s", w->side->name, w->id,
+                       kc_errno_name(rc), e.message ? e.message : "");
     } else {
         bool *seen = calloc(s->o.keys, sizeof(*seen));
         for (size_t i = 0; seen && i < n; i++) {
@@ -268,7 +269,7 @@ static void check_list(soak_writer *w)
                 judge(w, &w->keys[j], NULL, "list", false);
         free(seen);
     }
-    kc_cached_list_free(items, n);
+    kc_obj_array_free(items, n);
     kc_error_clear(&e);
 }
 
@@ -293,7 +294,7 @@ static int write_op(soak_writer *w, skey *k, op_kind op, kc_obj **ret_obj, kc_er
 {
     soak *s = w->s;
     kc_cached_client *cc = w->side->cc;
-    kc_call_opts call = call_opts(w);
+    kc_cached_call_opts call = call_opts(w);
     char buf[512];
     k->ver++;
     switch (op) {
@@ -303,23 +304,25 @@ static int write_op(soak_writer *w, skey *k, op_kind op, kc_obj **ret_obj, kc_er
     }
     case OP_CREATE: {
         int len = body(w, k, false, buf, sizeof(buf));
-        return kc_cached_create(cc, &soak_cm, SOAK_NS, buf, (size_t)len, NULL, &call, ret_obj, e);
+        return kc_cached_client_create(cc, &soak_cm, SOAK_NS, buf, (size_t)len, NULL, &call,
+                                       ret_obj, e);
     }
     case OP_UPDATE: {
         int len = body(w, k, true, buf, sizeof(buf));
-        return kc_cached_update(cc, &soak_cm, SOAK_NS, buf, (size_t)len, NULL, &call, ret_obj, e);
+        return kc_cached_client_update(cc, &soak_cm, SOAK_NS, buf, (size_t)len, NULL, &call,
+                                       ret_obj, e);
     }
     case OP_PATCH: {
         int len = snprintf(buf, sizeof(buf), "{\"data\":{\"v\":\"%u\"}}", k->ver);
-        return kc_cached_patch(cc, &soak_cm, SOAK_NS, k->name, KC_PATCH_MERGE, buf, (size_t)len,
-                               NULL, &call, ret_obj, e);
+        return kc_cached_client_patch(cc, &soak_cm, SOAK_NS, k->name, KC_PATCH_MERGE, buf,
+                                      (size_t)len, NULL, &call, ret_obj, e);
     }
     case OP_DELETE: {
         kc_delete_opts d = KC_DELETE_OPTS_INIT;
         if (w->precondition || soak_rng_below(&w->rng, 2))
             d.precondition_uid = k->uid;
         w->precondition = false;
-        return kc_cached_delete(cc, &soak_cm, SOAK_NS, k->name, &d, &call, ret_obj, e);
+        return kc_cached_client_delete(cc, &soak_cm, SOAK_NS, k->name, &d, &call, ret_obj, e);
     }
     }
     return KC_EINVAL;
@@ -347,7 +350,7 @@ static bool do_write(soak_writer *w, skey *k, op_kind op)
     uint64_t t0 = soak_now_ns();
     int rc = write_op(w, k, op, &obj, &e);
     static const char *const names[] = {"create", "foreign create", "update", "patch", "delete"};
-    trace(w, k, "%s -> %s, returned uid %s rv %s", names[op], rc ? kc_err_name(rc) : "ok",
+    trace(w, k, "%s -> %s, returned uid %s rv %s", names[op], rc ? kc_errno_name(rc) : "ok",
           obj ? kc_obj_uid(obj) : "-", obj ? kc_obj_resource_version(obj) : "-");
     bool applied = rc == 0 || rc == KC_ENOT_CAUGHT_UP;
     if (applied) {

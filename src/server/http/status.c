@@ -14,7 +14,7 @@
 
 int kc__fail(kc_error *err, int http, const char *reason, const char *fmt, ...)
 {
-    int code = kc_code_from_http(http, reason);
+    int code = kc_errno_from_http(http, reason);
     if (code == 0)
         code = KC_EHTTP;
     if (!err)
@@ -81,7 +81,7 @@ static const struct {
     {KC_EGONE, 410, "Expired"},
     {KC_EUNAUTHORIZED, 401, "Unauthorized"},
     {KC_EFORBIDDEN, 403, "Forbidden"},
-    {KC_EINVALID, 422, "Invalid"},
+    {KC_EUNPROCESSABLE, 422, "Invalid"},
     {KC_ETHROTTLED, 429, "TooManyRequests"},
     {KC_EBADREQUEST, 400, "BadRequest"},
     {KC_EPARSE, 400, "BadRequest"},

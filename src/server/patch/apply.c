@@ -398,7 +398,7 @@ int kc__apply(const json_t *current, const char *body, size_t len, const char *f
               bool force, const char *now_rfc3339, json_t **ret_new, kc_error *err)
 {
     if (!field_manager || !*field_manager)
-        return kc_error_set(err, KC_EINVALID,
+        return kc_error_set(err, KC_EUNPROCESSABLE,
                             "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required "
                             "value: is required for apply patch");
     json_t *applied = NULL;
@@ -414,7 +414,7 @@ int kc__apply_doc(const json_t *current, const json_t *applied, const char *fiel
                   bool force, const char *now_rfc3339, json_t **ret_new, kc_error *err)
 {
     if (!field_manager || !*field_manager)
-        return kc_error_set(err, KC_EINVALID,
+        return kc_error_set(err, KC_EUNPROCESSABLE,
                             "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required "
                             "value: is required for apply patch");
     if (!ret_new || !json_is_object(applied) || (current && !json_is_object(current)))

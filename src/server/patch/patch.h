@@ -29,14 +29,14 @@ int kc__patch_type_from_content_type(const char *content_type, kc__patch_type *r
  * Apply a merge, JSON or strategic patch to current (not modified) giving *ret_new (new reference).
  * kind: the object's kind (selects strategic merge keys); builtin: false for custom resources
  * (strategic → KC_EMEDIATYPE 415, #40). Errors: KC_EBADREQUEST (malformed patch body, #39),
- * KC_EINVALID (a failing JSON-patch test op or a bad path, 422, #39).
+ * KC_EUNPROCESSABLE (a failing JSON-patch test op or a bad path, 422, #39).
  */
 int kc__patch_apply(kc__patch_type type, const json_t *current, const char *body, size_t len,
                     const char *kind, bool builtin, json_t **ret_new, kc_error *err);
 
 /*
  * Server-side apply. current may be NULL (object missing → create, #45). body is YAML or JSON.
- * field_manager required (else KC_EINVALID 422, #44). Merges the applied configuration into
+ * field_manager required (else KC_EUNPROCESSABLE 422, #44). Merges the applied configuration into
  * current, and records/updates the managedFields entry {manager, operation:"Apply", apiVersion,
  * time: now_rfc3339, fieldsType:"FieldsV1", fieldsV1:<fields set by the body>}. When another
  * manager owns a field the body changes and force is false → KC_ECONFLICT with a cause of reason

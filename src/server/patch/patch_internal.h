@@ -33,7 +33,7 @@ bool kc__json_equal(const json_t *a, const json_t *b);
 int kc__merge_patch(json_t **target, const json_t *patch);
 
 /* RFC 6902: apply the operations array ops to *doc in place (*doc may be replaced as above).
- * Errors: KC_EBADREQUEST (malformed operation), KC_EINVALID (failed test, bad path),
+ * Errors: KC_EBADREQUEST (malformed operation), KC_EUNPROCESSABLE (failed test, bad path),
  * KC_ETOOLARGE (> KC__PATCH_MAX_OPS), KC_ENOMEM. On failure *doc may be half patched: callers
  * work on a copy. */
 int kc__json_patch(json_t **doc, const json_t *ops, kc_error *err);

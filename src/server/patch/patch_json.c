@@ -5,7 +5,7 @@
  * an object with a known string "op", a string "path", "from" for move/copy, "value" for
  * add/replace/test); a malformed array is KC_EBADREQUEST (400) and nothing is applied. Operations
  * then run in order on the caller's copy; the first failing one (a failed "test", a path that
- * does not exist, an index out of range, moving a value into itself) is KC_EINVALID (422), as
+ * does not exist, an index out of range, moving a value into itself) is KC_EUNPROCESSABLE (422), as
  * upstream's json-patch handler answers. Pointer tokens are unescaped (~1 → '/', ~0 → '~'); array
  * indexes are decimal without leading zeros, and "-" appends (add only). Numbers compare by value
  * in "test". Thread-safe: pure functions.
@@ -63,9 +63,11 @@ static int resolve(json_t *doc, const char *path, bool want_parent, json_t **ret
                    kc_error *err)
 {
     if (path[0] != '\0' && path[0] != '/')
-        return kc_error_set(err, KC_EINVALID, "invalid JSON pointer %s: must start with '/'", path);
+        return kc_error_set(err, KC_EUNPROCESSABLE, "invalid JSON pointer %s: must start with '/'",
+                            path);
     if (want_parent && path[0] == '\0')
-        return kc_error_set(err, KC_EINVALID, "invalid JSON pointer \"\": the root has no parent");
+        return kc_error_set(err, KC_EUNPROCESSABLE,
+                            "invalid JSON pointer \"\": the root has no parent");
     char *tok = malloc(strlen(path) + 1);
     if (!tok)
         return kc_error_set(err, KC_ENOMEM, "out of memory");
@@ -76,13 +78,14 @@ static int resolve(json_t *doc, const char *path, bool want_parent, json_t **ret
         size_t n = strcspn(seg, "/");
         if (!token_unescape(seg, n, tok)) {
             free(tok);
-            return kc_error_set(err, KC_EINVALID, "invalid JSON pointer %s: bad '~' escape", path);
+            return kc_error_set(err, KC_EUNPROCESSABLE, "invalid JSON pointer %s: bad '~' escape",
+                                path);
         }
         p = seg + n;
         if (want_parent && *p == '\0') {
             if (!json_is_object(cur) && !json_is_array(cur)) {
                 free(tok);
-                return kc_error_set(err, KC_EINVALID,
+                return kc_error_set(err, KC_EUNPROCESSABLE,
                                     "path %s: the parent is not an object or array", path);
             }
             *ret = cur;
@@ -99,7 +102,8 @@ static int resolve(json_t *doc, const char *path, bool want_parent, json_t **ret
         }
         if (!next) {
             free(tok);
-            return kc_error_set(err, KC_EINVALID, "path %s does not exist in the object", path);
+            return kc_error_set(err, KC_EUNPROCESSABLE, "path %s does not exist in the object",
+                                path);
         }
         cur = next;
     }
@@ -135,7 +139,7 @@ static int op_add(json_t **doc, const char *path, json_t *value, kc_error *err)
         long long i = parse_index(tok);
         if (i < 0 || (size_t)i > json_array_size(parent)) {
             json_decref(value);
-            rc = kc_error_set(err, KC_EINVALID, "path %s: array index out of range", path);
+            rc = kc_error_set(err, KC_EUNPROCESSABLE, "path %s: array index out of range", path);
         } else {
             rc = json_array_insert_new(parent, (size_t)i, value) < 0
                      ? kc_error_set(err, KC_ENOMEM, "out of memory")
@@ -164,7 +168,7 @@ static int op_remove(json_t *doc, const char *path, json_t **ret_removed, kc_err
             victim = json_array_get(parent, (size_t)i);
     }
     if (!victim) {
-        rc = kc_error_set(err, KC_EINVALID, "path %s does not exist in the object", path);
+        rc = kc_error_set(err, KC_EUNPROCESSABLE, "path %s does not exist in the object", path);
         goto out;
     }
     if (ret_removed)
@@ -298,7 +302,7 @@ static int check_depth(const json_t *v, const char *path, kc_error *err)
         tokens += *p == '/';
     if (tokens > KC__PATCH_MAX_DEPTH ||
         depth_of(v, KC__PATCH_MAX_DEPTH - tokens) > KC__PATCH_MAX_DEPTH - tokens)
-        return kc_error_set(err, KC_EINVALID,
+        return kc_error_set(err, KC_EUNPROCESSABLE,
                             "json patch: the value at %s would nest deeper than %d levels", path,
                             KC__PATCH_MAX_DEPTH);
     return 0;
@@ -320,7 +324,8 @@ static int run_op(json_t **doc, json_op op, const json_t *o, size_t *copied, kc_
         return op_add(doc, path, v, err);
     case OP_REMOVE:
         if (path[0] == '\0')
-            return kc_error_set(err, KC_EINVALID, "json patch: cannot remove the whole object");
+            return kc_error_set(err, KC_EUNPROCESSABLE,
+                                "json patch: cannot remove the whole object");
         return op_remove(*doc, path, NULL, err);
     case OP_REPLACE:
         if ((rc = check_depth(value, path, err)) < 0)
@@ -333,10 +338,10 @@ static int run_op(json_t **doc, json_op op, const json_t *o, size_t *copied, kc_
             return resolve(*doc, from, false, &v, NULL, err);
         size_t fl = strlen(from);
         if (strncmp(path, from, fl) == 0 && path[fl] == '/')
-            return kc_error_set(err, KC_EINVALID, "json patch: cannot move %s into its child %s",
-                                from, path);
+            return kc_error_set(err, KC_EUNPROCESSABLE,
+                                "json patch: cannot move %s into its child %s", from, path);
         if (from[0] == '\0')
-            return kc_error_set(err, KC_EINVALID, "json patch: cannot move the whole object");
+            return kc_error_set(err, KC_EUNPROCESSABLE, "json patch: cannot move the whole object");
         if ((rc = resolve(*doc, from, false, &v, NULL, err)) < 0 ||
             (rc = check_depth(v, path, err)) < 0)
             return rc;
@@ -350,7 +355,7 @@ static int run_op(json_t **doc, json_op op, const json_t *o, size_t *copied, kc_
             return rc;
         *copied += count_nodes(v, MAX_COPIED_NODES);
         if (*copied > MAX_COPIED_NODES)
-            return kc_error_set(err, KC_EINVALID,
+            return kc_error_set(err, KC_EUNPROCESSABLE,
                                 "json patch: copies exceed the limit of %zu values in total",
                                 MAX_COPIED_NODES);
         if (!(v = json_deep_copy(v)))
@@ -360,7 +365,7 @@ static int run_op(json_t **doc, json_op op, const json_t *o, size_t *copied, kc_
         if ((rc = resolve(*doc, path, false, &v, NULL, err)) < 0)
             return rc;
         if (!kc__json_equal(v, value))
-            return kc_error_set(err, KC_EINVALID, "testing value %s failed", path);
+            return kc_error_set(err, KC_EUNPROCESSABLE, "testing value %s failed", path);
         return 0;
     }
     return kc_error_set(err, KC_EINVAL, "json patch: bad op");

@@ -4,8 +4,8 @@
  * RFC 3339 timestamps (#9).
  *
  * Design: validation is hand-written character classes (no regex engine); the failure is one
- * cause {reason, field:"metadata.name", message} on a KC_EINVALID kc_error whose kind/name/reason
- * /http_status are filled so server-core can render the Status as upstream does:
+ * cause {reason, field:"metadata.name", message} on a KC_EUNPROCESSABLE kc_error whose
+ * kind/name/reason /http_status are filled so server-core can render the Status as upstream does:
  *   ConfigMap "Bad_Name" is invalid: metadata.name: Invalid value: "Bad_Name": a lowercase …
  * Random values come from a splitmix64 step on the caller's 64-bit state (not for crypto).
  * Thread-safe: no shared state.
@@ -92,7 +92,7 @@ static int name_invalid(kc_error *err, const char *kind, const char *name, const
 {
     char *q = quote(name);
     char *cause_msg = NULL;
-    int code = KC_EINVALID;
+    int code = KC_EUNPROCESSABLE;
     if (!q)
         return kc_error_set(err, KC_ENOMEM, "out of memory");
     if (strcmp(cause_reason, "FieldValueRequired") == 0)

@@ -15,7 +15,7 @@ typedef enum kc__name_rule {
     KC__NAME_PATH_SEGMENT,          /* e.g. some CRs: not "." or "..", no '/' or '%' */
 } kc__name_rule;
 
-/* Validate a name. Errors: KC_EINVALID with err->kind = kind (copied), one cause
+/* Validate a name. Errors: KC_EUNPROCESSABLE with err->kind = kind (copied), one cause
  * {reason:"FieldValueInvalid", field:"metadata.name", message} (#14). */
 int kc__validate_name(const char *name, kc__name_rule rule, const char *kind, kc_error *err);
 

@@ -15,7 +15,8 @@ int main(void)
         fprintf(stderr, "version mismatch: %s vs %s\n", kc_version(), KC_VERSION_STRING);
         return 1;
     }
-    if (kc_rv_compare("9", "10") != KC_RV_LESS || strcmp(kc_err_name(KC_EGONE), "KC_EGONE") != 0) {
+    if (kc_rv_compare("9", "10") != KC_RV_LESS ||
+        strcmp(kc_errno_name(KC_EGONE), "KC_EGONE") != 0) {
         fprintf(stderr, "rv/error API misbehaves\n");
         return 1;
     }

@@ -13,7 +13,7 @@
 
 static int fail(const char *what, int rc, kc_error *err)
 {
-    fprintf(stderr, "%s: %s: %s\n", what, kc_err_name(rc), err->message ? err->message : "");
+    fprintf(stderr, "%s: %s: %s\n", what, kc_errno_name(rc), err->message ? err->message : "");
     kc_error_clear(err);
     return 1;
 }
@@ -38,7 +38,7 @@ int main(void)
         (rc = kc_client_new(cfg, NULL, &c, &err)) ||
         (rc = kc_client_get(c, &namespaces, NULL, "default", &ns, &err))) {
         kc_client_free(c);
-        kc_config_free(cfg);
+        kc_config_unref(cfg);
         kc_server_free(srv);
         return fail("client", rc, &err);
     }
@@ -47,7 +47,7 @@ int main(void)
            kc_server_url(srv), kc_obj_kind(ns), kc_obj_name(ns));
     kc_obj_unref(ns);
     kc_client_free(c);
-    kc_config_free(cfg);
+    kc_config_unref(cfg);
     kc_server_free(srv);
     return ok ? 0 : 1;
 }

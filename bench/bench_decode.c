@@ -59,7 +59,8 @@ static double watch_once(const kc_decode_opts *opts, const char *w, size_t len, 
 {
     kc_error err = KC_ERROR_INIT;
     double c0 = cpu_now();
-    kc_watch_decoder *wd = kc_watch_decoder_new(opts);
+    kc_watch_decoder *wd = NULL;
+    (void)kc_watch_decoder_new(opts, &wd, NULL);
     int r = 0;
     for (size_t off = 0; off < len && !r; off += 65536)
         r = kc_watch_decoder_feed(wd, w + off, len - off < 65536 ? len - off : 65536, keep_event,
@@ -80,7 +81,9 @@ static void strict_vs_default(const char *list, size_t list_len, const char *wat
                               size_t watch_len, int reps, struct sink *sink)
 {
     kc_decode_opts dflt = {0, 0}, strict = {KC_DECODE_STRICT, 0};
-    kc_list_decoder *dd = kc_list_decoder_new(&dflt), *sd = kc_list_decoder_new(&strict);
+    kc_list_decoder *dd = NULL, *sd = NULL;
+    (void)kc_list_decoder_new(&dflt, &dd, NULL);
+    (void)kc_list_decoder_new(&strict, &sd, NULL);
     if (!dd || !sd)
         die("kc_list_decoder_new", KC_ENOMEM, NULL);
     double ld[100], ls[100], wd[100], ws[100];
@@ -172,7 +175,8 @@ int main(int argc, char **argv)
     printf("BENCH list_decode_cold_gbps %.3f GB/s\n", list_len / cold / 1e9);
 
     /* ---- LIST, warm: retained decoder, recycled object memory -------------------------------- */
-    kc_list_decoder *ld = kc_list_decoder_new(NULL);
+    kc_list_decoder *ld = NULL;
+    (void)kc_list_decoder_new(NULL, &ld, NULL);
     double tc[100];
     for (int i = -1; i < reps; i++) {
         t0 = now();
@@ -247,7 +251,8 @@ int main(int argc, char **argv)
         memcpy(padded, list, list_len);
         memset(padded + list_len, ' ', KC_DECODE_PADDING);
         kc_decode_opts po = {KC_DECODE_INPUT_PADDED, 0};
-        kc_list_decoder *pd = kc_list_decoder_new(&po);
+        kc_list_decoder *pd = NULL;
+        (void)kc_list_decoder_new(&po, &pd, NULL);
         drop_all(&sink);
         for (int i = -1; i < reps; i++) {
             t0 = now();
@@ -293,7 +298,8 @@ int main(int argc, char **argv)
         for (unsigned i = 0; i < n; i++)
             at[i + 1] = at[i] + kc_genpod_one(one, sizeof one, i) + 1; /* + the ',' */
         kc_decode_opts po = {KC_DECODE_INPUT_PADDED, 0};
-        kc_list_decoder *pd = kc_list_decoder_new(&po);
+        kc_list_decoder *pd = NULL;
+        (void)kc_list_decoder_new(&po, &pd, NULL);
         drop_all(&sink);
         for (int i = -1; i < reps; i++) {
             double dt = 0, dc = 0;
@@ -468,7 +474,8 @@ int main(int argc, char **argv)
     static const size_t chunks[] = {65536, 16384};
     for (size_t c = 0; c < sizeof chunks / sizeof chunks[0]; c++) {
         size_t chunk = chunks[c];
-        kc_watch_decoder *wd = kc_watch_decoder_new(NULL);
+        kc_watch_decoder *wd = NULL;
+        (void)kc_watch_decoder_new(NULL, &wd, NULL);
         for (int i = -1; i < reps; i++) {
             t0 = now();
             double c0 = cpu_now();

@@ -84,9 +84,11 @@ int main(int argc, char **argv)
            n, nb, bsz, reps);
 
     kc__sj_ctx *ctx = kc__sj_ctx_new();
-    kc_watch_decoder *wd = kc_watch_decoder_new(NULL);
+    kc_watch_decoder *wd = NULL;
+    (void)kc_watch_decoder_new(NULL, &wd, NULL);
     kc_decode_opts po = {KC_DECODE_INPUT_PADDED, 0};
-    kc_list_decoder *ld = kc_list_decoder_new(&po);
+    kc_list_decoder *ld = NULL;
+    (void)kc_list_decoder_new(&po, &ld, NULL);
     kc_list_meta meta;
     kc_error err = KC_ERROR_INIT;
     const size_t obj_off = strlen("{\"type\":\"ADDED\",\"object\":");

@@ -289,7 +289,7 @@ static int informer_ingest(kc_client *cli, const child *c, long m, double *ret_r
         kc__cond_wait_until(&hc.cv, &hc.mu, deadline);
     pthread_mutex_unlock(&hc.mu);
     if (rc == 0)
-        rc = kc_informer_reg_wait_idle(reg, 120000);
+        rc = kc_informer_reg_wait_idle(reg, 120000, NULL);
     proc_usage(&u1, &s1, &f1);
     double proc = u1 + s1 - p0;
     *us_ev = (u1 - u0) * 1e6 / m;

@@ -84,7 +84,7 @@ static void *waiter_main(void *p)
         if (r < 0)
             return NULL;
         kc_store_cond c = {KC_STORE_WAIT_KEY_RV, "ns-000", "pod-00000", rv, NULL, 0};
-        int rc = kc_store_wait(w->s, &c, 10000);
+        int rc = kc_store_wait(w->s, &c, 10000, NULL);
         uint64_t t = kc__now_ns();
         pthread_mutex_lock(&w->mu);
         w->woke_ns = rc == 0 ? t : 0;
@@ -212,7 +212,7 @@ int main(void)
         kc_obj **v;
         size_t n;
         uint64_t a = cpu_ns();
-        kc_store_list_by_namespace(s, "ns-042", &v, &n);
+        kc_store_list_by_namespace(s, "ns-042", &v, &n, NULL);
         kc_obj_array_free(v, n);
         if (r >= 20)
             lt[r - 20] = cpu_ns() - a;

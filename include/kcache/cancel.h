@@ -10,14 +10,15 @@
 #ifndef KCACHE_CANCEL_H
 #define KCACHE_CANCEL_H
 
-#include "common.h"
+#include "error.h"
 
 KC_BEGIN_DECLS
 
 typedef struct kc_cancel kc_cancel;
 
-/* New token (not fired). NULL on out of memory. Free with kc_cancel_free(). */
-KC_API kc_cancel *kc_cancel_new(void);
+/* New token (not fired). Errors: KC_EINVAL (ret NULL), KC_ENOMEM. On success *ret is new —
+ * caller frees with kc_cancel_free(). */
+KC_API int kc_cancel_new(kc_cancel **ret, kc_error *err);
 /* Fire the token: calls in progress with it return KC_ECANCELED. Idempotent. Accepts NULL. */
 KC_API void kc_cancel_fire(kc_cancel *cancel);
 /* true once fired. false for NULL. */

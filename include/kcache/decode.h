@@ -52,11 +52,12 @@ KC_API int kc_list_decode(const char *body, size_t len, const kc_decode_opts *op
  * structural index, together about 2-5x the body). kc_list_decode keeps a per-thread scratch
  * between calls only while it is under 16 MiB (a LIST page); larger scratch is freed after the
  * call. A kc_list_decoder keeps its scratch whatever the size, which avoids fresh-page faults
- * when big LISTs are decoded repeatedly. new: opts may be NULL (copied); NULL on out of memory.
- * One decoder is used by one thread at a time. Caller frees with kc_list_decoder_free().
+ * when big LISTs are decoded repeatedly. new: opts may be NULL (copied); errors KC_EINVAL (ret
+ * NULL), KC_ENOMEM; on success *ret is new — caller frees with kc_list_decoder_free(). One
+ * decoder is used by one thread at a time.
  */
 typedef struct kc_list_decoder kc_list_decoder;
-KC_API kc_list_decoder *kc_list_decoder_new(const kc_decode_opts *opts);
+KC_API int kc_list_decoder_new(const kc_decode_opts *opts, kc_list_decoder **ret, kc_error *err);
 /* As kc_list_decode, with dec's options and retained scratch. */
 KC_API int kc_list_decoder_decode(kc_list_decoder *dec, const char *body, size_t len,
                                   kc_list_meta *ret_meta, kc_list_item_cb on_item, void *ud,
@@ -92,9 +93,10 @@ typedef int (*kc_watch_event_cb)(void *ud, const kc_watch_event *ev);
 typedef struct kc_watch_decoder kc_watch_decoder;
 
 /* New resumable decoder for a newline-delimited watch stream. opts may be NULL (copied).
- * Returns NULL on out of memory. Caller frees with kc_watch_decoder_free(). One decoder per
- * stream; not thread-safe (use from one thread at a time). */
-KC_API kc_watch_decoder *kc_watch_decoder_new(const kc_decode_opts *opts);
+ * Errors: KC_EINVAL (ret NULL), KC_ENOMEM. On success *ret is new — caller frees with
+ * kc_watch_decoder_free(). One decoder per stream; not thread-safe (use from one thread at a
+ * time). */
+KC_API int kc_watch_decoder_new(const kc_decode_opts *opts, kc_watch_decoder **ret, kc_error *err);
 
 /*
  * Feed the next chunk (any size; events may span chunks; CRLF and blank lines are accepted).

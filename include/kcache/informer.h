@@ -216,15 +216,17 @@ KC_API void kc_informer_remove_handler(kc_informer *inf, kc_informer_reg *reg);
 /* true once the registration has delivered the initial contents. */
 KC_API bool kc_informer_reg_synced(kc_informer_reg *reg);
 
-/* Block until the registration is synced: 0, KC_ETIMEOUT, KC_ESTOPPED. */
-KC_API int kc_informer_reg_wait_synced(kc_informer_reg *reg, int64_t timeout_ms);
+/* Block until the registration is synced: 0, KC_ETIMEOUT, KC_ESTOPPED (err, may be NULL, says
+ * which informer and how long). timeout_ms < 0 waits forever. */
+KC_API int kc_informer_reg_wait_synced(kc_informer_reg *reg, int64_t timeout_ms, kc_error *err);
 
 /* true while the registration is coalescing (its queue overflowed). */
 KC_API bool kc_informer_reg_lagging(kc_informer_reg *reg);
 
 /* Block until every change already visible in the informer's store has been handed to the
- * registration's callbacks: 0, KC_ETIMEOUT, KC_ESTOPPED. (For tests and orderly shutdown.) */
-KC_API int kc_informer_reg_wait_idle(kc_informer_reg *reg, int64_t timeout_ms);
+ * registration's callbacks: 0, KC_ETIMEOUT, KC_ESTOPPED (err as above). (For tests and orderly
+ * shutdown.) */
+KC_API int kc_informer_reg_wait_idle(kc_informer_reg *reg, int64_t timeout_ms, kc_error *err);
 
 KC_END_DECLS
 

@@ -10,7 +10,7 @@
 #ifndef KCACHE_RV_H
 #define KCACHE_RV_H
 
-#include "common.h"
+#include "error.h"
 
 KC_BEGIN_DECLS
 
@@ -28,8 +28,9 @@ KC_API bool kc_rv_is_canonical(const char *rv);
 KC_API kc_rv_order kc_rv_compare(const char *a, const char *b);
 
 /* Parse a canonical decimal that fits in uint64 into *ret. Returns 0, or KC_ENOT_COMPARABLE when
- * rv is not canonical, or KC_ETOOLARGE when it does not fit (*ret untouched). Thread-safe. */
-KC_API int kc_rv_parse(const char *rv, uint64_t *ret);
+ * rv is not canonical, or KC_ETOOLARGE when it does not fit (*ret untouched; err, may be NULL,
+ * says which). Thread-safe. */
+KC_API int kc_rv_parse(const char *rv, uint64_t *ret, kc_error *err);
 
 KC_END_DECLS
 

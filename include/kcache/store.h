@@ -106,14 +106,15 @@ KC_API size_t kc_store_len(kc_store *s);
 
 /* A snapshot of references. *ret_objs is a new malloc'd array of *ret_n new references — caller
  * releases it with kc_obj_array_free(). An empty result gives *ret_objs = NULL, *ret_n = 0.
- * Errors: KC_ENOMEM; kc_store_list_by_index also KC_ENOTFOUND (no such index) and KC_EINVAL. */
-KC_API int kc_store_list(kc_store *s, kc_obj ***ret_objs, size_t *ret_n);
-/* Objects of one namespace, through the built-in index. */
+ * Errors (err, may be NULL, says which): KC_EINVAL (a NULL argument), KC_ENOMEM;
+ * kc_store_list_by_index also KC_ENOTFOUND (no such index). */
+KC_API int kc_store_list(kc_store *s, kc_obj ***ret_objs, size_t *ret_n, kc_error *err);
+/* Objects of one namespace (ns NULL or "": cluster-scoped ones), through the built-in index. */
 KC_API int kc_store_list_by_namespace(kc_store *s, const char *ns, kc_obj ***ret_objs,
-                                      size_t *ret_n);
+                                      size_t *ret_n, kc_error *err);
 /* Objects whose indexer `index` returned value. */
 KC_API int kc_store_list_by_index(kc_store *s, const char *index, const char *value,
-                                  kc_obj ***ret_objs, size_t *ret_n);
+                                  kc_obj ***ret_objs, size_t *ret_n, kc_error *err);
 
 /* Copy the watermark into buf (NUL-terminated; "" before anything comparable was applied).
  * Returns its length, or KC_ETOOLARGE when cap is too small (buf untouched). */
@@ -173,16 +174,17 @@ typedef struct kc_store_cond {
     uint64_t after_seq;    /* from kc_store_key_seq / kc_store_seq, for "any later event" */
 } kc_store_cond;
 
-/* Non-blocking: 1 when c holds now, 0 when not, KC_EINVAL for a malformed condition. Thread-safe.
- */
-KC_API int kc_store_check(kc_store *s, const kc_store_cond *c);
+/* Non-blocking: 1 when c holds now, 0 when not, KC_EINVAL for a malformed condition (err, may be
+ * NULL, says what is wrong with it). Thread-safe. */
+KC_API int kc_store_check(kc_store *s, const kc_store_cond *c, kc_error *err);
 
 /*
  * Block until c holds, the timeout passes, or the store stops. timeout_ms < 0 waits forever;
  * 0 only checks. Woken by the events that can satisfy c (no polling). Never holds the store lock
- * while returning to the caller. Returns 0, KC_ETIMEOUT, KC_ESTOPPED or KC_EINVAL. Thread-safe.
+ * while returning to the caller. Returns 0, KC_ETIMEOUT, KC_ESTOPPED or KC_EINVAL (a malformed
+ * condition); err (may be NULL) says which. Thread-safe.
  */
-KC_API int kc_store_wait(kc_store *s, const kc_store_cond *c, int64_t timeout_ms);
+KC_API int kc_store_wait(kc_store *s, const kc_store_cond *c, int64_t timeout_ms, kc_error *err);
 
 /* ---- writes (one writer at a time; the informer's reflector) -------------------------------- */
 

@@ -303,14 +303,14 @@ int kc__cc_wait(kc_cached_client *cc, kc_store *s, const kc_store_cond *c, uint6
                 kc_error *err)
 {
     atomic_fetch_add(&cc->n_waits, 1);
-    int rc = kc_store_check(s, c);
+    int rc = kc_store_check(s, c, NULL);
     if (rc == 1) {
         atomic_fetch_add(&cc->n_waits_immediate, 1);
         return 0;
     }
     if (rc < 0)
         return kc_error_set(err, rc, "cached client: malformed wait condition");
-    rc = kc_store_wait(s, c, ms_left(deadline_ns));
+    rc = kc_store_wait(s, c, ms_left(deadline_ns), NULL);
     if (rc == 0)
         return 0;
     if (rc == KC_ETIMEOUT) {

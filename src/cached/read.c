@@ -113,7 +113,7 @@ static int bor_prepare(kc_cached_client *cc, const char *type, kc_store *store, 
     int k = 0;
     for (int i = 0; i < n; i++) {
         kc_store_cond c = kc__ryw_want_cond(&w[i]);
-        if (w[i].delete_uid && kc_store_check(store, &c) != 1) {
+        if (w[i].delete_uid && kc_store_check(store, &c, NULL) != 1) {
             if (k != i) {
                 w[k] = w[i];
                 memset(&w[i], 0, sizeof(w[i]));
@@ -310,7 +310,8 @@ int kc_cached_client_list(kc_cached_client *cc, const kc_gvr *gvr, const char *n
         goto out;
     if ((rc = bor_prepare(cc, type, store, ns, NULL, call, &deadline, &hides, &n_hides, err)) < 0)
         goto out;
-    rc = *ns ? kc_store_list_by_namespace(store, ns, &objs, &n) : kc_store_list(store, &objs, &n);
+    rc = *ns ? kc_store_list_by_namespace(store, ns, &objs, &n, NULL)
+             : kc_store_list(store, &objs, &n, NULL);
     if (rc < 0) {
         kc_error_set(err, rc, "cached client: listing the store: %s", kc_strerror(rc));
         goto out;
@@ -348,9 +349,10 @@ int kc_cached_client_list_by_index(kc_cached_client *cc, const kc_gvr *gvr, cons
     kc_obj **objs = NULL;
     size_t n = 0;
     if (!strcmp(index_name, KC_STORE_INDEX_NAMESPACE))
-        rc = kc_store_list_by_namespace(store, value, &objs, &n); /* the store's built-in index */
+        rc = kc_store_list_by_namespace(store, value, &objs, &n,
+                                        NULL); /* the store's built-in index */
     else
-        rc = kc_store_list_by_index(store, index_name, value, &objs, &n);
+        rc = kc_store_list_by_index(store, index_name, value, &objs, &n, NULL);
     if (rc == KC_ENOTFOUND)
         rc = kc_error_set(err, rc, "cached client: %s has no index \"%s\"", gvr->resource,
                           index_name);

@@ -86,7 +86,7 @@ static void maybe_sweep(kc_cached_client *cc, const char *type, kc_store *s)
     bool *seen = calloc((size_t)n, sizeof(*seen));
     for (int i = 0; seen && i < n; i++) {
         kc_store_cond c = kc__ryw_want_cond(&wants[i]);
-        seen[i] = kc_store_check(s, &c) == 1;
+        seen[i] = kc_store_check(s, &c, NULL) == 1;
     }
     pthread_mutex_lock(&cc->lock);
     for (int i = 0; seen && i < n; i++)

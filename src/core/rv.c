@@ -39,18 +39,21 @@ kc_rv_order kc_rv_compare(const char *a, const char *b)
     return c < 0 ? KC_RV_LESS : c > 0 ? KC_RV_GREATER : KC_RV_EQUAL;
 }
 
-int kc_rv_parse(const char *rv, uint64_t *ret)
+int kc_rv_parse(const char *rv, uint64_t *ret, kc_error *err)
 {
     size_t n = canonical_len(rv);
     if (!n)
-        return KC_ENOT_COMPARABLE;
+        return kc_error_set(err, KC_ENOT_COMPARABLE,
+                            "resourceVersion \"%.64s\" is not a canonical decimal", rv ? rv : "");
     if (n > 20) /* UINT64_MAX has 20 digits */
-        return KC_ETOOLARGE;
+        return kc_error_set(err, KC_ETOOLARGE, "resourceVersion of %zu digits does not fit 64 bits",
+                            n);
     uint64_t v = 0;
     for (size_t i = 0; i < n; i++) {
         if (__builtin_mul_overflow(v, 10u, &v) ||
             __builtin_add_overflow(v, (uint64_t)(rv[i] - '0'), &v))
-            return KC_ETOOLARGE;
+            return kc_error_set(err, KC_ETOOLARGE, "resourceVersion %.20s does not fit 64 bits",
+                                rv);
     }
     *ret = v;
     return 0;

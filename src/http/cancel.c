@@ -18,17 +18,20 @@ struct kc_cancel {
     size_t wakeups; /* curl_multi_wakeup calls made by kc_cancel_fire (tests observe it) */
 };
 
-kc_cancel *kc_cancel_new(void)
+int kc_cancel_new(kc_cancel **ret, kc_error *err)
 {
+    if (!ret)
+        return kc_error_set(err, KC_EINVAL, "kc_cancel_new: ret is NULL");
     kc_cancel *c = calloc(1, sizeof *c);
     if (!c)
-        return NULL;
+        return kc_error_set(err, KC_ENOMEM, "cancel token: out of memory");
     atomic_init(&c->fired, false);
     if (pthread_mutex_init(&c->mu, NULL) != 0) {
         free(c);
-        return NULL;
+        return kc_error_set(err, KC_ENOMEM, "cancel token: cannot initialise its mutex");
     }
-    return c;
+    *ret = c;
+    return 0;
 }
 
 void kc_cancel_fire(kc_cancel *c)

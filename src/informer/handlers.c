@@ -231,7 +231,7 @@ static void resync(kc_informer_reg *r)
 {
     kc_obj **v = NULL;
     size_t n = 0;
-    if (kc_store_list(r->inf->store, &v, &n) < 0)
+    if (kc_store_list(r->inf->store, &v, &n, NULL) < 0)
         return;
     for (size_t i = 0; i < n; i++)
         deliver(r, KC__Q_UPDATE, v[i], v[i], false);
@@ -383,7 +383,7 @@ int kc_informer_add_handler(kc_informer *inf, const kc_informer_handlers *h,
     kc__inf_flush(inf); /* the registrations so far get the changes the snapshot includes */
     kc_obj **v = NULL;
     size_t n = 0;
-    int rc = kc_store_list(inf->store, &v, &n);
+    int rc = kc_store_list(inf->store, &v, &n, NULL);
     for (size_t i = 0; rc == 0 && i < n; i += KC__PEND_MAX) {
         kc_store_change chs[KC__PEND_MAX];
         size_t k = n - i < KC__PEND_MAX ? n - i : KC__PEND_MAX;
@@ -476,10 +476,11 @@ bool kc_informer_reg_lagging(kc_informer_reg *reg)
     return l;
 }
 
-static int reg_wait(kc_informer_reg *reg, int64_t timeout_ms, bool idle)
+static int reg_wait(kc_informer_reg *reg, int64_t timeout_ms, bool idle, kc_error *err)
 {
+    const char *what = idle ? "kc_informer_reg_wait_idle" : "kc_informer_reg_wait_synced";
     if (!reg)
-        return KC_EINVAL;
+        return kc_error_set(err, KC_EINVAL, "%s: reg is NULL", what);
     uint64_t deadline = kc__deadline_after_ms(timeout_ms);
     int rc = 0;
     if (idle) {
@@ -507,17 +508,22 @@ static int reg_wait(kc_informer_reg *reg, int64_t timeout_ms, bool idle)
         }
     }
     pthread_mutex_unlock(&reg->mu);
+    if (rc == KC_ESTOPPED)
+        return kc_error_set(err, rc, "%s: informer %s stopped", what, reg->inf->name);
+    if (rc == KC_ETIMEOUT)
+        return kc_error_set(err, rc, "%s: informer %s: not %s within %lld ms", what, reg->inf->name,
+                            idle ? "idle" : "synced", (long long)timeout_ms);
     return rc;
 }
 
-int kc_informer_reg_wait_synced(kc_informer_reg *reg, int64_t timeout_ms)
+int kc_informer_reg_wait_synced(kc_informer_reg *reg, int64_t timeout_ms, kc_error *err)
 {
-    return reg_wait(reg, timeout_ms, false);
+    return reg_wait(reg, timeout_ms, false, err);
 }
 
-int kc_informer_reg_wait_idle(kc_informer_reg *reg, int64_t timeout_ms)
+int kc_informer_reg_wait_idle(kc_informer_reg *reg, int64_t timeout_ms, kc_error *err)
 {
-    return reg_wait(reg, timeout_ms, true);
+    return reg_wait(reg, timeout_ms, true, err);
 }
 
 size_t kc__inf_lagging_count(kc_informer *inf)

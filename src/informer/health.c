@@ -77,7 +77,7 @@ static void metric_value(kc__buf *b, size_t m, const kc_informer_status *st)
         break;
     case 1: {
         uint64_t v;
-        if (kc_rv_parse(st->watermark, &v) == 0)
+        if (kc_rv_parse(st->watermark, &v, NULL) == 0)
             kc__buf_printf(b, "%llu", (unsigned long long)v);
         else
             kc__buf_append_str(b, "NaN");

@@ -259,8 +259,8 @@ bool kc__inf_sleep(kc_informer *inf, uint64_t ns)
 
 kc_cancel *kc__inf_new_cancel(kc_informer *inf)
 {
-    kc_cancel *c = kc_cancel_new();
-    if (!c)
+    kc_cancel *c = NULL;
+    if (kc_cancel_new(&c, NULL) != 0)
         return NULL;
     pthread_mutex_lock(&inf->st_mu);
     if (inf->stopping) {

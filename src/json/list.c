@@ -187,19 +187,22 @@ int kc_list_decode(const char *body, size_t len, const kc_decode_opts *opts, kc_
     return r;
 }
 
-kc_list_decoder *kc_list_decoder_new(const kc_decode_opts *opts)
+int kc_list_decoder_new(const kc_decode_opts *opts, kc_list_decoder **ret, kc_error *err)
 {
+    if (!ret)
+        return kc_error_set(err, KC_EINVAL, "kc_list_decoder_new: ret is NULL");
     kc_list_decoder *d = calloc(1, sizeof *d);
     if (!d)
-        return NULL;
+        return kc_error_set(err, KC_ENOMEM, "list decoder: out of memory");
     if (opts)
         d->opts = *opts;
     d->ctx = kc__sj_ctx_new();
     if (!d->ctx) {
         free(d);
-        return NULL;
+        return kc_error_set(err, KC_ENOMEM, "list decoder: out of memory");
     }
-    return d;
+    *ret = d;
+    return 0;
 }
 
 int kc_list_decoder_decode(kc_list_decoder *dec, const char *body, size_t len,

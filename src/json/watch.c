@@ -46,19 +46,22 @@ const char *kc_watch_type_name(kc_watch_type type)
     return "UNKNOWN";
 }
 
-kc_watch_decoder *kc_watch_decoder_new(const kc_decode_opts *opts)
+int kc_watch_decoder_new(const kc_decode_opts *opts, kc_watch_decoder **ret, kc_error *err)
 {
+    if (!ret)
+        return kc_error_set(err, KC_EINVAL, "kc_watch_decoder_new: ret is NULL");
     kc_watch_decoder *d = calloc(1, sizeof *d);
     if (!d)
-        return NULL;
+        return kc_error_set(err, KC_ENOMEM, "watch decoder: out of memory");
     d->flags = kc__decode_flags(opts);
     d->max = kc__decode_max(opts);
     d->ctx = kc__sj_ctx_new();
     if (!d->ctx) {
         free(d);
-        return NULL;
+        return kc_error_set(err, KC_ENOMEM, "watch decoder: out of memory");
     }
-    return d;
+    *ret = d;
+    return 0;
 }
 
 void kc_watch_decoder_free(kc_watch_decoder *dec)

@@ -80,10 +80,10 @@ int kc__client_watch_ex(kc_client *c, const kc_gvr *gvr, const char *ns, const k
         d.flags |= KC_DECODE_METADATA_ONLY;
     kc__watch_ctx w = {.cb = cb, .ud = ud};
     kc_error_init(&w.derr);
-    w.dec = kc_watch_decoder_new(&d);
-    if (!w.dec) {
+    int drc = kc_watch_decoder_new(&d, &w.dec, err);
+    if (drc) {
         kc__buf_free(&p);
-        return kc_error_set(err, KC_ENOMEM, "out of memory");
+        return drc;
     }
     kc__http_req req = {.method = "GET",
                         .path = p.data,

@@ -413,16 +413,28 @@ size_t kc_store_len(kc_store *s)
     return n;
 }
 
-int kc_store_list(kc_store *s, kc_obj ***ret_objs, size_t *ret_n)
+/* KC_EINVAL naming the NULL argument of a list function. */
+static int list_args(const char *fn, kc_store *s, kc_obj ***ret_objs, size_t *ret_n, kc_error *err)
 {
-    if (!s || !ret_objs || !ret_n)
-        return KC_EINVAL;
+    if (s && ret_objs && ret_n)
+        return 0;
+    return kc_error_set(err, KC_EINVAL, "%s: %s is NULL", fn,
+                        !s          ? "store"
+                        : !ret_objs ? "ret_objs"
+                                    : "ret_n");
+}
+
+int kc_store_list(kc_store *s, kc_obj ***ret_objs, size_t *ret_n, kc_error *err)
+{
+    int rc = list_args("kc_store_list", s, ret_objs, ret_n, err);
+    if (rc)
+        return rc;
     pthread_mutex_lock(&s->mu);
     size_t n = s->tab->map.n, k = 0;
     kc_obj **v = n ? malloc(n * sizeof(*v)) : NULL;
     if (n && !v) {
         pthread_mutex_unlock(&s->mu);
-        return KC_ENOMEM;
+        return kc_error_set(err, KC_ENOMEM, "store list: out of memory (%zu objects)", n);
     }
     for (size_t i = 0; i < s->tab->map.cap && k < n; i++) {
         kc__ent *e = (kc__ent *)KC__HTAB_AT(&s->tab->map, i);
@@ -435,7 +447,8 @@ int kc_store_list(kc_store *s, kc_obj ***ret_objs, size_t *ret_n)
     return 0;
 }
 
-static int list_bucket(kc_store *s, size_t ix, const char *value, kc_obj ***ret_objs, size_t *ret_n)
+static int list_bucket(kc_store *s, size_t ix, const char *value, kc_obj ***ret_objs, size_t *ret_n,
+                       kc_error *err)
 {
     size_t vl = strlen(value);
     uint64_t h = kc__hash(value, vl);
@@ -445,7 +458,7 @@ static int list_bucket(kc_store *s, size_t ix, const char *value, kc_obj ***ret_
     kc_obj **v = n ? malloc(n * sizeof(*v)) : NULL;
     if (n && !v) {
         pthread_mutex_unlock(&s->mu);
-        return KC_ENOMEM;
+        return kc_error_set(err, KC_ENOMEM, "store list: out of memory (%zu objects)", n);
     }
     for (size_t i = 0; i < n; i++)
         v[i] = kc_obj_ref(b->items[i]->obj);
@@ -455,24 +468,26 @@ static int list_bucket(kc_store *s, size_t ix, const char *value, kc_obj ***ret_
     return 0;
 }
 
-int kc_store_list_by_namespace(kc_store *s, const char *ns, kc_obj ***ret_objs, size_t *ret_n)
+int kc_store_list_by_namespace(kc_store *s, const char *ns, kc_obj ***ret_objs, size_t *ret_n,
+                               kc_error *err)
 {
-    if (!s || !ret_objs || !ret_n)
-        return KC_EINVAL;
-    return list_bucket(s, 0, ns ? ns : "", ret_objs, ret_n);
+    int rc = list_args("kc_store_list_by_namespace", s, ret_objs, ret_n, err);
+    return rc ? rc : list_bucket(s, 0, ns ? ns : "", ret_objs, ret_n, err);
 }
 
 int kc_store_list_by_index(kc_store *s, const char *index, const char *value, kc_obj ***ret_objs,
-                           size_t *ret_n)
+                           size_t *ret_n, kc_error *err)
 {
-    if (!s || !ret_objs || !ret_n)
-        return KC_EINVAL;
+    int rc = list_args("kc_store_list_by_index", s, ret_objs, ret_n, err);
+    if (rc)
+        return rc;
     if (!index || !value)
-        return KC_EINVAL;
+        return kc_error_set(err, KC_EINVAL, "kc_store_list_by_index: %s is NULL",
+                            !index ? "index" : "value");
     for (size_t i = 0; i < s->nixs; i++) /* indexer set is frozen once objects exist */
         if (strcmp(s->ixs[i].name, index) == 0)
-            return list_bucket(s, i, value, ret_objs, ret_n);
-    return KC_ENOTFOUND;
+            return list_bucket(s, i, value, ret_objs, ret_n, err);
+    return kc_error_set(err, KC_ENOTFOUND, "store has no index \"%s\"", index);
 }
 
 int kc_store_watermark(kc_store *s, char *buf, size_t cap)

@@ -139,7 +139,7 @@ int kc__store_eval(kc_store *s, kc__waiter *w)
 }
 
 /* Validate c and compute its key. Returns 0 or KC_EINVAL. */
-static int cond_prepare(const kc_store_cond *c, kc__waiter *w)
+static int cond_prepare(const kc_store_cond *c, kc__waiter *w, kc_error *err)
 {
     w->c = c;
     w->done = false;
@@ -151,21 +151,23 @@ static int cond_prepare(const kc_store_cond *c, kc__waiter *w)
     case KC_STORE_WAIT_KEY_RV:
     case KC_STORE_WAIT_WRITTEN:
         if (!c->rv)
-            return KC_EINVAL;
+            return kc_error_set(err, KC_EINVAL, "store condition %d: rv is NULL", (int)c->kind);
         /* fall through */
     case KC_STORE_WAIT_KEY_GONE:
     case KC_STORE_WAIT_DELETED: {
         int kl = kc__store_key(c->ns, c->name, w->key, sizeof(w->key));
         if (kl < 0)
-            return KC_EINVAL;
+            return kc_error_set(err, KC_EINVAL,
+                                "store condition %d: no name, or a key longer than %zu bytes",
+                                (int)c->kind, sizeof(w->key) - 1);
         w->klen = (size_t)kl;
         w->hash = kc__hash(w->key, w->klen);
         return 0;
     }
     case KC_STORE_WAIT_WATERMARK:
-        return c->rv ? 0 : KC_EINVAL;
+        return c->rv ? 0 : kc_error_set(err, KC_EINVAL, "store condition WATERMARK: rv is NULL");
     }
-    return KC_EINVAL;
+    return kc_error_set(err, KC_EINVAL, "store condition: unknown kind %d", (int)c->kind);
 }
 
 static void wl_link(kc__waiter **head, kc__waiter *w)
@@ -254,11 +256,14 @@ void kc__store_wake_all(kc_store *s)
     wake_list(s, &s->wm_waiters, 0, NULL, 0);
 }
 
-int kc_store_check(kc_store *s, const kc_store_cond *c)
+int kc_store_check(kc_store *s, const kc_store_cond *c, kc_error *err)
 {
     kc__waiter w;
-    if (!s || !c || cond_prepare(c, &w) < 0)
-        return KC_EINVAL;
+    if (!s || !c)
+        return kc_error_set(err, KC_EINVAL, "kc_store_check: %s is NULL", !s ? "store" : "cond");
+    int rc = cond_prepare(c, &w, err);
+    if (rc < 0)
+        return rc;
     pthread_mutex_lock(&s->mu);
     int r = kc__store_eval(s, &w);
     pthread_mutex_unlock(&s->mu);
@@ -285,17 +290,31 @@ static bool sleep_posted(kc__waiter *w, uint64_t deadline)
     }
 }
 
-int kc_store_wait(kc_store *s, const kc_store_cond *c, int64_t timeout_ms)
+/* What a finished wait returns; err says why it ended without the condition. */
+static int wait_result(const kc__waiter *w, int64_t timeout_ms, kc_error *err)
+{
+    if (w->result == KC_ETIMEOUT)
+        return kc_error_set(err, KC_ETIMEOUT, "store condition did not hold within %lld ms",
+                            (long long)timeout_ms);
+    if (w->result == KC_ESTOPPED)
+        return kc_error_set(err, KC_ESTOPPED, "store stopped while waiting");
+    return w->result;
+}
+
+int kc_store_wait(kc_store *s, const kc_store_cond *c, int64_t timeout_ms, kc_error *err)
 {
     kc__waiter w;
-    if (!s || !c || cond_prepare(c, &w) < 0)
-        return KC_EINVAL;
+    if (!s || !c)
+        return kc_error_set(err, KC_EINVAL, "kc_store_wait: %s is NULL", !s ? "store" : "cond");
+    int rc = cond_prepare(c, &w, err);
+    if (rc < 0)
+        return rc;
     uint64_t deadline =
         timeout_ms < 0 ? KC__DEADLINE_NEVER : kc__now_ns() + (uint64_t)timeout_ms * KC__NS_PER_MS;
     pthread_mutex_lock(&s->mu);
     if (s->stopped) {
         pthread_mutex_unlock(&s->mu);
-        return KC_ESTOPPED;
+        return kc_error_set(err, KC_ESTOPPED, "store stopped");
     }
     if (kc__store_eval(s, &w) == 1) {
         pthread_mutex_unlock(&s->mu);
@@ -303,7 +322,7 @@ int kc_store_wait(kc_store *s, const kc_store_cond *c, int64_t timeout_ms)
     }
     if (timeout_ms == 0) {
         pthread_mutex_unlock(&s->mu);
-        return KC_ETIMEOUT;
+        return kc_error_set(err, KC_ETIMEOUT, "store condition does not hold (timeout 0)");
     }
     atomic_init(&w.posted, 0);
     w.result = 0;
@@ -312,15 +331,17 @@ int kc_store_wait(kc_store *s, const kc_store_cond *c, int64_t timeout_ms)
     wl_link(list_for(s, &w), &w);
     pthread_mutex_unlock(&s->mu);
     if (sleep_posted(&w, deadline))
-        return w.result;
+        return wait_result(&w, timeout_ms, err);
     /* Timed out: unlink unless a writer claimed us meanwhile (then its post is imminent). */
     pthread_mutex_lock(&s->mu);
     bool claimed = w.done, stopped = s->stopped;
     if (!claimed)
         wl_unlink(&w);
     pthread_mutex_unlock(&s->mu);
-    if (!claimed)
-        return stopped ? KC_ESTOPPED : KC_ETIMEOUT;
+    if (!claimed) {
+        w.result = stopped ? KC_ESTOPPED : KC_ETIMEOUT;
+        return wait_result(&w, timeout_ms, err);
+    }
     sleep_posted(&w, KC__DEADLINE_NEVER);
-    return w.result;
+    return wait_result(&w, timeout_ms, err);
 }

@@ -128,7 +128,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     kc_error_clear(&err);
 
     kc_decode_opts o2 = {flags | KC_DECODE_INPUT_PADDED, 1 << 16};
-    kc_list_decoder *dec = kc_list_decoder_new(&o2);
+    kc_list_decoder *dec = NULL;
+    (void)kc_list_decoder_new(&o2, &dec, NULL);
     if (dec) {
         int rc2 = kc_list_decoder_decode(dec, padded, len, NULL, on_item, &r2, &err);
         if (rc2 != rc1 || r2.items != r1.items)

@@ -94,7 +94,8 @@ static void check_strict(const char *p, size_t n, unsigned flags, int bad_defaul
                          const struct run *r_default)
 {
     kc_decode_opts o = {flags | KC_DECODE_STRICT, 4096};
-    kc_watch_decoder *d = kc_watch_decoder_new(&o);
+    kc_watch_decoder *d = NULL;
+    (void)kc_watch_decoder_new(&o, &d, NULL);
     if (!d)
         return;
     struct run r = {0, 0};
@@ -127,7 +128,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t chunk = 1 + data[1] % 64;
 
     kc_decode_opts o = {data[1] & 0x80 ? KC_DECODE_METADATA_ONLY : 0, 4096};
-    kc_watch_decoder *d = kc_watch_decoder_new(&o);
+    kc_watch_decoder *d = NULL;
+    (void)kc_watch_decoder_new(&o, &d, NULL);
     if (!d)
         return 0;
     /* exact-size copies so ASan sees any read past the chunk */

@@ -79,7 +79,9 @@ static void c_client(void)
     INVAL_ERR(kc_client_new(NULL, NULL, NULL, &e));
     kc_client_free(NULL);
     assert_null(kc_client_namespace(NULL));
-    kc_cancel *c = kc_cancel_new();
+    INVAL_ERR(kc_cancel_new(NULL, &e));
+    kc_cancel *c = NULL;
+    assert_int_equal(kc_cancel_new(&c, NULL), 0);
     assert_non_null(c);
     kc_cancel_free(c);
     kc_cancel_fire(NULL);
@@ -121,14 +123,18 @@ static void c_decode(void)
     kc_list_meta_clear(NULL);
     /* No handle: NULL with length 0 is an empty body, which is not a list. */
     assert_int_equal(kc_list_decode(NULL, 0, NULL, NULL, NULL, NULL, NULL), KC_EPARSE);
-    kc_list_decoder *d = kc_list_decoder_new(NULL);
+    INVAL_ERR(kc_list_decoder_new(NULL, NULL, &e));
+    kc_list_decoder *d = NULL;
+    assert_int_equal(kc_list_decoder_new(NULL, &d, NULL), 0);
     assert_non_null(d);
     kc_list_decoder_free(d);
     INVAL_ERR(kc_list_decoder_decode(NULL, NULL, 0, NULL, NULL, NULL, &e));
     kc_list_decoder_trim(NULL);
     kc_list_decoder_free(NULL);
     assert_non_null(kc_watch_type_name((kc_watch_type)0));
-    kc_watch_decoder *w = kc_watch_decoder_new(NULL);
+    INVAL_ERR(kc_watch_decoder_new(NULL, NULL, &e));
+    kc_watch_decoder *w = NULL;
+    assert_int_equal(kc_watch_decoder_new(NULL, &w, NULL), 0);
     assert_non_null(w);
     kc_watch_decoder_free(w);
     INVAL_ERR(kc_watch_decoder_feed(NULL, NULL, 0, NULL, NULL, &e));
@@ -179,9 +185,9 @@ static void c_informer(void)
     INVAL_ERR(kc_informer_add_handler(NULL, NULL, NULL, NULL, &e));
     kc_informer_remove_handler(NULL, NULL);
     assert_false(kc_informer_reg_synced(NULL));
-    INVAL(kc_informer_reg_wait_synced(NULL, 0));
+    INVAL_ERR(kc_informer_reg_wait_synced(NULL, 0, &e));
     assert_false(kc_informer_reg_lagging(NULL));
-    INVAL(kc_informer_reg_wait_idle(NULL, 0));
+    INVAL_ERR(kc_informer_reg_wait_idle(NULL, 0, &e));
 }
 
 static void c_obj(void)
@@ -219,7 +225,7 @@ static void c_rv(void)
 {
     assert_false(kc_rv_is_canonical(NULL));
     assert_int_equal(kc_rv_compare(NULL, NULL), KC_RV_NOT_COMPARABLE);
-    assert_int_equal(kc_rv_parse(NULL, NULL), KC_ENOT_COMPARABLE);
+    assert_int_equal(kc_rv_parse(NULL, NULL, NULL), KC_ENOT_COMPARABLE);
 }
 
 static const char *no_label(void *ud, const char *key)
@@ -282,16 +288,16 @@ static void c_store(void)
     assert_null(kc_store_get(NULL, NULL, NULL));
     assert_null(kc_store_get_key(NULL, NULL));
     assert_int_equal(kc_store_len(NULL), 0);
-    INVAL(kc_store_list(NULL, NULL, NULL));
-    INVAL(kc_store_list_by_namespace(NULL, NULL, NULL, NULL));
-    INVAL(kc_store_list_by_index(NULL, NULL, NULL, NULL, NULL));
+    INVAL_ERR(kc_store_list(NULL, NULL, NULL, &e));
+    INVAL_ERR(kc_store_list_by_namespace(NULL, NULL, NULL, NULL, &e));
+    INVAL_ERR(kc_store_list_by_index(NULL, NULL, NULL, NULL, NULL, &e));
     kc_obj_array_free(NULL, 3);
     char wm[8];
     INVAL(kc_store_watermark(NULL, wm, sizeof(wm)));
     assert_int_equal(kc_store_seq(NULL), 0);
     assert_int_equal(kc_store_key_seq(NULL, NULL, NULL), 0);
-    INVAL(kc_store_check(NULL, NULL));
-    INVAL(kc_store_wait(NULL, NULL, 0));
+    INVAL_ERR(kc_store_check(NULL, NULL, &e));
+    INVAL_ERR(kc_store_wait(NULL, NULL, 0, &e));
     kc_store_change_clear(NULL);
     INVAL_ERR(kc_store_apply(NULL, KC_WATCH_ADDED, NULL, NULL, &e));
     kc_store_bookmark(NULL, NULL);

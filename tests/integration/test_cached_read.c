@@ -143,7 +143,7 @@ static void assert_pending_drained(fx *f, kc_store *s, char names[][32])
     char rv[32];
     snprintf(rv, sizeof(rv), "%llu", (unsigned long long)kc_server_current_rv(f->srv));
     kc_store_cond c = {.kind = KC_STORE_WAIT_WATERMARK, .rv = rv};
-    assert_int_equal(kc_store_wait(s, &c, 10000), 0);
+    assert_int_equal(kc_store_wait(s, &c, 10000, NULL), 0);
     for (int i = 0; i < N_DEL; i++) {
         kc_obj *g = NULL;
         kc_error e = KC_ERROR_INIT;
@@ -221,7 +221,7 @@ static void test_cached_read_pending_bounded_without_reads(void **state)
         if (i == 1023) {
             kc_store_cond c = {.kind = KC_STORE_WAIT_WATERMARK,
                                .rv = kc_obj_resource_version(last)};
-            assert_int_equal(kc_store_wait(s, &c, 10000), 0);
+            assert_int_equal(kc_store_wait(s, &c, 10000, NULL), 0);
             kc_cached_client_get_stats(f->cc, &st);
             assert_int_equal(st.pending, 1023); /* nothing dropped before the threshold */
         }

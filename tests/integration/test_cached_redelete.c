@@ -102,7 +102,7 @@ static void assert_settles(fx *f, kc_store *s, const char *name, int want_rc)
     char rv[32];
     snprintf(rv, sizeof(rv), "%llu", (unsigned long long)kc_server_current_rv(f->srv));
     kc_store_cond c = {.kind = KC_STORE_WAIT_WATERMARK, .rv = rv};
-    assert_int_equal(kc_store_wait(s, &c, 10000), 0);
+    assert_int_equal(kc_store_wait(s, &c, 10000, NULL), 0);
     kc_obj *g = NULL;
     kc_error e = KC_ERROR_INIT;
     FX_RC(kc_cached_client_get(f->cc, &fx_secrets, NS, name, NULL, &g, &e), want_rc, &e);

@@ -293,7 +293,7 @@ static void test_cached_ryw_written_cond_completes_after_relist_without_key(void
     kc_store_batch *b = NULL;
     assert_int_equal(kc_store_batch_new(f->store, &b, NULL), 0); /* relist: "gone" is not there */
     assert_int_equal(kc_store_replace(f->store, b, "15", NULL, NULL, NULL), 0);
-    assert_int_equal(kc_store_check(f->store, &per_key), 0); /* would never complete */
+    assert_int_equal(kc_store_check(f->store, &per_key, NULL), 0); /* would never complete */
     assert_int_equal(kc__cc_wait(f->cc, f->store, &written, kc__deadline_after_ms(30), NULL), 0);
 }
 
@@ -318,22 +318,22 @@ static void test_cached_ryw_delete_absent_key_proves_nothing(void **state)
     wfx *f = *state;
     kc__ryw_want w = {.ns = "ns", .name = "a", .delete_uid = "u1", .after_seq = 0};
     kc_store_cond c = kc__ryw_want_cond(&w);
-    assert_int_equal(kc_store_check(f->store, &c), 0); /* absent, never seen: not done */
+    assert_int_equal(kc_store_check(f->store, &c, NULL), 0); /* absent, never seen: not done */
     apply(f->store, KC_WATCH_ADDED, "u1", "10");       /* the ADDED event arrives late */
-    assert_int_equal(kc_store_check(f->store, &c), 0);
+    assert_int_equal(kc_store_check(f->store, &c, NULL), 0);
     apply(f->store, KC_WATCH_DELETED, "u1", "11");
-    assert_int_equal(kc_store_check(f->store, &c), 1); /* its DELETED event: done */
+    assert_int_equal(kc_store_check(f->store, &c, NULL), 1); /* its DELETED event: done */
     /* Another UID at the key, older than the deleted one (no RV known to order them): not done. */
     kc__ryw_want w2 = {.ns = "ns", .name = "b", .delete_uid = "u3"};
     kc_store_cond c2 = kc__ryw_want_cond(&w2);
     apply_to(f->store, "b", KC_WATCH_ADDED, "u2", "12");
-    assert_int_equal(kc_store_check(f->store, &c2), 0);
+    assert_int_equal(kc_store_check(f->store, &c2, NULL), 0);
     /* The deleted UID vanishing across a relist is a deletion the store has seen. */
     apply_to(f->store, "b", KC_WATCH_DELETED, "u2", "13");
     apply_to(f->store, "b", KC_WATCH_ADDED, "u3", "14");
-    assert_int_equal(kc_store_check(f->store, &c2), 0);
+    assert_int_equal(kc_store_check(f->store, &c2, NULL), 0);
     relist(f->store, "20", 0, NULL, NULL, NULL);
-    assert_int_equal(kc_store_check(f->store, &c2), 1);
+    assert_int_equal(kc_store_check(f->store, &c2, NULL), 1);
 }
 
 /* With an RV the deleted object had (an own create's RV): another UID at the key counts once the
@@ -344,12 +344,12 @@ static void test_cached_ryw_delete_with_rv_orders_other_uids(void **state)
     apply(f->store, KC_WATCH_ADDED, "u0", "5"); /* an older incarnation, still in the cache */
     kc__ryw_want w = {.ns = "ns", .name = "a", .delete_uid = "u1", .rv = "10"};
     kc_store_cond c = kc__ryw_want_cond(&w);
-    assert_int_equal(kc_store_check(f->store, &c), 0);
+    assert_int_equal(kc_store_check(f->store, &c, NULL), 0);
     apply(f->store, KC_WATCH_DELETED, "u0", "6");
     apply(f->store, KC_WATCH_ADDED, "u1", "10");
     apply(f->store, KC_WATCH_DELETED, "u1", "11");
     apply(f->store, KC_WATCH_ADDED, "u2", "12");       /* the tombstone of u1 is gone now */
-    assert_int_equal(kc_store_check(f->store, &c), 1); /* watermark 12 >= 10 and u1 gone */
+    assert_int_equal(kc_store_check(f->store, &c, NULL), 1); /* watermark 12 >= 10 and u1 gone */
 }
 
 typedef struct bg_wait {
@@ -361,7 +361,7 @@ typedef struct bg_wait {
 static void *bg_waiter(void *p)
 {
     bg_wait *a = p;
-    a->rc = kc_store_wait(a->s, &a->c, 10000);
+    a->rc = kc_store_wait(a->s, &a->c, 10000, NULL);
     return NULL;
 }
 
@@ -402,7 +402,7 @@ static void test_cached_ryw_delete_waiter_that_saw_the_uid(void **state)
     assert_int_equal(a.rc, 0);
     /* The same relist seen by a check that never saw u1 proves nothing. */
     kc_store_cond c = kc__cc_deleted_cond("ns", "a", "u1", NULL, 0);
-    assert_int_equal(kc_store_check(f->store, &c), 0);
+    assert_int_equal(kc_store_check(f->store, &c, NULL), 0);
 }
 
 /* Issue 16 point 2 on the store: the server's RVs went back (restore, restart with an RV reset). */
@@ -415,25 +415,25 @@ static void test_cached_ryw_rv_regression_resets_watermark_and_waits(void **stat
      * server went back (key b at RV 5), both before the informer relists. */
     kc_store_cond old_w = kc__cc_written_cond("ns", "a", "100", before);
     kc_store_cond new_w = kc__cc_written_cond("ns", "b", "5", before);
-    assert_int_equal(kc_store_check(f->store, &old_w), 1);
+    assert_int_equal(kc_store_check(f->store, &old_w, NULL), 1);
     /* Watermark 100 >= 5 but the key disagrees (absent, no tombstone, no relist since): not
      * observed. A watermark-only condition said "observed" here: the read that followed did not
      * find the object. */
-    assert_int_equal(kc_store_check(f->store, &new_w), 0);
+    assert_int_equal(kc_store_check(f->store, &new_w, NULL), 0);
     /* The informer relists from the new timeline: list RV 6 < watermark → reset. */
     const char *names[] = {"b"}, *uids[] = {"u5"}, *rvs[] = {"5"};
     relist(f->store, "6", 1, names, uids, rvs);
     wm_is(f->store, "6");
-    assert_int_equal(kc_store_check(f->store, &new_w), 1);
+    assert_int_equal(kc_store_check(f->store, &new_w, NULL), 1);
     /* The old write (RV 100 > the new watermark) falls back to key-level evidence: its key
      * vanished in the relist, an event after it was sent. */
-    assert_int_equal(kc_store_check(f->store, &old_w), 1);
+    assert_int_equal(kc_store_check(f->store, &old_w, NULL), 1);
     /* A write after the reset waits for the new timeline's events again (the old watermark would
      * have said "observed" at once). */
     kc_store_cond next = kc__cc_written_cond("ns", "c", "8", kc_store_seq(f->store));
-    assert_int_equal(kc_store_check(f->store, &next), 0);
+    assert_int_equal(kc_store_check(f->store, &next, NULL), 0);
     apply_to(f->store, "c", KC_WATCH_ADDED, "u8", "8");
-    assert_int_equal(kc_store_check(f->store, &next), 1);
+    assert_int_equal(kc_store_check(f->store, &next, NULL), 1);
 }
 
 static void test_cached_ryw_stopped_store_wakes_with_stopped(void **state)

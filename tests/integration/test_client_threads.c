@@ -120,7 +120,8 @@ static void test_client_threads_shared_client(void **state)
 
     kc_list_meta meta = {0};
     assert_int_equal(kc_client_list(cli, &CM, "threads", NULL, &meta, NULL, NULL, NULL), 0);
-    watcher wa = {.cancel = kc_cancel_new(), .rv = meta.resource_version};
+    watcher wa = {.rv = meta.resource_version};
+    assert_int_equal(kc_cancel_new(&wa.cancel, NULL), 0);
     pthread_mutex_init(&wa.mu, NULL);
     pthread_t wt;
     assert_int_equal(pthread_create(&wt, NULL, watch_main, &wa), 0);

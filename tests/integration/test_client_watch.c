@@ -114,7 +114,7 @@ static void wstate_init(wstate *w)
     memset(w, 0, sizeof *w);
     pthread_mutex_init(&w->mu, NULL);
     pthread_cond_init(&w->cv, NULL);
-    w->cancel = kc_cancel_new();
+    assert_int_equal(kc_cancel_new(&w->cancel, NULL), 0);
 }
 
 static void test_client_watch_events_and_cancel(void **state)

@@ -84,7 +84,7 @@ static size_t store_diff(kc_store *a, kc_store *b)
 {
     kc_obj **v;
     size_t n, d = 0;
-    assert_int_equal(kc_store_list(a, &v, &n), 0);
+    assert_int_equal(kc_store_list(a, &v, &n, NULL), 0);
     for (size_t i = 0; i < n; i++) {
         kc_obj *o = kc_store_get(b, kc_obj_namespace(v[i]), kc_obj_name(v[i]));
         if (!o || strcmp(kc_obj_resource_version(o), kc_obj_resource_version(v[i])) != 0) {
@@ -209,7 +209,7 @@ static void test_informer_faults_converge_after_chaos(void **st)
         if (d)
             fprintf(stderr, "informer %s did not converge\n", kc_informer_name(inf[i]));
         assert_int_equal(d, 0);
-        assert_int_equal(kc_informer_reg_wait_idle(reg[i], 10000), 0);
+        assert_int_equal(kc_informer_reg_wait_idle(reg[i], 10000, NULL), 0);
         assert_int_equal(store_diff(kc_informer_store(inf[i]), mx[i].m), 0);
         assert_int_equal(mx[i].contradictions, 0);
         assert_true(mx[i].backwards <= 1); /* the one RV reset (restart at 70 %) */

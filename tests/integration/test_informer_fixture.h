@@ -199,7 +199,7 @@ static inline size_t ifx_converge(ifx *f, const kc_gvr *gvr, const char *ns, kc_
         /* Wait for the next event (any) rather than spinning. */
         kc_store_cond c = {KC_STORE_WAIT_WATERMARK, NULL, NULL,
                            "x-next-event",          NULL, kc_store_seq(s)};
-        kc_store_wait(s, &c, 200);
+        kc_store_wait(s, &c, 200, NULL);
     }
     return ifx_diff(f, gvr, ns, s, rv, true);
 }

@@ -55,7 +55,7 @@ static void test_informer_sync_paged_list_then_watch(void **st)
     char rv[KC_STORE_RV_MAX];
     assert_int_equal(ifx_cm_create(&f, "default", "after-list", "1", rv), 0);
     kc_store_cond c = {KC_STORE_WAIT_KEY_RV, "default", "after-list", rv, NULL, 0};
-    assert_int_equal(kc_store_wait(kc_informer_store(inf), &c, 10000), 0);
+    assert_int_equal(kc_store_wait(kc_informer_store(inf), &c, 10000, NULL), 0);
     kc_informer_free(inf);
     ifx_down(&f);
 }
@@ -114,7 +114,7 @@ static void *store_wait_main(void *p)
 {
     struct waiter *w = p;
     kc_store_cond c = {KC_STORE_WAIT_KEY_RV, "default", "never", "999999", NULL, 0};
-    w->rc = kc_store_wait(kc_informer_store(w->inf), &c, -1);
+    w->rc = kc_store_wait(kc_informer_store(w->inf), &c, -1, NULL);
     return NULL;
 }
 
@@ -230,7 +230,7 @@ static void test_informer_sync_handlers_early_and_late(void **st)
     IFX_RC(kc_informer_add_handler(inf, &h, NULL, &r1, &e), 0, &e);
     assert_false(kc_informer_reg_synced(r1));
     IFX_RC(kc_informer_start(inf, &e), 0, &e);
-    assert_int_equal(kc_informer_reg_wait_synced(r1, 20000), 0);
+    assert_int_equal(kc_informer_reg_wait_synced(r1, 20000, NULL), 0);
     assert_int_equal(early.adds, 30); /* everything delivered before "synced" */
     /* A late registration gets the current contents as adds, then is synced. */
     counts late = {PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, 0, PTHREAD_COND_INITIALIZER};
@@ -238,7 +238,7 @@ static void test_informer_sync_handlers_early_and_late(void **st)
     kc_informer_handlers h2 = {h_add, h_update, h_delete, &late};
     kc_informer_reg *r2 = NULL;
     IFX_RC(kc_informer_add_handler(inf, &h2, NULL, &r2, &e), 0, &e);
-    assert_int_equal(kc_informer_reg_wait_synced(r2, 20000), 0);
+    assert_int_equal(kc_informer_reg_wait_synced(r2, 20000, NULL), 0);
     assert_int_equal(late.adds, 30);
     /* Live events reach both, in order. */
     assert_int_equal(ifx_cm_create(&f, "default", "live", "1", NULL), 0);
@@ -247,8 +247,8 @@ static void test_informer_sync_handlers_early_and_late(void **st)
     /* Store waiters are woken when the event is applied; handlers get it right after. */
     assert_int_equal(wait_deletes(&early, 1), 1);
     assert_int_equal(wait_deletes(&late, 1), 1);
-    assert_int_equal(kc_informer_reg_wait_idle(r1, 10000), 0);
-    assert_int_equal(kc_informer_reg_wait_idle(r2, 10000), 0);
+    assert_int_equal(kc_informer_reg_wait_idle(r1, 10000, NULL), 0);
+    assert_int_equal(kc_informer_reg_wait_idle(r2, 10000, NULL), 0);
     assert_int_equal(early.adds, 31);
     assert_int_equal(early.updates, 1);
     assert_int_equal(early.deletes, 1);
@@ -274,7 +274,7 @@ static void test_informer_sync_periodic_resync(void **st)
     kc_error e = KC_ERROR_INIT;
     IFX_RC(kc_informer_add_handler(inf, &h, &ho, &r, &e), 0, &e);
     assert_int_equal(kc_informer_wait_synced(inf, 20000, NULL), 0);
-    assert_int_equal(kc_informer_reg_wait_synced(r, 20000), 0);
+    assert_int_equal(kc_informer_reg_wait_synced(r, 20000, NULL), 0);
     /* Wait (bounded, woken by each update) for two resync rounds: updates with old == new. */
     uint64_t deadline = kc__deadline_after_ms(5000);
     pthread_mutex_lock(&c.mu);
@@ -292,7 +292,7 @@ static bool any_json_contains(kc_informer *inf, const char *needle)
     kc_obj **v;
     size_t n;
     bool found = false;
-    assert_int_equal(kc_store_list(kc_informer_store(inf), &v, &n), 0);
+    assert_int_equal(kc_store_list(kc_informer_store(inf), &v, &n, NULL), 0);
     assert_true(n > 0);
     for (size_t i = 0; i < n && !found; i++)
         found = strstr(kc_obj_json(v[i], NULL), needle) != NULL;

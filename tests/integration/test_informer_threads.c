@@ -33,14 +33,14 @@ static void *reader_main(void *p)
         kc_obj_unref(o);
         kc_obj **v;
         size_t n;
-        if (kc_store_list_by_namespace(s, "default", &v, &n) == 0)
+        if (kc_store_list_by_namespace(s, "default", &v, &n, NULL) == 0)
             kc_obj_array_free(v, n);
-        if (kc__rng_range(&rng, 0, 20) == 0 && kc_store_list(s, &v, &n) == 0)
+        if (kc__rng_range(&rng, 0, 20) == 0 && kc_store_list(s, &v, &n, NULL) == 0)
             kc_obj_array_free(v, n);
         kc_store_cond c = {KC_STORE_WAIT_KEY_RV, "default", name,
                            "999999999",          NULL,      kc_store_seq(s)};
-        kc_store_check(s, &c);
-        kc_store_wait(s, &c, 1); /* times out or stops */
+        kc_store_check(s, &c, NULL);
+        kc_store_wait(s, &c, 1, NULL); /* times out or stops */
         kc_informer_status st;
         kc_informer_get_status(inf, &st);
         atomic_fetch_add(&sh->reads, 1);
@@ -52,7 +52,7 @@ static void *blocked_waiter_main(void *p)
 {
     kc_store *s = p;
     kc_store_cond c = {KC_STORE_WAIT_WATERMARK, NULL, NULL, "999999999999", NULL, 0};
-    return (void *)(intptr_t)kc_store_wait(s, &c, -1);
+    return (void *)(intptr_t)kc_store_wait(s, &c, -1, NULL);
 }
 
 static atomic_long g_events;

@@ -72,21 +72,27 @@ static void test_core_rv_compare_incomparable(void **state)
 static void test_core_rv_parse_values(void **state)
 {
     uint64_t v = 0;
-    assert_int_equal(kc_rv_parse("1", &v), 0);
+    assert_int_equal(kc_rv_parse("1", &v, NULL), 0);
     assert_int_equal(v, 1);
-    assert_int_equal(kc_rv_parse("1234567", &v), 0);
+    assert_int_equal(kc_rv_parse("1234567", &v, NULL), 0);
     assert_int_equal(v, 1234567);
-    assert_int_equal(kc_rv_parse("18446744073709551615", &v), 0);
+    assert_int_equal(kc_rv_parse("18446744073709551615", &v, NULL), 0);
     assert_true(v == UINT64_MAX);
 }
 
 static void test_core_rv_parse_overflow_is_too_large(void **state)
 {
     uint64_t v = 5;
-    assert_int_equal(kc_rv_parse("18446744073709551616", &v), KC_ETOOLARGE);
-    assert_int_equal(kc_rv_parse("99999999999999999999", &v), KC_ETOOLARGE);
-    assert_int_equal(kc_rv_parse("1234567890123456789012345678901234567890", &v), KC_ETOOLARGE);
+    assert_int_equal(kc_rv_parse("18446744073709551616", &v, NULL), KC_ETOOLARGE);
+    assert_int_equal(kc_rv_parse("99999999999999999999", &v, NULL), KC_ETOOLARGE);
+    assert_int_equal(kc_rv_parse("1234567890123456789012345678901234567890", &v, NULL),
+                     KC_ETOOLARGE);
     assert_int_equal(v, 5); /* untouched */
+    kc_error e = KC_ERROR_INIT;
+    assert_int_equal(kc_rv_parse("18446744073709551616", &v, &e), KC_ETOOLARGE);
+    assert_int_equal(e.code, KC_ETOOLARGE);
+    assert_non_null(strstr(e.message, "does not fit 64 bits"));
+    kc_error_clear(&e);
 }
 
 static void test_core_rv_parse_rejects_non_canonical(void **state)
@@ -94,9 +100,13 @@ static void test_core_rv_parse_rejects_non_canonical(void **state)
     uint64_t v = 5;
     const char *bad[] = {"", "0", "007", "-1", "1a", " 1"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-        assert_int_equal(kc_rv_parse(bad[i], &v), KC_ENOT_COMPARABLE);
-    assert_int_equal(kc_rv_parse(NULL, &v), KC_ENOT_COMPARABLE);
+        assert_int_equal(kc_rv_parse(bad[i], &v, NULL), KC_ENOT_COMPARABLE);
+    assert_int_equal(kc_rv_parse(NULL, &v, NULL), KC_ENOT_COMPARABLE);
     assert_int_equal(v, 5);
+    kc_error e = KC_ERROR_INIT;
+    assert_int_equal(kc_rv_parse("007", &v, &e), KC_ENOT_COMPARABLE);
+    assert_non_null(strstr(e.message, "\"007\" is not a canonical decimal"));
+    kc_error_clear(&e);
 }
 
 int main(void)

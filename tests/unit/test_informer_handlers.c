@@ -154,7 +154,7 @@ static void assert_mirror_equal(kc_informer *inf, rec *r)
 {
     kc_obj **v;
     size_t n;
-    assert_int_equal(kc_store_list(inf->store, &v, &n), 0);
+    assert_int_equal(kc_store_list(inf->store, &v, &n, NULL), 0);
     assert_int_equal(kc_store_len(r->mirror), n);
     for (size_t i = 0; i < n; i++) {
         kc_obj *m = kc_store_get(r->mirror, "n", kc_obj_name(v[i]));
@@ -176,10 +176,15 @@ static void test_informer_handlers_order_and_sync(void **st)
     event(inf, KC_WATCH_ADDED, "a", 1);
     event(inf, KC_WATCH_MODIFIED, "a", 2);
     assert_false(kc_informer_reg_synced(reg));
+    kc_error e = KC_ERROR_INIT; /* not synced before the informer is: a timeout that says so */
+    assert_int_equal(kc_informer_reg_wait_synced(reg, 0, &e), KC_ETIMEOUT);
+    assert_int_equal(e.code, KC_ETIMEOUT);
+    assert_non_null(strstr(e.message, "not synced within 0 ms"));
+    kc_error_clear(&e);
     synced(inf);
     event(inf, KC_WATCH_DELETED, "a", 3);
-    assert_int_equal(kc_informer_reg_wait_synced(reg, 5000), 0);
-    assert_int_equal(kc_informer_reg_wait_idle(reg, 5000), 0);
+    assert_int_equal(kc_informer_reg_wait_synced(reg, 5000, NULL), 0);
+    assert_int_equal(kc_informer_reg_wait_idle(reg, 5000, NULL), 0);
     assert_string_equal(r.log, "add a@1;update a@2;delete a@3;");
     assert_int_equal(r.contradictions, 0);
     kc_informer_free(inf);
@@ -197,10 +202,10 @@ static void test_informer_handlers_late_registration_gets_snapshot(void **st)
     kc_informer_handlers h = {r_add, r_update, r_delete, &r};
     kc_informer_reg *reg;
     assert_int_equal(kc_informer_add_handler(inf, &h, NULL, &reg, NULL), 0);
-    assert_int_equal(kc_informer_reg_wait_synced(reg, 5000), 0);
+    assert_int_equal(kc_informer_reg_wait_synced(reg, 5000, NULL), 0);
     assert_int_equal(kc_store_len(r.mirror), 2); /* snapshot delivered before "synced" */
     event(inf, KC_WATCH_MODIFIED, "a", 3);
-    assert_int_equal(kc_informer_reg_wait_idle(reg, 5000), 0);
+    assert_int_equal(kc_informer_reg_wait_idle(reg, 5000, NULL), 0);
     assert_mirror_equal(inf, &r);
     assert_int_equal(r.contradictions, 0);
     kc_informer_free(inf);
@@ -240,8 +245,8 @@ static void test_informer_handlers_overflow_coalesces_without_losing_deletes(voi
     kc_informer_get_status(inf, &s);
     assert_int_equal(s.lagging_handlers, 1);
     gate(&r, false);
-    assert_int_equal(kc_informer_reg_wait_synced(reg, 5000), 0);
-    assert_int_equal(kc_informer_reg_wait_idle(reg, 5000), 0);
+    assert_int_equal(kc_informer_reg_wait_synced(reg, 5000, NULL), 0);
+    assert_int_equal(kc_informer_reg_wait_idle(reg, 5000, NULL), 0);
     assert_false(kc_informer_reg_lagging(reg));
     assert_mirror_equal(inf, &r);
     assert_int_equal(r.contradictions, 0);
@@ -276,7 +281,7 @@ static void test_informer_handlers_relist_tombstones(void **st)
     pthread_mutex_lock(&inf->ev_mu);
     assert_int_equal(kc_store_replace(inf->store, b, "6", push_cb, inf, NULL), 0);
     pthread_mutex_unlock(&inf->ev_mu);
-    assert_int_equal(kc_informer_reg_wait_idle(reg, 5000), 0);
+    assert_int_equal(kc_informer_reg_wait_idle(reg, 5000, NULL), 0);
     assert_string_equal(r.log, "add a@1;add b@2;update a@5;tombstone b@2;");
     assert_mirror_equal(inf, &r);
     assert_int_equal(r.contradictions, 0);

@@ -321,7 +321,8 @@ static void test_json_list_item_too_large(void **state)
 
 static void test_json_list_decoder_reuse(void **state)
 {
-    kc_list_decoder *d = kc_list_decoder_new(NULL);
+    kc_list_decoder *d = NULL;
+    assert_int_equal(kc_list_decoder_new(NULL, &d, NULL), 0);
     assert_non_null(d);
     for (unsigned n = 1; n <= 9; n += 4) {
         size_t len;

@@ -75,7 +75,8 @@ static struct result decode_as(enum dec d, const char *item, unsigned flags)
         if (d == D_LIST) {
             res.code = kc_list_decode(text, strlen(text), &o, NULL, keep_first, &res.stored, &err);
         } else {
-            kc_watch_decoder *w = kc_watch_decoder_new(&o);
+            kc_watch_decoder *w = NULL;
+            assert_int_equal(kc_watch_decoder_new(&o, &w, NULL), 0);
             res.code =
                 kc_watch_decoder_feed(w, text, strlen(text), keep_modified, &res.stored, &err);
             if (!res.code)
@@ -302,7 +303,8 @@ static void test_json_validation_truncated_offsets(void **state)
     char *watch = kc_genpod_watch(1, "ADDED", &len);
     for (size_t cut = 1; cut < len - 1; cut += 3) {
         kc_error err = KC_ERROR_INIT;
-        kc_watch_decoder *w = kc_watch_decoder_new(NULL);
+        kc_watch_decoder *w = NULL;
+        assert_int_equal(kc_watch_decoder_new(NULL, &w, NULL), 0);
         struct result sink = {0, -1, NULL, ""};
         int r = kc_watch_decoder_feed(w, watch, cut, keep_modified, &sink.stored, &err);
         if (!r)
@@ -437,7 +439,8 @@ static void test_json_validation_strict_envelopes(void **state)
     for (size_t i = 0; i < 2; i++) {
         for (int strict = 0; strict < 2; strict++) {
             kc_decode_opts o = {strict ? KC_DECODE_STRICT : 0, 0};
-            kc_watch_decoder *w = kc_watch_decoder_new(&o);
+            kc_watch_decoder *w = NULL;
+            assert_int_equal(kc_watch_decoder_new(&o, &w, NULL), 0);
             kc_error err = KC_ERROR_INIT;
             char *sink = NULL;
             int r =
@@ -498,7 +501,8 @@ static void test_json_validation_duplicate_envelope_members(void **state)
         "{\"type\":\"ADDED\",\"object\":{},\"object\":{\"metadata\":{\"name\":\"x\"}}}\n",
     };
     for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
-        kc_watch_decoder *w = kc_watch_decoder_new(NULL);
+        kc_watch_decoder *w = NULL;
+        assert_int_equal(kc_watch_decoder_new(NULL, &w, NULL), 0);
         kc_error err = KC_ERROR_INIT;
         char *sink = NULL;
         assert_int_equal(

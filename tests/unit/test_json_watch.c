@@ -69,7 +69,8 @@ static void check_stream(const struct seen *s)
 static void test_json_watch_every_split_point(void **state)
 {
     size_t len = sizeof STREAM - 1;
-    kc_watch_decoder *d = kc_watch_decoder_new(NULL);
+    kc_watch_decoder *d = NULL;
+    assert_int_equal(kc_watch_decoder_new(NULL, &d, NULL), 0);
     assert_non_null(d);
     for (size_t cut = 0; cut <= len; cut++) {
         struct seen s = {0};
@@ -86,7 +87,8 @@ static void test_json_watch_every_split_point(void **state)
 static void test_json_watch_byte_at_a_time(void **state)
 {
     size_t len = sizeof STREAM - 1;
-    kc_watch_decoder *d = kc_watch_decoder_new(NULL);
+    kc_watch_decoder *d = NULL;
+    assert_int_equal(kc_watch_decoder_new(NULL, &d, NULL), 0);
     struct seen s = {0};
     for (size_t i = 0; i < len; i++)
         assert_int_equal(kc_watch_decoder_feed(d, STREAM + i, 1, on_event, &s, NULL), 0);
@@ -101,7 +103,8 @@ static void test_json_watch_genpod_stream_chunks(void **state)
     char *w = kc_genpod_watch(12, "ADDED", &len);
     static const size_t chunks[] = {1, 7, 64, 100, 4096, 6100, 65536};
     for (size_t c = 0; c < sizeof chunks / sizeof chunks[0]; c++) {
-        kc_watch_decoder *d = kc_watch_decoder_new(NULL);
+        kc_watch_decoder *d = NULL;
+        assert_int_equal(kc_watch_decoder_new(NULL, &d, NULL), 0);
         struct seen s = {0};
         for (size_t off = 0; off < len; off += chunks[c]) {
             size_t k = len - off < chunks[c] ? len - off : chunks[c];
@@ -121,7 +124,8 @@ static void test_json_watch_crlf_and_blank_lines(void **state)
         "\r\n\n  \n{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"x\"}}}\r\n"
         "\r\n\n{\"type\": \"DELETED\", \"object\": {\"metadata\": {\"name\": \"y\"}}}\r\n"
         "\n";
-    kc_watch_decoder *d = kc_watch_decoder_new(NULL);
+    kc_watch_decoder *d = NULL;
+    assert_int_equal(kc_watch_decoder_new(NULL, &d, NULL), 0);
     for (size_t cut = 0; cut <= strlen(in); cut++) {
         struct seen s = {0};
         assert_int_equal(kc_watch_decoder_feed(d, in, cut, on_event, &s, NULL), 0);
@@ -139,7 +143,8 @@ static void test_json_watch_crlf_and_blank_lines(void **state)
 static void test_json_watch_finish_without_newline(void **state)
 {
     const char *in = "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"last\"}}}";
-    kc_watch_decoder *d = kc_watch_decoder_new(NULL);
+    kc_watch_decoder *d = NULL;
+    assert_int_equal(kc_watch_decoder_new(NULL, &d, NULL), 0);
     struct seen s = {0};
     assert_int_equal(kc_watch_decoder_feed(d, in, strlen(in), on_event, &s, NULL), 0);
     assert_int_equal(s.n, 0);
@@ -158,7 +163,8 @@ static void test_json_watch_finish_without_newline(void **state)
 static void test_json_watch_oversize_then_reset(void **state)
 {
     kc_decode_opts o = {0, 100};
-    kc_watch_decoder *d = kc_watch_decoder_new(&o);
+    kc_watch_decoder *d = NULL;
+    assert_int_equal(kc_watch_decoder_new(&o, &d, NULL), 0);
     char big[400];
     int n = snprintf(big, sizeof big,
                      "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"%0200d\"}}}\n", 1);
@@ -194,7 +200,8 @@ static void test_json_watch_error_410(void **state)
         "\"status\":\"Failure\",\"message\":\"too old resource version: 1 "
         "(2)\",\"reason\":\"Expired\","
         "\"code\":410}}\n";
-    kc_watch_decoder *d = kc_watch_decoder_new(NULL);
+    kc_watch_decoder *d = NULL;
+    assert_int_equal(kc_watch_decoder_new(NULL, &d, NULL), 0);
     struct seen s = {0};
     assert_int_equal(kc_watch_decoder_feed(d, in, strlen(in), on_event, &s, NULL), 0);
     assert_int_equal(s.n, 1);
@@ -216,7 +223,8 @@ static void test_json_watch_bookmark_initial_events_end(void **state)
         "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"annotations\":{\"k8s.io/"
         "initial-events-end\":"
         "\"true\"}}}}\n";
-    kc_watch_decoder *d = kc_watch_decoder_new(NULL);
+    kc_watch_decoder *d = NULL;
+    assert_int_equal(kc_watch_decoder_new(NULL, &d, NULL), 0);
     struct seen s = {0};
     assert_int_equal(kc_watch_decoder_feed(d, in, strlen(in), on_event, &s, NULL), 0);
     assert_int_equal(s.n, 3);
@@ -242,7 +250,8 @@ static void test_json_watch_malformed_events(void **state)
         "{\"type\":\"ADDED\",\"object\":{\"a\":\"\xff\"}}\n",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        kc_watch_decoder *d = kc_watch_decoder_new(NULL);
+        kc_watch_decoder *d = NULL;
+        assert_int_equal(kc_watch_decoder_new(NULL, &d, NULL), 0);
         struct seen s = {0};
         kc_error err = KC_ERROR_INIT;
         int r = kc_watch_decoder_feed(d, bad[i], strlen(bad[i]), on_event, &s, &err);
@@ -265,7 +274,8 @@ static void test_json_watch_error_offset(void **state)
 {
     const char *in =
         "{\"type\":\"ADDED\",\"object\":{}}\n{\"type\":\"ADDED\",\"object\":{\"metadata\":5}}\n";
-    kc_watch_decoder *d = kc_watch_decoder_new(NULL);
+    kc_watch_decoder *d = NULL;
+    assert_int_equal(kc_watch_decoder_new(NULL, &d, NULL), 0);
     struct seen s = {0};
     kc_error err = KC_ERROR_INIT;
     assert_int_equal(kc_watch_decoder_feed(d, in, 10, on_event, &s, &err), 0);
@@ -279,7 +289,8 @@ static void test_json_watch_error_offset(void **state)
 static void test_json_watch_callback_stop_resumes(void **state)
 {
     size_t len = sizeof STREAM - 1;
-    kc_watch_decoder *d = kc_watch_decoder_new(NULL);
+    kc_watch_decoder *d = NULL;
+    assert_int_equal(kc_watch_decoder_new(NULL, &d, NULL), 0);
     struct seen s = {0};
     s.stop_at = 1;
     kc_error err = KC_ERROR_INIT;
@@ -299,7 +310,8 @@ static void test_json_watch_callback_stop_resumes(void **state)
 static void test_json_watch_feed_empty_chunk(void **state)
 {
     size_t len = sizeof STREAM - 1, half = 20;
-    kc_watch_decoder *d = kc_watch_decoder_new(NULL);
+    kc_watch_decoder *d = NULL;
+    assert_int_equal(kc_watch_decoder_new(NULL, &d, NULL), 0);
     struct seen s = {0};
     assert_int_equal(kc_watch_decoder_feed(d, NULL, 0, on_event, &s, NULL), 0);
     assert_int_equal(kc_watch_decoder_feed(d, STREAM, half, on_event, &s, NULL), 0);
@@ -345,7 +357,8 @@ static void test_json_watch_type_names(void **state)
 
 static void test_json_watch_null_arguments(void **state)
 {
-    kc_watch_decoder *d = kc_watch_decoder_new(NULL);
+    kc_watch_decoder *d = NULL;
+    assert_int_equal(kc_watch_decoder_new(NULL, &d, NULL), 0);
     assert_int_equal(kc_watch_decoder_feed(NULL, "x", 1, on_event, NULL, NULL), KC_EINVAL);
     assert_int_equal(kc_watch_decoder_feed(d, NULL, 1, on_event, NULL, NULL), KC_EINVAL);
     assert_int_equal(kc_watch_decoder_feed(d, "x", 1, NULL, NULL, NULL), KC_EINVAL);

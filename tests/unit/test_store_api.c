@@ -116,20 +116,20 @@ static void test_store_namespace_and_user_index(void **st)
     }
     kc_obj **v;
     size_t n;
-    assert_int_equal(kc_store_list_by_namespace(s, "odd", &v, &n), 0);
+    assert_int_equal(kc_store_list_by_namespace(s, "odd", &v, &n, NULL), 0);
     assert_int_equal(n, 50);
     for (size_t i = 0; i < n; i++)
         assert_string_equal(kc_obj_namespace(v[i]), "odd");
     kc_obj_array_free(v, n);
-    assert_int_equal(kc_store_list_by_index(s, "app", "web", &v, &n), 0);
+    assert_int_equal(kc_store_list_by_index(s, "app", "web", &v, &n, NULL), 0);
     assert_int_equal(n, 10);
     kc_obj_array_free(v, n);
     /* Re-label p0 (even) from web to db: the index follows. */
     put(s, KC_WATCH_MODIFIED, mk("even", "p0", "u", "8", "db"));
-    assert_int_equal(kc_store_list_by_index(s, "app", "web", &v, &n), 0);
+    assert_int_equal(kc_store_list_by_index(s, "app", "web", &v, &n, NULL), 0);
     assert_int_equal(n, 9);
     kc_obj_array_free(v, n);
-    assert_int_equal(kc_store_list_by_index(s, "app", "db", &v, &n), 0);
+    assert_int_equal(kc_store_list_by_index(s, "app", "db", &v, &n, NULL), 0);
     assert_int_equal(n, 91);
     kc_obj_array_free(v, n);
     /* Deleting every odd pod empties the bucket. */
@@ -137,13 +137,17 @@ static void test_store_namespace_and_user_index(void **st)
         snprintf(name, sizeof(name), "p%d", i);
         put(s, KC_WATCH_DELETED, mk("odd", name, "u", "9", "db"));
     }
-    assert_int_equal(kc_store_list_by_namespace(s, "odd", &v, &n), 0);
+    assert_int_equal(kc_store_list_by_namespace(s, "odd", &v, &n, NULL), 0);
     assert_int_equal(n, 0);
     assert_null(v);
-    assert_int_equal(kc_store_list_by_namespace(s, "even", &v, &n), 0);
+    assert_int_equal(kc_store_list_by_namespace(s, "even", &v, &n, NULL), 0);
     assert_int_equal(n, 50);
     kc_obj_array_free(v, n);
-    assert_int_equal(kc_store_list_by_index(s, "nope", "x", &v, &n), KC_ENOTFOUND);
+    assert_int_equal(kc_store_list_by_index(s, "nope", "x", &v, &n, NULL), KC_ENOTFOUND);
+    kc_error e = KC_ERROR_INIT;
+    assert_int_equal(kc_store_list_by_index(s, "nope", "x", &v, &n, &e), KC_ENOTFOUND);
+    assert_non_null(strstr(e.message, "no index \"nope\""));
+    kc_error_clear(&e);
     assert_int_equal(kc_store_add_indexer(s, "late", by_app, NULL, NULL), KC_EBUSY);
     kc_store_free(s);
 }
@@ -232,7 +236,7 @@ struct waitarg {
 static void *wait_thread(void *p)
 {
     struct waitarg *a = p;
-    a->rc = kc_store_wait(a->s, &a->c, a->timeout);
+    a->rc = kc_store_wait(a->s, &a->c, a->timeout, NULL);
     return NULL;
 }
 
@@ -241,7 +245,7 @@ static void test_store_wait_key_rv_woken_by_event(void **st)
     kc_store *s = new_store();
     put(s, KC_WATCH_ADDED, mk("n", "a", "u", "5", NULL));
     struct waitarg a = {s, {KC_STORE_WAIT_KEY_RV, "n", "a", "7", NULL, 0}, 10000, 99};
-    assert_int_equal(kc_store_check(s, &a.c), 0);
+    assert_int_equal(kc_store_check(s, &a.c, NULL), 0);
     pthread_t t;
     pthread_create(&t, NULL, wait_thread, &a);
     put(s, KC_WATCH_MODIFIED, mk("n", "a", "u", "6", NULL));  /* not enough */
@@ -249,7 +253,7 @@ static void test_store_wait_key_rv_woken_by_event(void **st)
     put(s, KC_WATCH_MODIFIED, mk("n", "a", "u", "7", NULL));
     pthread_join(t, NULL);
     assert_int_equal(a.rc, 0);
-    assert_int_equal(kc_store_check(s, &a.c), 1);
+    assert_int_equal(kc_store_check(s, &a.c, NULL), 1);
     kc_store_free(s);
 }
 
@@ -259,8 +263,13 @@ static void test_store_wait_times_out(void **st)
     kc_store_cond c = {KC_STORE_WAIT_KEY_RV, "n", "missing", "5", NULL, 0};
     uint64_t t0 = kc_store_seq(s);
     (void)t0;
-    assert_int_equal(kc_store_wait(s, &c, 0), KC_ETIMEOUT);
-    assert_int_equal(kc_store_wait(s, &c, 30), KC_ETIMEOUT);
+    assert_int_equal(kc_store_wait(s, &c, 0, NULL), KC_ETIMEOUT);
+    assert_int_equal(kc_store_wait(s, &c, 30, NULL), KC_ETIMEOUT);
+    kc_error e = KC_ERROR_INIT;
+    assert_int_equal(kc_store_wait(s, &c, 30, &e), KC_ETIMEOUT);
+    assert_int_equal(e.code, KC_ETIMEOUT);
+    assert_non_null(strstr(e.message, "within 30 ms"));
+    kc_error_clear(&e);
     kc_store_free(s);
 }
 
@@ -282,7 +291,7 @@ static void test_store_stop_wakes_every_waiter(void **st)
         assert_int_equal(a[i].rc, KC_ESTOPPED);
     }
     kc_store_cond c = {KC_STORE_WAIT_WATERMARK, NULL, NULL, "1", NULL, 0};
-    assert_int_equal(kc_store_wait(s, &c, -1), KC_ESTOPPED);
+    assert_int_equal(kc_store_wait(s, &c, -1, NULL), KC_ESTOPPED);
     kc_store_free(s);
 }
 
@@ -291,14 +300,14 @@ static void test_store_wait_gone_by_delete_and_uid(void **st)
     kc_store *s = new_store();
     put(s, KC_WATCH_ADDED, mk("n", "a", "u1", "5", NULL));
     kc_store_cond gone = {KC_STORE_WAIT_KEY_GONE, "n", "a", NULL, "u1", 0};
-    assert_int_equal(kc_store_check(s, &gone), 0);
+    assert_int_equal(kc_store_check(s, &gone, NULL), 0);
     /* Recreated with another uid: the u1 object is gone. */
     put(s, KC_WATCH_DELETED, mk("n", "a", "u1", "6", NULL));
-    assert_int_equal(kc_store_check(s, &gone), 1);
+    assert_int_equal(kc_store_check(s, &gone, NULL), 1);
     put(s, KC_WATCH_ADDED, mk("n", "a", "u2", "7", NULL));
-    assert_int_equal(kc_store_check(s, &gone), 1);
+    assert_int_equal(kc_store_check(s, &gone, NULL), 1);
     kc_store_cond absent = {KC_STORE_WAIT_KEY_GONE, "n", "a", NULL, NULL, 0};
-    assert_int_equal(kc_store_check(s, &absent), 0);
+    assert_int_equal(kc_store_check(s, &absent, NULL), 0);
     struct waitarg a = {s, absent, 10000, 99};
     pthread_t t;
     pthread_create(&t, NULL, wait_thread, &a);
@@ -314,20 +323,20 @@ static void test_store_wait_incomparable_rv_any_later_event(void **st)
     put(s, KC_WATCH_ADDED, mk("n", "a", "u", "x1", NULL));
     uint64_t q = kc_store_key_seq(s, "n", "a");
     kc_store_cond c = {KC_STORE_WAIT_KEY_RV, "n", "a", "x9", NULL, q};
-    assert_int_equal(kc_store_check(s, &c), 0);
+    assert_int_equal(kc_store_check(s, &c, NULL), 0);
     put(s, KC_WATCH_ADDED, mk("n", "b", "u", "x2", NULL)); /* another key */
-    assert_int_equal(kc_store_check(s, &c), 0);
+    assert_int_equal(kc_store_check(s, &c, NULL), 0);
     put(s, KC_WATCH_MODIFIED, mk("n", "a", "u", "x3", NULL));
-    assert_int_equal(kc_store_check(s, &c), 1);
+    assert_int_equal(kc_store_check(s, &c, NULL), 1);
     /* Exact match without a later event. */
     kc_store_cond e = {KC_STORE_WAIT_KEY_RV, "n", "a", "x3", NULL, kc_store_seq(s)};
-    assert_int_equal(kc_store_check(s, &e), 1);
+    assert_int_equal(kc_store_check(s, &e, NULL), 1);
     /* A delete counts as a later event. */
     q = kc_store_key_seq(s, "n", "b");
     kc_store_cond d = {KC_STORE_WAIT_KEY_RV, "n", "b", "zz", NULL, q};
-    assert_int_equal(kc_store_check(s, &d), 0);
+    assert_int_equal(kc_store_check(s, &d, NULL), 0);
     put(s, KC_WATCH_DELETED, mk("n", "b", "u", "x4", NULL));
-    assert_int_equal(kc_store_check(s, &d), 1);
+    assert_int_equal(kc_store_check(s, &d, NULL), 1);
     kc_store_free(s);
 }
 
@@ -337,9 +346,9 @@ static void test_store_wait_key_rv_satisfied_by_later_delete(void **st)
     put(s, KC_WATCH_ADDED, mk("n", "a", "u", "5", NULL));
     kc_store_cond c = {KC_STORE_WAIT_KEY_RV, "n", "a", "6", NULL, 0};
     put(s, KC_WATCH_DELETED, mk("n", "a", "u", "7", NULL));
-    assert_int_equal(kc_store_check(s, &c), 1);
+    assert_int_equal(kc_store_check(s, &c, NULL), 1);
     kc_store_cond c2 = {KC_STORE_WAIT_KEY_RV, "n", "a", "8", NULL, 0};
-    assert_int_equal(kc_store_check(s, &c2), 0);
+    assert_int_equal(kc_store_check(s, &c2, NULL), 0);
     kc_store_free(s);
 }
 
@@ -367,9 +376,13 @@ static void test_store_wait_rejects_bad_condition(void **st)
 {
     kc_store *s = new_store();
     kc_store_cond c = {KC_STORE_WAIT_KEY_RV, "n", NULL, "5", NULL, 0};
-    assert_int_equal(kc_store_wait(s, &c, 10), KC_EINVAL);
+    assert_int_equal(kc_store_wait(s, &c, 10, NULL), KC_EINVAL);
     kc_store_cond w = {KC_STORE_WAIT_WATERMARK, NULL, NULL, NULL, NULL, 0};
-    assert_int_equal(kc_store_check(s, &w), KC_EINVAL);
+    assert_int_equal(kc_store_check(s, &w, NULL), KC_EINVAL);
+    kc_error e = KC_ERROR_INIT;
+    assert_int_equal(kc_store_check(s, &w, &e), KC_EINVAL);
+    assert_non_null(strstr(e.message, "WATERMARK: rv is NULL"));
+    kc_error_clear(&e);
     kc_store_free(s);
 }
 

@@ -276,11 +276,13 @@ static int cmd_watch(int argc, char **argv)
         return KC_CLI_EXIT_FAIL;
     kc_error err = KC_ERROR_INIT;
     kc_resource_info ri = {0};
-    sigctx s = {.cancel = kc_cancel_new()};
+    sigctx s = {0};
     pthread_t th;
     bool have_thread = false;
     watch_out o = {.json = a.json, .stop = KC_ERROR_INIT};
-    int rc = s.cancel ? kc__cli_resolve("watch", c, argv[optind], &ri) : KC_ENOMEM;
+    int rc = kc_cancel_new(&s.cancel, NULL);
+    if (rc == 0)
+        rc = kc__cli_resolve("watch", c, argv[optind], &ri);
     if (rc) {
         status = KC_CLI_EXIT_FAIL;
         goto out;

@@ -90,7 +90,7 @@ int soak_snap_store(kc_store *st, soak_snap *ret)
 {
     kc_obj **objs = NULL;
     size_t n = 0;
-    int rc = kc_store_list(st, &objs, &n);
+    int rc = kc_store_list(st, &objs, &n, NULL);
     if (rc < 0)
         return rc;
     vec x = {0};
@@ -201,7 +201,7 @@ static void final_side(soak *s, soak_side *sd, const soak_snap *server)
         return;
     }
     atomic_fetch_add(&s->c.v_cache, soak_snap_diff(s, "a-cache", server, "server", &st, label));
-    int rc = kc_informer_reg_wait_idle(sd->reg, 30000);
+    int rc = kc_informer_reg_wait_idle(sd->reg, 30000, NULL);
     if (rc < 0) {
         soak_violation(s, "d-handler", "%s: handler not idle after 30 s: %s", sd->name,
                        kc_errno_name(rc));

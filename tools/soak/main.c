@@ -330,7 +330,7 @@ static int side_up(soak *s, int i)
     if (rc == 0)
         rc = kc_informer_add_handler(sd->inf, &h, NULL, &sd->reg, &e);
     if (rc == 0)
-        rc = kc_informer_reg_wait_synced(sd->reg, 30000);
+        rc = kc_informer_reg_wait_synced(sd->reg, 30000, NULL);
     kc_cached_client_opts cco = {.mode = sd->mode, .timeout_ms = s->o.timeout_ms};
     if (rc == 0)
         rc = kc_cached_client_new(s->client, sd->cache, &cco, &sd->cc, &e);

@@ -205,7 +205,7 @@ static void sides_at_barrier(soak *s, const char *when)
                            "within 60 s",
                            sd->name, rv, when);
         }
-        if ((rc = kc_informer_reg_wait_idle(sd->reg, 30000)) < 0) {
+        if ((rc = kc_informer_reg_wait_idle(sd->reg, 30000, NULL)) < 0) {
             atomic_fetch_add(&s->c.v_catch_up, 1);
             soak_violation(s, "catch-up", "%s: handler not idle %s: %s", sd->name, when,
                            kc_errno_name(rc));
@@ -255,7 +255,7 @@ static void restore(soak *s, fault_level lv)
     }
     soak_snap_free(&server);
     for (int i = 0; i < SOAK_SIDES; i++)
-        kc_informer_reg_wait_idle(s->side[i].reg, 30000);
+        kc_informer_reg_wait_idle(s->side[i].reg, 30000, NULL);
     atomic_store(&s->reset_window, false);
     set_level(s, lv);
     resume_writers(s);

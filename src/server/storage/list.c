@@ -216,7 +216,7 @@ int kc__verb_list(kc__req *req, kc__rsrc *r)
                         "specifying resource version is not allowed when "
                         "using continue");
     uint64_t want = 0;
-    if (has_rv && strcmp(q->rv, "0") != 0 && kc_rv_parse(q->rv, &want) != 0)
+    if (has_rv && strcmp(q->rv, "0") != 0 && kc_rv_parse(q->rv, &want, NULL) != 0)
         return kc__fail(err, 400, "BadRequest", "invalid resource version: %s", q->rv);
     bool exact = want && ((m && !strcmp(m, "Exact")) || (!m && q->limit > 0 && !q->cont));
     kc_label_selector *ls = NULL;

@@ -95,7 +95,7 @@ int kc__verb_get(kc__req *req, kc__rsrc *r)
     kc_server *srv = req->srv;
     const char *rvp = req->q.rv;
     uint64_t want = 0;
-    if (rvp && *rvp && strcmp(rvp, "0") != 0 && kc_rv_parse(rvp, &want) != 0)
+    if (rvp && *rvp && strcmp(rvp, "0") != 0 && kc_rv_parse(rvp, &want, NULL) != 0)
         return kc__fail(&req->err, 400, "BadRequest", "invalid resource version: %s", rvp);
     pthread_mutex_lock(&srv->mu);
     kc_obj *obj = NULL;

@@ -327,7 +327,7 @@ static int validate(kc__req *req, uint64_t *want)
                         "resourceVersionMatch is forbidden for watch unless "
                         "sendInitialEvents is provided");
     *want = 0;
-    if (q->rv && *q->rv && strcmp(q->rv, "0") != 0 && kc_rv_parse(q->rv, want) != 0)
+    if (q->rv && *q->rv && strcmp(q->rv, "0") != 0 && kc_rv_parse(q->rv, want, NULL) != 0)
         return kc__fail(err, 400, "BadRequest", "invalid resource version: %s", q->rv);
     return 0;
 }

@@ -21,15 +21,15 @@ typedef struct kc_server kc_server;
 
 /* Verbs for per-verb fault rates. */
 typedef enum kc_server_verb {
-    KC_VERB_GET = 0,
-    KC_VERB_LIST,
-    KC_VERB_WATCH,
-    KC_VERB_CREATE,
-    KC_VERB_UPDATE,
-    KC_VERB_PATCH,
-    KC_VERB_DELETE,
-    KC_VERB_DELETECOLLECTION,
-    KC_VERB__COUNT
+    KC_SERVER_VERB_GET = 0,
+    KC_SERVER_VERB_LIST,
+    KC_SERVER_VERB_WATCH,
+    KC_SERVER_VERB_CREATE,
+    KC_SERVER_VERB_UPDATE,
+    KC_SERVER_VERB_PATCH,
+    KC_SERVER_VERB_DELETE,
+    KC_SERVER_VERB_DELETECOLLECTION,
+    KC_SERVER_VERB__COUNT
 } kc_server_verb;
 
 /* Faults. Zero-initialised means "no faults". Copied by the callee. */
@@ -38,9 +38,9 @@ typedef struct kc_server_faults {
      * earlier event of the same stream (order preserved). 0,0 = no delay. */
     unsigned watch_delay_min_ms, watch_delay_max_ms;
     /* Probability (0..1) per request of the verb of an injected 429 / 500 / 503. */
-    double rate_429[KC_VERB__COUNT];
-    double rate_500[KC_VERB__COUNT];
-    double rate_503[KC_VERB__COUNT];
+    double rate_429[KC_SERVER_VERB__COUNT];
+    double rate_500[KC_SERVER_VERB__COUNT];
+    double rate_503[KC_SERVER_VERB__COUNT];
     /* Retry-After seconds sent with injected 429/503; 0 = no Retry-After header. */
     unsigned retry_after_s;
     /* Close every watch stream after this many events (0 = never). */
@@ -101,7 +101,7 @@ KC_API void kc_server_get_faults(const kc_server *srv, kc_server_faults *ret);
  * an older RV get 410 Expired. Thread-safe. Errors: KC_EINVAL (NULL srv). */
 KC_API int kc_server_compact(kc_server *srv);
 
-/* What a simulated restart does with the stored objects (kc_server_restart_ex). */
+/* What a simulated restart does with the stored objects (kc_server_restart). */
 typedef enum kc_server_restart_mode {
     /* Storage lost: every object and CRD dropped, the built-in namespaces recreated. */
     KC_SERVER_RESTART_WIPE = 0,
@@ -117,11 +117,9 @@ typedef enum kc_server_restart_mode {
  * gets 504 ResourceVersionTooLarge (lists, gets) or an ERROR event (watches), one below it 410
  * Expired, and an update carrying an old RV 409 Conflict (unless it happens to be the object's
  * new RV), so clients must notice and relist. Thread-safe (takes the store lock).
- * Errors: KC_EINVAL (NULL srv, unknown mode), KC_ENOMEM (RESTORE: nothing changed). */
-KC_API int kc_server_restart_ex(kc_server *srv, kc_server_restart_mode mode);
-
-/* kc_server_restart_ex(srv, KC_SERVER_RESTART_WIPE). */
-KC_API int kc_server_restart(kc_server *srv);
+ * Errors (err, may be NULL, says which): KC_EINVAL (NULL srv, unknown mode), KC_ENOMEM (RESTORE:
+ * nothing changed; WIPE: the built-in namespaces could not all be recreated). */
+KC_API int kc_server_restart(kc_server *srv, kc_server_restart_mode mode, kc_error *err);
 
 /* The current global resourceVersion (decimal). */
 KC_API uint64_t kc_server_current_rv(const kc_server *srv);

@@ -269,8 +269,7 @@ static void c_server(void)
     assert_int_equal(f.watch_close_every, 0);
     kc_server_get_faults(NULL, NULL);
     INVAL(kc_server_compact(NULL));
-    INVAL(kc_server_restart(NULL));
-    INVAL(kc_server_restart_ex(NULL, KC_SERVER_RESTART_WIPE));
+    INVAL_ERR(kc_server_restart(NULL, KC_SERVER_RESTART_WIPE, &e));
     assert_int_equal(kc_server_current_rv(NULL), 0);
     kc_server_stop(NULL);
     kc_server_free(NULL);
@@ -364,7 +363,7 @@ static const group GROUPS[] = {
     {c_server,
      "kc_server_new kc_server_start kc_server_url kc_server_ca_pem "
      "kc_server_write_kubeconfig kc_server_set_faults kc_server_get_faults "
-     "kc_server_compact kc_server_restart kc_server_restart_ex kc_server_current_rv kc_server_stop "
+     "kc_server_compact kc_server_restart kc_server_current_rv kc_server_stop "
      "kc_server_free kc_server_duration_parse kc_server_faults_parse kc_server_seed_spec_check"},
     {c_store, "kc_store_new kc_store_stop kc_store_free kc_store_add_indexer kc_store_get "
               "kc_store_get_key kc_store_len kc_store_list kc_store_list_by_namespace "

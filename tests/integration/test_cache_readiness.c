@@ -62,7 +62,7 @@ static void test_cache_readiness_late_informer_joins(void **st)
     assert_true(fd_readable(kc_cache_sync_fd(c), 5000));
     /* Lists now fail: the late informer cannot sync; the cache is not synced any more. */
     kc_server_faults fl = {0};
-    fl.rate_503[KC_VERB_LIST] = 1.0;
+    fl.rate_503[KC_SERVER_VERB_LIST] = 1.0;
     ifx_faults(&f, &fl);
     IFX_RC(kc_cache_get_informer(c, &gvr_secrets, &o, &late, &e), 0, &e);
     assert_false(kc_cache_has_synced(c));
@@ -88,7 +88,7 @@ static void test_cache_readiness_optional_informer_not_required(void **st)
     IFX_RC(kc_cache_get_informer(c, &ifx_cm, &o, &a, &e), 0, &e);
     assert_int_equal(kc_cache_wait_synced(c, 20000, NULL), 0);
     kc_server_faults fl = {0};
-    fl.rate_503[KC_VERB_LIST] = 1.0;
+    fl.rate_503[KC_SERVER_VERB_LIST] = 1.0;
     ifx_faults(&f, &fl);
     kc_informer_opts oo = {.ns = "default", .list_mode = KC_INFORMER_LIST_PAGED, .optional = true};
     IFX_RC(kc_cache_get_informer(c, &gvr_secrets, &oo, &opt, &e), 0, &e);

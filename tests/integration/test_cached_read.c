@@ -254,7 +254,7 @@ static void test_cached_read_waits_after_server_rv_goes_back(void **state)
     FX_RC(kc_cached_client_list(f->cc, &fx_secrets, NS, NULL, NULL, NULL, &items, &n, &e), 0, &e);
     assert_int_equal(n, 20); /* the cache holds them all */
     kc_obj_array_free(items, n);
-    assert_int_equal(kc_server_restart(f->srv), 0);
+    assert_int_equal(kc_server_restart(f->srv, KC_SERVER_RESTART_WIPE, NULL), 0);
     const char *names[] = {"bor-after-a", "bor-after-b"};
     for (int i = 0; i < 2; i++) { /* a: before the informer noticed; b: after its relist */
         kc_obj *w = fx_create(f->cc, NS, names[i], NULL, NULL, 0);

@@ -268,7 +268,7 @@ static void test_cached_write_waits_after_server_rv_goes_back(void **state)
     fx_create_n(f->cc, NS, "before", 20);
     char wm_before[KC_STORE_RV_MAX];
     assert_true(kc_store_watermark(s, wm_before, sizeof(wm_before)) > 0);
-    assert_int_equal(kc_server_restart(f->srv), 0);
+    assert_int_equal(kc_server_restart(f->srv, KC_SERVER_RESTART_WIPE, NULL), 0);
     /* Right after the restart: the informer has probably not relisted yet. */
     kc_obj *a = fx_create(f->cc, NS, "after-a", NULL, NULL, 0);
     assert_int_equal(kc_rv_compare(kc_obj_resource_version(a), wm_before), KC_RV_LESS);

@@ -72,7 +72,7 @@ static void test_client_faults_429_retried_until_success(void **state)
     const char *b = "{\"metadata\":{\"name\":\"r429\"}}";
     assert_int_equal(kc_client_create(c, &CM, "default", b, strlen(b), NULL, NULL, NULL), 0);
     kc_server_faults f = {0};
-    f.rate_429[KC_VERB_GET] = 0.5;
+    f.rate_429[KC_SERVER_VERB_GET] = 0.5;
     f.retry_after_s = 1;
     kc_server_set_faults(srv, &f);
     for (int i = 0; i < 4; i++) {
@@ -90,7 +90,7 @@ static void test_client_faults_429_post_is_retried(void **state)
 {
     kc_client *c = new_client(20, -1, 0);
     kc_server_faults f = {0};
-    f.rate_429[KC_VERB_CREATE] = 0.5;
+    f.rate_429[KC_SERVER_VERB_CREATE] = 0.5;
     f.retry_after_s = 1;
     kc_server_set_faults(srv, &f);
     for (int i = 0; i < 3; i++) {
@@ -108,7 +108,7 @@ static void test_client_faults_429_without_retries_surfaces_retry_after(void **s
 {
     kc_client *c = new_client(-1, -1, 0);
     kc_server_faults f = {0};
-    f.rate_429[KC_VERB_LIST] = 1.0;
+    f.rate_429[KC_SERVER_VERB_LIST] = 1.0;
     f.retry_after_s = 3;
     kc_server_set_faults(srv, &f);
     kc_error err = KC_ERROR_INIT;
@@ -124,7 +124,7 @@ static void test_client_faults_500_without_retry_after_surfaced(void **state)
 {
     kc_client *c = new_client(10, -1, 0);
     kc_server_faults f = {0};
-    f.rate_500[KC_VERB_GET] = 1.0;
+    f.rate_500[KC_SERVER_VERB_GET] = 1.0;
     kc_server_set_faults(srv, &f);
     kc_error err = KC_ERROR_INIT;
     uint64_t t0 = now_ms();
@@ -140,7 +140,7 @@ static void test_client_faults_503_post_not_resent(void **state)
 {
     kc_client *c = new_client(10, -1, 0);
     kc_server_faults f = {0};
-    f.rate_503[KC_VERB_CREATE] = 1.0;
+    f.rate_503[KC_SERVER_VERB_CREATE] = 1.0;
     f.retry_after_s = 5; /* a re-send would first sleep 5 s */
     kc_server_set_faults(srv, &f);
     const char *b = "{\"metadata\":{\"name\":\"p503\"}}";
@@ -159,7 +159,7 @@ static void test_client_faults_503_get_retry_count_bounded(void **state)
 {
     kc_client *c = new_client(2, -1, 0);
     kc_server_faults f = {0};
-    f.rate_503[KC_VERB_GET] = 1.0;
+    f.rate_503[KC_SERVER_VERB_GET] = 1.0;
     f.retry_after_s = 2;
     kc_server_set_faults(srv, &f);
     uint64_t t0 = now_ms();

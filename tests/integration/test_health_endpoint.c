@@ -57,7 +57,7 @@ static void up_failing_lists(ifx *f, kc_cache **c, kc_health **h)
 {
     ifx_up(f, "configmaps=5:ns=default");
     kc_server_faults fl = {0};
-    fl.rate_503[KC_VERB_LIST] = 1.0;
+    fl.rate_503[KC_SERVER_VERB_LIST] = 1.0;
     ifx_faults(f, &fl);
     kc_error e = KC_ERROR_INIT;
     kc_cache_opts co = {.defaults = {.backoff_initial_ms = 20, .backoff_max_ms = 50}};
@@ -240,7 +240,7 @@ static void test_health_endpoint_readyz_fails_when_stale(void **st)
     assert_int_equal(readyz_until(h, 200, 5000, &r), 200);
     /* Break the watch: every watch/list fails and the open stream is closed. */
     kc_server_faults fl = {0};
-    fl.rate_503[KC_VERB_LIST] = fl.rate_503[KC_VERB_WATCH] = 1.0;
+    fl.rate_503[KC_SERVER_VERB_LIST] = fl.rate_503[KC_SERVER_VERB_WATCH] = 1.0;
     fl.watch_close_prob = 1.0;
     ifx_faults(&f, &fl);
     assert_int_equal(ifx_cm_create(&f, "default", "poke", "1", NULL), 0); /* an event closes it */

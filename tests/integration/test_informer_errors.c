@@ -301,7 +301,7 @@ static void test_informer_errors_cache_timeout_names_each_informer(void **st)
     ifx f;
     ifx_up(&f, NULL);
     kc_server_faults fl = {0};
-    fl.rate_503[KC_VERB_LIST] = 1.0;
+    fl.rate_503[KC_SERVER_VERB_LIST] = 1.0;
     ifx_faults(&f, &fl);
     kc_cache_opts co = {.defaults = FAST};
     co.defaults.list_mode = KC_INFORMER_LIST_PAGED;

@@ -111,9 +111,9 @@ static void set_faults(ifx *f, double close_prob, double r429, double watch503)
 {
     kc_server_faults fl = {0};
     fl.watch_close_prob = close_prob;
-    fl.rate_429[KC_VERB_LIST] = r429;
-    fl.rate_429[KC_VERB_WATCH] = r429;
-    fl.rate_503[KC_VERB_WATCH] = watch503;
+    fl.rate_429[KC_SERVER_VERB_LIST] = r429;
+    fl.rate_429[KC_SERVER_VERB_WATCH] = r429;
+    fl.rate_503[KC_SERVER_VERB_WATCH] = watch503;
     fl.retry_after_s = r429 > 0 ? 1 : 0;
     ifx_faults(f, &fl);
 }
@@ -150,7 +150,7 @@ static void run_writes(writer *w)
         if (i == 6 * n / 10)
             set_faults(w->f, 0.02, 0, 0);
         if (i == 7 * n / 10) {
-            assert_int_equal(kc_server_restart(w->f->srv), 0);
+            assert_int_equal(kc_server_restart(w->f->srv, KC_SERVER_RESTART_WIPE, NULL), 0);
             for (int k = 0; k < w->n_inf; k++)
                 assert_int_equal(
                     ifx_converge(w->f, &ifx_cm, "default", kc_informer_store(w->inf[k]), 60000), 0);
@@ -287,7 +287,7 @@ static void test_informer_faults_server_restart_relists(void **st)
     kc_informer *inf = start_one(&f, KC_INFORMER_LIST_AUTO);
     char before[KC_STORE_RV_MAX], after[KC_STORE_RV_MAX];
     assert_true(kc_store_watermark(kc_informer_store(inf), before, sizeof(before)) > 0);
-    assert_int_equal(kc_server_restart(f.srv), 0);
+    assert_int_equal(kc_server_restart(f.srv, KC_SERVER_RESTART_WIPE, NULL), 0);
     assert_int_equal(ifx_cm_create(&f, "default", "reborn", "1", NULL), 0);
     assert_int_equal(ifx_converge(&f, &ifx_cm, "default", kc_informer_store(inf), 30000), 0);
     assert_int_equal(kc_store_len(kc_informer_store(inf)), 1);

@@ -82,7 +82,7 @@ static void test_informer_sync_wait_times_out_when_list_fails(void **st)
     ifx f;
     ifx_up(&f, "configmaps=5:ns=default");
     kc_server_faults fl = {0};
-    fl.rate_503[KC_VERB_LIST] = 1.0;
+    fl.rate_503[KC_SERVER_VERB_LIST] = 1.0;
     ifx_faults(&f, &fl);
     kc_informer_opts o = {.ns = "default",
                           .list_mode = KC_INFORMER_LIST_PAGED,
@@ -147,7 +147,7 @@ static void test_informer_sync_fd_readable_exactly_at_sync(void **st)
     ifx f;
     ifx_up(&f, "configmaps=50:ns=default");
     kc_server_faults fl = {0};
-    fl.rate_503[KC_VERB_LIST] = 1.0;
+    fl.rate_503[KC_SERVER_VERB_LIST] = 1.0;
     ifx_faults(&f, &fl);
     kc_informer_opts o = {.ns = "default",
                           .list_mode = KC_INFORMER_LIST_PAGED,

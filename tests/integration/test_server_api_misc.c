@@ -118,7 +118,7 @@ static void test_server_injected_429_retry_after_96_97(void **state)
     kc_server *s = *state;
     kc_server_faults f;
     memset(&f, 0, sizeof(f));
-    f.rate_429[KC_VERB_GET] = 1.0;
+    f.rate_429[KC_SERVER_VERB_GET] = 1.0;
     f.retry_after_s = 1;
     kc_server_set_faults(s, &f);
     ts_resp r;
@@ -144,7 +144,7 @@ static void test_server_injected_503_and_500_98(void **state)
     kc_server *s = *state;
     kc_server_faults f;
     memset(&f, 0, sizeof(f));
-    f.rate_503[KC_VERB_LIST] = 1.0;
+    f.rate_503[KC_SERVER_VERB_LIST] = 1.0;
     f.retry_after_s = 2;
     kc_server_set_faults(s, &f);
     ts_resp r;
@@ -152,7 +152,7 @@ static void test_server_injected_503_and_500_98(void **state)
     assert_string_equal(r.retry_after, "2");
     ts_resp_free(&r);
     memset(&f, 0, sizeof(f));
-    f.rate_500[KC_VERB_CREATE] = 1.0;
+    f.rate_500[KC_SERVER_VERB_CREATE] = 1.0;
     kc_server_set_faults(s, &f);
     assert_int_equal(ts_post(s, CM_PATH, ts_cm("t98", NULL), &r), 500);
     assert_string_equal(r.retry_after, "");

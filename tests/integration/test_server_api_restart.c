@@ -1,7 +1,7 @@
 /*
  * test_server_api_restart.c — the embedded server's restarts (spec §9 #101: after a restart with
  * an RV reset clients get TooLarge or Expired and relist, never a silent stale cache):
- * - restore (kc_server_restart_ex KC_SERVER_RESTART_RESTORE, POST /admin/restart?mode=restore):
+ * - restore (kc_server_restart KC_SERVER_RESTART_RESTORE, POST /admin/restart?mode=restore):
  *   as after a restore from backup — every object (and CRD) kept with its uid and content, the
  *   RVs renumbered 1..N in their old order so the counter goes back, history gone, every watch
  *   closed; old RVs get 504 TooLarge (above N) or 410 Expired (below), a stale update 409;
@@ -140,7 +140,7 @@ static void test_server_restart_restore_keeps_objects_rv_goes_back_101(void **st
     ts_resp_free(&r);
     assert_null(ts_watch_next(w, 200));
 
-    assert_int_equal(kc_server_restart_ex(s, KC_SERVER_RESTART_RESTORE), 0);
+    assert_int_equal(kc_server_restart(s, KC_SERVER_RESTART_RESTORE, NULL), 0);
     assert_true(ts_watch_wait_end(w, 3000)); /* every watch closed */
     ts_watch_free(w);
     check_restored(s, before, old_rv);
@@ -206,7 +206,7 @@ static void test_server_restart_wipe_old_rvs_expire_101(void **state)
 {
     kc_server *s = *state;
     churn(s);
-    assert_int_equal(kc_server_restart(s), 0);
+    assert_int_equal(kc_server_restart(s, KC_SERVER_RESTART_WIPE, NULL), 0);
     unsigned long long n = kc_server_current_rv(s);
     assert_true(n >= 1);
     assert_error_event(first_event(s, n - 1), 410);
@@ -219,9 +219,12 @@ static void test_server_restart_wipe_old_rvs_expire_101(void **state)
 
 static void test_server_restart_ex_bad_arguments(void **state)
 {
-    assert_int_equal(kc_server_restart_ex(NULL, KC_SERVER_RESTART_RESTORE), KC_EINVAL);
-    assert_int_equal(kc_server_restart_ex(*state, (kc_server_restart_mode)7), KC_EINVAL);
-    assert_int_equal(kc_server_restart(NULL), KC_EINVAL);
+    assert_int_equal(kc_server_restart(NULL, KC_SERVER_RESTART_RESTORE, NULL), KC_EINVAL);
+    kc_error e = KC_ERROR_INIT;
+    assert_int_equal(kc_server_restart(*state, (kc_server_restart_mode)7, &e), KC_EINVAL);
+    assert_non_null(strstr(e.message, "unknown mode 7"));
+    kc_error_clear(&e);
+    assert_int_equal(kc_server_restart(NULL, KC_SERVER_RESTART_WIPE, NULL), KC_EINVAL);
 }
 
 int main(void)

@@ -344,7 +344,7 @@ static void test_server_restart_closes_watches_and_resets_rv_101(void **state)
     ts_get(s, CM_PATH, &r); /* make sure the watch is established before restarting */
     ts_resp_free(&r);
     assert_null(ts_watch_next(w, 200));
-    kc_server_restart(s);
+    kc_server_restart(s, KC_SERVER_RESTART_WIPE, NULL);
     assert_true(ts_watch_wait_end(w, 3000));
     ts_watch_free(w);
     assert_true(kc_server_current_rv(s) < rv);

@@ -48,13 +48,13 @@ static void test_server_faults_parse_delay_rejects_bad_text(void **state)
 
 static void test_server_faults_parse_rate_verbs(void **state)
 {
-    double r[KC_VERB__COUNT];
+    double r[KC_SERVER_VERB__COUNT];
     assert_int_equal(kc__faults_parse_rate("0.25", r, NULL), 0);
-    for (int i = 0; i < KC_VERB__COUNT; i++)
+    for (int i = 0; i < KC_SERVER_VERB__COUNT; i++)
         assert_true(r[i] == 0.25);
     assert_int_equal(kc__faults_parse_rate("1:get,LIST", r, NULL), 0);
-    assert_true(r[KC_VERB_GET] == 1 && r[KC_VERB_LIST] == 1);
-    assert_true(r[KC_VERB_WATCH] == 0 && r[KC_VERB_CREATE] == 0);
+    assert_true(r[KC_SERVER_VERB_GET] == 1 && r[KC_SERVER_VERB_LIST] == 1);
+    assert_true(r[KC_SERVER_VERB_WATCH] == 0 && r[KC_SERVER_VERB_CREATE] == 0);
     kc_error err = KC_ERROR_INIT;
     assert_int_equal(kc__faults_parse_rate("1.5", r, &err), KC_EINVAL);
     kc_error_clear(&err);
@@ -94,28 +94,30 @@ static void test_server_faults_public_duration_parse(void **state)
 static void test_server_faults_public_parse_changes_only_its_field(void **state)
 {
     kc_server_faults f = {.retry_after_s = 3, .watch_close_every = 9};
-    f.rate_500[KC_VERB_GET] = 0.5;
+    f.rate_500[KC_SERVER_VERB_GET] = 0.5;
     assert_int_equal(kc_server_faults_parse("watchDelay", "10ms-2s", &f, NULL), 0);
     assert_int_equal(f.watch_delay_min_ms, 10);
     assert_int_equal(f.watch_delay_max_ms, 2000);
     assert_int_equal(kc_server_faults_parse("rate429", "0.25:watch,Create", &f, NULL), 0);
-    assert_true(f.rate_429[KC_VERB_WATCH] == 0.25 && f.rate_429[KC_VERB_CREATE] == 0.25);
-    assert_true(f.rate_429[KC_VERB_GET] == 0 && f.rate_429[KC_VERB_DELETECOLLECTION] == 0);
+    assert_true(f.rate_429[KC_SERVER_VERB_WATCH] == 0.25 &&
+                f.rate_429[KC_SERVER_VERB_CREATE] == 0.25);
+    assert_true(f.rate_429[KC_SERVER_VERB_GET] == 0 &&
+                f.rate_429[KC_SERVER_VERB_DELETECOLLECTION] == 0);
     assert_int_equal(kc_server_faults_parse("rate503", "1", &f, NULL), 0);
-    for (int i = 0; i < KC_VERB__COUNT; i++)
+    for (int i = 0; i < KC_SERVER_VERB__COUNT; i++)
         assert_true(f.rate_503[i] == 1);
     /* what no setting named kept its value */
-    assert_true(f.rate_500[KC_VERB_GET] == 0.5);
+    assert_true(f.rate_500[KC_SERVER_VERB_GET] == 0.5);
     assert_int_equal(f.retry_after_s, 3);
     assert_int_equal(f.watch_close_every, 9);
     assert_int_equal(kc_server_faults_parse("rate500", "0", &f, NULL), 0);
-    assert_true(f.rate_500[KC_VERB_GET] == 0);
+    assert_true(f.rate_500[KC_SERVER_VERB_GET] == 0);
 }
 
 static void test_server_faults_public_parse_rejects(void **state)
 {
     kc_server_faults f = {.watch_delay_min_ms = 1, .watch_delay_max_ms = 2};
-    f.rate_429[KC_VERB_LIST] = 0.5;
+    f.rate_429[KC_SERVER_VERB_LIST] = 0.5;
     const kc_server_faults before = f;
     const struct {
         const char *field, *text, *named;
@@ -144,14 +146,14 @@ static void test_server_faults_public_parse_rejects(void **state)
 static void test_server_faults_inject_429_per_verb(void **state)
 {
     kc_server_faults f = {0};
-    f.rate_429[KC_VERB_GET] = 1.0;
+    f.rate_429[KC_SERVER_VERB_GET] = 1.0;
     f.retry_after_s = 1;
     kc__faults *st = kc__faults_new(&f, 42);
     assert_non_null(st);
     unsigned ra = 99;
-    assert_int_equal(kc__faults_inject(st, KC_VERB_GET, &ra), 429);
+    assert_int_equal(kc__faults_inject(st, KC_SERVER_VERB_GET, &ra), 429);
     assert_int_equal(ra, 1);
-    assert_int_equal(kc__faults_inject(st, KC_VERB_LIST, &ra), 0);
+    assert_int_equal(kc__faults_inject(st, KC_SERVER_VERB_LIST, &ra), 0);
     assert_int_equal(ra, 0);
     kc__faults_free(st);
 }
@@ -160,14 +162,14 @@ static void test_server_faults_inject_429_per_verb(void **state)
 static void test_server_faults_inject_500_without_retry_after(void **state)
 {
     kc_server_faults f = {0};
-    f.rate_500[KC_VERB_CREATE] = 1.0;
-    f.rate_503[KC_VERB_DELETE] = 1.0;
+    f.rate_500[KC_SERVER_VERB_CREATE] = 1.0;
+    f.rate_503[KC_SERVER_VERB_DELETE] = 1.0;
     f.retry_after_s = 3;
     kc__faults *st = kc__faults_new(&f, 1);
     unsigned ra = 99;
-    assert_int_equal(kc__faults_inject(st, KC_VERB_CREATE, &ra), 500);
+    assert_int_equal(kc__faults_inject(st, KC_SERVER_VERB_CREATE, &ra), 500);
     assert_int_equal(ra, 0);
-    assert_int_equal(kc__faults_inject(st, KC_VERB_DELETE, &ra), 503);
+    assert_int_equal(kc__faults_inject(st, KC_SERVER_VERB_DELETE, &ra), 503);
     assert_int_equal(ra, 3);
     kc__faults_free(st);
 }
@@ -175,11 +177,11 @@ static void test_server_faults_inject_500_without_retry_after(void **state)
 static void test_server_faults_inject_rate_is_respected(void **state)
 {
     kc_server_faults f = {0};
-    f.rate_429[KC_VERB_PATCH] = 0.3;
+    f.rate_429[KC_SERVER_VERB_PATCH] = 0.3;
     kc__faults *st = kc__faults_new(&f, 7);
     int hits = 0;
     for (int i = 0; i < 10000; i++)
-        hits += kc__faults_inject(st, KC_VERB_PATCH, NULL) == 429;
+        hits += kc__faults_inject(st, KC_SERVER_VERB_PATCH, NULL) == 429;
     assert_in_range(hits, 2700, 3300);
     kc__faults_free(st);
 }
@@ -187,7 +189,7 @@ static void test_server_faults_inject_rate_is_respected(void **state)
 static void test_server_faults_no_faults_by_default(void **state)
 {
     kc__faults *st = kc__faults_new(NULL, 0);
-    for (int v = 0; v < KC_VERB__COUNT; v++)
+    for (int v = 0; v < KC_SERVER_VERB__COUNT; v++)
         assert_int_equal(kc__faults_inject(st, (kc_server_verb)v, NULL), 0);
     assert_int_equal(kc__faults_watch_delay_ns(st), 0);
     assert_false(kc__faults_close_watch(st, 1));
@@ -248,8 +250,8 @@ static void test_server_faults_json_round_trip(void **state)
     kc_server_faults f = {0};
     f.watch_delay_min_ms = 10;
     f.watch_delay_max_ms = 500;
-    f.rate_429[KC_VERB_LIST] = 0.5;
-    f.rate_503[KC_VERB_WATCH] = 0.25;
+    f.rate_429[KC_SERVER_VERB_LIST] = 0.5;
+    f.rate_503[KC_SERVER_VERB_WATCH] = 0.25;
     f.retry_after_s = 2;
     f.watch_close_every = 7;
     f.watch_close_prob = 0.125;
@@ -269,7 +271,7 @@ static void test_server_faults_json_partial_keeps_other_fields(void **state)
     f.watch_close_every = 9;
     const char *doc = "{\"rate429\":\"1:get\",\"watchDelay\":\"10ms-20ms\",\"watchStall\":true}";
     assert_int_equal(kc__faults_from_json(doc, strlen(doc), &f, NULL), 0);
-    assert_true(f.rate_429[KC_VERB_GET] == 1.0 && f.rate_429[KC_VERB_LIST] == 0);
+    assert_true(f.rate_429[KC_SERVER_VERB_GET] == 1.0 && f.rate_429[KC_SERVER_VERB_LIST] == 0);
     assert_int_equal(f.watch_delay_min_ms, 10);
     assert_int_equal(f.watch_delay_max_ms, 20);
     assert_true(f.watch_stall);
@@ -277,8 +279,8 @@ static void test_server_faults_json_partial_keeps_other_fields(void **state)
     assert_int_equal(f.watch_close_every, 9);
     const char *doc2 = "{\"rate500\":{\"create\":0.5},\"rate503\":0.1}";
     assert_int_equal(kc__faults_from_json(doc2, strlen(doc2), &f, NULL), 0);
-    assert_true(f.rate_500[KC_VERB_CREATE] == 0.5 && f.rate_500[KC_VERB_GET] == 0);
-    assert_true(f.rate_503[KC_VERB_DELETECOLLECTION] == 0.1);
+    assert_true(f.rate_500[KC_SERVER_VERB_CREATE] == 0.5 && f.rate_500[KC_SERVER_VERB_GET] == 0);
+    assert_true(f.rate_503[KC_SERVER_VERB_DELETECOLLECTION] == 0.1);
 }
 
 static void test_server_faults_json_rejects_bad_fields(void **state)
@@ -341,11 +343,11 @@ static void test_server_faults_listener_sees_every_set(void **state)
 
 static void test_server_faults_verb_names(void **state)
 {
-    for (int v = 0; v < KC_VERB__COUNT; v++) {
+    for (int v = 0; v < KC_SERVER_VERB__COUNT; v++) {
         const char *n = kc__verb_name((kc_server_verb)v);
         assert_int_equal(kc__verb_parse(n, strlen(n)), v);
     }
-    assert_string_equal(kc__verb_name(KC_VERB__COUNT), "?");
+    assert_string_equal(kc__verb_name(KC_SERVER_VERB__COUNT), "?");
 }
 
 int main(void)

@@ -63,16 +63,17 @@ static kc_server_faults faults_for(const soak *s, fault_level lv)
     if (lv >= F_DROPS)
         f.watch_close_prob = 0.02;
     if (lv >= F_ERRORS) {
-        static const kc_server_verb reads[] = {KC_VERB_GET, KC_VERB_LIST, KC_VERB_WATCH};
-        static const kc_server_verb writes[] = {KC_VERB_CREATE, KC_VERB_UPDATE, KC_VERB_PATCH,
-                                                KC_VERB_DELETE};
+        static const kc_server_verb reads[] = {KC_SERVER_VERB_GET, KC_SERVER_VERB_LIST,
+                                               KC_SERVER_VERB_WATCH};
+        static const kc_server_verb writes[] = {KC_SERVER_VERB_CREATE, KC_SERVER_VERB_UPDATE,
+                                                KC_SERVER_VERB_PATCH, KC_SERVER_VERB_DELETE};
         for (size_t i = 0; i < sizeof(reads) / sizeof(reads[0]); i++)
             f.rate_429[reads[i]] = f.rate_500[reads[i]] = f.rate_503[reads[i]] = 0.02;
         for (size_t i = 0; i < sizeof(writes) / sizeof(writes[0]); i++)
             f.rate_429[writes[i]] = f.rate_500[writes[i]] = f.rate_503[writes[i]] = 0.01;
     }
     if (lv == F_THROTTLE) {
-        f.rate_429[KC_VERB_LIST] = f.rate_429[KC_VERB_WATCH] = 0.15;
+        f.rate_429[KC_SERVER_VERB_LIST] = f.rate_429[KC_SERVER_VERB_WATCH] = 0.15;
         f.retry_after_s = 1;
     }
     if (lv == F_CLOSE_EVERY)
@@ -229,7 +230,7 @@ static void restore(soak *s, fault_level lv)
     sides_at_barrier(s, "before the restore");
     uint64_t before = kc_server_current_rv(s->srv);
     atomic_store(&s->reset_window, true);
-    int rc = kc_server_restart_ex(s->srv, KC_SERVER_RESTART_RESTORE);
+    int rc = kc_server_restart(s->srv, KC_SERVER_RESTART_RESTORE, NULL);
     if (rc < 0) {
         soak_violation(s, "setup", "restart failed: %s", kc_errno_name(rc));
         atomic_fetch_add(&s->c.v_catch_up, 1);
@@ -264,7 +265,7 @@ static void restore(soak *s, fault_level lv)
 static void outage(soak *s, fault_level lv)
 {
     kc_server_faults f = faults_for(s, lv);
-    f.rate_503[KC_VERB_WATCH] = 1.0;
+    f.rate_503[KC_SERVER_VERB_WATCH] = 1.0;
     f.watch_close_every = 1;
     kc_server_set_faults(s->srv, &f);
     atomic_fetch_add(&s->c.outages, 1);

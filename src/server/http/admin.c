@@ -71,7 +71,7 @@ int kc__admin_handle(kc__req *req)
         else if (mode && strcmp(mode, "wipe") != 0)
             return kc__fail(&req->err, 400, "BadRequest",
                             "unknown restart mode \"%.64s\": use wipe or restore", mode);
-        int rc = kc_server_restart_ex(srv, m);
+        int rc = kc_server_restart(srv, m, NULL);
         if (rc)
             return kc__fail(&req->err, 500, "InternalError", "restart failed: %s", kc_strerror(rc));
         return ok(req);

@@ -123,16 +123,16 @@ static kc_server_verb verb_of(const kc__req *req)
     switch (req->method) {
     case KC__M_GET:
         if (rt->has_name)
-            return rt->watch_path ? KC_VERB_WATCH : KC_VERB_GET;
-        return req->q.watch || rt->watch_path ? KC_VERB_WATCH : KC_VERB_LIST;
+            return rt->watch_path ? KC_SERVER_VERB_WATCH : KC_SERVER_VERB_GET;
+        return req->q.watch || rt->watch_path ? KC_SERVER_VERB_WATCH : KC_SERVER_VERB_LIST;
     case KC__M_POST:
-        return KC_VERB_CREATE;
+        return KC_SERVER_VERB_CREATE;
     case KC__M_PUT:
-        return KC_VERB_UPDATE;
+        return KC_SERVER_VERB_UPDATE;
     case KC__M_PATCH:
-        return KC_VERB_PATCH;
+        return KC_SERVER_VERB_PATCH;
     default:
-        return rt->has_name ? KC_VERB_DELETE : KC_VERB_DELETECOLLECTION;
+        return rt->has_name ? KC_SERVER_VERB_DELETE : KC_SERVER_VERB_DELETECOLLECTION;
     }
 }
 
@@ -229,19 +229,19 @@ static int resource(kc__req *req)
         return req->method == KC__M_GET ? kc__scale_get(req, r)
                                         : kc__scale_write(req, r, req->method == KC__M_PATCH);
     switch (verb) {
-    case KC_VERB_GET:
+    case KC_SERVER_VERB_GET:
         return kc__verb_get(req, r);
-    case KC_VERB_LIST:
+    case KC_SERVER_VERB_LIST:
         return kc__verb_list(req, r);
-    case KC_VERB_WATCH:
+    case KC_SERVER_VERB_WATCH:
         return kc__verb_watch(req, r);
-    case KC_VERB_CREATE:
+    case KC_SERVER_VERB_CREATE:
         return kc__verb_create(req, r);
-    case KC_VERB_UPDATE:
+    case KC_SERVER_VERB_UPDATE:
         return kc__verb_update(req, r);
-    case KC_VERB_PATCH:
+    case KC_SERVER_VERB_PATCH:
         return kc__verb_patch(req, r);
-    case KC_VERB_DELETE:
+    case KC_SERVER_VERB_DELETE:
         return kc__verb_delete(req, r);
     default:
         return kc__verb_deletecollection(req, r);

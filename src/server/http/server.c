@@ -305,17 +305,22 @@ KC_API int kc_server_compact(kc_server *srv)
     return 0;
 }
 
-KC_API int kc_server_restart_ex(kc_server *srv, kc_server_restart_mode mode)
+KC_API int kc_server_restart(kc_server *srv, kc_server_restart_mode mode, kc_error *err)
 {
-    if (!srv || (mode != KC_SERVER_RESTART_WIPE && mode != KC_SERVER_RESTART_RESTORE))
-        return KC_EINVAL;
+    if (!srv)
+        return kc_error_set(err, KC_EINVAL, "kc_server_restart: srv is NULL");
+    if (mode != KC_SERVER_RESTART_WIPE && mode != KC_SERVER_RESTART_RESTORE)
+        return kc_error_set(err, KC_EINVAL, "kc_server_restart: unknown mode %d", (int)mode);
     int rc = 0;
     pthread_mutex_lock(&srv->mu);
     if (mode == KC_SERVER_RESTART_RESTORE) {
         uint64_t n = 0;
         if ((rc = kc__store_renumber_locked(srv, &n)) != 0) {
             pthread_mutex_unlock(&srv->mu);
-            return rc;
+            return kc_error_set(err, rc,
+                                "restart (restore): renumbering the objects: %s; nothing "
+                                "changed",
+                                kc_strerror(rc));
         }
         srv->rv = n;
     } else {
@@ -340,12 +345,10 @@ KC_API int kc_server_restart_ex(kc_server *srv, kc_server_restart_mode mode)
     }
     pthread_cond_broadcast(&srv->cond);
     pthread_mutex_unlock(&srv->mu);
-    return rc;
-}
-
-KC_API int kc_server_restart(kc_server *srv)
-{
-    return kc_server_restart_ex(srv, KC_SERVER_RESTART_WIPE);
+    if (rc)
+        return kc_error_set(err, rc, "restart (wipe): recreating the built-in namespaces: %s",
+                            kc_strerror(rc));
+    return 0;
 }
 
 KC_API uint64_t kc_server_current_rv(const kc_server *srv)

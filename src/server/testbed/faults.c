@@ -37,21 +37,21 @@ struct kc__faults {
     void *listener_ud;
 };
 
-static const char *const verb_names[KC_VERB__COUNT] = {
-    [KC_VERB_GET] = "get",       [KC_VERB_LIST] = "list",
-    [KC_VERB_WATCH] = "watch",   [KC_VERB_CREATE] = "create",
-    [KC_VERB_UPDATE] = "update", [KC_VERB_PATCH] = "patch",
-    [KC_VERB_DELETE] = "delete", [KC_VERB_DELETECOLLECTION] = "deletecollection",
+static const char *const verb_names[KC_SERVER_VERB__COUNT] = {
+    [KC_SERVER_VERB_GET] = "get",       [KC_SERVER_VERB_LIST] = "list",
+    [KC_SERVER_VERB_WATCH] = "watch",   [KC_SERVER_VERB_CREATE] = "create",
+    [KC_SERVER_VERB_UPDATE] = "update", [KC_SERVER_VERB_PATCH] = "patch",
+    [KC_SERVER_VERB_DELETE] = "delete", [KC_SERVER_VERB_DELETECOLLECTION] = "deletecollection",
 };
 
 const char *kc__verb_name(kc_server_verb verb)
 {
-    return (unsigned)verb < KC_VERB__COUNT ? verb_names[verb] : "?";
+    return (unsigned)verb < KC_SERVER_VERB__COUNT ? verb_names[verb] : "?";
 }
 
 int kc__verb_parse(const char *name, size_t len)
 {
-    for (int i = 0; i < KC_VERB__COUNT; i++)
+    for (int i = 0; i < KC_SERVER_VERB__COUNT; i++)
         if (strlen(verb_names[i]) == len && !strncasecmp(name, verb_names[i], len))
             return i;
     return KC_EINVAL;
@@ -130,7 +130,7 @@ uint64_t kc__faults_set_listener(kc__faults *f, kc__faults_listener_fn fn, void 
 
 int kc__faults_inject(kc__faults *f, kc_server_verb verb, unsigned *ret_retry_after)
 {
-    if ((unsigned)verb >= KC_VERB__COUNT) {
+    if ((unsigned)verb >= KC_SERVER_VERB__COUNT) {
         if (ret_retry_after)
             *ret_retry_after = 0;
         return 0;
@@ -254,7 +254,7 @@ bad:
                         "bad delay '%s' (expected MIN[-MAX] like 50ms, 1s, 10ms-500ms or 0)", text);
 }
 
-int kc__faults_parse_rate(const char *text, double rates[KC_VERB__COUNT], kc_error *err)
+int kc__faults_parse_rate(const char *text, double rates[KC_SERVER_VERB__COUNT], kc_error *err)
 {
     if (!text || !*text)
         return kc_error_set(err, KC_EINVAL, "missing rate");
@@ -270,8 +270,8 @@ int kc__faults_parse_rate(const char *text, double rates[KC_VERB__COUNT], kc_err
     double p = strtod(buf, &end);
     if (errno || *end || !(p >= 0 && p <= 1))
         return kc_error_set(err, KC_EINVAL, "bad rate in '%s' (expected 0..1)", text);
-    double out[KC_VERB__COUNT];
-    for (int i = 0; i < KC_VERB__COUNT; i++)
+    double out[KC_SERVER_VERB__COUNT];
+    for (int i = 0; i < KC_SERVER_VERB__COUNT; i++)
         out[i] = colon ? 0 : p;
     if (colon) {
         const char *s = colon + 1;
@@ -337,7 +337,7 @@ static json_t *rates_json(const double *rates)
     json_t *o = json_object();
     if (!o)
         return NULL;
-    for (int i = 0; i < KC_VERB__COUNT; i++)
+    for (int i = 0; i < KC_SERVER_VERB__COUNT; i++)
         if (json_object_set_new(o, verb_names[i], json_real(rates[i]))) {
             json_decref(o);
             return NULL;
@@ -385,7 +385,7 @@ static int get_rates(json_t *v, const char *field, double *rates, kc_error *err)
         double p;
         if (get_prob(v, field, &p, err))
             return KC_EBADREQUEST;
-        for (int i = 0; i < KC_VERB__COUNT; i++)
+        for (int i = 0; i < KC_SERVER_VERB__COUNT; i++)
             rates[i] = p;
         return 0;
     }
@@ -402,7 +402,7 @@ static int get_rates(json_t *v, const char *field, double *rates, kc_error *err)
         return kc_error_set(err, KC_EBADREQUEST, "%s: expected a number, string or object", field);
     const char *k;
     json_t *x;
-    double out[KC_VERB__COUNT];
+    double out[KC_SERVER_VERB__COUNT];
     memcpy(out, rates, sizeof out);
     json_object_foreach(v, k, x)
     {

@@ -54,7 +54,7 @@ int kc__faults_parse_duration_ms(const char *text, size_t len, unsigned *ret_ms)
 
 /* Parse "RATE[:VERB,VERB…]" (RATE in 0..1; no verb list = every verb) into rates[] (verbs not
  * listed get 0). rates is untouched on failure. Errors: KC_EINVAL naming the bad part. */
-int kc__faults_parse_rate(const char *text, double rates[KC_VERB__COUNT], kc_error *err);
+int kc__faults_parse_rate(const char *text, double rates[KC_SERVER_VERB__COUNT], kc_error *err);
 
 /* Change listener: called after every kc__faults_set, outside the faults lock, with a sequence
  * number that grows with each set (ignore a seq lower than one already seen: two concurrent sets

@@ -174,6 +174,41 @@ static int discovery(kc__req *req)
     return kc__reply(req, 200, s, len);
 }
 
+/* Does the Accept header ask for apidiscovery.k8s.io/v2 APIGroupDiscoveryList (client-go and
+ * kubectl list it first)? v2beta1 alone gets legacy discovery. */
+static bool wants_aggregated(const char *accept)
+{
+    for (const char *p = accept; p && *p;) {
+        const char *c = strchr(p, ',');
+        size_t l = c ? (size_t)(c - p) : strlen(p);
+        char t[256];
+        snprintf(t, sizeof(t), "%.*s", (int)(l < sizeof(t) ? l : sizeof(t) - 1), p);
+        if (strstr(t, "g=apidiscovery.k8s.io") && strstr(t, "as=APIGroupDiscoveryList") &&
+            (strstr(t, "v=v2;") || (strlen(t) >= 4 && !strcmp(t + strlen(t) - 4, "v=v2"))))
+            return true;
+        p = c ? c + 1 : NULL;
+    }
+    return false;
+}
+
+static int aggregated_discovery(kc__req *req)
+{
+    if (req->method != KC__M_GET)
+        return method_not_allowed(req);
+    size_t len = 0;
+    pthread_mutex_lock(&req->srv->mu);
+    char *s = kc__discovery_aggregated(req->srv, req->route.kind == KC__R_API, &len);
+    pthread_mutex_unlock(&req->srv->mu);
+    if (!s)
+        return kc_error_set(&req->err, KC_ENOMEM, "out of memory");
+    int rc = kc__reply(req, 200, s, len);
+    if (rc == 0) {
+        MHD_del_response_header(req->resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+        MHD_add_response_header(req->resp, MHD_HTTP_HEADER_CONTENT_TYPE, KC__AGGREGATED_CTYPE);
+    }
+    return rc;
+}
+
 static int resource(kc__req *req)
 {
     kc_server *srv = req->srv;
@@ -274,8 +309,8 @@ static int dispatch(kc__req *req)
                         "the server could not find the requested "
                         "resource");
     if (req->route.kind == KC__R_API || req->route.kind == KC__R_APIS) {
-        req->fmt = KC__FMT_JSON; /* legacy discovery whatever the Accept (#4) */
-        return discovery(req);
+        req->fmt = KC__FMT_JSON; /* aggregated discovery when asked for, else legacy (#4) */
+        return wants_aggregated(req->accept) ? aggregated_discovery(req) : discovery(req);
     }
     int rc = kc__negotiate(req->accept, &req->fmt, &req->err);
     if (rc)

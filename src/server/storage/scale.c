@@ -1,10 +1,11 @@
 /*
- * scale.c — the `scale` subresource (autoscaling/v1 Scale) of deployments, replicasets and
- * statefulsets, so `kubectl scale` works. GET renders a Scale from the object
- * (spec.replicas, status.replicas, status.selector from spec.selector.matchLabels); PUT and
- * PATCH (merge, JSON, strategic) compute a new Scale, then write spec.replicas into the object
- * through the normal update rules (RV precondition from the Scale's metadata, generation bump,
- * MODIFIED event). Runs the storage part under srv->mu like the other verbs.
+ * scale.c — the `scale` subresource (autoscaling/v1 Scale) of the resources whose table row lists
+ * it (deployments, replicasets, statefulsets, replicationcontrollers), so `kubectl scale` works.
+ * GET renders a Scale from the object (spec.replicas, status.replicas, status.selector from
+ * spec.selector.matchLabels); PUT and PATCH (merge, JSON, strategic) compute a new Scale, then
+ * write spec.replicas into the object through the normal update rules (RV precondition from the
+ * Scale's metadata, generation bump, MODIFIED event). Runs the storage part under srv->mu like the
+ * other verbs.
  */
 #include "server/storage/srv.h"
 
@@ -16,9 +17,7 @@
 
 bool kc__rsrc_has_scale(const kc__rsrc *r)
 {
-    return !strcmp(r->group, "apps") &&
-           (!strcmp(r->plural, "deployments") || !strcmp(r->plural, "replicasets") ||
-            !strcmp(r->plural, "statefulsets"));
+    return kc__rsrc_has_sub(r, "scale");
 }
 
 static json_t *scale_of(json_t *obj)
@@ -38,7 +37,12 @@ static json_t *scale_of(json_t *obj)
     kc__buf sel = KC__BUF_INIT(4096);
     const char *k;
     json_t *v;
-    json_object_foreach(json_object_get(json_object_get(spec, "selector"), "matchLabels"), k, v)
+    /* a LabelSelector's matchLabels; a ReplicationController's selector is the label map */
+    json_t *selector = json_object_get(spec, "selector");
+    json_t *labels = json_object_get(selector, "matchLabels");
+    if (!labels && !json_object_get(selector, "matchExpressions"))
+        labels = selector;
+    json_object_foreach(labels, k, v)
     {
         kc__buf_printf(&sel, "%s%s=%s", sel.len ? "," : "", k,
                        json_string_value(v) ? json_string_value(v) : "");

@@ -51,6 +51,28 @@ typedef struct kc__entry {
     char key[];       /* ns NUL name NUL */
 } kc__entry;
 
+/* One row of the built-in resource table (discovery/resources.c). Strings are comma-separated
+ * lists where plural ("v2,v1": served versions, preferred first). */
+enum { KC__BI_NAMESPACED = 1, KC__BI_RETURN_DELETED = 2, KC__BI_GRACEFUL = 4 };
+typedef struct kc__builtin {
+    const char *group, *versions, *plural, *singular, *kind, *shorts, *cats;
+    const char *verbs, *subresources; /* as discovery lists them (subresources may be NULL) */
+    unsigned flags;                   /* KC__BI_* */
+    kc__name_rule rule;
+    enum kc__gen_rule gen;
+    const char *const *fields; /* extra field selectors (NULL-terminated) or NULL */
+} kc__builtin;
+
+/* A subresource as discovery describes it: kind NULL = the parent's kind; group/version NULL =
+ * the parent's; parent NULL = any parent. */
+typedef struct kc__subresource {
+    const char *name, *parent, *kind, *group, *version, *verbs;
+} kc__subresource;
+
+/* The table and its subresource kinds (resources.c). */
+const kc__builtin *kc__builtins(size_t *ret_n);
+const kc__subresource *kc__subresource_find(const char *plural, const char *name);
+
 typedef struct kc__rsrc {
     /* description (strings owned) */
     char *group; /* "" for core */
@@ -66,8 +88,13 @@ typedef struct kc__rsrc {
     kc__name_rule name_rule;
     enum kc__gen_rule gen_rule;
     const char *const *fields; /* extra supported field selectors (NULL-terminated) or NULL */
-    char **crd_fields; /* CRD selectableFields (owned; NULL-terminated), aliased by fields */
-    char *crd_name;    /* CRD that registered it */
+    char **crd_fields;      /* CRD selectableFields (owned; NULL-terminated), aliased by fields */
+    char *crd_name;         /* CRD that registered it */
+    const kc__builtin *def; /* the table row of a built-in; NULL for custom resources */
+    int model[KC__MAX_VERSIONS]; /* schema model (schema.h) of each version, -1 when none */
+    /* custom resources: the CRD's spec.versions (schemas, printer columns; a new reference,
+     * replaced under mu when the CRD is updated; readers outside mu take their own reference) */
+    json_t *crd_versions;
     /* storage */
     kc__entry **buckets;
     size_t n_buckets, count;
@@ -176,6 +203,10 @@ kc__rsrc *kc__registry_find(kc_server *srv, const char *group, const char *versi
                             const char *plural);
 /* Find by apiVersion + kind (mu held), e.g. for seeding. */
 kc__rsrc *kc__registry_find_kind(kc_server *srv, const char *api_version, const char *kind);
+/* Does r list subresource sub in discovery (built-ins: their row; CRDs: status when on)? */
+bool kc__rsrc_has_sub(const kc__rsrc *r, const char *sub);
+/* The version index of v in r, -1 when r does not serve it. */
+int kc__rsrc_version_index(const kc__rsrc *r, const char *version);
 /* true when the resource is served in version v. */
 bool kc__rsrc_serves(const kc__rsrc *r, const char *version);
 /* "pods" or "deployments.apps" (for messages) into out. */
@@ -190,6 +221,11 @@ char *kc__discovery_apis(kc_server *srv, size_t *ret_len);
 char *kc__discovery_group(kc_server *srv, const char *group, size_t *ret_len);
 char *kc__discovery_resources(kc_server *srv, const char *group, const char *version,
                               size_t *ret_len);
+/* Aggregated discovery (apidiscovery.k8s.io/v2 APIGroupDiscoveryList) of the core group (/api)
+ * or of the named groups (/apis). New malloc'd JSON, NULL on ENOMEM. */
+char *kc__discovery_aggregated(kc_server *srv, bool core, size_t *ret_len);
+/* Content-Type of an aggregated discovery body. */
+#define KC__AGGREGATED_CTYPE "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
 /* Validate a CRD document and fill its status (create path, mu held). */
 int kc__crd_prepare(kc_server *srv, json_t *doc, kc_error *err);
 /* Minimal OpenAPI v3 documents for kubectl's fieldValidation check (openapi.c; mu held).

@@ -4,11 +4,17 @@
  * objects keep the apiVersion they were written with — no conversion). Custom resources follow
  * the CR rules: generation on any change outside metadata/status, 422 on an update without RV,
  * 415 for strategic merge patch, Success Status on delete. A CRD that is already registered keeps
- * its resource on update (descriptions are immutable once other threads can read them).
+ * its resource on update (descriptions are immutable once other threads can read them), but its
+ * spec.versions (schemas, printer columns) are replaced: r->crd_versions is swapped under the
+ * resource's crd_mu, and readers take a reference under it (kc__crd_versions_ref), so the schema
+ * checks (server/schema/schema_crd*.c: pruning, defaults, validation) and Table columns may run
+ * with or without srv->mu.
  * `selectableFields` of the storage version become supported field selectors.
  * Every function runs with srv->mu held.
  */
 #include "server/storage/srv.h"
+
+#include "server/schema/schema.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -103,14 +109,83 @@ static int str_list(json_t *a, char **out, size_t *n)
     return 0;
 }
 
+json_t *kc__crd_versions_ref(kc__rsrc *r)
+{
+    if (!r->is_crd)
+        return NULL;
+    pthread_mutex_lock(&r->crd_mu);
+    json_t *v = json_incref(r->crd_versions);
+    pthread_mutex_unlock(&r->crd_mu);
+    return v;
+}
+
+static void set_versions(kc__rsrc *r, json_t *versions)
+{
+    json_incref(versions);
+    pthread_mutex_lock(&r->crd_mu);
+    json_t *old = r->crd_versions;
+    r->crd_versions = versions;
+    pthread_mutex_unlock(&r->crd_mu);
+    json_decref(old);
+}
+
+/* The openAPIV3Schema of version in a CRD's spec.versions (borrowed from versions). */
+static const json_t *schema_of(const json_t *versions, const char *version)
+{
+    size_t i;
+    const json_t *v;
+    json_array_foreach(versions, i, v)
+    {
+        if (kc__streq(json_string_value(json_object_get(v, "name")), version))
+            return json_object_get(json_object_get(v, "schema"), "openAPIV3Schema");
+    }
+    return NULL;
+}
+
+int kc__crd_decode(kc__rsrc *r, const char *version, json_t *doc, const json_t *base,
+                   int (*fn)(void *, const char *, json_t *, const char *), void *ud)
+{
+    json_t *versions = kc__crd_versions_ref(r);
+    const json_t *schema = schema_of(versions, version);
+    int rc = 0;
+    if (json_is_object(schema)) {
+        rc = kc__crd_prune(schema, doc, base, fn, ud);
+        if (rc == 0)
+            rc = kc__crd_default(schema, doc);
+    }
+    json_decref(versions);
+    return rc;
+}
+
+int kc__crd_validate_obj(kc__rsrc *r, const char *version, const json_t *doc, const char *name,
+                         bool skip_status, kc_error *err)
+{
+    json_t *versions = kc__crd_versions_ref(r);
+    const json_t *schema = schema_of(versions, version);
+    int rc = 0;
+    if (json_is_object(schema)) {
+        json_t *view = skip_status ? json_copy((json_t *)doc) : json_incref((json_t *)doc);
+        if (skip_status)
+            json_object_del(view, "status");
+        rc = view ? kc__crd_validate(schema, view, r->kind, r->group, name, err)
+                  : kc_error_set(err, KC_ENOMEM, "out of memory");
+        json_decref(view);
+    }
+    json_decref(versions);
+    return rc;
+}
+
 int kc__crd_register(kc_server *srv, const kc_obj *crd, kc_error *err)
 {
-    for (size_t i = 0; i < srv->n_rsrcs; i++)
-        if (srv->rsrcs[i]->crd_name && !strcmp(srv->rsrcs[i]->crd_name, kc_obj_name(crd)))
-            return 0;
     json_t *doc = kc__doc_from_obj(crd);
     if (!doc)
         return kc_error_set(err, KC_ENOMEM, "cannot decode CRD");
+    for (size_t i = 0; i < srv->n_rsrcs; i++)
+        if (srv->rsrcs[i]->crd_name && !strcmp(srv->rsrcs[i]->crd_name, kc_obj_name(crd))) {
+            set_versions(srv->rsrcs[i], json_object_get(json_object_get(doc, "spec"), "versions"));
+            json_decref(doc);
+            return 0;
+        }
     json_t *spec = json_object_get(doc, "spec");
     json_t *names = json_object_get(spec, "names");
     const char *group = json_string_value(json_object_get(spec, "group"));
@@ -132,6 +207,10 @@ int kc__crd_register(kc_server *srv, const kc_obj *crd, kc_error *err)
     r->crd_name = kc__strdup(kc_obj_name(crd));
     r->namespaced = !kc__streq(json_string_value(json_object_get(spec, "scope")), "Cluster");
     r->is_crd = true;
+    pthread_mutex_init(&r->crd_mu, NULL);
+    r->crd_versions = json_incref(json_object_get(spec, "versions"));
+    for (size_t v = 0; v < KC__MAX_VERSIONS; v++)
+        r->model[v] = -1;
     r->gen_rule = KC__GEN_CR;
     r->name_rule = KC__NAME_DNS1123_SUBDOMAIN;
     if (!r->group || !r->plural || !r->kind || !r->singular || !r->list_kind || !r->crd_name ||

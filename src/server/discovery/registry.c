@@ -36,6 +36,8 @@ void kc__rsrc_free(kc__rsrc *r)
         free(*f);
     free(r->crd_fields);
     json_decref(r->crd_versions);
+    if (r->is_crd)
+        pthread_mutex_destroy(&r->crd_mu);
     free(r);
 }
 

@@ -95,6 +95,7 @@ typedef struct kc__rsrc {
     /* custom resources: the CRD's spec.versions (schemas, printer columns; a new reference,
      * replaced under mu when the CRD is updated; readers outside mu take their own reference) */
     json_t *crd_versions;
+    pthread_mutex_t crd_mu; /* guards the crd_versions pointer (a leaf lock; custom resources) */
     /* storage */
     kc__entry **buckets;
     size_t n_buckets, count;
@@ -231,7 +232,19 @@ int kc__crd_prepare(kc_server *srv, json_t *doc, kc_error *err);
 /* Minimal OpenAPI v3 documents for kubectl's fieldValidation check (openapi.c; mu held).
  * NULL when the path has no document (→ 404). */
 char *kc__openapi_v3(kc_server *srv, const char *path, size_t *ret_len);
-/* CRD hooks (mu held): register/replace the resources of a stored CRD; unregister them. */
+/* Custom resources against their CRD's schema (crd.c). The schema of version (NULL when the CRD
+ * has none) comes from r->crd_versions; these take their own reference, so they may run with or
+ * without mu. decode: prune doc (unknown fields reported through fn, as kc__schema_unknown) and
+ * apply the schema's defaults. validate: 422 Invalid as the API server words it (status left
+ * out when skip_status: a create drops it). */
+int kc__crd_decode(kc__rsrc *r, const char *version, json_t *doc, const json_t *base,
+                   int (*fn)(void *, const char *, json_t *, const char *), void *ud);
+int kc__crd_validate_obj(kc__rsrc *r, const char *version, const json_t *doc, const char *name,
+                         bool skip_status, kc_error *err);
+/* r->crd_versions with a new reference (caller json_decref), NULL when none. */
+json_t *kc__crd_versions_ref(kc__rsrc *r);
+/* CRD hooks (mu held): register the resources of a stored CRD (an update of a registered CRD
+ * replaces its schemas and printer columns; names and scope stay); unregister them. */
 int kc__crd_register(kc_server *srv, const kc_obj *crd, kc_error *err);
 void kc__crd_unregister(kc_server *srv, const char *crd_name);
 /* Registry add (mu held); takes over r. */

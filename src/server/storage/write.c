@@ -1,7 +1,8 @@
 /*
  * write.c — the storage-side write rules shared by create, update, patch, apply and delete
  * (spec §2, §3.1, §3.3, §3.5): names and generateName, namespace checks, system fields (uid,
- * creationTimestamp, resourceVersion), status dropping and the status subresource, generation,
+ * creationTimestamp, resourceVersion), custom resources' schema validation (kc__crd_validate_obj;
+ * 422 with causes), status dropping and the status subresource, generation,
  * finalizers and deletionTimestamp, optimistic concurrency, no-op writes, dry runs, and the
  * managedFields "Update" entry of non-apply writes (#46; kc__write.manager, docs/server.md).
  *
@@ -207,6 +208,11 @@ int kc__write_create(kc_server *srv, const kc__write *w, json_t *doc, kc_obj **r
         kc__fail_cause(err, "FieldValueInvalid", "metadata.name", "Invalid value");
         return err ? err->code : rc;
     }
+    /* schema validation (custom resources), after the name and before storage, as upstream's
+     * create strategy; the status a create drops is not validated */
+    if (r->is_crd && (rc = kc__crd_validate_obj(r, w->version, doc, name,
+                                                r->has_status && !w->keep_status, err)) != 0)
+        return rc;
     if (kc__store_find(r, w->ns, name)) {
         char q[300];
         kc__rsrc_qualified(r, q, sizeof(q));
@@ -384,6 +390,12 @@ int kc__write_update(kc_server *srv, const kc__write *w, kc__entry *cur, json_t 
         json_decref(old);
         return invalid(err, r, name, "metadata.finalizers", "FieldValueForbidden",
                        "Forbidden: no new finalizers can be added if the object is being deleted");
+    }
+    /* schema validation (custom resources) of the object the update would store */
+    if (r->is_crd && (rc = kc__crd_validate_obj(r, w->version, nu, name, false, err)) != 0) {
+        json_decref(nu);
+        json_decref(old);
+        return rc;
     }
     if (!json_object_get(kc__meta(nu), "managedFields"))
         copy_meta(nu, old, "managedFields");

@@ -29,18 +29,31 @@ static json_t *partial_metadata(const kc_obj *o)
                      "meta.k8s.io/v1", "metadata", md);
 }
 
+json_t *kc__table_row_object(const kc_obj *o)
+{
+    return partial_metadata(o);
+}
+
+json_t *kc__table_skeleton(const char *rv, const char *cont)
+{
+    json_t *t =
+        json_pack("{s:s, s:s, s:{}}", "kind", "Table", "apiVersion", "meta.k8s.io/v1", "metadata");
+    json_t *md = json_object_get(t, "metadata");
+    if (!t || (rv && json_object_set_new(md, "resourceVersion", json_string(rv)) < 0) ||
+        (cont && *cont && json_object_set_new(md, "continue", json_string(cont)) < 0)) {
+        json_decref(t);
+        return NULL;
+    }
+    return t;
+}
+
 json_t *kc__table_build_at(const char *group, const char *resource, kc_obj *const *items, size_t n,
                            const char *rv, const char *cont, bool with_columns, int64_t now)
 {
     const kc__printer *p = kc__table_printer(group, resource);
-    json_t *t =
-        json_pack("{s:s, s:s, s:{}}", "kind", "Table", "apiVersion", "meta.k8s.io/v1", "metadata");
+    json_t *t = kc__table_skeleton(rv, cont);
     json_t *rows = json_array();
     if (!t || !rows)
-        goto fail;
-    json_t *md = json_object_get(t, "metadata");
-    if ((rv && json_object_set_new(md, "resourceVersion", json_string(rv)) < 0) ||
-        (cont && *cont && json_object_set_new(md, "continue", json_string(cont)) < 0))
         goto fail;
     if (with_columns) {
         json_t *cols = json_array();

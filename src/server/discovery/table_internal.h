@@ -24,4 +24,9 @@ typedef struct kc__printer {
  * Name/Age for custom resources, Name/Created At otherwise. Borrowed (static). */
 const kc__printer *kc__table_printer(const char *group, const char *resource);
 
+/* The Table's head {kind, apiVersion, metadata{resourceVersion, continue}} (rv/cont may be NULL),
+ * and a row's object (PartialObjectMetadata of o); new references, NULL on ENOMEM (table.c). */
+json_t *kc__table_skeleton(const char *rv, const char *cont);
+json_t *kc__table_row_object(const kc_obj *o);
+
 #endif

@@ -23,7 +23,7 @@ int kc__reply_obj(kc__req *req, unsigned status, kc__rsrc *r, kc_obj *obj)
     if (req->fmt == KC__FMT_TABLE) {
         char rv[24];
         kc__rv_str(kc_obj_rv_int(obj), rv);
-        json_t *t = kc__table_build(r->group, r->plural, &obj, 1, rv, NULL, true);
+        json_t *t = kc__table_for(r, &obj, 1, rv, NULL, true);
         return t ? kc__reply_doc(req, status, t) : KC_ENOMEM;
     }
     size_t len;
@@ -136,7 +136,7 @@ int kc__reply_list(kc__req *req, kc__rsrc *r, kc_obj **items, size_t n, uint64_t
     char rvs[24];
     kc__rv_str(rv, rvs);
     if (req->fmt == KC__FMT_TABLE) {
-        json_t *t = kc__table_build(r->group, r->plural, items, n, rvs, cont, true);
+        json_t *t = kc__table_for(r, items, n, rvs, cont, true);
         release(items, n);
         if (t && remaining >= 0)
             json_object_set_new(json_object_get(t, "metadata"), "remainingItemCount",
@@ -211,8 +211,7 @@ int kc__encode_event(kc__buf *out, enum kc__fmt fmt, kc__rsrc *r, const char *ty
     if (rc)
         return rc;
     if (fmt == KC__FMT_TABLE) {
-        json_t *t = kc__table_build(r->group, r->plural, &obj, 1, kc_obj_resource_version(obj),
-                                    NULL, first);
+        json_t *t = kc__table_for(r, &obj, 1, kc_obj_resource_version(obj), NULL, first);
         char *s = t ? json_dumps(t, JSON_COMPACT) : NULL;
         json_decref(t);
         rc = s ? kc__buf_append_str(out, s) : KC_ENOMEM;

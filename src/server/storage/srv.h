@@ -424,6 +424,12 @@ void kc__rv_str(uint64_t rv, char out[24]);
 int kc__check_namespace(kc_server *srv, const char *ns, kc_error *err);
 kc__rsrc *kc__rsrc_namespaces(kc_server *srv);
 
+/* The Table of items of r (table_crd.c): a custom resource's CRD printer columns (Name, Age
+ * without), a built-in's kubectl columns (kc__table_build). New reference, NULL on ENOMEM; items
+ * borrowed. Runs with or without mu. */
+json_t *kc__table_for(kc__rsrc *r, kc_obj *const *items, size_t n, const char *rv,
+                      const char *cont, bool with_columns);
+
 /* Encoding (encode.c). */
 /* Reply with a list of items in the negotiated format. Takes over items (a malloc'd array, may
  * be NULL when n is 0) and the n references in it, also on failure. */

@@ -2,7 +2,8 @@
  * http.c — libmicrohttpd glue of the embedded API server: request body accumulation with the body
  * limit (413 once the whole body has been read and discarded, so the client reads the answer;
  * at once when the client waits for "100 Continue"), authentication (401), non-resource endpoints
- * (/version, /healthz, /readyz, /livez, /openapi → 404, /admin/...), routing to discovery or to the
+ * (/version, /healthz, /readyz, /livez, /openapi/v2 and /openapi/v3 (openapi.c), /admin/...),
+ * routing to discovery or to the
  * verbs (405 for wrong methods, 404 for unknown resources), injected faults, and reply helpers.
  * Every error body is a Status.
  *
@@ -296,10 +297,11 @@ static int dispatch(kc__req *req)
         return kc__fail(&req->err, 401, "Unauthorized", "Unauthorized");
     if (kc__starts_with(p, "/admin/"))
         return kc__admin_handle(req);
-    if (kc__starts_with(p, "/openapi/v3") && req->method == KC__M_GET) {
+    if ((kc__starts_with(p, "/openapi/v3") || !strcmp(p, "/openapi/v2")) &&
+        req->method == KC__M_GET) {
         size_t len = 0;
         pthread_mutex_lock(&req->srv->mu);
-        char *doc = kc__openapi_v3(req->srv, p, &len);
+        char *doc = kc__openapi_doc(req->srv, p, req->accept, &len);
         pthread_mutex_unlock(&req->srv->mu);
         if (doc)
             return kc__reply(req, 200, doc, len);

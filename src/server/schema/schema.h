@@ -104,6 +104,14 @@ int kc__schema_typecheck(int m, const json_t *doc, const kc__decode_ctx *ctx, kc
 typedef int (*kc__unknown_fn)(void *ud, const char *path, json_t *obj, const char *key);
 int kc__schema_unknown(int m, json_t *doc, const json_t *base, kc__unknown_fn fn, void *ud);
 
+/* ---- OpenAPI definitions (schema_openapi.c) ------------------------------------------------- */
+
+/* The definition key of model m ("v1.DeploymentSpec", "core.v1.Event"), into out. */
+void kc__schema_openapi_key(int m, char *out, size_t cap);
+/* Add to schemas (an object: definitions or components.schemas) the definition of model m and of
+ * every model it references, unless present; v3 picks the reference form. 0 or KC_ENOMEM. */
+int kc__schema_openapi_add(json_t *schemas, int m, bool v3);
+
 /* ---- custom resources (schema_crd.c) -------------------------------------------------------- */
 
 /* Prune doc against an openAPIV3Schema (structural): fields the schema does not declare are

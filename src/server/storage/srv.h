@@ -229,9 +229,10 @@ char *kc__discovery_aggregated(kc_server *srv, bool core, size_t *ret_len);
 #define KC__AGGREGATED_CTYPE "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
 /* Validate a CRD document and fill its status (create path, mu held). */
 int kc__crd_prepare(kc_server *srv, json_t *doc, kc_error *err);
-/* Minimal OpenAPI v3 documents for kubectl's fieldValidation check (openapi.c; mu held).
- * NULL when the path has no document (→ 404). */
-char *kc__openapi_v3(kc_server *srv, const char *path, size_t *ret_len);
+/* The OpenAPI v3 index and group-version documents and the v2 document (openapi.c; mu held),
+ * JSON, malloc'd. accept: the request's Accept (v2 is JSON only). NULL when the path has no
+ * document (→ 404). */
+char *kc__openapi_doc(kc_server *srv, const char *path, const char *accept, size_t *ret_len);
 /* Custom resources against their CRD's schema (crd.c). The schema of version (NULL when the CRD
  * has none) comes from r->crd_versions; these take their own reference, so they may run with or
  * without mu. decode: prune doc (unknown fields reported through fn, as kc__schema_unknown) and

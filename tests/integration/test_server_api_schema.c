@@ -42,8 +42,9 @@ static void expect_message(ts_resp *r, long status, const char *reason, const ch
 static void test_server_api_configmap_number_rejected_400(void **state)
 {
     ts_resp r;
-    ts_post(*state, CM_PATH, "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":"
-                             "\"c1\"},\"data\":{\"a\":1}}",
+    ts_post(*state, CM_PATH,
+            "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":"
+            "\"c1\"},\"data\":{\"a\":1}}",
             &r);
     expect_message(&r, 400, "BadRequest",
                    "ConfigMap in version \"v1\" cannot be handled as a ConfigMap: json: cannot "
@@ -148,16 +149,16 @@ static void test_server_api_patch_type_errors(void **state)
     ts_resp r;
     assert_int_equal(ts_post(*state, CM_PATH, ts_cm("pc", NULL), &r), 201);
     ts_resp_free(&r);
-    ts_req(*state, "PATCH", CM_PATH "/pc", "application/merge-patch+json",
-           "{\"data\":{\"a\":1}}", NULL, &r);
+    ts_req(*state, "PATCH", CM_PATH "/pc", "application/merge-patch+json", "{\"data\":{\"a\":1}}",
+           NULL, &r);
     assert_int_equal(r.status, 422);
     assert_string_equal(ts_s(r.json, "reason"), "Invalid");
     assert_string_equal(ts_s(r.json, "details.causes.0.field"), "patch");
     assert_non_null(strstr(ts_s(r.json, "message"),
                            "json: cannot unmarshal number into Go struct field ConfigMap.data of "
                            "type string"));
-    assert_true(!strncmp(ts_s(r.json, "message"), " \"\" is invalid: patch: Invalid value: \"{",
-                         40));
+    assert_true(
+        !strncmp(ts_s(r.json, "message"), " \"\" is invalid: patch: Invalid value: \"{", 40));
     ts_resp_free(&r);
     ts_req(*state, "PATCH", CM_PATH "/pc", "application/strategic-merge-patch+json",
            "{\"data\":{\"a\":1}}", NULL, &r);

@@ -129,8 +129,7 @@ static void set_versions(kc__rsrc *r, json_t *versions)
     json_decref(old);
 }
 
-/* The openAPIV3Schema of version in a CRD's spec.versions (borrowed from versions). */
-static const json_t *schema_of(const json_t *versions, const char *version)
+const json_t *kc__crd_schema_of(const json_t *versions, const char *version)
 {
     size_t i;
     const json_t *v;
@@ -146,7 +145,7 @@ int kc__crd_decode(kc__rsrc *r, const char *version, json_t *doc, const json_t *
                    int (*fn)(void *, const char *, json_t *, const char *), void *ud)
 {
     json_t *versions = kc__crd_versions_ref(r);
-    const json_t *schema = schema_of(versions, version);
+    const json_t *schema = kc__crd_schema_of(versions, version);
     int rc = 0;
     if (json_is_object(schema)) {
         rc = kc__crd_prune(schema, doc, base, fn, ud);
@@ -161,7 +160,7 @@ int kc__crd_validate_obj(kc__rsrc *r, const char *version, const json_t *doc, co
                          bool skip_status, kc_error *err)
 {
     json_t *versions = kc__crd_versions_ref(r);
-    const json_t *schema = schema_of(versions, version);
+    const json_t *schema = kc__crd_schema_of(versions, version);
     int rc = 0;
     if (json_is_object(schema)) {
         json_t *view = skip_status ? json_copy((json_t *)doc) : json_incref((json_t *)doc);

@@ -71,19 +71,6 @@ static void add_path(json_t *paths, const kc__rsrc *r, const char *version, bool
     json_object_set_new(paths, p, json_pack("{s:o}", "patch", patch_op(r, version, v3)));
 }
 
-/* The openAPIV3Schema of a CRD version (borrowed from versions), NULL when none. */
-static const json_t *crd_schema(const json_t *versions, const char *version)
-{
-    size_t i;
-    const json_t *v;
-    json_array_foreach(versions, i, v)
-    {
-        if (kc__streq(json_string_value(json_object_get(v, "name")), version))
-            return json_object_get(json_object_get(v, "schema"), "openAPIV3Schema");
-    }
-    return NULL;
-}
-
 /* Add the definition of r's kind at version to schemas. */
 static int add_kind(json_t *schemas, kc__rsrc *r, const char *version, bool v3)
 {
@@ -101,7 +88,7 @@ static int add_kind(json_t *schemas, kc__rsrc *r, const char *version, bool v3)
         return rc;
     }
     json_t *versions = kc__crd_versions_ref(r);
-    const json_t *s = crd_schema(versions, version);
+    const json_t *s = kc__crd_schema_of(versions, version);
     json_t *def = json_is_object(s) ? json_deep_copy(s) : json_pack("{s:s}", "type", "object");
     json_decref(versions);
     int meta = kc__schema_model("V1ObjectMeta");

@@ -31,5 +31,8 @@ json_t *kc__table_build_at(const char *group, const char *resource, kc_obj *cons
 /* Upstream's duration.HumanDuration (kubectl's AGE): "45s", "5m3s", "17m", "3h12m", "2d5h",
  * "400d", "2y10d". out gets a NUL-terminated string. */
 void kc__human_duration(int64_t seconds, char out[32]);
+/* Seconds since the epoch of an RFC 3339 timestamp (fraction and offset allowed); -1 when it
+ * does not parse or s is NULL (table_printers.c). */
+int64_t kc__rfc3339_seconds(const char *s);
 
 #endif

@@ -72,18 +72,6 @@ static const json_t *select_path(const json_t *doc, const char *path)
     return v;
 }
 
-static int64_t rfc3339_seconds(const char *s)
-{
-    struct tm tm = {0};
-    int used = 0;
-    if (!s || sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
-                     &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &used) != 6)
-        return -1;
-    tm.tm_year -= 1900;
-    tm.tm_mon -= 1;
-    return (int64_t)timegm(&tm);
-}
-
 static json_t *cell(const char *type, const json_t *v, int64_t now)
 {
     if (!v || json_is_null(v))
@@ -99,7 +87,7 @@ static json_t *cell(const char *type, const json_t *v, int64_t now)
     if (!strcmp(type, "date")) {
         if (!json_is_string(v))
             return json_null();
-        int64_t t = rfc3339_seconds(json_string_value(v));
+        int64_t t = kc__rfc3339_seconds(json_string_value(v));
         char buf[32];
         if (t < 0)
             return json_string("<invalid>");
@@ -178,14 +166,13 @@ static json_t *build_cr(const json_t *cols, kc_obj *const *items, size_t n, cons
         json_array_foreach(cols, i, c)
         {
             const char *jp = json_string_value(json_object_get(c, "jsonPath"));
-            json_array_append_new(cells,
-                                  cell(str_or_empty(c, "type"), jp ? select_path(doc, jp) : NULL,
-                                       now));
+            json_array_append_new(
+                cells, cell(str_or_empty(c, "type"), jp ? select_path(doc, jp) : NULL, now));
         }
         json_decref(doc);
         json_t *obj = kc__table_row_object(items[k]);
-        if (!obj || json_array_append_new(rows, json_pack("{s:o,s:o}", "cells", cells, "object",
-                                                          obj)) < 0) {
+        if (!obj || json_array_append_new(
+                        rows, json_pack("{s:o,s:o}", "cells", cells, "object", obj)) < 0) {
             json_decref(rows);
             json_decref(t);
             return NULL;
@@ -195,20 +182,20 @@ static json_t *build_cr(const json_t *cols, kc_obj *const *items, size_t n, cons
     return t;
 }
 
-json_t *kc__table_for(kc__rsrc *r, kc_obj *const *items, size_t n, const char *rv,
-                      const char *cont, bool with_columns)
+json_t *kc__table_for(kc__rsrc *r, kc_obj *const *items, size_t n, const char *rv, const char *cont,
+                      bool with_columns)
 {
     if (!r->is_crd)
         return kc__table_build(r->group, r->plural, items, n, rv, cont, with_columns);
     json_t *versions = kc__crd_versions_ref(r);
     const json_t *cols = columns_of(versions, r, items, n);
     /* no printer columns: upstream serves a default Age column */
-    json_t *age = cols ? NULL
-                       : json_pack("[{s:s,s:s,s:s,s:s}]", "name", "Age", "type", "date",
-                                   "description",
-                                   "Custom resource definition column (in JSONPath format): "
-                                   ".metadata.creationTimestamp",
-                                   "jsonPath", ".metadata.creationTimestamp");
+    json_t *age =
+        cols ? NULL
+             : json_pack("[{s:s,s:s,s:s,s:s}]", "name", "Age", "type", "date", "description",
+                         "Custom resource definition column (in JSONPath format): "
+                         ".metadata.creationTimestamp",
+                         "jsonPath", ".metadata.creationTimestamp");
     json_t *t = build_cr(cols ? cols : age, items, n, rv, cont, with_columns, (int64_t)time(NULL));
     json_decref(age);
     json_decref(versions);

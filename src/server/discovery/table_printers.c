@@ -53,7 +53,7 @@ static int64_t get_int(const kc_obj *o, const char *ptr)
 }
 
 /* Seconds since the epoch of an RFC 3339 timestamp; -1 when it does not parse. */
-static int64_t parse_rfc3339(const char *s)
+int64_t kc__rfc3339_seconds(const char *s)
 {
     struct tm tm = {0};
     int used = 0;
@@ -108,7 +108,7 @@ static json_t *age_cell(const kc_obj *o, int64_t now)
     char buf[32];
     if (kc_obj_get_string(o, "/metadata/creationTimestamp", &ts, NULL, NULL) < 0)
         return json_string("<unknown>");
-    int64_t t = parse_rfc3339(ts);
+    int64_t t = kc__rfc3339_seconds(ts);
     free(ts);
     if (t < 0)
         return json_string("<unknown>");

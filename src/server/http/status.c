@@ -8,6 +8,8 @@
  */
 #include "server/storage/srv.h"
 
+#include "server/schema/schema.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,36 +31,15 @@ int kc__fail(kc_error *err, int http, const char *reason, const char *fmt, ...)
     return code;
 }
 
-static void set_str(char **dst, const char *v)
-{
-    if (!v)
-        return;
-    free(*dst);
-    *dst = kc__strdup(v);
-}
-
+/* details and causes: the schema room's helpers (one implementation; it cannot call up here) */
 void kc__fail_details(kc_error *err, const char *name, const char *group, const char *kind)
 {
-    if (!err)
-        return;
-    set_str(&err->name, name);
-    set_str(&err->group, group);
-    set_str(&err->kind, kind);
+    kc__serr_details(err, name, group, kind);
 }
 
 int kc__fail_cause(kc_error *err, const char *reason, const char *field, const char *msg)
 {
-    if (!err)
-        return 0;
-    kc_cause *c = realloc(err->causes, (err->n_causes + 1) * sizeof(*c));
-    if (!c)
-        return KC_ENOMEM;
-    err->causes = c;
-    c[err->n_causes].reason = kc__strdup(reason);
-    c[err->n_causes].field = kc__strdup(field);
-    c[err->n_causes].message = kc__strdup(msg);
-    err->n_causes++;
-    return 0;
+    return kc__serr_cause(err, reason, field, msg);
 }
 
 int kc__fail_notfound(kc_error *err, const kc__rsrc *r, const char *name)

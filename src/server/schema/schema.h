@@ -54,6 +54,13 @@ extern const size_t kc__n_smodels;
 extern const kc__sfield kc__sfields[];
 extern const size_t kc__n_sfields;
 
+/* ---- API failure details (schema_util.c; also what http/status.c uses) --------------------- */
+
+/* Set err's details name/group/kind (NULLs leave a field as it is); err may be NULL. */
+void kc__serr_details(kc_error *err, const char *name, const char *group, const char *kind);
+/* Append one cause (field may be NULL); 0, or KC_ENOMEM. err may be NULL (→ 0). */
+int kc__serr_cause(kc_error *err, const char *reason, const char *field, const char *msg);
+
 /* ---- lookups (schema.c) --------------------------------------------------------------------- */
 
 /* The model index of a name, -1 when absent. */

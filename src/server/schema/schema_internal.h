@@ -12,9 +12,6 @@
 
 /* An API failure: code from the HTTP status, reason, message. Returns the code. */
 int kc__serr(kc_error *err, int http, const char *reason, const char *fmt, ...) KC__PRINTF(4, 5);
-/* Add details name/group/kind (NULLs skipped) and one cause. KC_ENOMEM or 0. */
-void kc__serr_details(kc_error *err, const char *name, const char *group, const char *kind);
-int kc__serr_cause(kc_error *err, const char *reason, const char *field, const char *msg);
 
 /* Append Go's strconv.Quote of s (n bytes) to b. */
 void kc__go_quote(kc__buf *b, const char *s, size_t n);

@@ -244,6 +244,9 @@ int kc__crd_validate_obj(kc__rsrc *r, const char *version, const json_t *doc, co
                          bool skip_status, kc_error *err);
 /* r->crd_versions with a new reference (caller json_decref), NULL when none. */
 json_t *kc__crd_versions_ref(kc__rsrc *r);
+/* The openAPIV3Schema of version in a CRD's spec.versions (borrowed from versions), NULL when
+ * that version has none. */
+const json_t *kc__crd_schema_of(const json_t *versions, const char *version);
 /* CRD hooks (mu held): register the resources of a stored CRD (an update of a registered CRD
  * replaces its schemas and printer columns; names and scope stay); unregister them. */
 int kc__crd_register(kc_server *srv, const kc_obj *crd, kc_error *err);
@@ -428,8 +431,8 @@ kc__rsrc *kc__rsrc_namespaces(kc_server *srv);
 /* The Table of items of r (table_crd.c): a custom resource's CRD printer columns (Name, Age
  * without), a built-in's kubectl columns (kc__table_build). New reference, NULL on ENOMEM; items
  * borrowed. Runs with or without mu. */
-json_t *kc__table_for(kc__rsrc *r, kc_obj *const *items, size_t n, const char *rv,
-                      const char *cont, bool with_columns);
+json_t *kc__table_for(kc__rsrc *r, kc_obj *const *items, size_t n, const char *rv, const char *cont,
+                      bool with_columns);
 
 /* Encoding (encode.c). */
 /* Reply with a list of items in the negotiated format. Takes over items (a malloc'd array, may

@@ -168,6 +168,7 @@ static uint64_t fnv(uint64_t h, const char *s)
 static json_t *index_doc(kc_server *srv)
 {
     json_t *paths = json_object();
+    uint64_t data_hash = kc__schema_openapi_hash();
     for (size_t i = 0; i < srv->n_rsrcs; i++) {
         kc__rsrc *r = srv->rsrcs[i];
         for (size_t v = 0; v < r->n_versions; v++) {
@@ -177,10 +178,8 @@ static json_t *index_doc(kc_server *srv)
             gv_key(r->group, r->versions[v], key, sizeof(key));
             if (json_object_get(paths, key))
                 continue;
-            /* the hash: the data's size, then every resource of the group-version */
-            char n[64];
-            snprintf(n, sizeof(n), "schema2/%zu/%zu", kc__n_smodels, kc__n_sfields);
-            uint64_t h = fnv(1469598103934665603ull, n);
+            /* the hash: the model data, then every resource of the group-version */
+            uint64_t h = data_hash;
             for (size_t j = 0; j < srv->n_rsrcs; j++) {
                 kc__rsrc *o = srv->rsrcs[j];
                 if (strcmp(o->group, r->group) != 0 || !kc__rsrc_serves(o, r->versions[v]))

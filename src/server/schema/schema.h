@@ -118,6 +118,9 @@ void kc__schema_openapi_key(int m, char *out, size_t cap);
 /* Add to schemas (an object: definitions or components.schemas) the definition of model m and of
  * every model it references, unless present; v3 picks the reference form. 0 or KC_ENOMEM. */
 int kc__schema_openapi_add(json_t *schemas, int m, bool v3);
+/* A hash of the model data and of the definitions' format (FNV-1a), for the documents' URLs
+ * (clients cache documents by it). */
+uint64_t kc__schema_openapi_hash(void);
 
 /* ---- custom resources (schema_crd.c) -------------------------------------------------------- */
 

@@ -151,3 +151,28 @@ int kc__schema_openapi_add(json_t *schemas, int m, bool v3)
     }
     return 0;
 }
+
+/* Bump when the shape of the definitions written above changes. */
+#define OPENAPI_FORMAT "kcache-openapi-2"
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 1099511628211ull;
+    return h;
+}
+
+uint64_t kc__schema_openapi_hash(void)
+{
+    uint64_t h = fnv(1469598103934665603ull, OPENAPI_FORMAT, sizeof(OPENAPI_FORMAT));
+    for (size_t m = 0; m < kc__n_smodels; m++)
+        h = fnv(h, kc__smodels[m].name, strlen(kc__smodels[m].name) + 1);
+    for (size_t i = 0; i < kc__n_sfields; i++) {
+        const kc__sfield *f = &kc__sfields[i];
+        unsigned char t[5] = {f->type, f->shape, f->required, (unsigned char)(f->ref & 0xff),
+                              (unsigned char)((f->ref >> 8) & 0xff)};
+        h = fnv(fnv(h, f->name, strlen(f->name) + 1), t, sizeof(t));
+    }
+    return h;
+}

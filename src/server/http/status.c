@@ -16,18 +16,10 @@
 
 int kc__fail(kc_error *err, int http, const char *reason, const char *fmt, ...)
 {
-    int code = kc_errno_from_http(http, reason);
-    if (code == 0)
-        code = KC_EHTTP;
-    if (!err)
-        return code;
     va_list ap;
     va_start(ap, fmt);
-    kc__error_vset(err, code, fmt, ap);
+    int code = kc__serr_v(err, http, reason, fmt, ap); /* the schema room's, as below */
     va_end(ap);
-    err->http_status = http;
-    free(err->reason);
-    err->reason = reason ? kc__strdup(reason) : NULL;
     return code;
 }
 

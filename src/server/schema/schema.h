@@ -14,10 +14,12 @@
 #define KC_SERVER_SCHEMA_H
 
 #include <jansson.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/internal.h"
 #include "kcache/error.h"
 
 enum kc__stype {
@@ -56,6 +58,10 @@ extern const size_t kc__n_sfields;
 
 /* ---- API failure details (schema_util.c; also what http/status.c uses) --------------------- */
 
+/* An API failure into err: code from the HTTP status and reason (KC_EHTTP when none maps),
+ * http_status, reason (may be NULL), message from fmt. Returns the code; err may be NULL. */
+int kc__serr_v(kc_error *err, int http, const char *reason, const char *fmt, va_list ap)
+    KC__PRINTF(4, 0);
 /* Set err's details name/group/kind (NULLs leave a field as it is); err may be NULL. */
 void kc__serr_details(kc_error *err, const char *name, const char *group, const char *kind);
 /* Append one cause (field may be NULL); 0, or KC_ENOMEM. err may be NULL (→ 0). */

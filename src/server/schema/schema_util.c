@@ -10,20 +10,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-int kc__serr(kc_error *err, int http, const char *reason, const char *fmt, ...)
+int kc__serr_v(kc_error *err, int http, const char *reason, const char *fmt, va_list ap)
 {
     int code = kc_errno_from_http(http, reason);
     if (code == 0)
         code = KC_EHTTP;
     if (!err)
         return code;
-    va_list ap;
-    va_start(ap, fmt);
     kc__error_vset(err, code, fmt, ap);
-    va_end(ap);
     err->http_status = http;
     free(err->reason);
-    err->reason = kc__strdup(reason);
+    err->reason = reason ? kc__strdup(reason) : NULL;
+    return code;
+}
+
+int kc__serr(kc_error *err, int http, const char *reason, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int code = kc__serr_v(err, http, reason, fmt, ap);
+    va_end(ap);
     return code;
 }
 

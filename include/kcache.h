@@ -30,5 +30,8 @@
 #if __has_include("kcache/cached_client.h")
 #include "kcache/cached_client.h"
 #endif
+#if __has_include("kcache/event.h")
+#include "kcache/event.h"
+#endif
 
 #endif

@@ -33,13 +33,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define DEFAULT_LRU          4096
-#define DEFAULT_MAX_SIMILAR  10
-#define DEFAULT_WINDOW_NS    (600ull * KC__NS_PER_SEC)
-#define DEFAULT_BURST        25
-#define DEFAULT_REFILL_NS    (300ull * KC__NS_PER_SEC)
-#define COMBINED_PREFIX      "(combined from similar events): "
-#define KEY_SEP              '\x1f'
+#define DEFAULT_LRU         4096
+#define DEFAULT_MAX_SIMILAR 10
+#define DEFAULT_WINDOW_NS   (600ull * KC__NS_PER_SEC)
+#define DEFAULT_BURST       25
+#define DEFAULT_REFILL_NS   (300ull * KC__NS_PER_SEC)
+#define COMBINED_PREFIX     "(combined from similar events): "
+#define KEY_SEP             '\x1f'
 
 typedef struct group_rec {
     char **msgs; /* distinct messages seen (at most max_similar) */
@@ -148,8 +148,7 @@ static int aggregate(kc__event_correlator *c, kc__event *ev, const char *gkey, b
     *ret_combined = false;
     group_rec *g = kc__lru_get(c->groups, gkey);
     if (!g) {
-        if (!(g = calloc(1, sizeof *g)) ||
-            !(g->msgs = calloc(c->o.max_similar, sizeof *g->msgs))) {
+        if (!(g = calloc(1, sizeof *g)) || !(g->msgs = calloc(c->o.max_similar, sizeof *g->msgs))) {
             free(g);
             return KC_ENOMEM;
         }
@@ -197,8 +196,9 @@ static char *fresh_name(kc__event_correlator *c, const kc__event *ev)
     int n = snprintf(buf, sizeof buf, "%s.%" PRIx64, ev->name, stamp);
     if (n < 0 || (size_t)n >= sizeof buf || !kc__is_dns1123_subdomain(buf, (size_t)n)) {
         uint64_t a = kc__rng_next(&c->rng), b = kc__rng_next(&c->rng);
-        snprintf(buf, sizeof buf, "%08" PRIx64 "-%04" PRIx64 "-4%03" PRIx64 "-%04" PRIx64 "-%012" PRIx64,
-                 a >> 32, (a >> 16) & 0xffff, a & 0xfff, ((b >> 48) & 0x3fff) | (uint64_t)0x8000,
+        snprintf(buf, sizeof buf,
+                 "%08" PRIx64 "-%04" PRIx64 "-4%03" PRIx64 "-%04" PRIx64 "-%012" PRIx64, a >> 32,
+                 (a >> 16) & 0xffff, a & 0xfff, ((b >> 48) & 0x3fff) | (uint64_t)0x8000,
                  b & (uint64_t)0xffffffffffff);
     }
     return kc__strdup(buf);
@@ -264,14 +264,14 @@ int kc__event_correlate(kc__event_correlator *c, kc__event *ev)
     kc__buf b;
     kc__buf_init(&b, 0);
     bool combined = false;
-    const char *group[] = {ev->kind, ev->obj_ns, ev->name, ev->uid, ev->api_version, ev->type,
-                           ev->reason};
+    const char *group[] = {ev->kind,        ev->obj_ns, ev->name,  ev->uid,
+                           ev->api_version, ev->type,   ev->reason};
     int rc = key_build(&b, group, KC__ARRAY_LEN(group));
     if (rc == 0)
         rc = aggregate(c, ev, b.data, &combined);
     if (rc == 0 && !combined) {
-        const char *full[] = {ev->kind, ev->obj_ns,      ev->name, ev->field_path, ev->uid,
-                              ev->api_version, ev->type, ev->reason, ev->message};
+        const char *full[] = {ev->kind,        ev->obj_ns, ev->name,   ev->field_path, ev->uid,
+                              ev->api_version, ev->type,   ev->reason, ev->message};
         rc = key_build(&b, full, KC__ARRAY_LEN(full));
     }
     if (rc == 0)

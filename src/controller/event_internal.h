@@ -40,7 +40,8 @@ kc__event *kc__event_new(const kc_event_ref *ref, const char *type, const char *
                          const char *message);
 void kc__event_free(kc__event *ev);
 
-/* ---- bounded LRU map: string key → value ------------------------------------------------------ */
+/* ---- bounded LRU map: string key → value ------------------------------------------------------
+ */
 
 typedef struct kc__lru kc__lru;
 
@@ -55,16 +56,17 @@ void *kc__lru_get(kc__lru *lru, const char *key);
 int kc__lru_put(kc__lru *lru, const char *key, void *value);
 size_t kc__lru_len(const kc__lru *lru);
 
-/* ---- correlator (E3–E6) ----------------------------------------------------------------------- */
+/* ---- correlator (E3–E6) -----------------------------------------------------------------------
+ */
 
 typedef struct kc__event_correlator kc__event_correlator;
 
 typedef struct kc__event_correlator_opts {
-    size_t lru_len;            /* entries of each of the three caches; 0 → 4096 (E4, E5) */
-    size_t max_similar;        /* distinct messages that trigger aggregation; 0 → 10 (E4) */
+    size_t lru_len;             /* entries of each of the three caches; 0 → 4096 (E4, E5) */
+    size_t max_similar;         /* distinct messages that trigger aggregation; 0 → 10 (E4) */
     uint64_t similar_window_ns; /* 0 → 600 s (E4) */
-    int spam_burst;            /* 0 → 25; < 0 → no spam filter (E6) */
-    uint64_t spam_refill_ns;   /* one token per this; 0 → 300 s (E6) */
+    int spam_burst;             /* 0 → 25; < 0 → no spam filter (E6) */
+    uint64_t spam_refill_ns;    /* one token per this; 0 → 300 s (E6) */
 } kc__event_correlator_opts;
 
 kc__event_correlator *kc__event_correlator_new(const kc__event_correlator_opts *opts);
@@ -83,7 +85,8 @@ int kc__event_correlate(kc__event_correlator *c, kc__event *ev);
 void kc__event_correlator_sent(kc__event_correlator *c, const kc__event *ev, const char *name,
                                int64_t count);
 
-/* ---- sending ---------------------------------------------------------------------------------- */
+/* ---- sending ----------------------------------------------------------------------------------
+ */
 
 /* The source of every event of a recorder. */
 typedef struct kc__event_source {

@@ -32,11 +32,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#define DEFAULT_QUEUE_LEN   1000
-#define DEFAULT_MAX_TRIES   12
-#define DEFAULT_RETRY_MS    10000
-#define MAX_MESSAGE         4096 /* bytes kept of a message (bounded memory); longer: " ..." */
-#define DEFAULT_COMPONENT   "kcache"
+#define DEFAULT_QUEUE_LEN 1000
+#define DEFAULT_MAX_TRIES 12
+#define DEFAULT_RETRY_MS  10000
+#define MAX_MESSAGE       4096 /* bytes kept of a message (bounded memory); longer: " ..." */
+#define DEFAULT_COMPONENT "kcache"
 
 struct kc_event_recorder {
     kc_client *client; /* borrowed */
@@ -145,8 +145,8 @@ static void deliver(kc_event_recorder *rec, kc__event *ev)
         bool again = kc__event_retryable(rc) && attempt < rec->max_tries;
         pthread_mutex_lock(&rec->mu);
         if (again) {
-            uint64_t wait = attempt == 1 ? kc__rng_range(&rec->rng, 0, rec->retry_ns - 1)
-                                         : rec->retry_ns;
+            uint64_t wait =
+                attempt == 1 ? kc__rng_range(&rec->rng, 0, rec->retry_ns - 1) : rec->retry_ns;
             again = !wait_retry(rec, wait);
             if (again)
                 rec->stats.retries++;
@@ -268,8 +268,8 @@ int kc_event_recorder_new(kc_client *client, const kc_event_recorder_opts *opts,
     rec->host = kc__strdup(o.host ? o.host : hostname);
     rec->queue_len = o.queue_len ? o.queue_len : DEFAULT_QUEUE_LEN;
     rec->max_tries = o.max_tries ? o.max_tries : DEFAULT_MAX_TRIES;
-    rec->retry_ns = (uint64_t)(o.retry_interval_ms ? o.retry_interval_ms : DEFAULT_RETRY_MS) *
-                    KC__NS_PER_MS;
+    rec->retry_ns =
+        (uint64_t)(o.retry_interval_ms ? o.retry_interval_ms : DEFAULT_RETRY_MS) * KC__NS_PER_MS;
     kc__event_correlator_opts co = {0};
     co.spam_burst = o.spam_burst;
     co.spam_refill_ns = (uint64_t)o.spam_refill_ms * KC__NS_PER_MS;
@@ -311,7 +311,8 @@ void kc_event_recorder_free(kc_event_recorder *rec)
     rec_free_fields(rec);
 }
 
-/* ---- recording --------------------------------------------------------------------------------- */
+/* ---- recording ---------------------------------------------------------------------------------
+ */
 
 /* Format the message, at most MAX_MESSAGE bytes (cut on a UTF-8 boundary, " ..." appended). */
 static char *format_message(const char *fmt, va_list ap)
@@ -396,8 +397,12 @@ int kc_event_recorder_record_obj(kc_event_recorder *rec, const kc_obj *obj, cons
 {
     if (!rec || !obj)
         return KC_EINVAL;
-    kc_event_ref ref = {kc_obj_api_version(obj), kc_obj_kind(obj), kc_obj_namespace(obj),
-                        kc_obj_name(obj),        kc_obj_uid(obj),  kc_obj_resource_version(obj),
+    kc_event_ref ref = {kc_obj_api_version(obj),
+                        kc_obj_kind(obj),
+                        kc_obj_namespace(obj),
+                        kc_obj_name(obj),
+                        kc_obj_uid(obj),
+                        kc_obj_resource_version(obj),
                         NULL};
     va_list ap;
     va_start(ap, fmt);

@@ -65,9 +65,12 @@ static int add_field(kc__buf *b, const char *key, const char *value)
 static int involved_json(const kc__event *ev, kc__buf *b)
 {
     int rc = kc__buf_append_char(b, '{');
-    const char *kv[][2] = {{"apiVersion", ev->api_version}, {"kind", ev->kind},
-                           {"namespace", ev->obj_ns},       {"name", ev->name},
-                           {"uid", ev->uid},                {"resourceVersion", ev->rv},
+    const char *kv[][2] = {{"apiVersion", ev->api_version},
+                           {"kind", ev->kind},
+                           {"namespace", ev->obj_ns},
+                           {"name", ev->name},
+                           {"uid", ev->uid},
+                           {"resourceVersion", ev->rv},
                            {"fieldPath", ev->field_path}};
     for (size_t i = 0; rc == 0 && i < KC__ARRAY_LEN(kv); i++)
         rc = add_field(b, kv[i][0], kv[i][1]);

@@ -74,6 +74,23 @@ static void c_cached(void)
     INVAL_ERR(kc_cached_client_delete(NULL, NULL, NULL, NULL, NULL, NULL, NULL, &e));
 }
 
+static void c_event(void)
+{
+    INVAL_ERR(kc_event_recorder_new(NULL, NULL, NULL, &e));
+    kc_event_recorder_free(NULL);
+    kc_event_ref ref = {"v1", "Pod", "default", "p", NULL, NULL, NULL};
+    INVAL(kc_event_recorder_record(NULL, &ref, KC_EVENT_NORMAL, "Reason", "message"));
+    INVAL(kc_event_recorder_record(NULL, NULL, NULL, NULL, "%s", ""));
+    INVAL(kc_event_recorder_record_obj(NULL, NULL, KC_EVENT_NORMAL, "Reason", "message"));
+    INVAL_ERR(kc_event_recorder_flush(NULL, 0, &e));
+    kc_event_recorder_stats st;
+    memset(&st, 0xff, sizeof(st));
+    kc_event_recorder_get_stats(NULL, &st);
+    assert_int_equal(st.recorded, 0);
+    assert_int_equal(st.queued, 0);
+    kc_event_recorder_get_stats(NULL, NULL);
+}
+
 static void c_client(void)
 {
     INVAL_ERR(kc_client_new(NULL, NULL, NULL, &e));
@@ -325,6 +342,8 @@ static const group GROUPS[] = {
      "kc_cached_client_create kc_cached_client_update kc_cached_client_update_status "
      "kc_cached_client_patch "
      "kc_cached_client_apply kc_cached_client_delete"},
+    {c_event, "kc_event_recorder_new kc_event_recorder_free kc_event_recorder_record "
+              "kc_event_recorder_record_obj kc_event_recorder_flush kc_event_recorder_get_stats"},
     {c_client, "kc_client_new kc_client_free kc_client_namespace kc_cancel_new kc_cancel_fire "
                "kc_cancel_fired kc_cancel_free kc_client_get kc_client_get_table kc_client_list "
                "kc_client_list_all "

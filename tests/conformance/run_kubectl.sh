@@ -2,7 +2,8 @@
 # run_kubectl.sh KCACHE — unmodified kubectl against `kcache serve` (plain HTTP, then --tls --token).
 # Checks: version (#5), get namespaces, create/apply with default validation (#7), get -o json/yaml,
 # label, annotate, patch merge/json/strategic (#38–#40), get -w (#73/#75/#88), delete --wait (#55),
-# CRD then custom resource round trip, TLS + bearer token (and 401 with a wrong token), a body over
+# CRD then custom resource round trip, get events (its columns, -o wide), TLS + bearer token (and
+# 401 with a wrong token), a body over
 # --max-body read as 413 RequestEntityTooLarge every time (never "broken pipe" / "reset by peer").
 # Exit 77 when kubectl is missing.
 set -u
@@ -72,6 +73,22 @@ metadata:
   namespace: default
 spec:
   size: 3
+Y
+
+cat >"$KC_TMP/event.yaml" <<'Y'
+apiVersion: v1
+kind: Event
+metadata:
+  name: web-1.18ed43e07caee144
+  namespace: default
+involvedObject: {apiVersion: v1, kind: Pod, namespace: default, name: web-1, fieldPath: "spec.containers{web}"}
+type: Warning
+reason: BackOff
+message: Back-off restarting failed container
+source: {component: kcache-test, host: node-1}
+firstTimestamp: "2026-01-01T00:00:00Z"
+lastTimestamp: "2026-01-01T00:05:00Z"
+count: 7
 Y
 
 jp() { k get "$@"; }
@@ -145,6 +162,18 @@ t_delete_wait() {
     k delete cm cm1 --wait=true --timeout=20s &&
         ! k get cm cm1 2>"$KC_TMP/nf.err" && grep -q NotFound "$KC_TMP/nf.err"
 }
+# The Events the event recorder writes (docs/events.md), as `kubectl get events` shows them: the
+# server's Table has upstream's columns, the -o wide ones at priority 1.
+t_events() {
+    k create -f "$KC_TMP/event.yaml" >/dev/null || return 1
+    local out wide
+    out=$(k get events) && wide=$(k get events -o wide) || return 1
+    echo "$out" | head -1 | grep -Eq '^LAST SEEN +TYPE +REASON +OBJECT +MESSAGE$' &&
+        echo "$out" | grep -Eq '^[0-9dhmsy]+ +Warning +BackOff +pod/web-1 +Back-off restarting failed container$' &&
+        echo "$wide" | head -1 | grep -Eq 'SUBOBJECT +SOURCE +MESSAGE +FIRST SEEN +COUNT +NAME$' &&
+        echo "$wide" | grep -Eq 'spec.containers\{web\} +kcache-test, node-1 .* 7 +web-1.18ed43e07caee144$' ||
+        { echo "$out"; echo "$wide"; return 1; }
+}
 t_crd() {
     k apply -f "$KC_TMP/crd.yaml" &&
         wait_for 15 k get widgets &&
@@ -173,6 +202,7 @@ check "kubectl create configmap (imperative, protobuf request body)" t_create_im
 check "kubectl create service clusterip|nodeport, create job (protobuf request bodies)" t_create_service_job
 check "kubectl delete --wait (#55)" t_delete_wait
 check "CRD then custom resource create/get/patch/delete" t_crd
+check "kubectl get events [-o wide]: upstream's event columns (count, first/last seen)" t_events
 kc_stop && pass "server stops cleanly on SIGTERM (exit 0)" || fail "server exit status on SIGTERM"
 
 KC_QUIET=0 kc_start "$BIN" --tls --token s3cr3t-t0ken || { fail "server start with --tls --token"; kc_summary; }

@@ -215,6 +215,44 @@ static void test_server_table_default_columns_name_created_at(void **state)
     kc_obj_unref(w);
 }
 
+/* events: upstream's printEvent — Last Seen (lastTimestamp, else First Seen), Type, Reason, Object
+ * ("<kind lowercased>/<name>"), Message trimmed; Subobject, Source, First Seen, Count and Name only
+ * with -o wide (priority 1); a series overrides count and last time; count 0 shows 1. */
+static void test_server_table_event_columns_and_cells(void **state)
+{
+    kc_obj *e[2];
+    e[0] = obj("{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{\"name\":\"web.1\"},"
+               "\"involvedObject\":{\"kind\":\"Pod\",\"name\":\"web\",\"fieldPath\":"
+               "\"spec.containers{app}\"},\"type\":\"Warning\",\"reason\":\"BackOff\","
+               "\"message\":\"  back-off \\n\",\"source\":{\"component\":\"kubelet\",\"host\":"
+               "\"n1\"},\"firstTimestamp\":\"2026-11-29T14:00:00Z\",\"lastTimestamp\":"
+               "\"2026-11-29T14:59:00Z\",\"count\":7}");
+    e[1] = obj("{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{\"name\":\"n.2\"},"
+               "\"involvedObject\":{\"kind\":\"Node\",\"name\":\"\"},\"type\":\"Normal\","
+               "\"reason\":\"Up\",\"message\":\"m\",\"reportingComponent\":\"ctl\","
+               "\"eventTime\":\"2026-11-29T14:58:00.000000Z\",\"series\":{\"count\":4,"
+               "\"lastObservedTime\":\"2026-11-29T14:59:30.000000Z\"}}");
+    json_t *t = kc__table_build_at("", "events", e, 2, NULL, NULL, true, NOW);
+    const json_t *cols = json_object_get(t, "columnDefinitions");
+    assert_int_equal(json_array_size(cols), 10);
+    static const char *const names[] = {"Last Seen", "Type",    "Reason",     "Object", "Subobject",
+                                        "Source",    "Message", "First Seen", "Count",  "Name"};
+    static const int prio[] = {0, 0, 0, 0, 1, 1, 0, 1, 1, 1};
+    for (size_t i = 0; i < 10; i++) {
+        const json_t *c = json_array_get(cols, i);
+        assert_string_equal(json_string_value(json_object_get(c, "name")), names[i]);
+        assert_int_equal(json_integer_value(json_object_get(c, "priority")), prio[i]);
+    }
+    assert_json_eq(cells(t, 0),
+                   "[\"60s\",\"Warning\",\"BackOff\",\"pod/web\",\"spec.containers{app}\","
+                   "\"kubelet, n1\",\"back-off\",\"60m\",7,\"web.1\"]");
+    assert_json_eq(cells(t, 1), "[\"30s\",\"Normal\",\"Up\",\"node\",\"\",\"ctl\",\"m\",\"2m\",4,"
+                                "\"n.2\"]");
+    json_decref(t);
+    kc_obj_unref(e[0]);
+    kc_obj_unref(e[1]);
+}
+
 static void test_server_table_custom_resource_name_age(void **state)
 {
     kc_obj *w = obj("{\"apiVersion\":\"example.com/v1\",\"kind\":\"Widget\",\"metadata\":{"
@@ -280,6 +318,7 @@ int main(void)
         cmocka_unit_test(test_server_table_service_cells),
         cmocka_unit_test(test_server_table_node_namespace_secret_cells),
         cmocka_unit_test(test_server_table_default_columns_name_created_at),
+        cmocka_unit_test(test_server_table_event_columns_and_cells),
         cmocka_unit_test(test_server_table_custom_resource_name_age),
         cmocka_unit_test(test_server_table_workload_cells),
         cmocka_unit_test(test_server_table_partial_metadata_json),

@@ -61,10 +61,10 @@ json_t *kc__table_build_at(const char *group, const char *resource, kc_obj *cons
             goto fail;
         for (size_t i = 0; i < p->ncols; i++) {
             const kc__column *c = &p->cols[i];
-            if (json_array_append_new(cols,
-                                      json_pack("{s:s, s:s, s:s, s:s, s:i}", "name", c->name,
-                                                "type", c->type, "format", c->format, "description",
-                                                c->description, "priority", 0)) < 0)
+            if (json_array_append_new(cols, json_pack("{s:s, s:s, s:s, s:s, s:i}", "name", c->name,
+                                                      "type", c->type, "format", c->format,
+                                                      "description", c->description, "priority",
+                                                      kc__table_column_priority(p, i))) < 0)
                 goto fail;
         }
     }

@@ -15,7 +15,7 @@ typedef json_t *(*kc__row_fn)(const kc_obj *o, int64_t now);
 
 typedef struct kc__printer {
     const char *group, *resource;
-    kc__column cols[8];
+    kc__column cols[10];
     size_t ncols;
     kc__row_fn row;
 } kc__printer;
@@ -28,5 +28,8 @@ const kc__printer *kc__table_printer(const char *group, const char *resource);
  * and a row's object (PartialObjectMetadata of o); new references, NULL on ENOMEM (table.c). */
 json_t *kc__table_skeleton(const char *rv, const char *cont);
 json_t *kc__table_row_object(const kc_obj *o);
+
+/* The priority of column i of p: 0 shown by default, 1 only with -o wide (kubectl filters). */
+int kc__table_column_priority(const kc__printer *p, size_t i);
 
 #endif

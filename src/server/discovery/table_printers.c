@@ -2,9 +2,10 @@
  * table_printers.c — the columns and cells of kubectl's default printers for the Table renderer
  * (#23, #94): pods (Name, Ready, Status, Restarts, Age), deployments (Name, Ready, Up-to-date,
  * Available, Age), replicasets, statefulsets, daemonsets, services (Name, Type, Cluster-IP,
- * External-IP, Port(s), Age), namespaces, nodes, configmaps, secrets; custom resources get
- * Name/Age like upstream's CRD table convertor, other built-ins Name/Created At like upstream's
- * default convertor.
+ * External-IP, Port(s), Age), namespaces, nodes, configmaps, secrets, events (Last Seen, Type,
+ * Reason, Object, Message; Subobject, Source, First Seen, Count, Name at priority 1, i.e. -o wide);
+ * custom resources get Name/Age like upstream's CRD table convertor, other built-ins Name/Created
+ * At like upstream's default convertor.
  *
  * Design: values are read from the stored kc_obj by JSON pointer; sub-trees that need iteration
  * (containerStatuses, ports, conditions, labels) are fetched raw and decoded with jansson — only
@@ -15,6 +16,7 @@
 
 #include "core/internal.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -370,6 +372,94 @@ static json_t *row_custom(const kc_obj *o, int64_t now)
     return json_pack("[s,o]", kc_obj_name(o), age_cell(o, now));
 }
 
+/* Seconds since the epoch of the RFC 3339 string at ptr; -1 when absent or unparsable. */
+static int64_t time_at(const kc_obj *o, const char *ptr)
+{
+    char *s = NULL;
+    if (kc_obj_get_string(o, ptr, &s, NULL, NULL) < 0)
+        return -1;
+    int64_t t = kc__rfc3339_seconds(s);
+    free(s);
+    return t;
+}
+
+static json_t *since_cell(int64_t t, int64_t now)
+{
+    char buf[32];
+    if (t < 0)
+        return json_string("<unknown>");
+    kc__human_duration(now - t, buf);
+    return json_string(buf);
+}
+
+/* The string at ptr, "" when absent. New malloc'd (NULL on ENOMEM). */
+static char *str_at(const kc_obj *o, const char *ptr)
+{
+    char *s = NULL;
+    if (kc_obj_get_string(o, ptr, &s, NULL, NULL) < 0)
+        return strdup("");
+    return s;
+}
+
+/* kubernetes' printEvent: Last Seen falls back to First Seen (firstTimestamp, else eventTime);
+ * a series overrides the last time and the count; a count of 0 (new API singleton) shows 1; the
+ * object is "<kind lowercased>/<name>"; the source is component[, host] (reportingController /
+ * reportingInstance when source is empty), "<unknown>" without one. */
+static json_t *row_event(const kc_obj *o, int64_t now)
+{
+    int64_t first = time_at(o, "/firstTimestamp");
+    if (first < 0)
+        first = time_at(o, "/eventTime");
+    int64_t last = time_at(o, "/lastTimestamp");
+    if (last < 0)
+        last = first;
+    int64_t count = get_int(o, "/count");
+    int64_t series_last = time_at(o, "/series/lastObservedTime");
+    if (series_last >= 0) {
+        last = series_last;
+        count = get_int(o, "/series/count");
+    } else if (count == 0) {
+        count = 1;
+    }
+    char *kind = str_at(o, "/involvedObject/kind"), *name = str_at(o, "/involvedObject/name");
+    char *comp = str_at(o, "/source/component"), *host = str_at(o, "/source/host");
+    char *rc = str_at(o, "/reportingComponent"), *ri = str_at(o, "/reportingInstance");
+    char *msg = str_at(o, "/message");
+    json_t *row = NULL;
+    if (kind && name && comp && host && rc && ri && msg) {
+        for (char *p = kind; *p; p++)
+            *p = (char)tolower((unsigned char)*p);
+        const char *c = comp[0] ? comp : rc, *h = host[0] ? host : ri;
+        kc__buf target = KC__BUF_INIT(0), source = KC__BUF_INIT(0);
+        int brc = kc__buf_printf(&target, "%s%s%s", kind, name[0] ? "/" : "", name);
+        if (brc == 0)
+            brc = c[0] ? kc__buf_printf(&source, "%s%s%s", c, h[0] ? ", " : "", h)
+                       : kc__buf_append_str(&source, "<unknown>");
+        /* strings.TrimSpace of the message */
+        char *m = msg;
+        while (*m && isspace((unsigned char)*m))
+            m++;
+        size_t ml = strlen(m);
+        while (ml && isspace((unsigned char)m[ml - 1]))
+            ml--;
+        if (brc == 0)
+            row = json_pack("[o,o,o,s,o,s,s%,o,I,s]", since_cell(last, now),
+                            get_str(o, "/type", ""), get_str(o, "/reason", ""), target.data,
+                            get_str(o, "/involvedObject/fieldPath", ""), source.data, m, ml,
+                            since_cell(first, now), (json_int_t)count, kc_obj_name(o));
+        kc__buf_free(&target);
+        kc__buf_free(&source);
+    }
+    free(kind);
+    free(name);
+    free(comp);
+    free(host);
+    free(rc);
+    free(ri);
+    free(msg);
+    return row;
+}
+
 static const kc__printer printers[] = {
     {"apps",
      "replicasets",
@@ -465,6 +555,29 @@ static const kc__printer printers[] = {
       COL_AGE},
      4,
      row_secret},
+    {"",
+     "events",
+     {{"Last Seen", "string", "",
+       "The time at which the most recent occurrence of this event was recorded."},
+      {"Type", "string", "",
+       "Type of this event (Normal, Warning), new types could be added in the future"},
+      {"Reason", "string", "",
+       "This should be a short, machine understandable string that gives the reason for the "
+       "transition into the object's current status."},
+      {"Object", "string", "", "The object that this event is about."},
+      {"Subobject", "string", "",
+       "If referring to a piece of an object instead of an entire object, this string should "
+       "contain a valid JSON/Go field access statement, such as "
+       "desiredState.manifest.containers[2]."},
+      {"Source", "string", "",
+       "The component reporting this event. Should be a short machine understandable string."},
+      {"Message", "string", "", "A human-readable description of the status of this operation."},
+      {"First Seen", "string", "",
+       "The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)"},
+      {"Count", "string", "", "The number of times this event has occurred."},
+      {"Name", "string", "", "Name must be unique within a namespace."}},
+     10,
+     row_event},
 };
 
 static const kc__printer default_printer = {
@@ -493,6 +606,12 @@ static bool builtin_group(const char *g)
     size_t n = strlen(g);
     return !strchr(g, '.') ||
            (n >= sizeof suffix - 1 && strcmp(g + n - (sizeof suffix - 1), suffix) == 0);
+}
+
+int kc__table_column_priority(const kc__printer *p, size_t i)
+{
+    /* events: Subobject, Source, First Seen, Count and Name are -o wide only (upstream) */
+    return p->row == row_event && (i == 4 || i == 5 || i >= 7) ? 1 : 0;
 }
 
 const kc__printer *kc__table_printer(const char *group, const char *resource)

@@ -127,6 +127,21 @@ KC_API int kc_event_recorder_flush(kc_event_recorder *rec, int64_t timeout_ms, k
 /* Counters, copied into *ret. A NULL recorder gives zeroes. Thread-safe. */
 KC_API void kc_event_recorder_get_stats(kc_event_recorder *rec, kc_event_recorder_stats *ret);
 
+/*
+ * Prometheus text (0.0.4) of the counters (E12: drops exported as metrics), labelled
+ * component="<opts.component>":
+ *   kcache_events_total{result="created|patched|spam_filtered|dropped|invalid|error"} counter
+ *   kcache_events_aggregated_total  counter: events folded into a combined Event (E4)
+ *   kcache_events_retries_total     counter
+ *   kcache_events_queue_depth       gauge
+ * New malloc'd string (caller frees); NULL on out of memory or for NULL. Thread-safe.
+ */
+KC_API char *kc_event_recorder_metrics_text(kc_event_recorder *rec);
+
+/* kc_event_recorder_metrics_text with the signature of a health endpoint's metrics source
+ * (render(void *ud) → malloc'd text): rec is a kc_event_recorder *. */
+KC_API char *kc_event_recorder_metrics_render(void *rec);
+
 KC_END_DECLS
 
 #endif

@@ -442,3 +442,52 @@ void kc_event_recorder_get_stats(kc_event_recorder *rec, kc_event_recorder_stats
     ret->queued = rec->n;
     pthread_mutex_unlock(&rec->mu);
 }
+
+char *kc_event_recorder_metrics_text(kc_event_recorder *rec)
+{
+    if (!rec)
+        return NULL;
+    kc_event_recorder_stats st;
+    kc_event_recorder_get_stats(rec, &st);
+    char *label = NULL;
+    if (kc_json_format(&label, NULL, NULL, "%s", rec->component) < 0) /* quoted, escaped */
+        return NULL;
+    kc__buf b;
+    kc__buf_init(&b, 0);
+    const struct {
+        const char *result;
+        uint64_t n;
+    } results[] = {
+        {"created", st.created}, {"patched", st.patched}, {"spam_filtered", st.spam_filtered},
+        {"dropped", st.dropped}, {"invalid", st.invalid}, {"error", st.errors}};
+    int rc = kc__buf_append_str(&b, "# HELP kcache_events_total Events recorded, by outcome.\n"
+                                    "# TYPE kcache_events_total counter\n");
+    for (size_t i = 0; rc == 0 && i < KC__ARRAY_LEN(results); i++)
+        rc = kc__buf_printf(&b, "kcache_events_total{component=%s,result=\"%s\"} %llu\n", label,
+                            results[i].result, (unsigned long long)results[i].n);
+    if (rc == 0)
+        rc = kc__buf_printf(
+            &b,
+            "# HELP kcache_events_aggregated_total Events folded into a combined Event.\n"
+            "# TYPE kcache_events_aggregated_total counter\n"
+            "kcache_events_aggregated_total{component=%s} %llu\n"
+            "# HELP kcache_events_retries_total Event writes tried again after an error.\n"
+            "# TYPE kcache_events_retries_total counter\n"
+            "kcache_events_retries_total{component=%s} %llu\n"
+            "# HELP kcache_events_queue_depth Events waiting for the sender.\n"
+            "# TYPE kcache_events_queue_depth gauge\n"
+            "kcache_events_queue_depth{component=%s} %zu\n",
+            label, (unsigned long long)st.aggregated, label, (unsigned long long)st.retries, label,
+            st.queued);
+    free(label);
+    if (rc < 0) {
+        kc__buf_free(&b);
+        return NULL;
+    }
+    return kc__buf_steal(&b, NULL);
+}
+
+char *kc_event_recorder_metrics_render(void *rec)
+{
+    return kc_event_recorder_metrics_text(rec);
+}

@@ -89,6 +89,8 @@ static void c_event(void)
     assert_int_equal(st.recorded, 0);
     assert_int_equal(st.queued, 0);
     kc_event_recorder_get_stats(NULL, NULL);
+    assert_null(kc_event_recorder_metrics_text(NULL));
+    assert_null(kc_event_recorder_metrics_render(NULL));
 }
 
 static void c_client(void)
@@ -343,7 +345,8 @@ static const group GROUPS[] = {
      "kc_cached_client_patch "
      "kc_cached_client_apply kc_cached_client_delete"},
     {c_event, "kc_event_recorder_new kc_event_recorder_free kc_event_recorder_record "
-              "kc_event_recorder_record_obj kc_event_recorder_flush kc_event_recorder_get_stats"},
+              "kc_event_recorder_record_obj kc_event_recorder_flush kc_event_recorder_get_stats "
+              "kc_event_recorder_metrics_text kc_event_recorder_metrics_render"},
     {c_client, "kc_client_new kc_client_free kc_client_namespace kc_cancel_new kc_cancel_fire "
                "kc_cancel_fired kc_cancel_free kc_client_get kc_client_get_table kc_client_list "
                "kc_client_list_all "

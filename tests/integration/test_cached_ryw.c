@@ -319,7 +319,7 @@ static void test_cached_ryw_delete_absent_key_proves_nothing(void **state)
     kc__ryw_want w = {.ns = "ns", .name = "a", .delete_uid = "u1", .after_seq = 0};
     kc_store_cond c = kc__ryw_want_cond(&w);
     assert_int_equal(kc_store_check(f->store, &c, NULL), 0); /* absent, never seen: not done */
-    apply(f->store, KC_WATCH_ADDED, "u1", "10");       /* the ADDED event arrives late */
+    apply(f->store, KC_WATCH_ADDED, "u1", "10");             /* the ADDED event arrives late */
     assert_int_equal(kc_store_check(f->store, &c, NULL), 0);
     apply(f->store, KC_WATCH_DELETED, "u1", "11");
     assert_int_equal(kc_store_check(f->store, &c, NULL), 1); /* its DELETED event: done */
@@ -348,7 +348,7 @@ static void test_cached_ryw_delete_with_rv_orders_other_uids(void **state)
     apply(f->store, KC_WATCH_DELETED, "u0", "6");
     apply(f->store, KC_WATCH_ADDED, "u1", "10");
     apply(f->store, KC_WATCH_DELETED, "u1", "11");
-    apply(f->store, KC_WATCH_ADDED, "u2", "12");       /* the tombstone of u1 is gone now */
+    apply(f->store, KC_WATCH_ADDED, "u2", "12");             /* the tombstone of u1 is gone now */
     assert_int_equal(kc_store_check(f->store, &c, NULL), 1); /* watermark 12 >= 10 and u1 gone */
 }
 

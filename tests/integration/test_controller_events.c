@@ -175,6 +175,16 @@ static void test_identical_events_one_event_with_count(void **state)
     assert_int_equal(st.created, 1);
     assert_int_equal(st.patched, 19);
     assert_int_equal(st.dropped + st.errors + st.spam_filtered + st.aggregated, 0);
+    /* E12: the counters as metrics */
+    char *m = kc_event_recorder_metrics_render(rec);
+    assert_non_null(m);
+    assert_non_null(strstr(m, "# TYPE kcache_events_total counter\n"));
+    assert_non_null(
+        strstr(m, "kcache_events_total{component=\"test-controller\",result=\"created\"} 1\n"));
+    assert_non_null(
+        strstr(m, "kcache_events_total{component=\"test-controller\",result=\"patched\"} 19\n"));
+    assert_non_null(strstr(m, "kcache_events_queue_depth{component=\"test-controller\"} 0\n"));
+    free(m);
     collected_free(&c);
     kc_event_recorder_free(rec);
 }
@@ -250,8 +260,7 @@ static void test_spam_filter_burst(void **state)
     for (int i = 0; i < 30; i++) {
         char reason[32];
         snprintf(reason, sizeof reason, "Reason%d", i);
-        assert_int_equal(kc_event_recorder_record(rec, &r, KC_EVENT_WARNING, reason, "message"),
-                         0);
+        assert_int_equal(kc_event_recorder_record(rec, &r, KC_EVENT_WARNING, reason, "message"), 0);
     }
     /* A different type has its own bucket. */
     assert_int_equal(kc_event_recorder_record(rec, &r, KC_EVENT_NORMAL, "Fine", "ok"), 0);
@@ -440,7 +449,10 @@ static void test_client_error_not_retried(void **state)
 static void test_never_blocks_queue_bound(void **state)
 {
     (void)state;
-    kc_event_recorder_opts o = {.queue_len = 5, .max_tries = 1000, .retry_interval_ms = 600000};
+    kc_event_recorder_opts o = {.component = "test-controller",
+                                .queue_len = 5,
+                                .max_tries = 1000,
+                                .retry_interval_ms = 600000};
     kc_event_recorder *rec = recorder(&o);
     set_create_500(1.0);
     kc_event_ref r = pod_ref("blocked");
@@ -456,6 +468,13 @@ static void test_never_blocks_queue_bound(void **state)
     assert_true(st.recorded <= 6); /* 5 queued + at most 1 taken by the sender */
     assert_true(st.dropped >= 14);
     assert_true(st.queued <= 5);
+    char *m = kc_event_recorder_metrics_text(rec);
+    char want[128];
+    snprintf(want, sizeof want,
+             "kcache_events_total{component=\"test-controller\",result=\"dropped\"} %llu\n",
+             (unsigned long long)st.dropped);
+    assert_non_null(strstr(m, want));
+    free(m);
     kc_error err = KC_ERROR_INIT;
     assert_int_equal(kc_event_recorder_flush(rec, 50, &err), KC_ETIMEOUT);
     kc_error_clear(&err);

@@ -20,11 +20,13 @@
 
 typedef struct kc__event {
     struct kc__event *next; /* queue link */
-    /* involvedObject (all owned; "" when not given, never NULL) */
+    /* involvedObject, type and reason: in the event's own block ("" when not given, never
+     * NULL; not freed separately) */
     char *api_version, *kind, *obj_ns, *name, *uid, *rv, *field_path;
-    char *type, *reason, *message; /* owned */
-    uint64_t wall_ns;              /* CLOCK_REALTIME when recorded: the Event's timestamps */
-    uint64_t mono_ns;              /* CLOCK_MONOTONIC when recorded: the correlator's windows */
+    char *type, *reason;
+    char *message;    /* owned (malloc'd: aggregation may replace it) */
+    uint64_t wall_ns; /* CLOCK_REALTIME when recorded: the Event's timestamps */
+    uint64_t mono_ns; /* CLOCK_MONOTONIC when recorded: the correlator's windows */
     /* Set by the correlator: */
     char *event_name;       /* Event metadata.name to create or patch (owned) */
     char *key;              /* the dedupe key the send result is recorded under (owned) */

@@ -59,36 +59,41 @@ struct kc_event_recorder {
 
 /* ---- events -------------------------------------------------------------------------------- */
 
-static char *dup_or_empty(const char *s)
-{
-    return kc__strdup(s ? s : "");
-}
-
 kc__event *kc__event_new(const kc_event_ref *ref, const char *type, const char *reason,
                          const char *message)
 {
-    kc__event *ev = calloc(1, sizeof *ev);
-    if (!ev)
+    /* One block holds the struct and the seven reference strings, type and reason (the hot path
+     * of record: one allocation instead of ten); the message is separate because aggregation may
+     * replace it. */
+    const char *src[] = {ref->api_version,      ref->kind,       ref->uid, ref->ns, ref->name,
+                         ref->resource_version, ref->field_path, type,     reason};
+    size_t lens[KC__ARRAY_LEN(src)], total = sizeof(kc__event);
+    for (size_t i = 0; i < KC__ARRAY_LEN(src); i++) {
+        lens[i] = src[i] ? strlen(src[i]) : 0;
+        total += lens[i] + 1;
+    }
+    kc__event *ev = calloc(1, total);
+    char *msg = kc__strdup(message ? message : "");
+    if (!ev || !msg) {
+        free(ev);
+        free(msg);
         return NULL;
-    ev->api_version = dup_or_empty(ref->api_version);
-    ev->kind = dup_or_empty(ref->kind);
-    ev->obj_ns = dup_or_empty(ref->ns);
-    ev->name = dup_or_empty(ref->name);
-    ev->uid = dup_or_empty(ref->uid);
-    ev->rv = dup_or_empty(ref->resource_version);
-    ev->field_path = dup_or_empty(ref->field_path);
-    ev->type = dup_or_empty(type);
-    ev->reason = dup_or_empty(reason);
-    ev->message = dup_or_empty(message);
+    }
+    char **dst[] = {&ev->api_version, &ev->kind,       &ev->uid,  &ev->obj_ns, &ev->name,
+                    &ev->rv,          &ev->field_path, &ev->type, &ev->reason};
+    char *p = (char *)(ev + 1);
+    for (size_t i = 0; i < KC__ARRAY_LEN(src); i++) {
+        if (lens[i])
+            memcpy(p, src[i], lens[i]);
+        p[lens[i]] = '\0';
+        *dst[i] = p;
+        p += lens[i] + 1;
+    }
+    ev->message = msg;
     ev->mono_ns = kc__now_ns();
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     ev->wall_ns = (uint64_t)ts.tv_sec * KC__NS_PER_SEC + (uint64_t)ts.tv_nsec;
-    if (!ev->api_version || !ev->kind || !ev->obj_ns || !ev->name || !ev->uid || !ev->rv ||
-        !ev->field_path || !ev->type || !ev->reason || !ev->message) {
-        kc__event_free(ev);
-        return NULL;
-    }
     return ev;
 }
 
@@ -96,15 +101,6 @@ void kc__event_free(kc__event *ev)
 {
     if (!ev)
         return;
-    free(ev->api_version);
-    free(ev->kind);
-    free(ev->obj_ns);
-    free(ev->name);
-    free(ev->uid);
-    free(ev->rv);
-    free(ev->field_path);
-    free(ev->type);
-    free(ev->reason);
     free(ev->message);
     free(ev->event_name);
     free(ev->key);

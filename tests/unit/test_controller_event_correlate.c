@@ -116,9 +116,12 @@ static void test_dedupe_counts(void **state)
     assert_string_equal(b->event_name, a->event_name);
     assert_int_equal(b->first_wall_ns, a->wall_ns);
     /* A different fieldPath is a different Event (full key). */
-    kc__event *d = ev_at("p", "Normal", "R", "m", T0 + 6 * SEC);
-    free(d->field_path);
-    d->field_path = strdup("spec.containers{app}");
+    kc_event_ref r = {"v1", "Pod", "ns", "p", "uid", "1", "spec.containers{app}"};
+    kc__event *d = kc__event_new(&r, "Normal", "R", "m");
+    assert_non_null(d);
+    d->mono_ns = T0 + 6 * SEC;
+    d->wall_ns = WALL0 + d->mono_ns;
+    assert_string_equal(d->field_path, "spec.containers{app}");
     assert_int_equal(kc__event_correlate(c, d), 0);
     assert_false(d->patch);
     assert_string_not_equal(d->event_name, a->event_name);

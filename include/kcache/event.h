@@ -18,8 +18,9 @@
  * and 429 are retried a bounded number of times (E7: 12 tries, 10 s apart, the first wait random);
  * other API errors are final (counted).
  *
- * The core/v1 Events API is the default (kubectl get events reads it); events.k8s.io/v1 is
- * selectable (KC_EVENT_API_EVENTS_V1, E8/E9 isomorphic key and series).
+ * The recorder writes core/v1 Events (kubectl get events reads them). KC_EVENT_API_EVENTS_V1
+ * (events.k8s.io/v1: E8/E9 isomorphic key and series) is reserved: not implemented yet, new
+ * refuses it with KC_EUNSUPPORTED.
  *
  * Thread-safety: record, flush and get_stats may be called from any number of threads at once;
  * free must not race with any other call on the same recorder. The kc_client is borrowed: it must
@@ -41,7 +42,8 @@ typedef struct kc_event_recorder kc_event_recorder;
 /* Which Events API the recorder writes. */
 typedef enum kc_event_api {
     KC_EVENT_API_CORE_V1 = 0,   /* default: core/v1 Event (count, firstTimestamp, lastTimestamp) */
-    KC_EVENT_API_EVENTS_V1 = 1, /* events.k8s.io/v1 Event (regarding, note, series) */
+    KC_EVENT_API_EVENTS_V1 = 1, /* events.k8s.io/v1 (regarding, note, series): not implemented
+                                 * yet — kc_event_recorder_new returns KC_EUNSUPPORTED */
 } kc_event_api;
 
 /* Options of a recorder. Zero-initialised (or NULL) means the defaults. Strings are copied. */
@@ -87,8 +89,8 @@ typedef struct kc_event_recorder_stats {
 /*
  * New recorder writing through client (borrowed: must outlive the recorder). Starts the sender
  * thread. opts may be NULL (copied). Errors: KC_EINVAL (NULL client, unknown api, bad option),
- * KC_ENOMEM, KC_EIO (thread creation failed). On success *ret is new — caller frees with
- * kc_event_recorder_free(). Thread-safe.
+ * KC_EUNSUPPORTED (KC_EVENT_API_EVENTS_V1), KC_ENOMEM, KC_EIO (thread creation failed). On success
+ * *ret is new — caller frees with kc_event_recorder_free(). Thread-safe.
  */
 KC_API int kc_event_recorder_new(kc_client *client, const kc_event_recorder_opts *opts,
                                  kc_event_recorder **ret, kc_error *err);

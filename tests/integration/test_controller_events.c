@@ -306,6 +306,26 @@ static void test_invalid_events_refused(void **state)
     kc_event_recorder_free(rec);
 }
 
+/* Options: events.k8s.io/v1 is reserved (KC_EUNSUPPORTED, docs/events.md), an unknown api or a
+ * negative count is KC_EINVAL; nothing is returned on failure. */
+static void test_options_refused(void **state)
+{
+    (void)state;
+    kc_event_recorder *rec = NULL;
+    kc_error err = KC_ERROR_INIT;
+    kc_event_recorder_opts v1 = {.api = KC_EVENT_API_EVENTS_V1};
+    assert_int_equal(kc_event_recorder_new(cli, &v1, &rec, &err), KC_EUNSUPPORTED);
+    assert_non_null(strstr(err.message, "events.k8s.io/v1"));
+    kc_error_clear(&err);
+    kc_event_recorder_opts bad = {.api = (kc_event_api)7};
+    assert_int_equal(kc_event_recorder_new(cli, &bad, &rec, &err), KC_EINVAL);
+    kc_error_clear(&err);
+    kc_event_recorder_opts neg = {.max_tries = -1};
+    assert_int_equal(kc_event_recorder_new(cli, &neg, &rec, &err), KC_EINVAL);
+    kc_error_clear(&err);
+    assert_null(rec);
+}
+
 /* E1: record_obj takes the involved object from an object; a cluster-scoped object's Events go
  * to "default". */
 static void test_record_obj_and_default_namespace(void **state)
@@ -571,6 +591,7 @@ int main(void)
         cmocka_unit_test(test_similar_events_combined),
         cmocka_unit_test(test_spam_filter_burst),
         cmocka_unit_test(test_invalid_events_refused),
+        cmocka_unit_test(test_options_refused),
         cmocka_unit_test(test_record_obj_and_default_namespace),
         cmocka_unit_test(test_deleted_event_created_again),
         cmocka_unit_test(test_server_errors_retried_bounded),

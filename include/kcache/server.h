@@ -67,6 +67,12 @@ typedef struct kc_server_opts {
     uint64_t random_seed;    /* fault/delay PRNG seed; 0 = from time */
     kc_server_faults faults; /* initial faults */
     bool quiet;              /* no request log on stderr */
+    /* Service allocations (as kube-apiserver's --service-cluster-ip-range and
+     * --service-node-port-range): the CIDR cluster IPs come from — IPv4 /12 to /30 or IPv6 /108
+     * to /126; NULL = "10.96.0.0/12" — and the node port range "LO-HI" (at least 16 ports);
+     * NULL = "30000-32767". A bad value fails kc_server_new with KC_EINVAL. */
+    const char *service_cidr;
+    const char *node_port_range;
 } kc_server_opts;
 
 /* Create a server (not yet listening). On success *ret_srv is new — free with kc_server_free().

@@ -184,7 +184,7 @@ static void test_server_patch_strict_does_not_blame_stored_fields(void **state)
     const char *seed = "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":"
                        "\"fv-seeded\",\"namespace\":\"default\"},\"legacy\":true,\"data\":{}}";
     kc_error e = KC_ERROR_INIT;
-    assert_int_equal(kc__create_json(s, seed, strlen(seed), &e), 0);
+    assert_int_equal(kc__create_json(s, seed, strlen(seed), false, &e), 0);
     for (size_t t = 0; t < 3; t++) { /* apply names its own fields: the applied body is checked */
         char path[128];
         snprintf(path, sizeof(path), CM_PATH "/fv-seeded?fieldValidation=Strict");

@@ -10,6 +10,7 @@
  */
 #include "server/storage/srv.h"
 
+#include "server/defaults/service_alloc.h"
 #include "server/http/kubeconfig_out.h"
 #include "server/http/tls.h"
 #include "server/testbed/seed.h"
@@ -57,7 +58,7 @@ static int create_builtin_namespaces(kc_server *srv, bool have_lock)
                          "\"phase\":\"Active\"}}",
                          builtin_ns[i]);
         kc_error err = KC_ERROR_INIT;
-        int rc = kc__create_json_ex(srv, json, (size_t)n, have_lock, &err);
+        int rc = kc__create_json_ex(srv, json, (size_t)n, have_lock, false, &err);
         kc_error_clear(&err);
         if (rc)
             return rc;
@@ -67,6 +68,7 @@ static int create_builtin_namespaces(kc_server *srv, bool have_lock)
 
 typedef struct seed_ctx {
     kc_server *srv;
+    bool generated;    /* --seed-objects: objects already shaped as the server stores them */
     kc_error rejected; /* why the last object was refused */
 } seed_ctx;
 
@@ -77,7 +79,7 @@ static int seed_cb(void *ud, const char *json, size_t len)
 {
     seed_ctx *x = ud;
     kc_error err = KC_ERROR_INIT;
-    int rc = kc__create_json(x->srv, json, len, &err);
+    int rc = kc__create_json(x->srv, json, len, x->generated, &err);
     if (rc && rc != KC_EEXISTS) {
         kc_obj *o = NULL;
         kc_obj_parse(json, len, NULL, &o, NULL);
@@ -97,6 +99,7 @@ static int seed(kc_server *srv, kc_error *err)
     int rc = 0;
     if (srv->seed_dir)
         rc = kc__seed_load_dir(srv->seed_dir, seed_cb, &x, err);
+    x.generated = true;
     if (!rc && srv->seed_spec)
         rc = kc__seed_generate(srv->seed_spec, seed_cb, &x, err);
     if (rc && x.rejected.code && err) {
@@ -130,6 +133,10 @@ KC_API int kc_server_new(const kc_server_opts *opts, kc_server **ret_srv, kc_err
     srv->opts.token = srv->token;
     srv->opts.seed_dir = srv->seed_dir;
     srv->opts.seed_spec = srv->seed_spec;
+    srv->service_cidr = kc__strdup(o.service_cidr);
+    srv->node_port_range = kc__strdup(o.node_port_range);
+    srv->opts.service_cidr = srv->service_cidr;
+    srv->opts.node_port_range = srv->node_port_range;
     int rc = KC_ENOMEM;
     pthread_mutex_init(&srv->mu, NULL);
     pthread_mutex_init(&srv->off_mu, NULL);
@@ -152,6 +159,10 @@ KC_API int kc_server_new(const kc_server_opts *opts, kc_server **ret_srv, kc_err
         goto fail_set;
     }
     srv->port = (unsigned)port;
+    if ((rc = kc__svc_alloc_new(o.service_cidr, o.node_port_range, srv->rng ^ 0x5e41ce,
+                                &srv->svc_alloc, err)) != 0)
+        goto fail_set;
+    rc = KC_ENOMEM;
     srv->faults = kc__faults_new(&o.faults, o.random_seed);
     srv->hub = kc__hub_new(srv->faults, o.watch_queue);
     if (srv->hub)
@@ -331,6 +342,7 @@ KC_API int kc_server_restart(kc_server *srv, kc_server_restart_mode mode, kc_err
             else
                 kc__store_clear_rsrc(r);
         }
+        kc__svc_alloc_reset(srv->svc_alloc);
         srv->rv = 0;
     }
     kc__store_compact_locked(srv);
@@ -393,6 +405,9 @@ KC_API void kc_server_free(kc_server *srv)
     free(srv->token);
     free(srv->seed_dir);
     free(srv->seed_spec);
+    free(srv->service_cidr);
+    free(srv->node_port_range);
+    kc__svc_alloc_free(srv->svc_alloc);
     free(srv->url);
     free(srv);
 }

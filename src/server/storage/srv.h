@@ -157,6 +157,8 @@ struct kc_server {
     uint64_t next_snap_id;
     uint64_t rng; /* names and uids; under mu */
     kc_decode_opts dopts;
+    struct kc__svc_alloc *svc_alloc; /* Service cluster IPs and node ports (defaults room) */
+    char *service_cidr, *node_port_range;
 };
 
 /* ---- store (store.c) ------------------------------------------------------------------------ */
@@ -364,10 +366,14 @@ int kc__proto_to_json(const char *body, size_t len, json_t **ret, kc_error *err)
  * the object needs the general path. */
 int kc__create_fast(kc_server *srv, kc__rsrc *r, kc_obj *o0, kc_error *err);
 
-/* Create an object from JSON text (seeding, mu NOT held). */
-int kc__create_json(kc_server *srv, const char *json, size_t len, kc_error *err);
+/* Create an object from JSON text (seeding, mu NOT held) through the create path: defaulted,
+ * status kept. as_stored: the text is already what the server would store (generated objects),
+ * so the fast path (create_fast.c, no defaulting) may take any kind; otherwise it takes only
+ * kinds without defaults. */
+int kc__create_json(kc_server *srv, const char *json, size_t len, bool as_stored, kc_error *err);
 /* The same with have_lock = true when the caller holds mu (restart). */
-int kc__create_json_ex(kc_server *srv, const char *json, size_t len, bool have_lock, kc_error *err);
+int kc__create_json_ex(kc_server *srv, const char *json, size_t len, bool have_lock, bool as_stored,
+                       kc_error *err);
 
 /* Shared write helpers (write.c), all with mu held unless stated. */
 typedef struct kc__write {
@@ -410,6 +416,21 @@ int kc__write_update(kc_server *srv, const kc__write *w, kc__entry *cur, json_t 
 /* Insert doc as a new object (create path, mu held). */
 int kc__write_create(kc_server *srv, const kc__write *w, json_t *doc, kc_obj **ret_obj,
                      kc_error *err);
+/* Defaulting (defaulting.c, mu held; docs/server.md "Defaulting"). kc__write_defaults: the
+ * scheme's defaulters on doc (the decode of every create/update/patch/apply), before the
+ * writer's managedFields entry is recorded. kc__write_prepare: the registry's step (old NULL =
+ * create: PrepareForCreate, pod admission — 403 for an unknown priority class; update:
+ * PrepareForUpdate) and Service allocations (422/500 as upstream; reserved unless dry run).
+ * kc__write_settle after the commit (committed) or a failure after kc__write_prepare: releases
+ * what the stored object no longer holds, or what this write reserved. kc__write_released: a
+ * removed object gives its allocations back. */
+int kc__write_defaults(kc_server *srv, const kc__write *w, json_t *doc, kc_error *err);
+int kc__write_prepare(kc_server *srv, const kc__write *w, json_t *doc, const json_t *old,
+                      kc_error *err);
+void kc__write_settle(kc_server *srv, const kc__write *w, const json_t *doc, const json_t *old,
+                      bool committed);
+void kc__write_released(kc_server *srv, const kc__rsrc *r, const kc_obj *obj);
+
 /* Remove an entry now (mu held): DELETED event with the last state at a new RV.
  * *ret_last (may be NULL) gets the DELETED object (new reference). */
 int kc__write_remove(kc_server *srv, kc__rsrc *r, kc__entry *cur, kc_obj **ret_last, kc_error *err);

@@ -73,6 +73,7 @@ int kc__write_remove(kc_server *srv, kc__rsrc *r, kc__entry *cur, kc_obj **ret_l
         rc = kc_error_set(err, rc, "out of memory");
         goto out;
     }
+    kc__write_released(srv, r, old);
     if (ret_last)
         *ret_last = last;
     else

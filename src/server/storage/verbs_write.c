@@ -9,6 +9,7 @@
  */
 #include "server/storage/srv.h"
 
+#include "server/defaults/defaults.h"
 #include "server/patch/patch.h"
 
 #include <stdlib.h>
@@ -303,13 +304,18 @@ int kc__verb_patch(kc__req *req, kc__rsrc *r)
     return rc;
 }
 
-int kc__create_json_ex(kc_server *srv, const char *json, size_t len, bool have_lock, kc_error *err)
+int kc__create_json_ex(kc_server *srv, const char *json, size_t len, bool have_lock, bool as_stored,
+                       kc_error *err)
 {
     kc_obj *o0 = NULL;
     if (kc_obj_parse(json, len, &srv->dopts, &o0, NULL) == 0) {
         if (!have_lock)
             pthread_mutex_lock(&srv->mu);
         kc__rsrc *fr = kc__registry_find_kind(srv, kc_obj_api_version(o0), kc_obj_kind(o0));
+        /* the fast path stores objects as given: only for text already in the stored form or
+         * kinds without defaults */
+        if (fr && !as_stored && !fr->is_crd && kc__defaults_known(fr->group, fr->kind))
+            fr = NULL;
         int frc = fr ? kc__create_fast(srv, fr, o0, err) : KC_EUNSUPPORTED;
         if (!have_lock)
             pthread_mutex_unlock(&srv->mu);
@@ -353,7 +359,7 @@ int kc__create_json_ex(kc_server *srv, const char *json, size_t len, bool have_l
     return rc;
 }
 
-int kc__create_json(kc_server *srv, const char *json, size_t len, kc_error *err)
+int kc__create_json(kc_server *srv, const char *json, size_t len, bool as_stored, kc_error *err)
 {
-    return kc__create_json_ex(srv, json, len, false, err);
+    return kc__create_json_ex(srv, json, len, false, as_stored, err);
 }

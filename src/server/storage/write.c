@@ -233,43 +233,45 @@ int kc__write_create(kc_server *srv, const kc__write *w, json_t *doc, kc_obj **r
         json_object_set_new(m, "generation", json_integer(1));
     else
         kc__meta_del(doc, "generation");
-    if (r->has_status && !w->keep_status) {
-        json_object_del(doc, "status");
-        if (strcmp(r->plural, "namespaces") == 0 && !r->group[0])
-            json_object_set_new(doc, "status", json_pack("{s:s}", "phase", "Active"));
-        else if (strcmp(r->plural, "pods") == 0 && !r->group[0])
-            json_object_set_new(doc, "status", json_pack("{s:s}", "phase", "Pending"));
-    }
-    if (!r->group[0] && strcmp(r->plural, "secrets") == 0 && !json_object_get(doc, "type"))
-        json_object_set_new(doc, "type", json_string("Opaque"));
-    if (!r->group[0] && strcmp(r->plural, "namespaces") == 0 && !json_object_get(doc, "status"))
-        json_object_set_new(doc, "status", json_pack("{s:s}", "phase", "Active"));
+    if (r->has_status && !w->keep_status)
+        json_object_del(doc, "status"); /* the server's own status comes with the defaults */
+    if ((rc = kc__write_defaults(srv, w, doc, err)) != 0)
+        return rc;
     if (r->plural && strcmp(r->plural, "customresourcedefinitions") == 0 &&
         (rc = kc__crd_prepare(srv, doc, err)) != 0)
         return rc;
-    if ((rc = record_manager(w, doc, NULL, err)) != 0)
+    if ((rc = record_manager(w, doc, NULL, err)) != 0 ||
+        (rc = kc__write_prepare(srv, w, doc, NULL, err)) != 0)
         return rc;
     uint64_t rv = srv->rv + 1;
     if (w->dry_run)
         kc__meta_del(doc, "resourceVersion");
     else
         set_rv(doc, rv);
-    kc_obj *obj;
+    kc_obj *obj = NULL;
     if ((rc = kc__obj_from_doc(srv, doc, &obj, err)) != 0)
-        return rc;
+        goto fail;
     if (!w->dry_run) {
         if (strcmp(r->plural, "customresourcedefinitions") == 0 && !r->is_crd &&
-            (rc = kc__crd_register(srv, obj, err)) != 0) {
-            kc_obj_unref(obj);
-            return rc;
-        }
+            (rc = kc__crd_register(srv, obj, err)) != 0)
+            goto fail;
         if ((rc = kc__store_commit(srv, r, KC_WATCH_ADDED, obj, NULL, rv)) != 0) {
-            kc_obj_unref(obj);
-            return kc_error_set(err, rc, "out of memory");
+            rc = kc_error_set(err, rc, "out of memory");
+            goto fail;
         }
     }
     *ret_obj = obj;
     return 0;
+fail:
+    kc_obj_unref(obj);
+    kc__write_settle(srv, w, doc, NULL, false);
+    return rc;
+}
+
+/* json_equal that holds for two absent values (jansson's is false when either is NULL). */
+static bool same_value(const json_t *a, const json_t *b)
+{
+    return (!a && !b) || (a && b && json_equal(a, b));
 }
 
 /* Did the fields that drive generation change? */
@@ -277,10 +279,10 @@ static bool gen_changed(const kc__rsrc *r, json_t *old, json_t *nu)
 {
     switch (r->gen_rule) {
     case KC__GEN_SPEC:
-        return !json_equal(json_object_get(old, "spec"), json_object_get(nu, "spec"));
+        return !same_value(json_object_get(old, "spec"), json_object_get(nu, "spec"));
     case KC__GEN_SPEC_ANNOT:
-        return !json_equal(json_object_get(old, "spec"), json_object_get(nu, "spec")) ||
-               !json_equal(json_object_get(json_object_get(old, "metadata"), "annotations"),
+        return !same_value(json_object_get(old, "spec"), json_object_get(nu, "spec")) ||
+               !same_value(json_object_get(json_object_get(old, "metadata"), "annotations"),
                            json_object_get(json_object_get(nu, "metadata"), "annotations"));
     case KC__GEN_CR: {
         const char *key;
@@ -378,6 +380,13 @@ int kc__write_update(kc_server *srv, const kc__write *w, kc__entry *cur, json_t 
     copy_meta(nu, old, "deletionGracePeriodSeconds");
     copy_meta(nu, old, "generation");
     kc__meta_del(nu, "selfLink");
+    if ((rc = kc__write_defaults(srv, w, nu, err)) != 0 ||
+        (rc = kc__write_prepare(srv, w, nu, old, err)) != 0) {
+        json_decref(nu);
+        json_decref(old);
+        return rc;
+    }
+    kc_obj *obj = NULL;
     if (r->gen_rule != KC__GEN_NONE && !w->status_sub && gen_changed(r, old, nu)) {
         json_int_t g = json_integer_value(json_object_get(kc__meta(old), "generation"));
         json_object_set_new(kc__meta(nu), "generation", json_integer(g + 1));
@@ -386,10 +395,9 @@ int kc__write_update(kc_server *srv, const kc__write *w, kc__entry *cur, json_t 
     json_t *nf = json_object_get(kc__meta(nu), "finalizers");
     json_t *of = json_object_get(kc__meta(old), "finalizers");
     if (deleting && !finalizers_subset(nf, of)) {
-        json_decref(nu);
-        json_decref(old);
-        return invalid(err, r, name, "metadata.finalizers", "FieldValueForbidden",
-                       "Forbidden: no new finalizers can be added if the object is being deleted");
+        rc = invalid(err, r, name, "metadata.finalizers", "FieldValueForbidden",
+                     "Forbidden: no new finalizers can be added if the object is being deleted");
+        goto fail;
     }
     /* schema validation (custom resources) of the object the update would store */
     if (r->is_crd && (rc = kc__crd_validate_obj(r, w->version, nu, name, false, err)) != 0) {
@@ -408,25 +416,23 @@ int kc__write_update(kc_server *srv, const kc__write *w, kc__entry *cur, json_t 
     }
     /* After the no-op check: an unchanged write must not refresh the entry's time (upstream
      * skips no-op updates entirely). */
-    rc = record_manager(w, nu, old, err);
-    json_decref(old);
-    if (rc) {
-        json_decref(nu);
-        return rc;
-    }
+    if ((rc = record_manager(w, nu, old, err)) != 0)
+        goto fail;
     uint64_t rv = srv->rv + 1;
     if (!w->dry_run)
         set_rv(nu, rv);
-    kc_obj *obj;
-    rc = kc__obj_from_doc(srv, nu, &obj, err);
-    json_decref(nu);
-    if (rc)
-        return rc;
+    if ((rc = kc__obj_from_doc(srv, nu, &obj, err)) != 0)
+        goto fail;
     if (w->dry_run) {
+        json_decref(nu);
+        json_decref(old);
         *ret_obj = obj;
         return 0;
     }
-    if (deleting && json_array_size(nf) == 0) { /* last finalizer gone: delete (#37) */
+    if (deleting && json_array_size(nf) == 0) {   /* last finalizer gone: delete (#37) */
+        kc__write_settle(srv, w, nu, old, false); /* the removal releases the stored state's */
+        json_decref(nu);
+        json_decref(old);
         kc_obj *last = NULL;
         rc = kc__write_remove(srv, r, cur, &last, err);
         kc_obj_unref(last);
@@ -438,14 +444,21 @@ int kc__write_update(kc_server *srv, const kc__write *w, kc__entry *cur, json_t 
         return 0;
     }
     if (r->plural && strcmp(r->plural, "customresourcedefinitions") == 0 && !r->is_crd &&
-        (rc = kc__crd_register(srv, obj, err)) != 0) {
-        kc_obj_unref(obj);
-        return rc;
-    }
+        (rc = kc__crd_register(srv, obj, err)) != 0)
+        goto fail;
     if ((rc = kc__store_commit(srv, r, KC_WATCH_MODIFIED, obj, cur->obj, rv)) != 0) {
-        kc_obj_unref(obj);
-        return kc_error_set(err, rc, "out of memory");
+        rc = kc_error_set(err, rc, "out of memory");
+        goto fail;
     }
+    kc__write_settle(srv, w, nu, old, true);
+    json_decref(nu);
+    json_decref(old);
     *ret_obj = obj;
     return 0;
+fail:
+    kc__write_settle(srv, w, nu, old, false);
+    kc_obj_unref(obj);
+    json_decref(nu);
+    json_decref(old);
+    return rc;
 }

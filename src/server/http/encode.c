@@ -86,8 +86,8 @@ static ssize_t list_read(void *cls, uint64_t pos, char *buf, size_t max)
                         continue;
                 } else {
                     ls->state = 2;
-                    ls->p = "]}";
-                    ls->left = 2;
+                    ls->p = "]}\n"; /* Go's encoder ends the document with a newline */
+                    ls->left = 3;
                 }
             } else if (ls->state == 2) {
                 ls->state = 3;
@@ -182,7 +182,7 @@ int kc__reply_list(kc__req *req, kc__rsrc *r, kc_obj **items, size_t n, uint64_t
     ls->n = n;
     ls->p = ls->head;
     ls->left = ls->head_len;
-    uint64_t total = ls->head_len + 2 + (n ? n - 1 : 0);
+    uint64_t total = ls->head_len + 3 + (n ? n - 1 : 0);
     for (size_t i = 0; i < n; i++) {
         size_t l;
         kc_obj_json(items[i], &l);

@@ -32,7 +32,8 @@ typedef struct conn_ctx {
 
 /* ---- reply helpers -------------------------------------------------------------------------- */
 
-int kc__reply(kc__req *req, unsigned status, char *body, size_t len)
+/* The body as given (taken over), Content-Type application/json, the Warning headers. */
+static int reply_raw(kc__req *req, unsigned status, char *body, size_t len)
 {
     struct MHD_Response *resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
     if (!resp) {
@@ -52,12 +53,36 @@ int kc__reply(kc__req *req, unsigned status, char *body, size_t len)
     return 0;
 }
 
+int kc__reply(kc__req *req, unsigned status, char *body, size_t len)
+{
+    /* Go's json.Encoder is HTML-safe and ends every document with a newline; so does the API
+     * server's. */
+    size_t elen = 0;
+    char *esc = kc__go_json_escape(body, len, &elen);
+    if (esc) {
+        free(body);
+        body = esc;
+        len = elen;
+    }
+    if (len == 0 || body[len - 1] != '\n') {
+        char *b = realloc(body, len + 2);
+        if (!b) {
+            free(body);
+            return KC_ENOMEM;
+        }
+        b[len++] = '\n';
+        b[len] = '\0';
+        body = b;
+    }
+    return reply_raw(req, status, body, len);
+}
+
 int kc__reply_text(kc__req *req, unsigned status, const char *text)
 {
     char *b = kc__strdup(text);
     if (!b)
         return KC_ENOMEM;
-    int rc = kc__reply(req, status, b, strlen(b));
+    int rc = reply_raw(req, status, b, strlen(b));
     if (rc == 0) {
         MHD_del_response_header(req->resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
         MHD_add_response_header(req->resp, MHD_HTTP_HEADER_CONTENT_TYPE,
@@ -98,7 +123,10 @@ static int reply_version(kc__req *req)
                           "gitVersion", "v1.33.0-kcache." KC_VERSION_STRING, "gitCommit", "kcache",
                           "gitTreeState", "clean", "buildDate", "2026-01-01T00:00:00Z", "goVersion",
                           "c11", "compiler", "gcc", "platform", "linux/amd64");
-    return kc__reply_doc(req, 200, v);
+    /* upstream writes /version with json.MarshalIndent: two-space indent, no final newline */
+    char *s = v ? json_dumps(v, JSON_INDENT(2)) : NULL;
+    json_decref(v);
+    return s ? reply_raw(req, 200, s, strlen(s)) : KC_ENOMEM;
 }
 
 static bool auth_ok(kc__req *req)
@@ -139,9 +167,7 @@ static kc_server_verb verb_of(const kc__req *req)
 
 static int method_not_allowed(kc__req *req)
 {
-    return kc__fail(&req->err, 405, "MethodNotAllowed",
-                    "the server does not allow this method on "
-                    "the requested resource");
+    return kc__fail_generic(&req->err, 405);
 }
 
 static int discovery(kc__req *req)
@@ -169,9 +195,7 @@ static int discovery(kc__req *req)
     }
     pthread_mutex_unlock(&srv->mu);
     if (!s)
-        return kc__fail(&req->err, 404, "NotFound",
-                        "the server could not find the requested "
-                        "resource");
+        return kc__fail_generic(&req->err, 404);
     return kc__reply(req, 200, s, len);
 }
 
@@ -218,12 +242,10 @@ static int resource(kc__req *req)
     kc__rsrc *r = kc__registry_find(srv, rt->group, rt->version, rt->plural);
     pthread_mutex_unlock(&srv->mu);
     if (!r || (rt->has_ns && !r->namespaced))
-        return kc__fail(&req->err, 404, "NotFound",
-                        "the server could not find the requested resource");
+        return kc__fail_generic(&req->err, 404);
     bool scale = rt->has_sub && !strcmp(rt->sub, "scale") && kc__rsrc_has_scale(r);
     if (rt->has_sub && !scale && (strcmp(rt->sub, "status") != 0 || !r->has_status))
-        return kc__fail(&req->err, 404, "NotFound",
-                        "the server could not find the requested resource");
+        return kc__fail_generic(&req->err, 404);
     int rc = kc__query_parse(req->conn, &req->q, &req->err);
     if (rc)
         return rc;
@@ -307,9 +329,7 @@ static int dispatch(kc__req *req)
             return kc__reply(req, 200, doc, len);
     }
     if (kc__route_parse(p, &req->route) != 0)
-        return kc__fail(&req->err, 404, "NotFound",
-                        "the server could not find the requested "
-                        "resource");
+        return kc__fail_generic(&req->err, 404);
     if (req->route.kind == KC__R_API || req->route.kind == KC__R_APIS) {
         req->fmt = KC__FMT_JSON; /* aggregated discovery when asked for, else legacy (#4) */
         return wants_aggregated(req->accept) ? aggregated_discovery(req) : discovery(req);

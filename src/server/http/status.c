@@ -2,9 +2,13 @@
  * status.c — metav1.Status error bodies of the embedded API server (spec §3.7).
  *
  * Verbs describe a failure in a kc_error (http_status, reason, message, details name/group/kind,
- * causes, retry_after_s); this file fills those fields and renders the full Status:
+ * causes, retry_after_s); this file fills those fields and renders the full Status in the Go
+ * struct's field order, as the API server's encoder writes it:
  * {"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message","reason",
- *  "details":{name,group,kind,causes,retryAfterSeconds},"code"}. Thread-safe (no shared state).
+ *  "details":{name,group,kind,uid,causes,retryAfterSeconds},"code"} — empty strings omitted
+ * (omitempty), "details" present when any detail was set, so a generic error
+ * (kc__fail_generic: upstream's NewGenericServerResponse) carries "details":{}.
+ * Thread-safe (no shared state).
  */
 #include "server/storage/srv.h"
 
@@ -88,46 +92,67 @@ static const char *err_reason(const kc_error *err)
     return "InternalError";
 }
 
-char *kc__status_json(const kc_error *err, size_t *ret_len)
+int kc__fail_generic(kc_error *err, int http)
 {
-    int http = kc__err_http(err);
-    const char *msg = err->message ? err->message : kc_strerror(err->code);
-    json_t *st = json_pack("{s:s,s:s,s:{},s:s,s:s,s:s,s:i}", "kind", "Status", "apiVersion", "v1",
-                           "metadata", "status", "Failure", "message", msg, "reason",
-                           err_reason(err), "code", http);
-    if (!st)
+    int code = http == 405 ? kc__fail(err, 405, "MethodNotAllowed",
+                                      "the server does not allow this method on the requested "
+                                      "resource")
+                           : kc__fail(err, 404, "NotFound",
+                                      "the server could not find the requested resource");
+    kc__fail_details(err, "", NULL, NULL); /* empty StatusDetails: "details":{} */
+    return code;
+}
+
+/* Add key: v to o when v is a non-empty string (Go's omitempty). */
+static void set_nonempty(json_t *o, const char *key, const char *v)
+{
+    if (v && *v)
+        json_object_set_new(o, key, json_string(v));
+}
+
+/* metav1.StatusDetails in the Go struct's field order; NULL when the error has none. */
+static json_t *status_details(const kc_error *err)
+{
+    if (!err->name && !err->group && !err->kind && !err->uid && !err->n_causes &&
+        err->retry_after_s <= 0)
         return NULL;
-    if (!*err_reason(err))
-        json_object_del(st, "reason");
     json_t *d = json_object();
-    if (err->name)
-        json_object_set_new(d, "name", json_string(err->name));
-    if (err->group)
-        json_object_set_new(d, "group", json_string(err->group));
-    if (err->kind)
-        json_object_set_new(d, "kind", json_string(err->kind));
-    if (err->uid)
-        json_object_set_new(d, "uid", json_string(err->uid));
+    set_nonempty(d, "name", err->name);
+    set_nonempty(d, "group", err->group);
+    set_nonempty(d, "kind", err->kind);
+    set_nonempty(d, "uid", err->uid);
     if (err->n_causes) {
         json_t *causes = json_array();
         for (size_t i = 0; i < err->n_causes; i++) {
             json_t *c = json_object();
-            if (err->causes[i].reason)
-                json_object_set_new(c, "reason", json_string(err->causes[i].reason));
-            if (err->causes[i].message)
-                json_object_set_new(c, "message", json_string(err->causes[i].message));
-            if (err->causes[i].field)
-                json_object_set_new(c, "field", json_string(err->causes[i].field));
+            set_nonempty(c, "reason", err->causes[i].reason);
+            set_nonempty(c, "message", err->causes[i].message);
+            set_nonempty(c, "field", err->causes[i].field);
             json_array_append_new(causes, c);
         }
         json_object_set_new(d, "causes", causes);
     }
     if (err->retry_after_s > 0)
         json_object_set_new(d, "retryAfterSeconds", json_integer(err->retry_after_s));
-    if (json_object_size(d))
+    return d;
+}
+
+char *kc__status_json(const kc_error *err, size_t *ret_len)
+{
+    /* metav1.Status in the Go struct's field order: kind, apiVersion, metadata, status, message,
+     * reason, details, code (jansson keeps insertion order). */
+    int http = kc__err_http(err);
+    const char *msg = err->message ? err->message : kc_strerror(err->code);
+    json_t *st = json_pack("{s:s,s:s,s:{},s:s}", "kind", "Status", "apiVersion", "v1", "metadata",
+                           "status", "Failure");
+    if (!st)
+        return NULL;
+    set_nonempty(st, "message", msg);
+    set_nonempty(st, "reason", err_reason(err));
+    json_t *d = status_details(err);
+    if (d)
         json_object_set_new(st, "details", d);
-    else
-        json_decref(d);
+    json_object_set_new(st, "code", json_integer(http));
     char *s = json_dumps(st, JSON_COMPACT);
     json_decref(st);
     if (s && ret_len)
@@ -137,13 +162,15 @@ char *kc__status_json(const kc_error *err, size_t *ret_len)
 
 char *kc__status_success_json(const kc__rsrc *r, const char *name, const char *uid, size_t *ret_len)
 {
-    json_t *st = json_pack("{s:s,s:s,s:{},s:s,s:{s:s,s:s,s:s}}", "kind", "Status", "apiVersion",
-                           "v1", "metadata", "status", "Success", "details", "name", name, "group",
-                           r->group, "kind", r->plural);
+    json_t *st = json_pack("{s:s,s:s,s:{},s:s,s:{}}", "kind", "Status", "apiVersion", "v1",
+                           "metadata", "status", "Success", "details");
     if (!st)
         return NULL;
-    if (uid && *uid)
-        json_object_set_new(json_object_get(st, "details"), "uid", json_string(uid));
+    json_t *d = json_object_get(st, "details");
+    set_nonempty(d, "name", name);
+    set_nonempty(d, "group", r->group);
+    set_nonempty(d, "kind", r->plural);
+    set_nonempty(d, "uid", uid);
     char *s = json_dumps(st, JSON_COMPACT);
     json_decref(st);
     if (s && ret_len)

@@ -32,7 +32,7 @@ int kc__create_fast(kc_server *srv, kc__rsrc *r, kc_obj *o0, kc_error *err)
         goto out;
     if (r->namespaced && !*ns)
         ns = "default";
-    if (r->namespaced && (rc = kc__check_namespace(srv, ns, err)) != 0)
+    if (r->namespaced && (rc = kc__check_namespace(srv, ns, r, name, err)) != 0)
         goto out;
     if ((rc = kc__validate_name(name, r->name_rule, r->kind, err)) != 0)
         goto out;

@@ -44,7 +44,8 @@ void kc__rv_str(uint64_t rv, char out[24])
     snprintf(out, 24, "%" PRIu64, rv);
 }
 
-int kc__check_namespace(kc_server *srv, const char *ns, kc_error *err)
+int kc__check_namespace(kc_server *srv, const char *ns, const kc__rsrc *r, const char *name,
+                        kc_error *err)
 {
     kc__rsrc *nsr = kc__rsrc_namespaces(srv);
     kc__entry *e = nsr ? kc__store_find(nsr, "", ns) : NULL;
@@ -53,12 +54,16 @@ int kc__check_namespace(kc_server *srv, const char *ns, kc_error *err)
         kc__fail_details(err, ns, NULL, "namespaces");
         return rc;
     }
-    if (kc_obj_deleting(e->obj)) {
+    if (kc_obj_deleting(e->obj)) { /* the NamespaceLifecycle admission plugin's refusal */
+        char q[300], why[400];
+        kc__rsrc_qualified(r, q, sizeof(q));
+        snprintf(why, sizeof(why), "namespace %s is being terminated", ns);
         int rc = kc__fail(err, 403, "Forbidden",
-                          "unable to create new content in namespace %s because it is being "
-                          "terminated",
-                          ns);
-        kc__fail_details(err, ns, NULL, "namespaces");
+                          "%s \"%s\" is forbidden: unable to create new content in namespace %s "
+                          "because it is being terminated",
+                          q, name ? name : "", ns);
+        kc__fail_details(err, name ? name : "", r->group[0] ? r->group : NULL, r->plural);
+        kc__fail_cause(err, "NamespaceTerminating", "metadata.namespace", why);
         return rc;
     }
     return 0;

@@ -189,7 +189,12 @@ uint64_t kc__snap_put(kc_server *srv, kc__rsrc *r, uint64_t rv, kc_obj **items, 
 kc__snapshot *kc__snap_get(kc_server *srv, uint64_t id);
 void kc__snap_clear(kc_server *srv);
 
-/* Parse JSON text into a stored object (keeps managedFields). */
+/* Go's encoder's escapes (gojson.c): text with <, >, & and U+2028/9 escaped as Go writes them,
+ * as a new malloc'd string (*ret_len its length); NULL when nothing needs escaping (use text as
+ * is) — or on ENOMEM, which callers treat the same way (the bytes stay valid JSON). */
+char *kc__go_json_escape(const char *text, size_t len, size_t *ret_len);
+
+/* Parse JSON text into a stored object (keeps managedFields; Go's escapes applied). */
 int kc__obj_from_json(kc_server *srv, const char *json, size_t len, kc_obj **ret, kc_error *err);
 int kc__obj_from_doc(kc_server *srv, const json_t *doc, kc_obj **ret, kc_error *err);
 /* A copy of obj whose metadata.resourceVersion is rv (DELETED events, selector exits). */
@@ -334,6 +339,10 @@ int kc__fail(kc_error *err, int http, const char *reason, const char *fmt, ...) 
 void kc__fail_details(kc_error *err, const char *name, const char *group, const char *kind);
 int kc__fail_cause(kc_error *err, const char *reason, const char *field, const char *msg);
 int kc__fail_notfound(kc_error *err, const kc__rsrc *r, const char *name);
+/* The generic 404 ("the server could not find the requested resource") or 405 ("the server
+ * does not allow this method on the requested resource") with empty details, as upstream's
+ * NewGenericServerResponse. */
+int kc__fail_generic(kc_error *err, int http);
 /* The Status JSON for err (new malloc'd). */
 char *kc__status_json(const kc_error *err, size_t *ret_len);
 /* Success Status of a delete. */
@@ -445,8 +454,10 @@ const char *kc__meta_str(json_t *doc, const char *key); /* NULL when absent / no
 int kc__meta_set_str(json_t *doc, const char *key, const char *val);
 void kc__meta_del(json_t *doc, const char *key);
 void kc__rv_str(uint64_t rv, char out[24]);
-/* Namespace checks (mu held): 404 if missing, 403 if terminating. */
-int kc__check_namespace(kc_server *srv, const char *ns, kc_error *err);
+/* Namespace checks of a create of r's object name (mu held), as the NamespaceLifecycle admission
+ * plugin: 404 `namespaces "ns" not found`, 403 while the namespace terminates. */
+int kc__check_namespace(kc_server *srv, const char *ns, const kc__rsrc *r, const char *name,
+                        kc_error *err);
 kc__rsrc *kc__rsrc_namespaces(kc_server *srv);
 
 /* The Table of items of r (table_crd.c): a custom resource's CRD printer columns (Name, Age

@@ -339,7 +339,11 @@ void kc__store_destroy(kc_server *srv)
 
 int kc__obj_from_json(kc_server *srv, const char *json, size_t len, kc_obj **ret, kc_error *err)
 {
-    return kc_obj_parse(json, len, &srv->dopts, ret, err);
+    size_t elen = 0;
+    char *esc = kc__go_json_escape(json, len, &elen);
+    int rc = kc_obj_parse(esc ? esc : json, esc ? elen : len, &srv->dopts, ret, err);
+    free(esc);
+    return rc;
 }
 
 int kc__obj_from_doc(kc_server *srv, const json_t *doc, kc_obj **ret, kc_error *err)

@@ -107,6 +107,7 @@ int kc__verb_get(kc__req *req, kc__rsrc *r)
                       "current: %llu",
                       (unsigned long long)want, (unsigned long long)srv->rv);
         kc__fail_cause(&req->err, "ResourceVersionTooLarge", NULL, "Too large resource version");
+        req->err.retry_after_s = 1; /* upstream: retry in 1 s */
     } else {
         kc__entry *e = kc__store_find(r, r->namespaced ? req->route.ns : "", req->route.name);
         if (e)
@@ -132,8 +133,7 @@ int kc__verb_create(kc__req *req, kc__rsrc *r)
     if (rc || (rc = kc__write_manager(req, mgr)) != 0)
         return rc;
     if (r->namespaced && !req->route.has_ns)
-        return kc__fail(&req->err, 404, "NotFound",
-                        "the server could not find the requested resource");
+        return kc__fail_generic(&req->err, 404);
     if ((rc = parse_body(req, &doc)) != 0)
         return rc;
     if ((rc = kc__field_check(req, r, doc, NULL)) != 0) {
@@ -144,9 +144,7 @@ int kc__verb_create(kc__req *req, kc__rsrc *r)
     kc_obj *obj = NULL;
     pthread_mutex_lock(&srv->mu);
     if (r->removed)
-        rc = kc__fail(&req->err, 404, "NotFound",
-                      "the server could not find the requested "
-                      "resource");
+        rc = kc__fail_generic(&req->err, 404);
     else
         rc = kc__write_create(srv, &w, doc, &obj, &req->err);
     pthread_mutex_unlock(&srv->mu);

@@ -164,7 +164,7 @@ int kc__write_create(kc_server *srv, const kc__write *w, json_t *doc, kc_obj **r
                             "the namespace of the provided object does "
                             "not match the namespace sent on the request");
         kc__meta_set_str(doc, "namespace", w->ns);
-        if ((rc = kc__check_namespace(srv, w->ns, err)) != 0)
+        if ((rc = kc__check_namespace(srv, w->ns, r, kc__meta_str(doc, "name"), err)) != 0)
             return rc;
     } else {
         kc__meta_del(doc, "namespace");
@@ -196,17 +196,10 @@ int kc__write_create(kc_server *srv, const kc__write *w, json_t *doc, kc_obj **r
         kc__meta_set_str(doc, "name", nbuf);
         name = kc__meta_str(doc, "name");
     }
-    if (!name || !*name)
-        return invalid(err, r, "", "metadata.name", "FieldValueRequired",
-                       "name or generateName is required");
     if ((rc = kc__validate_name(name, r->name_rule, r->kind, err)) != 0) {
-        kc__fail(err, 422, "Invalid",
-                 "%s \"%s\" is invalid: metadata.name: Invalid value: "
-                 "\"%s\": a lowercase RFC 1123 name is required",
-                 r->kind, name, name);
-        kc__fail_details(err, name, r->group[0] ? r->group : NULL, r->kind);
-        kc__fail_cause(err, "FieldValueInvalid", "metadata.name", "Invalid value");
-        return err ? err->code : rc;
+        /* validate.c words it as upstream's apimachinery validation; add the group */
+        kc__fail_details(err, NULL, r->group[0] ? r->group : NULL, NULL);
+        return rc;
     }
     /* schema validation (custom resources), after the name and before storage, as upstream's
      * create strategy; the status a create drops is not validated */
@@ -337,10 +330,12 @@ int kc__write_update(kc_server *srv, const kc__write *w, kc__entry *cur, json_t 
     const char *buid = kc__meta_str(doc, "uid");
     if (buid && *buid && strcmp(buid, kc_obj_uid(cur->obj)) != 0) {
         json_decref(old);
+        char q[300];
+        kc__rsrc_qualified(r, q, sizeof(q));
         int c = kc__fail(err, 409, "Conflict",
-                         "Precondition failed: UID in precondition: %s, "
-                         "UID in object meta: %s",
-                         buid, kc_obj_uid(cur->obj));
+                         "Operation cannot be fulfilled on %s \"%s\": Precondition failed: UID "
+                         "in precondition: %s, UID in object meta: %s",
+                         q, name, buid, kc_obj_uid(cur->obj));
         kc__fail_details(err, name, r->group[0] ? r->group : NULL, r->plural);
         return c;
     }

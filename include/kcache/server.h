@@ -73,7 +73,26 @@ typedef struct kc_server_opts {
      * NULL = "30000-32767". A bad value fails kc_server_new with KC_EINVAL. */
     const char *service_cidr;
     const char *node_port_range;
+    /* Optional controllers of kube-controller-manager, each off unless its bit
+     * (kc_server_controller) is set; 0 = none, as envtest. They run inside the write that
+     * triggers them, under the store lock, so their effects are visible when the request returns.
+     */
+    unsigned controllers;
 } kc_server_opts;
+
+/* The optional controllers (bits of kc_server_opts.controllers; `kcache serve --controllers`). */
+typedef enum kc_server_controller {
+    /* Namespace lifecycle: a deleted namespace turns Terminating (status.phase, deletionTimestamp),
+     * its objects are deleted as a DELETE would (finalizers and graceful pods honoured), and the
+     * namespace goes once it is empty. Without it a namespace and its objects go at once. */
+    KC_SERVER_CONTROLLER_NAMESPACE = 1u << 0,
+    /* Garbage collector of metadata.ownerReferences: an object none of whose owners exists any
+     * more is deleted (Background), Foreground deletion waits (foregroundDeletion finalizer) for
+     * the dependents that have blockOwnerDeletion, Orphan drops the references. */
+    KC_SERVER_CONTROLLER_GARBAGE_COLLECTOR = 1u << 1,
+    /* ServiceAccount "default" in every namespace (recreated when deleted). */
+    KC_SERVER_CONTROLLER_SERVICE_ACCOUNT = 1u << 2,
+} kc_server_controller;
 
 /* Create a server (not yet listening). On success *ret_srv is new — free with kc_server_free().
  * Errors: KC_EINVAL (bad option, err says which), KC_ENOMEM, KC_EIO or KC_EPARSE (a fixture

@@ -20,6 +20,7 @@ t_help() {
     for f in --listen --kubeconfig-out --tls --token --history --bookmark-interval --max-watch \
         --max-body --watch-queue --watch-delay --fail-429 --fail-500 --fail-503 --retry-after \
         --watch-close-every --watch-close-prob --seed-objects --fixtures --seed --quiet \
+        --service-cluster-ip-range --service-node-port-range --controllers \
         /admin/faults /admin/compact /admin/restart; do
         echo "$h" | grep -q -- "$f" || { echo "--help lacks $f"; return 1; }
     done
@@ -27,7 +28,8 @@ t_help() {
 t_bad_args() {
     local a rc
     for a in "--bogus" "--listen nope" "--history x" "--watch-delay 5xs" "--fail-429 2" \
-        "--fail-503 0.1:fly" "--seed-objects widgets=1" "--max-body 3Q" "stray"; do
+        "--fail-503 0.1:fly" "--seed-objects widgets=1" "--max-body 3Q" "stray" \
+        "--controllers gc" "--service-cluster-ip-range 10.0.0.0/8"; do
         # shellcheck disable=SC2086
         timeout 10 "$BIN" serve $a >/dev/null 2>"$KC_TMP/bad.err"
         rc=$?
@@ -195,6 +197,21 @@ t_fixture_rejected() {
         { cat "$KC_TMP/fx.err"; return 1; }
 }
 check "a rejected fixture stops the start, naming its file, the object and why" t_fixture_rejected
+
+kc_start "$BIN" --service-cluster-ip-range 10.123.0.0/16 --service-node-port-range 31000-31099 \
+    --controllers namespace,garbagecollector,serviceaccount ||
+    { fail "server start with --controllers and the Service ranges"; kc_summary; }
+t_cluster_flags() {
+    local svc
+    svc=$(c -f -X POST -H 'Content-Type: application/json' --data '{"apiVersion":"v1","kind":"Service",
+        "metadata":{"name":"s"},"spec":{"type":"NodePort","ports":[{"port":80}]}}' \
+        "$KC_URL/api/v1/namespaces/default/services") || return 1
+    echo "$svc" | grep -q '"clusterIP":"10\.123\.' && echo "$svc" | grep -q '"nodePort":310[0-9][0-9]' &&
+        c -f "$KC_URL/api/v1/namespaces/kube-system/serviceaccounts/default" >/dev/null ||
+        { echo "$svc"; return 1; }
+}
+check "--service-cluster-ip-range, --service-node-port-range and --controllers take effect" t_cluster_flags
+kc_stop || fail "server exit status"
 
 KC_QUIET=0 kc_start "$BIN" || { fail "server start with the request log"; kc_summary; }
 t_log_method() {

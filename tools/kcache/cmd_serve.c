@@ -56,6 +56,17 @@ static const char usage_text[] =
     "                            watcher (default 100000); the client must resume or relist\n"
     "  --quiet                   no request log on stderr (otherwise one line per request:\n"
     "                            kcache serve: METHOD PATH STATUS)\n"
+    "  --service-cluster-ip-range CIDR\n"
+    "                            Service cluster IPs come from CIDR (default 10.96.0.0/12;\n"
+    "                            IPv4 /12../30 or IPv6 /108../126)\n"
+    "  --service-node-port-range LO-HI\n"
+    "                            NodePort range (default 30000-32767, at least 16 ports)\n"
+    "  --controllers LIST        run optional controllers, comma-separated (default none):\n"
+    "                            namespace (a deleted namespace turns Terminating, its objects\n"
+    "                            are deleted, it goes once empty; without it a namespace and\n"
+    "                            its objects go at once), garbagecollector (ownerReferences:\n"
+    "                            Background, Foreground, Orphan), serviceaccount (ServiceAccount\n"
+    "                            \"default\" in every namespace)\n"
     "\n"
     "Objects at start:\n"
     "  --seed-objects SPEC       generate objects; SPEC is KIND=N[:ns=NAME],… with KIND one of\n"
@@ -234,6 +245,9 @@ static const char *const value_flags[] = {
     "--seed-objects",
     "--fixtures",
     "--seed",
+    "--service-cluster-ip-range",
+    "--service-node-port-range",
+    "--controllers",
     NULL,
 };
 
@@ -262,6 +276,55 @@ typedef struct serve_args {
     const char *kubeconfig_out;
     char *token_owned;
 } serve_args;
+
+/* --controllers LIST: the kc_server_controller bits of a comma-separated list of names. */
+static bool parse_controllers(const char *v, unsigned *ret)
+{
+    static const struct {
+        const char *name;
+        unsigned bit;
+    } names[] = {{"namespace", KC_SERVER_CONTROLLER_NAMESPACE},
+                 {"garbagecollector", KC_SERVER_CONTROLLER_GARBAGE_COLLECTOR},
+                 {"serviceaccount", KC_SERVER_CONTROLLER_SERVICE_ACCOUNT}};
+    unsigned bits = 0;
+    while (*v) {
+        size_t n = strcspn(v, ",");
+        size_t i = 0;
+        while (i < sizeof(names) / sizeof(names[0]) &&
+               (strlen(names[i].name) != n || strncmp(names[i].name, v, n) != 0))
+            i++;
+        if (i == sizeof(names) / sizeof(names[0]))
+            return false;
+        bits |= names[i].bit;
+        v += n + (v[n] == ',');
+    }
+    *ret = bits;
+    return bits != 0;
+}
+
+/* The flags of Service allocations and controllers (*o); 1 = not one of them, else 0 or the
+ * usage error's exit status. */
+static int parse_cluster_flag(const char *flag, const char *val, kc_server_opts *o)
+{
+    if (!strcmp(flag, "--service-cluster-ip-range")) {
+        if (!*val)
+            return usage_error(flag, "empty CIDR");
+        o->service_cidr = val; /* checked by kc_server_new (cmd_serve names the flag) */
+    } else if (!strcmp(flag, "--service-node-port-range")) {
+        if (!*val)
+            return usage_error(flag, "empty range");
+        o->node_port_range = val;
+    } else if (!strcmp(flag, "--controllers")) {
+        if (!parse_controllers(val, &o->controllers))
+            return usage_error(flag,
+                               "expected a list of namespace, garbagecollector, serviceaccount, "
+                               "got '%s'",
+                               val);
+    } else {
+        return 1;
+    }
+    return 0;
+}
 
 /* Parse argv into *a. Returns -1 to go on, or an exit status (0 for --help). */
 static int parse_args(int argc, char **argv, serve_args *a)
@@ -305,7 +368,11 @@ static int parse_args(int argc, char **argv, serve_args *a)
         uint64_t u;
         unsigned ms;
         kc_error err = KC_ERROR_INIT;
-        if (!strcmp(flag, "--listen")) {
+        int crc = parse_cluster_flag(flag, val, o);
+        if (crc != 1) {
+            if (crc)
+                return crc;
+        } else if (!strcmp(flag, "--listen")) {
             if (!valid_listen(val))
                 return usage_error(flag, "expected ADDR:PORT (port 0..65535), got '%s'", val);
             o->listen = val;
@@ -417,6 +484,14 @@ static int cmd_serve(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
 
     rc = kc_server_new(&a.opts, &srv, &err);
+    const char *msg = err.message ? err.message : "";
+    if (rc == KC_EINVAL &&
+        (!strncmp(msg, "service CIDR ", 13) || !strncmp(msg, "node port ", 10))) {
+        /* a Service range flag's value, refused by the allocator: name the flag */
+        status = usage_error(
+            msg[0] == 's' ? "--service-cluster-ip-range" : "--service-node-port-range", "%s", msg);
+        goto out;
+    }
     if (rc) {
         fprintf(stderr, "kcache serve: %s\n", err.message ? err.message : kc_strerror(rc));
         status = rc == KC_EINVAL ? EXIT_USAGE : 1;

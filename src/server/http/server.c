@@ -10,6 +10,7 @@
  */
 #include "server/storage/srv.h"
 
+#include "server/controllers/controllers.h"
 #include "server/defaults/service_alloc.h"
 #include "server/http/kubeconfig_out.h"
 #include "server/http/tls.h"
@@ -159,6 +160,12 @@ KC_API int kc_server_new(const kc_server_opts *opts, kc_server **ret_srv, kc_err
         goto fail_set;
     }
     srv->port = (unsigned)port;
+    if (o.controllers &
+        ~(unsigned)(KC_SERVER_CONTROLLER_NAMESPACE | KC_SERVER_CONTROLLER_GARBAGE_COLLECTOR |
+                    KC_SERVER_CONTROLLER_SERVICE_ACCOUNT)) {
+        rc = kc_error_set(err, KC_EINVAL, "unknown bits in controllers (0x%x)", o.controllers);
+        goto fail_set;
+    }
     if ((rc = kc__svc_alloc_new(o.service_cidr, o.node_port_range, srv->rng ^ 0x5e41ce,
                                 &srv->svc_alloc, err)) != 0)
         goto fail_set;
@@ -171,6 +178,7 @@ KC_API int kc_server_new(const kc_server_opts *opts, kc_server **ret_srv, kc_err
     if (!srv->faults || !srv->hub || kc__store_init(srv) != 0 ||
         kc__registry_init_builtins(srv) != 0)
         goto fail;
+    srv->ctl = kc__controllers_ops(srv); /* before the built-in namespaces: their accounts */
     if ((rc = create_builtin_namespaces(srv, false)) != 0)
         goto fail_set;
     if ((rc = seed(srv, err)) != 0)

@@ -80,6 +80,8 @@ int kc__create_fast(kc_server *srv, kc__rsrc *r, kc_obj *o0, kc_error *err)
         goto out;
     if ((rc = kc__store_commit(srv, r, KC_WATCH_ADDED, obj, NULL, rv)) != 0)
         rc = kc_error_set(err, rc, "out of memory");
+    else if (srv->ctl)
+        srv->ctl->created(srv, r, obj);
 out:
     kc_obj_unref(obj);
     return rc;

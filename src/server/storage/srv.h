@@ -159,7 +159,25 @@ struct kc_server {
     kc_decode_opts dopts;
     struct kc__svc_alloc *svc_alloc; /* Service cluster IPs and node ports (defaults room) */
     char *service_cidr, *node_port_range;
+    const struct kc__ctl_ops *ctl; /* optional controllers (controllers/); NULL = none */
 };
+
+/* ---- optional controllers (controllers/, installed by server.c) ----------------------------- */
+
+/* The write path's calls into the optional controllers, all with mu held, none on a dry run.
+ * created / removed: obj of r was just stored / removed (its last state); best effort (a
+ * controller's own failure is not the request's). deleting: a DELETE of cur with the request's
+ * propagationPolicy (NULL = default); returns 1 when the controller carried it out (*ret_obj the
+ * object's state to reply with, new reference), 0 to let the plain delete go on, or an error. */
+typedef struct kc__ctl_ops {
+    void (*created)(kc_server *srv, kc__rsrc *r, kc_obj *obj);
+    void (*removed)(kc_server *srv, kc__rsrc *r, kc_obj *obj);
+    int (*deleting)(kc_server *srv, kc__rsrc *r, kc__entry *cur, const char *propagation,
+                    kc_obj **ret_obj, kc_error *err);
+    /* holds: true when cur, being deleted and without finalizers now, must stay anyway (a
+     * namespace that still has objects); the write is then an ordinary update. */
+    bool (*holds)(kc_server *srv, const kc__rsrc *r, const kc__entry *cur);
+} kc__ctl_ops;
 
 /* ---- store (store.c) ------------------------------------------------------------------------ */
 
@@ -447,6 +465,15 @@ int kc__write_remove(kc_server *srv, kc__rsrc *r, kc__entry *cur, kc_obj **ret_l
  * Status Success; *ret_uid copied uid. */
 int kc__delete_one(kc_server *srv, kc__rsrc *r, kc__entry *cur, json_t *opts, bool dry_run,
                    int64_t grace, kc_obj **ret_obj, bool *ret_gone, kc_error *err);
+/* Start the deletion of cur (mu held): deletionTimestamp (now + grace), the generation bumped,
+ * add_finalizer (may be NULL) appended to metadata.finalizers, a namespace's status.phase
+ * Terminating; one MODIFIED event. *ret_obj the new state (new reference). */
+int kc__mark_deleting(kc_server *srv, kc__rsrc *r, kc__entry *cur, int64_t grace,
+                      const char *add_finalizer, bool dry_run, kc_obj **ret_obj, kc_error *err);
+/* A write of the server itself (controllers; mu held): doc (borrowed) replaces cur's object as an
+ * update without a resourceVersion check and without a managedFields entry. */
+int kc__write_internal_update(kc_server *srv, kc__rsrc *r, kc__entry *cur, json_t *doc,
+                              kc_error *err);
 
 /* Metadata helpers (meta.c). */
 json_t *kc__meta(json_t *doc); /* metadata object, created when missing; NULL on ENOMEM */

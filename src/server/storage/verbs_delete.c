@@ -5,9 +5,11 @@
  * deletionTimestamp (+ generation bump) and stay (MODIFIED; repeated deletes return them
  * unchanged); pods bound to a node and not finished are deleted gracefully (deletionTimestamp =
  * now + grace) unless gracePeriodSeconds=0; everything else is removed at once with a DELETED
- * event carrying the last state at the deletion RV. propagationPolicy is validated and treated as
- * Background (no GC here, so no GC finalizers are ever added). Deleting a namespace removes its
- * contents first; deleting a CRD removes its objects and unregisters its resources.
+ * event carrying the last state at the deletion RV. propagationPolicy is validated; it matters
+ * only with the optional garbage collector (controllers/gc.c), which srv->ctl->deleting and
+ * ->removed call into. Deleting a namespace removes its contents first unless the optional
+ * namespace controller runs its lifecycle; deleting a CRD removes its objects and unregisters
+ * its resources.
  * Pods and service accounts reply with the object, other types with a Success Status (uid in
  * details). Storage functions run with srv->mu held.
  */
@@ -74,6 +76,8 @@ int kc__write_remove(kc_server *srv, kc__rsrc *r, kc__entry *cur, kc_obj **ret_l
         goto out;
     }
     kc__write_released(srv, r, old);
+    if (srv->ctl)
+        srv->ctl->removed(srv, r, old);
     if (ret_last)
         *ret_last = last;
     else
@@ -83,8 +87,8 @@ out:
     return rc;
 }
 
-static int mark_deleting(kc_server *srv, kc__rsrc *r, kc__entry *cur, int64_t grace, bool dry_run,
-                         kc_obj **ret_obj, kc_error *err)
+int kc__mark_deleting(kc_server *srv, kc__rsrc *r, kc__entry *cur, int64_t grace,
+                      const char *add_finalizer, bool dry_run, kc_obj **ret_obj, kc_error *err)
 {
     json_t *doc = kc__doc_from_obj(cur->obj);
     if (!doc)
@@ -98,6 +102,19 @@ static int mark_deleting(kc_server *srv, kc__rsrc *r, kc__entry *cur, int64_t gr
         strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
     }
     json_t *m = kc__meta(doc);
+    if (add_finalizer) {
+        json_t *f = json_object_get(m, "finalizers");
+        if (!json_is_array(f)) {
+            f = json_array();
+            json_object_set_new(m, "finalizers", f);
+        }
+        json_array_append_new(f, json_string(add_finalizer));
+    }
+    if (!r->group[0] && strcmp(r->plural, "namespaces") == 0) { /* namespace strategy */
+        if (!json_is_object(json_object_get(doc, "status")))
+            json_object_set_new(doc, "status", json_object());
+        json_object_set_new(json_object_get(doc, "status"), "phase", json_string("Terminating"));
+    }
     json_object_set_new(m, "deletionTimestamp", json_string(ts));
     json_object_set_new(m, "deletionGracePeriodSeconds", json_integer(grace > 0 ? grace : 0));
     json_int_t g = json_integer_value(json_object_get(m, "generation"));
@@ -148,12 +165,23 @@ int kc__delete_one(kc_server *srv, kc__rsrc *r, kc__entry *cur, json_t *opts, bo
         return rc;
     }
     *ret_gone = false;
+    if (srv->ctl && !dry_run) {
+        const char *prop = json_string_value(json_object_get(opts, "propagationPolicy"));
+        char ns[256], name[256];
+        snprintf(ns, sizeof(ns), "%s", cur->ns);
+        snprintf(name, sizeof(name), "%s", cur->name);
+        int c = srv->ctl->deleting(srv, r, cur, prop, ret_obj, err);
+        if (c != 0)
+            return c < 0 ? c : 0;
+        if (!(cur = kc__store_find(r, ns, name))) /* the controller's writes may move entries */
+            return kc__fail_notfound(err, r, name);
+    }
     if (kc_obj_finalizer_count(cur->obj) > 0) {
         if (kc_obj_deleting(cur->obj)) { /* idempotent (#51) */
             *ret_obj = kc_obj_ref(cur->obj);
             return 0;
         }
-        return mark_deleting(srv, r, cur, 0, dry_run, ret_obj, err);
+        return kc__mark_deleting(srv, r, cur, 0, NULL, dry_run, ret_obj, err);
     }
     if (r->graceful && grace != 0) {
         char *node = NULL, *phase = NULL;
@@ -175,7 +203,7 @@ int kc__delete_one(kc_server *srv, kc__rsrc *r, kc__entry *cur, json_t *opts, bo
                 grace = t;
             }
             if (grace > 0)
-                return mark_deleting(srv, r, cur, grace, dry_run, ret_obj, err);
+                return kc__mark_deleting(srv, r, cur, grace, NULL, dry_run, ret_obj, err);
         }
     }
     *ret_gone = true;
@@ -201,8 +229,10 @@ static int delete_opts(kc__req *req, json_t **ret_opts, bool *ret_dry, int64_t *
         opts = json_object();
     }
     const char *prop = json_string_value(json_object_get(opts, "propagationPolicy"));
-    if (!prop)
-        prop = req->q.propagation;
+    if (!prop && req->q.propagation && *req->q.propagation) {
+        prop = req->q.propagation; /* one place for the controllers to read it */
+        json_object_set_new(opts, "propagationPolicy", json_string(prop));
+    }
     if (prop && *prop && strcmp(prop, "Orphan") && strcmp(prop, "Background") &&
         strcmp(prop, "Foreground")) {
         json_decref(opts);

@@ -252,6 +252,8 @@ int kc__write_create(kc_server *srv, const kc__write *w, json_t *doc, kc_obj **r
             rc = kc_error_set(err, rc, "out of memory");
             goto fail;
         }
+        if (srv->ctl)
+            srv->ctl->created(srv, r, obj);
     }
     *ret_obj = obj;
     return 0;
@@ -424,7 +426,8 @@ int kc__write_update(kc_server *srv, const kc__write *w, kc__entry *cur, json_t 
         *ret_obj = obj;
         return 0;
     }
-    if (deleting && json_array_size(nf) == 0) {   /* last finalizer gone: delete (#37) */
+    if (deleting && json_array_size(nf) == 0 && /* last finalizer gone: delete (#37) */
+        !(srv->ctl && srv->ctl->holds(srv, r, cur))) {
         kc__write_settle(srv, w, nu, old, false); /* the removal releases the stored state's */
         json_decref(nu);
         json_decref(old);
@@ -455,5 +458,20 @@ fail:
     kc_obj_unref(obj);
     json_decref(nu);
     json_decref(old);
+    return rc;
+}
+
+int kc__write_internal_update(kc_server *srv, kc__rsrc *r, kc__entry *cur, json_t *doc,
+                              kc_error *err)
+{
+    kc__write w = {.r = r, .ns = r->namespaced ? cur->ns : "", .version = r->versions[0]};
+    json_t *d = json_deep_copy(doc);
+    if (!d)
+        return kc_error_set(err, KC_ENOMEM, "out of memory");
+    kc__meta_del(d, "resourceVersion");
+    kc_obj *obj = NULL;
+    int rc = kc__write_update(srv, &w, cur, d, false, &obj, err);
+    json_decref(d);
+    kc_obj_unref(obj);
     return rc;
 }

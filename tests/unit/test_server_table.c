@@ -85,12 +85,17 @@ static void test_server_table_pod_columns_and_cells(void **state)
     assert_json_eq(json_object_get(t, "apiVersion"), "\"meta.k8s.io/v1\"");
     assert_json_eq(json_object_get(t, "metadata"), "{\"resourceVersion\":\"42\"}");
     const json_t *cols = json_object_get(t, "columnDefinitions");
-    assert_int_equal(json_array_size(cols), 5);
+    assert_int_equal(json_array_size(cols), 9); /* 5 + 4 shown by kubectl -o wide */
     assert_json_eq(json_object_get(json_array_get(cols, 0), "name"), "\"Name\"");
     assert_json_eq(json_object_get(json_array_get(cols, 0), "format"), "\"name\"");
     assert_json_eq(json_object_get(json_array_get(cols, 0), "priority"), "0");
     assert_json_eq(json_object_get(json_array_get(cols, 4), "name"), "\"Age\"");
-    assert_json_eq(cells(t, 0), "[\"web-1\",\"1/2\",\"Running\",\"3\",\"5m\"]");
+    assert_json_eq(json_object_get(json_array_get(cols, 4), "priority"), "0");
+    assert_json_eq(json_object_get(json_array_get(cols, 5), "name"), "\"IP\"");
+    assert_json_eq(json_object_get(json_array_get(cols, 5), "priority"), "1");
+    assert_json_eq(json_object_get(json_array_get(cols, 8), "name"), "\"Readiness Gates\"");
+    assert_json_eq(cells(t, 0), "[\"web-1\",\"1/2\",\"Running\",\"3\",\"5m\",\"<none>\","
+                                "\"<none>\",\"<none>\",\"<none>\"]");
     json_decref(t);
     kc_obj_unref(p);
 }
@@ -103,7 +108,8 @@ static void test_server_table_pod_status_uses_container_reasons(void **state)
                     "\"restartCount\":4,\"state\":{\"waiting\":{\"reason\":\"CrashLoopBackOff\"}}},"
                     "{\"name\":\"b\",\"ready\":true,\"state\":{\"running\":{}}}]}}");
     json_t *t = kc__table_build_at("", "pods", &p, 1, NULL, NULL, true, NOW);
-    assert_json_eq(cells(t, 0), "[\"p\",\"1/2\",\"CrashLoopBackOff\",\"4\",\"<unknown>\"]");
+    assert_json_eq(cells(t, 0), "[\"p\",\"1/2\",\"CrashLoopBackOff\",\"4\",\"<unknown>\","
+                                "\"<none>\",\"<none>\",\"<none>\",\"<none>\"]");
     json_decref(t);
     kc_obj_unref(p);
 }
@@ -148,7 +154,7 @@ static void test_server_table_deployment_cells(void **state)
                     "\"replicas\":3},\"status\":{\"readyReplicas\":2,\"updatedReplicas\":3,"
                     "\"availableReplicas\":2}}");
     json_t *t = kc__table_build_at("apps", "deployments", &d, 1, NULL, NULL, true, NOW);
-    assert_json_eq(cells(t, 0), "[\"web\",\"2/3\",3,2,\"2d\"]");
+    assert_json_eq(cells(t, 0), "[\"web\",\"2/3\",3,2,\"2d\",\"\",\"\",\"<none>\"]");
     json_decref(t);
     kc_obj_unref(d);
 }
@@ -166,9 +172,10 @@ static void test_server_table_service_cells(void **state)
             "\"nodePort\":30443}]}}");
     json_t *t = kc__table_build_at("", "services", s, 2, NULL, NULL, true, NOW);
     assert_json_eq(cells(t, 0),
-                   "[\"a\",\"ClusterIP\",\"10.0.0.1\",\"<none>\",\"80/TCP,53/UDP\",\"<unknown>\"]");
+                   "[\"a\",\"ClusterIP\",\"10.0.0.1\",\"<none>\",\"80/TCP,53/UDP\",\"<unknown>\","
+                   "\"<none>\"]");
     assert_json_eq(cells(t, 1), "[\"b\",\"LoadBalancer\",\"10.0.0.2\",\"<pending>\","
-                                "\"443:30443/TCP\",\"<unknown>\"]");
+                                "\"443:30443/TCP\",\"<unknown>\",\"<none>\"]");
     json_decref(t);
     kc_obj_unref(s[0]);
     kc_obj_unref(s[1]);
@@ -182,7 +189,8 @@ static void test_server_table_node_namespace_secret_cells(void **state)
                     "\"status\":\"True\"}],\"nodeInfo\":{\"kubeletVersion\":\"v1.31.0\"}}}");
     json_t *t = kc__table_build_at("", "nodes", &n, 1, NULL, NULL, true, NOW);
     assert_json_eq(cells(t, 0), "[\"n1\",\"Ready,SchedulingDisabled\",\"control-plane\","
-                                "\"<unknown>\",\"v1.31.0\"]");
+                                "\"<unknown>\",\"v1.31.0\",\"<none>\",\"<none>\",\"<unknown>\","
+                                "\"<unknown>\",\"<unknown>\"]");
     json_decref(t);
     kc_obj_unref(n);
     kc_obj *ns =
@@ -272,7 +280,7 @@ static void test_server_table_workload_cells(void **state)
                      "\"name\":\"r\"},\"spec\":{\"replicas\":3},\"status\":{\"replicas\":2,"
                      "\"readyReplicas\":1}}");
     json_t *t = kc__table_build_at("apps", "replicasets", &rs, 1, NULL, NULL, true, NOW);
-    assert_json_eq(cells(t, 0), "[\"r\",3,2,1,\"<unknown>\"]");
+    assert_json_eq(cells(t, 0), "[\"r\",3,2,1,\"<unknown>\",\"\",\"\",\"<none>\"]");
     json_decref(t);
     kc_obj_unref(rs);
     kc_obj *ds = obj("{\"apiVersion\":\"apps/v1\",\"kind\":\"DaemonSet\",\"metadata\":{"
@@ -280,16 +288,74 @@ static void test_server_table_workload_cells(void **state)
                      "\"os\":\"linux\"}}}},\"status\":{\"desiredNumberScheduled\":2,"
                      "\"numberReady\":2}}");
     t = kc__table_build_at("apps", "daemonsets", &ds, 1, NULL, NULL, true, NOW);
-    assert_int_equal(json_array_size(json_object_get(t, "columnDefinitions")), 8);
-    assert_json_eq(cells(t, 0), "[\"d\",2,0,2,0,0,\"os=linux\",\"<unknown>\"]");
+    assert_int_equal(json_array_size(json_object_get(t, "columnDefinitions")), 11);
+    assert_json_eq(cells(t, 0),
+                   "[\"d\",2,0,2,0,0,\"os=linux\",\"<unknown>\",\"\",\"\",\"<none>\"]");
     json_decref(t);
     kc_obj_unref(ds);
     kc_obj *ss = obj("{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\",\"metadata\":{"
                      "\"name\":\"s\"},\"spec\":{\"replicas\":2},\"status\":{\"readyReplicas\":2}}");
     t = kc__table_build_at("apps", "statefulsets", &ss, 1, NULL, NULL, true, NOW);
-    assert_json_eq(cells(t, 0), "[\"s\",\"2/2\",\"<unknown>\"]");
+    assert_json_eq(cells(t, 0), "[\"s\",\"2/2\",\"<unknown>\",\"\",\"\"]");
     json_decref(t);
     kc_obj_unref(ss);
+}
+
+/* The priority-1 cells kubectl shows with -o wide, as upstream's printers write them: pod IP,
+ * node, nominated node, readiness gates met; a workload's containers, images and
+ * metav1.FormatLabelSelector (requirements by key, set values sorted, "!key", "key"); a
+ * Service's labels.FormatLabels; a node's first InternalIP / ExternalIP and node info. */
+static void test_server_table_wide_cells(void **state)
+{
+    kc_obj *p =
+        obj("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\"},"
+            "\"spec\":{\"nodeName\":\"n1\",\"containers\":[{\"name\":\"a\"}],"
+            "\"readinessGates\":[{\"conditionType\":\"x/ok\"},{\"conditionType\":\"x/lb\"}]},"
+            "\"status\":{\"podIP\":\"10.244.0.7\",\"nominatedNodeName\":\"n2\","
+            "\"conditions\":[{\"type\":\"x/ok\",\"status\":\"True\"},{\"type\":\"x/lb\","
+            "\"status\":\"False\"}]}}");
+    json_t *t = kc__table_build_at("", "pods", &p, 1, NULL, NULL, true, NOW);
+    assert_json_eq(cells(t, 0), "[\"p\",\"0/1\",\"Pending\",\"0\",\"<unknown>\",\"10.244.0.7\","
+                                "\"n1\",\"n2\",\"1/2\"]");
+    json_decref(t);
+    kc_obj_unref(p);
+    kc_obj *d = obj("{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":"
+                    "\"web\"},\"spec\":{\"replicas\":1,\"selector\":{\"matchLabels\":{\"tier\":"
+                    "\"fe\",\"app\":\"web\"},\"matchExpressions\":[{\"key\":\"env\",\"operator\":"
+                    "\"In\",\"values\":[\"prod\",\"dev\"]},{\"key\":\"zz\",\"operator\":"
+                    "\"DoesNotExist\"},{\"key\":\"b\",\"operator\":\"Exists\"},{\"key\":\"c\","
+                    "\"operator\":\"NotIn\",\"values\":[\"x\"]}]},\"template\":{\"spec\":{"
+                    "\"containers\":[{\"name\":\"web\",\"image\":\"nginx:1.25\"},{\"name\":"
+                    "\"side\",\"image\":\"envoy:v1\"}]}}}}");
+    t = kc__table_build_at("apps", "deployments", &d, 1, NULL, NULL, true, NOW);
+    assert_json_eq(cells(t, 0), "[\"web\",\"0/1\",0,0,\"<unknown>\",\"web,side\","
+                                "\"nginx:1.25,envoy:v1\",\"app=web,b,c notin (x),env in (dev,prod),"
+                                "tier=fe,!zz\"]");
+    const json_t *cols = json_object_get(t, "columnDefinitions");
+    assert_json_eq(json_object_get(json_array_get(cols, 7), "name"), "\"Selector\"");
+    assert_json_eq(json_object_get(json_array_get(cols, 7), "priority"), "1");
+    json_decref(t);
+    kc_obj_unref(d);
+    kc_obj *s = obj("{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"s\"},"
+                    "\"spec\":{\"clusterIP\":\"10.96.0.9\",\"selector\":{\"tier\":\"fe\",\"app\":"
+                    "\"web\"}}}");
+    t = kc__table_build_at("", "services", &s, 1, NULL, NULL, true, NOW);
+    assert_json_eq(cells(t, 0), "[\"s\",\"ClusterIP\",\"10.96.0.9\",\"<none>\",\"<none>\","
+                                "\"<unknown>\",\"app=web,tier=fe\"]");
+    json_decref(t);
+    kc_obj_unref(s);
+    kc_obj *n =
+        obj("{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"n\"},"
+            "\"status\":{\"addresses\":[{\"type\":\"Hostname\",\"address\":\"n\"},{"
+            "\"type\":\"InternalIP\",\"address\":\"172.18.0.2\"}],\"nodeInfo\":{"
+            "\"kubeletVersion\":\"v1.33.0\",\"osImage\":\"Debian GNU/Linux 12 (bookworm)\","
+            "\"kernelVersion\":\"6.1.0\",\"containerRuntimeVersion\":\"containerd://1.7.24\"}}}");
+    t = kc__table_build_at("", "nodes", &n, 1, NULL, NULL, true, NOW);
+    assert_json_eq(cells(t, 0), "[\"n\",\"Unknown\",\"<none>\",\"<unknown>\",\"v1.33.0\","
+                                "\"172.18.0.2\",\"<none>\",\"Debian GNU/Linux 12 (bookworm)\","
+                                "\"6.1.0\",\"containerd://1.7.24\"]");
+    json_decref(t);
+    kc_obj_unref(n);
 }
 
 static void test_server_table_partial_metadata_json(void **state)
@@ -321,6 +387,7 @@ int main(void)
         cmocka_unit_test(test_server_table_event_columns_and_cells),
         cmocka_unit_test(test_server_table_custom_resource_name_age),
         cmocka_unit_test(test_server_table_workload_cells),
+        cmocka_unit_test(test_server_table_wide_cells),
         cmocka_unit_test(test_server_table_partial_metadata_json),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -15,9 +15,10 @@ typedef json_t *(*kc__row_fn)(const kc_obj *o, int64_t now);
 
 typedef struct kc__printer {
     const char *group, *resource;
-    kc__column cols[10];
+    kc__column cols[12];
     size_t ncols;
     kc__row_fn row;
+    size_t nwide; /* the last nwide columns have priority 1: shown by kubectl -o wide only */
 } kc__printer;
 
 /* The column set for a resource (group "" = core): kubectl's defaults for known built-ins,
@@ -31,5 +32,22 @@ json_t *kc__table_row_object(const kc_obj *o);
 
 /* The priority of column i of p: 0 shown by default, 1 only with -o wide (kubectl filters). */
 int kc__table_column_priority(const kc__printer *p, size_t i);
+
+/* The sub-tree of o at JSON pointer ptr decoded with jansson (new reference), NULL when absent
+ * or on ENOMEM (table_wide.c). */
+json_t *kc__table_json(const kc_obj *o, const char *ptr);
+
+/* The priority-1 cells kubectl shows with -o wide (table_wide.c), appended to row: */
+/* Containers and Images of the containers array at ptr (names, images: comma-joined). */
+void kc__wide_containers(const kc_obj *o, const char *ptr, json_t *row);
+/* Selector: the metav1.LabelSelector at ptr as metav1.FormatLabelSelector writes it
+ * ("a=b,k in (x,y),!gone"; "<none>" when empty). */
+void kc__wide_label_selector(const kc_obj *o, const char *ptr, json_t *row);
+/* Selector: the string map at ptr as labels.FormatLabels ("a=b,c=d" by key; "<none>"). */
+void kc__wide_selector_map(const kc_obj *o, const char *ptr, json_t *row);
+/* Pods: IP, Node, Nominated Node, Readiness Gates. */
+void kc__wide_pod(const kc_obj *o, json_t *row);
+/* Nodes: Internal-IP, External-IP, OS-Image, Kernel-Version, Container-Runtime. */
+void kc__wide_node(const kc_obj *o, json_t *row);
 
 #endif

@@ -1,11 +1,13 @@
 /*
  * table_printers.c — the columns and cells of kubectl's default printers for the Table renderer
- * (#23, #94): pods (Name, Ready, Status, Restarts, Age), deployments (Name, Ready, Up-to-date,
- * Available, Age), replicasets, statefulsets, daemonsets, services (Name, Type, Cluster-IP,
- * External-IP, Port(s), Age), namespaces, nodes, configmaps, secrets, events (Last Seen, Type,
- * Reason, Object, Message; Subobject, Source, First Seen, Count, Name at priority 1, i.e. -o wide);
- * custom resources get Name/Age like upstream's CRD table convertor, other built-ins Name/Created
- * At like upstream's default convertor.
+ * (#23, #94): pods (Name, Ready, Status, Restarts, Age; wide: IP, Node, Nominated Node,
+ * Readiness Gates), deployments (Name, Ready, Up-to-date, Available, Age; wide: Containers,
+ * Images, Selector), replicasets, statefulsets, daemonsets, services (Name, Type, Cluster-IP,
+ * External-IP, Port(s), Age; wide: Selector), namespaces, nodes (wide: addresses, node info),
+ * configmaps, secrets, events (Last Seen, Type, Reason, Object, Message; Subobject, Source,
+ * First Seen, Count, Name at priority 1) — the workloads' and nodes' priority-1 ("wide") cells
+ * from table_wide.c; custom resources get Name/Age like upstream's CRD table convertor, other
+ * built-ins Name/Created At like upstream's default convertor.
  *
  * Design: values are read from the stored kc_obj by JSON pointer; sub-trees that need iteration
  * (containerStatuses, ports, conditions, labels) are fetched raw and decoded with jansson — only
@@ -23,16 +25,6 @@
 #include <time.h>
 
 /* ---- helpers ------------------------------------------------------------------------------ */
-
-/* The sub-tree at ptr decoded with jansson (new reference), NULL when absent or on ENOMEM. */
-static json_t *get_json(const kc_obj *o, const char *ptr)
-{
-    const char *raw;
-    size_t n;
-    if (kc_obj_get_raw(o, ptr, &raw, &n, NULL) < 0)
-        return NULL;
-    return json_loadb(raw, n, JSON_DECODE_ANY, NULL);
-}
 
 /* String at ptr as a jansson string (new reference); dflt when absent / not a string. */
 static json_t *get_str(const kc_obj *o, const char *ptr, const char *dflt)
@@ -149,8 +141,8 @@ static json_t *row_default(const kc_obj *o, int64_t now)
  * ready and is running (or reports no state at all). */
 static json_t *row_pod(const kc_obj *o, int64_t now)
 {
-    json_t *cs = get_json(o, "/status/containerStatuses");
-    json_t *spec_c = get_json(o, "/spec/containers");
+    json_t *cs = kc__table_json(o, "/status/containerStatuses");
+    json_t *spec_c = kc__table_json(o, "/spec/containers");
     json_t *phase = get_str(o, "/status/reason", NULL);
     if (!phase)
         phase = get_str(o, "/status/phase", "Pending");
@@ -194,8 +186,22 @@ static json_t *row_pod(const kc_obj *o, int64_t now)
     char rd[48], rs[24];
     snprintf(rd, sizeof rd, "%zu/%zu", ready, total);
     snprintf(rs, sizeof rs, "%lld", (long long)restarts);
-    return json_pack("[s,s,s,s,o]", kc_obj_name(o), rd, kc_obj_deleting(o) ? "Terminating" : reason,
-                     rs, age_cell(o, now));
+    json_t *row = json_pack("[s,s,s,s,o]", kc_obj_name(o), rd,
+                            kc_obj_deleting(o) ? "Terminating" : reason, rs, age_cell(o, now));
+    if (row)
+        kc__wide_pod(o, row);
+    return row;
+}
+
+/* The wide cells of a workload: Containers, Images (+ Selector). */
+static json_t *with_template(const kc_obj *o, json_t *row, bool selector)
+{
+    if (row) {
+        kc__wide_containers(o, "/spec/template/spec/containers", row);
+        if (selector)
+            kc__wide_label_selector(o, "/spec/selector", row);
+    }
+    return row;
 }
 
 static json_t *row_deployment(const kc_obj *o, int64_t now)
@@ -203,9 +209,10 @@ static json_t *row_deployment(const kc_obj *o, int64_t now)
     char rd[48];
     snprintf(rd, sizeof rd, "%lld/%lld", (long long)get_int(o, "/status/readyReplicas"),
              (long long)get_int(o, "/spec/replicas"));
-    return json_pack("[s,s,I,I,o]", kc_obj_name(o), rd,
-                     (json_int_t)get_int(o, "/status/updatedReplicas"),
-                     (json_int_t)get_int(o, "/status/availableReplicas"), age_cell(o, now));
+    json_t *row = json_pack("[s,s,I,I,o]", kc_obj_name(o), rd,
+                            (json_int_t)get_int(o, "/status/updatedReplicas"),
+                            (json_int_t)get_int(o, "/status/availableReplicas"), age_cell(o, now));
+    return with_template(o, row, true);
 }
 
 /* Comma-joined strings of arr (array of strings), or of field f of each object element. */
@@ -224,9 +231,9 @@ static void join(kc__buf *b, const json_t *arr, const char *f)
 static json_t *row_service(const kc_obj *o, int64_t now)
 {
     json_t *type = get_str(o, "/spec/type", "ClusterIP");
-    json_t *ips = get_json(o, "/spec/externalIPs");
-    json_t *ports = get_json(o, "/spec/ports");
-    json_t *ingress = get_json(o, "/status/loadBalancer/ingress");
+    json_t *ips = kc__table_json(o, "/spec/externalIPs");
+    json_t *ports = kc__table_json(o, "/spec/ports");
+    json_t *ingress = kc__table_json(o, "/status/loadBalancer/ingress");
     kc__buf ext = KC__BUF_INIT(4096), pb = KC__BUF_INIT(4096);
     const char *t = json_string_value(type);
     if (t && strcmp(t, "ExternalName") == 0) {
@@ -258,6 +265,8 @@ static json_t *row_service(const kc_obj *o, int64_t now)
     json_t *row =
         json_pack("[s,o,o,s,s,o]", kc_obj_name(o), type, get_str(o, "/spec/clusterIP", "<none>"),
                   ext.len ? ext.data : "<none>", pb.len ? pb.data : "<none>", age_cell(o, now));
+    if (row)
+        kc__wide_selector_map(o, "/spec/selector", row);
     kc__buf_free(&ext);
     kc__buf_free(&pb);
     json_decref(ips);
@@ -274,8 +283,8 @@ static json_t *row_namespace(const kc_obj *o, int64_t now)
 
 static json_t *row_node(const kc_obj *o, int64_t now)
 {
-    json_t *conds = get_json(o, "/status/conditions");
-    json_t *labels = get_json(o, "/metadata/labels");
+    json_t *conds = kc__table_json(o, "/status/conditions");
+    json_t *labels = kc__table_json(o, "/metadata/labels");
     const char *st = "Unknown";
     size_t i;
     json_t *c;
@@ -301,6 +310,8 @@ static json_t *row_node(const kc_obj *o, int64_t now)
     json_t *row = json_pack("[s,s,s,o,o]", kc_obj_name(o), status.data ? status.data : st,
                             roles.len ? roles.data : "<none>", age_cell(o, now),
                             get_str(o, "/status/nodeInfo/kubeletVersion", ""));
+    if (row)
+        kc__wide_node(o, row);
     kc__buf_free(&status);
     kc__buf_free(&roles);
     json_decref(conds);
@@ -310,7 +321,7 @@ static json_t *row_node(const kc_obj *o, int64_t now)
 
 static json_int_t count_keys(const kc_obj *o, const char *ptr)
 {
-    json_t *m = get_json(o, ptr);
+    json_t *m = kc__table_json(o, ptr);
     json_int_t n = (json_int_t)json_object_size(m);
     json_decref(m);
     return n;
@@ -330,9 +341,10 @@ static json_t *row_secret(const kc_obj *o, int64_t now)
 
 static json_t *row_replicaset(const kc_obj *o, int64_t now)
 {
-    return json_pack("[s,I,I,I,o]", kc_obj_name(o), (json_int_t)get_int(o, "/spec/replicas"),
-                     (json_int_t)get_int(o, "/status/replicas"),
-                     (json_int_t)get_int(o, "/status/readyReplicas"), age_cell(o, now));
+    json_t *row = json_pack("[s,I,I,I,o]", kc_obj_name(o), (json_int_t)get_int(o, "/spec/replicas"),
+                            (json_int_t)get_int(o, "/status/replicas"),
+                            (json_int_t)get_int(o, "/status/readyReplicas"), age_cell(o, now));
+    return with_template(o, row, true);
 }
 
 static json_t *row_statefulset(const kc_obj *o, int64_t now)
@@ -340,12 +352,12 @@ static json_t *row_statefulset(const kc_obj *o, int64_t now)
     char rd[48];
     snprintf(rd, sizeof rd, "%lld/%lld", (long long)get_int(o, "/status/readyReplicas"),
              (long long)get_int(o, "/spec/replicas"));
-    return json_pack("[s,s,o]", kc_obj_name(o), rd, age_cell(o, now));
+    return with_template(o, json_pack("[s,s,o]", kc_obj_name(o), rd, age_cell(o, now)), false);
 }
 
 static json_t *row_daemonset(const kc_obj *o, int64_t now)
 {
-    json_t *sel = get_json(o, "/spec/template/spec/nodeSelector");
+    json_t *sel = kc__table_json(o, "/spec/template/spec/nodeSelector");
     kc__buf b = KC__BUF_INIT(4096);
     const char *k;
     json_t *v;
@@ -363,7 +375,7 @@ static json_t *row_daemonset(const kc_obj *o, int64_t now)
                             b.len ? b.data : "<none>", age_cell(o, now));
     kc__buf_free(&b);
     json_decref(sel);
-    return row;
+    return with_template(o, row, true);
 }
 
 /* Custom resources without printer columns: Name and Age (a "date" column, humanised). */
@@ -467,14 +479,26 @@ static const kc__printer printers[] = {
       {"Desired", "integer", "", "Number of desired pods."},
       {"Current", "integer", "", "Number of actual pods."},
       {"Ready", "integer", "", "Number of ready pods."},
-      COL_AGE},
-     5,
-     row_replicaset},
+      COL_AGE,
+      {"Containers", "string", "", "Names of each container in the template."},
+      {"Images", "string", "", "Images referenced by each container in the template."},
+      {"Selector", "string", "",
+       "Selector is a label query over pods that should match the replica count."}},
+     8,
+     row_replicaset,
+     3},
     {"apps",
      "statefulsets",
-     {COL_NAME, {"Ready", "string", "", "Number of the pod with ready state"}, COL_AGE},
-     3,
-     row_statefulset},
+     {
+         COL_NAME,
+         {"Ready", "string", "", "Number of the pod with ready state"},
+         COL_AGE,
+         {"Containers", "string", "", "Names of each container in the template."},
+         {"Images", "string", "", "Images referenced by each container in the template."},
+     },
+     5,
+     row_statefulset,
+     2},
     {"apps",
      "daemonsets",
      {COL_NAME,
@@ -491,9 +515,13 @@ static const kc__printer printers[] = {
        "daemon pod running and available."},
       {"Node Selector", "string", "",
        "NodeSelector is a selector which must be true for the pod to fit on a node."},
-      COL_AGE},
-     8,
-     row_daemonset},
+      COL_AGE,
+      {"Containers", "string", "", "Names of each container in the template."},
+      {"Images", "string", "", "Images referenced by each container in the template."},
+      {"Selector", "string", "", "A label query over pods that are managed by the daemon set."}},
+     11,
+     row_daemonset,
+     3},
     {"",
      "pods",
      {COL_NAME,
@@ -502,9 +530,14 @@ static const kc__printer printers[] = {
       {"Restarts", "string", "",
        "The number of times the containers in this pod have been restarted and when the last "
        "container in this pod has restarted."},
-      COL_AGE},
-     5,
-     row_pod},
+      COL_AGE,
+      {"IP", "string", "", "The IP address allocated to the pod."},
+      {"Node", "string", "", "The node the pod is scheduled onto."},
+      {"Nominated Node", "string", "", "The node a preempting pod is nominated to run on."},
+      {"Readiness Gates", "string", "", "Pod readiness gates met, of those the pod has."}},
+     9,
+     row_pod,
+     4},
     {"apps",
      "deployments",
      {COL_NAME,
@@ -515,9 +548,15 @@ static const kc__printer printers[] = {
       {"Available", "integer", "",
        "Total number of available pods (ready for at least minReadySeconds) targeted by this "
        "deployment."},
-      COL_AGE},
-     5,
-     row_deployment},
+      COL_AGE,
+      {"Containers", "string", "", "Names of each container in the template."},
+      {"Images", "string", "", "Images referenced by each container in the template."},
+      {"Selector", "string", "",
+       "Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the "
+       "ones affected by this deployment."}},
+     8,
+     row_deployment,
+     3},
     {"",
      "services",
      {COL_NAME,
@@ -525,28 +564,39 @@ static const kc__printer printers[] = {
       {"Cluster-IP", "string", "", "The cluster ip of the service."},
       {"External-IP", "string", "", "The external ip of the service."},
       {"Port(s)", "string", "", "The ports of the service."},
-      COL_AGE},
-     6,
-     row_service},
+      COL_AGE,
+      {"Selector", "string", "",
+       "Route service traffic to pods with label keys and values matching this selector."}},
+     7,
+     row_service,
+     1},
     {"",
      "namespaces",
      {COL_NAME, {"Status", "string", "", "The status of the namespace"}, COL_AGE},
      3,
-     row_namespace},
+     row_namespace,
+     0},
     {"",
      "nodes",
      {COL_NAME,
       {"Status", "string", "", "The status of the node"},
       {"Roles", "string", "", "The roles of the node"},
       COL_AGE,
-      {"Version", "string", "", "Kubelet Version reported by the node."}},
-     5,
-     row_node},
+      {"Version", "string", "", "Kubelet Version reported by the node."},
+      {"Internal-IP", "string", "", "The node's first address of type InternalIP."},
+      {"External-IP", "string", "", "The node's first address of type ExternalIP."},
+      {"OS-Image", "string", "", "OS image reported by the node."},
+      {"Kernel-Version", "string", "", "Kernel version reported by the node."},
+      {"Container-Runtime", "string", "", "Container runtime version reported by the node."}},
+     10,
+     row_node,
+     5},
     {"",
      "configmaps",
      {COL_NAME, {"Data", "integer", "", "Data contains the configuration data."}, COL_AGE},
      3,
-     row_configmap},
+     row_configmap,
+     0},
     {"",
      "secrets",
      {COL_NAME,
@@ -554,7 +604,8 @@ static const kc__printer printers[] = {
       {"Data", "integer", "", "Data contains the secret data."},
       COL_AGE},
      4,
-     row_secret},
+     row_secret,
+     0},
     {"",
      "events",
      {{"Last Seen", "string", "",
@@ -577,7 +628,8 @@ static const kc__printer printers[] = {
       {"Count", "string", "", "The number of times this event has occurred."},
       {"Name", "string", "", "Name must be unique within a namespace."}},
      10,
-     row_event},
+     row_event,
+     0},
 };
 
 static const kc__printer default_printer = {
@@ -588,7 +640,8 @@ static const kc__printer default_printer = {
       "CreationTimestamp is a timestamp representing the server time when this object was "
       "created."}},
     2,
-    row_default};
+    row_default,
+    0};
 
 static const kc__printer custom_printer = {
     "",
@@ -597,7 +650,8 @@ static const kc__printer custom_printer = {
      {"Age", "date", "",
       "Custom resource definition column (in JSONPath format): .metadata.creationTimestamp"}},
     2,
-    row_custom};
+    row_custom,
+    0};
 
 /* Built-in API groups: core (""), groups without a dot, and *.k8s.io. */
 static bool builtin_group(const char *g)
@@ -611,7 +665,9 @@ static bool builtin_group(const char *g)
 int kc__table_column_priority(const kc__printer *p, size_t i)
 {
     /* events: Subobject, Source, First Seen, Count and Name are -o wide only (upstream) */
-    return p->row == row_event && (i == 4 || i == 5 || i >= 7) ? 1 : 0;
+    if (p->row == row_event)
+        return i == 4 || i == 5 || i >= 7 ? 1 : 0;
+    return i + p->nwide >= p->ncols ? 1 : 0; /* the other printers' wide columns come last */
 }
 
 const kc__printer *kc__table_printer(const char *group, const char *resource)

@@ -197,6 +197,46 @@ static void test_server_defaults_job_manual_selector(void **state)
     json_decref(got);
 }
 
+/* batch/v1 SetDefaults_CronJob: concurrencyPolicy Allow, suspend false, history limits 3 and 1;
+ * the job template's pod template gets the PodSpec defaults (its JobSpec does not: the scheme
+ * defaults a JobSpec only inside a Job); CronJobStatus encodes as {}. */
+static void test_server_defaults_cronjob(void **state)
+{
+    json_t *got = td_create_get(
+        *state, "/apis/batch/v1/namespaces/default/cronjobs",
+        "{'apiVersion':'batch/v1','kind':'CronJob','metadata':{'name':'tick'},'spec':{"
+        "'schedule':'*/5 * * * *','jobTemplate':{'spec':{'template':{'spec':{'containers':[{"
+        "'name':'c','image':'busybox:1.36'}],'restartPolicy':'OnFailure'}}}}}}");
+    td_expect(got, "{'apiVersion':'batch/v1','kind':'CronJob','metadata':{'name':'tick',"
+                   "'namespace':'default','generation':1},'spec':{'schedule':'*/5 * * * *',"
+                   "'concurrencyPolicy':'Allow','suspend':false,'successfulJobsHistoryLimit':3,"
+                   "'failedJobsHistoryLimit':1,'jobTemplate':{'metadata':{'creationTimestamp':"
+                   "null},'spec':{'template':{'metadata':{'creationTimestamp':null},'spec':{"
+                   "'containers':[{'name':'c','image':'busybox:1.36','imagePullPolicy':"
+                   "'IfNotPresent','resources':{},'terminationMessagePath':'/dev/termination-log',"
+                   "'terminationMessagePolicy':'File'}],'restartPolicy':'OnFailure','dnsPolicy':"
+                   "'ClusterFirst','schedulerName':'default-scheduler','securityContext':{},"
+                   "'terminationGracePeriodSeconds':30}}}}},'status':{}}");
+    json_decref(got);
+}
+
+/* core/v1 SetDefaults_ReplicationController: selector and labels from the template's labels,
+ * replicas 1; ReplicationControllerStatus always encodes "replicas". */
+static void test_server_defaults_replicationcontroller(void **state)
+{
+    json_t *got =
+        td_create_get(*state, "/api/v1/namespaces/default/replicationcontrollers",
+                      "{'apiVersion':'v1','kind':'ReplicationController','metadata':{"
+                      "'name':'rc'},'spec':{'template':{'metadata':{'labels':{'app':"
+                      "'w'}},'spec':{'containers':[{'name':'c','image':'nginx:1.25'}]}}}}");
+    td_expect(got,
+              "{'apiVersion':'v1','kind':'ReplicationController','metadata':{'name':'rc',"
+              "'namespace':'default','labels':{'app':'w'},'generation':1},'spec':{'replicas':1,"
+              "'selector':{'app':'w'}," TPL("nginx:1.25", "IfNotPresent") "},'status':{"
+                                                                          "'replicas':0}}");
+    json_decref(got);
+}
+
 #define POD_TOLERATIONS                                                                            \
     "'tolerations':[{'key':'node.kubernetes.io/not-ready','operator':'Exists','effect':"           \
     "'NoExecute','tolerationSeconds':300},{'key':'node.kubernetes.io/unreachable','operator':"     \
@@ -351,6 +391,8 @@ int main(void)
         cmocka_unit_test(test_server_defaults_daemonset),
         cmocka_unit_test(test_server_defaults_job),
         cmocka_unit_test(test_server_defaults_job_manual_selector),
+        cmocka_unit_test(test_server_defaults_cronjob),
+        cmocka_unit_test(test_server_defaults_replicationcontroller),
         cmocka_unit_test(test_server_defaults_pod),
         cmocka_unit_test(test_server_defaults_pod_qos_priority),
         cmocka_unit_test(test_server_defaults_pod_unknown_priority_class_403),

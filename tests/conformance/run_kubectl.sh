@@ -199,6 +199,10 @@ P
     echo "$out" | head -1 | grep -Eq 'NAME +READY +STATUS +RESTARTS +AGE +IP +NODE +NOMINATED NODE +READINESS GATES' &&
         echo "$out" | grep -Eq '^wide-pod +0/1 +Pending +0 +[0-9a-z]+ +<none> +node-a +<none> +<none>$' &&
         ! k get pod wide-pod | head -1 | grep -q NODE || { echo "$out"; return 1; }
+    out=$(k get job job-pb -o wide) || return 1
+    echo "$out" | head -1 | grep -Eq 'NAME +STATUS +COMPLETIONS +DURATION +AGE +CONTAINERS +IMAGES +SELECTOR' &&
+        echo "$out" | grep -Eq '^job-pb +Running +0/1 +[0-9a-z]+ +job-pb +busybox +batch\.kubernetes\.io/controller-uid=' ||
+        { echo "$out"; return 1; }
     out=$(k get svc svc-pb -o wide) || return 1
     echo "$out" | head -1 | grep -Eq 'NAME +TYPE +CLUSTER-IP +EXTERNAL-IP +PORT\(S\) +AGE +SELECTOR' &&
         echo "$out" | grep -Eq '^svc-pb +ClusterIP +10\.(9[6-9]|10[0-9]|11[01])\.[0-9.]+ +<none> +5678/TCP +[0-9a-z]+ +app=svc-pb$' ||
@@ -220,7 +224,7 @@ check "kubectl patch --type strategic merges containers by name (#40)" t_patch_s
 check "kubectl get -w prints existing objects, then a change (#73/#88)" t_watch
 check "kubectl create configmap (imperative, protobuf request body)" t_create_imperative
 check "kubectl create service clusterip|nodeport, create job (protobuf request bodies)" t_create_service_job
-check "kubectl get -o wide: deployment, pod and service wide columns" t_get_wide
+check "kubectl get -o wide: deployment, pod, job and service wide columns" t_get_wide
 check "kubectl delete --wait (#55)" t_delete_wait
 check "CRD then custom resource create/get/patch/delete" t_crd
 check "kubectl get events [-o wide]: upstream's event columns (count, first/last seen)" t_events

@@ -358,6 +358,51 @@ static void test_server_table_wide_cells(void **state)
     kc_obj_unref(n);
 }
 
+/* printJob / printCronJob: status by condition (first of Complete, Failed, Terminating,
+ * Suspended, FailureTarget; else Running), completions "ok/want" | "ok/1 of par" | "ok/1",
+ * duration from start to completion (or now; empty before start); a CronJob's schedule, time
+ * zone, suspend, active count, last schedule; both with the wide trio. */
+static void test_server_table_job_cronjob_cells(void **state)
+{
+    kc_obj *j[3];
+    j[0] = obj("{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"a\"},"
+               "\"spec\":{\"completions\":3,\"selector\":{\"matchLabels\":{\"batch.kubernetes.io/"
+               "controller-uid\":\"u\"}},\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\","
+               "\"image\":\"perl:5\"}]}}},\"status\":{\"succeeded\":3,\"startTime\":"
+               "\"2026-11-29T14:00:00Z\",\"completionTime\":\"2026-11-29T14:00:42Z\","
+               "\"conditions\":[{\"type\":\"Complete\",\"status\":\"True\"}]}}");
+    j[1] = obj("{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"b\"},"
+               "\"spec\":{\"parallelism\":4},\"status\":{\"succeeded\":1,\"startTime\":"
+               "\"2026-11-29T14:55:00Z\",\"conditions\":[{\"type\":\"Suspended\",\"status\":"
+               "\"True\"},{\"type\":\"Complete\",\"status\":\"False\"}]}}");
+    j[2] = obj("{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"c\"}}");
+    json_t *t = kc__table_build_at("batch", "jobs", j, 3, NULL, NULL, true, NOW);
+    const json_t *cols = json_object_get(t, "columnDefinitions");
+    assert_int_equal(json_array_size(cols), 8);
+    assert_json_eq(json_object_get(json_array_get(cols, 1), "name"), "\"Status\"");
+    assert_json_eq(json_object_get(json_array_get(cols, 4), "priority"), "0");
+    assert_json_eq(json_object_get(json_array_get(cols, 5), "priority"), "1");
+    assert_json_eq(cells(t, 0), "[\"a\",\"Complete\",\"3/3\",\"42s\",\"<unknown>\",\"c\","
+                                "\"perl:5\",\"batch.kubernetes.io/controller-uid=u\"]");
+    assert_json_eq(cells(t, 1), "[\"b\",\"Suspended\",\"1/1 of 4\",\"5m\",\"<unknown>\",\"\","
+                                "\"\",\"<none>\"]");
+    assert_json_eq(cells(t, 2),
+                   "[\"c\",\"Running\",\"0/1\",\"\",\"<unknown>\",\"\",\"\",\"<none>\"]");
+    json_decref(t);
+    for (int i = 0; i < 3; i++)
+        kc_obj_unref(j[i]);
+    kc_obj *c = obj("{\"apiVersion\":\"batch/v1\",\"kind\":\"CronJob\",\"metadata\":{\"name\":"
+                    "\"tick\"},\"spec\":{\"schedule\":\"*/5 * * * *\",\"suspend\":false,"
+                    "\"jobTemplate\":{\"spec\":{\"template\":{\"spec\":{\"containers\":[{"
+                    "\"name\":\"c\",\"image\":\"busybox\"}]}}}}},\"status\":{\"active\":[{}],"
+                    "\"lastScheduleTime\":\"2026-11-29T14:58:00Z\"}}");
+    t = kc__table_build_at("batch", "cronjobs", &c, 1, NULL, NULL, true, NOW);
+    assert_json_eq(cells(t, 0), "[\"tick\",\"*/5 * * * *\",\"<none>\",\"False\",1,\"2m\","
+                                "\"<unknown>\",\"c\",\"busybox\",\"<none>\"]");
+    json_decref(t);
+    kc_obj_unref(c);
+}
+
 static void test_server_table_partial_metadata_json(void **state)
 {
     kc_obj *p = obj("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"x\","
@@ -388,6 +433,7 @@ int main(void)
         cmocka_unit_test(test_server_table_custom_resource_name_age),
         cmocka_unit_test(test_server_table_workload_cells),
         cmocka_unit_test(test_server_table_wide_cells),
+        cmocka_unit_test(test_server_table_job_cronjob_cells),
         cmocka_unit_test(test_server_table_partial_metadata_json),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -21,6 +21,29 @@ typedef struct kc__printer {
     size_t nwide; /* the last nwide columns have priority 1: shown by kubectl -o wide only */
 } kc__printer;
 
+#define COL_NAME                                                                                   \
+    {                                                                                              \
+        "Name", "string", "name",                                                                  \
+            "Name must be unique within a namespace. Is required when creating resources, "        \
+            "although "                                                                            \
+            "some resources may allow a client to request the generation of an appropriate name "  \
+            "automatically. Name is primarily intended for creation idempotence and "              \
+            "configuration "                                                                       \
+            "definition. Cannot be updated. More info: "                                           \
+            "https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names"        \
+    }
+#define COL_AGE                                                                                    \
+    {                                                                                              \
+        "Age", "string", "",                                                                       \
+            "CreationTimestamp is a timestamp representing the server time when this object was "  \
+            "created."                                                                             \
+    }
+
+/* Age: the humanised time since metadata.creationTimestamp ("<unknown>" without one). */
+json_t *kc__table_age(const kc_obj *o, int64_t now);
+/* batch/v1 jobs and cronjobs (table_batch.c). */
+extern const kc__printer kc__printer_job, kc__printer_cronjob;
+
 /* The column set for a resource (group "" = core): kubectl's defaults for known built-ins,
  * Name/Age for custom resources, Name/Created At otherwise. Borrowed (static). */
 const kc__printer *kc__table_printer(const char *group, const char *resource);

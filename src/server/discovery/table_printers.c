@@ -96,7 +96,7 @@ void kc__human_duration(int64_t secs, char out[32])
         snprintf(out, 32, "%lldy", (long long)(days / 365));
 }
 
-static json_t *age_cell(const kc_obj *o, int64_t now)
+json_t *kc__table_age(const kc_obj *o, int64_t now)
 {
     char *ts = NULL;
     char buf[32];
@@ -111,24 +111,6 @@ static json_t *age_cell(const kc_obj *o, int64_t now)
 }
 
 /* ---- columns ------------------------------------------------------------------------------ */
-
-#define COL_NAME                                                                                   \
-    {                                                                                              \
-        "Name", "string", "name",                                                                  \
-            "Name must be unique within a namespace. Is required when creating resources, "        \
-            "although "                                                                            \
-            "some resources may allow a client to request the generation of an appropriate name "  \
-            "automatically. Name is primarily intended for creation idempotence and "              \
-            "configuration "                                                                       \
-            "definition. Cannot be updated. More info: "                                           \
-            "https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names"        \
-    }
-#define COL_AGE                                                                                    \
-    {                                                                                              \
-        "Age", "string", "",                                                                       \
-            "CreationTimestamp is a timestamp representing the server time when this object was "  \
-            "created."                                                                             \
-    }
 
 static json_t *row_default(const kc_obj *o, int64_t now)
 {
@@ -187,7 +169,7 @@ static json_t *row_pod(const kc_obj *o, int64_t now)
     snprintf(rd, sizeof rd, "%zu/%zu", ready, total);
     snprintf(rs, sizeof rs, "%lld", (long long)restarts);
     json_t *row = json_pack("[s,s,s,s,o]", kc_obj_name(o), rd,
-                            kc_obj_deleting(o) ? "Terminating" : reason, rs, age_cell(o, now));
+                            kc_obj_deleting(o) ? "Terminating" : reason, rs, kc__table_age(o, now));
     if (row)
         kc__wide_pod(o, row);
     return row;
@@ -209,9 +191,9 @@ static json_t *row_deployment(const kc_obj *o, int64_t now)
     char rd[48];
     snprintf(rd, sizeof rd, "%lld/%lld", (long long)get_int(o, "/status/readyReplicas"),
              (long long)get_int(o, "/spec/replicas"));
-    json_t *row = json_pack("[s,s,I,I,o]", kc_obj_name(o), rd,
-                            (json_int_t)get_int(o, "/status/updatedReplicas"),
-                            (json_int_t)get_int(o, "/status/availableReplicas"), age_cell(o, now));
+    json_t *row = json_pack(
+        "[s,s,I,I,o]", kc_obj_name(o), rd, (json_int_t)get_int(o, "/status/updatedReplicas"),
+        (json_int_t)get_int(o, "/status/availableReplicas"), kc__table_age(o, now));
     return with_template(o, row, true);
 }
 
@@ -262,9 +244,9 @@ static json_t *row_service(const kc_obj *o, int64_t now)
         else
             kc__buf_printf(&pb, "%s%lld/%s", i ? "," : "", (long long)port, proto ? proto : "TCP");
     }
-    json_t *row =
-        json_pack("[s,o,o,s,s,o]", kc_obj_name(o), type, get_str(o, "/spec/clusterIP", "<none>"),
-                  ext.len ? ext.data : "<none>", pb.len ? pb.data : "<none>", age_cell(o, now));
+    json_t *row = json_pack("[s,o,o,s,s,o]", kc_obj_name(o), type,
+                            get_str(o, "/spec/clusterIP", "<none>"), ext.len ? ext.data : "<none>",
+                            pb.len ? pb.data : "<none>", kc__table_age(o, now));
     if (row)
         kc__wide_selector_map(o, "/spec/selector", row);
     kc__buf_free(&ext);
@@ -278,7 +260,7 @@ static json_t *row_service(const kc_obj *o, int64_t now)
 static json_t *row_namespace(const kc_obj *o, int64_t now)
 {
     return json_pack("[s,o,o]", kc_obj_name(o), get_str(o, "/status/phase", "Active"),
-                     age_cell(o, now));
+                     kc__table_age(o, now));
 }
 
 static json_t *row_node(const kc_obj *o, int64_t now)
@@ -308,7 +290,7 @@ static json_t *row_node(const kc_obj *o, int64_t now)
             kc__buf_printf(&roles, "%s%s", roles.len ? "," : "", k + sizeof pfx - 1);
     }
     json_t *row = json_pack("[s,s,s,o,o]", kc_obj_name(o), status.data ? status.data : st,
-                            roles.len ? roles.data : "<none>", age_cell(o, now),
+                            roles.len ? roles.data : "<none>", kc__table_age(o, now),
                             get_str(o, "/status/nodeInfo/kubeletVersion", ""));
     if (row)
         kc__wide_node(o, row);
@@ -330,20 +312,20 @@ static json_int_t count_keys(const kc_obj *o, const char *ptr)
 static json_t *row_configmap(const kc_obj *o, int64_t now)
 {
     return json_pack("[s,I,o]", kc_obj_name(o),
-                     count_keys(o, "/data") + count_keys(o, "/binaryData"), age_cell(o, now));
+                     count_keys(o, "/data") + count_keys(o, "/binaryData"), kc__table_age(o, now));
 }
 
 static json_t *row_secret(const kc_obj *o, int64_t now)
 {
     return json_pack("[s,o,I,o]", kc_obj_name(o), get_str(o, "/type", "Opaque"),
-                     count_keys(o, "/data"), age_cell(o, now));
+                     count_keys(o, "/data"), kc__table_age(o, now));
 }
 
 static json_t *row_replicaset(const kc_obj *o, int64_t now)
 {
     json_t *row = json_pack("[s,I,I,I,o]", kc_obj_name(o), (json_int_t)get_int(o, "/spec/replicas"),
                             (json_int_t)get_int(o, "/status/replicas"),
-                            (json_int_t)get_int(o, "/status/readyReplicas"), age_cell(o, now));
+                            (json_int_t)get_int(o, "/status/readyReplicas"), kc__table_age(o, now));
     return with_template(o, row, true);
 }
 
@@ -352,7 +334,7 @@ static json_t *row_statefulset(const kc_obj *o, int64_t now)
     char rd[48];
     snprintf(rd, sizeof rd, "%lld/%lld", (long long)get_int(o, "/status/readyReplicas"),
              (long long)get_int(o, "/spec/replicas"));
-    return with_template(o, json_pack("[s,s,o]", kc_obj_name(o), rd, age_cell(o, now)), false);
+    return with_template(o, json_pack("[s,s,o]", kc_obj_name(o), rd, kc__table_age(o, now)), false);
 }
 
 static json_t *row_daemonset(const kc_obj *o, int64_t now)
@@ -372,7 +354,7 @@ static json_t *row_daemonset(const kc_obj *o, int64_t now)
                             (json_int_t)get_int(o, "/status/numberReady"),
                             (json_int_t)get_int(o, "/status/updatedNumberScheduled"),
                             (json_int_t)get_int(o, "/status/numberAvailable"),
-                            b.len ? b.data : "<none>", age_cell(o, now));
+                            b.len ? b.data : "<none>", kc__table_age(o, now));
     kc__buf_free(&b);
     json_decref(sel);
     return with_template(o, row, true);
@@ -381,7 +363,7 @@ static json_t *row_daemonset(const kc_obj *o, int64_t now)
 /* Custom resources without printer columns: Name and Age (a "date" column, humanised). */
 static json_t *row_custom(const kc_obj *o, int64_t now)
 {
-    return json_pack("[s,o]", kc_obj_name(o), age_cell(o, now));
+    return json_pack("[s,o]", kc_obj_name(o), kc__table_age(o, now));
 }
 
 /* Seconds since the epoch of the RFC 3339 string at ptr; -1 when absent or unparsable. */
@@ -677,5 +659,9 @@ const kc__printer *kc__table_printer(const char *group, const char *resource)
         if (kc__streq(printers[i].group, g) && kc__streq(printers[i].resource, resource))
             return &printers[i];
     }
+    if (kc__streq(g, "batch") && kc__streq(resource, "jobs"))
+        return &kc__printer_job;
+    if (kc__streq(g, "batch") && kc__streq(resource, "cronjobs"))
+        return &kc__printer_cronjob;
     return builtin_group(g) ? &default_printer : &custom_printer;
 }

@@ -33,5 +33,8 @@
 #if __has_include("kcache/event.h")
 #include "kcache/event.h"
 #endif
+#if __has_include("kcache/workqueue.h")
+#include "kcache/workqueue.h"
+#endif
 
 #endif

@@ -1,16 +1,16 @@
 /*
- * kcache/workqueue.h — kc_workqueue: the controller's work queue (client-go's workqueue: a FIFO with
- * dirty and processing sets, delayed adds, rate-limited adds).
+ * kcache/workqueue.h — kc_workqueue: the controller's work queue (client-go's workqueue: a FIFO
+ * with dirty and processing sets, delayed adds, rate-limited adds).
  *
  * Keys are opaque NUL-terminated strings, copied on add: controllers use "namespace/name" (plus the
- * type for a multi-type queue, e.g. "apps/v1/Deployment:ns/name"). A key is held at most once in the
- * queue; a key being processed (between kc_workqueue_get and kc_workqueue_done) is never handed to a
- * second worker — an add during processing marks it dirty and it is queued once more at done.
+ * type for a multi-type queue, e.g. "apps/v1/Deployment:ns/name"). A key is held at most once in
+ * the queue; a key being processed (between kc_workqueue_get and kc_workqueue_done) is never handed
+ * to a second worker — an add during processing marks it dirty and it is queued once more at done.
  *
- * Delayed adds (kc_workqueue_add_after) are served by one timer thread per queue, never a thread per
- * item. Rate-limited adds combine a per-key exponential backoff (base 5 ms doubling to 1000 s) with an
- * overall token bucket (10/s, burst 100): the delay is the larger of the two, as client-go's default
- * controller rate limiter. kc_workqueue_forget resets a key's backoff.
+ * Delayed adds (kc_workqueue_add_after) are served by one timer thread per queue, never a thread
+ * per item. Rate-limited adds combine a per-key exponential backoff (base 5 ms doubling to 1000 s)
+ * with an overall token bucket (10/s, burst 100): the delay is the larger of the two, as
+ * client-go's default controller rate limiter. kc_workqueue_forget resets a key's backoff.
  *
  * Lifecycle: kc_workqueue_new → add / get / done from any threads → kc_workqueue_shutdown (or
  * kc_workqueue_shutdown_drain) → kc_workqueue_free.
@@ -26,13 +26,16 @@ KC_BEGIN_DECLS
 
 typedef struct kc_workqueue kc_workqueue;
 
+/* Longest key accepted, in bytes (a longer one is KC_EINVAL): "namespace/name" is at most 317. */
+#define KC_WORKQUEUE_KEY_MAX 4096
+
 /* Queue options. Zero-initialised (or NULL) means the defaults. */
 typedef struct kc_workqueue_opts {
-    const char *name;         /* metrics label name="…"; copied; NULL or "" = no metrics */
-    uint64_t base_delay_ms;   /* per-key backoff base; 0 = 5 */
-    uint64_t max_delay_ms;    /* per-key backoff cap; 0 = 1,000,000 (1000 s) */
-    double bucket_qps;        /* overall token bucket rate; 0 = 10; < 0 = no bucket */
-    unsigned bucket_burst;    /* 0 = 100 */
+    const char *name;       /* metrics label name="…"; copied; NULL or "" = no metrics */
+    uint64_t base_delay_ms; /* per-key backoff base; 0 = 5 */
+    uint64_t max_delay_ms;  /* per-key backoff cap; 0 = 1,000,000 (1000 s) */
+    double bucket_qps;      /* overall token bucket rate; 0 = 10; < 0 = no bucket */
+    unsigned bucket_burst;  /* 0 = 100 */
 } kc_workqueue_opts;
 
 /* New queue; opts copied (NULL = defaults). Errors: KC_EINVAL (ret NULL, bad option), KC_ENOMEM.
@@ -40,7 +43,8 @@ typedef struct kc_workqueue_opts {
 KC_API int kc_workqueue_new(const kc_workqueue_opts *opts, kc_workqueue **ret, kc_error *err);
 
 /* Queue key now (copied). No-op if key is already queued, or dirty while processing.
- * Errors: KC_EINVAL (NULL), KC_ESTOPPED (shutting down: dropped), KC_ENOMEM. */
+ * Errors: KC_EINVAL (NULL, or longer than KC_WORKQUEUE_KEY_MAX), KC_ESTOPPED (shutting down:
+ * dropped), KC_ENOMEM. */
 KC_API int kc_workqueue_add(kc_workqueue *q, const char *key);
 
 /* Queue key after delay_ms (0 = now); a key already waiting keeps the earlier time. Errors as
@@ -78,7 +82,9 @@ KC_API int kc_workqueue_len(kc_workqueue *q);
 KC_API void kc_workqueue_shutdown(kc_workqueue *q);
 
 /* kc_workqueue_shutdown, then wait up to timeout_ms (< 0 = forever) until no key is processing.
- * Returns 0, KC_ETIMEOUT, KC_EINVAL (NULL). Must not be called from a worker holding a key. */
+ * Returns 0, KC_ETIMEOUT, KC_EINVAL (NULL); KC_ECANCELED when a kc_workqueue_shutdown from
+ * another thread released the wait while keys were still processing. Must not be called from a
+ * worker holding a key. */
 KC_API int kc_workqueue_shutdown_drain(kc_workqueue *q, int64_t timeout_ms);
 
 /* Prometheus text (0.0.4) of this queue's metrics under client-go's names (workqueue_depth,

@@ -326,6 +326,23 @@ static void c_store(void)
     INVAL_ERR(kc_store_replace(NULL, NULL, NULL, NULL, NULL, &e));
 }
 
+static void c_workqueue(void)
+{
+    INVAL_ERR(kc_workqueue_new(NULL, NULL, &e));
+    INVAL(kc_workqueue_add(NULL, NULL));
+    INVAL(kc_workqueue_add_after(NULL, NULL, 0));
+    INVAL(kc_workqueue_add_rate_limited(NULL, NULL));
+    INVAL(kc_workqueue_forget(NULL, NULL));
+    INVAL(kc_workqueue_num_requeues(NULL, NULL));
+    INVAL(kc_workqueue_get(NULL, 0, NULL));
+    INVAL(kc_workqueue_done(NULL, NULL));
+    INVAL(kc_workqueue_len(NULL));
+    kc_workqueue_shutdown(NULL);
+    INVAL(kc_workqueue_shutdown_drain(NULL, 0));
+    assert_null(kc_workqueue_metrics_text(NULL));
+    kc_workqueue_free(NULL);
+}
+
 /* ---- the table, and its check against the headers ------------------------------------------ */
 
 /* Each group exercises the functions listed for it (names checked against the headers). */
@@ -393,6 +410,10 @@ static const group GROUPS[] = {
               "kc_store_key_seq kc_store_check kc_store_wait kc_store_change_clear "
               "kc_store_apply kc_store_bookmark kc_store_batch_new kc_store_batch_add "
               "kc_store_batch_len kc_store_batch_free kc_store_replace"},
+    {c_workqueue, "kc_workqueue_new kc_workqueue_add kc_workqueue_add_after "
+                  "kc_workqueue_add_rate_limited kc_workqueue_forget kc_workqueue_num_requeues "
+                  "kc_workqueue_get kc_workqueue_done kc_workqueue_len kc_workqueue_shutdown "
+                  "kc_workqueue_shutdown_drain kc_workqueue_metrics_text kc_workqueue_free"},
 };
 
 static bool listed(const char *name)

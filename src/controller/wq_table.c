@@ -1,0 +1,130 @@
+/*
+ * controller/wq_table.c — the work queue's key records: one chained hash table of interned keys.
+ *
+ * Every key the queue knows has one record (kc__wq_ent) holding the key bytes inline and its state
+ * flags; the dirty, processing, queued and waiting "sets" of client-go are flags on that record,
+ * so the table is the only index and membership tests are one lookup. Chains are linked through
+ * the records (no node allocation); the bucket array doubles at load 1 and never shrinks below 16.
+ * Records are allocated with room for the key rounded up to 16 bytes; freed records of keys up to
+ * KC__WQ_POOL_KEY bytes go to a bounded pool per such size class and are reused, so the steady
+ * state of add → get → done on recurring keys allocates nothing. Caller holds q->mu.
+ */
+#include "controller/internal.h"
+#include "store/internal.h" /* kc__hash */
+
+#include <stdlib.h>
+#include <string.h>
+
+uint32_t kc__wq_hash(const char *key, size_t klen)
+{
+    return (uint32_t)kc__hash(key, klen);
+}
+
+kc__wq_ent *kc__wq_find(kc_workqueue *q, const char *key, size_t klen, uint32_t hash)
+{
+    if (!q->cap)
+        return NULL;
+    for (kc__wq_ent *e = q->buckets[hash & (q->cap - 1)]; e; e = e->hnext)
+        if (e->hash == hash && e->klen == klen && memcmp(e->key, key, klen) == 0)
+            return e;
+    return NULL;
+}
+
+static int grow(kc_workqueue *q)
+{
+    size_t ncap = q->cap ? q->cap * 2 : 16;
+    kc__wq_ent **nb = calloc(ncap, sizeof(*nb));
+    if (!nb)
+        return KC_ENOMEM;
+    for (size_t i = 0; i < q->cap; i++) {
+        for (kc__wq_ent *e = q->buckets[i], *next; e; e = next) {
+            next = e->hnext;
+            kc__wq_ent **b = &nb[e->hash & (ncap - 1)];
+            e->hnext = *b;
+            *b = e;
+        }
+    }
+    free(q->buckets);
+    q->buckets = nb;
+    q->cap = ncap;
+    return 0;
+}
+
+/* Size class of a key: room for klen + NUL in 16-byte steps (0 = 1..16 bytes). */
+static size_t size_class(size_t klen)
+{
+    return klen / 16;
+}
+
+static kc__wq_ent *ent_alloc(kc_workqueue *q, size_t klen)
+{
+    size_t c = size_class(klen);
+    if (c < KC__WQ_POOL_CLASSES && q->pool[c]) {
+        kc__wq_ent *e = q->pool[c];
+        q->pool[c] = e->hnext;
+        q->pool_n--;
+        return e;
+    }
+    return malloc(offsetof(kc__wq_ent, key) + (c + 1) * 16);
+}
+
+kc__wq_ent *kc__wq_intern(kc_workqueue *q, const char *key, size_t klen, uint32_t hash)
+{
+    kc__wq_ent *e = kc__wq_find(q, key, klen, hash);
+    if (e)
+        return e;
+    if (q->n >= q->cap && grow(q) < 0)
+        return NULL;
+    e = ent_alloc(q, klen);
+    if (!e)
+        return NULL;
+    memset(e, 0, offsetof(kc__wq_ent, key));
+    e->hash = hash;
+    e->klen = (uint16_t)klen;
+    memcpy(e->key, key, klen);
+    e->key[klen] = '\0';
+    kc__wq_ent **b = &q->buckets[hash & (q->cap - 1)];
+    e->hnext = *b;
+    *b = e;
+    q->n++;
+    return e;
+}
+
+void kc__wq_release_if_idle(kc_workqueue *q, kc__wq_ent *e)
+{
+    if (e->flags || e->failures)
+        return;
+    kc__wq_ent **p = &q->buckets[e->hash & (q->cap - 1)];
+    while (*p != e)
+        p = &(*p)->hnext;
+    *p = e->hnext;
+    q->n--;
+    size_t c = size_class(e->klen);
+    if (c < KC__WQ_POOL_CLASSES && q->pool_n < KC__WQ_POOL_MAX) {
+        e->hnext = q->pool[c];
+        q->pool[c] = e;
+        q->pool_n++;
+        return;
+    }
+    free(e);
+}
+
+void kc__wq_table_free(kc_workqueue *q)
+{
+    for (size_t i = 0; i < q->cap; i++) {
+        for (kc__wq_ent *e = q->buckets[i], *next; e; e = next) {
+            next = e->hnext;
+            free(e);
+        }
+    }
+    for (size_t c = 0; c < KC__WQ_POOL_CLASSES; c++) {
+        for (kc__wq_ent *e = q->pool[c], *next; e; e = next) {
+            next = e->hnext;
+            free(e);
+        }
+        q->pool[c] = NULL;
+    }
+    free(q->buckets);
+    q->buckets = NULL;
+    q->cap = q->n = q->pool_n = 0;
+}

@@ -12,6 +12,8 @@
  *                 duration, readiness — per informer, with HELP/TYPE. Each series is labelled
  *                 {informer="<kc_informer_name>",group,version,resource,namespace}; informer
  *                 names are unique within a cache, so no two series of a metric share labels.
+ *                 Then the text of every source added with kc_health_add_metrics_source (a
+ *                 controller's work queue, …).
  *
  * Lifecycle: kc_health_new → kc_health_free (stops and frees). Thread-safety: the endpoint reads
  * the cache from its own thread; kc_health_url/port are thread-safe; kc_health_free must not race
@@ -48,6 +50,24 @@ KC_API int kc_health_port(const kc_health *h);
 /* Render /metrics into a new malloc'd NUL-terminated string (caller frees). NULL on out of memory
  * or for a NULL cache. Usable without a running endpoint. */
 KC_API char *kc_health_metrics_text(kc_cache *cache);
+
+/*
+ * Append another component's metrics to /metrics (e.g. a work queue's:
+ * kc_health_add_metrics_source(h, kc_workqueue_metrics_render, q)). On every
+ * scrape, after the cache's metrics, render(ud) is called from the endpoint's thread; it returns
+ * a new malloc'd Prometheus text (freed by the endpoint) or NULL (nothing appended). ud is
+ * borrowed: it must stay valid until kc_health_remove_metrics_source or kc_health_free. render
+ * runs under the endpoint's source lock and must not call kc_health functions. At most
+ * KC_HEALTH_METRICS_SOURCES_MAX sources. Thread-safe. Errors: KC_EINVAL (NULL h or render),
+ * KC_EBUSY (too many sources), KC_ENOMEM.
+ */
+#define KC_HEALTH_METRICS_SOURCES_MAX 256
+KC_API int kc_health_add_metrics_source(kc_health *h, char *(*render)(void *ud), void *ud);
+
+/* Remove the source added with this (render, ud); on return render(ud) is not running and will
+ * not be called again. Thread-safe (not from inside render). Errors: KC_EINVAL (NULL),
+ * KC_ENOTFOUND (no such source). */
+KC_API int kc_health_remove_metrics_source(kc_health *h, char *(*render)(void *ud), void *ud);
 
 /* Stop serving and free. Accepts NULL. */
 KC_API void kc_health_free(kc_health *h);

@@ -94,6 +94,11 @@ KC_API int kc_workqueue_shutdown_drain(kc_workqueue *q, int64_t timeout_ms);
  * for an unnamed queue; NULL on out of memory or for NULL. */
 KC_API char *kc_workqueue_metrics_text(kc_workqueue *q);
 
+/* kc_workqueue_metrics_text with the signature a metrics source of the health endpoint takes:
+ * kc_health_add_metrics_source(h, kc_workqueue_metrics_render, q) serves the queue's metrics on
+ * /metrics (remove the source before freeing the queue). q is a kc_workqueue *. */
+KC_API char *kc_workqueue_metrics_render(void *q);
+
 /* Shut down, join the timer thread, free. Accepts NULL. */
 KC_API void kc_workqueue_free(kc_workqueue *q);
 

@@ -139,3 +139,8 @@ char *kc_workqueue_metrics_text(kc_workqueue *q)
     pthread_mutex_unlock(&q->mu);
     return kc__buf_steal(&b, NULL);
 }
+
+char *kc_workqueue_metrics_render(void *q)
+{
+    return kc_workqueue_metrics_text(q);
+}

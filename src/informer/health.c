@@ -9,7 +9,10 @@
  * …]", then "readyz check passed|failed"; the last error (code, HTTP status, reason, message, age,
  * failures in a row) is shown while the informer keeps failing. Metrics use the Prometheus text
  * format 0.0.4, one series per informer labelled informer (its unique name), group, version,
- * resource and namespace.
+ * resource and namespace, followed by the text of each added metrics source (render callbacks of
+ * other layers, e.g. a controller's work queue: this layer never includes theirs). The sources
+ * list has its own lock, held while the sources render, so that once
+ * kc_health_remove_metrics_source returns its callback is never running.
  */
 #include "informer/internal.h"
 #include "kcache/health.h"
@@ -22,11 +25,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+typedef struct metrics_source {
+    char *(*render)(void *ud);
+    void *ud;
+} metrics_source;
+
 struct kc_health {
     kc_cache *cache;
     struct MHD_Daemon *d;
     int port;
     char url[64];
+    pthread_mutex_t sources_mu; /* guards sources; held while they render */
+    metrics_source *sources;
+    size_t n_sources;
 };
 
 /* ---- rendering ------------------------------------------------------------------------------- */
@@ -168,6 +179,60 @@ char *kc_health_metrics_text(kc_cache *cache)
     return kc__buf_steal(&b, NULL);
 }
 
+/* ---- other layers' metrics ------------------------------------------------------------------ */
+
+static void render_sources(kc_health *h, kc__buf *b)
+{
+    pthread_mutex_lock(&h->sources_mu);
+    for (size_t i = 0; i < h->n_sources; i++) {
+        char *m = h->sources[i].render(h->sources[i].ud);
+        if (m)
+            kc__buf_append_str(b, m);
+        free(m);
+    }
+    pthread_mutex_unlock(&h->sources_mu);
+}
+
+int kc_health_add_metrics_source(kc_health *h, char *(*render)(void *ud), void *ud)
+{
+    if (!h || !render)
+        return KC_EINVAL;
+    int rc = 0;
+    pthread_mutex_lock(&h->sources_mu);
+    if (h->n_sources >= KC_HEALTH_METRICS_SOURCES_MAX) {
+        rc = KC_EBUSY;
+    } else {
+        metrics_source *ns = realloc(h->sources, (h->n_sources + 1) * sizeof(*ns));
+        if (ns) {
+            h->sources = ns;
+            h->sources[h->n_sources++] = (metrics_source){render, ud};
+        } else {
+            rc = KC_ENOMEM;
+        }
+    }
+    pthread_mutex_unlock(&h->sources_mu);
+    return rc;
+}
+
+int kc_health_remove_metrics_source(kc_health *h, char *(*render)(void *ud), void *ud)
+{
+    if (!h || !render)
+        return KC_EINVAL;
+    int rc = KC_ENOTFOUND;
+    pthread_mutex_lock(&h->sources_mu);
+    for (size_t i = 0; i < h->n_sources; i++) {
+        if (h->sources[i].render == render && h->sources[i].ud == ud) {
+            memmove(&h->sources[i], &h->sources[i + 1],
+                    (h->n_sources - i - 1) * sizeof(h->sources[0]));
+            h->n_sources--;
+            rc = 0;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&h->sources_mu);
+    return rc;
+}
+
 /* Returns the HTTP status; fills b with the body. */
 static unsigned readyz(kc_cache *cache, bool verbose, kc__buf *b)
 {
@@ -254,6 +319,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         else
             status = MHD_HTTP_INTERNAL_SERVER_ERROR;
         free(m);
+        render_sources(h, &b);
         ctype = "text/plain; version=0.0.4; charset=utf-8";
     } else {
         status = MHD_HTTP_NOT_FOUND;
@@ -313,12 +379,14 @@ int kc_health_new(kc_cache *cache, const char *listen, const kc_health_opts *opt
     if (!h)
         return kc_error_set(err, KC_ENOMEM, "health: out of memory");
     h->cache = cache;
+    pthread_mutex_init(&h->sources_mu, NULL);
     unsigned maxc = (opts && opts->max_connections) ? opts->max_connections : 64;
     h->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL, 0, NULL, NULL,
                             on_request, h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
                             MHD_OPTION_CONNECTION_LIMIT, maxc, MHD_OPTION_CONNECTION_TIMEOUT,
                             (unsigned)30, MHD_OPTION_END);
     if (!h->d) {
+        pthread_mutex_destroy(&h->sources_mu);
         free(h);
         return kc_error_set(err, KC_EIO, "health: cannot listen on %s",
                             listen ? listen : "127.0.0.1:0");
@@ -350,5 +418,7 @@ void kc_health_free(kc_health *h)
     if (!h)
         return;
     MHD_stop_daemon(h->d);
+    pthread_mutex_destroy(&h->sources_mu);
+    free(h->sources);
     free(h);
 }

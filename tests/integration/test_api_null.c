@@ -179,6 +179,8 @@ static void c_health(void)
     assert_null(kc_health_url(NULL));
     INVAL(kc_health_port(NULL));
     assert_null(kc_health_metrics_text(NULL));
+    INVAL(kc_health_add_metrics_source(NULL, NULL, NULL));
+    INVAL(kc_health_remove_metrics_source(NULL, NULL, NULL));
     kc_health_free(NULL);
 }
 
@@ -340,6 +342,7 @@ static void c_workqueue(void)
     kc_workqueue_shutdown(NULL);
     INVAL(kc_workqueue_shutdown_drain(NULL, 0));
     assert_null(kc_workqueue_metrics_text(NULL));
+    assert_null(kc_workqueue_metrics_render(NULL));
     kc_workqueue_free(NULL);
 }
 
@@ -380,7 +383,7 @@ static const group GROUPS[] = {
     {c_error, "kc_strerror kc_errno_name kc_error_init kc_error_clear kc_error_set "
               "kc_errno_from_http kc_status_parse"},
     {c_health, "kc_health_new kc_health_url kc_health_port kc_health_metrics_text "
-               "kc_health_free"},
+               "kc_health_add_metrics_source kc_health_remove_metrics_source kc_health_free"},
     {c_informer, "kc_informer_new kc_informer_start kc_informer_stop kc_informer_free "
                  "kc_informer_store kc_informer_name kc_informer_has_synced kc_informer_ready "
                  "kc_informer_wait_synced kc_informer_sync_fd kc_informer_phase_name "
@@ -410,10 +413,12 @@ static const group GROUPS[] = {
               "kc_store_key_seq kc_store_check kc_store_wait kc_store_change_clear "
               "kc_store_apply kc_store_bookmark kc_store_batch_new kc_store_batch_add "
               "kc_store_batch_len kc_store_batch_free kc_store_replace"},
-    {c_workqueue, "kc_workqueue_new kc_workqueue_add kc_workqueue_add_after "
-                  "kc_workqueue_add_rate_limited kc_workqueue_forget kc_workqueue_num_requeues "
-                  "kc_workqueue_get kc_workqueue_done kc_workqueue_len kc_workqueue_shutdown "
-                  "kc_workqueue_shutdown_drain kc_workqueue_metrics_text kc_workqueue_free"},
+    {c_workqueue,
+     "kc_workqueue_new kc_workqueue_add kc_workqueue_add_after "
+     "kc_workqueue_add_rate_limited kc_workqueue_forget kc_workqueue_num_requeues "
+     "kc_workqueue_get kc_workqueue_done kc_workqueue_len kc_workqueue_shutdown "
+     "kc_workqueue_shutdown_drain kc_workqueue_metrics_text kc_workqueue_metrics_render "
+     "kc_workqueue_free"},
 };
 
 static bool listed(const char *name)

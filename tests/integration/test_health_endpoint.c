@@ -4,9 +4,11 @@
  * than max_staleness_ms and recovers; /healthz, /livez, /metrics (Prometheus text), 404.
  * /readyz?verbose says why an informer is not synced (its last error; issue 16 point 11), and
  * informers of one resource that differ in selectors or metadata mode have distinct names, so no
- * two Prometheus series share a label set (point 12).
+ * two Prometheus series share a label set (point 12). Metrics sources of other layers (a work
+ * queue's, spec §1.5 M1) appear on /metrics after the cache's, and stop when removed.
  */
 #include "test_informer_fixture.h"
+#include "kcache/workqueue.h"
 
 #include <curl/curl.h>
 
@@ -293,12 +295,52 @@ static void test_health_endpoint_metrics(void **st)
     ifx_down(&f);
 }
 
+/* A work queue's metrics (client-go's names) are served on /metrics through a metrics source. */
+static void test_health_endpoint_metrics_sources(void **st)
+{
+    ifx f;
+    ifx_up(&f, "configmaps=5:ns=default");
+    kc_cache *c = NULL;
+    kc_error e = KC_ERROR_INIT;
+    IFX_RC(kc_cache_new(f.client, NULL, &c, &e), 0, &e);
+    kc_health *h = NULL;
+    IFX_RC(kc_health_new(c, "127.0.0.1:0", NULL, &h, &e), 0, &e);
+    kc_workqueue *q = NULL;
+    kc_workqueue_opts qo = {.name = "migrations"};
+    IFX_RC(kc_workqueue_new(&qo, &q, &e), 0, &e);
+    assert_int_equal(kc_workqueue_add(q, "default/m1"), 0);
+    assert_int_equal(kc_workqueue_add(q, "default/m2"), 0);
+    assert_int_equal(kc_health_add_metrics_source(h, kc_workqueue_metrics_render, q), 0);
+    resp r = {0, KC__BUF_INIT(0)};
+    assert_int_equal(http_get(h, "/metrics", &r), 200);
+    const char *m = r.body.data;
+    assert_non_null(strstr(m, "kcache_cache_ready ")); /* the cache's metrics are still there */
+    assert_non_null(strstr(m, "# TYPE workqueue_depth gauge\n"));
+    assert_non_null(strstr(m, "workqueue_depth{name=\"migrations\"} 2\n"));
+    assert_non_null(strstr(m, "workqueue_adds_total{name=\"migrations\"} 2\n"));
+    assert_non_null(strstr(m, "workqueue_queue_duration_seconds_bucket{name=\"migrations\","));
+    assert_non_null(strstr(m, "workqueue_retries_total{name=\"migrations\"} 0\n"));
+    assert_true(strstr(m, "kcache_cache_ready ") < strstr(m, "workqueue_depth"));
+    assert_int_equal(kc_health_remove_metrics_source(h, kc_workqueue_metrics_render, q), 0);
+    assert_int_equal(kc_health_remove_metrics_source(h, kc_workqueue_metrics_render, q),
+                     KC_ENOTFOUND);
+    kc_workqueue_free(q); /* safe: the endpoint no longer calls it */
+    assert_int_equal(http_get(h, "/metrics", &r), 200);
+    assert_null(strstr(r.body.data, "workqueue_"));
+    assert_int_equal(kc_health_add_metrics_source(h, NULL, NULL), KC_EINVAL);
+    kc__buf_free(&r.body);
+    kc_health_free(h);
+    kc_cache_free(c);
+    ifx_down(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_health_endpoint_readyz_flips_at_sync),
         cmocka_unit_test(test_health_endpoint_readyz_fails_when_stale),
         cmocka_unit_test(test_health_endpoint_metrics),
+        cmocka_unit_test(test_health_endpoint_metrics_sources),
         cmocka_unit_test(test_health_endpoint_readyz_says_why),
         cmocka_unit_test(test_health_endpoint_distinct_names),
     };

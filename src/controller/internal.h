@@ -29,19 +29,20 @@ enum {
     KC__WQ_WAITING = 1u << 3,    /* in the delay heap (D1–D3) */
 };
 
+/* Failure counts saturate here (24 bits beside the flags keep the record header at 32 bytes). */
+#define KC__WQ_FAILURES_MAX 0xffffffu
+
 typedef struct kc__wq_ent {
     struct kc__wq_ent *hnext; /* hash chain */
     union {
         struct kc__wq_ent *qnext; /* FIFO link while QUEUED */
         uint64_t t_start;         /* get time while PROCESSING (never QUEUED then) */
     } u;
-    uint64_t t_add;    /* time the key entered dirty (queue duration, M2) */
-    uint32_t hash;     /* low bits of kc__hash(key) */
-    uint32_t failures; /* R2: exponential backoff count (num_requeues) */
-    uint32_t heap_idx; /* slot in the delay heap while WAITING */
-    uint8_t flags;
-    uint16_t klen;
-    char key[]; /* NUL-terminated */
+    uint64_t t_add;         /* time the key entered dirty (queue duration, M2) */
+    uint32_t heap_idx;      /* slot in the delay heap while WAITING */
+    uint32_t flags : 8;     /* KC__WQ_* */
+    uint32_t failures : 24; /* R2: exponential backoff count (num_requeues), saturating */
+    char key[];             /* NUL-terminated */
 } kc__wq_ent;
 
 /* A delay-heap slot: when the key becomes ready, and its record. */
@@ -58,10 +59,10 @@ typedef struct kc__wq_hist {
     double sum_s;
 } kc__wq_hist;
 
-/* Recycled records: freed records of keys shorter than 16·KC__WQ_POOL_CLASSES bytes are kept
- * (at most KC__WQ_POOL_MAX, per 16-byte size class) and reused, so a key that comes and goes
- * costs no malloc. */
-#define KC__WQ_POOL_CLASSES 8
+/* Recycled records: freed records of the first KC__WQ_POOL_CLASSES size classes (16-byte steps of
+ * malloc chunks: keys up to about 16·KC__WQ_POOL_CLASSES − 41 bytes) are kept, at most
+ * KC__WQ_POOL_MAX of them, and reused, so a key that comes and goes costs no malloc. */
+#define KC__WQ_POOL_CLASSES 12
 #define KC__WQ_POOL_MAX     1024
 
 struct kc_workqueue {
@@ -122,8 +123,8 @@ static inline uint64_t kc__wq_now(const kc_workqueue *q)
 kc__wq_ent *kc__wq_find(kc_workqueue *q, const char *key, size_t klen, uint32_t hash);
 /* The record of key, created (no flags, 0 failures) when absent; NULL on out of memory. */
 kc__wq_ent *kc__wq_intern(kc_workqueue *q, const char *key, size_t klen, uint32_t hash);
-/* Release e when nothing refers to it any more (no flag, no failures). */
-void kc__wq_release_if_idle(kc_workqueue *q, kc__wq_ent *e);
+/* Release e when nothing refers to it any more (no flag, no failures); hash is its key's. */
+void kc__wq_release_if_idle(kc_workqueue *q, kc__wq_ent *e, uint32_t hash);
 /* Hash of key as the table uses it. */
 uint32_t kc__wq_hash(const char *key, size_t klen);
 /* Free every record and the pool (kc_workqueue_free). */

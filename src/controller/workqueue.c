@@ -122,7 +122,7 @@ static kc__wq_ent *pop(kc_workqueue *q)
     if (!q->head)
         q->tail = NULL;
     q->qlen--;
-    e->flags &= (uint8_t)~KC__WQ_QUEUED;
+    e->flags &= ~KC__WQ_QUEUED;
     return e;
 }
 
@@ -183,7 +183,7 @@ int kc_workqueue_get(kc_workqueue *q, int64_t timeout_ms, const char **key)
         return rc;
     }
     kc__wq_ent *e = pop(q);
-    e->flags = (uint8_t)((e->flags & ~KC__WQ_DIRTY) | KC__WQ_PROCESSING);
+    e->flags = (e->flags & ~KC__WQ_DIRTY) | KC__WQ_PROCESSING;
     q->n_processing++;
     if (q->name) {
         uint64_t now = kc__wq_now(q);
@@ -210,13 +210,13 @@ int kc_workqueue_done(kc_workqueue *q, const char *key)
     }
     if (q->name)
         kc__wq_hist_observe(&q->work_hist, (double)(kc__wq_now(q) - e->u.t_start) / 1e9);
-    e->flags &= (uint8_t)~KC__WQ_PROCESSING;
+    e->flags &= ~KC__WQ_PROCESSING;
     if (--q->n_processing == 0 && q->draining)
         pthread_cond_broadcast(&q->drain_cond);
     if (e->flags & KC__WQ_DIRTY) /* W6: re-added while processing: once more */
         push(q, e);
     else
-        kc__wq_release_if_idle(q, e);
+        kc__wq_release_if_idle(q, e, h);
     pthread_mutex_unlock(&q->mu);
     return 0;
 }

@@ -18,6 +18,7 @@
 #include "controller/internal.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* ---- the heap ----------------------------------------------------------------------------------
  */
@@ -61,7 +62,7 @@ static void sift_down(kc_workqueue *q, size_t i)
 static kc__wq_ent *heap_pop(kc_workqueue *q)
 {
     kc__wq_ent *e = q->heap[0].e;
-    e->flags &= (uint8_t)~KC__WQ_WAITING;
+    e->flags &= ~KC__WQ_WAITING;
     if (--q->heap_n > 0) {
         q->heap[0] = q->heap[q->heap_n];
         sift_down(q, 0);
@@ -123,7 +124,7 @@ int kc_workqueue_add_after(kc_workqueue *q, const char *key, uint64_t delay_ms)
             q->retries_total++; /* D1: counted first */
         rc = kc__wq_add_after_locked(q, e, kc__wq_now(q), delay_ns);
         if (rc < 0)
-            kc__wq_release_if_idle(q, e);
+            kc__wq_release_if_idle(q, e, h);
     }
     pthread_mutex_unlock(&q->mu);
     return rc;
@@ -144,8 +145,8 @@ void kc__wq_delay_clear_locked(kc_workqueue *q)
 {
     while (q->heap_n > 0) {
         kc__wq_ent *e = q->heap[--q->heap_n].e;
-        e->flags &= (uint8_t)~KC__WQ_WAITING;
-        kc__wq_release_if_idle(q, e);
+        e->flags &= ~KC__WQ_WAITING;
+        kc__wq_release_if_idle(q, e, kc__wq_hash(e->key, strlen(e->key)));
     }
 }
 

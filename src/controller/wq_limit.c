@@ -44,7 +44,7 @@ static uint64_t bucket(kc_workqueue *q, uint64_t now)
 uint64_t kc__wq_limiter_when_locked(kc_workqueue *q, kc__wq_ent *e, uint64_t now)
 {
     uint64_t a = exponential(q, e->failures);
-    if (e->failures < UINT32_MAX)
+    if (e->failures < KC__WQ_FAILURES_MAX)
         e->failures++;
     uint64_t b = bucket(q, now);
     return a > b ? a : b;
@@ -72,7 +72,7 @@ int kc_workqueue_add_rate_limited(kc_workqueue *q, const char *key)
         rc = kc__wq_add_after_locked(q, e, now, delay);
         if (rc < 0) {
             e->failures = failures; /* nothing happened */
-            kc__wq_release_if_idle(q, e);
+            kc__wq_release_if_idle(q, e, h);
         }
     }
     pthread_mutex_unlock(&q->mu);
@@ -89,7 +89,7 @@ int kc_workqueue_forget(kc_workqueue *q, const char *key)
     kc__wq_ent *e = kc__wq_find(q, key, klen, h);
     if (e) {
         e->failures = 0; /* R1: only the limiter's memory; done is still required */
-        kc__wq_release_if_idle(q, e);
+        kc__wq_release_if_idle(q, e, h);
     }
     pthread_mutex_unlock(&q->mu);
     return 0;

@@ -22,10 +22,12 @@ uint32_t kc__wq_hash(const char *key, size_t klen)
 
 kc__wq_ent *kc__wq_find(kc_workqueue *q, const char *key, size_t klen, uint32_t hash)
 {
+    (void)klen;
     if (!q->cap)
         return NULL;
+    /* records keep no hash or length (32-byte header): strcmp stops at either NUL */
     for (kc__wq_ent *e = q->buckets[hash & (q->cap - 1)]; e; e = e->hnext)
-        if (e->hash == hash && e->klen == klen && memcmp(e->key, key, klen) == 0)
+        if (e->key[0] == key[0] && strcmp(e->key, key) == 0)
             return e;
     return NULL;
 }
@@ -39,7 +41,7 @@ static int grow(kc_workqueue *q)
     for (size_t i = 0; i < q->cap; i++) {
         for (kc__wq_ent *e = q->buckets[i], *next; e; e = next) {
             next = e->hnext;
-            kc__wq_ent **b = &nb[e->hash & (ncap - 1)];
+            kc__wq_ent **b = &nb[kc__wq_hash(e->key, strlen(e->key)) & (ncap - 1)];
             e->hnext = *b;
             *b = e;
         }
@@ -50,10 +52,17 @@ static int grow(kc_workqueue *q)
     return 0;
 }
 
-/* Size class of a key: room for klen + NUL in 16-byte steps (0 = 1..16 bytes). */
+/* Records are sized to fill a glibc malloc chunk (16-byte steps with an 8-byte header), and a
+ * size class is that chunk size / 16: records of one class are interchangeable. */
+static size_t alloc_size(size_t klen)
+{
+    size_t total = offsetof(kc__wq_ent, key) + klen + 1;
+    return ((total + 8 + 15) & ~(size_t)15) - 8;
+}
+
 static size_t size_class(size_t klen)
 {
-    return klen / 16;
+    return (alloc_size(klen) + 8) / 16 - 3; /* the smallest record (klen 0) is class 0 */
 }
 
 static kc__wq_ent *ent_alloc(kc_workqueue *q, size_t klen)
@@ -65,7 +74,7 @@ static kc__wq_ent *ent_alloc(kc_workqueue *q, size_t klen)
         q->pool_n--;
         return e;
     }
-    return malloc(offsetof(kc__wq_ent, key) + (c + 1) * 16);
+    return malloc(alloc_size(klen));
 }
 
 kc__wq_ent *kc__wq_intern(kc_workqueue *q, const char *key, size_t klen, uint32_t hash)
@@ -79,8 +88,6 @@ kc__wq_ent *kc__wq_intern(kc_workqueue *q, const char *key, size_t klen, uint32_
     if (!e)
         return NULL;
     memset(e, 0, offsetof(kc__wq_ent, key));
-    e->hash = hash;
-    e->klen = (uint16_t)klen;
     memcpy(e->key, key, klen);
     e->key[klen] = '\0';
     kc__wq_ent **b = &q->buckets[hash & (q->cap - 1)];
@@ -90,16 +97,16 @@ kc__wq_ent *kc__wq_intern(kc_workqueue *q, const char *key, size_t klen, uint32_
     return e;
 }
 
-void kc__wq_release_if_idle(kc_workqueue *q, kc__wq_ent *e)
+void kc__wq_release_if_idle(kc_workqueue *q, kc__wq_ent *e, uint32_t hash)
 {
     if (e->flags || e->failures)
         return;
-    kc__wq_ent **p = &q->buckets[e->hash & (q->cap - 1)];
+    kc__wq_ent **p = &q->buckets[hash & (q->cap - 1)];
     while (*p != e)
         p = &(*p)->hnext;
     *p = e->hnext;
     q->n--;
-    size_t c = size_class(e->klen);
+    size_t c = size_class(strlen(e->key));
     if (c < KC__WQ_POOL_CLASSES && q->pool_n < KC__WQ_POOL_MAX) {
         e->hnext = q->pool[c];
         q->pool[c] = e;

@@ -12,6 +12,9 @@
  *     done them (every worker blocks in get when the FIFO is empty); keys/s = K / (time from the
  *     first add to the last done), median of ROUNDS. On a 2-core machine the 5 threads share 2
  *     cores: this measures the lock's cost under contention, not parallel speed-up.
+ *   - 4 threads each doing add+get+done: every thread adds its own 25,000 of the 100,000 keys in
+ *     batches of 100 and gets + dones 100 keys (any thread's) after each batch; keys/s = 100,000 /
+ *     wall time, median of ROUNDS (again 4 threads on 2 cores: the lock under contention).
  *   - memory per queued key: glibc mallinfo2() bytes in use (uordblks, plus hblkhd for the large
  *     blocks malloc maps separately, such as the hash table's bucket array) before and after adding
  *     N = 1,000,000 distinct keys (none processed), divided by N, minus the key's bytes (18):
@@ -153,6 +156,50 @@ static double four_workers(size_t k)
     return median(rates, ROUNDS);
 }
 
+typedef struct mixed {
+    kc_workqueue *q;
+    size_t first, n;
+} mixed;
+
+static void *mixed_main(void *arg)
+{
+    mixed *m = arg;
+    for (size_t i = 0; i < m->n; i += 100) {
+        size_t b = m->n - i < 100 ? m->n - i : 100;
+        for (size_t j = 0; j < b; j++)
+            check(kc_workqueue_add(m->q, keys[m->first + i + j]), "add");
+        for (size_t j = 0; j < b; j++) {
+            const char *key;
+            check(kc_workqueue_get(m->q, -1, &key), "get");
+            check(kc_workqueue_done(m->q, key), "done");
+        }
+    }
+    return NULL;
+}
+
+/* keys/s with 4 threads each adding, getting and doning. */
+static double four_mixed(size_t k)
+{
+    double rates[ROUNDS];
+    for (int r = -1; r < ROUNDS; r++) {
+        kc_workqueue *q = new_q(NULL);
+        mixed m[4];
+        pthread_t t[4];
+        uint64_t t0 = kc__now_ns();
+        for (int i = 0; i < 4; i++) {
+            m[i] = (mixed){q, (size_t)i * (k / 4), k / 4};
+            pthread_create(&t[i], NULL, mixed_main, &m[i]);
+        }
+        for (int i = 0; i < 4; i++)
+            pthread_join(t[i], NULL);
+        uint64_t dt = kc__now_ns() - t0;
+        kc_workqueue_free(q);
+        if (r >= 0)
+            rates[r] = (double)k / ((double)dt / 1e9);
+    }
+    return median(rates, ROUNDS);
+}
+
 /* Bytes per queued key beyond its KEYLEN bytes. */
 static double memory_per_key(size_t n)
 {
@@ -179,6 +226,7 @@ int main(void)
     double cold = one_thread(NULL, 100000, &cold_w);
     double named = one_thread("bench", 100000, &named_w);
     double four = four_workers(100000);
+    double mixed4 = four_mixed(100000);
     double mem = memory_per_key(MEM_KEYS);
     printf("add+get+done, one thread, 1k keys:            %.2f M keys/CPU-s (%.2f M/s wall)\n",
            hot / 1e6, hot_w / 1e6);
@@ -187,11 +235,13 @@ int main(void)
     printf("add+get+done, one thread, 100k keys, metrics: %.2f M keys/CPU-s (%.2f M/s wall)\n",
            named / 1e6, named_w / 1e6);
     printf("add (1 producer) + get+done (4 workers), 100k: %.2f M keys/s\n", four / 1e6);
+    printf("add+get+done on each of 4 threads, 100k:       %.2f M keys/s\n", mixed4 / 1e6);
     printf("memory per queued key (1M keys): %.1f B + %d key bytes\n", mem, KEYLEN);
     printf("BENCH workqueue_1thread_1k_keys_per_s %.0f keys/s\n", hot);
     printf("BENCH workqueue_1thread_100k_keys_per_s %.0f keys/s\n", cold);
     printf("BENCH workqueue_1thread_100k_metrics_keys_per_s %.0f keys/s\n", named);
     printf("BENCH workqueue_4workers_100k_keys_per_s %.0f keys/s\n", four);
+    printf("BENCH workqueue_4threads_mixed_100k_keys_per_s %.0f keys/s\n", mixed4);
     printf("BENCH workqueue_bytes_per_queued_key %.1f B\n", mem);
     free(keys);
     return 0;

@@ -119,8 +119,8 @@ static inline uint64_t kc__wq_now(const kc_workqueue *q)
 
 /* ---- wq_table.c: the record table (q->mu held) ----------------------------------------------- */
 
-/* The record of key (klen bytes), or NULL. */
-kc__wq_ent *kc__wq_find(kc_workqueue *q, const char *key, size_t klen, uint32_t hash);
+/* The record of key (hash: kc__wq_hash of it), or NULL. */
+kc__wq_ent *kc__wq_find(kc_workqueue *q, const char *key, uint32_t hash);
 /* The record of key, created (no flags, 0 failures) when absent; NULL on out of memory. */
 kc__wq_ent *kc__wq_intern(kc_workqueue *q, const char *key, size_t klen, uint32_t hash);
 /* Release e when nothing refers to it any more (no flag, no failures); hash is its key's. */
@@ -135,8 +135,16 @@ void kc__wq_table_free(kc_workqueue *q);
 
 /* W3/W4 on an existing record: mark dirty and queue unless processing; q->mu held. */
 void kc__wq_add_locked(kc_workqueue *q, kc__wq_ent *e, uint64_t now);
-/* Validate a key argument: KC_EINVAL for NULL or longer than KC_WORKQUEUE_KEY_MAX. */
-int kc__wq_check_key(const char *key, size_t *klen);
+
+/*
+ * The prologue of every call that takes a key: check q and key (KC_EINVAL for NULL or a key
+ * longer than KC_WORKQUEUE_KEY_MAX), hash the key outside the lock, take q->mu and look the key's
+ * record up into *e (NULL when absent). With KC__WQ_ADDING the record is created when absent, and
+ * a shutting-down queue is KC_ESTOPPED (W2, D1); out of memory is KC_ENOMEM. Returns 0 with q->mu
+ * HELD (*hash = the key's hash), or a negative code with q->mu not held.
+ */
+#define KC__WQ_ADDING 1
+int kc__wq_lock_key(kc_workqueue *q, const char *key, int mode, kc__wq_ent **e, uint32_t *hash);
 
 /* ---- wq_delay.c: delayed adds -------------------------------------------------------------- */
 

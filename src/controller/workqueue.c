@@ -29,15 +29,27 @@ static uint64_t mono_now(void *ud)
     return kc__now_ns();
 }
 
-int kc__wq_check_key(const char *key, size_t *klen)
+int kc__wq_lock_key(kc_workqueue *q, const char *key, int mode, kc__wq_ent **e, uint32_t *hash)
 {
-    if (!key)
+    if (!q || !key)
         return KC_EINVAL;
-    size_t n = strnlen(key, KC_WORKQUEUE_KEY_MAX + 1);
-    if (n > KC_WORKQUEUE_KEY_MAX)
+    size_t klen = strnlen(key, KC_WORKQUEUE_KEY_MAX + 1);
+    if (klen > KC_WORKQUEUE_KEY_MAX)
         return KC_EINVAL;
-    *klen = n;
-    return 0;
+    *hash = kc__wq_hash(key, klen);
+    pthread_mutex_lock(&q->mu);
+    if (mode != KC__WQ_ADDING) {
+        *e = kc__wq_find(q, key, *hash);
+        return 0;
+    }
+    int rc = 0;
+    if (q->shutting_down)
+        rc = KC_ESTOPPED;
+    else if (!(*e = kc__wq_intern(q, key, klen, *hash)))
+        rc = KC_ENOMEM;
+    if (rc < 0)
+        pthread_mutex_unlock(&q->mu);
+    return rc;
 }
 
 static int check_opts(const kc_workqueue_opts *o, kc_error *err)
@@ -145,23 +157,14 @@ void kc__wq_add_locked(kc_workqueue *q, kc__wq_ent *e, uint64_t now)
 
 int kc_workqueue_add(kc_workqueue *q, const char *key)
 {
-    size_t klen;
-    if (!q || kc__wq_check_key(key, &klen) < 0)
-        return KC_EINVAL;
-    uint32_t h = kc__wq_hash(key, klen);
-    pthread_mutex_lock(&q->mu);
-    int rc = 0;
-    if (q->shutting_down) {
-        rc = KC_ESTOPPED; /* W2 */
-    } else {
-        kc__wq_ent *e = kc__wq_intern(q, key, klen, h);
-        if (e)
-            kc__wq_add_locked(q, e, q->name ? kc__wq_now(q) : 0);
-        else
-            rc = KC_ENOMEM;
-    }
+    kc__wq_ent *e;
+    uint32_t h;
+    int rc = kc__wq_lock_key(q, key, KC__WQ_ADDING, &e, &h);
+    if (rc < 0)
+        return rc;
+    kc__wq_add_locked(q, e, q->name ? kc__wq_now(q) : 0);
     pthread_mutex_unlock(&q->mu);
-    return rc;
+    return 0;
 }
 
 int kc_workqueue_get(kc_workqueue *q, int64_t timeout_ms, const char **key)
@@ -198,12 +201,10 @@ int kc_workqueue_get(kc_workqueue *q, int64_t timeout_ms, const char **key)
 
 int kc_workqueue_done(kc_workqueue *q, const char *key)
 {
-    size_t klen;
-    if (!q || kc__wq_check_key(key, &klen) < 0)
+    kc__wq_ent *e;
+    uint32_t h;
+    if (kc__wq_lock_key(q, key, 0, &e, &h) < 0)
         return KC_EINVAL;
-    uint32_t h = kc__wq_hash(key, klen);
-    pthread_mutex_lock(&q->mu);
-    kc__wq_ent *e = kc__wq_find(q, key, klen, h);
     if (!e || !(e->flags & KC__WQ_PROCESSING)) { /* W10: a caller bug; nothing changes */
         pthread_mutex_unlock(&q->mu);
         return KC_EINVAL;

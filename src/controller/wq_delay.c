@@ -106,26 +106,18 @@ int kc__wq_add_after_locked(kc_workqueue *q, kc__wq_ent *e, uint64_t now, uint64
 
 int kc_workqueue_add_after(kc_workqueue *q, const char *key, uint64_t delay_ms)
 {
-    size_t klen;
-    if (!q || kc__wq_check_key(key, &klen) < 0)
-        return KC_EINVAL;
+    kc__wq_ent *e;
+    uint32_t h;
+    int rc = kc__wq_lock_key(q, key, KC__WQ_ADDING, &e, &h);
+    if (rc < 0)
+        return rc;
     uint64_t delay_ns =
         delay_ms > UINT64_MAX / KC__NS_PER_MS ? UINT64_MAX : delay_ms * KC__NS_PER_MS;
-    uint32_t h = kc__wq_hash(key, klen);
-    pthread_mutex_lock(&q->mu);
-    int rc = 0;
-    kc__wq_ent *e;
-    if (q->shutting_down) {
-        rc = KC_ESTOPPED; /* D1 */
-    } else if (!(e = kc__wq_intern(q, key, klen, h))) {
-        rc = KC_ENOMEM;
-    } else {
-        if (q->name)
-            q->retries_total++; /* D1: counted first */
-        rc = kc__wq_add_after_locked(q, e, kc__wq_now(q), delay_ns);
-        if (rc < 0)
-            kc__wq_release_if_idle(q, e, h);
-    }
+    if (q->name)
+        q->retries_total++; /* D1: counted first */
+    rc = kc__wq_add_after_locked(q, e, kc__wq_now(q), delay_ns);
+    if (rc < 0)
+        kc__wq_release_if_idle(q, e, h);
     pthread_mutex_unlock(&q->mu);
     return rc;
 }

@@ -52,28 +52,20 @@ uint64_t kc__wq_limiter_when_locked(kc_workqueue *q, kc__wq_ent *e, uint64_t now
 
 int kc_workqueue_add_rate_limited(kc_workqueue *q, const char *key)
 {
-    size_t klen;
-    if (!q || kc__wq_check_key(key, &klen) < 0)
-        return KC_EINVAL;
-    uint32_t h = kc__wq_hash(key, klen);
-    pthread_mutex_lock(&q->mu);
-    int rc = 0;
     kc__wq_ent *e;
-    if (q->shutting_down) {
-        rc = KC_ESTOPPED;
-    } else if (!(e = kc__wq_intern(q, key, klen, h))) {
-        rc = KC_ENOMEM;
-    } else {
-        uint64_t now = kc__wq_now(q);
-        uint32_t failures = e->failures;
-        uint64_t delay = kc__wq_limiter_when_locked(q, e, now);
-        if (q->name)
-            q->retries_total++;
-        rc = kc__wq_add_after_locked(q, e, now, delay);
-        if (rc < 0) {
-            e->failures = failures; /* nothing happened */
-            kc__wq_release_if_idle(q, e, h);
-        }
+    uint32_t h;
+    int rc = kc__wq_lock_key(q, key, KC__WQ_ADDING, &e, &h);
+    if (rc < 0)
+        return rc;
+    uint64_t now = kc__wq_now(q);
+    uint32_t failures = e->failures;
+    uint64_t delay = kc__wq_limiter_when_locked(q, e, now);
+    if (q->name)
+        q->retries_total++;
+    rc = kc__wq_add_after_locked(q, e, now, delay);
+    if (rc < 0) {
+        e->failures = failures; /* nothing happened */
+        kc__wq_release_if_idle(q, e, h);
     }
     pthread_mutex_unlock(&q->mu);
     return rc;
@@ -81,12 +73,10 @@ int kc_workqueue_add_rate_limited(kc_workqueue *q, const char *key)
 
 int kc_workqueue_forget(kc_workqueue *q, const char *key)
 {
-    size_t klen;
-    if (!q || kc__wq_check_key(key, &klen) < 0)
+    kc__wq_ent *e;
+    uint32_t h;
+    if (kc__wq_lock_key(q, key, 0, &e, &h) < 0)
         return KC_EINVAL;
-    uint32_t h = kc__wq_hash(key, klen);
-    pthread_mutex_lock(&q->mu);
-    kc__wq_ent *e = kc__wq_find(q, key, klen, h);
     if (e) {
         e->failures = 0; /* R1: only the limiter's memory; done is still required */
         kc__wq_release_if_idle(q, e, h);
@@ -97,13 +87,11 @@ int kc_workqueue_forget(kc_workqueue *q, const char *key)
 
 int kc_workqueue_num_requeues(kc_workqueue *q, const char *key)
 {
-    size_t klen;
-    if (!q || kc__wq_check_key(key, &klen) < 0)
+    kc__wq_ent *e;
+    uint32_t h;
+    if (kc__wq_lock_key(q, key, 0, &e, &h) < 0)
         return KC_EINVAL;
-    uint32_t h = kc__wq_hash(key, klen);
-    pthread_mutex_lock(&q->mu);
-    kc__wq_ent *e = kc__wq_find(q, key, klen, h);
     uint32_t n = e ? e->failures : 0;
     pthread_mutex_unlock(&q->mu);
-    return n > INT32_MAX ? INT32_MAX : (int)n;
+    return (int)n; /* at most KC__WQ_FAILURES_MAX */
 }

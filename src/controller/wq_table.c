@@ -20,9 +20,8 @@ uint32_t kc__wq_hash(const char *key, size_t klen)
     return (uint32_t)kc__hash(key, klen);
 }
 
-kc__wq_ent *kc__wq_find(kc_workqueue *q, const char *key, size_t klen, uint32_t hash)
+kc__wq_ent *kc__wq_find(kc_workqueue *q, const char *key, uint32_t hash)
 {
-    (void)klen;
     if (!q->cap)
         return NULL;
     /* records keep no hash or length (32-byte header): strcmp stops at either NUL */
@@ -79,7 +78,7 @@ static kc__wq_ent *ent_alloc(kc_workqueue *q, size_t klen)
 
 kc__wq_ent *kc__wq_intern(kc_workqueue *q, const char *key, size_t klen, uint32_t hash)
 {
-    kc__wq_ent *e = kc__wq_find(q, key, klen, hash);
+    kc__wq_ent *e = kc__wq_find(q, key, hash);
     if (e)
         return e;
     if (q->n >= q->cap && grow(q) < 0)

@@ -263,15 +263,22 @@ static void test_health_endpoint_readyz_fails_when_stale(void **st)
     "{informer=\"default/configmaps\",group=\"\",version=\"v1\",resource=\"configmaps\","          \
     "namespace=\"default\"}"
 
+/* The embedded server with 5 configmaps, a cache, and its endpoint. */
+static void up_endpoint(ifx *f, kc_cache **c, kc_health **h)
+{
+    ifx_up(f, "configmaps=5:ns=default");
+    kc_error e = KC_ERROR_INIT;
+    IFX_RC(kc_cache_new(f->client, NULL, c, &e), 0, &e);
+    IFX_RC(kc_health_new(*c, "127.0.0.1:0", NULL, h, &e), 0, &e);
+}
+
 static void test_health_endpoint_metrics(void **st)
 {
     ifx f;
-    ifx_up(&f, "configmaps=5:ns=default");
     kc_cache *c = NULL;
-    kc_error e = KC_ERROR_INIT;
-    IFX_RC(kc_cache_new(f.client, NULL, &c, &e), 0, &e);
     kc_health *h = NULL;
-    IFX_RC(kc_health_new(c, "127.0.0.1:0", NULL, &h, &e), 0, &e);
+    kc_error e = KC_ERROR_INIT;
+    up_endpoint(&f, &c, &h);
     kc_informer *inf = NULL;
     kc_informer_opts o = {.ns = "default"};
     IFX_RC(kc_cache_get_informer(c, &ifx_cm, &o, &inf, &e), 0, &e);
@@ -299,12 +306,10 @@ static void test_health_endpoint_metrics(void **st)
 static void test_health_endpoint_metrics_sources(void **st)
 {
     ifx f;
-    ifx_up(&f, "configmaps=5:ns=default");
     kc_cache *c = NULL;
-    kc_error e = KC_ERROR_INIT;
-    IFX_RC(kc_cache_new(f.client, NULL, &c, &e), 0, &e);
     kc_health *h = NULL;
-    IFX_RC(kc_health_new(c, "127.0.0.1:0", NULL, &h, &e), 0, &e);
+    kc_error e = KC_ERROR_INIT;
+    up_endpoint(&f, &c, &h);
     kc_workqueue *q = NULL;
     kc_workqueue_opts qo = {.name = "migrations"};
     IFX_RC(kc_workqueue_new(&qo, &q, &e), 0, &e);

@@ -13,6 +13,7 @@
 #include "controller/internal.h"
 #include "kcache/workqueue.h"
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -184,6 +185,36 @@ static void test_controller_workqueue_delay_real_timer_thread(void **st)
     kc_workqueue_free(q);
 }
 
+/* Threads of this process (entries of /proc/self/task). */
+static int thread_count(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    assert_non_null(d);
+    int n = 0;
+    for (struct dirent *de; (de = readdir(d));)
+        n += de->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+/* One timer thread per queue, never a thread per delayed key: 1,000 waiting keys add none.
+ * (Counts compare with <=: a thread joined by an earlier test may still leave /proc briefly.) */
+static void test_controller_workqueue_delay_one_timer_thread(void **st)
+{
+    kc_workqueue *q = NULL;
+    assert_int_equal(kc_workqueue_new(NULL, &q, NULL), 0);
+    int with_queue = thread_count();
+    assert_true(with_queue >= 2); /* this thread and the queue's timer */
+    char key[32];
+    for (int i = 0; i < 1000; i++) {
+        snprintf(key, sizeof(key), "k%d", i);
+        assert_int_equal(kc_workqueue_add_after(q, key, 60000 + (uint64_t)i), 0);
+    }
+    assert_int_equal(kc__workqueue_waiting(q), 1000);
+    assert_true(thread_count() <= with_queue);
+    kc_workqueue_free(q);
+}
+
 /* The delay add_rate_limited gave key, then let it fire and process it (done). */
 static uint64_t fail_once(kc_workqueue *q, fake_clock *c, const char *key)
 {
@@ -326,6 +357,7 @@ int main(void)
         cmocka_unit_test(test_controller_workqueue_delay_d4_shutdown_drops),
         cmocka_unit_test(test_controller_workqueue_delay_heap_order),
         cmocka_unit_test(test_controller_workqueue_delay_real_timer_thread),
+        cmocka_unit_test(test_controller_workqueue_delay_one_timer_thread),
         cmocka_unit_test(test_controller_workqueue_limit_r2_exponential),
         cmocka_unit_test(test_controller_workqueue_limit_r2_overflow_caps),
         cmocka_unit_test(test_controller_workqueue_limit_r1_forget),

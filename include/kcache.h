@@ -36,5 +36,8 @@
 #if __has_include("kcache/workqueue.h")
 #include "kcache/workqueue.h"
 #endif
+#if __has_include("kcache/controller.h")
+#include "kcache/controller.h"
+#endif
 
 #endif

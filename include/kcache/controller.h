@@ -1,0 +1,243 @@
+/*
+ * kcache/controller.h — kc_controller: a reconcile loop over a work queue, fed by informers, that
+ * starts only when its caches are ready (controller-runtime's Controller, in C).
+ *
+ * A controller has one primary type (its objects' keys are reconciled), any number of owned types
+ * (an event on an owned object enqueues its controller owner: the ownerReference with
+ * controller=true whose group and kind match the primary type's) and any number of extra watches
+ * (an event enqueues whatever keys a map function names). Predicates filter events before they
+ * enqueue. Keys are "namespace/name" ("name" for a cluster-scoped primary type).
+ *
+ * max_concurrent_reconciles worker threads each loop get → reconcile → done on one kc_workqueue,
+ * so a key is never reconciled by two workers at once, and a key changed during its reconcile is
+ * reconciled once more afterwards. The reconcile callback receives the key and a kc_cached_client
+ * with read-your-writes (block-on-write by default): an object it created is in its next read.
+ *
+ * Start is gated on readiness: kc_controller_start starts every informer, serves /readyz (when
+ * asked) and returns only once every cache the controller reads from has synced — no reconcile
+ * runs before — or fails with the reason of the informer that did not sync.
+ *
+ * Lifecycle: kc_controller_new → kc_controller_own / kc_controller_watch … → kc_controller_start →
+ * … → kc_controller_stop → kc_controller_free (free without stop also stops). docs/controller.md
+ * has the design: threads, locks, ownership, and where it differs from controller-runtime and
+ * kube-rs.
+ * Thread-safety: stated per function; the reconcile callback runs on worker threads, up to
+ * max_concurrent_reconciles at once (never two for the same key).
+ */
+#ifndef KCACHE_CONTROLLER_H
+#define KCACHE_CONTROLLER_H
+
+#include "cached_client.h"
+#include "workqueue.h"
+
+KC_BEGIN_DECLS
+
+typedef struct kc_controller kc_controller;
+
+/* ---- reconcile ---------------------------------------------------------------------------- */
+
+/* What a reconcile asks for (spec C3). */
+typedef enum kc_reconcile_code {
+    KC_RECONCILE_DONE = 0,          /* success: the key's backoff is reset (forget) */
+    KC_RECONCILE_REQUEUE_AFTER = 1, /* success, run again after requeue_after_ms: forget, then
+                                       add_after (0 ms = at once) */
+    KC_RECONCILE_ERROR = 2,         /* failure: rate-limited requeue (backoff grows), counted */
+    KC_RECONCILE_TERMINAL = 3,      /* failure that retrying cannot fix: not requeued, not
+                                       forgotten, counted. The key runs again on its next event. */
+} kc_reconcile_code;
+
+/*
+ * A reconcile's result. Any code outside kc_reconcile_code is a bug in the callback: the
+ * controller treats it as KC_RECONCILE_ERROR (rate-limited requeue, so the key is not lost),
+ * counts it in kc_controller_stats.unknown (and in errors), and logs it at error level with the
+ * key and the code through the library's log. The queue keeps running.
+ */
+typedef struct kc_reconcile_result {
+    int code;                  /* kc_reconcile_code */
+    uint64_t requeue_after_ms; /* KC_RECONCILE_REQUEUE_AFTER only; ignored otherwise */
+} kc_reconcile_result;
+
+/* The request (spec C1). Strings borrowed for the call. */
+typedef struct kc_reconcile_request {
+    const char *key; /* "namespace/name", or "name" for a cluster-scoped primary type */
+    const char *ns;  /* "" for a cluster-scoped primary type */
+    const char *name;
+} kc_reconcile_request;
+
+/*
+ * Reconcile callback. Runs on a worker thread; cc is the controller's cached client (borrowed,
+ * valid for the call; read-your-writes as configured in kc_controller_opts.client); ud is
+ * kc_controller_opts.ud. The object may be gone: look it up (KC_ENOTFOUND) and act on that.
+ * It must not call kc_controller_stop or kc_controller_free.
+ */
+typedef kc_reconcile_result (*kc_reconcile_fn)(void *ud, const kc_reconcile_request *req,
+                                               kc_cached_client *cc);
+
+/* ---- predicates --------------------------------------------------------------------------- */
+
+/* Event kinds seen by a custom predicate. */
+typedef enum kc_controller_event {
+    KC_CONTROLLER_EVENT_ADD = 0,
+    KC_CONTROLLER_EVENT_UPDATE = 1,
+    KC_CONTROLLER_EVENT_DELETE = 2,
+} kc_controller_event;
+
+/* Built-in predicates (spec C8). Each passes every add and delete; on an update it passes only
+ * when the named part of the object differs between the old and the new state. */
+enum kc_predicate_flags {
+    KC_PREDICATE_GENERATION_CHANGED = 1u << 0,       /* metadata.generation */
+    KC_PREDICATE_RESOURCE_VERSION_CHANGED = 1u << 1, /* metadata.resourceVersion (drops resyncs) */
+    KC_PREDICATE_LABELS_CHANGED = 1u << 2,           /* metadata.labels */
+    KC_PREDICATE_ANNOTATIONS_CHANGED = 1u << 3,      /* metadata.annotations (as JSON text) */
+};
+
+/*
+ * Event filter of one watched type. Zero-initialised = every event passes. The built-in flags
+ * are combined with AND (as several controller-runtime predicates), or with OR when any is set;
+ * custom (may be NULL) must also pass. custom runs on the informer's dispatcher thread with
+ * borrowed objects (old_obj NULL unless an update); it must be fast and must not block.
+ */
+typedef struct kc_predicate {
+    unsigned flags; /* enum kc_predicate_flags */
+    bool any;       /* combine the flags with OR instead of AND */
+    bool (*custom)(void *ud, kc_controller_event ev, kc_obj *old_obj, kc_obj *new_obj);
+    void *ud;
+} kc_predicate;
+
+/* ---- types -------------------------------------------------------------------------------- */
+
+/*
+ * A watched type. gvr identifies the resource; kind is its Kind (needed for the primary type:
+ * ownerReferences name the owner by apiVersion and kind); informer (may be NULL; copied) chooses
+ * the namespace and selectors of its informer, which is shared through the controller's kc_cache
+ * (kc_cache_get_informer). Strings are copied.
+ */
+typedef struct kc_controller_type {
+    kc_gvr gvr;
+    const char *kind;    /* e.g. "Migration"; required for the primary type */
+    bool cluster_scoped; /* primary type: keys are "name" and requests have ns "" */
+    const kc_informer_opts *informer;
+    kc_predicate predicate;
+} kc_controller_type;
+
+/* Options. Zero-initialised means the defaults. Copied (strings too). */
+typedef struct kc_controller_opts {
+    const char *name;           /* for logs and queue metrics; NULL = the primary resource */
+    kc_controller_type primary; /* required: gvr and kind */
+    kc_reconcile_fn reconcile;  /* required */
+    void *ud;                   /* passed to reconcile (borrowed) */
+    unsigned max_concurrent_reconciles; /* worker threads; 0 = 1 */
+    int64_t sync_timeout_ms; /* start's bound on the cache sync; 0 = 120000; < 0 = none */
+    int64_t stop_timeout_ms; /* stop's bound on running reconciles; 0 = 30000 */
+    kc_workqueue_opts queue; /* backoff and bucket (name defaults to the controller's) */
+    /* The cache to use (borrowed: must outlive the controller), so several controllers share
+     * informers; NULL = the controller makes its own over the client and stops it on stop. */
+    kc_cache *cache;
+    kc_cached_client_opts client; /* the reconcile's cached client (default block-on-write) */
+    /* Serve /readyz, /healthz, /metrics on this "ADDR:PORT" (kc_health on the controller's cache)
+     * from kc_controller_start on, so /readyz answers 503 while starting; NULL = none. */
+    const char *health_listen;
+    bool start_inactive; /* begin gated off (kc_controller_set_active) */
+} kc_controller_opts;
+
+/*
+ * New controller over client (borrowed: must outlive the controller). Checks the options (err
+ * names the bad one) and builds the queue, the cache (unless given) and the cached client; starts
+ * nothing. Errors: KC_EINVAL (NULL client/opts/ret, no reconcile, primary gvr or kind missing or
+ * bad), KC_ENOMEM. *ret is new — free with kc_controller_free. Thread-safe.
+ */
+KC_API int kc_controller_new(kc_client *client, const kc_controller_opts *opts, kc_controller **ret,
+                             kc_error *err);
+
+/*
+ * Watch an owned type (spec C7): an add, update (old and new state) or delete of an object of
+ * type->gvr enqueues the owner named by its first ownerReference with controller=true, if that
+ * reference's group (from apiVersion; the version is ignored) and kind equal the primary type's;
+ * the key is the owned object's namespace and the reference's name (namespace "" for a
+ * cluster-scoped primary type). type is copied; type->kind is not needed. Before start only.
+ * Errors: KC_EINVAL (NULL, bad gvr), KC_EBUSY (already started), KC_ENOMEM.
+ */
+KC_API int kc_controller_own(kc_controller *ctrl, const kc_controller_type *type, kc_error *err);
+
+/*
+ * Map function of an extra watch: called on the informer's dispatcher thread for every event
+ * that passes the predicate (old_obj NULL unless an update; objects borrowed for the call); it
+ * enqueues keys with kc_controller_enqueue (any number). Must be fast and must not block.
+ */
+typedef void (*kc_controller_map_fn)(void *ud, kc_controller *ctrl, kc_controller_event ev,
+                                     kc_obj *old_obj, kc_obj *new_obj);
+
+/* Watch another type through a map function (ud borrowed: must outlive the controller). type
+ * copied. Before start only. Errors: KC_EINVAL (NULL, no map, bad gvr), KC_EBUSY, KC_ENOMEM. */
+KC_API int kc_controller_watch(kc_controller *ctrl, const kc_controller_type *type,
+                               kc_controller_map_fn map, void *ud, kc_error *err);
+
+/* Enqueue the request ns/name (ns NULL or "" for cluster-scoped; copied). Thread-safe; any time.
+ * Errors: KC_EINVAL (NULL ctrl or name, or a name too long), KC_ESTOPPED, KC_ENOMEM. */
+KC_API int kc_controller_enqueue(kc_controller *ctrl, const char *ns, const char *name);
+
+/*
+ * Start (spec C9): register the handlers (starting the informers), serve health if asked, wait
+ * until every informer of the controller's cache has synced — bounded by sync_timeout_ms — and
+ * then start the workers. No reconcile runs before this returns 0. On failure the controller is
+ * stopped and the call returns the code of kc_cache_wait_synced (KC_ETIMEOUT, KC_ENOTFOUND for a
+ * resource the server does not serve, …) with err naming the informer that did not sync and its
+ * last error. Errors also: KC_EINVAL (NULL), KC_EBUSY (started already), KC_ESTOPPED (stopped
+ * meanwhile), KC_ENOMEM. Thread-safe with kc_controller_stop (which makes a waiting start return
+ * KC_ESTOPPED).
+ */
+KC_API int kc_controller_start(kc_controller *ctrl, kc_error *err);
+
+/*
+ * Gate for leader election or shard ownership (wave 2.4). While inactive, workers take no key:
+ * a key a worker got when the gate closed is put back (queued again, not reconciled), and events
+ * keep being queued (deduplicated) for when it opens. Reconciles already running finish (C has
+ * no cancellation; a long reconcile can check kc_controller_active before each write). Thread-
+ * safe; any time, also before start. Returns 0, KC_EINVAL (NULL).
+ */
+KC_API int kc_controller_set_active(kc_controller *ctrl, bool active);
+
+/* Whether the gate is open. false for NULL. Thread-safe. */
+KC_API bool kc_controller_active(kc_controller *ctrl);
+
+/* Counters (monotonic since new). */
+typedef struct kc_controller_stats {
+    uint64_t reconciles;    /* reconcile calls returned */
+    uint64_t done;          /* ...KC_RECONCILE_DONE */
+    uint64_t requeue_after; /* ...KC_RECONCILE_REQUEUE_AFTER */
+    uint64_t errors;        /* ...KC_RECONCILE_ERROR or an unknown code */
+    uint64_t terminal;      /* ...KC_RECONCILE_TERMINAL */
+    uint64_t unknown;       /* ...a code outside kc_reconcile_code (also in errors) */
+    uint64_t put_back;      /* keys put back unreconciled because the gate was closed */
+    uint64_t enqueued;      /* keys handed to the queue by handlers and kc_controller_enqueue */
+    uint64_t filtered;      /* events a predicate dropped */
+    unsigned running;       /* reconciles in progress now */
+    bool started;           /* start succeeded (workers running) */
+} kc_controller_stats;
+
+/* Counters, copied into *ret. ctrl NULL: zeroed. Thread-safe. */
+KC_API void kc_controller_get_stats(kc_controller *ctrl, kc_controller_stats *ret);
+
+/* The controller's cache, cached client, queue and health URL (NULL when not serving); borrowed:
+ * valid until kc_controller_free. NULL for NULL. Thread-safe. */
+KC_API kc_cache *kc_controller_cache(kc_controller *ctrl);
+KC_API kc_cached_client *kc_controller_client(kc_controller *ctrl);
+KC_API kc_workqueue *kc_controller_queue(kc_controller *ctrl);
+KC_API const char *kc_controller_health_url(kc_controller *ctrl);
+
+/*
+ * Stop: take no more keys, let running reconciles finish within stop_timeout_ms, remove the
+ * handlers, stop the cache (when the controller made it; this also wakes a reconcile waiting in
+ * the cached client), join the workers. Returns 0, or KC_ETIMEOUT when reconciles were still
+ * running at the bound (the cache was then stopped under them and the workers joined once they
+ * returned). Idempotent (0 for a controller never started); KC_EINVAL for NULL. Must not be
+ * called from a reconcile or a map function. Thread-safe with start.
+ */
+KC_API int kc_controller_stop(kc_controller *ctrl);
+
+/* Stop if needed and free (the cache too when the controller made it). Accepts NULL. */
+KC_API void kc_controller_free(kc_controller *ctrl);
+
+KC_END_DECLS
+
+#endif

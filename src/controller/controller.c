@@ -1,0 +1,270 @@
+/*
+ * controller/controller.c — kc_controller: construction, options, getters, stats, enqueue and the
+ * activity gate.
+ *
+ * Ownership: the controller owns its queue, its cached client, the health endpoint it serves and,
+ * unless kc_controller_opts.cache was given, its cache. It borrows the kc_client. Every watched
+ * type is a kc__ctrl_source (sources.c) owning copies of the caller's strings; informers are
+ * borrowed from the cache (kc_cache_get_informer) and shared with anyone else using the cache.
+ *
+ * The gate (kc_controller_set_active) is a flag under the controller mutex; workers test it after
+ * every get and wait on the condition variable while it is closed (run.c), so closing it takes
+ * effect for the next key at once, without polling.
+ */
+#include "controller/controller_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int opts_check(const kc_controller_opts *o, kc_error *err)
+{
+    if (!o->reconcile)
+        return kc_error_set(err, KC_EINVAL, "controller: opts.reconcile is required");
+    if (!o->primary.gvr.resource || !o->primary.gvr.version)
+        return kc_error_set(err, KC_EINVAL, "controller: opts.primary.gvr is required");
+    if (!o->primary.kind || !*o->primary.kind)
+        return kc_error_set(err, KC_EINVAL,
+                            "controller: opts.primary.kind is required (owner references name "
+                            "their owner by kind)");
+    return 0;
+}
+
+static void ctrl_destroy(kc_controller *c)
+{
+    kc_health_free(c->health); /* before the cache it reads */
+    for (size_t i = 0; i < c->n_sources; i++)
+        kc__ctrl_source_free(c->sources[i]);
+    free(c->sources);
+    kc_cached_client_free(c->cc);
+    if (c->own_cache)
+        kc_cache_free(c->cache);
+    kc_workqueue_free(c->q);
+    free(c->threads);
+    free(c->health_listen);
+    free(c->name);
+    pthread_cond_destroy(&c->cv);
+    pthread_mutex_destroy(&c->mu);
+    free(c);
+}
+
+static int add_source(kc_controller *c, kc__ctrl_source *s)
+{
+    kc__ctrl_source **n = realloc(c->sources, (c->n_sources + 1) * sizeof(*n));
+    if (!n)
+        return KC_ENOMEM;
+    c->sources = n;
+    c->sources[c->n_sources++] = s;
+    return 0;
+}
+
+static int ctrl_build(kc_controller *c, const kc_controller_opts *o, kc_error *err)
+{
+    kc_workqueue_opts qo = o->queue;
+    if (!qo.name || !*qo.name)
+        qo.name = c->name;
+    int rc = kc_workqueue_new(&qo, &c->q, err);
+    if (rc < 0)
+        return rc;
+    if (o->cache) {
+        c->cache = o->cache;
+    } else {
+        rc = kc_cache_new(c->client, NULL, &c->cache, err);
+        if (rc < 0)
+            return rc;
+        c->own_cache = true;
+    }
+    rc = kc_cached_client_new(c->client, c->cache, &o->client, &c->cc, err);
+    if (rc < 0)
+        return rc;
+    kc__ctrl_source *p = kc__ctrl_source_new(c, KC__CTRL_PRIMARY, &o->primary, err);
+    if (!p)
+        return err && err->code ? err->code : KC_ENOMEM;
+    if (add_source(c, p) < 0) {
+        kc__ctrl_source_free(p);
+        return kc_error_set(err, KC_ENOMEM, "controller: out of memory");
+    }
+    return 0;
+}
+
+int kc_controller_new(kc_client *client, const kc_controller_opts *opts, kc_controller **ret,
+                      kc_error *err)
+{
+    if (!client || !opts || !ret)
+        return kc_error_set(err, KC_EINVAL, "kc_controller_new: client, opts and ret are required");
+    int rc = opts_check(opts, err);
+    if (rc < 0)
+        return rc;
+    kc_controller *c = calloc(1, sizeof(*c));
+    if (!c)
+        return kc_error_set(err, KC_ENOMEM, "controller: out of memory");
+    pthread_mutex_init(&c->mu, NULL);
+    if (kc__cond_init_monotonic(&c->cv) < 0) {
+        pthread_mutex_destroy(&c->mu);
+        free(c);
+        return kc_error_set(err, KC_ENOMEM, "controller: cannot create a condition variable");
+    }
+    c->client = client;
+    c->reconcile = opts->reconcile;
+    c->ud = opts->ud;
+    c->workers = opts->max_concurrent_reconciles ? opts->max_concurrent_reconciles : 1;
+    c->sync_timeout_ms = opts->sync_timeout_ms ? opts->sync_timeout_ms : 120000;
+    c->stop_timeout_ms = opts->stop_timeout_ms > 0 ? opts->stop_timeout_ms : 30000;
+    c->primary_cluster_scoped = opts->primary.cluster_scoped;
+    c->active = !opts->start_inactive;
+    c->name = kc__strdup(opts->name && *opts->name ? opts->name : opts->primary.gvr.resource);
+    c->health_listen = opts->health_listen ? kc__strdup(opts->health_listen) : NULL;
+    if (!c->name || (opts->health_listen && !c->health_listen)) {
+        ctrl_destroy(c);
+        return kc_error_set(err, KC_ENOMEM, "controller: out of memory");
+    }
+    rc = ctrl_build(c, opts, err);
+    if (rc < 0) {
+        ctrl_destroy(c);
+        return rc;
+    }
+    *ret = c;
+    return 0;
+}
+
+static int add_type(kc_controller *c, kc__ctrl_role role, const kc_controller_type *type,
+                    kc_controller_map_fn map, void *ud, kc_error *err)
+{
+    pthread_mutex_lock(&c->mu);
+    bool fresh = c->state == KC__CTRL_NEW;
+    pthread_mutex_unlock(&c->mu);
+    if (!fresh)
+        return kc_error_set(err, KC_EBUSY, "controller %s: types are added before start", c->name);
+    kc__ctrl_source *s = kc__ctrl_source_new(c, role, type, err);
+    if (!s)
+        return err && err->code ? err->code : KC_ENOMEM;
+    s->map = map;
+    s->map_ud = ud;
+    if (add_source(c, s) < 0) {
+        kc__ctrl_source_free(s);
+        return kc_error_set(err, KC_ENOMEM, "controller: out of memory");
+    }
+    return 0;
+}
+
+int kc_controller_own(kc_controller *ctrl, const kc_controller_type *type, kc_error *err)
+{
+    if (!ctrl || !type)
+        return kc_error_set(err, KC_EINVAL, "kc_controller_own: ctrl and type are required");
+    return add_type(ctrl, KC__CTRL_OWNED, type, NULL, NULL, err);
+}
+
+int kc_controller_watch(kc_controller *ctrl, const kc_controller_type *type,
+                        kc_controller_map_fn map, void *ud, kc_error *err)
+{
+    if (!ctrl || !type || !map)
+        return kc_error_set(err, KC_EINVAL, "kc_controller_watch: ctrl, type and map are required");
+    return add_type(ctrl, KC__CTRL_WATCH, type, map, ud, err);
+}
+
+int kc_controller_enqueue(kc_controller *ctrl, const char *ns, const char *name)
+{
+    if (!ctrl || !name || !*name)
+        return KC_EINVAL;
+    char key[KC__CTRL_KEY_MAX];
+    int n = ns && *ns ? snprintf(key, sizeof(key), "%s/%s", ns, name)
+                      : snprintf(key, sizeof(key), "%s", name);
+    if (n < 0 || (size_t)n >= sizeof(key))
+        return KC_EINVAL;
+    int rc = kc_workqueue_add(ctrl->q, key);
+    if (rc == 0)
+        atomic_fetch_add(&ctrl->n_enqueued, 1);
+    return rc;
+}
+
+int kc_controller_set_active(kc_controller *ctrl, bool active)
+{
+    if (!ctrl)
+        return KC_EINVAL;
+    pthread_mutex_lock(&ctrl->mu);
+    if (ctrl->active != active)
+        KC__LOG_INFO("controller %s: %s", ctrl->name, active ? "active" : "inactive (gated off)");
+    ctrl->active = active;
+    pthread_cond_broadcast(&ctrl->cv);
+    pthread_mutex_unlock(&ctrl->mu);
+    return 0;
+}
+
+bool kc_controller_active(kc_controller *ctrl)
+{
+    if (!ctrl)
+        return false;
+    pthread_mutex_lock(&ctrl->mu);
+    bool a = ctrl->active;
+    pthread_mutex_unlock(&ctrl->mu);
+    return a;
+}
+
+void kc_controller_get_stats(kc_controller *ctrl, kc_controller_stats *ret)
+{
+    if (!ret)
+        return;
+    memset(ret, 0, sizeof(*ret));
+    if (!ctrl)
+        return;
+    ret->reconciles = atomic_load(&ctrl->n_reconciles);
+    ret->done = atomic_load(&ctrl->n_done);
+    ret->requeue_after = atomic_load(&ctrl->n_requeue_after);
+    ret->errors = atomic_load(&ctrl->n_errors);
+    ret->terminal = atomic_load(&ctrl->n_terminal);
+    ret->unknown = atomic_load(&ctrl->n_unknown);
+    ret->put_back = atomic_load(&ctrl->n_put_back);
+    ret->enqueued = atomic_load(&ctrl->n_enqueued);
+    ret->filtered = atomic_load(&ctrl->n_filtered);
+    pthread_mutex_lock(&ctrl->mu);
+    ret->running = ctrl->running;
+    ret->started = ctrl->state == KC__CTRL_RUNNING;
+    pthread_mutex_unlock(&ctrl->mu);
+}
+
+kc_cache *kc_controller_cache(kc_controller *ctrl)
+{
+    return ctrl ? ctrl->cache : NULL;
+}
+
+kc_cached_client *kc_controller_client(kc_controller *ctrl)
+{
+    return ctrl ? ctrl->cc : NULL;
+}
+
+kc_workqueue *kc_controller_queue(kc_controller *ctrl)
+{
+    return ctrl ? ctrl->q : NULL;
+}
+
+const char *kc_controller_health_url(kc_controller *ctrl)
+{
+    if (!ctrl)
+        return NULL;
+    pthread_mutex_lock(&ctrl->mu);
+    const char *u = ctrl->health ? kc_health_url(ctrl->health) : NULL;
+    pthread_mutex_unlock(&ctrl->mu);
+    return u;
+}
+
+int kc_controller_start(kc_controller *ctrl, kc_error *err)
+{
+    if (!ctrl)
+        return kc_error_set(err, KC_EINVAL, "kc_controller_start: ctrl is NULL");
+    return kc__ctrl_start(ctrl, err);
+}
+
+int kc_controller_stop(kc_controller *ctrl)
+{
+    if (!ctrl)
+        return KC_EINVAL;
+    return kc__ctrl_stop(ctrl);
+}
+
+void kc_controller_free(kc_controller *ctrl)
+{
+    if (!ctrl)
+        return;
+    kc__ctrl_stop(ctrl);
+    ctrl_destroy(ctrl);
+}

@@ -1,0 +1,107 @@
+/*
+ * controller/controller_internal.h — internals of kc_controller shared by the files of
+ * src/controller/ (the work queue, kc_workqueue, lives in the same folder but keeps its own
+ * internals).
+ *
+ *   controller.c  struct, new/free, options, getters, stats, enqueue, the gate
+ *   sources.c     watched types: handlers, predicates, owner mapping (spec C7, C8)
+ *   run.c         start (readiness gate, C9), worker loop and result handling (C3, C4), stop
+ *
+ * Locking: one mutex (mu) guards the lifecycle state (state, active, running) and is never held
+ * while calling out (queue, cache, informer, reconcile). Counters are atomics. Handlers run on
+ * informer dispatcher threads and only touch the queue (thread-safe) and the atomics.
+ */
+#ifndef KC_CONTROLLER_CONTROLLER_INTERNAL_H
+#define KC_CONTROLLER_CONTROLLER_INTERNAL_H
+
+#include "core/internal.h"
+#include "kcache/controller.h"
+#include "kcache/health.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+/* Longest key: a namespace (63) + '/' + a name (253) + NUL, rounded up. */
+#define KC__CTRL_KEY_MAX 320
+
+typedef enum kc__ctrl_role {
+    KC__CTRL_PRIMARY = 0,
+    KC__CTRL_OWNED = 1,
+    KC__CTRL_WATCH = 2,
+} kc__ctrl_role;
+
+/* One watched type: owned copies of the caller's strings and informer options. */
+typedef struct kc__ctrl_source {
+    kc_controller *ctrl;
+    kc__ctrl_role role;
+    char *group, *version, *resource, *kind;
+    kc_informer_opts iopts; /* strings below */
+    char *ns, *label_selector, *field_selector, *iname;
+    bool has_iopts;
+    kc_predicate pred;
+    kc_controller_map_fn map;
+    void *map_ud;
+    kc_informer *inf;     /* borrowed from the cache, set at start */
+    kc_informer_reg *reg; /* our registration, removed at stop */
+} kc__ctrl_source;
+
+typedef enum kc__ctrl_state {
+    KC__CTRL_NEW = 0,
+    KC__CTRL_STARTING = 1,
+    KC__CTRL_RUNNING = 2,
+    KC__CTRL_STOPPED = 3,
+} kc__ctrl_state;
+
+struct kc_controller {
+    char *name;
+    kc_client *client; /* borrowed */
+    kc_cache *cache;
+    bool own_cache;
+    kc_cached_client *cc;
+    kc_workqueue *q;
+    kc_health *health;
+    char *health_listen;
+    kc_reconcile_fn reconcile;
+    void *ud;
+    unsigned workers;
+    int64_t sync_timeout_ms, stop_timeout_ms;
+    bool primary_cluster_scoped;
+
+    kc__ctrl_source **sources; /* [0] is the primary type */
+    size_t n_sources;
+
+    pthread_t *threads;
+    size_t n_threads;
+
+    pthread_mutex_t mu;
+    pthread_cond_t cv; /* state, active or running changed */
+    kc__ctrl_state state;
+    bool stopping;      /* stop has begun: take no more keys */
+    bool start_waiting; /* a start is inside the sync wait */
+    bool active;
+    unsigned running;
+    int stop_rc;
+
+    atomic_uint_fast64_t n_reconciles, n_done, n_requeue_after, n_errors, n_terminal, n_unknown,
+        n_put_back, n_enqueued, n_filtered;
+};
+
+/* sources.c */
+kc__ctrl_source *kc__ctrl_source_new(kc_controller *ctrl, kc__ctrl_role role,
+                                     const kc_controller_type *type, kc_error *err);
+void kc__ctrl_source_free(kc__ctrl_source *s);
+/* Get the informer from the cache and register the handlers. */
+int kc__ctrl_source_start(kc__ctrl_source *s, kc_error *err);
+/* Remove the registration (joins its dispatcher). */
+void kc__ctrl_source_stop(kc__ctrl_source *s);
+/* Whether pred passes the event (spec C8). */
+bool kc__ctrl_predicate_pass(const kc_predicate *pred, kc_controller_event ev, kc_obj *old_obj,
+                             kc_obj *new_obj);
+/* Enqueue the controller owner of obj if it is of the primary type (spec C7). */
+void kc__ctrl_enqueue_owner(kc_controller *ctrl, kc_obj *obj);
+
+/* run.c */
+int kc__ctrl_start(kc_controller *ctrl, kc_error *err);
+int kc__ctrl_stop(kc_controller *ctrl);
+
+#endif

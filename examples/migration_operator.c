@@ -1,0 +1,346 @@
+/*
+ * migration_operator.c — a complete small operator: the field report's scenario end to end.
+ *
+ * A Migration (migrations.example.kcache.io/v1, namespaced, with a status subresource) asks for
+ * a credentials Secret. The reconcile
+ *   1. reads the Migration from the cache (gone: nothing to do),
+ *   2. creates the Secret "<name>-credentials", owned by the Migration (controller reference),
+ *      unless the cache already holds it,
+ *   3. reads the Secret back from the cache — the step that failed for the mig-controller team:
+ *      with read-your-writes (block-on-write, the default) the create returns only once the
+ *      cache holds it, so this read never misses,
+ *   4. sets the Migration's status: phase, secretName, and a Ready condition with
+ *      observedGeneration.
+ * Events on the Secret enqueue its owner (kc_controller_own); a generation predicate on the
+ * Migration skips its own status writes. The controller starts only once its caches have synced.
+ * Events (core/v1 Event objects) are not recorded by this version of the example.
+ *
+ * Usage: migration_operator [--kubeconfig PATH] [-n NAMESPACE] [--count N]
+ * Without --kubeconfig it starts the embedded API server in-process with watch events delayed
+ * 10–500 ms (so a plain cache read after the create would miss the Secret). It installs the CRD
+ * (already installed is fine), creates N sample Migrations (default 3), runs the controller until
+ * every one is Ready, prints their status, then deletes the samples and their Secrets.
+ */
+#include <kcache/controller.h>
+#include <kcache/server.h>
+
+#include <getopt.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static const kc_gvr migrations = {"example.kcache.io", "v1", "migrations"};
+static const kc_gvr secrets = {"", "v1", "secrets"};
+static const kc_gvr crds = {"apiextensions.k8s.io", "v1", "customresourcedefinitions"};
+
+static const char crd_json[] =
+    "{\"apiVersion\":\"apiextensions.k8s.io/v1\",\"kind\":\"CustomResourceDefinition\","
+    "\"metadata\":{\"name\":\"migrations.example.kcache.io\"},\"spec\":{\"group\":"
+    "\"example.kcache.io\",\"scope\":\"Namespaced\",\"names\":{\"plural\":\"migrations\","
+    "\"singular\":\"migration\",\"kind\":\"Migration\"},\"versions\":[{\"name\":\"v1\","
+    "\"served\":true,\"storage\":true,\"subresources\":{\"status\":{}},\"schema\":{"
+    "\"openAPIV3Schema\":{\"type\":\"object\",\"x-kubernetes-preserve-unknown-fields\":true}}}]}}";
+
+/* Progress shared with main: how many Migrations reached Ready (under mu). */
+typedef struct op {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int ready;
+    kc_client *client;
+} op;
+
+static void report(const char *what, int rc, const kc_error *err)
+{
+    fprintf(stderr, "migration_operator: %s: %s: %s\n", what, kc_errno_name(rc),
+            err && err->message ? err->message : kc_strerror(rc));
+}
+
+/* Step 2: the Secret owned by the Migration (controller reference: kind, name, uid). */
+static int ensure_secret(kc_cached_client *cc, kc_obj *mig, const char *secret, kc_error *err)
+{
+    kc_obj *s = NULL;
+    int rc = kc_cached_client_get(cc, &secrets, kc_obj_namespace(mig), secret, NULL, &s, err);
+    kc_obj_unref(s);
+    if (rc != KC_ENOTFOUND)
+        return rc;
+    char *body = NULL;
+    size_t len = 0;
+    rc = kc_json_format(&body, &len, err,
+                        "{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{\"name\":%s,"
+                        "\"ownerReferences\":[{\"apiVersion\":\"example.kcache.io/v1\",\"kind\":"
+                        "\"Migration\",\"name\":%s,\"uid\":%s,\"controller\":true,"
+                        "\"blockOwnerDeletion\":true}]},\"stringData\":{\"password\":%s}}",
+                        secret, kc_obj_name(mig), kc_obj_uid(mig), "example-only");
+    if (rc == 0) /* block-on-write: returns once the cache holds the Secret */
+        rc = kc_cached_client_create(cc, &secrets, kc_obj_namespace(mig), body, len, NULL, NULL,
+                                     NULL, err);
+    free(body);
+    return rc == KC_EEXISTS ? 0 : rc;
+}
+
+/* Step 4: status through the status subresource (a merge patch). */
+static int set_status(kc_cached_client *cc, kc_obj *mig, const char *secret, kc_error *err)
+{
+    char now[32];
+    time_t t = time(NULL);
+    struct tm tm;
+    strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
+    int64_t gen = kc_obj_generation(mig);
+    char *body = NULL;
+    size_t len = 0;
+    int rc = kc_json_format(
+        &body, &len, err,
+        "{\"status\":{\"phase\":\"Ready\",\"secretName\":%s,\"observedGeneration\":%l,"
+        "\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\",\"reason\":\"SecretReady\","
+        "\"message\":\"credentials Secret created and read back from the cache\","
+        "\"observedGeneration\":%l,\"lastTransitionTime\":%s}]}}",
+        secret, gen, gen, now);
+    kc_patch_opts po = {.subresource = "status"};
+    if (rc == 0)
+        rc = kc_cached_client_patch(cc, &migrations, kc_obj_namespace(mig), kc_obj_name(mig),
+                                    KC_PATCH_MERGE, body, len, &po, NULL, NULL, err);
+    free(body);
+    return rc;
+}
+
+static bool is_ready(kc_obj *mig)
+{
+    int64_t observed = -1;
+    char *phase = NULL;
+    kc_obj_get_int(mig, "/status/observedGeneration", &observed, NULL);
+    kc_obj_get_string(mig, "/status/phase", &phase, NULL, NULL);
+    bool ready = phase && !strcmp(phase, "Ready") && observed == kc_obj_generation(mig);
+    free(phase);
+    return ready;
+}
+
+static kc_reconcile_result reconcile(void *ud, const kc_reconcile_request *req,
+                                     kc_cached_client *cc)
+{
+    op *o = ud;
+    kc_error err = KC_ERROR_INIT;
+    kc_obj *mig = NULL, *secret_obj = NULL;
+    kc_reconcile_result res = {KC_RECONCILE_DONE, 0};
+    char secret[300];
+    int rc = kc_cached_client_get(cc, &migrations, req->ns, req->name, NULL, &mig, &err); /* 1 */
+    if (rc == KC_ENOTFOUND)
+        goto out; /* deleted: its Secret goes with it (ownerReference) */
+    snprintf(secret, sizeof(secret), "%s-credentials", req->name);
+    if (rc == 0 && !kc_obj_deleting(mig))
+        rc = ensure_secret(cc, mig, secret, &err); /* 2 */
+    if (rc == 0)                                   /* 3: read it back from the cache */
+        rc = kc_cached_client_get(cc, &secrets, req->ns, secret, NULL, &secret_obj, &err);
+    bool was_ready = rc == 0 && is_ready(mig);
+    if (rc == 0 && !was_ready)
+        rc = set_status(cc, mig, secret, &err); /* 4 */
+    if (rc < 0) {
+        report(req->key, rc, &err);
+        res.code = KC_RECONCILE_ERROR; /* rate-limited retry */
+    } else if (!was_ready) {
+        printf("reconciled %s: Secret %s (rv %s), status Ready at generation %lld\n", req->key,
+               secret, kc_obj_resource_version(secret_obj), (long long)kc_obj_generation(mig));
+        pthread_mutex_lock(&o->mu);
+        o->ready++;
+        pthread_cond_broadcast(&o->cv);
+        pthread_mutex_unlock(&o->mu);
+    }
+out:
+    kc_obj_unref(secret_obj);
+    kc_obj_unref(mig);
+    kc_error_clear(&err);
+    return res;
+}
+
+/* Whether the CRD's status has the condition Established=True. */
+static bool established(kc_obj *crd)
+{
+    bool yes = false;
+    for (int i = 0; i < 16 && !yes; i++) {
+        char ptr[64];
+        char *type = NULL, *status = NULL;
+        snprintf(ptr, sizeof(ptr), "/status/conditions/%d/type", i);
+        if (kc_obj_get_string(crd, ptr, &type, NULL, NULL) < 0)
+            break;
+        snprintf(ptr, sizeof(ptr), "/status/conditions/%d/status", i);
+        kc_obj_get_string(crd, ptr, &status, NULL, NULL);
+        yes = !strcmp(type, "Established") && status && !strcmp(status, "True");
+        free(type);
+        free(status);
+    }
+    return yes;
+}
+
+/* The CRD, and on a real cluster its Established condition (polled, bounded: an example). */
+static int install_crd(kc_client *client, kc_error *err)
+{
+    int rc = kc_client_create(client, &crds, NULL, crd_json, strlen(crd_json), NULL, NULL, err);
+    if (rc < 0 && rc != KC_EEXISTS)
+        return rc;
+    for (int i = 0; i < 300; i++) { /* up to 30 s */
+        kc_obj *c = NULL;
+        rc = kc_client_get(client, &crds, NULL, "migrations.example.kcache.io", &c, err);
+        bool ok = rc == 0 && established(c);
+        kc_obj_unref(c);
+        if (rc < 0 || ok)
+            return rc;
+        struct timespec ts = {0, 100 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    return kc_error_set(err, KC_ETIMEOUT, "CRD migrations.example.kcache.io not Established");
+}
+
+static int create_samples(kc_client *client, const char *ns, int n, kc_error *err)
+{
+    for (int i = 0; i < n; i++) {
+        char body[256];
+        snprintf(body, sizeof(body),
+                 "{\"apiVersion\":\"example.kcache.io/v1\",\"kind\":\"Migration\",\"metadata\":"
+                 "{\"name\":\"migration-%d\"},\"spec\":{\"source\":\"db-%d\"}}",
+                 i, i);
+        int rc = kc_client_create(client, &migrations, ns, body, strlen(body), NULL, NULL, err);
+        if (rc < 0 && rc != KC_EEXISTS)
+            return rc;
+    }
+    return 0;
+}
+
+static void print_status(kc_cached_client *cc, const char *ns, int n)
+{
+    for (int i = 0; i < n; i++) {
+        char name[64];
+        snprintf(name, sizeof(name), "migration-%d", i);
+        kc_obj *m = NULL;
+        const char *status = NULL;
+        size_t len = 0;
+        if (kc_cached_client_get(cc, &migrations, ns, name, NULL, &m, NULL) == 0 &&
+            kc_obj_get_raw(m, "/status", &status, &len, NULL) == 0)
+            printf("%s/%s status: %.*s\n", ns, name, (int)len, status);
+        kc_obj_unref(m);
+    }
+}
+
+static void delete_samples(kc_client *client, const char *ns, int n)
+{
+    for (int i = 0; i < n; i++) {
+        char name[64], secret[96];
+        snprintf(name, sizeof(name), "migration-%d", i);
+        snprintf(secret, sizeof(secret), "%s-credentials", name);
+        kc_client_delete(client, &migrations, ns, name, NULL, NULL, NULL);
+        kc_client_delete(client, &secrets, ns, secret, NULL, NULL, NULL); /* no GC in-process */
+    }
+}
+
+static int run(kc_client *client, const char *ns, int n)
+{
+    op o = {.client = client};
+    pthread_mutex_init(&o.mu, NULL);
+    pthread_cond_init(&o.cv, NULL);
+    kc_controller *ctrl = NULL;
+    kc_error err = KC_ERROR_INIT;
+    kc_controller_opts opts = {
+        .name = "migrations",
+        .primary = {.gvr = migrations,
+                    .kind = "Migration",
+                    .predicate = {.flags = KC_PREDICATE_GENERATION_CHANGED}},
+        .reconcile = reconcile,
+        .ud = &o,
+        .max_concurrent_reconciles = 2,
+        .sync_timeout_ms = 60000,
+    };
+    kc_controller_type owned = {.gvr = secrets};
+    int rc = install_crd(client, &err);
+    if (rc == 0)
+        rc = create_samples(client, ns, n, &err);
+    if (rc == 0)
+        rc = kc_controller_new(client, &opts, &ctrl, &err);
+    if (rc == 0)
+        rc = kc_controller_own(ctrl, &owned, &err);
+    if (rc == 0) /* returns once the Migration and Secret caches have synced */
+        rc = kc_controller_start(ctrl, &err);
+    if (rc == 0) {
+        printf("controller started: caches synced\n");
+        struct timespec dl;
+        clock_gettime(CLOCK_REALTIME, &dl);
+        dl.tv_sec += 60;
+        pthread_mutex_lock(&o.mu);
+        while (o.ready < n && pthread_cond_timedwait(&o.cv, &o.mu, &dl) == 0) {
+        }
+        int ready = o.ready;
+        pthread_mutex_unlock(&o.mu);
+        if (ready < n)
+            rc = kc_error_set(&err, KC_ETIMEOUT, "%d of %d Migrations Ready after 60 s", ready, n);
+        kc_controller_stats st;
+        kc_controller_get_stats(ctrl, &st);
+        printf("%d Migrations Ready; %llu reconciles (%llu errors)\n", ready,
+               (unsigned long long)st.reconciles, (unsigned long long)st.errors);
+        print_status(kc_controller_client(ctrl), ns, n);
+    }
+    if (rc < 0)
+        report("run", rc, &err);
+    kc_controller_free(ctrl); /* stops first */
+    delete_samples(client, ns, n);
+    kc_error_clear(&err);
+    pthread_cond_destroy(&o.cv);
+    pthread_mutex_destroy(&o.mu);
+    return rc < 0 ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *kubeconfig = NULL, *ns = NULL;
+    int n = 3;
+    static const struct option lo[] = {{"kubeconfig", required_argument, NULL, 'k'},
+                                       {"namespace", required_argument, NULL, 'n'},
+                                       {"count", required_argument, NULL, 'c'},
+                                       {"help", no_argument, NULL, 'h'},
+                                       {NULL, 0, NULL, 0}};
+    int ch;
+    while ((ch = getopt_long(argc, argv, "n:h", lo, NULL)) != -1) {
+        if (ch == 'k')
+            kubeconfig = optarg;
+        else if (ch == 'n')
+            ns = optarg;
+        else if (ch == 'c')
+            n = atoi(optarg);
+        else {
+            printf("usage: migration_operator [--kubeconfig PATH] [-n NAMESPACE] [--count N]\n");
+            return ch == 'h' ? 0 : 2;
+        }
+    }
+    if (n < 1 || n > 1000) {
+        fprintf(stderr, "migration_operator: --count must be 1..1000\n");
+        return 2;
+    }
+    kc_server *srv = NULL;
+    kc_config *cfg = NULL;
+    kc_client *client = NULL;
+    kc_error err = KC_ERROR_INIT;
+    int rc;
+    if (kubeconfig) {
+        kc_config_opts co = {.kubeconfig = kubeconfig};
+        rc = kc_config_load(&co, &cfg, &err);
+    } else {
+        kc_server_opts so = {.listen = "127.0.0.1:0", .quiet = true};
+        so.faults.watch_delay_min_ms = 10;
+        so.faults.watch_delay_max_ms = 500;
+        rc = kc_server_new(&so, &srv, &err);
+        if (rc == 0)
+            rc = kc_server_start(srv, &err);
+        if (rc == 0)
+            rc = kc_config_from_url(kc_server_url(srv), NULL, NULL, &cfg, &err);
+    }
+    if (rc == 0)
+        rc = kc_client_new(cfg, NULL, &client, &err);
+    int status = 1;
+    if (rc < 0)
+        report(kubeconfig ? kubeconfig : "embedded server", rc, &err);
+    else
+        status = run(client, ns ? ns : kc_config_namespace(cfg), n);
+    kc_error_clear(&err);
+    kc_client_free(client);
+    kc_config_unref(cfg);
+    kc_server_free(srv);
+    return status;
+}

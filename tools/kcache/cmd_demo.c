@@ -6,11 +6,15 @@
  *      read from the cache is missing while watch events lag 10–500 ms; counted without waiting,
  *      with block-on-write and with block-on-read;
  *   2. discovery — N PersistentVolumes read one by one through API GETs vs through the cache;
- *   3. readiness — time from creating the cache to every informer synced.
+ *   3. readiness — time from creating the cache to every informer synced;
+ *   4. controller — a Migration operator whose reconcile creates a Secret and reads it back,
+ *      with read-your-writes off and on, and restarted over existing objects (demo_controller.c;
+ *      always on its own embedded server).
  * This file parses flags, sets up (server or kubeconfig, client, cache, the demo namespace and,
  * on a real cluster, the PVs) and tears down; demo_run.c runs the scenarios and demo_report.c
- * prints. Exit status: 0 when both wait modes had no stale read, 1 otherwise or on a failure,
- * 2 for bad flags.
+ * prints. Exit status: 0 when both wait modes had no stale read and the controller with
+ * read-your-writes neither failed on a stale read nor reconciled before its caches synced, 1
+ * otherwise or on a failure, 2 for bad flags.
  */
 #include "cli.h"
 #include "demo_common.h"
@@ -32,12 +36,17 @@ static void demo_usage(FILE *f)
             "Usage: kcache demo [options]\n\n"
             "Reproduces the two field reports behind read-your-writes: Secrets created and read\n"
             "back at once through the cache (no wait / block-on-write / block-on-read), and\n"
-            "PersistentVolume discovery through API GETs vs the cache. By default it starts the\n"
-            "embedded API server in-process with delayed watch events.\n\n"
+            "PersistentVolume discovery through API GETs vs the cache, and a controller whose\n"
+            "reconcile creates a Secret and reads it back. By default it starts the embedded API\n"
+            "server in-process with delayed watch events (the controller scenario always runs on\n"
+            "its own embedded server).\n\n"
             "Options:\n"
             "  --n N              Secrets created per mode (default 500)\n"
             "  --pv N             PersistentVolumes read in the discovery scenario (default 1000)\n"
-            "  --workers N        concurrent writer threads per mode (default 32)\n"
+            "  --controller N     Migrations reconciled in the controller scenario (default 200;\n"
+            "                     0 skips it)\n"
+            "  --workers N        concurrent writer threads per mode, and reconcile workers\n"
+            "                     (default 32)\n"
             "  --watch-delay D    watch event delay MIN[-MAX], e.g. 10ms-500ms, 0 (default "
             "10ms-500ms;\n"
             "                     embedded server only)\n"
@@ -126,8 +135,9 @@ static int parse_flags(int argc, char **argv, demo_opts *o)
             return kc__cli_usage_error("demo", "%s: unknown flag", a);
         memcpy(flag, a, fl);
         flag[fl] = 0;
-        static const char *const valued[] = {"--n",           "--pv",      "--workers",
-                                             "--watch-delay", "--timeout", "--kubeconfig"};
+        static const char *const valued[] = {"--n",          "--pv",          "--workers",
+                                             "--controller", "--watch-delay", "--timeout",
+                                             "--kubeconfig"};
         bool known = false;
         for (size_t k = 0; k < sizeof(valued) / sizeof(valued[0]); k++)
             known = known || !strcmp(flag, valued[k]);
@@ -150,6 +160,9 @@ static int parse_flags(int argc, char **argv, demo_opts *o)
             if (!parse_uint(v, 1, 1000000, &o->n_pv))
                 return kc__cli_usage_error("demo",
                                            "--pv: expected a count from 1 to 1000000, got '%s'", v);
+        } else if (!strcmp(flag, "--controller")) {
+            if (!parse_uint(v, 0, 1000, &o->n_ctrl))
+                return kc__cli_usage_error("demo", "--controller: expected 0 to 1000, got '%s'", v);
         } else if (!strcmp(flag, "--workers")) {
             if (!parse_uint(v, 1, 1024, &o->workers))
                 return kc__cli_usage_error("demo", "--workers: expected 1 to 1024, got '%s'", v);
@@ -241,6 +254,7 @@ static int cmd_demo(int argc, char **argv)
 {
     demo_opts o = {.n = 500,
                    .n_pv = 1000,
+                   .n_ctrl = 200,
                    .workers = 32,
                    .delay_min_ms = 10,
                    .delay_max_ms = 500,
@@ -366,6 +380,12 @@ static int cmd_demo(int argc, char **argv)
         goto out;
     }
 
+    /* 4. Controller. */
+    if (o.n_ctrl && (rc = demo_controller(&o, &res, &e)) < 0) {
+        fail("controller", rc, &e);
+        goto out;
+    }
+
     if (o.json)
         demo_print_json(&res);
     else
@@ -374,7 +394,8 @@ static int cmd_demo(int argc, char **argv)
     for (int m = 0; m < DEMO_MODES; m++)
         clean = clean && res.modes[m].errors == 0;
     status = (clean && res.modes[DEMO_BLOCK_ON_WRITE].stale == 0 &&
-              res.modes[DEMO_BLOCK_ON_READ].stale == 0)
+              res.modes[DEMO_BLOCK_ON_READ].stale == 0 && res.ctrl_failed_stale_ryw == 0 &&
+              res.ctrl_before_sync == 0)
                  ? 0
                  : 1;
 

@@ -1,6 +1,7 @@
 /*
  * demo_common.h — shared pieces of `kcache demo` (cmd_demo.c: flags, set-up and tear-down;
- * demo_run.c: the scenarios; demo_report.c: statistics, progress line, table and --json).
+ * demo_run.c: the scenarios 1-2; demo_controller.c: scenario 4, the controller; demo_report.c:
+ * statistics, progress line, table and --json).
  */
 #ifndef KC_DEMO_COMMON_H
 #define KC_DEMO_COMMON_H
@@ -17,7 +18,8 @@ enum { DEMO_NO_WAIT = 0, DEMO_BLOCK_ON_WRITE = 1, DEMO_BLOCK_ON_READ = 2, DEMO_M
 typedef struct demo_opts {
     unsigned n;       /* Secrets per mode */
     unsigned n_pv;    /* PersistentVolumes for discovery */
-    unsigned workers; /* concurrent writer threads per mode */
+    unsigned n_ctrl;  /* Migrations of the controller scenario; 0 = skip it */
+    unsigned workers; /* concurrent writer threads per mode (and reconcile workers) */
     unsigned delay_min_ms, delay_max_ms;
     int64_t timeout_ms; /* read-your-writes bound */
     const char *kubeconfig;
@@ -43,6 +45,12 @@ typedef struct demo_results {
     unsigned disc_n;
     double disc_api_s, disc_cache_s, disc_ratio;
     double synced_ms;
+    /* scenario 4 (demo_controller.c) */
+    bool ctrl_done;
+    unsigned ctrl_n;
+    unsigned ctrl_failed_stale_no_ryw, ctrl_failed_stale_ryw, ctrl_before_sync;
+    unsigned ctrl_reconciles_no_ryw, ctrl_reconciles_ryw, ctrl_reconciles_restart;
+    double ctrl_all_ready_ms, ctrl_reconcile_p99_ms;
 } demo_results;
 
 /* What the scenarios run against (set up by cmd_demo.c). */
@@ -64,6 +72,10 @@ int demo_create_then_read(const demo_env *env, const demo_opts *o, int mode, dem
                           kc_error *err);
 /* Scenario 2: read every demo PV one by one through API GETs, then through the cache. */
 int demo_discovery(const demo_env *env, const demo_opts *o, demo_results *ret, kc_error *err);
+
+/* Scenario 4: the Migration controller with read-your-writes off, on, and restarted over existing
+ * objects, on its own embedded server. 0 or a negative code (err says why). */
+int demo_controller(const demo_opts *o, demo_results *ret, kc_error *err);
 
 /* ---- demo_report.c --------------------------------------------------------------------------- */
 

@@ -206,17 +206,33 @@ static int create_samples(kc_client *client, const char *ns, int n, kc_error *er
     return 0;
 }
 
+static char *str_at(kc_obj *o, const char *ptr)
+{
+    char *v = NULL;
+    kc_obj_get_string(o, ptr, &v, NULL, NULL);
+    return v;
+}
+
 static void print_status(kc_cached_client *cc, const char *ns, int n)
 {
     for (int i = 0; i < n; i++) {
         char name[64];
         snprintf(name, sizeof(name), "migration-%d", i);
         kc_obj *m = NULL;
-        const char *status = NULL;
-        size_t len = 0;
-        if (kc_cached_client_get(cc, &migrations, ns, name, NULL, &m, NULL) == 0 &&
-            kc_obj_get_raw(m, "/status", &status, &len, NULL) == 0)
-            printf("%s/%s status: %.*s\n", ns, name, (int)len, status);
+        if (kc_cached_client_get(cc, &migrations, ns, name, NULL, &m, NULL) < 0)
+            continue;
+        char *phase = str_at(m, "/status/phase"), *secret = str_at(m, "/status/secretName");
+        char *cond = str_at(m, "/status/conditions/0/type");
+        char *cs = str_at(m, "/status/conditions/0/status");
+        int64_t og = -1;
+        kc_obj_get_int(m, "/status/conditions/0/observedGeneration", &og, NULL);
+        printf("%s/%s: phase=%s secretName=%s condition %s=%s observedGeneration=%lld\n", ns, name,
+               phase ? phase : "-", secret ? secret : "-", cond ? cond : "-", cs ? cs : "-",
+               (long long)og);
+        free(phase);
+        free(secret);
+        free(cond);
+        free(cs);
         kc_obj_unref(m);
     }
 }

@@ -154,6 +154,14 @@ static int start_sources(kc_controller *c, kc_error *err)
         int rc = kc_health_new(c->cache, c->health_listen, NULL, &h, err);
         if (rc < 0)
             return rc;
+        /* the queue's metrics (M1) after the cache's on /metrics; the endpoint is freed before
+         * the queue (controller.c) */
+        rc = kc_health_add_metrics_source(h, kc_workqueue_metrics_render, c->q);
+        if (rc < 0) {
+            kc_health_free(h);
+            return kc_error_set(err, rc, "controller %s: cannot serve the queue's metrics",
+                                c->name);
+        }
         pthread_mutex_lock(&c->mu);
         c->health = h;
         pthread_mutex_unlock(&c->mu);

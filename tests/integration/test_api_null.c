@@ -346,6 +346,24 @@ static void c_workqueue(void)
     kc_workqueue_free(NULL);
 }
 
+static void c_controller(void)
+{
+    INVAL_ERR(kc_controller_new(NULL, NULL, NULL, &e));
+    INVAL_ERR(kc_controller_own(NULL, NULL, &e));
+    INVAL_ERR(kc_controller_watch(NULL, NULL, NULL, NULL, &e));
+    INVAL(kc_controller_enqueue(NULL, NULL, NULL));
+    INVAL_ERR(kc_controller_start(NULL, &e));
+    INVAL(kc_controller_set_active(NULL, true));
+    assert_false(kc_controller_active(NULL));
+    kc_controller_get_stats(NULL, NULL);
+    assert_null(kc_controller_cache(NULL));
+    assert_null(kc_controller_client(NULL));
+    assert_null(kc_controller_queue(NULL));
+    assert_null(kc_controller_health_url(NULL));
+    INVAL(kc_controller_stop(NULL));
+    kc_controller_free(NULL);
+}
+
 /* ---- the table, and its check against the headers ------------------------------------------ */
 
 /* Each group exercises the functions listed for it (names checked against the headers). */
@@ -419,6 +437,11 @@ static const group GROUPS[] = {
      "kc_workqueue_get kc_workqueue_done kc_workqueue_len kc_workqueue_shutdown "
      "kc_workqueue_shutdown_drain kc_workqueue_metrics_text kc_workqueue_metrics_render "
      "kc_workqueue_free"},
+    {c_controller,
+     "kc_controller_new kc_controller_own kc_controller_watch kc_controller_enqueue "
+     "kc_controller_start kc_controller_set_active kc_controller_active kc_controller_get_stats "
+     "kc_controller_cache kc_controller_client kc_controller_queue kc_controller_health_url "
+     "kc_controller_stop kc_controller_free"},
 };
 
 static bool listed(const char *name)

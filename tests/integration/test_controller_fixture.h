@@ -223,4 +223,47 @@ static inline void cfx_create_secret(ifx *f, const char *name, const char *owner
            0, &e);
 }
 
+/* One test's whole set-up: server, recorder, options (changed by the test before cfx_make) and
+ * the controller. */
+typedef struct cfx {
+    ifx f;
+    crec r;
+    kc_controller_opts o;
+    kc_controller *c;
+} cfx;
+
+static inline void cfx_up(cfx *x, const char *seed_spec, crec_decide_fn decide)
+{
+    ifx_up(&x->f, seed_spec);
+    crec_init(&x->r, decide);
+    x->o = cfx_opts(&x->r);
+    x->c = NULL;
+}
+
+static inline kc_controller *cfx_make(cfx *x)
+{
+    x->c = cfx_new(&x->f, &x->o, &x->r);
+    return x->c;
+}
+
+static inline void cfx_down(cfx *x)
+{
+    kc_controller_free(x->c);
+    crec_destroy(&x->r);
+    ifx_down(&x->f);
+}
+
+/* Every LIST and WATCH answers 503 (until the faults are reset), and the primary informer retries
+ * fast (20–50 ms). */
+static kc_informer_opts cfx_fast_retry = {.backoff_initial_ms = 20, .backoff_max_ms = 50};
+
+static inline void cfx_fail_lists(cfx *x)
+{
+    kc_server_faults fl = {0};
+    fl.rate_503[KC_SERVER_VERB_LIST] = 1.0;
+    fl.rate_503[KC_SERVER_VERB_WATCH] = 1.0;
+    ifx_faults(&x->f, &fl);
+    x->o.primary.informer = &cfx_fast_retry;
+}
+
 #endif

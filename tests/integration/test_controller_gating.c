@@ -73,18 +73,15 @@ static bool wait_errors(kc_informer *inf, uint64_t n, int64_t timeout_ms)
 static void test_controller_no_reconcile_before_sync(void **st)
 {
     (void)st;
-    ifx f;
-    crec r;
-    ifx_up(&f, "configmaps=200:ns=default,secrets=50:ns=default");
+    cfx x;
+    cfx_up(&x, "configmaps=200:ns=default,secrets=50:ns=default", NULL);
     kc_server_faults fl = {0};
     fl.watch_delay_min_ms = 50;
     fl.watch_delay_max_ms = 150;
     fl.rate_503[KC_SERVER_VERB_LIST] = 1.0;
-    ifx_faults(&f, &fl);
-    crec_init(&r, NULL);
-    kc_controller_opts o = cfx_opts(&r);
-    o.max_concurrent_reconciles = 4;
-    kc_controller *c = cfx_new(&f, &o, &r);
+    ifx_faults(&x.f, &fl);
+    x.o.max_concurrent_reconciles = 4;
+    kc_controller *c = cfx_make(&x);
     kc_informer_opts paged = {
         .list_mode = KC_INFORMER_LIST_PAGED, .backoff_initial_ms = 20, .backoff_max_ms = 50};
     kc_controller_type owned = {.gvr = cfx_secrets, .informer = &paged};
@@ -102,7 +99,7 @@ static void test_controller_no_reconcile_before_sync(void **st)
     assert_true(wait_errors(secs, 5, 20000));
     assert_false(kc_informer_has_synced(secs));
     fl.rate_503[KC_SERVER_VERB_LIST] = 0;
-    ifx_faults(&f, &fl);
+    ifx_faults(&x.f, &fl);
     pthread_join(t, NULL);
     assert_int_equal(s.rc, 0);
     assert_true(kc_cache_has_synced(cache));
@@ -110,17 +107,15 @@ static void test_controller_no_reconcile_before_sync(void **st)
     for (int i = 0; i < 200; i++) {
         /* the seed names ConfigMaps cm-00000, cm-00001, … */
         snprintf(key, sizeof(key), "default/cm-%05d", i);
-        if (!crec_wait_key(&r, key, 1, 20000))
+        if (!crec_wait_key(&x.r, key, 1, 20000))
             fail_msg("%s never reconciled", key);
     }
-    pthread_mutex_lock(&r.mu);
-    unsigned before = r.before_sync;
-    pthread_mutex_unlock(&r.mu);
+    pthread_mutex_lock(&x.r.mu);
+    unsigned before = x.r.before_sync;
+    pthread_mutex_unlock(&x.r.mu);
     if (before)
         fail_msg("%u reconciles ran before the caches synced", before);
-    kc_controller_free(c);
-    crec_destroy(&r);
-    ifx_down(&f);
+    cfx_down(&x);
 }
 
 /* C9: a sync that does not come within sync_timeout_ms fails the start with KC_ETIMEOUT and the
@@ -129,19 +124,11 @@ static void test_controller_no_reconcile_before_sync(void **st)
 static void test_controller_sync_timeout_fails_start(void **st)
 {
     (void)st;
-    ifx f;
-    crec r;
-    ifx_up(&f, "configmaps=5:ns=default");
-    kc_server_faults fl = {0};
-    fl.rate_503[KC_SERVER_VERB_LIST] = 1.0;
-    fl.rate_503[KC_SERVER_VERB_WATCH] = 1.0;
-    ifx_faults(&f, &fl);
-    crec_init(&r, NULL);
-    kc_controller_opts o = cfx_opts(&r);
-    o.sync_timeout_ms = 1500;
-    kc_informer_opts io = {.backoff_initial_ms = 20, .backoff_max_ms = 50};
-    o.primary.informer = &io;
-    kc_controller *c = cfx_new(&f, &o, &r);
+    cfx x;
+    cfx_up(&x, "configmaps=5:ns=default", NULL);
+    cfx_fail_lists(&x);
+    x.o.sync_timeout_ms = 1500;
+    kc_controller *c = cfx_make(&x);
     kc_error e = KC_ERROR_INIT;
     assert_int_equal(kc_controller_start(c, &e), KC_ETIMEOUT);
     assert_non_null(e.message);
@@ -150,35 +137,28 @@ static void test_controller_sync_timeout_fails_start(void **st)
     kc_error_clear(&e);
     assert_int_equal(kc_controller_start(c, NULL), KC_ESTOPPED);
     assert_int_equal(kc_controller_enqueue(c, "default", "x"), KC_ESTOPPED);
-    pthread_mutex_lock(&r.mu);
-    assert_int_equal(r.n, 0);
-    pthread_mutex_unlock(&r.mu);
-    kc_controller_free(c);
-    crec_destroy(&r);
-    ifx_down(&f);
+    pthread_mutex_lock(&x.r.mu);
+    assert_int_equal(x.r.n, 0);
+    pthread_mutex_unlock(&x.r.mu);
+    cfx_down(&x);
 }
 
 /* C9: a resource the server does not serve fails the start at once (not after the 2 min). */
 static void test_controller_unserved_resource_fails_fast(void **st)
 {
     (void)st;
-    ifx f;
-    crec r;
-    ifx_up(&f, NULL);
-    crec_init(&r, NULL);
-    kc_controller_opts o = cfx_opts(&r);
-    o.sync_timeout_ms = 0; /* default: 2 min; the test's own timeout is shorter */
-    o.primary.gvr = (kc_gvr){"example.com", "v1", "nopes"};
-    o.primary.kind = "Nope";
-    kc_controller *c = cfx_new(&f, &o, &r);
+    cfx x;
+    cfx_up(&x, NULL, NULL);
+    x.o.sync_timeout_ms = 0; /* default: 2 min; the test's own timeout is shorter */
+    x.o.primary.gvr = (kc_gvr){"example.com", "v1", "nopes"};
+    x.o.primary.kind = "Nope";
+    kc_controller *c = cfx_make(&x);
     kc_error e = KC_ERROR_INIT;
     assert_int_equal(kc_controller_start(c, &e), KC_ENOTFOUND);
     assert_non_null(e.message);
     assert_non_null(strstr(e.message, "nopes"));
     kc_error_clear(&e);
-    kc_controller_free(c);
-    crec_destroy(&r);
-    ifx_down(&f);
+    cfx_down(&x);
 }
 
 static long http_status(const char *base, const char *path)
@@ -201,19 +181,11 @@ static long http_status(const char *base, const char *path)
 static void test_controller_readyz_while_starting(void **st)
 {
     (void)st;
-    ifx f;
-    crec r;
-    ifx_up(&f, "configmaps=5:ns=default");
-    kc_server_faults fl = {0};
-    fl.rate_503[KC_SERVER_VERB_LIST] = 1.0;
-    fl.rate_503[KC_SERVER_VERB_WATCH] = 1.0;
-    ifx_faults(&f, &fl);
-    crec_init(&r, NULL);
-    kc_controller_opts o = cfx_opts(&r);
-    o.health_listen = "127.0.0.1:0";
-    kc_informer_opts io = {.backoff_initial_ms = 20, .backoff_max_ms = 50};
-    o.primary.informer = &io;
-    kc_controller *c = cfx_new(&f, &o, &r);
+    cfx x;
+    cfx_up(&x, "configmaps=5:ns=default", NULL);
+    cfx_fail_lists(&x);
+    x.o.health_listen = "127.0.0.1:0";
+    kc_controller *c = cfx_make(&x);
     starter s = {c, 1};
     pthread_t t;
     assert_int_equal(pthread_create(&t, NULL, start_main, &s), 0);
@@ -224,16 +196,14 @@ static void test_controller_readyz_while_starting(void **st)
     assert_non_null(url);
     assert_int_equal(http_status(url, "/readyz"), 503);
     assert_int_equal(http_status(url, "/healthz"), 200);
-    memset(&fl, 0, sizeof(fl));
-    ifx_faults(&f, &fl);
+    kc_server_faults none = {0};
+    ifx_faults(&x.f, &none);
     pthread_join(t, NULL);
     assert_int_equal(s.rc, 0);
     assert_int_equal(http_status(url, "/readyz"), 200);
     /* the controller's queue metrics (M1) beside the cache's */
     assert_true(http_body_has(url, "/metrics", "workqueue_adds_total{name=\"test\"}"));
-    kc_controller_free(c);
-    crec_destroy(&r);
-    ifx_down(&f);
+    cfx_down(&x);
 }
 
 /* The gate: started inactive, keys are put back, not reconciled; opening it reconciles them;
@@ -241,34 +211,29 @@ static void test_controller_readyz_while_starting(void **st)
 static void test_controller_gate_toggle(void **st)
 {
     (void)st;
-    ifx f;
-    crec r;
-    ifx_up(&f, NULL);
-    crec_init(&r, NULL);
-    kc_controller_opts o = cfx_opts(&r);
-    o.start_inactive = true;
-    kc_controller *c = cfx_new(&f, &o, &r);
+    cfx x;
+    cfx_up(&x, NULL, NULL);
+    x.o.start_inactive = true;
+    kc_controller *c = cfx_make(&x);
     assert_false(kc_controller_active(c));
     cfx_start(c);
-    cfx_create_cm(&f, "g1");
+    cfx_create_cm(&x.f, "g1");
     kc_controller_stats s;
     assert_true(CFX_WAIT_STATS(c, s, s.put_back >= 1, 10000));
-    assert_int_equal(crec_count(&r, "default/g1"), 0);
+    assert_int_equal(crec_count(&x.r, "default/g1"), 0);
     assert_int_equal(kc_controller_set_active(c, true), 0);
     assert_true(kc_controller_active(c));
-    assert_true(crec_wait_key(&r, "default/g1", 1, 10000));
+    assert_true(crec_wait_key(&x.r, "default/g1", 1, 10000));
     assert_int_equal(kc_controller_set_active(c, false), 0);
     kc_controller_get_stats(c, &s);
     uint64_t pb = s.put_back;
     kc_controller_enqueue(c, "default", "g2");
     assert_true(CFX_WAIT_STATS(c, s, s.put_back > pb, 10000));
-    assert_int_equal(crec_count(&r, "default/g2"), 0);
+    assert_int_equal(crec_count(&x.r, "default/g2"), 0);
     kc_controller_set_active(c, true);
-    assert_true(crec_wait_key(&r, "default/g2", 1, 10000));
+    assert_true(crec_wait_key(&x.r, "default/g2", 1, 10000));
     assert_int_equal(kc_controller_set_active(NULL, true), KC_EINVAL);
-    kc_controller_free(c);
-    crec_destroy(&r);
-    ifx_down(&f);
+    cfx_down(&x);
 }
 
 int main(void)

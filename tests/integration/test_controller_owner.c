@@ -14,36 +14,22 @@
 
 #include "controller/controller_internal.h"
 
-typedef struct owner_fx {
-    ifx f;
-    crec r;
-    kc_controller *c;
-} owner_fx;
-
-static void owner_up(owner_fx *o)
+/* A started controller over ConfigMaps owning Secrets. */
+static void owner_up(cfx *o)
 {
-    ifx_up(&o->f, NULL);
-    crec_init(&o->r, NULL);
-    kc_controller_opts opts = cfx_opts(&o->r);
-    o->c = cfx_new(&o->f, &opts, &o->r);
+    cfx_up(o, NULL, NULL);
+    cfx_make(o);
     kc_controller_type owned = {.gvr = cfx_secrets};
     kc_error e = KC_ERROR_INIT;
     IFX_RC(kc_controller_own(o->c, &owned, &e), 0, &e);
     cfx_start(o->c);
 }
 
-static void owner_down(owner_fx *o)
-{
-    kc_controller_free(o->c);
-    crec_destroy(&o->r);
-    ifx_down(&o->f);
-}
-
 /* C7: an owned Secret's add enqueues its controller owner; its update and delete do too. */
 static void test_controller_owner_secret_enqueues_owner(void **st)
 {
     (void)st;
-    owner_fx o;
+    cfx o;
     owner_up(&o);
     cfx_create_cm(&o.f, "own-a");
     assert_true(crec_wait_key(&o.r, "default/own-a", 1, 10000)); /* its own add */
@@ -57,7 +43,7 @@ static void test_controller_owner_secret_enqueues_owner(void **st)
     assert_int_equal(kc_client_delete(o.f.client, &cfx_secrets, "default", "s-a", NULL, NULL, NULL),
                      0);
     assert_true(crec_wait_key(&o.r, "default/own-a", 4, 10000)); /* the delete */
-    owner_down(&o);
+    cfx_down(&o);
 }
 
 /* C7: a reference that is not the controller, or of another kind or group, maps to nothing; the
@@ -65,7 +51,7 @@ static void test_controller_owner_secret_enqueues_owner(void **st)
 static void test_controller_owner_only_controller_ref_of_primary_kind(void **st)
 {
     (void)st;
-    owner_fx o;
+    cfx o;
     owner_up(&o);
     cfx_create_secret(&o.f, "s-noctl", "v1", "ConfigMap", "no-ctl", false);
     cfx_create_secret(&o.f, "s-kind", "v1", "Secret", "other-kind", true);
@@ -80,14 +66,14 @@ static void test_controller_owner_only_controller_ref_of_primary_kind(void **st)
     assert_int_equal(crec_count(&o.r, "default/other-group"), 0);
     assert_int_equal(crec_count(&o.r, "default/bad-api"), 0);
     assert_int_equal(crec_count(&o.r, "default/other-version"), 1); /* version ignored */
-    owner_down(&o);
+    cfx_down(&o);
 }
 
 /* C7: an update that moves the controller reference enqueues both the old and the new owner. */
 static void test_controller_owner_update_enqueues_old_and_new(void **st)
 {
     (void)st;
-    owner_fx o;
+    cfx o;
     owner_up(&o);
     cfx_create_secret(&o.f, "s-move", "v1", "ConfigMap", "old-owner", true);
     assert_true(crec_wait_key(&o.r, "default/old-owner", 1, 10000));
@@ -99,7 +85,7 @@ static void test_controller_owner_update_enqueues_old_and_new(void **st)
                      0);
     assert_true(crec_wait_key(&o.r, "default/new-owner", 1, 10000));
     assert_true(crec_wait_key(&o.r, "default/old-owner", 2, 10000));
-    owner_down(&o);
+    cfx_down(&o);
 }
 
 /* An extra watch: the map function's keys are reconciled. */
@@ -117,12 +103,9 @@ static void map_by_label(void *ud, kc_controller *ctrl, kc_controller_event ev, 
 static void test_controller_watch_map_function(void **st)
 {
     (void)st;
-    ifx f;
-    crec r;
-    ifx_up(&f, NULL);
-    crec_init(&r, NULL);
-    kc_controller_opts opts = cfx_opts(&r);
-    kc_controller *c = cfx_new(&f, &opts, &r);
+    cfx x;
+    cfx_up(&x, NULL, NULL);
+    kc_controller *c = cfx_make(&x);
     kc_controller_type w = {.gvr = cfx_secrets};
     kc_error e = KC_ERROR_INIT;
     IFX_RC(kc_controller_watch(c, &w, map_by_label, NULL, &e), 0, &e);
@@ -133,12 +116,10 @@ static void test_controller_watch_map_function(void **st)
     const char *body = "{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{\"name\":\"m1\","
                        "\"labels\":{\"target\":\"mapped\"}}}";
     assert_int_equal(
-        kc_client_create(f.client, &cfx_secrets, "default", body, strlen(body), NULL, NULL, NULL),
+        kc_client_create(x.f.client, &cfx_secrets, "default", body, strlen(body), NULL, NULL, NULL),
         0);
-    assert_true(crec_wait_key(&r, "default/mapped", 1, 10000));
-    kc_controller_free(c);
-    crec_destroy(&r);
-    ifx_down(&f);
+    assert_true(crec_wait_key(&x.r, "default/mapped", 1, 10000));
+    cfx_down(&x);
 }
 
 /* ---- predicates (C8), on parsed objects ------------------------------------------------------ */
@@ -215,24 +196,19 @@ static bool not_skipped(void *ud, kc_controller_event ev, kc_obj *old_obj, kc_ob
 static void test_controller_predicate_custom_filters_events(void **st)
 {
     (void)st;
-    ifx f;
-    crec r;
-    ifx_up(&f, NULL);
-    crec_init(&r, NULL);
-    kc_controller_opts opts = cfx_opts(&r);
-    opts.primary.predicate.custom = not_skipped;
-    kc_controller *c = cfx_new(&f, &opts, &r);
+    cfx x;
+    cfx_up(&x, NULL, NULL);
+    x.o.primary.predicate.custom = not_skipped;
+    kc_controller *c = cfx_make(&x);
     cfx_start(c);
-    cfx_create_cm(&f, "skip-a");
-    cfx_create_cm(&f, "keep-b");
-    assert_true(crec_wait_key(&r, "default/keep-b", 1, 10000));
-    assert_int_equal(crec_count(&r, "default/skip-a"), 0);
+    cfx_create_cm(&x.f, "skip-a");
+    cfx_create_cm(&x.f, "keep-b");
+    assert_true(crec_wait_key(&x.r, "default/keep-b", 1, 10000));
+    assert_int_equal(crec_count(&x.r, "default/skip-a"), 0);
     kc_controller_stats s;
     kc_controller_get_stats(c, &s);
     assert_true(s.filtered >= 1);
-    kc_controller_free(c);
-    crec_destroy(&r);
-    ifx_down(&f);
+    cfx_down(&x);
 }
 
 int main(void)

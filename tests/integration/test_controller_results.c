@@ -22,27 +22,22 @@ static kc_reconcile_result requeue_once(crec *r, const kc_reconcile_request *req
 static void test_controller_requeue_after_timing(void **st)
 {
     (void)st;
-    ifx f;
-    crec r;
-    ifx_up(&f, NULL);
-    crec_init(&r, requeue_once);
-    kc_controller_opts o = cfx_opts(&r);
-    kc_controller *c = cfx_new(&f, &o, &r);
+    cfx x;
+    cfx_up(&x, NULL, requeue_once);
+    kc_controller *c = cfx_make(&x);
     cfx_start(c);
-    cfx_create_cm(&f, "ra");
-    assert_true(crec_wait_key(&r, "default/ra", 2, 10000));
-    pthread_mutex_lock(&r.mu);
-    uint64_t end0 = r.log[0].end_ns, start1 = r.log[1].start_ns;
-    pthread_mutex_unlock(&r.mu);
+    cfx_create_cm(&x.f, "ra");
+    assert_true(crec_wait_key(&x.r, "default/ra", 2, 10000));
+    pthread_mutex_lock(&x.r.mu);
+    uint64_t end0 = x.r.log[0].end_ns, start1 = x.r.log[1].start_ns;
+    pthread_mutex_unlock(&x.r.mu);
     assert_true(end0 > 0 && start1 >= end0 + 300 * KC__NS_PER_MS);
     kc_controller_stats s;
     assert_true(CFX_WAIT_STATS(c, s, s.reconciles >= 2, 10000));
     assert_int_equal(s.requeue_after, 1);
     assert_int_equal(s.done, 1);
     assert_int_equal(kc_workqueue_num_requeues(kc_controller_queue(c), "default/ra"), 0);
-    kc_controller_free(c);
-    crec_destroy(&r);
-    ifx_down(&f);
+    cfx_down(&x);
 }
 
 /* Errors 4 times, then requeue-after (which must reset the backoff), then done. */
@@ -62,24 +57,21 @@ static kc_reconcile_result fail_four(crec *r, const kc_reconcile_request *req, k
 static void test_controller_error_backoff_grows(void **st)
 {
     (void)st;
-    ifx f;
-    crec r;
-    ifx_up(&f, NULL);
-    crec_init(&r, fail_four);
-    kc_controller_opts o = cfx_opts(&r);
-    o.queue.base_delay_ms = 50;
-    o.queue.bucket_qps = -1;
-    kc_controller *c = cfx_new(&f, &o, &r);
+    cfx x;
+    cfx_up(&x, NULL, fail_four);
+    x.o.queue.base_delay_ms = 50;
+    x.o.queue.bucket_qps = -1;
+    kc_controller *c = cfx_make(&x);
     cfx_start(c);
-    cfx_create_cm(&f, "bo");
-    assert_true(crec_wait_key(&r, "default/bo", 4, 20000));
+    cfx_create_cm(&x.f, "bo");
+    assert_true(crec_wait_key(&x.r, "default/bo", 4, 20000));
     kc_controller_stats s;
     /* after the 4th error (3 requeues before it, 4 once it returned) */
     assert_true(CFX_WAIT_STATS(c, s, s.errors >= 4, 10000));
-    assert_true(crec_wait_key(&r, "default/bo", 6, 20000));
-    pthread_mutex_lock(&r.mu);
+    assert_true(crec_wait_key(&x.r, "default/bo", 6, 20000));
+    pthread_mutex_lock(&x.r.mu);
     for (unsigned i = 1; i < 5; i++) {
-        uint64_t gap = r.log[i].start_ns - r.log[i - 1].end_ns;
+        uint64_t gap = x.r.log[i].start_ns - x.r.log[i - 1].end_ns;
         uint64_t want = (50ull << (i - 1)) * KC__NS_PER_MS;
         if (gap < want)
             fprintf(stderr, "retry %u: gap %llu ms < %llu ms\n", i,
@@ -87,14 +79,12 @@ static void test_controller_error_backoff_grows(void **st)
                     (unsigned long long)(want / KC__NS_PER_MS));
         assert_true(gap >= want);
     }
-    pthread_mutex_unlock(&r.mu);
+    pthread_mutex_unlock(&x.r.mu);
     assert_true(CFX_WAIT_STATS(c, s, s.done >= 1, 10000));
     assert_int_equal(s.errors, 4);
     assert_int_equal(s.requeue_after, 1);
     assert_int_equal(kc_workqueue_num_requeues(kc_controller_queue(c), "default/bo"), 0);
-    kc_controller_free(c);
-    crec_destroy(&r);
-    ifx_down(&f);
+    cfx_down(&x);
 }
 
 /* Errors twice, then terminal. */
@@ -114,15 +104,12 @@ static kc_reconcile_result fail_then_terminal(crec *r, const kc_reconcile_reques
 static void test_controller_terminal_not_requeued(void **st)
 {
     (void)st;
-    ifx f;
-    crec r;
-    ifx_up(&f, NULL);
-    crec_init(&r, fail_then_terminal);
-    kc_controller_opts o = cfx_opts(&r);
-    o.queue.base_delay_ms = 10;
-    kc_controller *c = cfx_new(&f, &o, &r);
+    cfx x;
+    cfx_up(&x, NULL, fail_then_terminal);
+    x.o.queue.base_delay_ms = 10;
+    kc_controller *c = cfx_make(&x);
     cfx_start(c);
-    cfx_create_cm(&f, "term");
+    cfx_create_cm(&x.f, "term");
     kc_controller_stats s;
     assert_true(CFX_WAIT_STATS(c, s, s.terminal >= 1, 20000));
     kc_workqueue *q = kc_controller_queue(c);
@@ -131,14 +118,12 @@ static void test_controller_terminal_not_requeued(void **st)
     /* counters move after the queue action: had terminal requeued through the rate limiter,
      * NumRequeues would be 3 by now */
     kc_controller_enqueue(c, "default", "marker");
-    assert_true(crec_wait_key(&r, "default/marker", 1, 10000));
+    assert_true(crec_wait_key(&x.r, "default/marker", 1, 10000));
     assert_int_equal(kc_workqueue_num_requeues(q, "default/term"), 2);
     /* the next event runs it again */
-    assert_int_equal(ifx_cm_update(&f, "default", "term", "2"), 0);
-    assert_true(crec_wait_key(&r, "default/term", 4, 10000));
-    kc_controller_free(c);
-    crec_destroy(&r);
-    ifx_down(&f);
+    assert_int_equal(ifx_cm_update(&x.f, "default", "term", "2"), 0);
+    assert_true(crec_wait_key(&x.r, "default/term", 4, 10000));
+    cfx_down(&x);
 }
 
 static kc_reconcile_result unknown_once(crec *r, const kc_reconcile_request *req,
@@ -153,24 +138,19 @@ static kc_reconcile_result unknown_once(crec *r, const kc_reconcile_request *req
 static void test_controller_unknown_code_is_error(void **st)
 {
     (void)st;
-    ifx f;
-    crec r;
-    ifx_up(&f, NULL);
-    crec_init(&r, unknown_once);
-    kc_controller_opts o = cfx_opts(&r);
-    o.queue.base_delay_ms = 10;
-    kc_controller *c = cfx_new(&f, &o, &r);
+    cfx x;
+    cfx_up(&x, NULL, unknown_once);
+    x.o.queue.base_delay_ms = 10;
+    kc_controller *c = cfx_make(&x);
     cfx_start(c);
-    cfx_create_cm(&f, "unk");
-    assert_true(crec_wait_key(&r, "default/unk", 2, 10000));
+    cfx_create_cm(&x.f, "unk");
+    assert_true(crec_wait_key(&x.r, "default/unk", 2, 10000));
     kc_controller_stats s;
     assert_true(CFX_WAIT_STATS(c, s, s.done >= 1, 10000));
     assert_int_equal(s.unknown, 1);
     assert_int_equal(s.errors, 1);
     assert_int_equal(s.reconciles, 2);
-    kc_controller_free(c);
-    crec_destroy(&r);
-    ifx_down(&f);
+    cfx_down(&x);
 }
 
 /* C4: with 4 workers, many keys and re-adds during processing, no key is ever reconciled by two
@@ -187,13 +167,10 @@ static kc_reconcile_result readd_self(crec *r, const kc_reconcile_request *req,
 static void test_controller_workers_never_share_a_key(void **st)
 {
     (void)st;
-    ifx f;
-    crec r;
-    ifx_up(&f, "configmaps=40:ns=default");
-    crec_init(&r, readd_self);
-    kc_controller_opts o = cfx_opts(&r);
-    o.max_concurrent_reconciles = 4;
-    kc_controller *c = cfx_new(&f, &o, &r);
+    cfx x;
+    cfx_up(&x, "configmaps=40:ns=default", readd_self);
+    x.o.max_concurrent_reconciles = 4;
+    kc_controller *c = cfx_make(&x);
     cfx_start(c);
     kc_obj **items = NULL;
     size_t n = 0;
@@ -204,16 +181,14 @@ static void test_controller_workers_never_share_a_key(void **st)
     for (size_t i = 0; i < n; i++) {
         char key[160];
         snprintf(key, sizeof(key), "default/%s", kc_obj_name(items[i]));
-        assert_true(crec_wait_key(&r, key, 4, 20000));
+        assert_true(crec_wait_key(&x.r, key, 4, 20000));
     }
     kc_obj_array_free(items, n);
-    pthread_mutex_lock(&r.mu);
-    assert_int_equal(r.same_key, 0);
-    assert_true(r.max_running <= 4);
-    pthread_mutex_unlock(&r.mu);
-    kc_controller_free(c);
-    crec_destroy(&r);
-    ifx_down(&f);
+    pthread_mutex_lock(&x.r.mu);
+    assert_int_equal(x.r.same_key, 0);
+    assert_true(x.r.max_running <= 4);
+    pthread_mutex_unlock(&x.r.mu);
+    cfx_down(&x);
 }
 
 int main(void)

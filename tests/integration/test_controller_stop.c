@@ -52,20 +52,17 @@ static void *stop_main(void *arg)
 static void test_controller_stop_waits_for_running_reconciles(void **st)
 {
     (void)st;
-    ifx f;
-    crec r;
-    ifx_up(&f, NULL);
+    cfx x;
+    cfx_up(&x, NULL, block_until_released);
     memset(&g_hold, 0, sizeof(g_hold));
     pthread_mutex_init(&g_hold.mu, NULL);
     kc__cond_init_monotonic(&g_hold.cv);
-    crec_init(&r, block_until_released);
-    kc_controller_opts o = cfx_opts(&r);
-    o.max_concurrent_reconciles = 2;
-    kc_controller *c = cfx_new(&f, &o, &r);
+    x.o.max_concurrent_reconciles = 2;
+    kc_controller *c = cfx_make(&x);
     cfx_start(c);
     kc_controller_enqueue(c, "default", "a");
     kc_controller_enqueue(c, "default", "b");
-    assert_true(crec_wait_running(&r, 2, 10000));
+    assert_true(crec_wait_running(&x.r, 2, 10000));
     kc_controller_enqueue(c, "default", "queued"); /* waits behind the two */
     stopper s = {c, 1};
     pthread_t t;
@@ -82,8 +79,8 @@ static void test_controller_stop_waits_for_running_reconciles(void **st)
     pthread_join(t, NULL);
     assert_int_equal(s.rc, 0);
     assert_int_equal(g_hold.finished_before_stop_returned, 2);
-    assert_int_equal(crec_count(&r, "default/queued"), 0);
-    assert_int_equal(crec_count(&r, "default/late"), 0);
+    assert_int_equal(crec_count(&x.r, "default/queued"), 0);
+    assert_int_equal(crec_count(&x.r, "default/late"), 0);
     kc_informer *inf = kc_cache_informer_at(kc_controller_cache(c), 0);
     kc_informer_status is;
     kc_informer_get_status(inf, &is);
@@ -94,10 +91,10 @@ static void test_controller_stop_waits_for_running_reconciles(void **st)
     assert_false(cs.started);
     assert_int_equal(kc_controller_stop(c), 0); /* idempotent */
     kc_controller_free(c);
-    crec_destroy(&r);
+    crec_destroy(&x.r);
     pthread_cond_destroy(&g_hold.cv);
     pthread_mutex_destroy(&g_hold.mu);
-    ifx_down(&f);
+    ifx_down(&x.f);
 }
 
 /* A reconcile that creates a Secret while the watch is stalled blocks in the read-your-writes
@@ -123,29 +120,24 @@ static kc_reconcile_result create_while_stalled(crec *r, const kc_reconcile_requ
 static void test_controller_stop_bound_wakes_blocked_reconcile(void **st)
 {
     (void)st;
-    ifx f;
-    crec r;
-    ifx_up(&f, NULL);
-    crec_init(&r, create_while_stalled);
-    kc_controller_opts o = cfx_opts(&r);
-    o.stop_timeout_ms = 100;
-    o.client.timeout_ms = 60000; /* longer than the test: only the cache stop can end the wait */
-    kc_controller *c = cfx_new(&f, &o, &r);
+    cfx x;
+    cfx_up(&x, NULL, create_while_stalled);
+    x.o.stop_timeout_ms = 100;
+    x.o.client.timeout_ms = 60000; /* longer than the test: only the cache stop can end the wait */
+    kc_controller *c = cfx_make(&x);
     kc_controller_type owned = {.gvr = cfx_secrets};
     assert_int_equal(kc_controller_own(c, &owned, NULL), 0);
     cfx_start(c);
     kc_server_faults fl = {0};
     fl.watch_stall = true;
-    ifx_faults(&f, &fl);
+    ifx_faults(&x.f, &fl);
     kc_controller_enqueue(c, "default", "stall");
-    assert_true(crec_wait_running(&r, 1, 10000));
+    assert_true(crec_wait_running(&x.r, 1, 10000));
     uint64_t t0 = kc__now_ns();
     assert_int_equal(kc_controller_stop(c), KC_ETIMEOUT);
     assert_true(kc__now_ns() - t0 < 30000 * KC__NS_PER_MS); /* not the 60 s wait */
     assert_int_equal(g_create_rc, KC_ESTOPPED);
-    kc_controller_free(c);
-    crec_destroy(&r);
-    ifx_down(&f);
+    cfx_down(&x);
 }
 
 /* Free without stop while a reconcile-heavy controller runs; stop of a never-started one; the
@@ -153,22 +145,19 @@ static void test_controller_stop_bound_wakes_blocked_reconcile(void **st)
 static void test_controller_free_without_stop(void **st)
 {
     (void)st;
-    ifx f;
-    crec r;
-    ifx_up(&f, "configmaps=100:ns=default");
-    crec_init(&r, NULL);
-    kc_controller_opts o = cfx_opts(&r);
-    o.max_concurrent_reconciles = 3;
-    kc_controller *c = cfx_new(&f, &o, &r);
+    cfx x;
+    cfx_up(&x, "configmaps=100:ns=default", NULL);
+    x.o.max_concurrent_reconciles = 3;
+    kc_controller *c = cfx_make(&x);
     cfx_start(c);
-    assert_true(crec_wait_key(&r, "default/cm-00000", 1, 10000));
+    assert_true(crec_wait_key(&x.r, "default/cm-00000", 1, 10000));
     kc_controller_free(c); /* reconciles may be running */
 
-    kc_controller *never = cfx_new(&f, &o, &r);
+    kc_controller *never = cfx_new(&x.f, &x.o, &x.r);
     assert_int_equal(kc_controller_stop(never), 0);
     assert_int_equal(kc_controller_start(never, NULL), KC_ESTOPPED);
     kc_controller_free(never);
-    kc_controller_free(cfx_new(&f, &o, &r)); /* never started, never stopped */
+    kc_controller_free(cfx_new(&x.f, &x.o, &x.r)); /* never started, never stopped */
 
     assert_int_equal(kc_controller_stop(NULL), KC_EINVAL);
     assert_int_equal(kc_controller_start(NULL, NULL), KC_EINVAL);
@@ -182,36 +171,33 @@ static void test_controller_free_without_stop(void **st)
     kc_controller_get_stats(NULL, &s);
     assert_int_equal(s.reconciles, 0);
     kc_controller_free(NULL);
-    crec_destroy(&r);
-    ifx_down(&f);
+    crec_destroy(&x.r);
+    ifx_down(&x.f);
 }
 
 /* Options are checked at new, naming what is wrong. */
 static void test_controller_new_checks_options(void **st)
 {
     (void)st;
-    ifx f;
-    crec r;
-    ifx_up(&f, NULL);
-    crec_init(&r, NULL);
+    cfx x;
+    cfx_up(&x, NULL, NULL);
     kc_controller *c = NULL;
     kc_error e = KC_ERROR_INIT;
-    kc_controller_opts o = cfx_opts(&r);
-    o.reconcile = NULL;
-    assert_int_equal(kc_controller_new(f.client, &o, &c, &e), KC_EINVAL);
+    x.o.reconcile = NULL;
+    assert_int_equal(kc_controller_new(x.f.client, &x.o, &c, &e), KC_EINVAL);
     assert_non_null(strstr(e.message, "reconcile"));
-    o = cfx_opts(&r);
-    o.primary.kind = NULL;
-    assert_int_equal(kc_controller_new(f.client, &o, &c, &e), KC_EINVAL);
+    x.o = cfx_opts(&x.r);
+    x.o.primary.kind = NULL;
+    assert_int_equal(kc_controller_new(x.f.client, &x.o, &c, &e), KC_EINVAL);
     assert_non_null(strstr(e.message, "kind"));
-    o = cfx_opts(&r);
-    o.primary.gvr.resource = "Bad/Resource";
-    assert_int_equal(kc_controller_new(f.client, &o, &c, &e), KC_EINVAL);
+    x.o = cfx_opts(&x.r);
+    x.o.primary.gvr.resource = "Bad/Resource";
+    assert_int_equal(kc_controller_new(x.f.client, &x.o, &c, &e), KC_EINVAL);
     assert_null(c);
-    assert_int_equal(kc_controller_new(NULL, &o, &c, NULL), KC_EINVAL);
+    assert_int_equal(kc_controller_new(NULL, &x.o, &c, NULL), KC_EINVAL);
     kc_error_clear(&e);
-    crec_destroy(&r);
-    ifx_down(&f);
+    crec_destroy(&x.r);
+    ifx_down(&x.f);
 }
 
 int main(void)

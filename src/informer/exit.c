@@ -79,7 +79,8 @@ static void fork_child(void)
 
 static void exit_init(void)
 {
-    kc__sj_init_statics();
+    if (!kc__json_cpu_missing()) /* else no decoder ever runs: nothing to warm up */
+        kc__sj_init_statics();
     atexit(on_exit_stop_all);
     pthread_atfork(fork_prepare, fork_parent, fork_child);
 }

@@ -170,6 +170,9 @@ int kc_list_decode(const char *body, size_t len, const kc_decode_opts *opts, kc_
     /* The thread's list scratch, unless a callback of an outer kc_list_decode on this thread is
      * running (then a private one). */
     static _Thread_local bool busy;
+    int crc = kc__json_cpu_check(err);
+    if (crc)
+        return crc;
     kc__sj_ctx *ctx = busy ? NULL : kc__sj_thread_list_ctx();
     bool shared = ctx != NULL;
     if (!ctx)
@@ -191,6 +194,9 @@ int kc_list_decoder_new(const kc_decode_opts *opts, kc_list_decoder **ret, kc_er
 {
     if (!ret)
         return kc_error_set(err, KC_EINVAL, "kc_list_decoder_new: ret is NULL");
+    int crc = kc__json_cpu_check(err);
+    if (crc)
+        return crc;
     kc_list_decoder *d = calloc(1, sizeof *d);
     if (!d)
         return kc_error_set(err, KC_ENOMEM, "list decoder: out of memory");

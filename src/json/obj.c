@@ -72,9 +72,6 @@ static uint64_t rv_to_int(const char *s, size_t n)
     return v;
 }
 
-/* Links cpu_check.c, and so its load-time CPU check, into every program that builds objects. */
-__attribute__((used)) static const char *(*const cpu_check_link)(void) = kc__json_cpu_missing;
-
 static char *put(char *d, const void *s, size_t n)
 {
     memcpy(d, s, n);
@@ -373,6 +370,9 @@ int kc_obj_parse(const char *json, size_t len, const kc_decode_opts *opts, kc_ob
 {
     if ((!json && len) || !ret_obj)
         return kc_error_set(err, KC_EINVAL, "kc_obj_parse: NULL argument");
+    int crc = kc__json_cpu_check(err);
+    if (crc)
+        return crc;
     struct parse_state st = {kc__decode_flags(opts), kc__decode_max(opts), NULL};
     if (len > st.max * 2 + 4096) /* whitespace may shrink it, but not without bound */
         return kc_error_set(err, KC_ETOOLARGE, "object text of %zu bytes is over the limit of %zu",

@@ -40,6 +40,9 @@ static int lookup(const kc_obj *obj, const char *pointer, enum kc__sj_want want,
         out->str.n = len;
         return 0;
     }
+    int crc = kc__json_cpu_check(err);
+    if (crc)
+        return crc;
     kc__sj_ctx *ctx = kc__sj_thread_ctx();
     if (!ctx)
         return kc_error_set(err, KC_ENOMEM, "out of memory");

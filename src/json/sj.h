@@ -146,9 +146,13 @@ int kc__sj_minify_reference(const char *in, size_t n, char *out, size_t *out_n, 
 size_t kc__sj_ws_outside_strings(const char *text, size_t n);
 
 /* cpu_check.c (plain C): NULL when this CPU runs the decoder's instruction set, else the name of
- * a missing feature ("AVX2", ...). The library also checks at load time and aborts with a clear
- * message rather than dying of SIGILL at the first decode. */
+ * a missing feature ("AVX2", ...). Probed once, then one atomic load. */
 const char *kc__json_cpu_missing(void);
+/* 0, or KC_EUNSUPPORTED with err saying what the CPU lacks and how to build for it. Every entry
+ * point into the C++ decoder calls it first, instead of dying of SIGILL. */
+int kc__json_cpu_check(kc_error *err);
+/* Tests only: pretend the CPU lacks feature (NULL: the truth again). Process-wide. */
+void kc__json_cpu_pretend_missing(const char *feature);
 
 /* One JSON object text → fn once. The text is made compact into the context's scratch. strict:
  * KC_DECODE_STRICT (every value validated, not only those read). Error offsets (fn's too) are

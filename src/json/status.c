@@ -143,6 +143,9 @@ int kc_status_parse(const char *json, size_t len, kc_error *err)
 {
     if (!json && len)
         return kc_error_set(err, KC_EINVAL, "kc_status_parse: NULL body");
+    int crc = kc__json_cpu_check(err);
+    if (crc)
+        return crc;
     kc__sj_ctx *ctx = kc__sj_thread_ctx();
     if (!ctx)
         return kc_error_set(err, KC_ENOMEM, "out of memory");

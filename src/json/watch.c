@@ -50,6 +50,9 @@ int kc_watch_decoder_new(const kc_decode_opts *opts, kc_watch_decoder **ret, kc_
 {
     if (!ret)
         return kc_error_set(err, KC_EINVAL, "kc_watch_decoder_new: ret is NULL");
+    int crc = kc__json_cpu_check(err);
+    if (crc)
+        return crc;
     kc_watch_decoder *d = calloc(1, sizeof *d);
     if (!d)
         return kc_error_set(err, KC_ENOMEM, "watch decoder: out of memory");

@@ -9,14 +9,14 @@
  *      from the first file that sets it; missing files in the list are skipped;
  *   3. else ~/.kube/config when it exists;
  *   4. else in-cluster (or first, when opts->in_cluster): KUBERNETES_SERVICE_HOST/_PORT, the
- *      service-account directory (default /var/run/secrets/kubernetes.io/serviceaccount, overridden
- *      by $KCACHE_SA_DIR for tests) with `token` (re-read when it changes, at most once a second
- * and at least once a minute), `ca.crt` and `namespace`. Relative paths inside a kubeconfig
- * (certificate-authority, client-certificate, client-key, tokenFile, exec command containing a '/')
- * resolve against the directory of the file that holds them. Certificate and key files are read at
- * load time and kept in memory (never written out). Supported cluster fields: server,
- * certificate-authority(-data), insecure-skip-tls-verify, tls-server-name, proxy-url. User fields:
- * token, tokenFile, client-certificate(-data), client-key(-data), username/password, exec
+ *      service-account directory (opts->service_account_dir, default
+ *      /var/run/secrets/kubernetes.io/serviceaccount) with `token` (re-read when it changes, at
+ * most once a second and at least once a minute), `ca.crt` and `namespace`. Relative paths inside a
+ * kubeconfig (certificate-authority, client-certificate, client-key, tokenFile, exec command
+ * containing a '/') resolve against the directory of the file that holds them. Certificate and key
+ * files are read at load time and kept in memory (never written out). Supported cluster fields:
+ * server, certificate-authority(-data), insecure-skip-tls-verify, tls-server-name, proxy-url. User
+ * fields: token, tokenFile, client-certificate(-data), client-key(-data), username/password, exec
  * (client.authentication.k8s.io/v1 and v1beta1). auth-provider entries fail with KC_EUNSUPPORTED
  * naming the provider.
  *
@@ -41,6 +41,12 @@ typedef struct kc_config_opts {
     const char *context;            /* context name overriding current-context; NULL = current */
     const char *namespace_override; /* namespace overriding the context's; NULL = context's */
     bool in_cluster;                /* force in-cluster configuration (ignore kubeconfig files) */
+    /* In-cluster: the service-account directory (token, ca.crt, namespace); NULL = the standard
+     * /var/run/secrets/kubernetes.io/serviceaccount. */
+    const char *service_account_dir;
+    /* Exec credential plugins: how long one run may take before it is killed (KC_EAUTH "timed
+     * out"); 0 = 60 s. */
+    int64_t exec_timeout_ms;
 } kc_config_opts;
 
 /*
@@ -49,7 +55,7 @@ typedef struct kc_config_opts {
  * found at all; err->message names the file and what is wrong), KC_EUNSUPPORTED (auth-provider,
  * unknown exec apiVersion), KC_EIO (a referenced file cannot be read: err names it), KC_ENOMEM.
  * On success *ret_cfg is new — caller frees with kc_config_unref(). Thread-safe (reads the
- * environment).
+ * environment: KUBECONFIG, HOME, KUBERNETES_SERVICE_HOST/_PORT — no other variable).
  */
 KC_API int kc_config_load(const kc_config_opts *opts, kc_config **ret_cfg, kc_error *err);
 

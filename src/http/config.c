@@ -170,15 +170,11 @@ static bool kc__file_exists(const char *path)
     return stat(path, &st) == 0;
 }
 
-int kc_config_load(const kc_config_opts *opts, kc_config **ret_cfg, kc_error *err)
+static int load(const kc_config_opts *opts, kc_config **ret_cfg, kc_error *err)
 {
-    kc_config_opts none = {0};
-    if (!ret_cfg)
-        return kc_error_set(err, KC_EINVAL, "kc_config_load: ret_cfg is required");
-    if (!opts)
-        opts = &none;
     if (opts->in_cluster)
-        return kc__config_in_cluster(opts->namespace_override, ret_cfg, err);
+        return kc__config_in_cluster(opts->namespace_override, opts->service_account_dir, ret_cfg,
+                                     err);
     if (opts->kubeconfig) {
         const char *p = opts->kubeconfig;
         return kc__config_from_kubeconfigs(&p, 1, true, opts, ret_cfg, err);
@@ -217,10 +213,27 @@ int kc_config_load(const kc_config_opts *opts, kc_config **ret_cfg, kc_error *er
         }
         free(p);
     }
-    int rc = kc__config_in_cluster(opts->namespace_override, ret_cfg, err);
+    int rc =
+        kc__config_in_cluster(opts->namespace_override, opts->service_account_dir, ret_cfg, err);
     if (rc == KC_ECONFIG && !getenv("KUBERNETES_SERVICE_HOST"))
         return kc_error_set(err, KC_ECONFIG,
                             "no configuration found: pass a kubeconfig, set KUBECONFIG, create "
                             "~/.kube/config, or run in a cluster");
+    return rc;
+}
+
+int kc_config_load(const kc_config_opts *opts, kc_config **ret_cfg, kc_error *err)
+{
+    kc_config_opts none = {0};
+    if (!ret_cfg)
+        return kc_error_set(err, KC_EINVAL, "kc_config_load: ret_cfg is required");
+    if (!opts)
+        opts = &none;
+    if (opts->exec_timeout_ms < 0)
+        return kc_error_set(err, KC_EINVAL, "kc_config_load: exec_timeout_ms %lld is negative",
+                            (long long)opts->exec_timeout_ms);
+    int rc = load(opts, ret_cfg, err);
+    if (rc == 0) /* not yet shared: still ours to fill */
+        (*ret_cfg)->exec_timeout_ms = opts->exec_timeout_ms;
     return rc;
 }

@@ -7,7 +7,7 @@
  * env entries and KUBERNETES_EXEC_INFO (apiVersion, kind, spec.interactive and, with
  * provideClusterInfo, spec.cluster). stdin is the terminal only when interactiveMode allows it
  * and stdin is a terminal; otherwise /dev/null. stdout and stderr are collected through pipes with
- * poll() under a deadline (60 s, or $KCACHE_EXEC_TIMEOUT_MS) and a size limit; a plugin that
+ * poll() under a deadline (60 s, or kc_config_opts.exec_timeout_ms) and a size limit; a plugin that
  * overruns is killed. stdout is an ExecCredential parsed by the json layer (kc_obj_parse): token
  * or client certificate/key, and expirationTimestamp. On failure err carries the exit status and
  * the plugin's stderr (and installHint when the command is missing). Tokens are never logged.
@@ -236,8 +236,7 @@ int kc__exec_run(const kc_config *cfg, kc__exec_result *ret, kc_error *err)
                           x->install_hint ? x->install_hint : "");
         goto out;
     }
-    const char *tm = getenv("KCACHE_EXEC_TIMEOUT_MS");
-    long timeout_ms = tm && atol(tm) > 0 ? atol(tm) : KC__EXEC_TIMEOUT_MS;
+    long timeout_ms = cfg->exec_timeout_ms > 0 ? (long)cfg->exec_timeout_ms : KC__EXEC_TIMEOUT_MS;
     int crc = kc__exec_collect(po[0], pe[0], &out, &errb, kc__deadline_after_ms(timeout_ms));
     if (crc)
         kill(pid, SIGKILL);

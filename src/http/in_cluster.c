@@ -2,10 +2,10 @@
  * in_cluster.c — configuration for a pod: KUBERNETES_SERVICE_HOST/_PORT and the service-account
  * directory (token, ca.crt, namespace), as client-go's rest.InClusterConfig.
  *
- * The directory is /var/run/secrets/kubernetes.io/serviceaccount unless $KCACHE_SA_DIR names
- * another one (tests). The token is not copied into the config: it is a token file, re-read by the
- * client's credential state when the file changes (rotation), checked at most once a second and
- * re-read at least once a minute.
+ * The directory is /var/run/secrets/kubernetes.io/serviceaccount unless
+ * kc_config_opts.service_account_dir names another one. The token is not copied into the config: it
+ * is a token file, re-read by the client's credential state when the file changes (rotation),
+ * checked at most once a second and re-read at least once a minute.
  */
 #include "http/internal.h"
 
@@ -15,7 +15,7 @@
 
 #define KC__SA_DIR_DEFAULT "/var/run/secrets/kubernetes.io/serviceaccount"
 
-int kc__config_in_cluster(const char *ns_override, kc_config **ret, kc_error *err)
+int kc__config_in_cluster(const char *ns_override, const char *dir, kc_config **ret, kc_error *err)
 {
     const char *host = getenv("KUBERNETES_SERVICE_HOST");
     const char *port = getenv("KUBERNETES_SERVICE_PORT");
@@ -23,7 +23,6 @@ int kc__config_in_cluster(const char *ns_override, kc_config **ret, kc_error *er
         return kc_error_set(err, KC_ECONFIG,
                             "not running in a cluster: KUBERNETES_SERVICE_HOST and "
                             "KUBERNETES_SERVICE_PORT must be set");
-    const char *dir = getenv("KCACHE_SA_DIR");
     if (!dir || !*dir)
         dir = KC__SA_DIR_DEFAULT;
     kc_config *c = kc__config_alloc();

@@ -21,7 +21,7 @@
 #define KC__KUBECONFIG_MAX_BYTES  ((size_t)8 * 1024 * 1024)    /* one kubeconfig file */
 #define KC__CRED_FILE_MAX_BYTES   ((size_t)1024 * 1024)        /* token, cert, key, CA files */
 #define KC__EXEC_OUTPUT_MAX_BYTES ((size_t)1024 * 1024)        /* plugin stdout / stderr each */
-#define KC__EXEC_TIMEOUT_MS       60000                        /* plugin run time (env override) */
+#define KC__EXEC_TIMEOUT_MS       60000                        /* plugin run time (default) */
 #define KC__RESPONSE_MAX_BYTES    ((size_t)1024 * 1024 * 1024) /* one non-streamed response */
 #define KC__KUBECONFIG_MAX_FILES  64
 
@@ -65,6 +65,7 @@ struct kc_config {
     bool token_file_periodic; /* in-cluster: also re-read at least once a minute */
     char *username, *password;
     kc__exec_config *exec;
+    int64_t exec_timeout_ms; /* kc_config_opts.exec_timeout_ms; 0 = KC__EXEC_TIMEOUT_MS */
 };
 
 /* New empty config (refs = 1, ns = "default"). NULL on out of memory. */
@@ -75,8 +76,10 @@ bool kc__url_is_loopback(const char *url);
 
 /* Normalise and set cfg->server (KC_EINVAL on a bad URL). */
 int kc__config_set_server(kc_config *c, const char *url, kc_error *err);
-/* In-cluster configuration (in_cluster.c). KC_ECONFIG when not in a cluster. */
-int kc__config_in_cluster(const char *ns_override, kc_config **ret, kc_error *err);
+/* In-cluster configuration (in_cluster.c); sa_dir NULL = the standard directory. KC_ECONFIG when
+ * not in a cluster. */
+int kc__config_in_cluster(const char *ns_override, const char *sa_dir, kc_config **ret,
+                          kc_error *err);
 /* Kubeconfig files (kubeconfig.c): paths[n] merged in order. */
 int kc__config_from_kubeconfigs(const char *const *paths, size_t n, bool explicit_path,
                                 const kc_config_opts *opts, kc_config **ret, kc_error *err);

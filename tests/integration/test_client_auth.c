@@ -358,8 +358,7 @@ static void test_client_auth_in_cluster(void **state)
     snprintf(port, sizeof port, "%s", strrchr(url, ':') + 1);
     setenv("KUBERNETES_SERVICE_HOST", "127.0.0.1", 1);
     setenv("KUBERNETES_SERVICE_PORT", port, 1);
-    setenv("KCACHE_SA_DIR", sa, 1);
-    kc_config_opts o = {.in_cluster = true};
+    kc_config_opts o = {.in_cluster = true, .service_account_dir = sa};
     kc_config *cfg = NULL;
     kc_error err = KC_ERROR_INIT;
     int rc = kc_config_load(&o, &cfg, &err);
@@ -377,7 +376,6 @@ static void test_client_auth_in_cluster(void **state)
     kc_client_free(c);
     unsetenv("KUBERNETES_SERVICE_HOST");
     unsetenv("KUBERNETES_SERVICE_PORT");
-    unsetenv("KCACHE_SA_DIR");
 }
 
 int main(void)

@@ -28,7 +28,6 @@ static int setup(void **state)
     unsetenv("KC_EXEC_TOKENS");
     unsetenv("KC_EXEC_API");
     unsetenv("KC_EXEC_INFO_OUT");
-    unsetenv("KCACHE_EXEC_TIMEOUT_MS");
     return 0;
 }
 
@@ -50,15 +49,20 @@ static int runs(void)
     return n;
 }
 
-static kc__auth *exec_auth(kc_config **ret_cfg)
+static kc__auth *exec_auth_opts(kc_config **ret_cfg, int64_t timeout_ms)
 {
-    kc_config_opts o = {.kubeconfig = FX "exec.yaml"};
+    kc_config_opts o = {.kubeconfig = FX "exec.yaml", .exec_timeout_ms = timeout_ms};
     kc_config *c = NULL;
     assert_int_equal(kc_config_load(&o, &c, NULL), 0);
     kc__auth *a = kc__auth_new(c);
     assert_non_null(a);
     *ret_cfg = c;
     return a;
+}
+
+static kc__auth *exec_auth(kc_config **ret_cfg)
+{
+    return exec_auth_opts(ret_cfg, 0);
 }
 
 static void test_http_auth_exec_token_cached_until_expiry(void **state)
@@ -130,9 +134,8 @@ static void test_http_auth_exec_failure_carries_stderr(void **state)
 static void test_http_auth_exec_timeout(void **state)
 {
     setenv("KC_EXEC_MODE", "sleep", 1);
-    setenv("KCACHE_EXEC_TIMEOUT_MS", "300", 1);
     kc_config *c;
-    kc__auth *a = exec_auth(&c);
+    kc__auth *a = exec_auth_opts(&c, 300);
     kc__cred cr = {0};
     kc_error err = KC_ERROR_INIT;
     uint64_t t0 = kc__now_ms();

@@ -21,7 +21,6 @@ static int setup(void **state)
     unsetenv("KUBECONFIG");
     unsetenv("KUBERNETES_SERVICE_HOST");
     unsetenv("KUBERNETES_SERVICE_PORT");
-    unsetenv("KCACHE_SA_DIR");
     return 0;
 }
 
@@ -200,8 +199,7 @@ static void test_http_kubeconfig_in_cluster(void **state)
 {
     setenv("KUBERNETES_SERVICE_HOST", "10.0.0.1", 1);
     setenv("KUBERNETES_SERVICE_PORT", "443", 1);
-    setenv("KCACHE_SA_DIR", FX "sa", 1);
-    kc_config_opts o = {.in_cluster = true};
+    kc_config_opts o = {.in_cluster = true, .service_account_dir = FX "sa"};
     kc_config *c = NULL;
     kc_error err = KC_ERROR_INIT;
     assert_int_equal(kc_config_load(&o, &c, &err), 0);

@@ -6,6 +6,7 @@
 
 #include "kcache/common.h"
 #include "kcache/error.h"
+#include "kcache/log.h"
 #include "kcache/obj.h"
 #include "kcache/rv.h"
 #include "kcache/decode.h"

@@ -178,6 +178,10 @@ typedef struct kc_informer_status {
     int64_t last_error_unix_ms;   /* when (ms since the Unix epoch) */
     int64_t last_error_age_ms;    /* how long ago (monotonic clock) */
     uint64_t consecutive_errors;  /* failures since the last successful list or watch event */
+    /* Changes a handler registration lost because memory ran out while it was coalescing (its
+     * queue full; see kc_informer_handler_opts.queue_cap), summed over registrations. Each loss is
+     * also logged at warning level ("informer" subsystem). 0 in a healthy process. */
+    uint64_t events_dropped;
 } kc_informer_status;
 
 /* Fill *ret (copied). inf NULL: *ret is zeroed; ret NULL: nothing. Thread-safe. */

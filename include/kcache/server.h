@@ -66,7 +66,7 @@ typedef struct kc_server_opts {
     const char *seed_spec;   /* e.g. "pods=100000" (see `kcache serve --help`); NULL = none */
     uint64_t random_seed;    /* fault/delay PRNG seed; 0 = from time */
     kc_server_faults faults; /* initial faults */
-    bool quiet;              /* no request log on stderr */
+    bool quiet;              /* no request log (kcache/log.h: "server.request", info) */
     /* Service allocations (as kube-apiserver's --service-cluster-ip-range and
      * --service-node-port-range): the CIDR cluster IPs come from — IPv4 /12 to /30 or IPv6 /108
      * to /126; NULL = "10.96.0.0/12" — and the node port range "LO-HI" (at least 16 ports);

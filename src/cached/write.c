@@ -107,8 +107,8 @@ static void note_write(kc_cached_client *cc, const wstate *w, const char *ns, co
     int rc = kc__ryw_note_write(&cc->ryw, w->type, ns, name, rv, uid, w->seq0);
     pthread_mutex_unlock(&cc->lock);
     if (rc < 0)
-        KC__LOG_WARN("cached client: cannot remember write of %s %s/%s: %s", w->type, ns, name,
-                     kc_strerror(rc));
+        KC__LOG_WARN("cached", "cached client: cannot remember write of %s %s/%s: %s", w->type, ns,
+                     name, kc_strerror(rc));
     maybe_sweep(cc, w->type, w->store);
 }
 
@@ -232,8 +232,8 @@ static void register_delete(kc_cached_client *cc, const wstate *w, const char *n
     int rc = kc__ryw_note_delete(&cc->ryw, w->type, ns, name, uid, rv, w->seq0, ret_gen);
     pthread_mutex_unlock(&cc->lock);
     if (rc < 0)
-        KC__LOG_WARN("cached client: cannot remember delete of %s %s/%s: %s", w->type, ns, name,
-                     kc_strerror(rc));
+        KC__LOG_WARN("cached", "cached client: cannot remember delete of %s %s/%s: %s", w->type, ns,
+                     name, kc_strerror(rc));
 }
 
 static void forget_delete(kc_cached_client *cc, const wstate *w, const char *ns, const char *name,

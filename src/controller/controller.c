@@ -183,7 +183,8 @@ int kc_controller_set_active(kc_controller *ctrl, bool active)
         return KC_EINVAL;
     pthread_mutex_lock(&ctrl->mu);
     if (ctrl->active != active)
-        KC__LOG_INFO("controller %s: %s", ctrl->name, active ? "active" : "inactive (gated off)");
+        KC__LOG_INFO("controller", "controller %s: %s", ctrl->name,
+                     active ? "active" : "inactive (gated off)");
     ctrl->active = active;
     pthread_cond_broadcast(&ctrl->cv);
     pthread_mutex_unlock(&ctrl->mu);

@@ -49,7 +49,8 @@ static void apply_result(kc_controller *c, const char *key, kc_reconcile_result 
         counter = &c->n_errors;
         break;
     default:
-        KC__LOG_ERR("controller %s: reconcile of %s returned unknown code %d: treated as an "
+        KC__LOG_ERR("controller",
+                    "controller %s: reconcile of %s returned unknown code %d: treated as an "
                     "error (rate-limited requeue)",
                     c->name, key, r.code);
         kc_workqueue_add_rate_limited(c->q, key);
@@ -192,8 +193,9 @@ int kc__ctrl_start(kc_controller *c, kc_error *err)
     if (rc == 0) {
         rc = kc_cache_wait_synced(c->cache, c->sync_timeout_ms, err);
         if (rc < 0)
-            KC__LOG_ERR("controller %s: caches did not sync: %s%s%s", c->name, kc_errno_name(rc),
-                        err && err->message ? ": " : "", err && err->message ? err->message : "");
+            KC__LOG_ERR("controller", "controller %s: caches did not sync: %s%s%s", c->name,
+                        kc_errno_name(rc), err && err->message ? ": " : "",
+                        err && err->message ? err->message : "");
     }
     pthread_mutex_lock(&c->mu);
     c->start_waiting = false;
@@ -209,7 +211,8 @@ int kc__ctrl_start(kc_controller *c, kc_error *err)
         kc__ctrl_stop(c);
         return rc;
     }
-    KC__LOG_INFO("controller %s: caches synced, %u worker(s) started", c->name, c->workers);
+    KC__LOG_INFO("controller", "controller %s: caches synced, %u worker(s) started", c->name,
+                 c->workers);
     return 0;
 }
 
@@ -241,7 +244,8 @@ int kc__ctrl_stop(kc_controller *c)
 
     int rc = kc_workqueue_shutdown_drain(c->q, c->stop_timeout_ms);
     if (rc == KC_ETIMEOUT)
-        KC__LOG_WARN("controller %s: reconciles still running after %lld ms; stopping the cache "
+        KC__LOG_WARN("controller",
+                     "controller %s: reconciles still running after %lld ms; stopping the cache "
                      "under them",
                      c->name, (long long)c->stop_timeout_ms);
     for (size_t i = 0; i < c->n_sources; i++)

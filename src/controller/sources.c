@@ -140,7 +140,8 @@ void kc__ctrl_enqueue_owner(kc_controller *ctrl, kc_obj *obj)
     const kc__ctrl_source *p = ctrl->sources[0];
     const char *group = api_group(api);
     if (!group) {
-        KC__LOG_WARN("controller %s: %s/%s: ownerReference apiVersion \"%s\" does not parse",
+        KC__LOG_WARN("controller",
+                     "controller %s: %s/%s: ownerReference apiVersion \"%s\" does not parse",
                      ctrl->name, kc_obj_namespace(obj), kc_obj_name(obj), api);
     } else if (!strcmp(group, p->group) && !strcmp(kind, p->kind)) {
         kc_controller_enqueue(ctrl, ctrl->primary_cluster_scoped ? "" : kc_obj_namespace(obj),

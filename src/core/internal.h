@@ -5,13 +5,14 @@
  * Sections: errors, checked arithmetic, strings, bounded byte buffer (kc__buf), monotonic time and
  * deadlines, PRNG (per-caller state), logging with secret redaction.
  * Thread-safety: every function here is thread-safe as long as each caller passes its own state
- * (kc__buf, kc__rng); none keeps mutable global state except the log level, which is read once
- * from KCACHE_LOG (pthread_once) and never changes afterwards.
+ * (kc__buf, kc__rng); none keeps mutable global state except the process's log sink
+ * (core/log_sink.c: kc_log_set, behind a rwlock) and the test-only allocation failure hook.
  */
 #ifndef KC_CORE_INTERNAL_H
 #define KC_CORE_INTERNAL_H
 
 #include "kcache/error.h"
+#include "kcache/log.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -175,37 +176,48 @@ double kc__rng_double(kc__rng *r);
 /* client-go wait.Jitter: base + uniform [0, base*factor). factor <= 0 → 1.0. Saturates. */
 uint64_t kc__rng_jitter(kc__rng *r, uint64_t base, double factor);
 
+/* ---- allocation ------------------------------------------------------------------------------ */
+
+/*
+ * Grow the array *(T **)arrp (capacity *cap elements of elem bytes) to hold at least need
+ * elements: the capacity doubles (starting at first when 0) until it does, every product checked
+ * for overflow. The contents are kept (realloc). 0, or KC_ENOMEM (out of memory, or a size that
+ * overflows): *arrp and *cap unchanged. No-op when *cap >= need. Usage:
+ *   if (kc__grow(&v, &cap, n + 1, sizeof(*v), 16) < 0) return KC_ENOMEM;
+ */
+int kc__grow(void *arrp, size_t *cap, size_t need, size_t elem, size_t first);
+/* The capacity kc__grow would pick (0 on overflow), for callers that allocate a fresh array (a
+ * ring buffer unrolled into it, a hash table's bucket array). */
+size_t kc__grow_cap(size_t cap, size_t need, size_t elem, size_t first);
+
+/* calloc that a test can make fail at a named site (kc__alloc_fail_hook_set). Used where an
+ * allocation failure has a visible effect that tests must see (informer/handlers.c: a coalesced
+ * change dropped and counted). */
+void *kc__calloc(const char *site, size_t n, size_t size);
+/* Tests only: fn(site) returning true makes that kc__calloc fail. NULL removes it. The hook is
+ * process-wide (atomic); the library never sets it. */
+typedef bool (*kc__alloc_fail_fn)(const char *site);
+void kc__alloc_fail_hook_set(kc__alloc_fail_fn fn);
+
 /* ---- logging --------------------------------------------------------------------------------- */
 
-enum kc__log_level {
-    KC__LOG_ERROR = 0,
-    KC__LOG_WARN = 1,
-    KC__LOG_INFO = 2,
-    KC__LOG_DEBUG = 3,
-};
-
-/* Parse "error" | "warn" | "warning" | "info" | "debug" (case-insensitive; also "0".."3");
- * NULL, "" or unknown → KC__LOG_WARN. */
+/* Parse a KCACHE_LOG value (kcache/log.h): "error" | "warn" | "warning" | "info" | "debug"
+ * (case-insensitive; also "0".."3") → that level; NULL, "", "off", "none" → -1 (nothing);
+ * anything else → KC_LOG_LEVEL_WARN. */
 int kc__log_level_parse(const char *s);
-/* The process's level: KCACHE_LOG read once. */
-int kc__log_level(void);
-static inline bool kc__log_enabled(int level)
-{
-    return level <= kc__log_level();
-}
-/* Write one line "kcache <level>: <message>\n" to stderr when level is enabled. The formatted
- * message goes through kc__redact first, so secrets never reach the log. Thread-safe (one write
- * per line). */
-void kc__log(int level, const char *fmt, ...) KC__PRINTF(2, 3);
-void kc__vlog(int level, const char *fmt, va_list ap) KC__PRINTF(2, 0);
+/* Format a message and hand it to the process's sink (kc_log_write: redacted there) when level is
+ * enabled. subsys: one of the names listed in kcache/log.h. Thread-safe. */
+void kc__log(kc_log_level level, const char *subsys, const char *fmt, ...) KC__PRINTF(3, 4);
+void kc__vlog(kc_log_level level, const char *subsys, const char *fmt, va_list ap) KC__PRINTF(3, 0);
 
-#define KC__LOG_ERR(...)  kc__log(KC__LOG_ERROR, __VA_ARGS__)
-#define KC__LOG_WARN(...) kc__log(KC__LOG_WARN, __VA_ARGS__)
-#define KC__LOG_INFO(...) kc__log(KC__LOG_INFO, __VA_ARGS__)
-#define KC__LOG_DEBUG(...)                                                                         \
+#define KC__LOG_ERR(sub, ...)  kc__log(KC_LOG_LEVEL_ERROR, sub, __VA_ARGS__)
+#define KC__LOG_WARN(sub, ...) kc__log(KC_LOG_LEVEL_WARN, sub, __VA_ARGS__)
+#define KC__LOG_INFO(sub, ...) kc__log(KC_LOG_LEVEL_INFO, sub, __VA_ARGS__)
+/* Arguments are evaluated only when debug messages reach a sink. */
+#define KC__LOG_DEBUG(sub, ...)                                                                    \
     do {                                                                                           \
-        if (kc__log_enabled(KC__LOG_DEBUG))                                                        \
-            kc__log(KC__LOG_DEBUG, __VA_ARGS__);                                                   \
+        if (kc_log_enabled(KC_LOG_LEVEL_DEBUG))                                                    \
+            kc__log(KC_LOG_LEVEL_DEBUG, sub, __VA_ARGS__);                                         \
     } while (0)
 
 /*

@@ -1,11 +1,12 @@
 /*
- * log.c — leveled logging to stderr and secret redaction.
+ * log.c — formatting of the library's log messages, and secret redaction.
  *
- * The level comes from KCACHE_LOG (error|warn|info|debug, default warn), read once through
- * pthread_once and never changed afterwards (so there is no mutable global to race on). Each line
- * is formatted into a bounded buffer, passed through kc__redact, and written with one write(2) so
- * lines from different threads never interleave. Redaction is a single left-to-right scan that
- * copies the text and replaces secret values with "***"; see internal.h for the rules.
+ * kc__log formats a message into a bounded stack buffer and hands it to the process's sink
+ * (core/log_sink.c: kc_log_write, which redacts it and calls the installed callback); nothing here
+ * writes anywhere or keeps state, so libkcache-server can carry a private copy of this file's
+ * neighbours without a second sink (tests/packaging/check_symbols.sh). Redaction is a single
+ * left-to-right scan that copies the text and replaces secret values with "***"; see internal.h
+ * for the rules.
  */
 #include "core/internal.h"
 
@@ -14,12 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <unistd.h>
 
 /* ---- level ----------------------------------------------------------------------------------- */
-
-static pthread_once_t level_once = PTHREAD_ONCE_INIT;
-static int level_value = KC__LOG_WARN; /* written once under level_once */
 
 int kc__log_level_parse(const char *s)
 {
@@ -27,64 +24,47 @@ int kc__log_level_parse(const char *s)
         const char *name;
         int level;
     } names[] = {
-        {"error", KC__LOG_ERROR}, {"warn", KC__LOG_WARN},   {"warning", KC__LOG_WARN},
-        {"info", KC__LOG_INFO},   {"debug", KC__LOG_DEBUG},
+        {"error", KC_LOG_LEVEL_ERROR},
+        {"warn", KC_LOG_LEVEL_WARN},
+        {"warning", KC_LOG_LEVEL_WARN},
+        {"info", KC_LOG_LEVEL_INFO},
+        {"debug", KC_LOG_LEVEL_DEBUG},
+        {"off", -1},
+        {"none", -1},
     };
     if (!s || !*s)
-        return KC__LOG_WARN;
+        return -1;
     if (s[0] >= '0' && s[0] <= '3' && s[1] == '\0')
         return s[0] - '0';
     for (size_t i = 0; i < KC__ARRAY_LEN(names); i++)
         if (strcasecmp(s, names[i].name) == 0)
             return names[i].level;
-    return KC__LOG_WARN;
+    return KC_LOG_LEVEL_WARN;
 }
 
-static void level_init(void)
-{
-    level_value = kc__log_level_parse(getenv("KCACHE_LOG"));
-}
-
-int kc__log_level(void)
-{
-    pthread_once(&level_once, level_init);
-    return level_value;
-}
-
-/* ---- output ---------------------------------------------------------------------------------- */
+/* ---- formatting ------------------------------------------------------------------------------ */
 
 #define LOG_LINE_MAX 8192
 
-void kc__vlog(int level, const char *fmt, va_list ap)
+void kc__vlog(kc_log_level level, const char *subsys, const char *fmt, va_list ap)
 {
-    static const char *const names[] = {"error", "warn", "info", "debug"};
-    if (!kc__log_enabled(level))
+    if (!kc_log_enabled(level))
         return;
-    if (level < 0)
-        level = 0;
-    if (level > KC__LOG_DEBUG)
-        level = KC__LOG_DEBUG;
     char msg[LOG_LINE_MAX];
     int n = vsnprintf(msg, sizeof msg, fmt, ap);
     if (n < 0)
         return;
-    size_t mlen = (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1;
-    kc__buf line = KC__BUF_INIT(LOG_LINE_MAX * 2);
-    if (kc__buf_printf(&line, "kcache %s: ", names[level]) == 0 &&
-        kc__redact_buf(msg, mlen, &line) == 0) {
-        if (line.len && line.data[line.len - 1] != '\n')
-            kc__buf_append_char(&line, '\n');
-        ssize_t w = write(STDERR_FILENO, line.data, line.len);
-        (void)w;
-    }
-    kc__buf_free(&line);
+    size_t len = (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1;
+    while (len && msg[len - 1] == '\n')
+        msg[--len] = '\0';
+    kc_log_write(level, subsys, msg);
 }
 
-void kc__log(int level, const char *fmt, ...)
+void kc__log(kc_log_level level, const char *subsys, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    kc__vlog(level, fmt, ap);
+    kc__vlog(level, subsys, fmt, ap);
     va_end(ap);
 }
 

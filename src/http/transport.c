@@ -553,7 +553,7 @@ int kc__http_do(kc__http *h, const kc__http_req *req, kc__http_resp *resp, kc_er
         reusable = false;
         rc = kc__map_curl_error(h, e, cc, errbuf, err);
     }
-    KC__LOG_DEBUG("%s %s -> %d (%s)", req->method, req->path, resp->status,
+    KC__LOG_DEBUG("http", "%s %s -> %d (%s)", req->method, req->path, resp->status,
                   rc ? kc_errno_name(rc) : "ok");
     curl_easy_reset(e); /* drop pointers to this frame (errbuf, x) and the credentials */
 out:

@@ -60,6 +60,15 @@ static kc__qitem ring_pop(kc_informer_reg *r)
     return it;
 }
 
+/* Out of memory while coalescing: the change is lost for this handler. Counted in the informer's
+ * status (events_dropped) and logged. */
+static void drop_change(kc_informer_reg *r, const char *key)
+{
+    atomic_fetch_add(&r->inf->events_dropped, 1);
+    KC__LOG_WARN("informer", "informer %s: out of memory coalescing %s; change dropped",
+                 r->inf->name, key);
+}
+
 static void coalesce(kc_informer_reg *r, const kc_store_change *ch)
 {
     const kc_obj *any = ch->new_obj ? ch->new_obj : ch->old_obj;
@@ -71,16 +80,18 @@ static void coalesce(kc_informer_reg *r, const kc_store_change *ch)
     kc__coal *c = (kc__coal *)kc__htab_find(&r->coal, key, (size_t)kl, h);
     bool deleted = ch->kind == KC_STORE_CHANGE_DELETED;
     if (!c) {
-        c = calloc(1, sizeof(*c) + (size_t)kl + 1);
-        if (!c)
-            return; /* out of memory: this change is lost for this handler (logged) */
+        c = kc__calloc("informer.coalesce", 1, sizeof(*c) + (size_t)kl + 1);
+        if (!c) {
+            drop_change(r, key);
+            return;
+        }
         memcpy(c->keybuf, key, (size_t)kl + 1);
         c->h.key = c->keybuf;
         c->h.klen = (size_t)kl;
         c->h.hash = h;
         if (kc__htab_insert(&r->coal, &c->h) < 0) {
             free(c);
-            KC__LOG_WARN("informer: out of memory coalescing %s; change dropped", key);
+            drop_change(r, key);
             return;
         }
         c->first_old = ch->kind == KC_STORE_CHANGE_ADDED ? NULL : kc_obj_ref(ch->old_obj);

@@ -78,6 +78,8 @@ static const metric METRICS[] = {
      "List or watch failures since the last success (0 when healthy)."},
     {"kcache_informer_last_error_timestamp_seconds", "gauge",
      "Unix time of the last list or watch failure (0 when none)."},
+    {"kcache_informer_events_dropped_total", "counter",
+     "Changes handlers lost because memory ran out while coalescing."},
 };
 
 static void metric_value(kc__buf *b, size_t m, const kc_informer_status *st)
@@ -129,6 +131,9 @@ static void metric_value(kc__buf *b, size_t m, const kc_informer_status *st)
         break;
     case 13:
         kc__buf_printf(b, "%.3f", (double)st->last_error_unix_ms / 1000.0);
+        break;
+    case 14:
+        kc__buf_printf(b, "%llu", (unsigned long long)st->events_dropped);
         break;
     }
 }

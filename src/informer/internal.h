@@ -124,6 +124,7 @@ struct kc_informer {
     void *on_state_ud;
 
     _Atomic uint64_t relists, watch_restarts, events_applied, bookmarks, errors;
+    _Atomic uint64_t events_dropped; /* handlers.c: changes lost on out of memory */
     _Atomic uint64_t last_event_ns;
 };
 

@@ -68,7 +68,7 @@ static void set_rv(refl *r, const char *rv)
 static void on_success(refl *r)
 {
     if (r->warned_ns)
-        KC__LOG_INFO("informer %s: recovered after %llu failures", r->inf->name,
+        KC__LOG_INFO("informer", "informer %s: recovered after %llu failures", r->inf->name,
                      (unsigned long long)r->streak);
     r->warned_ns = 0;
     r->streak = 0;
@@ -80,8 +80,8 @@ static void log_failure(refl *r, const char *what, uint64_t n, bool permanent, u
     uint64_t now = kc__now_ns();
     bool warn = (permanent && n == 1) || n == KC__WARN_AFTER ||
                 (r->warned_ns && now - r->warned_ns >= KC__WARN_EVERY_NS);
-    int level = warn ? KC__LOG_WARN : KC__LOG_DEBUG;
-    if (!kc__log_enabled(level))
+    kc_log_level level = warn ? KC_LOG_LEVEL_WARN : KC_LOG_LEVEL_DEBUG;
+    if (!kc_log_enabled(level))
         return;
     if (warn)
         r->warned_ns = now;
@@ -89,8 +89,9 @@ static void log_failure(refl *r, const char *what, uint64_t n, bool permanent, u
     kc_informer_get_status(inf, &st);
     kc__buf b = KC__BUF_INIT(4096);
     kc__inf_error_text(&st, &b);
-    kc__log(level, "informer %s: %s failed%s%s (%llu in a row): %s; retrying in %llu ms", inf->name,
-            what, permanent ? " permanently" : "",
+    kc__log(level, "informer",
+            "informer %s: %s failed%s%s (%llu in a row): %s; retrying in %llu ms", inf->name, what,
+            permanent ? " permanently" : "",
             permanent ? " (waiters fail at once until it succeeds)" : "", (unsigned long long)n,
             b.data ? b.data : "error", (unsigned long long)(retry_ns / KC__NS_PER_MS));
     kc__buf_free(&b);
@@ -291,7 +292,8 @@ static void *watchdog_main(void *arg)
         if (deadline > hard)
             deadline = hard;
         if (kc__now_ns() >= deadline) {
-            KC__LOG_INFO("informer %s: no initial-events-end bookmark; falling back to LIST",
+            KC__LOG_INFO("informer",
+                         "informer %s: no initial-events-end bookmark; falling back to LIST",
                          inf->name);
             if (inf->cancel)
                 kc_cancel_fire(inf->cancel);
@@ -371,7 +373,8 @@ static int paged_list(refl *r, kc_error *err)
                 kc_list_meta_clear(&meta);
                 return kc_error_set(err, KC_ERV_TOO_LARGE, "list RV older than the watermark");
             }
-            KC__LOG_WARN("informer %s: server resourceVersion went back (%s < %s); relisted",
+            KC__LOG_WARN("informer",
+                         "informer %s: server resourceVersion went back (%s < %s); relisted",
                          inf->name, lrv, wm);
         }
         inf->streaming = false;
@@ -472,8 +475,8 @@ static void list_cycle(refl *r)
             kc_error_clear(&err);
             rc = paged_list(r, &err);
         } else if (is_rejection(rc) && inf->o.list_mode == KC_INFORMER_LIST_AUTO) {
-            KC__LOG_INFO("informer %s: streaming list not available (%s); using LIST", inf->name,
-                         kc_strerror(rc));
+            KC__LOG_INFO("informer", "informer %s: streaming list not available (%s); using LIST",
+                         inf->name, kc_strerror(rc));
             inf->streaming_unsupported = true;
             kc_error_clear(&err);
             rc = paged_list(r, &err);
@@ -526,11 +529,12 @@ static void watch_cycle(refl *r)
         if (rc == 0 && !r->watched_event && kc__now_ns() - t0 < 100 * KC__NS_PER_MS)
             kc__inf_sleep(inf, (uint64_t)inf->o.backoff_initial_ms * KC__NS_PER_MS / 4);
     } else if (rc == KC_EGONE) {
-        KC__LOG_DEBUG("informer %s: watch expired (410); relisting", inf->name);
+        KC__LOG_DEBUG("informer", "informer %s: watch expired (410); relisting", inf->name);
         r->need_list = true;
         r->list_at_rv = true;
     } else if (rc == KC_ERV_TOO_LARGE) {
-        KC__LOG_INFO("informer %s: server is behind our RV (went back in time); relisting",
+        KC__LOG_INFO("informer",
+                     "informer %s: server is behind our RV (went back in time); relisting",
                      inf->name);
         r->need_list = true;
         r->list_at_rv = false;

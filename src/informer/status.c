@@ -234,6 +234,7 @@ void kc_informer_get_status(kc_informer *inf, kc_informer_status *ret)
     st.events_applied = atomic_load(&inf->events_applied);
     st.bookmarks = atomic_load(&inf->bookmarks);
     st.errors = atomic_load(&inf->errors);
+    st.events_dropped = atomic_load(&inf->events_dropped);
     st.lagging_handlers = kc__inf_lagging_count(inf);
     *ret = st;
 }

@@ -166,8 +166,8 @@ int kc__client_call(kc_client *c, kc__http_req *req, bool idempotent, kc__http_r
             if (kc__now_ms() - start + wait_ms <= KC__RETRY_BUDGET_MS &&
                 !(req->cancel && kc_cancel_fired(req->cancel))) {
                 attempts++;
-                KC__LOG_DEBUG("%s %s: HTTP %d, retry %d after %d s", req->method, req->path, st,
-                              attempts, resp->retry_after_s);
+                KC__LOG_DEBUG("rest", "%s %s: HTTP %d, retry %d after %d s", req->method, req->path,
+                              st, attempts, resp->retry_after_s);
                 /* sleep in slices so a cancelled watch does not wait out a Retry-After */
                 uint64_t until = kc__now_ms() + wait_ms;
                 while (kc__now_ms() < until && !(req->cancel && kc_cancel_fired(req->cancel))) {

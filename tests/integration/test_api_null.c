@@ -173,6 +173,17 @@ static void c_error(void)
     assert_int_equal(kc_status_parse(NULL, 0, NULL), KC_EPARSE); /* empty: not a Status */
 }
 
+static void c_log(void)
+{
+    /* No handle: NULL sink = the default; NULL subsystem/message are tolerated. */
+    assert_int_equal(kc_log_set(NULL, NULL, KC_LOG_LEVEL_WARN), 0);
+    assert_int_equal(kc_log_set(NULL, NULL, (kc_log_level)99), KC_EINVAL);
+    (void)kc_log_enabled(KC_LOG_LEVEL_DEBUG);
+    kc_log_write(KC_LOG_LEVEL_ERROR, NULL, NULL);
+    kc_log_stderr(NULL, KC_LOG_LEVEL_DEBUG, NULL, NULL); /* "kcache debug app: " on stderr */
+    assert_non_null(kc_log_level_name((kc_log_level)-1));
+}
+
 static void c_health(void)
 {
     INVAL_ERR(kc_health_new(NULL, NULL, NULL, NULL, &e));
@@ -400,6 +411,7 @@ static const group GROUPS[] = {
                "kc_watch_decoder_reset kc_watch_decoder_free"},
     {c_error, "kc_strerror kc_errno_name kc_error_init kc_error_clear kc_error_set "
               "kc_errno_from_http kc_status_parse"},
+    {c_log, "kc_log_set kc_log_enabled kc_log_write kc_log_stderr kc_log_level_name"},
     {c_health, "kc_health_new kc_health_url kc_health_port kc_health_metrics_text "
                "kc_health_add_metrics_source kc_health_remove_metrics_source kc_health_free"},
     {c_informer, "kc_informer_new kc_informer_start kc_informer_stop kc_informer_free "

@@ -81,6 +81,7 @@ typedef struct rec {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     bool gate_closed;
+    int holding; /* callbacks waiting at the gate */
     char log[8192];
     int contradictions;
 } rec;
@@ -88,8 +89,11 @@ typedef struct rec {
 static void hold(rec *r)
 {
     pthread_mutex_lock(&r->mu);
+    r->holding++;
+    pthread_cond_broadcast(&r->cv);
     while (r->gate_closed)
         pthread_cond_wait(&r->cv, &r->mu);
+    r->holding--;
     pthread_mutex_unlock(&r->mu);
 }
 
@@ -256,6 +260,70 @@ static void test_informer_handlers_overflow_coalesces_without_losing_deletes(voi
     kc_store_free(r.mirror);
 }
 
+/* event(), then the push to the registrations at once (the reflector's end of a read). */
+static void event_now(kc_informer *inf, kc_watch_type t, const char *name, int rv)
+{
+    event(inf, t, name, rv);
+    pthread_mutex_lock(&inf->ev_mu);
+    kc__inf_flush(inf);
+    pthread_mutex_unlock(&inf->ev_mu);
+}
+
+static bool fail_coalesce(const char *site)
+{
+    return strcmp(site, "informer.coalesce") == 0;
+}
+
+static void count_warnings(void *ud, kc_log_level level, const char *sub, const char *msg)
+{
+    int *n = ud;
+    if (level == KC_LOG_LEVEL_WARN && strcmp(sub, "informer") == 0 &&
+        strstr(msg, "out of memory coalescing n/k") && strstr(msg, "change dropped"))
+        __atomic_fetch_add(n, 1, __ATOMIC_RELAXED);
+}
+
+/* Out of memory while lagging: each change that cannot be coalesced is lost for that handler, and
+ * counted in the informer's status (events_dropped) as well as logged. The allocation fails
+ * through the test hook (kc__alloc_fail_hook_set). */
+static void test_informer_handlers_oom_drops_are_counted_in_status(void **st)
+{
+    kc_informer *inf = new_inf(1);
+    rec r;
+    rec_init(&r);
+    kc_informer_handlers h = {r_add, r_update, r_delete, &r};
+    kc_informer_reg *reg;
+    assert_int_equal(kc_informer_add_handler(inf, &h, NULL, &reg, NULL), 0);
+    gate(&r, true);
+    event_now(inf, KC_WATCH_ADDED, "a", 1); /* taken by the dispatcher, which waits at the gate */
+    pthread_mutex_lock(&r.mu);
+    while (r.holding == 0)
+        pthread_cond_wait(&r.cv, &r.mu);
+    pthread_mutex_unlock(&r.mu);
+    event_now(inf, KC_WATCH_ADDED, "b", 2); /* fills the queue (cap 1) */
+    int warnings = 0;
+    assert_int_equal(kc_log_set(count_warnings, &warnings, KC_LOG_LEVEL_WARN), 0);
+    kc__alloc_fail_hook_set(fail_coalesce);
+    char name[8];
+    for (int k = 0; k < 5; k++) { /* five new keys: each needs a coalescing entry */
+        snprintf(name, sizeof(name), "k%d", k);
+        event_now(inf, KC_WATCH_ADDED, name, 3 + k);
+    }
+    kc__alloc_fail_hook_set(NULL);
+    assert_int_equal(kc_log_set(NULL, NULL, KC_LOG_LEVEL_WARN), 0);
+    kc_informer_status s;
+    kc_informer_get_status(inf, &s);
+    assert_int_equal(s.events_dropped, 5);
+    assert_int_equal(warnings, 5);
+    event_now(inf, KC_WATCH_ADDED, "c", 9); /* memory is back: coalesced, not dropped */
+    gate(&r, false);
+    assert_int_equal(kc_informer_reg_wait_idle(reg, 5000, NULL), 0);
+    kc_informer_get_status(inf, &s);
+    assert_int_equal(s.events_dropped, 5);
+    assert_string_equal(r.log, "add a@1;add b@2;add c@9;"); /* k0..k4 were lost for it */
+    kc_informer_free(inf);
+    kc_store_free(r.mirror);
+}
+
 static int push_cb(void *ud, const kc_store_change *ch)
 {
     kc__inf_push_change(ud, ch);
@@ -295,6 +363,7 @@ int main(void)
         cmocka_unit_test(test_informer_handlers_order_and_sync),
         cmocka_unit_test(test_informer_handlers_late_registration_gets_snapshot),
         cmocka_unit_test(test_informer_handlers_overflow_coalesces_without_losing_deletes),
+        cmocka_unit_test(test_informer_handlers_oom_drops_are_counted_in_status),
         cmocka_unit_test(test_informer_handlers_relist_tombstones),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

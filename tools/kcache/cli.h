@@ -53,6 +53,12 @@ int kc__cli_getopt_error(const char *cmd, int ch, const char *optstring, char **
  * message" when err carries an HTTP answer, else err's message, else kc_strerror(rc). */
 void kc__cli_error(const char *cmd, int rc, const kc_error *err);
 
+/* cli_log.c: install the CLI's log sink (warnings, or up to KCACHE_LOG, on stderr). request_log:
+ * also print the embedded server's request lines ("kcache serve: GET /path 200"). */
+void kc__cli_log_init(bool request_log);
+/* cli_log.c: 0, or KC_EUNSUPPORTED after printing why this CPU cannot run the JSON decoder. */
+int kc__cli_check_cpu(void);
+
 /* Resolve a TYPE as kubectl does (kc_client_resolve). 0 and *ret filled (caller clears), or the
  * error reported for cmd — a type the server lacks in kubectl's words ("the server doesn't have
  * a resource type \"x\""). */

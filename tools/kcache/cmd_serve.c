@@ -483,6 +483,7 @@ static int cmd_serve(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
 
+    kc__cli_log_init(!a.opts.quiet);
     rc = kc_server_new(&a.opts, &srv, &err);
     const char *msg = err.message ? err.message : "";
     if (rc == KC_EINVAL &&

@@ -99,5 +99,8 @@ int main(int argc, char **argv)
     const kc__cli_cmd *c = find(argv[1]);
     if (!c)
         return kc__cli_usage_error(NULL, "%s: unknown command", argv[1]);
+    kc__cli_log_init(false);
+    if (kc__cli_check_cpu() != 0)
+        return 1;
     return c->run(argc - 1, argv + 1);
 }

@@ -368,8 +368,12 @@ static enum MHD_Result queue(struct MHD_Connection *conn, kc__req *req)
             return MHD_NO;
     }
     enum MHD_Result r = MHD_queue_response(conn, req->status, req->resp);
-    if (!req->srv->opts.quiet)
-        fprintf(stderr, "kcache serve: %s %s %u\n", req->method_name, req->path, req->status);
+    if (!req->srv->opts.quiet && kc_log_enabled(KC_LOG_LEVEL_INFO)) {
+        /* Through libkcache's sink (kcache/log.h), never to stderr directly. */
+        char line[2048];
+        snprintf(line, sizeof line, "%s %s %u", req->method_name, req->path, req->status);
+        kc_log_write(KC_LOG_LEVEL_INFO, "server.request", line);
+    }
     MHD_destroy_response(req->resp);
     req->resp = NULL;
     return r;

@@ -252,15 +252,9 @@ typedef struct live_acc {
 static int live_item(void *ud, kc_obj *item)
 {
     live_acc *a = ud;
-    if (a->n == a->cap) {
-        size_t nc = a->cap ? a->cap * 2 : 64;
-        kc_obj **g = realloc(a->items, nc * sizeof(*g));
-        if (!g) {
-            kc_obj_unref(item);
-            return KC_ENOMEM;
-        }
-        a->items = g;
-        a->cap = nc;
+    if (kc__grow(&a->items, &a->cap, a->n + 1, sizeof(*a->items), 64) < 0) {
+        kc_obj_unref(item);
+        return KC_ENOMEM;
     }
     a->items[a->n++] = item;
     return 0;

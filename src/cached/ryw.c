@@ -140,8 +140,9 @@ static int grow(kc__ryw *t)
 {
     if (t->n_buckets && t->n_entries < t->n_buckets)
         return 0;
-    size_t nb = t->n_buckets ? t->n_buckets * 2 : RYW_MIN_BUCKETS;
-    kc__ryw_entry **b = calloc(nb, sizeof(*b));
+    size_t nb =
+        kc__grow_cap(t->n_buckets, t->n_buckets + 1, sizeof(kc__ryw_entry *), RYW_MIN_BUCKETS);
+    kc__ryw_entry **b = nb ? calloc(nb, sizeof(*b)) : NULL;
     if (!b)
         return t->n_buckets ? 0 : KC_ENOMEM; /* a full table still works, only slower */
     for (size_t i = 0; i < t->n_buckets; i++) {
@@ -333,14 +334,8 @@ int kc__ryw_collect(kc__ryw *t, const char *type, const char *ns, const char *na
             if (name ? !entry_of(e, h, type, ns, name)
                      : strcmp(e->type, type) || (!all_ns && strcmp(e->ns, ns)))
                 continue;
-            if (n == cap) {
-                size_t nc = cap ? cap * 2 : 8;
-                kc__ryw_want *g = realloc(out, nc * sizeof(*g));
-                if (!g)
-                    goto nomem;
-                out = g;
-                cap = nc;
-            }
+            if (kc__grow(&out, &cap, n + 1, sizeof(*out), 8) < 0)
+                goto nomem;
             if (copy_want(e, &out[n]) < 0)
                 goto nomem;
             n++;

@@ -26,6 +26,34 @@
 #define KC__ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 #define KC__PRINTF(f, a) __attribute__((format(printf, f, a)))
 
+/* ---- debug assertions ------------------------------------------------------------------------ */
+
+/*
+ * KC__DEBUG_ASSERT(cond): an invariant the code relies on but cannot return an error for (a
+ * reference count going below zero, two writers in a single-writer structure, a lock not held).
+ * Debug and sanitizer builds (KC_DEBUG_ASSERTS, set by CMake) check it: on failure one line
+ * "kcache: assertion failed: COND (FILE:LINE)" goes to stderr and to the log sink, then the
+ * process traps (__builtin_trap: no abort/printf import, so packaging.no_print holds in every
+ * build). Release builds compile it to nothing (cond is not evaluated): a library never stops its
+ * host over a check.
+ */
+#ifdef KC_DEBUG_ASSERTS
+__attribute__((noreturn, cold)) void kc__debug_assert_fail(const char *cond, const char *file,
+                                                           int line);
+#define KC__DEBUG_ASSERT(cond)                                                                     \
+    do {                                                                                           \
+        if (__builtin_expect(!(cond), 0))                                                          \
+            kc__debug_assert_fail(#cond, __FILE__, __LINE__);                                      \
+    } while (0)
+#else
+#define KC__DEBUG_ASSERT(cond) ((void)sizeof(!(cond)))
+#endif
+
+/* true when m is locked (by any thread): for KC__DEBUG_ASSERT(kc__mutex_held(&x->mu)) on
+ * functions documented "mu held". Debug builds only. */
+#define KC__ASSERT_HELD(m) KC__DEBUG_ASSERT(kc__mutex_held(m))
+bool kc__mutex_held(pthread_mutex_t *m);
+
 /* ---- errors ---------------------------------------------------------------------------------- */
 
 /* kc_error_set with a va_list. Returns code. err may be NULL. */
@@ -185,7 +213,13 @@ uint64_t kc__rng_jitter(kc__rng *r, uint64_t base, double factor);
  * overflows): *arrp and *cap unchanged. No-op when *cap >= need. Usage:
  *   if (kc__grow(&v, &cap, n + 1, sizeof(*v), 16) < 0) return KC_ENOMEM;
  */
-int kc__grow(void *arrp, size_t *cap, size_t need, size_t elem, size_t first);
+int kc__grow_slow(void *arrp, size_t *cap, size_t need, size_t elem, size_t first);
+static inline int kc__grow(void *arrp, size_t *cap, size_t need, size_t elem, size_t first)
+{
+    if (KC__LIKELY(need <= *cap)) /* the common case stays inline: one compare */
+        return 0;
+    return kc__grow_slow(arrp, cap, need, elem, first);
+}
 /* The capacity kc__grow would pick (0 on overflow), for callers that allocate a fresh array (a
  * ring buffer unrolled into it, a hash table's bucket array). */
 size_t kc__grow_cap(size_t cap, size_t need, size_t elem, size_t first);

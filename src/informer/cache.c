@@ -264,14 +264,8 @@ static int add_locked(kc_cache *c, const kc_gvr *gvr, const kc_informer_opts *m,
     if (c->n >= c->o.max_informers)
         return kc_error_set(err, KC_ETOOLARGE, "cache: more than %zu informers",
                             c->o.max_informers);
-    if (c->n == c->cap) {
-        size_t nc = c->cap ? c->cap * 2 : 8;
-        centry *nv = realloc(c->v, nc * sizeof(*nv));
-        if (!nv)
-            return kc_error_set(err, KC_ENOMEM, "cache: out of memory");
-        c->v = nv;
-        c->cap = nc;
-    }
+    if (kc__grow(&c->v, &c->cap, c->n + 1, sizeof(*c->v), 8) < 0)
+        return kc_error_set(err, KC_ENOMEM, "cache: out of memory");
     kc_informer *inf = NULL;
     int rc = kc_informer_new(c->client, gvr, m, &inf, err);
     if (rc == 0)

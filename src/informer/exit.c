@@ -89,14 +89,8 @@ void kc__inf_exit_register(kc_informer *inf)
 {
     pthread_once(&exit_once, exit_init);
     pthread_mutex_lock(&exit_mu);
-    if (!inf->exit_registered && exit_n == exit_cap) {
-        size_t cap = exit_cap ? exit_cap * 2 : 16;
-        kc_informer **v = realloc(exit_list, cap * sizeof(*v));
-        if (v) {
-            exit_list = v;
-            exit_cap = cap;
-        }
-    }
+    if (!inf->exit_registered)
+        (void)kc__grow(&exit_list, &exit_cap, exit_n + 1, sizeof(*exit_list), 16);
     if (!inf->exit_registered &&
         exit_n < exit_cap) { /* out of memory: not exit-safe, still works */
         exit_list[exit_n++] = inf;

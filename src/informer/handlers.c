@@ -35,9 +35,10 @@
 
 static int ring_push(kc_informer_reg *r, kc__qitem it)
 {
+    KC__ASSERT_HELD(&r->mu);
     if (r->n == r->rcap) {
-        size_t nc = r->rcap ? r->rcap * 2 : 64;
-        kc__qitem *nr = malloc(nc * sizeof(*nr));
+        size_t nc = kc__grow_cap(r->rcap, r->rcap + 1, sizeof(kc__qitem), 64);
+        kc__qitem *nr = nc ? malloc(nc * sizeof(*nr)) : NULL;
         if (!nr)
             return KC_ENOMEM;
         for (size_t i = 0; i < r->n; i++)
@@ -152,6 +153,7 @@ static void push_items(kc_informer_reg *r, kc_store_change *chs, size_t n, bool 
 
 void kc__inf_flush(kc_informer *inf)
 {
+    KC__ASSERT_HELD(&inf->ev_mu);
     size_t n = inf->npend;
     if (n == 0)
         return;
@@ -176,6 +178,7 @@ void kc__inf_push_change_owned(kc_informer *inf, kc_store_change *ch)
 
 void kc__inf_push_change(kc_informer *inf, const kc_store_change *ch)
 {
+    KC__ASSERT_HELD(&inf->ev_mu);
     if (ch->kind == KC_STORE_CHANGE_NONE || !inf->regs)
         return;
     kc_store_change c = {ch->kind, kc_obj_ref(ch->old_obj), kc_obj_ref(ch->new_obj), ch->tombstone};

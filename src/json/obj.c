@@ -19,6 +19,8 @@
  */
 #include "json/obj_internal.h"
 
+#include "core/internal.h"
+
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -403,9 +405,12 @@ void kc_obj_unref(kc_obj *obj)
 {
     /* acq_rel rather than release + acquire fence: same ordering, and ThreadSanitizer (which does
      * not model stand-alone fences) sees the happens-before edge to free(). */
-    if (obj && atomic_fetch_sub_explicit(&obj->refs, 1, memory_order_acq_rel) == 1) {
+    if (!obj)
+        return;
+    uint32_t prev = atomic_fetch_sub_explicit(&obj->refs, 1, memory_order_acq_rel);
+    KC__DEBUG_ASSERT(prev != 0); /* an unref without a matching reference (underflow) */
+    if (prev == 1)
         free(obj);
-    }
 }
 
 void kc_obj_array_free(kc_obj **objs, size_t n)

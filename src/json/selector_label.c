@@ -370,14 +370,8 @@ static int parse_requirement(struct parser *p, struct req *r)
 
 static int push_req(struct parser *p, struct req **ret)
 {
-    if (p->n_reqs == p->cap_reqs) {
-        size_t cap = p->cap_reqs ? p->cap_reqs * 2 : 4;
-        struct req *n = realloc(p->reqs, cap * sizeof *n);
-        if (!n)
-            return kc_error_set(p->err, KC_ENOMEM, "out of memory");
-        p->reqs = n;
-        p->cap_reqs = cap;
-    }
+    if (kc__grow(&p->reqs, &p->cap_reqs, p->n_reqs + 1, sizeof *p->reqs, 4) < 0)
+        return kc_error_set(p->err, KC_ENOMEM, "out of memory");
     *ret = &p->reqs[p->n_reqs++];
     memset(*ret, 0, sizeof **ret);
     return 0;

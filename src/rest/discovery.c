@@ -145,15 +145,9 @@ static int kc__disc_add(kc__disc *d, const char *group, const char *version, boo
         free(name);
         return 0;
     }
-    if (d->n == d->cap) {
-        size_t cap = d->cap ? d->cap * 2 : 64;
-        kc__dres *v = realloc(d->v, cap * sizeof *v);
-        if (!v) {
-            free(name);
-            return KC_ENOMEM;
-        }
-        d->v = v;
-        d->cap = cap;
+    if (kc__grow(&d->v, &d->cap, d->n + 1, sizeof *d->v, 64) < 0) {
+        free(name);
+        return KC_ENOMEM;
     }
     kc__dres *e = &d->v[d->n];
     memset(e, 0, sizeof *e);

@@ -248,6 +248,13 @@ typedef struct kc__rcount {
     _Alignas(64) _Atomic long n; /* readers inside a lock-free Get, per epoch parity */
 } kc__rcount;
 
+/* Debug builds: a mutation (apply, replace, bookmark) brackets itself with these; a second one in
+ * flight at the same time breaks the single-writer rule (kcache/store.h) and trips the assert. */
+#define KC__STORE_WRITER_ENTER(s)                                                                  \
+    KC__DEBUG_ASSERT(atomic_fetch_add_explicit(&(s)->writers, 1, memory_order_relaxed) == 0)
+#define KC__STORE_WRITER_EXIT(s)                                                                   \
+    KC__DEBUG_ASSERT(atomic_fetch_sub_explicit(&(s)->writers, 1, memory_order_relaxed) == 1)
+
 struct kc_store {
     /* Lock-free Get (store.c): seqlock over the live map (odd while the writer mutates it), the
      * reader epoch, and readers per epoch parity. Written by the writer / readers only. */
@@ -258,7 +265,8 @@ struct kc_store {
     kc__retire_list pend[2]; /* retired during an epoch of that parity (writer only) */
 
     _Alignas(64) pthread_mutex_t mu;
-    kc__stab *tab; /* readers load it atomically */
+    _Atomic int writers; /* debug builds: mutations in flight (the single-writer rule: <= 1) */
+    kc__stab *tab;       /* readers load it atomically */
     kc__htab tombs;
     size_t max_tombs;
     uint64_t tomb_floor;

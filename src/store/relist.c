@@ -98,6 +98,7 @@ int kc_store_replace(kc_store *s, kc_store_batch *b, const char *list_rv,
         kc_store_batch_free(b);
         return kc_error_set(err, KC_EINVAL, "store replace: store and batch are required");
     }
+    KC__STORE_WRITER_ENTER(s);
     kc__stab *nt = b->tab, *ot = s->tab; /* ot: only this (writer) thread mutates it */
     free(b);
     uint64_t seq = s->seq; /* written only by the writer thread */
@@ -173,5 +174,6 @@ int kc_store_replace(kc_store *s, kc_store_batch *b, const char *list_rv,
      * readers stay inside for a few dozen ns), so the old objects are released now. */
     kc__store_retire_tab(s, ot);
     (void)err;
+    KC__STORE_WRITER_EXIT(s);
     return 0;
 }

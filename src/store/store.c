@@ -100,18 +100,13 @@ static void retire(kc__retirer *r, int kind, void *p)
 {
     kc_store *s = (kc_store *)((char *)r - offsetof(kc_store, retirer));
     kc__retire_list *l = &s->pend[atomic_load_explicit(&s->epoch, memory_order_relaxed) & 1];
-    if (l->n == l->cap) {
-        size_t nc = l->cap ? l->cap * 2 : 16;
-        kc__retired *nv = realloc(l->v, nc * sizeof(*nv));
-        if (!nv) { /* cannot defer: wait out the readers, then free now */
-            reclaim_all(s);
-            kc__retired one = {kind, p};
-            wait_readers(s);
-            release_one(&one);
-            return;
-        }
-        l->v = nv;
-        l->cap = nc;
+    if (kc__grow(&l->v, &l->cap, l->n + 1, sizeof(*l->v), 16) < 0) {
+        /* cannot defer: wait out the readers, then free now */
+        reclaim_all(s);
+        kc__retired one = {kind, p};
+        wait_readers(s);
+        release_one(&one);
+        return;
     }
     l->v[l->n++] = (kc__retired){kind, p};
 }
@@ -136,7 +131,9 @@ static inline void reader_exit(kc_store *s, unsigned e)
 /* Writer: open / close a seqlock window over the live map (with s->mu held). */
 static inline void write_begin(kc_store *s)
 {
+    KC__ASSERT_HELD(&s->mu);
     uint64_t q = atomic_load_explicit(&s->rseq, memory_order_relaxed);
+    KC__DEBUG_ASSERT((q & 1) == 0); /* no window open already */
     atomic_store_explicit(&s->rseq, q + 1, memory_order_relaxed);
 }
 
@@ -535,6 +532,7 @@ void kc_store_change_clear(kc_store_change *ch)
 
 bool kc__store_advance(kc_store *s, const char *rv)
 {
+    KC__ASSERT_HELD(&s->mu);
     if (!rv || !kc_rv_is_canonical(rv))
         return false;
     size_t n = strlen(rv);
@@ -549,6 +547,7 @@ bool kc__store_advance(kc_store *s, const char *rv)
 void kc__store_tomb_put(kc_store *s, const char *key, size_t kl, uint64_t h, uint64_t seq,
                         const char *rv, const char *uid)
 {
+    KC__ASSERT_HELD(&s->mu);
     free(kc__htab_remove(&s->tombs, key, kl, h)); /* a newer record replaces an older one */
     if (s->tombs.n >= s->max_tombs) {
         tombs_clear(s);
@@ -579,6 +578,7 @@ void kc__store_tomb_put(kc_store *s, const char *key, size_t kl, uint64_t h, uin
 
 void kc__store_tomb_drop(kc_store *s, const char *key, size_t kl, uint64_t h)
 {
+    KC__ASSERT_HELD(&s->mu);
     free(kc__htab_remove(&s->tombs, key, kl, h));
 }
 
@@ -597,6 +597,7 @@ int kc_store_apply(kc_store *s, kc_watch_type type, kc_obj *obj, kc_store_change
     uint64_t h = kc__hash(key, (size_t)kl);
     kc_store_change ch = {0};
     int rc = 0;
+    KC__STORE_WRITER_ENTER(s);
     pthread_mutex_lock(&s->mu);
     write_begin(s);
     kc__ent *e = (kc__ent *)kc__htab_find(&s->tab->map, key, (size_t)kl, h);
@@ -634,6 +635,7 @@ int kc_store_apply(kc_store *s, kc_watch_type type, kc_obj *obj, kc_store_change
     reclaim(s);
     kc__waiter *wk = kc__store_take_posts(s);
     pthread_mutex_unlock(&s->mu);
+    KC__STORE_WRITER_EXIT(s);
     kc__store_post(wk); /* outside the lock: a woken waiter never blocks on it */
     if (rc < 0)
         return kc_error_set(err, rc, "store: out of memory applying %s", key);
@@ -648,10 +650,12 @@ void kc_store_bookmark(kc_store *s, const char *rv)
 {
     if (!s)
         return;
+    KC__STORE_WRITER_ENTER(s);
     pthread_mutex_lock(&s->mu);
     if (kc__store_advance(s, rv))
         kc__store_wake_key(s, 0, NULL, 0);
     kc__waiter *wk = kc__store_take_posts(s);
     pthread_mutex_unlock(&s->mu);
+    KC__STORE_WRITER_EXIT(s);
     kc__store_post(wk);
 }

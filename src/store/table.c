@@ -80,8 +80,8 @@ static void slots_free(kc__retirer *ret, kc__slot *slots)
 int kc__htab_insert(kc__htab *t, kc__hent *e)
 {
     if ((t->n + 1) * 4 > t->cap * 3) {
-        size_t ncap = t->cap ? t->cap * 2 : 16;
-        kc__slot *ns = slots_alloc(ncap);
+        size_t ncap = kc__grow_cap(t->cap, t->cap + 1, sizeof(kc__slot), 16);
+        kc__slot *ns = ncap ? slots_alloc(ncap) : NULL;
         if (!ns)
             return KC_ENOMEM;
         for (size_t i = 0; i < t->cap; i++)
@@ -196,14 +196,8 @@ static kc__bucket *bucket_get(kc__htab *ix, const char *v)
 
 static int bucket_push(kc__bucket *b, kc__ent *e, size_t *ret_pos)
 {
-    if (b->n == b->cap) {
-        size_t nc = b->cap ? b->cap * 2 : 4;
-        kc__ent **ni = realloc(b->items, nc * sizeof(*ni));
-        if (!ni)
-            return KC_ENOMEM;
-        b->items = ni;
-        b->cap = nc;
-    }
+    if (kc__grow(&b->items, &b->cap, b->n + 1, sizeof(*b->items), 4) < 0)
+        return KC_ENOMEM;
     *ret_pos = b->n;
     b->items[b->n++] = e;
     return 0;

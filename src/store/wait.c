@@ -243,6 +243,7 @@ void kc__store_post(kc__waiter *w)
 
 void kc__store_wake_key(kc_store *s, uint64_t hash, const char *key, size_t klen)
 {
+    KC__ASSERT_HELD(&s->mu);
     if (key)
         wake_list(s, &s->key_waiters[hash % KC__WAIT_BUCKETS], hash, key, klen);
     /* The watermark or the store sequence may have moved: watermark waiters re-check. */

@@ -56,14 +56,8 @@ static int split_csv(const char *s, char **out, size_t *n)
 
 int kc__registry_add(kc_server *srv, kc__rsrc *r)
 {
-    if (srv->n_rsrcs == srv->cap_rsrcs) {
-        size_t cap = srv->cap_rsrcs ? srv->cap_rsrcs * 2 : 32;
-        kc__rsrc **a = realloc(srv->rsrcs, cap * sizeof(*a));
-        if (!a)
-            return KC_ENOMEM;
-        srv->rsrcs = a;
-        srv->cap_rsrcs = cap;
-    }
+    if (kc__grow(&srv->rsrcs, &srv->cap_rsrcs, srv->n_rsrcs + 1, sizeof(*srv->rsrcs), 32) < 0)
+        return KC_ENOMEM;
     srv->rsrcs[srv->n_rsrcs++] = r;
     return 0;
 }
@@ -77,14 +71,9 @@ void kc__registry_remove(kc_server *srv, kc__rsrc *r)
         srv->n_rsrcs--;
         r->removed = true;
         kc__store_clear_rsrc(r);
-        if (srv->n_retired == srv->cap_retired) {
-            size_t cap = srv->cap_retired ? srv->cap_retired * 2 : 8;
-            kc__rsrc **a = realloc(srv->retired, cap * sizeof(*a));
-            if (!a)
-                return; /* leaks r until exit rather than freeing under watchers */
-            srv->retired = a;
-            srv->cap_retired = cap;
-        }
+        if (kc__grow(&srv->retired, &srv->cap_retired, srv->n_retired + 1, sizeof(*srv->retired),
+                     8) < 0)
+            return; /* leaks r until exit rather than freeing under watchers */
         srv->retired[srv->n_retired++] = r;
         return;
     }

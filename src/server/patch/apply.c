@@ -48,14 +48,8 @@ typedef struct walker {
 
 static int add_conflict(walker *w, size_t entry)
 {
-    if (w->nconf == w->capconf) {
-        size_t ncap = w->capconf ? w->capconf * 2 : 8;
-        conflict *n = realloc(w->conf, ncap * sizeof *n);
-        if (!n)
-            return KC_ENOMEM;
-        w->conf = n;
-        w->capconf = ncap;
-    }
+    if (kc__grow(&w->conf, &w->capconf, w->nconf + 1, sizeof *w->conf, 8) < 0)
+        return KC_ENOMEM;
     json_t *keys = json_array();
     char *path = kc__strdup(w->path.data ? w->path.data : "");
     for (size_t i = 0; keys && i < w->nkeys; i++)

@@ -136,15 +136,9 @@ static int push(ystate *st, json_t *node, int max_depth, kc_error *err, size_t l
         return kc_error_set(err, KC_EBADREQUEST, "yaml: line %zu: nesting deeper than %d levels",
                             line, max_depth);
     }
-    if (st->depth == st->cap) {
-        size_t ncap = st->cap ? st->cap * 2 : 16;
-        frame *ns = realloc(st->stack, ncap * sizeof *ns);
-        if (!ns) {
-            json_decref(node);
-            return kc_error_set(err, KC_ENOMEM, "out of memory");
-        }
-        st->stack = ns;
-        st->cap = ncap;
+    if (kc__grow(&st->stack, &st->cap, st->depth + 1, sizeof *st->stack, 16) < 0) {
+        json_decref(node);
+        return kc_error_set(err, KC_ENOMEM, "out of memory");
     }
     st->stack[st->depth++] = (frame){node, NULL};
     return 0;

@@ -194,8 +194,8 @@ static topic *find_topic(kc__hub *hub, const void *key)
 
 static bool ring_grow(kc__watcher *w, size_t bound)
 {
-    size_t ncap = w->cap ? w->cap * 2 : RING_INITIAL;
-    if (ncap > bound)
+    size_t ncap = kc__grow_cap(w->cap, w->cap + 1, sizeof(entry), RING_INITIAL);
+    if (!ncap || ncap > bound)
         ncap = bound;
     entry *n = malloc(ncap * sizeof *n);
     if (!n)

@@ -123,14 +123,8 @@ static int vec_set(vec *a, kc_obj *o, bool remove)
         a->v[i] = kc_obj_ref(o);
         return 0;
     }
-    if (a->n == a->cap) {
-        size_t cap = a->cap ? a->cap * 2 : 64;
-        kc_obj **v = realloc(a->v, cap * sizeof(*v));
-        if (!v)
-            return KC_ENOMEM;
-        a->v = v;
-        a->cap = cap;
-    }
+    if (kc__grow(&a->v, &a->cap, a->n + 1, sizeof(*a->v), 64) < 0)
+        return KC_ENOMEM;
     memmove(&a->v[i + 1], &a->v[i], (a->n - i) * sizeof(*a->v));
     a->v[i] = kc_obj_ref(o);
     a->n++;

@@ -46,8 +46,8 @@ kc__entry *kc__store_find(kc__rsrc *r, const char *ns, const char *name)
 
 static int grow(kc__rsrc *r)
 {
-    size_t n = r->n_buckets ? r->n_buckets * 2 : 64;
-    kc__entry **b = calloc(n, sizeof(*b));
+    size_t n = kc__grow_cap(r->n_buckets, r->n_buckets + 1, sizeof(kc__entry *), 64);
+    kc__entry **b = n ? calloc(n, sizeof(*b)) : NULL;
     if (!b)
         return KC_ENOMEM;
     for (size_t i = 0; i < r->n_buckets; i++) {

@@ -411,40 +411,10 @@ static void kc__set_tls(kc__http *h, CURL *e, const kc__http_req *req)
     }
 }
 
-int kc__http_do(kc__http *h, const kc__http_req *req, kc__http_resp *resp, kc_error *err)
+/* Every option of one transfer on the (reset) easy handle. */
+static void setup_easy(kc__http *h, CURL *e, const kc__http_req *req, const char *url,
+                       struct curl_slist *hdrs, struct curl_slist *cto, char *errbuf, kc__xfer *x)
 {
-    if (req->cancel && kc_cancel_fired(req->cancel))
-        return kc_error_set(err, KC_ECANCELED, "request cancelled");
-    kc__slot *s = kc__slot_get(h);
-    if (!s)
-        return kc_error_set(err, KC_ENOMEM, "out of memory (curl handle)");
-    CURL *e = s->easy;
-    char errbuf[CURL_ERROR_SIZE] = "";
-    char *url = NULL;
-    struct curl_slist *hdrs = NULL, *cto = NULL;
-    int rc = 0;
-    bool reusable = true;
-    kc__xfer x = {.req = req, .resp = resp, .easy = e};
-    resp->status = 0;
-    resp->retry_after_s = -1;
-    kc__buf_reset(&resp->body);
-    resp->body.max = req->max_body ? req->max_body : KC__RESPONSE_MAX_BYTES;
-
-    if (asprintf(&url, "%s%s", h->base, req->path) < 0) {
-        url = NULL;
-        rc = kc_error_set(err, KC_ENOMEM, "out of memory");
-        goto out;
-    }
-    hdrs = kc__headers(req, &rc);
-    if (rc) {
-        rc = kc_error_set(err, rc, "out of memory");
-        goto out;
-    }
-    if (h->connect_to && !(cto = curl_slist_append(NULL, h->connect_to))) {
-        rc = kc_error_set(err, KC_ENOMEM, "out of memory");
-        goto out;
-    }
-
     curl_easy_reset(e);
     curl_easy_setopt(e, CURLOPT_URL, url);
     curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
@@ -485,30 +455,30 @@ int kc__http_do(kc__http *h, const kc__http_req *req, kc__http_resp *resp, kc_er
         }
     }
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, kc__on_write);
-    curl_easy_setopt(e, CURLOPT_WRITEDATA, &x);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, x);
     curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
     curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, kc__on_progress);
-    curl_easy_setopt(e, CURLOPT_XFERINFODATA, &x);
+    curl_easy_setopt(e, CURLOPT_XFERINFODATA, x);
+}
 
-    if (curl_multi_add_handle(s->multi, e) != CURLM_OK) {
-        rc = kc_error_set(err, KC_EIO, "curl_multi_add_handle failed");
-        reusable = false;
-        goto out;
-    }
+/* Drive the added transfer to its end (or a cancel). *cc: curl's result; *reusable cleared when
+ * the connection must not be kept. Returns true when cancelled. */
+static bool run_transfer(kc__slot *s, const kc__http_req *req, const kc__xfer *x, CURLcode *cc,
+                         bool *reusable)
+{
     kc__cancel_reg reg;
     if (req->cancel)
         kc__cancel_attach(req->cancel, &reg, s->multi);
     int running = 1;
-    CURLcode cc = CURLE_OK;
     bool cancelled = false;
     for (;;) {
         CURLMcode mc = curl_multi_perform(s->multi, &running);
         if (mc != CURLM_OK) {
-            cc = CURLE_RECV_ERROR;
-            reusable = false;
+            *cc = CURLE_RECV_ERROR;
+            *reusable = false;
             break;
         }
-        if (req->on_idle && x.status_known == 1)
+        if (req->on_idle && x->status_known == 1)
             req->on_idle(req->idle_ud); /* what one read delivered is decoded: flush it */
         if (!running)
             break;
@@ -518,8 +488,8 @@ int kc__http_do(kc__http *h, const kc__http_req *req, kc__http_resp *resp, kc_er
         }
         mc = curl_multi_poll(s->multi, NULL, 0, 1000, NULL);
         if (mc != CURLM_OK) {
-            cc = CURLE_RECV_ERROR;
-            reusable = false;
+            *cc = CURLE_RECV_ERROR;
+            *reusable = false;
             break;
         }
     }
@@ -528,10 +498,76 @@ int kc__http_do(kc__http *h, const kc__http_req *req, kc__http_resp *resp, kc_er
         CURLMsg *m;
         while ((m = curl_multi_info_read(s->multi, &left)))
             if (m->msg == CURLMSG_DONE)
-                cc = m->data.result;
+                *cc = m->data.result;
     }
     if (req->cancel)
         kc__cancel_detach(req->cancel, &reg);
+    return cancelled;
+}
+
+/* The transfer's outcome as a code (0 when it completed; the HTTP status is the caller's). */
+static int transfer_result(kc__http *h, CURL *e, const kc__xfer *x, const kc__http_resp *resp,
+                           bool cancelled, CURLcode cc, const char *errbuf, bool *reusable,
+                           kc_error *err)
+{
+    if (cancelled) {
+        *reusable = false; /* a half-read response cannot be reused */
+        return kc_error_set(err, KC_ECANCELED, "request cancelled");
+    }
+    if (x->fail_code) {
+        *reusable = false;
+        return x->fail_code == KC_ETOOLARGE
+                   ? kc_error_set(err, KC_ETOOLARGE, "response body over %zu bytes", resp->body.max)
+                   : kc_error_set(err, x->fail_code, "transfer stopped by the receiver");
+    }
+    if (cc != CURLE_OK) {
+        *reusable = false;
+        return kc__map_curl_error(h, e, cc, errbuf, err);
+    }
+    return 0;
+}
+
+int kc__http_do(kc__http *h, const kc__http_req *req, kc__http_resp *resp, kc_error *err)
+{
+    if (req->cancel && kc_cancel_fired(req->cancel))
+        return kc_error_set(err, KC_ECANCELED, "request cancelled");
+    kc__slot *s = kc__slot_get(h);
+    if (!s)
+        return kc_error_set(err, KC_ENOMEM, "out of memory (curl handle)");
+    CURL *e = s->easy;
+    char errbuf[CURL_ERROR_SIZE] = "";
+    char *url = NULL;
+    struct curl_slist *hdrs = NULL, *cto = NULL;
+    int rc = 0;
+    bool reusable = true;
+    kc__xfer x = {.req = req, .resp = resp, .easy = e};
+    resp->status = 0;
+    resp->retry_after_s = -1;
+    kc__buf_reset(&resp->body);
+    resp->body.max = req->max_body ? req->max_body : KC__RESPONSE_MAX_BYTES;
+
+    if (asprintf(&url, "%s%s", h->base, req->path) < 0) {
+        url = NULL;
+        rc = kc_error_set(err, KC_ENOMEM, "out of memory");
+        goto out;
+    }
+    hdrs = kc__headers(req, &rc);
+    if (rc) {
+        rc = kc_error_set(err, rc, "out of memory");
+        goto out;
+    }
+    if (h->connect_to && !(cto = curl_slist_append(NULL, h->connect_to))) {
+        rc = kc_error_set(err, KC_ENOMEM, "out of memory");
+        goto out;
+    }
+    setup_easy(h, e, req, url, hdrs, cto, errbuf, &x);
+    if (curl_multi_add_handle(s->multi, e) != CURLM_OK) {
+        rc = kc_error_set(err, KC_EIO, "curl_multi_add_handle failed");
+        reusable = false;
+        goto out;
+    }
+    CURLcode cc = CURLE_OK;
+    bool cancelled = run_transfer(s, req, &x, &cc, &reusable);
     long nconn = 0;
     curl_easy_getinfo(e, CURLINFO_NUM_CONNECTS, &nconn);
     atomic_fetch_add(&h->n_conns, (uint64_t)nconn);
@@ -540,19 +576,7 @@ int kc__http_do(kc__http *h, const kc__http_req *req, kc__http_resp *resp, kc_er
     resp->status = (int)code;
     resp->retry_after_s = kc__parse_retry_after(e);
     curl_multi_remove_handle(s->multi, e);
-
-    if (cancelled) {
-        reusable = false; /* a half-read response cannot be reused */
-        rc = kc_error_set(err, KC_ECANCELED, "request cancelled");
-    } else if (x.fail_code) {
-        reusable = false;
-        rc = x.fail_code == KC_ETOOLARGE
-                 ? kc_error_set(err, KC_ETOOLARGE, "response body over %zu bytes", resp->body.max)
-                 : kc_error_set(err, x.fail_code, "transfer stopped by the receiver");
-    } else if (cc != CURLE_OK) {
-        reusable = false;
-        rc = kc__map_curl_error(h, e, cc, errbuf, err);
-    }
+    rc = transfer_result(h, e, &x, resp, cancelled, cc, errbuf, &reusable, err);
     KC__LOG_DEBUG("http", "%s %s -> %d (%s)", req->method, req->path, resp->status,
                   rc ? kc_errno_name(rc) : "ok");
     curl_easy_reset(e); /* drop pointers to this frame (errbuf, x) and the credentials */

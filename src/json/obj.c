@@ -21,6 +21,7 @@
 
 #include "core/internal.h"
 
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,194 +135,171 @@ static bool ends_with_list(kc__sj_str s)
     return s.n > 4 && memcmp(s.p + s.n - 4, "List", 4) == 0;
 }
 
-int kc__obj_build(const kc__sj_meta *m, unsigned flags, size_t max_size,
-                  const kc__sj_list_info *list, kc_obj **ret, kc__sj_err *e)
-{
-    static const char K_KIND[] = "\"kind\":", K_APIV[] = "\"apiVersion\":";
-    const char *t = m->text;
-    if (m->len > max_size) {
-        if ((flags & KC__BUILD_CHECK_WS) && kc__sj_find_ws(t, m->len) < m->len)
-            return KC__OBJ_NOT_COMPACT; /* minified, it may fit */
-        e->code = KC_ETOOLARGE;
-        e->offset = m->off;
-        snprintf(e->msg, sizeof e->msg, "object of %zu bytes is over the limit of %zu", m->len,
-                 max_size);
-        return KC_ETOOLARGE;
-    }
+static const char K_KIND[] = "\"kind\":", K_APIV[] = "\"apiVersion\":";
 
-    /* Injections from the list. */
-    struct inject ik = {{0}, {0}, false}, ia = {{0}, {0}, false};
+/* What kc__obj_build copies, decided before it allocates: injected kind/apiVersion, the
+ * managedFields cut [cut_a, cut_b) (relative to the text, with one adjacent comma) and the length
+ * of the stored text. */
+typedef struct build_plan {
+    struct inject ik, ia;
+    size_t ik_len, ia_len; /* bytes of the injected members, 0 when none */
+    size_t cut_a, cut_b;
+    bool meta_only, cut_in_meta;
+    size_t json_len;
+} build_plan;
+
+static int build_fail(kc__sj_err *e, int code, int64_t off, const char *fmt, ...) KC__PRINTF(4, 5);
+static int build_fail(kc__sj_err *e, int code, int64_t off, const char *fmt, ...)
+{
+    e->code = code;
+    e->offset = off;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+/* Injections from the list: its kind (minus "List") and apiVersion for an item without them. */
+static void plan_injections(const kc__sj_meta *m, const kc__sj_list_info *list, build_plan *p)
+{
     if (list && m->kind_len == 0 && list->has_kind && list->raw_kind.n >= 2) {
-        ik.raw = list->raw_kind;
-        ik.plain = list->kind;
+        p->ik.raw = list->raw_kind;
+        p->ik.plain = list->kind;
         if (ends_with_list(list->kind) && list->raw_kind.n > 6 &&
             memcmp(list->raw_kind.p + list->raw_kind.n - 5, "List\"", 5) == 0) {
-            ik.raw.n -= 5;
-            ik.plain.n -= 4;
-            ik.cut = true;
+            p->ik.raw.n -= 5;
+            p->ik.plain.n -= 4;
+            p->ik.cut = true;
         }
     }
     if (list && m->apiv_len == 0 && list->has_api_version && list->raw_api_version.n >= 2) {
-        ia.raw = list->raw_api_version;
-        ia.plain = list->api_version;
+        p->ia.raw = list->raw_api_version;
+        p->ia.plain = list->api_version;
     }
-    size_t ik_len = ik.raw.n ? sizeof K_KIND - 1 + ik.raw.n + (ik.cut ? 1 : 0) : 0;
-    size_t ia_len = ia.raw.n ? sizeof K_APIV - 1 + ia.raw.n : 0;
+    p->ik_len = p->ik.raw.n ? sizeof K_KIND - 1 + p->ik.raw.n + (p->ik.cut ? 1 : 0) : 0;
+    p->ia_len = p->ia.raw.n ? sizeof K_APIV - 1 + p->ia.raw.n : 0;
+}
 
-    /* managedFields cut [cut_a, cut_b) relative to t, with one adjacent comma. */
-    size_t cut_a = 0, cut_b = 0;
+/* The managedFields cut and the stored text's length. */
+static void plan_text(const kc__sj_meta *m, unsigned flags, build_plan *p)
+{
+    const char *t = m->text;
     if (m->mf_len && !(flags & KC_DECODE_KEEP_MANAGED_FIELDS)) {
-        cut_a = m->mf_off;
-        cut_b = m->mf_off + m->mf_len;
-        if (cut_b < m->len && t[cut_b] == ',')
-            cut_b++;
-        else if (cut_a > 0 && t[cut_a - 1] == ',')
-            cut_a--;
+        p->cut_a = m->mf_off;
+        p->cut_b = m->mf_off + m->mf_len;
+        if (p->cut_b < m->len && t[p->cut_b] == ',')
+            p->cut_b++;
+        else if (p->cut_a > 0 && t[p->cut_a - 1] == ',')
+            p->cut_a--;
     }
-
-    /* Pieces of the stored text. */
-    size_t json_len;
-    bool meta_only = (flags & KC_DECODE_METADATA_ONLY) != 0;
+    p->meta_only = (flags & KC_DECODE_METADATA_ONLY) != 0;
     size_t meta_a = m->meta_off, meta_b = m->meta_off + m->meta_len;
-    bool cut_in_meta = cut_b > cut_a && cut_a >= meta_a && cut_b <= meta_b;
-    if (meta_only) {
+    p->cut_in_meta = p->cut_b > p->cut_a && p->cut_a >= meta_a && p->cut_b <= meta_b;
+    size_t cut = p->cut_b - p->cut_a;
+    if (p->meta_only) {
         size_t parts = 0;
-        json_len = 2;
-        if (m->kind_len || ik_len)
-            json_len += m->kind_len ? m->kind_len : ik_len, parts++;
-        if (m->apiv_len || ia_len)
-            json_len += m->apiv_len ? m->apiv_len : ia_len, parts++;
+        p->json_len = 2;
+        if (m->kind_len || p->ik_len)
+            p->json_len += m->kind_len ? m->kind_len : p->ik_len, parts++;
+        if (m->apiv_len || p->ia_len)
+            p->json_len += m->apiv_len ? m->apiv_len : p->ia_len, parts++;
         if (m->meta_len)
-            json_len += m->meta_len - (cut_in_meta ? cut_b - cut_a : 0), parts++;
-        json_len += parts > 1 ? parts - 1 : 0;
+            p->json_len += m->meta_len - (p->cut_in_meta ? cut : 0), parts++;
+        p->json_len += parts > 1 ? parts - 1 : 0;
     } else {
-        size_t rest = m->len - 1 - (cut_b - cut_a); /* after '{', incl. '}' */
-        json_len = 1 + ik_len + ia_len + (ik_len && ia_len) + rest;
-        if ((ik_len || ia_len) && rest > 1)
-            json_len++; /* comma before the original fields */
+        size_t rest = m->len - 1 - cut; /* after '{', incl. '}' */
+        p->json_len = 1 + p->ik_len + p->ia_len + (p->ik_len && p->ia_len) + rest;
+        if ((p->ik_len || p->ia_len) && rest > 1)
+            p->json_len++; /* comma before the original fields */
     }
+}
 
-    /* Strings. */
-    kc__sj_str api = m->has_api_version ? m->api_version : ia.plain;
-    kc__sj_str kind = m->has_kind ? m->kind : ik.plain;
-    kc__sj_str strs[F_CTRL + 1] = {api, kind, m->ns, m->name, m->uid, m->rv, m->controller_uid};
-    size_t str_bytes = 0;
-    for (int i = 0; i <= F_CTRL; i++)
-        str_bytes += strs[i].n ? strs[i].n + 1 : 0;
-    for (size_t i = 0; i < m->n_labels; i++)
-        str_bytes += m->labels[i].key.n + 1 + m->labels[i].value.n + 1;
+static char *put_inject(char *d, const char *key, size_t key_len, const struct inject *in)
+{
+    d = put(put(d, key, key_len), in->raw.p, in->raw.n);
+    if (in->cut)
+        *d++ = '"';
+    return d;
+}
 
-    size_t head = sizeof(struct kc_obj);
-    size_t lab_at = (head + json_len + 1 + 3) & ~(size_t)3;
-    size_t str_at = lab_at + m->n_labels * 8;
-    size_t total = str_at + str_bytes;
-    if (total < head + json_len + KC__SJ_PADDING)
-        total = head + json_len + KC__SJ_PADDING;
-    if (total > MAX_OBJ + (MAX_OBJ / 2)) {
-        e->code = KC_ETOOLARGE;
-        e->offset = -1;
-        snprintf(e->msg, sizeof e->msg, "object too large (%zu bytes)", total);
-        return KC_ETOOLARGE;
+/* The stored text of a metadata-only object: {kind,apiVersion,metadata}. Returns the end. */
+static char *copy_meta_only(char *d, const kc__sj_meta *m, const build_plan *p, bool *ws,
+                            size_t *opens)
+{
+    const char *t = m->text;
+    size_t meta_a = m->meta_off, meta_b = m->meta_off + m->meta_len;
+    bool first = true;
+    if (m->kind_len || p->ik_len) {
+        if (m->kind_len)
+            d = tput_check(d, t + m->kind_off, m->kind_len, ws, opens);
+        else
+            d = put_inject(d, K_KIND, sizeof K_KIND - 1, &p->ik);
+        first = false;
     }
-    struct kc_obj *o = malloc(total);
-    if (!o) {
-        e->code = KC_ENOMEM;
-        e->offset = -1;
-        snprintf(e->msg, sizeof e->msg, "out of memory for a %zu-byte object", total);
-        return KC_ENOMEM;
-    }
-    atomic_init(&o->refs, 1);
-    o->json_len = (uint32_t)json_len;
-    o->heap = (uint32_t)total;
-    o->n_labels = (uint32_t)m->n_labels;
-    o->n_finalizers = (uint32_t)(m->n_finalizers > UINT32_MAX ? UINT32_MAX : m->n_finalizers);
-    o->n_owners = (uint32_t)(m->n_owners > UINT32_MAX ? UINT32_MAX : m->n_owners);
-    o->deleting = m->deleting;
-    o->generation = m->generation;
-    o->rv_int = rv_to_int(m->rv.p, m->rv.n);
-
-    /* The stored text. */
-    bool check = (flags & KC__BUILD_CHECK_WS) != 0;
-    bool ws = false;
-    size_t opens = 0; /* '{' and '[' bytes copied: bounds the nesting depth */
-#define tput(d, s, n, wsp) tput_check(d, s, n, wsp, &opens)
-    char *d = o->json;
-    *d++ = '{';
-    if (meta_only) {
-        bool first = true;
-        if (m->kind_len || ik_len) {
-            if (m->kind_len) {
-                d = tput(d, t + m->kind_off, m->kind_len, &ws);
-            } else {
-                d = put(put(d, K_KIND, sizeof K_KIND - 1), ik.raw.p, ik.raw.n);
-                if (ik.cut)
-                    *d++ = '"';
-            }
-            first = false;
-        }
-        if (m->apiv_len || ia_len) {
-            if (!first)
-                *d++ = ',';
-            if (m->apiv_len)
-                d = tput(d, t + m->apiv_off, m->apiv_len, &ws);
-            else
-                d = put(put(d, K_APIV, sizeof K_APIV - 1), ia.raw.p, ia.raw.n);
-            first = false;
-        }
-        if (m->meta_len) {
-            if (!first)
-                *d++ = ',';
-            if (cut_in_meta) {
-                d = tput(d, t + meta_a, cut_a - meta_a, &ws);
-                d = tput(d, t + cut_b, meta_b - cut_b, &ws);
-            } else {
-                d = tput(d, t + meta_a, m->meta_len, &ws);
-            }
-        }
-        *d++ = '}';
-    } else {
-        if (ik_len) {
-            d = put(put(d, K_KIND, sizeof K_KIND - 1), ik.raw.p, ik.raw.n);
-            if (ik.cut)
-                *d++ = '"';
-        }
-        if (ia_len) {
-            if (ik_len)
-                *d++ = ',';
-            d = put(put(d, K_APIV, sizeof K_APIV - 1), ia.raw.p, ia.raw.n);
-        }
-        if ((ik_len || ia_len) && m->len - 1 - (cut_b - cut_a) > 1)
+    if (m->apiv_len || p->ia_len) {
+        if (!first)
             *d++ = ',';
-        if (cut_b > cut_a) {
-            d = tput(d, t + 1, cut_a - 1, &ws);
-            d = tput(d, t + cut_b, m->len - cut_b, &ws);
+        if (m->apiv_len)
+            d = tput_check(d, t + m->apiv_off, m->apiv_len, ws, opens);
+        else
+            d = put_inject(d, K_APIV, sizeof K_APIV - 1, &p->ia);
+        first = false;
+    }
+    if (m->meta_len) {
+        if (!first)
+            *d++ = ',';
+        if (p->cut_in_meta) {
+            d = tput_check(d, t + meta_a, p->cut_a - meta_a, ws, opens);
+            d = tput_check(d, t + p->cut_b, meta_b - p->cut_b, ws, opens);
         } else {
-            d = tput(d, t + 1, m->len - 1, &ws);
+            d = tput_check(d, t + meta_a, m->meta_len, ws, opens);
         }
     }
-#undef tput
-    *d = '\0';
-    if (ws && check) {
-        free(o);
-        return KC__OBJ_NOT_COMPACT;
-    }
-    /* Nesting: On-Demand skips sub-trees without a depth limit. Only a text with more opening
-     * brackets than the limit can nest deeper; such (rare) objects get a full DOM validation. */
-    if (opens > KC__SJ_MAX_DEPTH) {
-        kc__sj_ctx *tctx = kc__sj_thread_ctx();
-        int r = tctx ? kc__sj_depth_check(tctx, o->json, json_len, KC__SJ_MAX_DEPTH, e) : KC_ENOMEM;
-        if (r) {
-            free(o);
-            if (r == KC_ENOMEM && !tctx) {
-                e->code = KC_ENOMEM;
-                snprintf(e->msg, sizeof e->msg, "out of memory");
-            }
-            e->offset = r == KC_EPARSE ? m->off : -1; /* the stored text is not the input */
-            return r;
-        }
-    }
+    *d++ = '}';
+    return d;
+}
 
-    /* Strings and labels. */
+/* The stored text of a whole object: injections, then the original members minus the cut. */
+static char *copy_full(char *d, const kc__sj_meta *m, const build_plan *p, bool *ws, size_t *opens)
+{
+    const char *t = m->text;
+    if (p->ik_len)
+        d = put_inject(d, K_KIND, sizeof K_KIND - 1, &p->ik);
+    if (p->ia_len) {
+        if (p->ik_len)
+            *d++ = ',';
+        d = put_inject(d, K_APIV, sizeof K_APIV - 1, &p->ia);
+    }
+    if ((p->ik_len || p->ia_len) && m->len - 1 - (p->cut_b - p->cut_a) > 1)
+        *d++ = ',';
+    if (p->cut_b > p->cut_a) {
+        d = tput_check(d, t + 1, p->cut_a - 1, ws, opens);
+        d = tput_check(d, t + p->cut_b, m->len - p->cut_b, ws, opens);
+    } else {
+        d = tput_check(d, t + 1, m->len - 1, ws, opens);
+    }
+    return d;
+}
+
+/* Nesting: On-Demand skips sub-trees without a depth limit. Only a text with more opening
+ * brackets than the limit can nest deeper; such (rare) objects get a full DOM validation. */
+static int check_nesting(const struct kc_obj *o, const kc__sj_meta *m, kc__sj_err *e)
+{
+    kc__sj_ctx *tctx = kc__sj_thread_ctx();
+    if (!tctx)
+        return build_fail(e, KC_ENOMEM, -1, "out of memory");
+    int r = kc__sj_depth_check(tctx, o->json, o->json_len, KC__SJ_MAX_DEPTH, e);
+    if (r)
+        e->offset = r == KC_EPARSE ? m->off : -1; /* the stored text is not the input */
+    return r;
+}
+
+/* The strings (NUL-terminated copies at str_at) and the label offset pairs (at lab_at), sorted by
+ * key; false on a duplicate label key. */
+static bool put_strings(struct kc_obj *o, const kc__sj_str *strs, const kc__sj_meta *m,
+                        size_t lab_at, size_t str_at)
+{
     char *base = (char *)o;
     char *s = base + str_at;
     memset(o->off, 0, sizeof o->off);
@@ -342,12 +320,78 @@ int kc__obj_build(const kc__sj_meta *m, unsigned flags, size_t max_size,
         s = put(s, m->labels[i].value.p, m->labels[i].value.n);
         *s++ = '\0';
     }
-    if (!sort_labels(lab, m->n_labels, base)) {
+    return sort_labels(lab, m->n_labels, base);
+}
+
+static void set_header(struct kc_obj *o, const kc__sj_meta *m, size_t json_len, size_t total)
+{
+    atomic_init(&o->refs, 1);
+    o->json_len = (uint32_t)json_len;
+    o->heap = (uint32_t)total;
+    o->n_labels = (uint32_t)m->n_labels;
+    o->n_finalizers = (uint32_t)(m->n_finalizers > UINT32_MAX ? UINT32_MAX : m->n_finalizers);
+    o->n_owners = (uint32_t)(m->n_owners > UINT32_MAX ? UINT32_MAX : m->n_owners);
+    o->deleting = m->deleting;
+    o->generation = m->generation;
+    o->rv_int = rv_to_int(m->rv.p, m->rv.n);
+}
+
+int kc__obj_build(const kc__sj_meta *m, unsigned flags, size_t max_size,
+                  const kc__sj_list_info *list, kc_obj **ret, kc__sj_err *e)
+{
+    bool check = (flags & KC__BUILD_CHECK_WS) != 0;
+    if (m->len > max_size) {
+        if (check && kc__sj_find_ws(m->text, m->len) < m->len)
+            return KC__OBJ_NOT_COMPACT; /* minified, it may fit */
+        return build_fail(e, KC_ETOOLARGE, m->off, "object of %zu bytes is over the limit of %zu",
+                          m->len, max_size);
+    }
+    build_plan p = {0};
+    plan_injections(m, list, &p);
+    plan_text(m, flags, &p);
+
+    /* Layout: header, text (+ padding), label offsets (4-aligned), strings. */
+    kc__sj_str api = m->has_api_version ? m->api_version : p.ia.plain;
+    kc__sj_str kind = m->has_kind ? m->kind : p.ik.plain;
+    kc__sj_str strs[F_CTRL + 1] = {api, kind, m->ns, m->name, m->uid, m->rv, m->controller_uid};
+    size_t str_bytes = 0;
+    for (int i = 0; i <= F_CTRL; i++)
+        str_bytes += strs[i].n ? strs[i].n + 1 : 0;
+    for (size_t i = 0; i < m->n_labels; i++)
+        str_bytes += m->labels[i].key.n + 1 + m->labels[i].value.n + 1;
+    size_t head = sizeof(struct kc_obj);
+    size_t lab_at = (head + p.json_len + 1 + 3) & ~(size_t)3;
+    size_t str_at = lab_at + m->n_labels * 8;
+    size_t total = str_at + str_bytes;
+    if (total < head + p.json_len + KC__SJ_PADDING)
+        total = head + p.json_len + KC__SJ_PADDING;
+    if (total > MAX_OBJ + (MAX_OBJ / 2))
+        return build_fail(e, KC_ETOOLARGE, -1, "object too large (%zu bytes)", total);
+    struct kc_obj *o = malloc(total);
+    if (!o)
+        return build_fail(e, KC_ENOMEM, -1, "out of memory for a %zu-byte object", total);
+    set_header(o, m, p.json_len, total);
+
+    bool ws = false;
+    size_t opens = 0; /* '{' and '[' bytes copied: bounds the nesting depth */
+    char *d = o->json;
+    *d++ = '{';
+    d = p.meta_only ? copy_meta_only(d, m, &p, &ws, &opens) : copy_full(d, m, &p, &ws, &opens);
+    *d = '\0';
+    if (ws && check) {
         free(o);
-        e->code = KC_EPARSE;
-        e->offset = m->off;
-        snprintf(e->msg, sizeof e->msg, "duplicate key in metadata.labels");
-        return KC_EPARSE;
+        return KC__OBJ_NOT_COMPACT;
+    }
+    if (opens > KC__SJ_MAX_DEPTH) {
+        int r = check_nesting(o, m, e);
+        if (r) {
+            free(o);
+            return r;
+        }
+    }
+    if (!put_strings(o, strs, m, lab_at, str_at)) {
+        free(o);
+        return build_fail(e, KC_EPARSE, m->off, "duplicate key in metadata.labels");
     }
     *ret = o;
     return 0;

@@ -176,14 +176,15 @@ static int expired(kc_error *err, const char *msg)
     return kc__fail(err, 410, "Expired", "%s", msg);
 }
 
-int kc__verb_list(kc__req *req, kc__rsrc *r)
+/* The query's resourceVersion rules (spec §3): 0 and *want (0 = latest), *exact (serve at want),
+ * or the 400/422 failure. */
+static int check_list_query(kc__req *req, uint64_t *want, bool *exact)
 {
-    kc_server *srv = req->srv;
     kc__query *q = &req->q;
     kc_error *err = &req->err;
     const char *m = q->rv_match && *q->rv_match ? q->rv_match : NULL;
     bool has_rv = q->rv && *q->rv;
-    int rc;
+    bool has_cont = q->cont && *q->cont;
     if (q->send_initial_set)
         return kc__fail(err, 422, "Invalid",
                         "sendInitialEvents: Forbidden: sendInitialEvents is "
@@ -195,7 +196,7 @@ int kc__verb_list(kc__req *req, kc__rsrc *r)
                         "resourceVersionMatch: Forbidden: "
                         "resourceVersionMatch is forbidden unless "
                         "resourceVersion is provided");
-    if (m && q->cont && *q->cont)
+    if (m && has_cont)
         return kc__fail(err, 422, "Invalid",
                         "resourceVersionMatch: Forbidden: "
                         "resourceVersionMatch is forbidden when continue is "
@@ -205,98 +206,96 @@ int kc__verb_list(kc__req *req, kc__rsrc *r)
                         "resourceVersionMatch: Forbidden: "
                         "resourceVersionMatch \"exact\" is forbidden for "
                         "resourceVersion \"0\"");
-    if (q->cont && *q->cont && has_rv && strcmp(q->rv, "0") != 0)
+    if (has_cont && has_rv && strcmp(q->rv, "0") != 0)
         return kc__fail(err, 400, "BadRequest",
                         "specifying resource version is not allowed when "
                         "using continue");
-    uint64_t want = 0;
-    if (has_rv && strcmp(q->rv, "0") != 0 && kc_rv_parse(q->rv, &want, NULL) != 0)
+    *want = 0;
+    if (has_rv && strcmp(q->rv, "0") != 0 && kc_rv_parse(q->rv, want, NULL) != 0)
         return kc__fail(err, 400, "BadRequest", "invalid resource version: %s", q->rv);
-    bool exact = want && ((m && !strcmp(m, "Exact")) || (!m && q->limit > 0 && !q->cont));
-    kc_label_selector *ls = NULL;
-    kc_field_selector *fs = NULL;
+    *exact = *want && ((m && !strcmp(m, "Exact")) || (!m && q->limit > 0 && !q->cont));
+    return 0;
+}
+
+/* The label and field selectors of the query, or the 400 failure (*ls, *fs freed by the caller). */
+static int parse_list_selectors(kc__req *req, kc__rsrc *r, kc_label_selector **ls,
+                                kc_field_selector **fs)
+{
     kc_error perr = KC_ERROR_INIT;
-    if (kc_label_selector_parse(q->label_sel, &ls, &perr) != 0) {
-        rc = kc__fail(err, 400, "BadRequest", "unable to parse requirement: %s",
+    int rc = 0;
+    if (kc_label_selector_parse(req->q.label_sel, ls, &perr) != 0)
+        rc = kc__fail(&req->err, 400, "BadRequest", "unable to parse requirement: %s",
                       perr.message ? perr.message : "invalid label selector");
-        kc_error_clear(&perr);
-        return rc;
-    }
-    if (kc_field_selector_parse(q->field_sel, &fs, &perr) != 0) {
-        rc = kc__fail(err, 400, "BadRequest", "invalid field selector: %s",
+    else if (kc_field_selector_parse(req->q.field_sel, fs, &perr) != 0)
+        rc = kc__fail(&req->err, 400, "BadRequest", "invalid field selector: %s",
                       perr.message ? perr.message : "parse error");
-        goto out_sel;
+    kc_error_clear(&perr);
+    if (rc)
+        return rc;
+    const char *bad = kc__rsrc_bad_field(r, *fs);
+    if (bad)
+        return kc__fail(&req->err, 400, "BadRequest",
+                        "\"%s\" is not a known field selector: only "
+                        "\"metadata.name\", \"metadata.namespace\"",
+                        bad);
+    return 0;
+}
+
+/* One page of a list: the items (references), the continue token, remainingItemCount (-1 when
+ * not reported) and the list's resourceVersion. */
+typedef struct list_page {
+    kc_obj **items;
+    size_t n;
+    char *cont;
+    int64_t remaining;
+    uint64_t rv;
+} list_page;
+
+/* The next page of a continued list, from its snapshot (srv->mu held). */
+static int list_continue_locked(kc__req *req, kc__rsrc *r, bool filtered, list_page *pg)
+{
+    kc_server *srv = req->srv;
+    kc__query *q = &req->q;
+    uint64_t trv, id;
+    size_t pos;
+    if (token_decode(q->cont, &trv, &id, &pos) != 0)
+        return kc__fail(&req->err, 400, "BadRequest", "invalid continue token");
+    kc__snapshot *s = trv < srv->floor && trv != srv->rv ? NULL : kc__snap_get(srv, id);
+    if (!s || s->rsrc != r || s->rv != trv || pos > s->n)
+        return expired(&req->err, "The provided continue parameter is too old to display a "
+                                  "consistent list result. You can start a new list without the "
+                                  "continue parameter.");
+    size_t lim = q->limit > 0 ? (size_t)q->limit : s->n - pos;
+    size_t end = pos + lim < s->n ? pos + lim : s->n;
+    pg->n = end - pos;
+    pg->items = malloc((pg->n ? pg->n : 1) * sizeof(*pg->items));
+    if (!pg->items)
+        return kc_error_set(&req->err, KC_ENOMEM, "out of memory");
+    for (size_t i = 0; i < pg->n; i++)
+        pg->items[i] = kc_obj_ref(s->items[pos + i]);
+    pg->rv = s->rv;
+    if (end < s->n) {
+        pg->cont = token_encode(s->rv, s->id, end);
+        if (!filtered)
+            pg->remaining = (int64_t)(s->n - end);
     }
-    const char *bad = kc__rsrc_bad_field(r, fs);
-    if (bad) {
-        rc = kc__fail(err, 400, "BadRequest",
-                      "\"%s\" is not a known field selector: only "
-                      "\"metadata.name\", \"metadata.namespace\"",
-                      bad);
-        goto out_sel;
-    }
+    return 0;
+}
+
+/* A new list at resourceVersion at, filtered; the first page and a snapshot for the rest when
+ * it has a limit (srv->mu held). */
+static int list_fresh_locked(kc__req *req, kc__rsrc *r, uint64_t at, const kc_label_selector *ls,
+                             const kc_field_selector *fs, bool filtered, list_page *pg)
+{
+    kc_server *srv = req->srv;
+    kc__query *q = &req->q;
     const char *ns = req->route.has_ns ? req->route.ns : NULL;
-    bool filtered = !kc_label_selector_empty(ls) || !kc_field_selector_empty(fs);
-    kc_obj **items = NULL;
-    size_t n = 0;
-    char *cont = NULL;
-    int64_t remaining = -1;
-    uint64_t list_rv;
-    pthread_mutex_lock(&srv->mu);
-    list_rv = srv->rv;
-    if (want > srv->rv) {
-        rc = kc__fail(err, 504, "Timeout",
-                      "Timeout: Too large resource version: %llu, current: "
-                      "%llu",
-                      (unsigned long long)want, (unsigned long long)srv->rv);
-        kc__fail_cause(err, "ResourceVersionTooLarge", NULL, "Too large resource version");
-        err->retry_after_s = 1;
-        goto unlock;
-    }
-    if (q->cont && *q->cont) {
-        uint64_t trv, id;
-        size_t pos;
-        if (token_decode(q->cont, &trv, &id, &pos) != 0) {
-            rc = kc__fail(err, 400, "BadRequest", "invalid continue token");
-            goto unlock;
-        }
-        kc__snapshot *s = trv < srv->floor && trv != srv->rv ? NULL : kc__snap_get(srv, id);
-        if (!s || s->rsrc != r || s->rv != trv || pos > s->n) {
-            rc = expired(err, "The provided continue parameter is too old to display a "
-                              "consistent list result. You can start a new list without the "
-                              "continue parameter.");
-            goto unlock;
-        }
-        size_t lim = q->limit > 0 ? (size_t)q->limit : s->n - pos;
-        size_t end = pos + lim < s->n ? pos + lim : s->n;
-        n = end - pos;
-        items = malloc((n ? n : 1) * sizeof(*items));
-        if (!items) {
-            rc = kc_error_set(err, KC_ENOMEM, "out of memory");
-            goto unlock;
-        }
-        for (size_t i = 0; i < n; i++)
-            items[i] = kc_obj_ref(s->items[pos + i]);
-        list_rv = s->rv;
-        if (end < s->n) {
-            cont = token_encode(s->rv, s->id, end);
-            if (!filtered)
-                remaining = (int64_t)(s->n - end);
-        }
-        rc = 0;
-        goto unlock;
-    }
-    if (exact && want < srv->floor) {
-        rc = expired(err, "The resourceVersion for the provided list is too old.");
-        goto unlock;
-    }
-    uint64_t at = exact ? want : srv->rv;
-    list_rv = at;
+    pg->rv = at;
     vec all;
-    if ((rc = collect(srv, r, ns, at, &all)) != 0) {
+    int rc = collect(srv, r, ns, at, &all);
+    if (rc != 0) {
         vec_free(&all);
-        rc = kc_error_set(err, rc, "out of memory");
-        goto unlock;
+        return kc_error_set(&req->err, rc, "out of memory");
     }
     size_t k = 0;
     for (size_t i = 0; i < all.n; i++) {
@@ -309,33 +308,63 @@ int kc__verb_list(kc__req *req, kc__rsrc *r)
     all.n = k;
     bool page = q->limit > 0 && strcmp(q->rv ? q->rv : "", "0") != 0 && all.n > (size_t)q->limit;
     if (!page) {
-        items = all.v;
-        n = all.n;
-        rc = 0;
-        goto unlock;
+        pg->items = all.v;
+        pg->n = all.n;
+        return 0;
     }
-    n = (size_t)q->limit;
-    items = malloc(n * sizeof(*items));
-    if (!items) {
+    pg->n = (size_t)q->limit;
+    pg->items = malloc(pg->n * sizeof(*pg->items));
+    if (!pg->items) {
         vec_free(&all);
-        rc = kc_error_set(err, KC_ENOMEM, "out of memory");
-        goto unlock;
+        return kc_error_set(&req->err, KC_ENOMEM, "out of memory");
     }
-    for (size_t i = 0; i < n; i++)
-        items[i] = kc_obj_ref(all.v[i]);
+    for (size_t i = 0; i < pg->n; i++)
+        pg->items[i] = kc_obj_ref(all.v[i]);
     size_t total = all.n;
     uint64_t id = kc__snap_put(srv, r, at, all.v, all.n);
-    cont = token_encode(at, id, n);
+    pg->cont = token_encode(at, id, pg->n);
     if (!filtered)
-        remaining = (int64_t)(total - n);
-    rc = 0;
-unlock:
+        pg->remaining = (int64_t)(total - pg->n);
+    return 0;
+}
+
+int kc__verb_list(kc__req *req, kc__rsrc *r)
+{
+    kc_server *srv = req->srv;
+    kc_error *err = &req->err;
+    uint64_t want = 0;
+    bool exact = false;
+    int rc = check_list_query(req, &want, &exact);
+    if (rc)
+        return rc;
+    kc_label_selector *ls = NULL;
+    kc_field_selector *fs = NULL;
+    rc = parse_list_selectors(req, r, &ls, &fs);
+    if (rc)
+        goto out_sel;
+    bool filtered = !kc_label_selector_empty(ls) || !kc_field_selector_empty(fs);
+    list_page pg = {NULL, 0, NULL, -1, 0};
+    pthread_mutex_lock(&srv->mu);
+    pg.rv = srv->rv;
+    if (want > srv->rv) {
+        rc = kc__fail(err, 504, "Timeout",
+                      "Timeout: Too large resource version: %llu, current: "
+                      "%llu",
+                      (unsigned long long)want, (unsigned long long)srv->rv);
+        kc__fail_cause(err, "ResourceVersionTooLarge", NULL, "Too large resource version");
+        err->retry_after_s = 1;
+    } else if (req->q.cont && *req->q.cont) {
+        rc = list_continue_locked(req, r, filtered, &pg);
+    } else if (exact && want < srv->floor) {
+        rc = expired(err, "The resourceVersion for the provided list is too old.");
+    } else {
+        rc = list_fresh_locked(req, r, exact ? want : srv->rv, ls, fs, filtered, &pg);
+    }
     pthread_mutex_unlock(&srv->mu);
     if (rc == 0)
-        rc = kc__reply_list(req, r, items, n, list_rv, cont, remaining);
-    free(cont);
+        rc = kc__reply_list(req, r, pg.items, pg.n, pg.rv, pg.cont, pg.remaining);
+    free(pg.cont);
 out_sel:
-    kc_error_clear(&perr);
     kc_label_selector_free(ls);
     kc_field_selector_free(fs);
     return rc;

@@ -7,6 +7,7 @@
 #define KC_TEST_CACHED_FIXTURE_H
 
 #include "core/internal.h"
+#include "kc_test.h"
 #include "kcache/cached_client.h"
 #include "kcache/rv.h"
 #include "kcache/server.h"
@@ -33,20 +34,8 @@ typedef struct fx {
     kc_cached_client *cc;
 } fx;
 
-static inline void fx_print_err(const char *what, int rc, const kc_error *e)
-{
-    fprintf(stderr, "%s: %s (%s)%s%s\n", what, kc_errno_name(rc), kc_strerror(rc),
-            e && e->message ? ": " : "", e && e->message ? e->message : "");
-}
-
-/* Assert rc == want, printing the error detail when not. */
-#define FX_RC(rc, want, e)                                                                         \
-    do {                                                                                           \
-        int fx_rc_ = (rc);                                                                         \
-        if (fx_rc_ != (want))                                                                      \
-            fx_print_err(#rc, fx_rc_, (e));                                                        \
-        assert_int_equal(fx_rc_, (want));                                                          \
-    } while (0)
+/* Assert rc == want, printing both sides and the error detail when not. */
+#define FX_RC(rc, want, e) KC_TEST_RC(rc, want, e)
 
 static inline void fx_set_delay(fx *f, unsigned min_ms, unsigned max_ms)
 {
@@ -80,11 +69,11 @@ static inline void fx_up_opts(fx *f, unsigned delay_min_ms, unsigned delay_max_m
 {
     memset(f, 0, sizeof(*f));
     kc_error e = KC_ERROR_INIT;
-    kc_server_opts so = {.listen = "127.0.0.1:0", .quiet = true};
+    kc_server_opts so = {0};
     so.faults.watch_delay_min_ms = delay_min_ms;
     so.faults.watch_delay_max_ms = delay_max_ms;
-    FX_RC(kc_server_new(&so, &f->srv, &e), 0, &e);
-    FX_RC(kc_server_start(f->srv, &e), 0, &e);
+    f->srv = kc_test_server_start(&so);
+    assert_non_null(f->srv);
     FX_RC(kc_config_from_url(kc_server_url(f->srv), NULL, NULL, &f->cfg, &e), 0, &e);
     kc_client_opts co = {.qps = -1};
     FX_RC(kc_client_new(f->cfg, &co, &f->client, &e), 0, &e);

@@ -7,6 +7,7 @@
 #ifndef KC_TEST_CLIENT_FIXTURE_H
 #define KC_TEST_CLIENT_FIXTURE_H
 
+#include "kc_test.h"
 #include "kcache/client.h"
 #include "kcache/server.h"
 
@@ -26,12 +27,10 @@ static const kc_gvr CM = {"", "v1", "configmaps"};
  * NULL-terminated list). 0, or -1 with the reason on stderr. */
 static inline int client_fixture_up(const char *token, const char *const *nss)
 {
-    kc_server_opts so = {.listen = "127.0.0.1:0", .tls = true, .token = token, .quiet = true};
+    kc_server_opts so = {.tls = true, .token = token};
     kc_error err = KC_ERROR_INIT;
-    if (kc_server_new(&so, &srv, &err) || kc_server_start(srv, &err)) {
-        fprintf(stderr, "server: %s\n", err.message);
+    if (!(srv = kc_test_server_start(&so)))
         return -1;
-    }
     kc_config *cfg = NULL;
     if (kc_config_from_url(kc_server_url(srv), kc_server_ca_pem(srv), token, &cfg, &err))
         return -1;

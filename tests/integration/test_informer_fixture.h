@@ -7,6 +7,7 @@
 #define KC_TEST_INFORMER_FIXTURE_H
 
 #include "core/internal.h"
+#include "kc_test.h"
 #include "kcache/cache.h"
 #include "kcache/health.h"
 #include "kcache/informer.h"
@@ -32,19 +33,7 @@ typedef struct ifx {
     kc_client *client;
 } ifx;
 
-static inline void ifx_print_err(const char *what, int rc, const kc_error *e)
-{
-    fprintf(stderr, "%s: %s (%s)%s%s\n", what, kc_errno_name(rc), kc_strerror(rc),
-            e && e->message ? ": " : "", e && e->message ? e->message : "");
-}
-
-#define IFX_RC(rc, want, e)                                                                        \
-    do {                                                                                           \
-        int ifx_rc_ = (rc);                                                                        \
-        if (ifx_rc_ != (want))                                                                     \
-            ifx_print_err(#rc, ifx_rc_, (e));                                                      \
-        assert_int_equal(ifx_rc_, (want));                                                         \
-    } while (0)
+#define IFX_RC(rc, want, e) KC_TEST_RC(rc, want, e)
 
 static inline void ifx_client_for(ifx *f, const char *url)
 {
@@ -58,13 +47,10 @@ static inline void ifx_up(ifx *f, const char *seed_spec)
 {
     memset(f, 0, sizeof(*f));
     kc_server_opts o = {0};
-    o.listen = "127.0.0.1:0";
     o.seed_spec = seed_spec;
-    o.quiet = true;
     o.bookmark_interval_ms = 200;
-    kc_error e = KC_ERROR_INIT;
-    IFX_RC(kc_server_new(&o, &f->srv, &e), 0, &e);
-    IFX_RC(kc_server_start(f->srv, &e), 0, &e);
+    f->srv = kc_test_server_start(&o);
+    assert_non_null(f->srv);
     ifx_client_for(f, kc_server_url(f->srv));
 }
 
@@ -156,7 +142,7 @@ static inline size_t ifx_diff(ifx *f, const kc_gvr *gvr, const char *ns, kc_stor
     kc_error e = KC_ERROR_INIT;
     int rc = kc_client_list_all(f->client, gvr, ns, NULL, &meta, ifx_list_cb, &l, &e);
     if (rc != 0) {
-        ifx_print_err("list", rc, &e);
+        kc_test_print_rc("kc_client_list_all", rc, 0, &e);
         kc_error_clear(&e);
         ifx_list_free(&l);
         return SIZE_MAX;

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "kc_test.h"
 #include "kcache/server.h"
 
 #define TS_UNUSED __attribute__((unused))
@@ -68,17 +69,7 @@ static size_t ts_hdr_cb(char *p, size_t sz, size_t n, void *ud)
 
 TS_UNUSED static kc_server *ts_start_opts(kc_server_opts *o)
 {
-    o->listen = "127.0.0.1:0";
-    o->quiet = true;
-    kc_server *s = NULL;
-    kc_error e = KC_ERROR_INIT;
-    if (kc_server_new(o, &s, &e) != 0 || kc_server_start(s, &e) != 0) {
-        fprintf(stderr, "server start failed: %s\n", e.message ? e.message : "?");
-        kc_error_clear(&e);
-        kc_server_free(s);
-        return NULL;
-    }
-    return s;
+    return kc_test_server_start(o);
 }
 
 TS_UNUSED static kc_server *ts_start(void)
@@ -362,5 +353,25 @@ TS_UNUSED static char *ts_cm(const char *name, const char *labels_json)
 }
 
 #define CM_PATH "/api/v1/namespaces/default/configmaps"
+
+/* Group fixture of the server API tests: a server holding ConfigMap default/t1 ({"a":"b"}), in
+ * *state. */
+TS_UNUSED static int ts_group_setup_t1(void **state)
+{
+    kc_server *s = ts_start();
+    if (!s)
+        return -1;
+    ts_resp r;
+    ts_post(s, CM_PATH, ts_cm("t1", "{\"a\":\"b\"}"), &r);
+    ts_resp_free(&r);
+    *state = s;
+    return 0;
+}
+
+TS_UNUSED static int ts_group_teardown(void **state)
+{
+    kc_server_free(*state);
+    return 0;
+}
 
 #endif

@@ -12,6 +12,8 @@
 
 #include <cmocka.h>
 
+#include "kc_test_json.h"
+
 #define NOW "2026-11-29T15:00:00Z"
 
 static const char *const DEPLOY_YAML = "apiVersion: apps/v1\n"
@@ -27,30 +29,6 @@ static const char *const DEPLOY_YAML = "apiVersion: apps/v1\n"
                                        "      containers:\n"
                                        "      - name: web\n"
                                        "        image: nginx:1\n";
-
-static json_t *load(const char *s)
-{
-    json_error_t e;
-    json_t *v = json_loads(s, JSON_DECODE_ANY, &e);
-    if (!v)
-        fail_msg("bad test JSON: %s: %s", s, e.text);
-    return v;
-}
-
-static void assert_json_at(const json_t *doc, const char *path, const char *want_json)
-{
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", path);
-    const json_t *v = doc;
-    for (char *tok = strtok(buf, "."); tok && v; tok = strtok(NULL, "."))
-        v = json_is_array(v) ? json_array_get(v, (size_t)atoi(tok)) : json_object_get(v, tok);
-    json_t *want = load(want_json);
-    char *got = v ? json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
-    if (!v || !json_equal((json_t *)v, want))
-        fail_msg("%s: got %s, want %s", path, got ? got : "(absent)", want_json);
-    free(got);
-    json_decref(want);
-}
 
 static json_t *apply(const json_t *cur, const char *body, const char *mgr, bool force, int *code,
                      kc_error *err)
@@ -81,16 +59,17 @@ static void test_server_apply_creates_with_managed_fields(void **state)
     int code;
     json_t *out = apply(NULL, DEPLOY_YAML, "kubectl", false, &code, NULL);
     assert_int_equal(code, 0);
-    assert_json_at(out, "spec.replicas", "3");
-    assert_json_at(out, "metadata.managedFields.0.manager", "\"kubectl\"");
-    assert_json_at(out, "metadata.managedFields.0.operation", "\"Apply\"");
-    assert_json_at(out, "metadata.managedFields.0.apiVersion", "\"apps/v1\"");
-    assert_json_at(out, "metadata.managedFields.0.time", "\"" NOW "\"");
-    assert_json_at(out, "metadata.managedFields.0.fieldsType", "\"FieldsV1\"");
-    assert_json_at(out, "metadata.managedFields.0.fieldsV1",
-                   "{\"f:metadata\":{\"f:labels\":{\"f:app\":{}}},\"f:spec\":{\"f:replicas\":{},"
-                   "\"f:template\":{\"f:spec\":{\"f:containers\":{\"k:{\\\"name\\\":\\\"web\\\"}\":"
-                   "{\".\":{},\"f:image\":{},\"f:name\":{}}}}}}}");
+    kc_test_json_at(out, "spec.replicas", "3");
+    kc_test_json_at(out, "metadata.managedFields.0.manager", "\"kubectl\"");
+    kc_test_json_at(out, "metadata.managedFields.0.operation", "\"Apply\"");
+    kc_test_json_at(out, "metadata.managedFields.0.apiVersion", "\"apps/v1\"");
+    kc_test_json_at(out, "metadata.managedFields.0.time", "\"" NOW "\"");
+    kc_test_json_at(out, "metadata.managedFields.0.fieldsType", "\"FieldsV1\"");
+    kc_test_json_at(
+        out, "metadata.managedFields.0.fieldsV1",
+        "{\"f:metadata\":{\"f:labels\":{\"f:app\":{}}},\"f:spec\":{\"f:replicas\":{},"
+        "\"f:template\":{\"f:spec\":{\"f:containers\":{\"k:{\\\"name\\\":\\\"web\\\"}\":"
+        "{\".\":{},\"f:image\":{},\"f:name\":{}}}}}}}");
     json_decref(out);
 }
 
@@ -102,7 +81,7 @@ static void test_server_apply_accepts_json_bodies(void **state)
                         "\"c\"},\"data\":{\"k\":\"v\"}}",
                         "m", false, &code, NULL);
     assert_int_equal(code, 0);
-    assert_json_at(out, "metadata.managedFields.0.fieldsV1", "{\"f:data\":{\"f:k\":{}}}");
+    kc_test_json_at(out, "metadata.managedFields.0.fieldsV1", "{\"f:data\":{\"f:k\":{}}}");
     json_decref(out);
 }
 
@@ -115,9 +94,9 @@ static void test_server_apply_yaml_scalars_resolve_like_go_yaml(void **state)
                         "  k: [1, two]\n  l: |\n    text\n",
                         "m", false, &code, NULL);
     assert_int_equal(code, 0);
-    assert_json_at(out, "d",
-                   "{\"a\":true,\"b\":\"yes\",\"c\":42,\"e\":1.5,\"f\":null,\"g\":\"42\",\"h\":31,"
-                   "\"i\":\"007\",\"j\":\".inf\",\"k\":[1,\"two\"],\"l\":\"text\\n\"}");
+    kc_test_json_at(out, "d",
+                    "{\"a\":true,\"b\":\"yes\",\"c\":42,\"e\":1.5,\"f\":null,\"g\":\"42\",\"h\":31,"
+                    "\"i\":\"007\",\"j\":\".inf\",\"k\":[1,\"two\"],\"l\":\"text\\n\"}");
     json_decref(out);
 }
 
@@ -163,20 +142,20 @@ static void test_server_apply_deep_yaml_is_400(void **state)
 static void test_server_apply_merges_into_current(void **state)
 {
     int code;
-    json_t *cur =
-        load("{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{"
-             "\"name\":\"web\",\"uid\":\"u1\",\"labels\":{\"other\":\"x\"}},\"spec\":{"
-             "\"replicas\":1,\"template\":{\"spec\":{\"containers\":[{\"name\":\"side\","
-             "\"image\":\"b\"},{\"name\":\"web\",\"image\":\"old\",\"args\":[\"a\"]}]}}}}");
+    json_t *cur = kc_test_json_load(
+        "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{"
+        "\"name\":\"web\",\"uid\":\"u1\",\"labels\":{\"other\":\"x\"}},\"spec\":{"
+        "\"replicas\":1,\"template\":{\"spec\":{\"containers\":[{\"name\":\"side\","
+        "\"image\":\"b\"},{\"name\":\"web\",\"image\":\"old\",\"args\":[\"a\"]}]}}}}");
     json_t *out = apply(cur, DEPLOY_YAML, "kubectl", false, &code, NULL);
     assert_int_equal(code, 0);
-    assert_json_at(out, "metadata.uid", "\"u1\"");
-    assert_json_at(out, "metadata.labels", "{\"other\":\"x\",\"app\":\"web\"}");
-    assert_json_at(out, "spec.replicas", "3");
-    assert_json_at(out, "spec.template.spec.containers",
-                   "[{\"name\":\"side\",\"image\":\"b\"},{\"name\":\"web\",\"image\":\"nginx:1\","
-                   "\"args\":[\"a\"]}]");
-    assert_json_at(out, "metadata.managedFields.0.manager", "\"kubectl\"");
+    kc_test_json_at(out, "metadata.uid", "\"u1\"");
+    kc_test_json_at(out, "metadata.labels", "{\"other\":\"x\",\"app\":\"web\"}");
+    kc_test_json_at(out, "spec.replicas", "3");
+    kc_test_json_at(out, "spec.template.spec.containers",
+                    "[{\"name\":\"side\",\"image\":\"b\"},{\"name\":\"web\",\"image\":\"nginx:1\","
+                    "\"args\":[\"a\"]}]");
+    kc_test_json_at(out, "metadata.managedFields.0.manager", "\"kubectl\"");
     json_decref(out);
     json_decref(cur);
 }
@@ -191,7 +170,7 @@ static json_t *owned_deployment(const char *op)
              "\"FieldsV1\",\"fieldsV1\":{\"f:spec\":{\"f:replicas\":{}}}}]},\"spec\":{"
              "\"replicas\":1}}",
              op);
-    return load(buf);
+    return kc_test_json_load(buf);
 }
 
 static void test_server_apply_conflict_with_other_manager_is_409(void **state)
@@ -247,29 +226,29 @@ static void test_server_apply_force_takes_ownership(void **state)
     int code;
     json_t *out = apply(cur, DEPLOY_YAML, "kubectl", true, &code, NULL);
     assert_int_equal(code, 0);
-    assert_json_at(out, "spec.replicas", "3");
+    kc_test_json_at(out, "spec.replicas", "3");
     /* The other manager owned only spec.replicas: its entry is gone. */
     json_t *mf = json_object_get(json_object_get(out, "metadata"), "managedFields");
     assert_int_equal(json_array_size(mf), 1);
-    assert_json_at(out, "metadata.managedFields.0.manager", "\"kubectl\"");
+    kc_test_json_at(out, "metadata.managedFields.0.manager", "\"kubectl\"");
     json_decref(out);
     json_decref(cur);
 }
 
 static void test_server_apply_force_keeps_other_fields_of_other_manager(void **state)
 {
-    json_t *cur =
-        load("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"c\","
-             "\"managedFields\":[{\"manager\":\"a\",\"operation\":\"Apply\","
-             "\"apiVersion\":\"v1\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{"
-             "\"f:data\":{\"f:x\":{},\"f:y\":{}}}}]},\"data\":{\"x\":\"1\",\"y\":\"2\"}}");
+    json_t *cur = kc_test_json_load(
+        "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"c\","
+        "\"managedFields\":[{\"manager\":\"a\",\"operation\":\"Apply\","
+        "\"apiVersion\":\"v1\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{"
+        "\"f:data\":{\"f:x\":{},\"f:y\":{}}}}]},\"data\":{\"x\":\"1\",\"y\":\"2\"}}");
     const char *body = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {x: '9'}\n";
     int code;
     json_t *out = apply(cur, body, "b", true, &code, NULL);
     assert_int_equal(code, 0);
-    assert_json_at(out, "data", "{\"x\":\"9\",\"y\":\"2\"}");
-    assert_json_at(out, "metadata.managedFields.0.fieldsV1", "{\"f:data\":{\"f:y\":{}}}");
-    assert_json_at(out, "metadata.managedFields.1.fieldsV1", "{\"f:data\":{\"f:x\":{}}}");
+    kc_test_json_at(out, "data", "{\"x\":\"9\",\"y\":\"2\"}");
+    kc_test_json_at(out, "metadata.managedFields.0.fieldsV1", "{\"f:data\":{\"f:y\":{}}}");
+    kc_test_json_at(out, "metadata.managedFields.1.fieldsV1", "{\"f:data\":{\"f:x\":{}}}");
     json_decref(out);
     json_decref(cur);
 }
@@ -285,8 +264,8 @@ static void test_server_apply_reapply_removes_dropped_fields(void **state)
     assert_int_equal(code, 0);
     json_t *second = apply(first, v2, "m", false, &code, NULL);
     assert_int_equal(code, 0);
-    assert_json_at(second, "metadata.labels", "{\"a\":\"1\"}");
-    assert_json_at(second, "data", "{\"x\":\"1\"}");
+    kc_test_json_at(second, "metadata.labels", "{\"a\":\"1\"}");
+    kc_test_json_at(second, "data", "{\"x\":\"1\"}");
     assert_int_equal(
         json_array_size(json_object_get(json_object_get(second, "metadata"), "managedFields")), 1);
     json_decref(second);
@@ -296,24 +275,25 @@ static void test_server_apply_reapply_removes_dropped_fields(void **state)
 static void test_server_apply_custom_resource_lists_keyed_by_name(void **state)
 {
     int code;
-    json_t *cur = load("{\"apiVersion\":\"example.com/v1\",\"kind\":\"Widget\",\"metadata\":{"
-                       "\"name\":\"w\"},\"spec\":{\"items\":[{\"name\":\"a\",\"v\":1},{\"name\":"
-                       "\"b\",\"v\":2}]}}");
+    json_t *cur =
+        kc_test_json_load("{\"apiVersion\":\"example.com/v1\",\"kind\":\"Widget\",\"metadata\":{"
+                          "\"name\":\"w\"},\"spec\":{\"items\":[{\"name\":\"a\",\"v\":1},{\"name\":"
+                          "\"b\",\"v\":2}]}}");
     const char *body = "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\n"
                        "spec:\n  items:\n  - {name: b, v: 3}\n";
     json_t *out = apply(cur, body, "m", false, &code, NULL);
     assert_int_equal(code, 0);
-    assert_json_at(out, "spec.items", "[{\"name\":\"a\",\"v\":1},{\"name\":\"b\",\"v\":3}]");
-    assert_json_at(out, "metadata.managedFields.0.fieldsV1",
-                   "{\"f:spec\":{\"f:items\":{\"k:{\\\"name\\\":\\\"b\\\"}\":{\".\":{},"
-                   "\"f:name\":{},\"f:v\":{}}}}}");
+    kc_test_json_at(out, "spec.items", "[{\"name\":\"a\",\"v\":1},{\"name\":\"b\",\"v\":3}]");
+    kc_test_json_at(out, "metadata.managedFields.0.fieldsV1",
+                    "{\"f:spec\":{\"f:items\":{\"k:{\\\"name\\\":\\\"b\\\"}\":{\".\":{},"
+                    "\"f:name\":{},\"f:v\":{}}}}}");
     json_decref(out);
     json_decref(cur);
 }
 
 static void test_server_apply_conflict_path_inside_keyed_list(void **state)
 {
-    json_t *cur = load(
+    json_t *cur = kc_test_json_load(
         "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"managedFields\":[{"
         "\"manager\":\"other\",\"operation\":\"Apply\",\"apiVersion\":\"v1\",\"fieldsType\":"
         "\"FieldsV1\",\"fieldsV1\":{\"f:spec\":{\"f:containers\":{\"k:{\\\"name\\\":\\\"web\\\"}\":"
@@ -334,13 +314,13 @@ static void test_server_apply_conflict_path_inside_keyed_list(void **state)
 
 static void test_server_apply_several_conflicts_grouped_by_manager(void **state)
 {
-    json_t *cur =
-        load("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"c\","
-             "\"managedFields\":[{\"manager\":\"b\",\"operation\":\"Apply\","
-             "\"apiVersion\":\"v1\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{"
-             "\"f:data\":{\"f:x\":{},\"f:y\":{}}}},{\"manager\":\"a\",\"operation\":"
-             "\"Apply\",\"apiVersion\":\"v1\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{"
-             "\"f:data\":{\"f:z\":{}}}}]},\"data\":{\"x\":\"1\",\"y\":\"2\",\"z\":\"3\"}}");
+    json_t *cur = kc_test_json_load(
+        "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"c\","
+        "\"managedFields\":[{\"manager\":\"b\",\"operation\":\"Apply\","
+        "\"apiVersion\":\"v1\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{"
+        "\"f:data\":{\"f:x\":{},\"f:y\":{}}}},{\"manager\":\"a\",\"operation\":"
+        "\"Apply\",\"apiVersion\":\"v1\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{"
+        "\"f:data\":{\"f:z\":{}}}}]},\"data\":{\"x\":\"1\",\"y\":\"2\",\"z\":\"3\"}}");
     const char *body = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"
                        "data: {x: '9', y: '9', z: '9'}\n";
     int code;
@@ -359,20 +339,22 @@ static void test_server_apply_several_conflicts_grouped_by_manager(void **state)
 
 static void test_server_apply_update_entry_owns_changed_fields(void **state)
 {
-    json_t *obj = load("{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{"
-                       "\"name\":\"web\"},\"spec\":{\"replicas\":1}}");
+    json_t *obj =
+        kc_test_json_load("{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{"
+                          "\"name\":\"web\"},\"spec\":{\"replicas\":1}}");
     assert_int_equal(kc__managed_fields_update(obj, NULL, "kubectl-create", NOW, NULL), 0);
-    assert_json_at(obj, "metadata.managedFields",
-                   "[{\"manager\":\"kubectl-create\",\"operation\":\"Update\",\"apiVersion\":"
-                   "\"apps/v1\",\"time\":\"" NOW "\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{"
-                   "\"f:spec\":{\"f:replicas\":{}}}}]");
+    kc_test_json_at(obj, "metadata.managedFields",
+                    "[{\"manager\":\"kubectl-create\",\"operation\":\"Update\",\"apiVersion\":"
+                    "\"apps/v1\",\"time\":\"" NOW "\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{"
+                    "\"f:spec\":{\"f:replicas\":{}}}}]");
     json_decref(obj);
 }
 
 static void test_server_apply_update_then_apply_conflicts(void **state)
 {
-    json_t *obj = load("{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{"
-                       "\"name\":\"web\"},\"spec\":{\"replicas\":1}}");
+    json_t *obj =
+        kc_test_json_load("{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{"
+                          "\"name\":\"web\"},\"spec\":{\"replicas\":1}}");
     assert_int_equal(kc__managed_fields_update(obj, NULL, "kubectl-create", NOW, NULL), 0);
     int code;
     kc_error err = KC_ERROR_INIT;
@@ -400,7 +382,7 @@ static void test_server_apply_update_takes_fields_from_apply_manager(void **stat
     assert_null(json_object_get(
         json_object_get(json_object_get(json_array_get(mf, 0), "fieldsV1"), "f:spec"),
         "f:replicas"));
-    assert_json_at(nu, "metadata.managedFields.1.fieldsV1", "{\"f:spec\":{\"f:replicas\":{}}}");
+    kc_test_json_at(nu, "metadata.managedFields.1.fieldsV1", "{\"f:spec\":{\"f:replicas\":{}}}");
     /* Re-applying the old value is now a conflict with the scaler. */
     apply(nu, DEPLOY_YAML, "kubectl", false, &code, NULL);
     assert_int_equal(code, KC_ECONFLICT);
@@ -410,28 +392,31 @@ static void test_server_apply_update_takes_fields_from_apply_manager(void **stat
 
 static void test_server_apply_update_without_changes_adds_no_entry(void **state)
 {
-    json_t *old = load("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":"
-                       "\"c\"},\"data\":{\"a\":\"1\"}}");
+    json_t *old =
+        kc_test_json_load("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":"
+                          "\"c\"},\"data\":{\"a\":\"1\"}}");
     json_t *nu = json_deep_copy(old);
     assert_int_equal(kc__managed_fields_update(nu, old, "m", NOW, NULL), 0);
-    assert_json_at(nu, "metadata.managedFields", "[]");
+    kc_test_json_at(nu, "metadata.managedFields", "[]");
     json_decref(nu);
     json_decref(old);
 }
 
 static void test_server_apply_update_removed_fields_leave_sets(void **state)
 {
-    json_t *old = load("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":"
-                       "\"c\",\"managedFields\":[{\"manager\":\"a\",\"operation\":\"Apply\","
-                       "\"apiVersion\":\"v1\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{"
-                       "\"f:data\":{\"f:a\":{}}}}]},\"data\":{\"a\":\"1\"}}");
-    json_t *nu = load("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":"
-                      "\"c\"},\"data\":{\"b\":\"2\"}}");
+    json_t *old =
+        kc_test_json_load("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":"
+                          "\"c\",\"managedFields\":[{\"manager\":\"a\",\"operation\":\"Apply\","
+                          "\"apiVersion\":\"v1\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{"
+                          "\"f:data\":{\"f:a\":{}}}}]},\"data\":{\"a\":\"1\"}}");
+    json_t *nu =
+        kc_test_json_load("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":"
+                          "\"c\"},\"data\":{\"b\":\"2\"}}");
     assert_int_equal(kc__managed_fields_update(nu, old, "m", NOW, NULL), 0);
     json_t *mf = json_object_get(json_object_get(nu, "metadata"), "managedFields");
     assert_int_equal(json_array_size(mf), 1);
-    assert_json_at(nu, "metadata.managedFields.0.manager", "\"m\"");
-    assert_json_at(nu, "metadata.managedFields.0.fieldsV1", "{\"f:data\":{\"f:b\":{}}}");
+    kc_test_json_at(nu, "metadata.managedFields.0.manager", "\"m\"");
+    kc_test_json_at(nu, "metadata.managedFields.0.fieldsV1", "{\"f:data\":{\"f:b\":{}}}");
     json_decref(nu);
     json_decref(old);
 }

@@ -11,49 +11,27 @@
 
 #include <cmocka.h>
 
+#include "kc_test_json.h"
+
 static const char *const POD =
     "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"namespace\":"
     "\"default\","
     "\"labels\":{\"app\":\"web\",\"tier\":\"fe\"}},\"spec\":{\"containers\":[{\"name\":\"web\","
     "\"image\":\"nginx:1\"}],\"nodeName\":\"n1\"}}";
 
-static json_t *load(const char *s)
-{
-    json_error_t e;
-    json_t *v = json_loads(s, JSON_DECODE_ANY, &e);
-    if (!v)
-        fail_msg("bad test JSON: %s: %s", s, e.text);
-    return v;
-}
-
 /* Patch POD with body; returns the result (caller decrefs) or NULL with *code set. */
 static json_t *patch(kc__patch_type t, const char *body, int *code, kc_error *err)
 {
-    json_t *cur = load(POD);
+    json_t *cur = kc_test_json_load(POD);
     json_t *out = NULL;
     *code = kc__patch_apply(t, cur, body, strlen(body), "Pod", true, &out, err);
-    json_t *again = load(POD);
+    json_t *again = kc_test_json_load(POD);
     assert_true(json_equal(cur, again)); /* current is never modified */
     json_decref(again);
     json_decref(cur);
     if (*code == 0)
         assert_non_null(out);
     return out;
-}
-
-static void assert_json_at(const json_t *doc, const char *dotted_path, const char *want_json)
-{
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", dotted_path);
-    const json_t *v = doc;
-    for (char *tok = strtok(buf, "."); tok && v; tok = strtok(NULL, "."))
-        v = json_is_array(v) ? json_array_get(v, (size_t)atoi(tok)) : json_object_get(v, tok);
-    json_t *want = load(want_json);
-    char *got = v ? json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
-    if (!v || !json_equal((json_t *)v, want))
-        fail_msg("%s: got %s, want %s", dotted_path, got ? got : "(absent)", want_json);
-    free(got);
-    json_decref(want);
 }
 
 /* ---- Content-Type (#41) ---- */
@@ -106,7 +84,7 @@ static void test_server_patch_merge_sets_and_deletes(void **state)
                         "\"nodeName\":null}}",
                         &code, NULL);
     assert_int_equal(code, 0);
-    assert_json_at(out, "metadata.labels", "{\"tier\":\"fe\",\"new\":\"x\"}");
+    kc_test_json_at(out, "metadata.labels", "{\"tier\":\"fe\",\"new\":\"x\"}");
     assert_null(json_object_get(json_object_get(out, "spec"), "nodeName"));
     json_decref(out);
 }
@@ -117,7 +95,7 @@ static void test_server_patch_merge_replaces_lists(void **state)
     json_t *out =
         patch(KC__PATCH_MERGE, "{\"spec\":{\"containers\":[{\"name\":\"side\"}]}}", &code, NULL);
     assert_int_equal(code, 0);
-    assert_json_at(out, "spec.containers", "[{\"name\":\"side\"}]");
+    kc_test_json_at(out, "spec.containers", "[{\"name\":\"side\"}]");
     json_decref(out);
 }
 
@@ -127,7 +105,7 @@ static void test_server_patch_merge_nulls_inside_new_objects_vanish(void **state
     json_t *out =
         patch(KC__PATCH_MERGE, "{\"status\":{\"a\":null,\"b\":{\"c\":null,\"d\":1}}}", &code, NULL);
     assert_int_equal(code, 0);
-    assert_json_at(out, "status", "{\"b\":{\"d\":1}}");
+    kc_test_json_at(out, "status", "{\"b\":{\"d\":1}}");
     json_decref(out);
 }
 
@@ -167,8 +145,8 @@ static void test_server_patch_json_add_replace_remove(void **state)
                         "{\"op\":\"remove\",\"path\":\"/metadata/labels/tier\"}]",
                         &code, NULL);
     assert_int_equal(code, 0);
-    assert_json_at(out, "metadata.labels", "{\"app\":\"web\",\"a/b\":\"1\"}");
-    assert_json_at(out, "spec.nodeName", "\"n2\"");
+    kc_test_json_at(out, "metadata.labels", "{\"app\":\"web\",\"a/b\":\"1\"}");
+    kc_test_json_at(out, "spec.nodeName", "\"n2\"");
     json_decref(out);
 }
 
@@ -181,9 +159,9 @@ static void test_server_patch_json_array_append_and_insert(void **state)
                         "\"name\":\"a\"}}]",
                         &code, NULL);
     assert_int_equal(code, 0);
-    assert_json_at(out, "spec.containers.0.name", "\"a\"");
-    assert_json_at(out, "spec.containers.1.name", "\"web\"");
-    assert_json_at(out, "spec.containers.2.name", "\"c\"");
+    kc_test_json_at(out, "spec.containers.0.name", "\"a\"");
+    kc_test_json_at(out, "spec.containers.1.name", "\"web\"");
+    kc_test_json_at(out, "spec.containers.2.name", "\"c\"");
     json_decref(out);
 }
 
@@ -196,15 +174,15 @@ static void test_server_patch_json_move_and_copy(void **state)
                         "\"path\":\"/spec/host\"}]",
                         &code, NULL);
     assert_int_equal(code, 0);
-    assert_json_at(out, "metadata.labels.copy", "\"web\"");
-    assert_json_at(out, "spec.host", "\"n1\"");
+    kc_test_json_at(out, "metadata.labels.copy", "\"web\"");
+    kc_test_json_at(out, "spec.host", "\"n1\"");
     assert_null(json_object_get(json_object_get(out, "spec"), "nodeName"));
     json_decref(out);
 }
 
 static void test_server_patch_json_test_passes_numerically(void **state)
 {
-    json_t *cur = load("{\"a\":1,\"b\":[1,{\"c\":true}]}");
+    json_t *cur = kc_test_json_load("{\"a\":1,\"b\":[1,{\"c\":true}]}");
     json_t *out = NULL;
     const char *body = "[{\"op\":\"test\",\"path\":\"/a\",\"value\":1.0},"
                        "{\"op\":\"test\",\"path\":\"/b\",\"value\":[1,{\"c\":true}]}]";

@@ -11,6 +11,8 @@
 
 #include <cmocka.h>
 
+#include "kc_test_json.h"
+
 static const char *const POD =
     "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"labels\":{\"app\":"
     "\"web\"},\"finalizers\":[\"a\"]},\"spec\":{\"containers\":[{\"name\":\"web\",\"image\":"
@@ -20,38 +22,13 @@ static const char *const POD =
     "\"name\":\"v\",\"mountPath\":\"/data\"}]},{\"name\":\"side\",\"image\":\"busybox\"}],"
     "\"volumes\":[{\"name\":\"v\",\"emptyDir\":{}}],\"tolerations\":[{\"key\":\"k1\"}]}}";
 
-static json_t *load(const char *s)
-{
-    json_error_t e;
-    json_t *v = json_loads(s, JSON_DECODE_ANY, &e);
-    if (!v)
-        fail_msg("bad test JSON: %s: %s", s, e.text);
-    return v;
-}
-
 static json_t *smp(const char *doc, const char *kind, const char *body, int *code)
 {
-    json_t *cur = load(doc);
+    json_t *cur = kc_test_json_load(doc);
     json_t *out = NULL;
     *code = kc__patch_apply(KC__PATCH_STRATEGIC, cur, body, strlen(body), kind, true, &out, NULL);
     json_decref(cur);
     return out;
-}
-
-/* Compare the value at a JSON pointer-ish dotted path with want_json. */
-static void assert_json_at(const json_t *doc, const char *path, const char *want_json)
-{
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", path);
-    const json_t *v = doc;
-    for (char *tok = strtok(buf, "."); tok && v; tok = strtok(NULL, "."))
-        v = json_is_array(v) ? json_array_get(v, (size_t)atoi(tok)) : json_object_get(v, tok);
-    json_t *want = load(want_json);
-    char *got = v ? json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
-    if (!v || !json_equal((json_t *)v, want))
-        fail_msg("%s: got %s, want %s", path, got ? got : "(absent)", want_json);
-    free(got);
-    json_decref(want);
 }
 
 static void test_server_strategic_containers_merge_by_name(void **state)
@@ -62,9 +39,9 @@ static void test_server_strategic_containers_merge_by_name(void **state)
                       "\"name\":\"new\",\"image\":\"x\"}]}}",
                       &code);
     assert_int_equal(code, 0);
-    assert_json_at(out, "spec.containers.0.image", "\"nginx:1\"");
-    assert_json_at(out, "spec.containers.1", "{\"name\":\"side\",\"image\":\"busybox:2\"}");
-    assert_json_at(out, "spec.containers.2", "{\"name\":\"new\",\"image\":\"x\"}");
+    kc_test_json_at(out, "spec.containers.0.image", "\"nginx:1\"");
+    kc_test_json_at(out, "spec.containers.1", "{\"name\":\"side\",\"image\":\"busybox:2\"}");
+    kc_test_json_at(out, "spec.containers.2", "{\"name\":\"new\",\"image\":\"x\"}");
     json_decref(out);
 }
 
@@ -77,10 +54,10 @@ static void test_server_strategic_env_and_mounts_merge_by_key(void **state)
                       "\"readOnly\":true}]}]}}",
                       &code);
     assert_int_equal(code, 0);
-    assert_json_at(out, "spec.containers.0.env",
-                   "[{\"name\":\"A\",\"value\":\"1\"},{\"name\":\"B\",\"value\":\"3\"}]");
-    assert_json_at(out, "spec.containers.0.volumeMounts",
-                   "[{\"name\":\"v\",\"mountPath\":\"/data\",\"readOnly\":true}]");
+    kc_test_json_at(out, "spec.containers.0.env",
+                    "[{\"name\":\"A\",\"value\":\"1\"},{\"name\":\"B\",\"value\":\"3\"}]");
+    kc_test_json_at(out, "spec.containers.0.volumeMounts",
+                    "[{\"name\":\"v\",\"mountPath\":\"/data\",\"readOnly\":true}]");
     json_decref(out);
 }
 
@@ -94,10 +71,10 @@ static void test_server_strategic_container_ports_key_includes_protocol(void **s
                       &code);
     assert_int_equal(code, 0);
     /* 80 (no protocol = TCP) merged; 53/TCP is a new port beside 53/UDP. */
-    assert_json_at(out, "spec.containers.0.ports",
-                   "[{\"containerPort\":80,\"protocol\":\"TCP\",\"name\":\"http\"},"
-                   "{\"containerPort\":53,\"protocol\":\"UDP\"},"
-                   "{\"containerPort\":53,\"protocol\":\"TCP\"}]");
+    kc_test_json_at(out, "spec.containers.0.ports",
+                    "[{\"containerPort\":80,\"protocol\":\"TCP\",\"name\":\"http\"},"
+                    "{\"containerPort\":53,\"protocol\":\"UDP\"},"
+                    "{\"containerPort\":53,\"protocol\":\"TCP\"}]");
     json_decref(out);
 }
 
@@ -110,7 +87,7 @@ static void test_server_strategic_service_ports_merge_by_port(void **state)
     json_t *out =
         smp(svc, "Service", "{\"spec\":{\"ports\":[{\"port\":80,\"targetPort\":9090}]}}", &code);
     assert_int_equal(code, 0);
-    assert_json_at(out, "spec.ports", "[{\"port\":80,\"targetPort\":9090},{\"port\":443}]");
+    kc_test_json_at(out, "spec.ports", "[{\"port\":80,\"targetPort\":9090},{\"port\":443}]");
     json_decref(out);
 }
 
@@ -122,9 +99,9 @@ static void test_server_strategic_volumes_merge_and_tolerations_replace(void **s
                       "\"key\":\"k2\"}]}}",
                       &code);
     assert_int_equal(code, 0);
-    assert_json_at(out, "spec.volumes",
-                   "[{\"name\":\"v\",\"emptyDir\":{}},{\"name\":\"w\",\"emptyDir\":{}}]");
-    assert_json_at(out, "spec.tolerations", "[{\"key\":\"k2\"}]");
+    kc_test_json_at(out, "spec.volumes",
+                    "[{\"name\":\"v\",\"emptyDir\":{}},{\"name\":\"w\",\"emptyDir\":{}}]");
+    kc_test_json_at(out, "spec.tolerations", "[{\"key\":\"k2\"}]");
     json_decref(out);
 }
 
@@ -137,7 +114,7 @@ static void test_server_strategic_patch_delete_removes_element(void **state)
     assert_int_equal(code, 0);
     assert_int_equal(json_array_size(json_object_get(json_object_get(out, "spec"), "containers")),
                      1);
-    assert_json_at(out, "spec.containers.0.name", "\"web\"");
+    kc_test_json_at(out, "spec.containers.0.name", "\"web\"");
     json_decref(out);
 }
 
@@ -148,7 +125,7 @@ static void test_server_strategic_patch_replace_on_list(void **state)
         smp(POD, "Pod",
             "{\"spec\":{\"containers\":[{\"name\":\"only\"},{\"$patch\":\"replace\"}]}}", &code);
     assert_int_equal(code, 0);
-    assert_json_at(out, "spec.containers", "[{\"name\":\"only\"}]");
+    kc_test_json_at(out, "spec.containers", "[{\"name\":\"only\"}]");
     json_decref(out);
 }
 
@@ -158,7 +135,7 @@ static void test_server_strategic_patch_replace_on_map(void **state)
     json_t *out =
         smp(POD, "Pod", "{\"metadata\":{\"labels\":{\"$patch\":\"replace\",\"x\":\"y\"}}}", &code);
     assert_int_equal(code, 0);
-    assert_json_at(out, "metadata.labels", "{\"x\":\"y\"}");
+    kc_test_json_at(out, "metadata.labels", "{\"x\":\"y\"}");
     json_decref(out);
 }
 
@@ -183,9 +160,9 @@ static void test_server_strategic_directives_are_stripped(void **state)
     json_t *spec = json_object_get(out, "spec");
     assert_null(json_object_get(spec, "$setElementOrder/containers"));
     assert_null(json_object_get(spec, "$retainKeys"));
-    assert_json_at(out, "spec.newMap", "{\"k\":1}");
+    kc_test_json_at(out, "spec.newMap", "{\"k\":1}");
     /* order kept: web first */
-    assert_json_at(out, "spec.containers.0.name", "\"web\"");
+    kc_test_json_at(out, "spec.containers.0.name", "\"web\"");
     json_decref(out);
 }
 
@@ -194,12 +171,12 @@ static void test_server_strategic_finalizers_union_and_delete_from_primitive_lis
     int code;
     json_t *out = smp(POD, "Pod", "{\"metadata\":{\"finalizers\":[\"b\",\"a\"]}}", &code);
     assert_int_equal(code, 0);
-    assert_json_at(out, "metadata.finalizers", "[\"a\",\"b\"]");
+    kc_test_json_at(out, "metadata.finalizers", "[\"a\",\"b\"]");
     json_decref(out);
     out =
         smp(POD, "Pod", "{\"metadata\":{\"$deleteFromPrimitiveList/finalizers\":[\"a\"]}}", &code);
     assert_int_equal(code, 0);
-    assert_json_at(out, "metadata.finalizers", "[]");
+    kc_test_json_at(out, "metadata.finalizers", "[]");
     json_decref(out);
 }
 
@@ -211,7 +188,7 @@ static void test_server_strategic_null_deletes_and_scalars_replace(void **state)
                       "\"tolerations\":null}}",
                       &code);
     assert_int_equal(code, 0);
-    assert_json_at(out, "metadata.labels", "{\"v\":\"2\"}");
+    kc_test_json_at(out, "metadata.labels", "{\"v\":\"2\"}");
     assert_null(json_object_get(json_object_get(out, "spec"), "tolerations"));
     json_decref(out);
 }
@@ -229,7 +206,7 @@ static void test_server_strategic_missing_merge_key_is_400(void **state)
 
 static void test_server_strategic_custom_resource_is_415(void **state)
 {
-    json_t *cur = load("{\"apiVersion\":\"example.com/v1\",\"kind\":\"Widget\"}");
+    json_t *cur = kc_test_json_load("{\"apiVersion\":\"example.com/v1\",\"kind\":\"Widget\"}");
     json_t *out = NULL;
     kc_error err = KC_ERROR_INIT;
     const char *body = "{\"spec\":{}}";
@@ -253,7 +230,7 @@ static void test_server_strategic_unknown_lists_of_other_kinds_replace(void **st
     int code;
     json_t *out = smp(d, "Thing", "{\"spec\":{\"ports\":[{\"port\":3}]}}", &code);
     assert_int_equal(code, 0);
-    assert_json_at(out, "spec.ports", "[{\"port\":3}]");
+    kc_test_json_at(out, "spec.ports", "[{\"port\":3}]");
     json_decref(out);
 }
 
@@ -265,7 +242,7 @@ static void test_server_strategic_retain_keys_clears_unlisted(void **state)
                       "\"configMap\"],\"configMap\":{\"name\":\"cm\"}}]}}",
                       &code);
     assert_int_equal(code, 0);
-    assert_json_at(out, "spec.volumes", "[{\"name\":\"v\",\"configMap\":{\"name\":\"cm\"}}]");
+    kc_test_json_at(out, "spec.volumes", "[{\"name\":\"v\",\"configMap\":{\"name\":\"cm\"}}]");
     json_decref(out);
     assert_null(smp(POD, "Pod", "{\"spec\":{\"$retainKeys\":\"x\"}}", &code));
     assert_int_equal(code, KC_EBADREQUEST);

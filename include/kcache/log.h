@@ -25,8 +25,8 @@
  * credentials.
  *
  * Subsystems (stable strings, a callback may filter on them): "json", "http", "rest", "store",
- * "informer", "cached", "server" (the embedded API server), "server.request" (its request log,
- * one line per request at KC_LOG_LEVEL_INFO unless kc_server_opts.quiet).
+ * "informer", "cached", "controller", "server" (the embedded API server), "server.request" (its
+ * request log, one line per request at KC_LOG_LEVEL_INFO unless kc_server_opts.quiet).
  */
 #ifndef KCACHE_LOG_H
 #define KCACHE_LOG_H

@@ -151,7 +151,8 @@ static void deliver(kc_event_recorder *rec, kc__event *ev)
             rec->stats.errors++;
         pthread_mutex_unlock(&rec->mu);
         if (!again) {
-            kc__log(KC__LOG_WARN, "event %s/%s (%s %s on %s %s): not written after %d tries: %s",
+            kc__log(KC_LOG_LEVEL_WARN, "controller",
+                    "event %s/%s (%s %s on %s %s): not written after %d tries: %s",
                     ev->obj_ns[0] ? ev->obj_ns : "default", ev->event_name, ev->type, ev->reason,
                     ev->kind, ev->name, attempt, err.message ? err.message : kc_strerror(rc));
             kc_error_clear(&err);
@@ -337,8 +338,9 @@ static int refuse(kc_event_recorder *rec, const char *why, const char *type, con
     pthread_mutex_lock(&rec->mu);
     rec->stats.invalid++;
     pthread_mutex_unlock(&rec->mu);
-    kc__log(KC__LOG_WARN, "event recorder: event dropped: %s (type %s, reason %s)", why,
-            type ? type : "(null)", reason ? reason : "(null)");
+    kc__log(KC_LOG_LEVEL_WARN, "controller",
+            "event recorder: event dropped: %s (type %s, reason %s)", why, type ? type : "(null)",
+            reason ? reason : "(null)");
     return KC_EINVAL;
 }
 

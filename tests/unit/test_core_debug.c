@@ -17,21 +17,7 @@
 
 #include <cmocka.h>
 
-/* Run fn in a child with stderr closed; its wait status. */
-static int in_child(void (*fn)(void))
-{
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        int devnull = open("/dev/null", O_WRONLY);
-        dup2(devnull, STDERR_FILENO);
-        fn();
-        _exit(0);
-    }
-    int status = 0;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    return status;
-}
+#include "kc_test_child.h"
 
 static void false_assert(void)
 {
@@ -53,26 +39,15 @@ static void held_assert_on_held_mutex(void)
     pthread_mutex_unlock(&m);
 }
 
-static void expect_trap_in_debug(int status)
-{
-#ifdef KC_DEBUG_ASSERTS
-    assert_true(WIFSIGNALED(status));
-    assert_true(WTERMSIG(status) == SIGILL || WTERMSIG(status) == SIGTRAP);
-#else
-    assert_true(WIFEXITED(status));
-    assert_int_equal(WEXITSTATUS(status), 0);
-#endif
-}
-
 static void test_core_debug_false_assert_traps_only_in_debug(void **state)
 {
-    expect_trap_in_debug(in_child(false_assert));
+    kc_test_expect_trap_in_debug(kc_test_in_child(false_assert));
 }
 
 static void test_core_debug_assert_held(void **state)
 {
-    expect_trap_in_debug(in_child(held_assert_on_free_mutex));
-    int st = in_child(held_assert_on_held_mutex);
+    kc_test_expect_trap_in_debug(kc_test_in_child(held_assert_on_free_mutex));
+    int st = kc_test_in_child(held_assert_on_held_mutex);
     assert_true(WIFEXITED(st));
     assert_int_equal(WEXITSTATUS(st), 0);
     pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;

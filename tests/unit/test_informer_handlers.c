@@ -153,6 +153,17 @@ static void gate(rec *r, bool closed)
     pthread_mutex_unlock(&r->mu);
 }
 
+/* A recording registration whose callbacks wait at a closed gate (a slow consumer). */
+static kc_informer_reg *add_gated(kc_informer *inf, rec *r)
+{
+    rec_init(r);
+    kc_informer_handlers h = {r_add, r_update, r_delete, r};
+    kc_informer_reg *reg;
+    assert_int_equal(kc_informer_add_handler(inf, &h, NULL, &reg, NULL), 0);
+    gate(r, true);
+    return reg;
+}
+
 /* Mirror equals the informer's store (same keys, same RVs). */
 static void assert_mirror_equal(kc_informer *inf, rec *r)
 {
@@ -222,11 +233,7 @@ static void test_informer_handlers_overflow_coalesces_without_losing_deletes(voi
 {
     kc_informer *inf = new_inf(4);
     rec r;
-    rec_init(&r);
-    kc_informer_handlers h = {r_add, r_update, r_delete, &r};
-    kc_informer_reg *reg;
-    assert_int_equal(kc_informer_add_handler(inf, &h, NULL, &reg, NULL), 0);
-    gate(&r, true);
+    kc_informer_reg *reg = add_gated(inf, &r);
     char name[8];
     int rv = 1;
     for (int round = 0; round < 30; round++)
@@ -289,11 +296,7 @@ static void test_informer_handlers_oom_drops_are_counted_in_status(void **st)
 {
     kc_informer *inf = new_inf(1);
     rec r;
-    rec_init(&r);
-    kc_informer_handlers h = {r_add, r_update, r_delete, &r};
-    kc_informer_reg *reg;
-    assert_int_equal(kc_informer_add_handler(inf, &h, NULL, &reg, NULL), 0);
-    gate(&r, true);
+    kc_informer_reg *reg = add_gated(inf, &r);
     event_now(inf, KC_WATCH_ADDED, "a", 1); /* taken by the dispatcher, which waits at the gate */
     pthread_mutex_lock(&r.mu);
     while (r.holding == 0)

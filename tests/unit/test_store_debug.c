@@ -19,6 +19,8 @@
 
 #include <cmocka.h>
 
+#include "kc_test_child.h"
+
 static const char CM[] = "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":"
                          "\"a\",\"namespace\":\"n\",\"resourceVersion\":\"5\"}}";
 
@@ -35,22 +37,7 @@ static void apply_while_another_writes(void)
 
 static void test_store_debug_second_writer_traps_in_debug(void **state)
 {
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        int devnull = open("/dev/null", O_WRONLY);
-        dup2(devnull, STDERR_FILENO);
-        apply_while_another_writes();
-    }
-    int status = 0;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-#ifdef KC_DEBUG_ASSERTS
-    assert_true(WIFSIGNALED(status));
-    assert_true(WTERMSIG(status) == SIGILL || WTERMSIG(status) == SIGTRAP);
-#else
-    assert_true(WIFEXITED(status));
-    assert_int_equal(WEXITSTATUS(status), 0);
-#endif
+    kc_test_expect_trap_in_debug(kc_test_in_child(apply_while_another_writes));
 }
 
 static void test_store_debug_one_writer_at_a_time_is_fine(void **state)

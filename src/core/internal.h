@@ -59,6 +59,28 @@ bool kc__mutex_held(pthread_mutex_t *m);
 /* kc_error_set with a va_list. Returns code. err may be NULL. */
 int kc__error_vset(kc_error *err, int code, const char *fmt, va_list ap) KC__PRINTF(3, 0);
 
+/* ---- the struct-size handshake (core/opts.c, docs/abi.md) ----------------------------------- */
+
+/*
+ * Copy a caller's struct src of src_size bytes (as the caller compiled it) into dst, this
+ * library's struct of dst_size bytes: dst is zeroed first, then min(src_size, dst_size) bytes are
+ * copied (src NULL: dst stays all zero, the defaults). A src longer than dst is accepted only when
+ * its bytes past dst_size are all zero; otherwise KC_EUNSUPPORTED, err naming what (the struct,
+ * e.g. "kc_informer_opts") and the first unknown byte set. A non-NULL src with src_size 0 (a
+ * nested pointer whose _size field the caller left 0) is KC_EINVAL. Returns 0 or the code.
+ */
+int kc__opts_copy(void *dst, size_t dst_size, const void *src, size_t src_size, const char *what,
+                  kc_error *err);
+
+/* Write this library's result src (src_size bytes) into the caller's dst of dst_size bytes: at
+ * most dst_size bytes are written; bytes of dst past src_size are zeroed. dst NULL: nothing. */
+void kc__result_copy(void *dst, size_t dst_size, const void *src, size_t src_size);
+
+/* KC__OPTS_COPY(&local, opts, opts_size, kc_x_opts, err): kc__opts_copy into a local of type
+ * kc_x_opts, naming the type in the error. */
+#define KC__OPTS_COPY(dst, src, src_size, type, err)                                               \
+    kc__opts_copy((dst), sizeof(type), (src), (src_size), #type, (err))
+
 /* ---- checked arithmetic ---------------------------------------------------------------------- */
 
 /* *ret = a + b / a * b; returns false (and leaves *ret untouched) on overflow. */

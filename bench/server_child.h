@@ -69,7 +69,7 @@ static void child_creates(const char *url, int m)
     if (kc_config_from_url(url, NULL, NULL, &cfg, NULL) || kc_client_new(cfg, &co, &cli, NULL))
         _exit(3);
     kc_decode_opts keep = {.flags = KC_DECODE_KEEP_MANAGED_FIELDS};
-    kc_list_opts lo = {.limit = 1, .decode = &keep};
+    kc_list_opts lo = {.limit = 1, .decode = &keep, .decode_size = sizeof keep};
     kc_obj *tpl = NULL;
     kc_client_list(cli, &pods, NULL, &lo, NULL, keep_first_cb, &tpl, NULL);
     if (!tpl)

@@ -75,9 +75,12 @@ int main(int argc, char **argv)
         kc_config_opts co = {.kubeconfig = argv[1]};
         rc = kc_config_load(&co, &cfg, &err);
     } else {
-        kc_server_opts so = {.listen = "127.0.0.1:0", .quiet = true};
-        so.faults.watch_delay_min_ms = 10;
-        so.faults.watch_delay_max_ms = 500;
+        /* A nested struct is given by pointer and size (docs/abi.md). */
+        kc_server_faults faults = {.watch_delay_min_ms = 10, .watch_delay_max_ms = 500};
+        kc_server_opts so = {.listen = "127.0.0.1:0",
+                             .quiet = true,
+                             .faults = &faults,
+                             .faults_size = sizeof faults};
         rc = kc_server_new(&so, &srv, &err);
         if (rc == 0)
             rc = kc_server_start(srv, &err);

@@ -39,9 +39,11 @@ typedef struct kc_cache_indexer {
 
 /* Cache options. Zero-initialised (or NULL) means the defaults. */
 typedef struct kc_cache_opts {
-    kc_informer_opts defaults; /* applied to fields a get_informer caller leaves zero (not ns or
-                                  selectors) */
-    size_t max_informers;      /* 0 = 256 */
+    /* Applied to fields a get_informer caller leaves zero (not ns, selectors or name); copied by
+     * kc_cache_new. NULL = none. */
+    const kc_informer_opts *defaults;
+    size_t defaults_size; /* sizeof(kc_informer_opts) when defaults is set (docs/abi.md) */
+    size_t max_informers; /* 0 = 256 */
     const kc_cache_indexer *indexers; /* copied by kc_cache_new (see kc_cache_indexer) */
     size_t n_indexers;
 } kc_cache_opts;
@@ -49,8 +51,10 @@ typedef struct kc_cache_opts {
 /* New cache over client (borrowed: must outlive the cache). opts may be NULL (copied).
  * Errors: KC_EINVAL (client or ret NULL, a bad indexer), KC_ENOMEM. *ret is new — free with
  * kc_cache_free. */
-KC_API int kc_cache_new(kc_client *client, const kc_cache_opts *opts, kc_cache **ret,
-                        kc_error *err);
+KC_API int(kc_cache_new)(kc_client *client, const kc_cache_opts *opts, size_t opts_size,
+                         kc_cache **ret, kc_error *err);
+#define kc_cache_new(client, opts, ret, err)                                                       \
+    (kc_cache_new)((client), (opts), sizeof(kc_cache_opts), (ret), (err))
 
 /*
  * Register a user indexer for gvr's informers (see kc_cache_indexer; same as listing it in
@@ -73,8 +77,10 @@ KC_API int kc_cache_add_indexer(kc_cache *cache, const kc_gvr *gvr, const char *
  * valid until kc_cache_free. Errors: KC_EINVAL, KC_ESTOPPED, KC_ETOOLARGE (max_informers),
  * KC_ENOMEM.
  */
-KC_API int kc_cache_get_informer(kc_cache *cache, const kc_gvr *gvr, const kc_informer_opts *opts,
-                                 kc_informer **ret_inf, kc_error *err);
+KC_API int(kc_cache_get_informer)(kc_cache *cache, const kc_gvr *gvr, const kc_informer_opts *opts,
+                                  size_t opts_size, kc_informer **ret_inf, kc_error *err);
+#define kc_cache_get_informer(cache, gvr, opts, ret_inf, err)                                      \
+    (kc_cache_get_informer)((cache), (gvr), (opts), sizeof(kc_informer_opts), (ret_inf), (err))
 
 /*
  * Block until every required informer (current and added meanwhile) has synced: 0; KC_ETIMEOUT

@@ -96,15 +96,20 @@ typedef struct kc_cached_client_stats {
  * (copied). Errors: KC_EINVAL (bad mode, NULL client/cache), KC_ENOMEM. On success *ret is new —
  * caller frees with kc_cached_client_free(). Thread-safe.
  */
-KC_API int kc_cached_client_new(kc_client *client, kc_cache *cache,
-                                const kc_cached_client_opts *opts, kc_cached_client **ret,
-                                kc_error *err);
+KC_API int(kc_cached_client_new)(kc_client *client, kc_cache *cache,
+                                 const kc_cached_client_opts *opts, size_t opts_size,
+                                 kc_cached_client **ret, kc_error *err);
+#define kc_cached_client_new(client, cache, opts, ret, err)                                        \
+    (kc_cached_client_new)((client), (cache), (opts), sizeof(kc_cached_client_opts), (ret), (err))
 
 /* Free. No call may be in flight (stop the cache first to wake waiters). Accepts NULL. */
 KC_API void kc_cached_client_free(kc_cached_client *cc);
 
 /* Counters, copied into *ret. Thread-safe. */
-KC_API void kc_cached_client_get_stats(kc_cached_client *cc, kc_cached_client_stats *ret);
+KC_API void(kc_cached_client_get_stats)(kc_cached_client *cc, kc_cached_client_stats *ret,
+                                        size_t ret_size);
+#define kc_cached_client_get_stats(cc, ret)                                                        \
+    (kc_cached_client_get_stats)((cc), (ret), sizeof(kc_cached_client_stats))
 
 /* ---- reads -------------------------------------------------------------------------------- */
 /*
@@ -119,9 +124,12 @@ KC_API void kc_cached_client_get_stats(kc_cached_client *cc, kc_cached_client_st
  */
 
 /* Get one object. On success *ret_obj is a new reference — caller unrefs. */
-KC_API int kc_cached_client_get(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
-                                const char *name, const kc_cached_call_opts *call, kc_obj **ret_obj,
-                                kc_error *err);
+KC_API int(kc_cached_client_get)(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
+                                 const char *name, const kc_cached_call_opts *call,
+                                 size_t call_size, kc_obj **ret_obj, kc_error *err);
+#define kc_cached_client_get(cc, gvr, ns, name, call, ret_obj, err)                                \
+    (kc_cached_client_get)((cc), (gvr), (ns), (name), (call), sizeof(kc_cached_call_opts),         \
+                           (ret_obj), (err))
 
 /*
  * List objects of gvr in ns (NULL/"" = all namespaces) matching label_selector and field_selector
@@ -129,10 +137,14 @@ KC_API int kc_cached_client_get(kc_cached_client *cc, const kc_gvr *gvr, const c
  * array of *ret_n new references (sorted by namespace/name) — caller frees with
  * kc_obj_array_free(). An empty result gives *ret_n = 0 and a non-NULL array.
  */
-KC_API int kc_cached_client_list(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
-                                 const char *label_selector, const char *field_selector,
-                                 const kc_cached_call_opts *call, kc_obj ***ret_items,
-                                 size_t *ret_n, kc_error *err);
+KC_API int(kc_cached_client_list)(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
+                                  const char *label_selector, const char *field_selector,
+                                  const kc_cached_call_opts *call, size_t call_size,
+                                  kc_obj ***ret_items, size_t *ret_n, kc_error *err);
+#define kc_cached_client_list(cc, gvr, ns, label_selector, field_selector, call, ret_items, ret_n, \
+                              err)                                                                 \
+    (kc_cached_client_list)((cc), (gvr), (ns), (label_selector), (field_selector), (call),         \
+                            sizeof(kc_cached_call_opts), (ret_items), (ret_n), (err))
 
 /*
  * List the objects of gvr whose index index_name holds value: KC_STORE_INDEX_NAMESPACE (always
@@ -140,10 +152,13 @@ KC_API int kc_cached_client_list(kc_cached_client *cc, const kc_gvr *gvr, const 
  * kc_cache_opts.indexers before the type's first use; KC_ENOTFOUND names a missing index. Always
  * served from the cache (call->live is KC_EINVAL here). Result as kc_cached_client_list.
  */
-KC_API int kc_cached_client_list_by_index(kc_cached_client *cc, const kc_gvr *gvr,
-                                          const char *index_name, const char *value,
-                                          const kc_cached_call_opts *call, kc_obj ***ret_items,
-                                          size_t *ret_n, kc_error *err);
+KC_API int(kc_cached_client_list_by_index)(kc_cached_client *cc, const kc_gvr *gvr,
+                                           const char *index_name, const char *value,
+                                           const kc_cached_call_opts *call, size_t call_size,
+                                           kc_obj ***ret_items, size_t *ret_n, kc_error *err);
+#define kc_cached_client_list_by_index(cc, gvr, index_name, value, call, ret_items, ret_n, err)    \
+    (kc_cached_client_list_by_index)((cc), (gvr), (index_name), (value), (call),                   \
+                                     sizeof(kc_cached_call_opts), (ret_items), (ret_n), (err))
 
 /* ---- writes ------------------------------------------------------------------------------- */
 /*
@@ -157,35 +172,55 @@ KC_API int kc_cached_client_list_by_index(kc_cached_client *cc, const kc_gvr *gv
  */
 
 /* Create (POST) json in ns. */
-KC_API int kc_cached_client_create(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
-                                   const char *json, size_t len, const kc_write_opts *wo,
-                                   const kc_cached_call_opts *call, kc_obj **ret_obj,
-                                   kc_error *err);
+KC_API int(kc_cached_client_create)(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
+                                    const char *json, size_t len, const kc_write_opts *wo,
+                                    size_t wo_size, const kc_cached_call_opts *call,
+                                    size_t call_size, kc_obj **ret_obj, kc_error *err);
+#define kc_cached_client_create(cc, gvr, ns, json, len, wo, call, ret_obj, err)                    \
+    (kc_cached_client_create)((cc), (gvr), (ns), (json), (len), (wo), sizeof(kc_write_opts),       \
+                              (call), sizeof(kc_cached_call_opts), (ret_obj), (err))
 
 /* Replace (PUT) the object named by the body's metadata.name. */
-KC_API int kc_cached_client_update(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
-                                   const char *json, size_t len, const kc_write_opts *wo,
-                                   const kc_cached_call_opts *call, kc_obj **ret_obj,
-                                   kc_error *err);
+KC_API int(kc_cached_client_update)(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
+                                    const char *json, size_t len, const kc_write_opts *wo,
+                                    size_t wo_size, const kc_cached_call_opts *call,
+                                    size_t call_size, kc_obj **ret_obj, kc_error *err);
+#define kc_cached_client_update(cc, gvr, ns, json, len, wo, call, ret_obj, err)                    \
+    (kc_cached_client_update)((cc), (gvr), (ns), (json), (len), (wo), sizeof(kc_write_opts),       \
+                              (call), sizeof(kc_cached_call_opts), (ret_obj), (err))
 
 /* Replace the /status subresource. */
-KC_API int kc_cached_client_update_status(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
-                                          const char *json, size_t len, const kc_write_opts *wo,
-                                          const kc_cached_call_opts *call, kc_obj **ret_obj,
-                                          kc_error *err);
+KC_API int(kc_cached_client_update_status)(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
+                                           const char *json, size_t len, const kc_write_opts *wo,
+                                           size_t wo_size, const kc_cached_call_opts *call,
+                                           size_t call_size, kc_obj **ret_obj, kc_error *err);
+#define kc_cached_client_update_status(cc, gvr, ns, json, len, wo, call, ret_obj, err)             \
+    (kc_cached_client_update_status)((cc), (gvr), (ns), (json), (len), (wo),                       \
+                                     sizeof(kc_write_opts), (call), sizeof(kc_cached_call_opts),   \
+                                     (ret_obj), (err))
 
 /* Patch name with a body of any kc_patch_type (po->subresource "status" patches the status). */
-KC_API int kc_cached_client_patch(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
-                                  const char *name, kc_patch_type type, const char *body,
-                                  size_t len, const kc_patch_opts *po,
-                                  const kc_cached_call_opts *call, kc_obj **ret_obj, kc_error *err);
+KC_API int(kc_cached_client_patch)(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
+                                   const char *name, kc_patch_type type, const char *body,
+                                   size_t len, const kc_patch_opts *po, size_t po_size,
+                                   const kc_cached_call_opts *call, size_t call_size,
+                                   kc_obj **ret_obj, kc_error *err);
+#define kc_cached_client_patch(cc, gvr, ns, name, type, body, len, po, call, ret_obj, err)         \
+    (kc_cached_client_patch)((cc), (gvr), (ns), (name), (type), (body), (len), (po),               \
+                             sizeof(kc_patch_opts), (call), sizeof(kc_cached_call_opts),           \
+                             (ret_obj), (err))
 
 /* Server-side apply (KC_PATCH_APPLY) of body (YAML or JSON) to name; the field manager is
  * po->field_manager, else the client's default. */
-KC_API int kc_cached_client_apply(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
-                                  const char *name, const char *body, size_t len,
-                                  const kc_patch_opts *po, const kc_cached_call_opts *call,
-                                  kc_obj **ret_obj, kc_error *err);
+KC_API int(kc_cached_client_apply)(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
+                                   const char *name, const char *body, size_t len,
+                                   const kc_patch_opts *po, size_t po_size,
+                                   const kc_cached_call_opts *call, size_t call_size,
+                                   kc_obj **ret_obj, kc_error *err);
+#define kc_cached_client_apply(cc, gvr, ns, name, body, len, po, call, ret_obj, err)               \
+    (kc_cached_client_apply)((cc), (gvr), (ns), (name), (body), (len), (po),                       \
+                             sizeof(kc_patch_opts), (call), sizeof(kc_cached_call_opts),           \
+                             (ret_obj), (err))
 
 /*
  * Delete name. *ret_obj (may be NULL) gets the object when the server returned one (finalizers
@@ -193,10 +228,13 @@ KC_API int kc_cached_client_apply(kc_cached_client *cc, const kc_gvr *gvr, const
  * Block-on-write waits until the cache has observed the deletion of the object's UID (see the top
  * of this file; with finalizers, until the returned RV is observed).
  */
-KC_API int kc_cached_client_delete(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
-                                   const char *name, const kc_delete_opts *dopts,
-                                   const kc_cached_call_opts *call, kc_obj **ret_obj,
-                                   kc_error *err);
+KC_API int(kc_cached_client_delete)(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
+                                    const char *name, const kc_delete_opts *dopts,
+                                    size_t dopts_size, const kc_cached_call_opts *call,
+                                    size_t call_size, kc_obj **ret_obj, kc_error *err);
+#define kc_cached_client_delete(cc, gvr, ns, name, dopts, call, ret_obj, err)                      \
+    (kc_cached_client_delete)((cc), (gvr), (ns), (name), (dopts), sizeof(kc_delete_opts), (call),  \
+                              sizeof(kc_cached_call_opts), (ret_obj), (err))
 
 KC_END_DECLS
 

@@ -50,8 +50,10 @@ typedef struct kc_client_opts {
  * opts may be NULL. Errors: KC_EINVAL, KC_ECONFIG (credentials over plain http to a remote host),
  * KC_ENOMEM. On success *ret is new — caller frees with kc_client_free(). Thread-safe.
  */
-KC_API int kc_client_new(const kc_config *cfg, const kc_client_opts *opts, kc_client **ret,
-                         kc_error *err);
+KC_API int(kc_client_new)(const kc_config *cfg, const kc_client_opts *opts, size_t opts_size,
+                          kc_client **ret, kc_error *err);
+#define kc_client_new(cfg, opts, ret, err)                                                         \
+    (kc_client_new)((cfg), (opts), sizeof(kc_client_opts), (ret), (err))
 
 /* Free the client. No call may be in flight. Accepts NULL. */
 KC_API void kc_client_free(kc_client *client);
@@ -79,6 +81,7 @@ typedef struct kc_list_opts {
     bool metadata_only; /* Accept PartialObjectMetadataList (JSON fallback), KC_DECODE_METADATA_ONLY
                          */
     const kc_decode_opts *decode; /* NULL = defaults */
+    size_t decode_size;           /* sizeof(kc_decode_opts) when decode is set (docs/abi.md) */
     kc_cancel *cancel; /* borrowed; when fired the request (or the pager between pages) stops with
                         * KC_ECANCELED; NULL = not cancellable */
 } kc_list_opts;
@@ -92,7 +95,8 @@ typedef struct kc_watch_opts {
     bool send_initial_events;
     int64_t timeout_s;  /* server-side timeoutSeconds; 0 = none */
     bool metadata_only; /* Accept PartialObjectMetadata (JSON fallback), KC_DECODE_METADATA_ONLY */
-    const kc_decode_opts *decode;
+    const kc_decode_opts *decode; /* NULL = defaults */
+    size_t decode_size;           /* sizeof(kc_decode_opts) when decode is set (docs/abi.md) */
 } kc_watch_opts;
 
 /* Options for create / update / update_status. Zero-initialised (or NULL) means none. */
@@ -101,6 +105,7 @@ typedef struct kc_write_opts {
     const char *field_validation; /* "Strict" | "Warn" | "Ignore" | NULL */
     bool dry_run;                 /* dryRun=All */
     const kc_decode_opts *decode; /* decoding of the returned object; NULL = defaults */
+    size_t decode_size;           /* sizeof(kc_decode_opts) when decode is set (docs/abi.md) */
 } kc_write_opts;
 
 typedef enum kc_patch_type {
@@ -115,26 +120,26 @@ typedef struct kc_patch_opts {
     const char *field_manager; /* required for KC_PATCH_APPLY */
     bool force;                /* apply only: take ownership of conflicting fields */
     bool dry_run;
-    const char *subresource; /* e.g. "status"; NULL = the object itself */
-    const kc_decode_opts *decode;
+    const char *subresource;      /* e.g. "status"; NULL = the object itself */
+    const kc_decode_opts *decode; /* NULL = defaults */
+    size_t decode_size;           /* sizeof(kc_decode_opts) when decode is set (docs/abi.md) */
 } kc_patch_opts;
 
-/* Options for delete / delete_collection. NULL means none. Use KC_DELETE_OPTS_INIT to initialise:
- * a zero grace_period_s means "delete now", -1 means "unset" (server default). */
+/* Options for delete / delete_collection. Zero-initialised (or NULL) means none: no
+ * gracePeriodSeconds is sent, so the server applies the object's default grace period (a Pod's
+ * terminationGracePeriodSeconds). To send one, set has_grace_period: {.has_grace_period = true,
+ * .grace_period_s = 0} deletes now (a Pod is removed without waiting for its kubelet). */
 typedef struct kc_delete_opts {
     const char *propagation;      /* "Background" | "Foreground" | "Orphan" | NULL */
-    int64_t grace_period_s;       /* -1 = unset */
+    bool has_grace_period;        /* send grace_period_s as gracePeriodSeconds */
+    int64_t grace_period_s;       /* >= 0; read only when has_grace_period */
     const char *precondition_uid; /* NULL = none */
     const char *precondition_rv;  /* NULL = none */
     bool dry_run;
     const char *label_selector, *field_selector; /* delete_collection only */
-    const kc_decode_opts *decode;
+    const kc_decode_opts *decode;                /* NULL = defaults */
+    size_t decode_size; /* sizeof(kc_decode_opts) when decode is set (docs/abi.md) */
 } kc_delete_opts;
-
-#define KC_DELETE_OPTS_INIT                                                                        \
-    {                                                                                              \
-        NULL, -1, NULL, NULL, false, NULL, NULL, NULL                                              \
-    }
 
 /* ---- verbs -------------------------------------------------------------------------------- */
 /*
@@ -154,18 +159,24 @@ KC_API int kc_client_get(kc_client *client, const kc_gvr *gvr, const char *ns, c
  * the callback owns the reference). opts may be NULL. If the request fails, on_item is never
  * called; a decode error after some items were delivered is returned as is.
  */
-KC_API int kc_client_list(kc_client *client, const kc_gvr *gvr, const char *ns,
-                          const kc_list_opts *opts, kc_list_meta *ret_meta, kc_list_item_cb on_item,
-                          void *ud, kc_error *err);
+KC_API int(kc_client_list)(kc_client *client, const kc_gvr *gvr, const char *ns,
+                           const kc_list_opts *opts, size_t opts_size, kc_list_meta *ret_meta,
+                           kc_list_item_cb on_item, void *ud, kc_error *err);
+#define kc_client_list(client, gvr, ns, opts, ret_meta, on_item, ud, err)                          \
+    (kc_client_list)((client), (gvr), (ns), (opts), sizeof(kc_list_opts), (ret_meta), (on_item),   \
+                     (ud), (err))
 
 /*
  * LIST every page: follows metadata.continue (limit from opts, default 500 when 0). ret_meta gets
  * the metadata of the last page (its resource_version is the list's RV; continue_token NULL).
  * A 410 on a continue request is returned as KC_EGONE (the caller relists from scratch).
  */
-KC_API int kc_client_list_all(kc_client *client, const kc_gvr *gvr, const char *ns,
-                              const kc_list_opts *opts, kc_list_meta *ret_meta,
-                              kc_list_item_cb on_item, void *ud, kc_error *err);
+KC_API int(kc_client_list_all)(kc_client *client, const kc_gvr *gvr, const char *ns,
+                               const kc_list_opts *opts, size_t opts_size, kc_list_meta *ret_meta,
+                               kc_list_item_cb on_item, void *ud, kc_error *err);
+#define kc_client_list_all(client, gvr, ns, opts, ret_meta, on_item, ud, err)                      \
+    (kc_client_list_all)((client), (gvr), (ns), (opts), sizeof(kc_list_opts), (ret_meta),          \
+                         (on_item), (ud), (err))
 
 /*
  * WATCH: blocks, feeding the response body to a kc_watch_decoder as it arrives; cb gets every
@@ -175,9 +186,12 @@ KC_API int kc_client_list_all(kc_client *client, const kc_gvr *gvr, const char *
  * ResourceVersionTooLarge → KC_ERV_TOO_LARGE, …, with detail), transport errors, KC_EPARSE.
  * No client-side timeout applies (TCP keepalive is on); the rate limiter is not consulted.
  */
-KC_API int kc_client_watch(kc_client *client, const kc_gvr *gvr, const char *ns,
-                           const kc_watch_opts *opts, kc_watch_event_cb cb, void *ud,
-                           kc_cancel *cancel, kc_error *err);
+KC_API int(kc_client_watch)(kc_client *client, const kc_gvr *gvr, const char *ns,
+                            const kc_watch_opts *opts, size_t opts_size, kc_watch_event_cb cb,
+                            void *ud, kc_cancel *cancel, kc_error *err);
+#define kc_client_watch(client, gvr, ns, opts, cb, ud, cancel, err)                                \
+    (kc_client_watch)((client), (gvr), (ns), (opts), sizeof(kc_watch_opts), (cb), (ud), (cancel),  \
+                      (err))
 
 /*
  * Server-side printing, as kubectl get does: GET the collection (name NULL) or one object (name)
@@ -189,38 +203,63 @@ KC_API int kc_client_watch(kc_client *client, const kc_gvr *gvr, const char *ns,
  * plain object or list instead (check its "kind"). Errors: KC_EINVAL (client or ret_json NULL,
  * name ""), then as kc_client_get. Thread-safe.
  */
-KC_API int kc_client_get_table(kc_client *client, const kc_gvr *gvr, const char *ns,
-                               const char *name, const kc_list_opts *opts, char **ret_json,
-                               size_t *ret_len, kc_error *err);
+KC_API int(kc_client_get_table)(kc_client *client, const kc_gvr *gvr, const char *ns,
+                                const char *name, const kc_list_opts *opts, size_t opts_size,
+                                char **ret_json, size_t *ret_len, kc_error *err);
+#define kc_client_get_table(client, gvr, ns, name, opts, ret_json, ret_len, err)                   \
+    (kc_client_get_table)((client), (gvr), (ns), (name), (opts), sizeof(kc_list_opts), (ret_json), \
+                          (ret_len), (err))
 
 /* POST json (len bytes; copied for the request) to the collection. ret_obj may be NULL. */
-KC_API int kc_client_create(kc_client *client, const kc_gvr *gvr, const char *ns, const char *json,
-                            size_t len, const kc_write_opts *opts, kc_obj **ret_obj, kc_error *err);
+KC_API int(kc_client_create)(kc_client *client, const kc_gvr *gvr, const char *ns, const char *json,
+                             size_t len, const kc_write_opts *opts, size_t opts_size,
+                             kc_obj **ret_obj, kc_error *err);
+#define kc_client_create(client, gvr, ns, json, len, opts, ret_obj, err)                           \
+    (kc_client_create)((client), (gvr), (ns), (json), (len), (opts), sizeof(kc_write_opts),        \
+                       (ret_obj), (err))
 
 /* PUT json to the object (name taken from the body's metadata.name; KC_EINVAL if absent). */
-KC_API int kc_client_update(kc_client *client, const kc_gvr *gvr, const char *ns, const char *json,
-                            size_t len, const kc_write_opts *opts, kc_obj **ret_obj, kc_error *err);
+KC_API int(kc_client_update)(kc_client *client, const kc_gvr *gvr, const char *ns, const char *json,
+                             size_t len, const kc_write_opts *opts, size_t opts_size,
+                             kc_obj **ret_obj, kc_error *err);
+#define kc_client_update(client, gvr, ns, json, len, opts, ret_obj, err)                           \
+    (kc_client_update)((client), (gvr), (ns), (json), (len), (opts), sizeof(kc_write_opts),        \
+                       (ret_obj), (err))
 
 /* PUT json to the object's /status subresource. */
-KC_API int kc_client_update_status(kc_client *client, const kc_gvr *gvr, const char *ns,
-                                   const char *json, size_t len, const kc_write_opts *opts,
-                                   kc_obj **ret_obj, kc_error *err);
+KC_API int(kc_client_update_status)(kc_client *client, const kc_gvr *gvr, const char *ns,
+                                    const char *json, size_t len, const kc_write_opts *opts,
+                                    size_t opts_size, kc_obj **ret_obj, kc_error *err);
+#define kc_client_update_status(client, gvr, ns, json, len, opts, ret_obj, err)                    \
+    (kc_client_update_status)((client), (gvr), (ns), (json), (len), (opts), sizeof(kc_write_opts), \
+                              (ret_obj), (err))
 
 /* PATCH name with body (len bytes) of the given type. KC_PATCH_APPLY without a field manager is
  * KC_EINVAL. */
-KC_API int kc_client_patch(kc_client *client, const kc_gvr *gvr, const char *ns, const char *name,
-                           kc_patch_type type, const char *body, size_t len,
-                           const kc_patch_opts *opts, kc_obj **ret_obj, kc_error *err);
+KC_API int(kc_client_patch)(kc_client *client, const kc_gvr *gvr, const char *ns, const char *name,
+                            kc_patch_type type, const char *body, size_t len,
+                            const kc_patch_opts *opts, size_t opts_size, kc_obj **ret_obj,
+                            kc_error *err);
+#define kc_client_patch(client, gvr, ns, name, type, body, len, opts, ret_obj, err)                \
+    (kc_client_patch)((client), (gvr), (ns), (name), (type), (body), (len), (opts),                \
+                      sizeof(kc_patch_opts), (ret_obj), (err))
 
 /* DELETE name (DeleteOptions sent as the JSON body). *ret_obj (may be NULL) gets the object when
  * the server returned one (e.g. with deletionTimestamp while finalizers are pending, or the
  * deleted pod) or NULL when it returned a Status. */
-KC_API int kc_client_delete(kc_client *client, const kc_gvr *gvr, const char *ns, const char *name,
-                            const kc_delete_opts *opts, kc_obj **ret_obj, kc_error *err);
+KC_API int(kc_client_delete)(kc_client *client, const kc_gvr *gvr, const char *ns, const char *name,
+                             const kc_delete_opts *opts, size_t opts_size, kc_obj **ret_obj,
+                             kc_error *err);
+#define kc_client_delete(client, gvr, ns, name, opts, ret_obj, err)                                \
+    (kc_client_delete)((client), (gvr), (ns), (name), (opts), sizeof(kc_delete_opts), (ret_obj),   \
+                       (err))
 
 /* DELETE the collection, filtered by opts->label_selector/field_selector. */
-KC_API int kc_client_delete_collection(kc_client *client, const kc_gvr *gvr, const char *ns,
-                                       const kc_delete_opts *opts, kc_error *err);
+KC_API int(kc_client_delete_collection)(kc_client *client, const kc_gvr *gvr, const char *ns,
+                                        const kc_delete_opts *opts, size_t opts_size,
+                                        kc_error *err);
+#define kc_client_delete_collection(client, gvr, ns, opts, err)                                    \
+    (kc_client_delete_collection)((client), (gvr), (ns), (opts), sizeof(kc_delete_opts), (err))
 
 /*
  * Raw request (escape hatch, tools and tests): method "GET"/"POST"/…, path_and_query starting with

@@ -2,8 +2,8 @@
  * kcache/common.h — export macro, version, and conventions shared by every public header.
  *
  * Conventions used in every doc comment of the public API:
- *   - Ownership, in fixed words: *borrowed* (valid until the stated event), *copied* (the callee keeps
- *     its own copy), *consumed* (the callee takes over the caller's reference), *new reference —
+ *   - Ownership, in fixed words: *borrowed* (valid until the stated event), *copied* (the callee
+ * keeps its own copy), *consumed* (the callee takes over the caller's reference), *new reference —
  *     caller unrefs* (the caller owns one reference and must call the matching _unref/_free).
  *   - Out-parameters are named ret_… and are left untouched when the call fails.
  *   - Functions return 0 (or a non-negative count) on success and a negative KC_E… code on failure
@@ -14,6 +14,11 @@
  *     int (a file descriptor, a port). tests/integration/test_api_null.c holds every function to
  *     this.
  *   - Thread-safety is stated per function or per type.
+ *   - Structs: a function that reads or writes a caller's struct takes its size right after the
+ *     pointer (`opts, opts_size`); a same-named macro passes sizeof, so callers write the call
+ *     without it. Zero-initialise every struct passed in (zero = default). A struct nested in an
+ *     options struct is a pointer plus `<field>_size`. docs/abi.md has the rules and what stays
+ *     compatible across versions.
  *
  * Platform: Linux only (futexes for store waiters, eventfds for the readiness file descriptors).
  */
@@ -32,15 +37,15 @@
 
 #ifdef __cplusplus
 #define KC_BEGIN_DECLS extern "C" {
-#define KC_END_DECLS }
+#define KC_END_DECLS   }
 #else
 #define KC_BEGIN_DECLS
 #define KC_END_DECLS
 #endif
 
-#define KC_VERSION_MAJOR 0
-#define KC_VERSION_MINOR 1
-#define KC_VERSION_PATCH 0
+#define KC_VERSION_MAJOR  0
+#define KC_VERSION_MINOR  1
+#define KC_VERSION_PATCH  0
 #define KC_VERSION_STRING "0.1.0"
 
 KC_BEGIN_DECLS

@@ -57,7 +57,10 @@ typedef struct kc_config_opts {
  * On success *ret_cfg is new — caller frees with kc_config_unref(). Thread-safe (reads the
  * environment: KUBECONFIG, HOME, KUBERNETES_SERVICE_HOST/_PORT — no other variable).
  */
-KC_API int kc_config_load(const kc_config_opts *opts, kc_config **ret_cfg, kc_error *err);
+KC_API int(kc_config_load)(const kc_config_opts *opts, size_t opts_size, kc_config **ret_cfg,
+                           kc_error *err);
+#define kc_config_load(opts, ret_cfg, err)                                                         \
+    (kc_config_load)((opts), sizeof(kc_config_opts), (ret_cfg), (err))
 
 /*
  * A configuration for a fixed server URL (tests and the embedded server): url like

@@ -44,8 +44,12 @@ typedef int (*kc_list_item_cb)(void *ud, kc_obj *item);
  * overwritten (clear it first if it held strings). Thread-safe (scratch is per thread; a callback
  * may itself call kc_list_decode).
  */
-KC_API int kc_list_decode(const char *body, size_t len, const kc_decode_opts *opts,
-                          kc_list_meta *ret_meta, kc_list_item_cb on_item, void *ud, kc_error *err);
+KC_API int(kc_list_decode)(const char *body, size_t len, const kc_decode_opts *opts,
+                           size_t opts_size, kc_list_meta *ret_meta, kc_list_item_cb on_item,
+                           void *ud, kc_error *err);
+#define kc_list_decode(body, len, opts, ret_meta, on_item, ud, err)                                \
+    (kc_list_decode)((body), (len), (opts), sizeof(kc_decode_opts), (ret_meta), (on_item), (ud),   \
+                     (err))
 
 /*
  * Reusable LIST decoder. Decoding needs scratch memory (a copy of the body plus simdjson's
@@ -57,7 +61,10 @@ KC_API int kc_list_decode(const char *body, size_t len, const kc_decode_opts *op
  * decoder is used by one thread at a time.
  */
 typedef struct kc_list_decoder kc_list_decoder;
-KC_API int kc_list_decoder_new(const kc_decode_opts *opts, kc_list_decoder **ret, kc_error *err);
+KC_API int(kc_list_decoder_new)(const kc_decode_opts *opts, size_t opts_size, kc_list_decoder **ret,
+                                kc_error *err);
+#define kc_list_decoder_new(opts, ret, err)                                                        \
+    (kc_list_decoder_new)((opts), sizeof(kc_decode_opts), (ret), (err))
 /* As kc_list_decode, with dec's options and retained scratch. */
 KC_API int kc_list_decoder_decode(kc_list_decoder *dec, const char *body, size_t len,
                                   kc_list_meta *ret_meta, kc_list_item_cb on_item, void *ud,
@@ -96,7 +103,10 @@ typedef struct kc_watch_decoder kc_watch_decoder;
  * Errors: KC_EINVAL (ret NULL), KC_ENOMEM. On success *ret is new — caller frees with
  * kc_watch_decoder_free(). One decoder per stream; not thread-safe (use from one thread at a
  * time). */
-KC_API int kc_watch_decoder_new(const kc_decode_opts *opts, kc_watch_decoder **ret, kc_error *err);
+KC_API int(kc_watch_decoder_new)(const kc_decode_opts *opts, size_t opts_size,
+                                 kc_watch_decoder **ret, kc_error *err);
+#define kc_watch_decoder_new(opts, ret, err)                                                       \
+    (kc_watch_decoder_new)((opts), sizeof(kc_decode_opts), (ret), (err))
 
 /*
  * Feed the next chunk (any size; events may span chunks; CRLF and blank lines are accepted).

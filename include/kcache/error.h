@@ -73,21 +73,28 @@ typedef struct kc_cause {
  * Not thread-safe: one kc_error per call in flight.
  */
 typedef struct kc_error {
-    int code;          /* KC_E… code, 0 when no error */
-    int http_status;   /* HTTP status code, 0 when none */
-    char *reason;      /* Kubernetes Status reason, e.g. "NotFound", "Expired"; NULL when none */
-    char *message;     /* human-readable message; NULL when none */
-    char *name;        /* Status details.name */
-    char *group;       /* Status details.group */
-    char *kind;        /* Status details.kind */
-    char *uid;         /* Status details.uid */
-    kc_cause *causes;  /* Status details.causes[] */
+    int code;         /* KC_E… code, 0 when no error */
+    int http_status;  /* HTTP status code, 0 when none */
+    char *reason;     /* Kubernetes Status reason, e.g. "NotFound", "Expired"; NULL when none */
+    char *message;    /* human-readable message; NULL when none */
+    char *name;       /* Status details.name */
+    char *group;      /* Status details.group */
+    char *kind;       /* Status details.kind */
+    char *uid;        /* Status details.uid */
+    kc_cause *causes; /* Status details.causes[] */
     size_t n_causes;
     int retry_after_s; /* Retry-After or details.retryAfterSeconds; -1 when none */
     int64_t offset;    /* byte offset of a parse error in its input; -1 when unknown */
+    void *reserved[4]; /* for fields of later versions (kc_error is frozen: docs/abi.md); NULL */
 } kc_error;
 
-#define KC_ERROR_INIT {0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, -1, -1}
+#define KC_ERROR_INIT                                                                              \
+    {                                                                                              \
+        0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, -1, -1,                                 \
+        {                                                                                          \
+            NULL                                                                                   \
+        }                                                                                          \
+    }
 
 /* Initialise to the empty state. Never fails. */
 KC_API void kc_error_init(kc_error *err);

@@ -39,8 +39,10 @@ typedef struct kc_health_opts {
  * cache or ret NULL), KC_EIO (cannot bind), KC_ENOMEM. *ret is new — release with
  * kc_health_free, which stops serving.
  */
-KC_API int kc_health_new(kc_cache *cache, const char *listen, const kc_health_opts *opts,
-                         kc_health **ret, kc_error *err);
+KC_API int(kc_health_new)(kc_cache *cache, const char *listen, const kc_health_opts *opts,
+                          size_t opts_size, kc_health **ret, kc_error *err);
+#define kc_health_new(cache, listen, opts, ret, err)                                               \
+    (kc_health_new)((cache), (listen), (opts), sizeof(kc_health_opts), (ret), (err))
 
 /* "http://ADDR:PORT" of the endpoint. Borrowed: valid until kc_health_free. NULL for NULL. */
 KC_API const char *kc_health_url(const kc_health *h);

@@ -50,13 +50,14 @@ typedef enum kc_informer_list_mode {
 
 /* Informer options. Zero-initialised (or NULL) means the defaults. Strings are copied. */
 typedef struct kc_informer_opts {
-    const char *ns;             /* namespace; NULL or "" = all namespaces / cluster-scoped */
-    const char *label_selector; /* NULL = everything */
-    const char *field_selector; /* NULL = everything */
-    int64_t page_size;          /* LIST limit; 0 = 500 */
-    kc_decode_opts decode;      /* transform; default strips managedFields */
-    bool metadata_only;         /* PartialObjectMetadata (metadata only) */
-    int64_t resync_ms;          /* default periodic resync for handlers; 0 = none */
+    const char *ns;               /* namespace; NULL or "" = all namespaces / cluster-scoped */
+    const char *label_selector;   /* NULL = everything */
+    const char *field_selector;   /* NULL = everything */
+    int64_t page_size;            /* LIST limit; 0 = 500 */
+    const kc_decode_opts *decode; /* transform (copied); NULL = default (strips managedFields) */
+    size_t decode_size;           /* sizeof(kc_decode_opts) when decode is set (docs/abi.md) */
+    bool metadata_only;           /* PartialObjectMetadata (metadata only) */
+    int64_t resync_ms;            /* default periodic resync for handlers; 0 = none */
     kc_informer_list_mode list_mode;
     int64_t initial_events_timeout_ms; /* streaming list bound before falling back; 0 = 10000 */
     int64_t max_staleness_ms;   /* ready=false after the watch is down this long; 0 = never */
@@ -83,8 +84,10 @@ typedef struct kc_informer_opts {
  * Errors: KC_EINVAL (err names the field, the reason and, for selectors, the byte offset;
  * client NULL, ret NULL), KC_ENOMEM. *ret is new — free with kc_informer_free. Thread-safe.
  */
-KC_API int kc_informer_new(kc_client *client, const kc_gvr *gvr, const kc_informer_opts *opts,
-                           kc_informer **ret, kc_error *err);
+KC_API int(kc_informer_new)(kc_client *client, const kc_gvr *gvr, const kc_informer_opts *opts,
+                            size_t opts_size, kc_informer **ret, kc_error *err);
+#define kc_informer_new(client, gvr, opts, ret, err)                                               \
+    (kc_informer_new)((client), (gvr), (opts), sizeof(kc_informer_opts), (ret), (err))
 
 /* Start the reflector thread. Errors: KC_EINVAL (inf NULL), KC_EBUSY (already started or
  * stopped), KC_ENOMEM. */
@@ -156,18 +159,18 @@ KC_API const char *kc_informer_phase_name(kc_informer_phase phase);
 typedef struct kc_informer_status {
     kc_informer_phase phase;
     bool synced, ready;
-    bool connected;                  /* a watch (or list) is currently established */
-    int64_t disconnected_ms;         /* how long the watch has been down; 0 when connected */
-    uint64_t objects;                /* objects in the store */
-    char watermark[KC_STORE_RV_MAX]; /* store watermark ("" when none) */
-    uint64_t relists;                /* full lists after the first */
-    uint64_t watch_restarts;         /* watches started after the first */
-    uint64_t events_applied;         /* watch events applied to the store */
-    uint64_t bookmarks;              /* bookmarks received */
-    uint64_t errors;                 /* list/watch failures */
-    double last_sync_duration_s;     /* duration of the last complete (re)list */
-    bool streaming;                  /* the last full list used a streaming list */
-    size_t lagging_handlers;         /* registrations currently coalescing */
+    bool connected;              /* a watch (or list) is currently established */
+    int64_t disconnected_ms;     /* how long the watch has been down; 0 when connected */
+    uint64_t objects;            /* objects in the store */
+    char watermark[64];          /* store watermark ("" when none); 64 >= KC_STORE_RV_MAX, fixed */
+    uint64_t relists;            /* full lists after the first */
+    uint64_t watch_restarts;     /* watches started after the first */
+    uint64_t events_applied;     /* watch events applied to the store */
+    uint64_t bookmarks;          /* bookmarks received */
+    uint64_t errors;             /* list/watch failures */
+    double last_sync_duration_s; /* duration of the last complete (re)list */
+    bool streaming;              /* the last full list used a streaming list */
+    size_t lagging_handlers;     /* registrations currently coalescing */
     /* The last list/watch failure, kept after recovery (last_error_code 0: none so far). Also
      * logged: at warning level from the third failure in a row (then at most once a minute while
      * it lasts) and at once for a permanent one (see kc_informer_wait_synced). */
@@ -185,7 +188,9 @@ typedef struct kc_informer_status {
 } kc_informer_status;
 
 /* Fill *ret (copied). inf NULL: *ret is zeroed; ret NULL: nothing. Thread-safe. */
-KC_API void kc_informer_get_status(kc_informer *inf, kc_informer_status *ret);
+KC_API void(kc_informer_get_status)(kc_informer *inf, kc_informer_status *ret, size_t ret_size);
+#define kc_informer_get_status(inf, ret)                                                           \
+    (kc_informer_get_status)((inf), (ret), sizeof(kc_informer_status))
 
 /* ---- handlers ------------------------------------------------------------------------------- */
 
@@ -209,9 +214,12 @@ typedef struct kc_informer_handler_opts {
  * initial sync. Can be called before or after start. *ret_reg (may be NULL) is borrowed: valid
  * until kc_informer_remove_handler or kc_informer_free. Errors: KC_ESTOPPED, KC_ENOMEM.
  */
-KC_API int kc_informer_add_handler(kc_informer *inf, const kc_informer_handlers *h,
-                                   const kc_informer_handler_opts *opts, kc_informer_reg **ret_reg,
-                                   kc_error *err);
+KC_API int(kc_informer_add_handler)(kc_informer *inf, const kc_informer_handlers *h, size_t h_size,
+                                    const kc_informer_handler_opts *opts, size_t opts_size,
+                                    kc_informer_reg **ret_reg, kc_error *err);
+#define kc_informer_add_handler(inf, h, opts, ret_reg, err)                                        \
+    (kc_informer_add_handler)((inf), (h), sizeof(kc_informer_handlers), (opts),                    \
+                              sizeof(kc_informer_handler_opts), (ret_reg), (err))
 
 /* Unregister: joins the registration's dispatcher (waits for a callback in progress; do not call
  * from a handler of the same registration). Accepts NULL reg. */

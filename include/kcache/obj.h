@@ -53,8 +53,10 @@ typedef struct kc_decode_opts {
  * KC_ENOMEM. On success *ret_obj is a new reference — caller unrefs. Thread-safe (uses a
  * per-thread parser, kept between calls for objects up to 1 MiB).
  */
-KC_API int kc_obj_parse(const char *json, size_t len, const kc_decode_opts *opts, kc_obj **ret_obj,
-                        kc_error *err);
+KC_API int(kc_obj_parse)(const char *json, size_t len, const kc_decode_opts *opts, size_t opts_size,
+                         kc_obj **ret_obj, kc_error *err);
+#define kc_obj_parse(json, len, opts, ret_obj, err)                                                \
+    (kc_obj_parse)((json), (len), (opts), sizeof(kc_decode_opts), (ret_obj), (err))
 
 /* Take one more reference. Returns obj. Accepts NULL. Thread-safe. */
 KC_API kc_obj *kc_obj_ref(kc_obj *obj);

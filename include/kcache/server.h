@@ -32,15 +32,21 @@ typedef enum kc_server_verb {
     KC_SERVER_VERB__COUNT
 } kc_server_verb;
 
+/* Entries of each kc_server_faults.rate_* array (>= KC_SERVER_VERB__COUNT). */
+#define KC_SERVER_FAULT_VERBS 16
+
 /* Faults. Zero-initialised means "no faults". Copied by the callee. */
 typedef struct kc_server_faults {
     /* Each watch event is delivered after a uniform random delay in [min,max] ms, never before an
      * earlier event of the same stream (order preserved). 0,0 = no delay. */
     unsigned watch_delay_min_ms, watch_delay_max_ms;
-    /* Probability (0..1) per request of the verb of an injected 429 / 500 / 503. */
-    double rate_429[KC_SERVER_VERB__COUNT];
-    double rate_500[KC_SERVER_VERB__COUNT];
-    double rate_503[KC_SERVER_VERB__COUNT];
+    /* Probability (0..1) per request of the verb of an injected 429 / 500 / 503, indexed by
+     * kc_server_verb. The dimension is fixed (KC_SERVER_FAULT_VERBS), not KC_SERVER_VERB__COUNT,
+     * so a verb added later does not move the fields after it; entries past the last verb are
+     * ignored. */
+    double rate_429[16];
+    double rate_500[16];
+    double rate_503[16];
     /* Retry-After seconds sent with injected 429/503; 0 = no Retry-After header. */
     unsigned retry_after_s;
     /* Close every watch stream after this many events (0 = never). */
@@ -62,11 +68,12 @@ typedef struct kc_server_opts {
     unsigned max_watch_s;          /* server-side max watch duration; 0 = none */
     size_t max_body;               /* request body limit; 0 = 3 MiB */
     size_t watch_queue;            /* per-watcher queue bound (events); 0 = 100000 */
-    const char *seed_dir;    /* directory of YAML/JSON fixtures loaded at start; NULL = none */
-    const char *seed_spec;   /* e.g. "pods=100000" (see `kcache serve --help`); NULL = none */
-    uint64_t random_seed;    /* fault/delay PRNG seed; 0 = from time */
-    kc_server_faults faults; /* initial faults */
-    bool quiet;              /* no request log (kcache/log.h: "server.request", info) */
+    const char *seed_dir;  /* directory of YAML/JSON fixtures loaded at start; NULL = none */
+    const char *seed_spec; /* e.g. "pods=100000" (see `kcache serve --help`); NULL = none */
+    uint64_t random_seed;  /* fault/delay PRNG seed; 0 = from time */
+    const kc_server_faults *faults; /* initial faults (copied); NULL = none */
+    size_t faults_size;             /* sizeof(kc_server_faults) when faults is set (docs/abi.md) */
+    bool quiet;                     /* no request log (kcache/log.h: "server.request", info) */
     /* Service allocations (as kube-apiserver's --service-cluster-ip-range and
      * --service-node-port-range): the CIDR cluster IPs come from — IPv4 /12 to /30 or IPv6 /108
      * to /126; NULL = "10.96.0.0/12" — and the node port range "LO-HI" (at least 16 ports);
@@ -98,7 +105,10 @@ typedef enum kc_server_controller {
  * Errors: KC_EINVAL (bad option, err says which), KC_ENOMEM, KC_EIO or KC_EPARSE (a fixture
  * file: err names it), or the create error of a fixture or seed object the server refuses (err
  * names the file, the object and the reason; objects that already exist are skipped). */
-KC_API int kc_server_new(const kc_server_opts *opts, kc_server **ret_srv, kc_error *err);
+KC_API int(kc_server_new)(const kc_server_opts *opts, size_t opts_size, kc_server **ret_srv,
+                          kc_error *err);
+#define kc_server_new(opts, ret_srv, err)                                                          \
+    (kc_server_new)((opts), sizeof(kc_server_opts), (ret_srv), (err))
 
 /* Start listening and serving on background threads. Returns once connections are accepted.
  * Errors: KC_EIO (cannot bind: err names the address and the system's reason, e.g. "Address
@@ -118,9 +128,14 @@ KC_API const char *kc_server_ca_pem(const kc_server *srv);
 KC_API int kc_server_write_kubeconfig(const kc_server *srv, const char *path, kc_error *err);
 
 /* Replace the faults in force (copied). Takes effect for requests and events from now on. */
-KC_API int kc_server_set_faults(kc_server *srv, const kc_server_faults *faults);
+KC_API int(kc_server_set_faults)(kc_server *srv, const kc_server_faults *faults,
+                                 size_t faults_size);
+#define kc_server_set_faults(srv, faults)                                                          \
+    (kc_server_set_faults)((srv), (faults), sizeof(kc_server_faults))
 /* Current faults, copied into *ret. */
-KC_API void kc_server_get_faults(const kc_server *srv, kc_server_faults *ret);
+KC_API void(kc_server_get_faults)(const kc_server *srv, kc_server_faults *ret, size_t ret_size);
+#define kc_server_get_faults(srv, ret)                                                             \
+    (kc_server_get_faults)((srv), (ret), sizeof(kc_server_faults))
 
 /* Forget all watch history older than the current resourceVersion: later watches or lists from
  * an older RV get 410 Expired. Thread-safe. Errors: KC_EINVAL (NULL srv). */
@@ -176,8 +191,10 @@ KC_API int kc_server_duration_parse(const char *text, unsigned *ret_ms, kc_error
  *                  to every verb, with one the verbs not listed get 0 → rate_429 / _500 / _503
  * Errors: KC_EINVAL (NULL argument, unknown field, or bad text: err names the bad part); *inout
  * is untouched on error. */
-KC_API int kc_server_faults_parse(const char *field, const char *text, kc_server_faults *inout,
-                                  kc_error *err);
+KC_API int(kc_server_faults_parse)(const char *field, const char *text, kc_server_faults *inout,
+                                   size_t inout_size, kc_error *err);
+#define kc_server_faults_parse(field, text, inout, err)                                            \
+    (kc_server_faults_parse)((field), (text), (inout), sizeof(kc_server_faults), (err))
 
 /* Check a seed spec (kc_server_opts.seed_spec: KIND=N[:ns=NAME],… as `kcache serve --help`
  * describes it) without generating anything, so a program can reject it before creating a server.

@@ -68,7 +68,9 @@ typedef struct kc_store_opts {
 } kc_store_opts;
 
 /* New empty store. opts may be NULL. Errors: KC_ENOMEM. *ret is new — free with kc_store_free. */
-KC_API int kc_store_new(const kc_store_opts *opts, kc_store **ret, kc_error *err);
+KC_API int(kc_store_new)(const kc_store_opts *opts, size_t opts_size, kc_store **ret,
+                         kc_error *err);
+#define kc_store_new(opts, ret, err) (kc_store_new)((opts), sizeof(kc_store_opts), (ret), (err))
 
 /* Stop: every current and future kc_store_wait returns KC_ESTOPPED. Reads keep working.
  * Idempotent. Thread-safe. */
@@ -176,7 +178,8 @@ typedef struct kc_store_cond {
 
 /* Non-blocking: 1 when c holds now, 0 when not, KC_EINVAL for a malformed condition (err, may be
  * NULL, says what is wrong with it). Thread-safe. */
-KC_API int kc_store_check(kc_store *s, const kc_store_cond *c, kc_error *err);
+KC_API int(kc_store_check)(kc_store *s, const kc_store_cond *c, size_t c_size, kc_error *err);
+#define kc_store_check(s, c, err) (kc_store_check)((s), (c), sizeof(kc_store_cond), (err))
 
 /*
  * Block until c holds, the timeout passes, or the store stops. timeout_ms < 0 waits forever;
@@ -184,7 +187,10 @@ KC_API int kc_store_check(kc_store *s, const kc_store_cond *c, kc_error *err);
  * while returning to the caller. Returns 0, KC_ETIMEOUT, KC_ESTOPPED or KC_EINVAL (a malformed
  * condition); err (may be NULL) says which. Thread-safe.
  */
-KC_API int kc_store_wait(kc_store *s, const kc_store_cond *c, int64_t timeout_ms, kc_error *err);
+KC_API int(kc_store_wait)(kc_store *s, const kc_store_cond *c, size_t c_size, int64_t timeout_ms,
+                          kc_error *err);
+#define kc_store_wait(s, c, timeout_ms, err)                                                       \
+    (kc_store_wait)((s), (c), sizeof(kc_store_cond), (timeout_ms), (err))
 
 /* ---- writes (one writer at a time; the informer's reflector) -------------------------------- */
 

@@ -82,9 +82,10 @@ static void free_uncached(kc__cc_gvr *u, size_t n)
     free(u);
 }
 
-int kc_cached_client_new(kc_client *client, kc_cache *cache, const kc_cached_client_opts *opts,
-                         kc_cached_client **ret, kc_error *err)
+int(kc_cached_client_new)(kc_client *client, kc_cache *cache, const kc_cached_client_opts *opts,
+                          size_t opts_size, kc_cached_client **ret, kc_error *err)
 {
+    KC__OPTS_TAKE(opts, kc_cached_client_opts, err);
     kc_cached_client_opts o = {0};
     if (opts)
         o = *opts;
@@ -154,20 +155,20 @@ void kc_cached_client_free(kc_cached_client *cc)
     free(cc);
 }
 
-void kc_cached_client_get_stats(kc_cached_client *cc, kc_cached_client_stats *ret)
+void(kc_cached_client_get_stats)(kc_cached_client *cc, kc_cached_client_stats *ret, size_t ret_size)
 {
-    if (!ret)
-        return;
-    memset(ret, 0, sizeof(*ret));
-    if (!cc)
-        return;
-    ret->waits = atomic_load(&cc->n_waits);
-    ret->waits_immediate = atomic_load(&cc->n_waits_immediate);
-    ret->wait_timeouts = atomic_load(&cc->n_wait_timeouts);
-    ret->informers_started = atomic_load(&cc->n_informers_started);
-    pthread_mutex_lock(&cc->lock);
-    ret->pending = cc->ryw.n_entries;
-    pthread_mutex_unlock(&cc->lock);
+    kc_cached_client_stats st;
+    memset(&st, 0, sizeof st);
+    if (cc) {
+        st.waits = atomic_load(&cc->n_waits);
+        st.waits_immediate = atomic_load(&cc->n_waits_immediate);
+        st.wait_timeouts = atomic_load(&cc->n_wait_timeouts);
+        st.informers_started = atomic_load(&cc->n_informers_started);
+        pthread_mutex_lock(&cc->lock);
+        st.pending = cc->ryw.n_entries;
+        pthread_mutex_unlock(&cc->lock);
+    }
+    kc__result_copy(ret, ret_size, &st, sizeof st);
 }
 
 /* ---- type → store ---------------------------------------------------------------------------- */

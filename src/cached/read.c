@@ -177,9 +177,11 @@ static __attribute__((noinline)) int get_slow(kc_cached_client *cc, const kc_gvr
     return 0;
 }
 
-int kc_cached_client_get(kc_cached_client *cc, const kc_gvr *gvr, const char *ns, const char *name,
-                         const kc_cached_call_opts *call, kc_obj **ret_obj, kc_error *err)
+int(kc_cached_client_get)(kc_cached_client *cc, const kc_gvr *gvr, const char *ns, const char *name,
+                          const kc_cached_call_opts *call, size_t call_size, kc_obj **ret_obj,
+                          kc_error *err)
 {
+    KC__OPTS_TAKE(call, kc_cached_call_opts, err);
     if (!cc || !name || !*name || !ret_obj)
         return kc_error_set(err, KC_EINVAL, "cached client: get needs a name and ret_obj");
     ns = ns ? ns : "";
@@ -273,11 +275,12 @@ static int live_list(kc_cached_client *cc, const kc_gvr *gvr, const char *ns, co
     return filter_sort(a.items, a.n, NULL, NULL, NULL, NULL, NULL, 0, ret_items, ret_n, err);
 }
 
-int kc_cached_client_list(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
-                          const char *label_selector, const char *field_selector,
-                          const kc_cached_call_opts *call, kc_obj ***ret_items, size_t *ret_n,
-                          kc_error *err)
+int(kc_cached_client_list)(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
+                           const char *label_selector, const char *field_selector,
+                           const kc_cached_call_opts *call, size_t call_size, kc_obj ***ret_items,
+                           size_t *ret_n, kc_error *err)
 {
+    KC__OPTS_TAKE(call, kc_cached_call_opts, err);
     if (!cc || !ret_items || !ret_n)
         return kc_error_set(err, KC_EINVAL, "cached client: NULL argument");
     ns = ns ? ns : "";
@@ -318,10 +321,12 @@ out:
     return rc;
 }
 
-int kc_cached_client_list_by_index(kc_cached_client *cc, const kc_gvr *gvr, const char *index_name,
-                                   const char *value, const kc_cached_call_opts *call,
-                                   kc_obj ***ret_items, size_t *ret_n, kc_error *err)
+int(kc_cached_client_list_by_index)(kc_cached_client *cc, const kc_gvr *gvr, const char *index_name,
+                                    const char *value, const kc_cached_call_opts *call,
+                                    size_t call_size, kc_obj ***ret_items, size_t *ret_n,
+                                    kc_error *err)
 {
+    KC__OPTS_TAKE(call, kc_cached_call_opts, err);
     if (!cc || !index_name || !value || !ret_items || !ret_n)
         return kc_error_set(err, KC_EINVAL, "cached client: NULL argument");
     if (call && call->live)

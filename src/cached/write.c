@@ -174,44 +174,59 @@ static int do_write(kc_cached_client *cc, op_kind op, const kc_gvr *gvr, const c
     return deliver(finish_rv(cc, &w, obj, err), obj, ret_obj);
 }
 
-int kc_cached_client_create(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
-                            const char *json, size_t len, const kc_write_opts *wo,
-                            const kc_cached_call_opts *call, kc_obj **ret_obj, kc_error *err)
+int(kc_cached_client_create)(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
+                             const char *json, size_t len, const kc_write_opts *wo, size_t wo_size,
+                             const kc_cached_call_opts *call, size_t call_size, kc_obj **ret_obj,
+                             kc_error *err)
 {
+    KC__OPTS_TAKE(wo, kc_write_opts, err);
+    KC__OPTS_TAKE(call, kc_cached_call_opts, err);
     return do_write(cc, OP_CREATE, gvr, ns, NULL, KC_PATCH_MERGE, json, len, wo, NULL, call,
                     ret_obj, err);
 }
 
-int kc_cached_client_update(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
-                            const char *json, size_t len, const kc_write_opts *wo,
-                            const kc_cached_call_opts *call, kc_obj **ret_obj, kc_error *err)
+int(kc_cached_client_update)(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
+                             const char *json, size_t len, const kc_write_opts *wo, size_t wo_size,
+                             const kc_cached_call_opts *call, size_t call_size, kc_obj **ret_obj,
+                             kc_error *err)
 {
+    KC__OPTS_TAKE(wo, kc_write_opts, err);
+    KC__OPTS_TAKE(call, kc_cached_call_opts, err);
     return do_write(cc, OP_UPDATE, gvr, ns, NULL, KC_PATCH_MERGE, json, len, wo, NULL, call,
                     ret_obj, err);
 }
 
-int kc_cached_client_update_status(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
-                                   const char *json, size_t len, const kc_write_opts *wo,
-                                   const kc_cached_call_opts *call, kc_obj **ret_obj, kc_error *err)
+int(kc_cached_client_update_status)(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
+                                    const char *json, size_t len, const kc_write_opts *wo,
+                                    size_t wo_size, const kc_cached_call_opts *call,
+                                    size_t call_size, kc_obj **ret_obj, kc_error *err)
 {
+    KC__OPTS_TAKE(wo, kc_write_opts, err);
+    KC__OPTS_TAKE(call, kc_cached_call_opts, err);
     return do_write(cc, OP_STATUS, gvr, ns, NULL, KC_PATCH_MERGE, json, len, wo, NULL, call,
                     ret_obj, err);
 }
 
-int kc_cached_client_patch(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
-                           const char *name, kc_patch_type type, const char *body, size_t len,
-                           const kc_patch_opts *po, const kc_cached_call_opts *call,
-                           kc_obj **ret_obj, kc_error *err)
+int(kc_cached_client_patch)(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
+                            const char *name, kc_patch_type type, const char *body, size_t len,
+                            const kc_patch_opts *po, size_t po_size,
+                            const kc_cached_call_opts *call, size_t call_size, kc_obj **ret_obj,
+                            kc_error *err)
 {
+    KC__OPTS_TAKE(po, kc_patch_opts, err);
+    KC__OPTS_TAKE(call, kc_cached_call_opts, err);
     if (!name || !*name)
         return kc_error_set(err, KC_EINVAL, "cached client: patch needs a name");
     return do_write(cc, OP_PATCH, gvr, ns, name, type, body, len, NULL, po, call, ret_obj, err);
 }
 
-int kc_cached_client_apply(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
-                           const char *name, const char *body, size_t len, const kc_patch_opts *po,
-                           const kc_cached_call_opts *call, kc_obj **ret_obj, kc_error *err)
+int(kc_cached_client_apply)(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
+                            const char *name, const char *body, size_t len, const kc_patch_opts *po,
+                            size_t po_size, const kc_cached_call_opts *call, size_t call_size,
+                            kc_obj **ret_obj, kc_error *err)
 {
+    KC__OPTS_TAKE(po, kc_patch_opts, err);
+    KC__OPTS_TAKE(call, kc_cached_call_opts, err);
     if (!cc)
         return kc_error_set(err, KC_EINVAL, "cached client: NULL argument");
     kc_patch_opts o = {0};
@@ -298,10 +313,13 @@ static void delete_result(target *t, const kc_obj *obj, const char *status_uid)
         target_set(t, uid, NULL); /* another object than the one we knew: its RVs are unknown */
 }
 
-int kc_cached_client_delete(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
-                            const char *name, const kc_delete_opts *dopts,
-                            const kc_cached_call_opts *call, kc_obj **ret_obj, kc_error *err)
+int(kc_cached_client_delete)(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
+                             const char *name, const kc_delete_opts *dopts, size_t dopts_size,
+                             const kc_cached_call_opts *call, size_t call_size, kc_obj **ret_obj,
+                             kc_error *err)
 {
+    KC__OPTS_TAKE(dopts, kc_delete_opts, err);
+    KC__OPTS_TAKE(call, kc_cached_call_opts, err);
     if (!cc || !name || !*name)
         return kc_error_set(err, KC_EINVAL, "cached client: delete needs a name");
     ns = ns ? ns : "";

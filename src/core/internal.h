@@ -81,6 +81,34 @@ void kc__result_copy(void *dst, size_t dst_size, const void *src, size_t src_siz
 #define KC__OPTS_COPY(dst, src, src_size, type, err)                                               \
     kc__opts_copy((dst), sizeof(type), (src), (src_size), #type, (err))
 
+/* At the top of a public function taking (const T *p, size_t p_size, …): p is replaced by a pointer
+ * to a local full-size copy (all zero when p is NULL: the defaults), or the function returns the
+ * error of kc__opts_copy. Everything after it reads the copy, never the caller's struct. */
+#define KC__OPTS_TAKE(p, type, err)                                                                \
+    type p##__copy;                                                                                \
+    do {                                                                                           \
+        int p##__rc = kc__opts_copy(&p##__copy, sizeof(type), (p), p##_size, #type, (err));        \
+        if (p##__rc)                                                                               \
+            return p##__rc;                                                                        \
+        p = &p##__copy;                                                                            \
+    } while (0)
+
+/* After KC__OPTS_TAKE: a pointer-with-size field of the local copy o (o.field, o.field_size; a
+ * struct nested in an options struct, docs/abi.md) is copied into *storage (a full-size local of
+ * the nested type) and o.field pointed at it; the function returns the error of kc__opts_copy (what
+ * names the field, e.g. "kc_list_opts.decode"). A NULL o.field stays NULL. */
+#define KC__OPTS_TAKE_NESTED(o, field, storage, what, err)                                         \
+    do {                                                                                           \
+        if ((o).field) {                                                                           \
+            int rc__ = kc__opts_copy((storage), sizeof *(storage), (o).field, (o).field##_size,    \
+                                     (what), (err));                                               \
+            if (rc__)                                                                              \
+                return rc__;                                                                       \
+            (o).field = (storage);                                                                 \
+            (o).field##_size = sizeof *(storage);                                                  \
+        }                                                                                          \
+    } while (0)
+
 /* ---- checked arithmetic ---------------------------------------------------------------------- */
 
 /* *ret = a + b / a * b; returns false (and leaves *ret untouched) on overflow. */

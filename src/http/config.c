@@ -222,13 +222,12 @@ static int load(const kc_config_opts *opts, kc_config **ret_cfg, kc_error *err)
     return rc;
 }
 
-int kc_config_load(const kc_config_opts *opts, kc_config **ret_cfg, kc_error *err)
+int(kc_config_load)(const kc_config_opts *opts, size_t opts_size, kc_config **ret_cfg,
+                    kc_error *err)
 {
-    kc_config_opts none = {0};
+    KC__OPTS_TAKE(opts, kc_config_opts, err);
     if (!ret_cfg)
         return kc_error_set(err, KC_EINVAL, "kc_config_load: ret_cfg is required");
-    if (!opts)
-        opts = &none;
     if (opts->exec_timeout_ms < 0)
         return kc_error_set(err, KC_EINVAL, "kc_config_load: exec_timeout_ms %lld is negative",
                             (long long)opts->exec_timeout_ms);

@@ -46,7 +46,9 @@ typedef struct cindexer {
 
 struct kc_cache {
     kc_client *client;
-    kc_cache_opts o;
+    kc_cache_opts o;           /* o.defaults points at defaults */
+    kc_informer_opts defaults; /* copied; decode points at defaults_decode (or is NULL) */
+    kc_decode_opts defaults_decode;
     cindexer *ixs;
     size_t n_ixs;
     pthread_mutex_t mu;
@@ -58,19 +60,30 @@ struct kc_cache {
     bool fd_signalled;
 };
 
-int kc_cache_new(kc_client *client, const kc_cache_opts *opts, kc_cache **ret, kc_error *err)
+int(kc_cache_new)(kc_client *client, const kc_cache_opts *opts, size_t opts_size, kc_cache **ret,
+                  kc_error *err)
 {
+    KC__OPTS_TAKE(opts, kc_cache_opts, err);
+    kc_informer_opts defs = {0};
+    KC__OPTS_TAKE_NESTED(opts__copy, defaults, &defs, "kc_cache_opts.defaults", err);
+    kc_decode_opts defs_decode = {0};
+    KC__OPTS_TAKE_NESTED(defs, decode, &defs_decode, "kc_cache_opts.defaults->decode", err);
     if (!client || !ret)
         return kc_error_set(err, KC_EINVAL, "cache: client and ret are required");
     kc_cache *c = calloc(1, sizeof(*c));
     if (!c)
         return kc_error_set(err, KC_ENOMEM, "cache: out of memory");
     c->client = client;
-    if (opts)
-        c->o = *opts;
+    c->o = *opts;
+    c->defaults = defs;
+    c->defaults_decode = defs_decode;
+    if (c->defaults.decode)
+        c->defaults.decode = &c->defaults_decode;
+    c->o.defaults = &c->defaults;
+    c->o.defaults_size = sizeof c->defaults;
     /* Strings in defaults that form the key are not used; others (name) are per informer. */
-    c->o.defaults.ns = c->o.defaults.label_selector = c->o.defaults.field_selector = NULL;
-    c->o.defaults.name = NULL;
+    c->defaults.ns = c->defaults.label_selector = c->defaults.field_selector = NULL;
+    c->defaults.name = NULL;
     if (!c->o.max_informers)
         c->o.max_informers = 256;
     c->o.indexers = NULL;
@@ -212,7 +225,7 @@ int kc_cache_add_indexer(kc_cache *c, const kc_gvr *gvr, const char *name, kc_st
 /* Zero fields of o take the cache defaults. */
 static kc_informer_opts merged(const kc_cache *c, const kc_informer_opts *o)
 {
-    kc_informer_opts m = c->o.defaults;
+    kc_informer_opts m = c->defaults;
     if (!o)
         return m;
     kc_informer_opts r = *o;
@@ -231,8 +244,10 @@ static kc_informer_opts merged(const kc_cache *c, const kc_informer_opts *o)
 #undef KC__DEF
     if (r.list_mode == KC_INFORMER_LIST_AUTO)
         r.list_mode = m.list_mode;
-    if (!r.decode.flags && !r.decode.max_object_size)
+    if (!r.decode) {
         r.decode = m.decode;
+        r.decode_size = m.decode_size;
+    }
     return r;
 }
 
@@ -296,9 +311,10 @@ static int add_locked(kc_cache *c, const kc_gvr *gvr, const kc_informer_opts *m,
     return 0;
 }
 
-int kc_cache_get_informer(kc_cache *c, const kc_gvr *gvr, const kc_informer_opts *opts,
-                          kc_informer **ret_inf, kc_error *err)
+int(kc_cache_get_informer)(kc_cache *c, const kc_gvr *gvr, const kc_informer_opts *opts,
+                           size_t opts_size, kc_informer **ret_inf, kc_error *err)
 {
+    KC__OPTS_TAKE(opts, kc_informer_opts, err);
     if (!c || !ret_inf)
         return kc_error_set(err, KC_EINVAL, "cache: cache and ret_inf are required");
     /* Checked and made canonical before the lookup: equivalent selectors share one informer,

@@ -365,10 +365,12 @@ static void reg_stop(kc_informer_reg *r)
         pthread_join(r->thread, NULL);
 }
 
-int kc_informer_add_handler(kc_informer *inf, const kc_informer_handlers *h,
-                            const kc_informer_handler_opts *opts, kc_informer_reg **ret_reg,
-                            kc_error *err)
+int(kc_informer_add_handler)(kc_informer *inf, const kc_informer_handlers *h, size_t h_size,
+                             const kc_informer_handler_opts *opts, size_t opts_size,
+                             kc_informer_reg **ret_reg, kc_error *err)
 {
+    KC__OPTS_TAKE(h, kc_informer_handlers, err);
+    KC__OPTS_TAKE(opts, kc_informer_handler_opts, err);
     if (!inf || !h)
         return kc_error_set(err, KC_EINVAL, "informer: informer and handlers required");
     kc_informer_reg *r = calloc(1, sizeof(*r));

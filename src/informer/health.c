@@ -371,9 +371,10 @@ static int parse_listen(const char *listen, struct sockaddr_in *sa)
     return 0;
 }
 
-int kc_health_new(kc_cache *cache, const char *listen, const kc_health_opts *opts, kc_health **ret,
-                  kc_error *err)
+int(kc_health_new)(kc_cache *cache, const char *listen, const kc_health_opts *opts,
+                   size_t opts_size, kc_health **ret, kc_error *err)
 {
+    KC__OPTS_TAKE(opts, kc_health_opts, err);
     struct sockaddr_in sa;
     if (!cache || !ret)
         return kc_error_set(err, KC_EINVAL, "health: cache and ret are required");

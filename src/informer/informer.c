@@ -38,11 +38,15 @@ void kc_informer_free(kc_informer *inf)
     free(inf);
 }
 
-/* Zero option fields take their defaults; strings point into inf->spec. */
+/* Zero option fields take their defaults; strings point into inf->spec. opts is a full-size
+ * copy whose decode (if set) is too. */
 static void set_opts(kc_informer *inf, const kc_informer_opts *opts)
 {
-    if (opts)
-        inf->o = *opts;
+    inf->o = *opts;
+    if (opts->decode)
+        inf->dec = *opts->decode;
+    inf->o.decode = &inf->dec;
+    inf->o.decode_size = sizeof inf->dec;
     inf->o.ns = inf->spec.ns;
     inf->o.label_selector = inf->spec.label_selector;
     inf->o.field_selector = inf->spec.field_selector;
@@ -60,12 +64,15 @@ static void set_opts(kc_informer *inf, const kc_informer_opts *opts)
     if (inf->o.backoff_reset_ms <= 0)
         inf->o.backoff_reset_ms = 120000;
     if (inf->o.metadata_only)
-        inf->o.decode.flags |= KC_DECODE_METADATA_ONLY;
+        inf->dec.flags |= KC_DECODE_METADATA_ONLY;
 }
 
-int kc_informer_new(kc_client *client, const kc_gvr *gvr, const kc_informer_opts *opts,
-                    kc_informer **ret, kc_error *err)
+int(kc_informer_new)(kc_client *client, const kc_gvr *gvr, const kc_informer_opts *opts,
+                     size_t opts_size, kc_informer **ret, kc_error *err)
 {
+    KC__OPTS_TAKE(opts, kc_informer_opts, err);
+    kc_decode_opts dec;
+    KC__OPTS_TAKE_NESTED(opts__copy, decode, &dec, "kc_informer_opts.decode", err);
     if (!client || !ret)
         return kc_error_set(err, KC_EINVAL, "informer: client and ret are required");
     kc__inf_spec spec;

@@ -88,7 +88,9 @@ struct kc_informer {
     kc_client *client;
     kc__inf_spec spec;
     kc_gvr gvr;         /* points into spec */
-    kc_informer_opts o; /* ns/selectors point into spec; name is NULL (see name) */
+    kc_informer_opts o; /* ns/selectors point into spec; name is NULL (see name); decode points
+                           at dec */
+    kc_decode_opts dec; /* the decoding options (copied) */
     char *name;         /* display name: opts->name or spec.id */
     kc_store *store;
 

@@ -314,7 +314,8 @@ static void list_opts_fill(kc_informer *inf, kc_list_opts *lo)
     lo->field_selector = inf->o.field_selector;
     lo->limit = inf->o.page_size;
     lo->metadata_only = inf->o.metadata_only;
-    lo->decode = &inf->o.decode;
+    lo->decode = inf->o.decode;
+    lo->decode_size = inf->o.decode_size;
 }
 
 static void watch_opts_fill(refl *r, kc_watch_opts *wo)
@@ -325,7 +326,8 @@ static void watch_opts_fill(refl *r, kc_watch_opts *wo)
     wo->field_selector = inf->o.field_selector;
     wo->allow_bookmarks = true;
     wo->metadata_only = inf->o.metadata_only;
-    wo->decode = &inf->o.decode;
+    wo->decode = inf->o.decode;
+    wo->decode_size = inf->o.decode_size;
     wo->timeout_s = inf->o.watch_timeout_s > 0 ? inf->o.watch_timeout_s
                                                : (int64_t)kc__rng_range(&r->rng, 300, 600);
 }

@@ -196,14 +196,17 @@ const char *kc_informer_phase_name(kc_informer_phase phase)
     return "unknown";
 }
 
-void kc_informer_get_status(kc_informer *inf, kc_informer_status *ret)
+_Static_assert(KC_STORE_RV_MAX <= sizeof(((kc_informer_status *)0)->watermark),
+               "kc_informer_status.watermark (a fixed 64, the ABI) must hold a store watermark");
+
+void(kc_informer_get_status)(kc_informer *inf, kc_informer_status *ret, size_t ret_size)
 {
     if (!ret)
         return;
     kc_informer_status st;
     memset(&st, 0, sizeof(st));
     if (!inf) {
-        *ret = st;
+        kc__result_copy(ret, ret_size, &st, sizeof st);
         return;
     }
     uint64_t now = kc__now_ns();
@@ -236,5 +239,5 @@ void kc_informer_get_status(kc_informer *inf, kc_informer_status *ret)
     st.errors = atomic_load(&inf->errors);
     st.events_dropped = atomic_load(&inf->events_dropped);
     st.lagging_handlers = kc__inf_lagging_count(inf);
-    *ret = st;
+    kc__result_copy(ret, ret_size, &st, sizeof st);
 }

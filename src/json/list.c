@@ -10,6 +10,7 @@
  * together ~2-5x the body) is allocated and freed per call — cold memory. A kc_list_decoder keeps
  * it between calls (warm), for callers that decode many LIST pages.
  */
+#include "core/internal.h"
 #include "json/obj_internal.h"
 
 #include <stdio.h>
@@ -164,9 +165,10 @@ static int decode(kc__sj_ctx *ctx, const kc_decode_opts *opts, const char *body,
     return 0;
 }
 
-int kc_list_decode(const char *body, size_t len, const kc_decode_opts *opts, kc_list_meta *ret_meta,
-                   kc_list_item_cb on_item, void *ud, kc_error *err)
+int(kc_list_decode)(const char *body, size_t len, const kc_decode_opts *opts, size_t opts_size,
+                    kc_list_meta *ret_meta, kc_list_item_cb on_item, void *ud, kc_error *err)
 {
+    KC__OPTS_TAKE(opts, kc_decode_opts, err);
     /* The thread's list scratch, unless a callback of an outer kc_list_decode on this thread is
      * running (then a private one). */
     static _Thread_local bool busy;
@@ -190,8 +192,10 @@ int kc_list_decode(const char *body, size_t len, const kc_decode_opts *opts, kc_
     return r;
 }
 
-int kc_list_decoder_new(const kc_decode_opts *opts, kc_list_decoder **ret, kc_error *err)
+int(kc_list_decoder_new)(const kc_decode_opts *opts, size_t opts_size, kc_list_decoder **ret,
+                         kc_error *err)
 {
+    KC__OPTS_TAKE(opts, kc_decode_opts, err);
     if (!ret)
         return kc_error_set(err, KC_EINVAL, "kc_list_decoder_new: ret is NULL");
     int crc = kc__json_cpu_check(err);

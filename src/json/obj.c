@@ -17,6 +17,7 @@
  * 2 GiB (kc__decode_max caps max_object_size). Nothing is written after construction, so readers
  * need no lock; the count is atomic (acquire/release on the last unref).
  */
+#include "core/internal.h"
 #include "json/obj_internal.h"
 
 #include "core/internal.h"
@@ -411,9 +412,10 @@ static int parse_cb(void *ud, const kc__sj_meta *m, kc__sj_err *e)
     return kc__obj_build(m, st->flags, st->max, NULL, &st->obj, e);
 }
 
-int kc_obj_parse(const char *json, size_t len, const kc_decode_opts *opts, kc_obj **ret_obj,
-                 kc_error *err)
+int(kc_obj_parse)(const char *json, size_t len, const kc_decode_opts *opts, size_t opts_size,
+                  kc_obj **ret_obj, kc_error *err)
 {
+    KC__OPTS_TAKE(opts, kc_decode_opts, err);
     if ((!json && len) || !ret_obj)
         return kc_error_set(err, KC_EINVAL, "kc_obj_parse: NULL argument");
     int crc = kc__json_cpu_check(err);

@@ -13,6 +13,7 @@
  * Blank lines and CR before LF are skipped. A line over max_object_size is KC_ETOOLARGE; that and
  * KC_EPARSE are sticky until kc_watch_decoder_reset(). A callback's own code is not sticky.
  */
+#include "core/internal.h"
 #include "json/obj_internal.h"
 
 #include <stdio.h>
@@ -46,8 +47,10 @@ const char *kc_watch_type_name(kc_watch_type type)
     return "UNKNOWN";
 }
 
-int kc_watch_decoder_new(const kc_decode_opts *opts, kc_watch_decoder **ret, kc_error *err)
+int(kc_watch_decoder_new)(const kc_decode_opts *opts, size_t opts_size, kc_watch_decoder **ret,
+                          kc_error *err)
 {
+    KC__OPTS_TAKE(opts, kc_decode_opts, err);
     if (!ret)
         return kc_error_set(err, KC_EINVAL, "kc_watch_decoder_new: ret is NULL");
     int crc = kc__json_cpu_check(err);

@@ -29,8 +29,10 @@ static bool kc__config_has_credentials(const kc_config *c)
     return c->token || c->token_file || c->username || c->exec;
 }
 
-int kc_client_new(const kc_config *cfg, const kc_client_opts *opts, kc_client **ret, kc_error *err)
+int(kc_client_new)(const kc_config *cfg, const kc_client_opts *opts, size_t opts_size,
+                   kc_client **ret, kc_error *err)
 {
+    KC__OPTS_TAKE(opts, kc_client_opts, err);
     kc_client_opts none = {0};
     if (!cfg || !ret)
         return kc_error_set(err, KC_EINVAL, "kc_client_new: cfg and ret are required");

@@ -137,9 +137,13 @@ static int kc__get_call(kc_client *c, const kc_gvr *gvr, const char *ns, const c
     return rc;
 }
 
-int kc_client_list(kc_client *c, const kc_gvr *gvr, const char *ns, const kc_list_opts *opts,
-                   kc_list_meta *ret_meta, kc_list_item_cb on_item, void *ud, kc_error *err)
+int(kc_client_list)(kc_client *c, const kc_gvr *gvr, const char *ns, const kc_list_opts *opts,
+                    size_t opts_size, kc_list_meta *ret_meta, kc_list_item_cb on_item, void *ud,
+                    kc_error *err)
 {
+    KC__OPTS_TAKE(opts, kc_list_opts, err);
+    kc_decode_opts dec;
+    KC__OPTS_TAKE_NESTED(opts__copy, decode, &dec, "kc_list_opts.decode", err);
     if (!c)
         return kc_error_set(err, KC_EINVAL, "client is NULL");
     kc_list_opts none = {0};
@@ -163,9 +167,11 @@ int kc_client_list(kc_client *c, const kc_gvr *gvr, const char *ns, const kc_lis
 /* Server-side printing (kubectl get): a Table, or the plain document when the server has none. */
 #define KC__ACCEPT_TABLE "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
 
-int kc_client_get_table(kc_client *c, const kc_gvr *gvr, const char *ns, const char *name,
-                        const kc_list_opts *opts, char **ret_json, size_t *ret_len, kc_error *err)
+int(kc_client_get_table)(kc_client *c, const kc_gvr *gvr, const char *ns, const char *name,
+                         const kc_list_opts *opts, size_t opts_size, char **ret_json,
+                         size_t *ret_len, kc_error *err)
 {
+    KC__OPTS_TAKE(opts, kc_list_opts, err);
     if (!c || !ret_json)
         return kc_error_set(err, KC_EINVAL, "kc_client_get_table: client and ret_json required");
     if (name && !*name)
@@ -185,9 +191,13 @@ int kc_client_get_table(kc_client *c, const kc_gvr *gvr, const char *ns, const c
     return rc;
 }
 
-int kc_client_list_all(kc_client *c, const kc_gvr *gvr, const char *ns, const kc_list_opts *opts,
-                       kc_list_meta *ret_meta, kc_list_item_cb on_item, void *ud, kc_error *err)
+int(kc_client_list_all)(kc_client *c, const kc_gvr *gvr, const char *ns, const kc_list_opts *opts,
+                        size_t opts_size, kc_list_meta *ret_meta, kc_list_item_cb on_item, void *ud,
+                        kc_error *err)
 {
+    KC__OPTS_TAKE(opts, kc_list_opts, err);
+    kc_decode_opts dec;
+    KC__OPTS_TAKE_NESTED(opts__copy, decode, &dec, "kc_list_opts.decode", err);
     if (!c)
         return kc_error_set(err, KC_EINVAL, "client is NULL");
     kc_list_opts o = {0};
@@ -238,9 +248,12 @@ static int kc__write_query(kc__buf *p, const char *manager, const char *validati
     return rc ? rc : (dry ? kc__query(p, "dryRun", "All") : 0);
 }
 
-int kc_client_create(kc_client *c, const kc_gvr *gvr, const char *ns, const char *json, size_t len,
-                     const kc_write_opts *opts, kc_obj **ret_obj, kc_error *err)
+int(kc_client_create)(kc_client *c, const kc_gvr *gvr, const char *ns, const char *json, size_t len,
+                      const kc_write_opts *opts, size_t opts_size, kc_obj **ret_obj, kc_error *err)
 {
+    KC__OPTS_TAKE(opts, kc_write_opts, err);
+    kc_decode_opts dec;
+    KC__OPTS_TAKE_NESTED(opts__copy, decode, &dec, "kc_write_opts.decode", err);
     if (!c)
         return kc_error_set(err, KC_EINVAL, "client is NULL");
     kc_write_opts none = {0};
@@ -288,26 +301,36 @@ static int kc__update(kc_client *c, const kc_gvr *gvr, const char *ns, const cha
     return rc;
 }
 
-int kc_client_update(kc_client *c, const kc_gvr *gvr, const char *ns, const char *json, size_t len,
-                     const kc_write_opts *opts, kc_obj **ret_obj, kc_error *err)
+int(kc_client_update)(kc_client *c, const kc_gvr *gvr, const char *ns, const char *json, size_t len,
+                      const kc_write_opts *opts, size_t opts_size, kc_obj **ret_obj, kc_error *err)
 {
+    KC__OPTS_TAKE(opts, kc_write_opts, err);
+    kc_decode_opts dec;
+    KC__OPTS_TAKE_NESTED(opts__copy, decode, &dec, "kc_write_opts.decode", err);
     if (!c)
         return kc_error_set(err, KC_EINVAL, "client is NULL");
     return kc__update(c, gvr, ns, json, len, NULL, opts, ret_obj, err);
 }
 
-int kc_client_update_status(kc_client *c, const kc_gvr *gvr, const char *ns, const char *json,
-                            size_t len, const kc_write_opts *opts, kc_obj **ret_obj, kc_error *err)
+int(kc_client_update_status)(kc_client *c, const kc_gvr *gvr, const char *ns, const char *json,
+                             size_t len, const kc_write_opts *opts, size_t opts_size,
+                             kc_obj **ret_obj, kc_error *err)
 {
+    KC__OPTS_TAKE(opts, kc_write_opts, err);
+    kc_decode_opts dec;
+    KC__OPTS_TAKE_NESTED(opts__copy, decode, &dec, "kc_write_opts.decode", err);
     if (!c)
         return kc_error_set(err, KC_EINVAL, "client is NULL");
     return kc__update(c, gvr, ns, json, len, "status", opts, ret_obj, err);
 }
 
-int kc_client_patch(kc_client *c, const kc_gvr *gvr, const char *ns, const char *name,
-                    kc_patch_type type, const char *body, size_t len, const kc_patch_opts *opts,
-                    kc_obj **ret_obj, kc_error *err)
+int(kc_client_patch)(kc_client *c, const kc_gvr *gvr, const char *ns, const char *name,
+                     kc_patch_type type, const char *body, size_t len, const kc_patch_opts *opts,
+                     size_t opts_size, kc_obj **ret_obj, kc_error *err)
 {
+    KC__OPTS_TAKE(opts, kc_patch_opts, err);
+    kc_decode_opts dec;
+    KC__OPTS_TAKE_NESTED(opts__copy, decode, &dec, "kc_patch_opts.decode", err);
     if (!c)
         return kc_error_set(err, KC_EINVAL, "client is NULL");
     static const char *const ctypes[] = {
@@ -340,7 +363,7 @@ static int kc__delete_body(kc__buf *b, const kc_delete_opts *o)
         rc = kc__buf_append_str(b, ",\"propagationPolicy\":");
         rc = rc ? rc : kc__json_append_string(b, o->propagation);
     }
-    if (!rc && o->grace_period_s >= 0)
+    if (!rc && o->has_grace_period)
         rc = kc__buf_printf(b, ",\"gracePeriodSeconds\":%" PRId64, o->grace_period_s);
     if (!rc && (o->precondition_uid || o->precondition_rv)) {
         rc = kc__buf_append_str(b, ",\"preconditions\":{");
@@ -360,9 +383,10 @@ static int kc__delete_body(kc__buf *b, const kc_delete_opts *o)
     return rc ? rc : kc__buf_append_char(b, '}');
 }
 
-int kc_client_delete(kc_client *c, const kc_gvr *gvr, const char *ns, const char *name,
-                     const kc_delete_opts *opts, kc_obj **ret_obj, kc_error *err)
+int(kc_client_delete)(kc_client *c, const kc_gvr *gvr, const char *ns, const char *name,
+                      const kc_delete_opts *opts, size_t opts_size, kc_obj **ret_obj, kc_error *err)
 {
+    KC__OPTS_TAKE(opts, kc_delete_opts, err);
     return kc__client_delete_ex(c, gvr, ns, name, opts, ret_obj, NULL, err);
 }
 
@@ -372,9 +396,12 @@ int kc__client_delete_ex(kc_client *c, const kc_gvr *gvr, const char *ns, const 
 {
     if (!c)
         return kc_error_set(err, KC_EINVAL, "client is NULL");
-    kc_delete_opts none = KC_DELETE_OPTS_INIT;
-    if (!opts)
-        opts = &none;
+    kc_delete_opts o = {0};
+    if (opts)
+        o = *opts; /* a full-size copy (KC__OPTS_TAKE of the public entry point) */
+    kc_decode_opts dec;
+    KC__OPTS_TAKE_NESTED(o, decode, &dec, "kc_delete_opts.decode", err);
+    opts = &o;
     if (!name)
         return kc_error_set(err, KC_EINVAL, "delete: name required");
     kc__buf p = KC__BUF_INIT(0), body = KC__BUF_INIT(0);
@@ -396,14 +423,12 @@ int kc__client_delete_ex(kc_client *c, const kc_gvr *gvr, const char *ns, const 
     return rc;
 }
 
-int kc_client_delete_collection(kc_client *c, const kc_gvr *gvr, const char *ns,
-                                const kc_delete_opts *opts, kc_error *err)
+int(kc_client_delete_collection)(kc_client *c, const kc_gvr *gvr, const char *ns,
+                                 const kc_delete_opts *opts, size_t opts_size, kc_error *err)
 {
+    KC__OPTS_TAKE(opts, kc_delete_opts, err);
     if (!c)
         return kc_error_set(err, KC_EINVAL, "client is NULL");
-    kc_delete_opts none = KC_DELETE_OPTS_INIT;
-    if (!opts)
-        opts = &none;
     kc__buf p = KC__BUF_INIT(0), body = KC__BUF_INIT(0);
     kc__http_resp resp;
     kc__http_resp_init(&resp);

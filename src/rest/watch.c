@@ -33,9 +33,13 @@ static size_t kc__watch_data(void *ud, const char *p, size_t n)
     return n;
 }
 
-int kc_client_watch(kc_client *c, const kc_gvr *gvr, const char *ns, const kc_watch_opts *opts,
-                    kc_watch_event_cb cb, void *ud, kc_cancel *cancel, kc_error *err)
+int(kc_client_watch)(kc_client *c, const kc_gvr *gvr, const char *ns, const kc_watch_opts *opts,
+                     size_t opts_size, kc_watch_event_cb cb, void *ud, kc_cancel *cancel,
+                     kc_error *err)
 {
+    KC__OPTS_TAKE(opts, kc_watch_opts, err);
+    kc_decode_opts dec;
+    KC__OPTS_TAKE_NESTED(opts__copy, decode, &dec, "kc_watch_opts.decode", err);
     return kc__client_watch_ex(c, gvr, ns, opts, cb, NULL, ud, cancel, err);
 }
 

@@ -163,8 +163,9 @@ void kc__store_retire_tab(kc_store *s, kc__stab *t)
     reclaim_all(s);
 }
 
-int kc_store_new(const kc_store_opts *opts, kc_store **ret, kc_error *err)
+int(kc_store_new)(const kc_store_opts *opts, size_t opts_size, kc_store **ret, kc_error *err)
 {
+    KC__OPTS_TAKE(opts, kc_store_opts, err);
     if (!ret)
         return kc_error_set(err, KC_EINVAL, "store: ret is required");
     kc_store *s = aligned_alloc(64, (sizeof(*s) + 63) & ~(size_t)63);

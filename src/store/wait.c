@@ -257,8 +257,9 @@ void kc__store_wake_all(kc_store *s)
     wake_list(s, &s->wm_waiters, 0, NULL, 0);
 }
 
-int kc_store_check(kc_store *s, const kc_store_cond *c, kc_error *err)
+int(kc_store_check)(kc_store *s, const kc_store_cond *c, size_t c_size, kc_error *err)
 {
+    KC__OPTS_TAKE(c, kc_store_cond, err);
     kc__waiter w;
     if (!s || !c)
         return kc_error_set(err, KC_EINVAL, "kc_store_check: %s is NULL", !s ? "store" : "cond");
@@ -302,8 +303,10 @@ static int wait_result(const kc__waiter *w, int64_t timeout_ms, kc_error *err)
     return w->result;
 }
 
-int kc_store_wait(kc_store *s, const kc_store_cond *c, int64_t timeout_ms, kc_error *err)
+int(kc_store_wait)(kc_store *s, const kc_store_cond *c, size_t c_size, int64_t timeout_ms,
+                   kc_error *err)
 {
+    KC__OPTS_TAKE(c, kc_store_cond, err);
     kc__waiter w;
     if (!s || !c)
         return kc_error_set(err, KC_EINVAL, "kc_store_wait: %s is NULL", !s ? "store" : "cond");

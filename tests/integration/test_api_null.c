@@ -467,7 +467,9 @@ static bool listed(const char *name)
 }
 
 /* Names of the functions declared KC_API in text: the identifier before the first '(' after
- * each "KC_API". Appends to *names (space-separated, with a leading space). */
+ * each "KC_API", or for a function declared with a parenthesised name ("KC_API int (kc_x)(…)",
+ * the real function behind a same-named macro; docs/abi.md) the identifier inside those
+ * parentheses. Appends to *names (space-separated, with a leading space). */
 static void declared(const char *text, char **names, size_t *len)
 {
     for (const char *p = strstr(text, "KC_API "); p; p = strstr(p + 1, "KC_API ")) {
@@ -479,6 +481,11 @@ static void declared(const char *text, char **names, size_t *len)
         const char *paren = strchr(p, '(');
         if (!paren)
             break;
+        const char *id = paren + 1, *close = id;
+        while (isalnum((unsigned char)*close) || *close == '_')
+            close++;
+        if (close > id && close[0] == ')' && close[1] == '(')
+            paren = close; /* "(kc_x)(": the name ends at the ')' */
         const char *end = paren;
         while (end > p && end[-1] == ' ')
             end--;

@@ -20,7 +20,8 @@ static kc_cache *new_cache(ifx *f)
 {
     kc_cache *c = NULL;
     kc_error e = KC_ERROR_INIT;
-    kc_cache_opts o = {.defaults = {.backoff_initial_ms = 20, .backoff_max_ms = 50}};
+    kc_informer_opts defaults = {.backoff_initial_ms = 20, .backoff_max_ms = 50};
+    kc_cache_opts o = {.defaults = &defaults, .defaults_size = sizeof defaults};
     IFX_RC(kc_cache_new(f->client, &o, &c, &e), 0, &e);
     return c;
 }

@@ -69,9 +69,9 @@ static inline void fx_up_opts(fx *f, unsigned delay_min_ms, unsigned delay_max_m
 {
     memset(f, 0, sizeof(*f));
     kc_error e = KC_ERROR_INIT;
-    kc_server_opts so = {0};
-    so.faults.watch_delay_min_ms = delay_min_ms;
-    so.faults.watch_delay_max_ms = delay_max_ms;
+    kc_server_faults faults = {.watch_delay_min_ms = delay_min_ms,
+                               .watch_delay_max_ms = delay_max_ms};
+    kc_server_opts so = {.faults = &faults, .faults_size = sizeof faults};
     f->srv = kc_test_server_start(&so);
     assert_non_null(f->srv);
     FX_RC(kc_config_from_url(kc_server_url(f->srv), NULL, NULL, &f->cfg, &e), 0, &e);

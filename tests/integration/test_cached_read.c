@@ -130,7 +130,7 @@ static void create_then_delete(fx *f, const char *prefix, bool own, char names[]
         }
         snprintf(uids[i], 64, "%s", kc_obj_uid(obj));
         kc_obj_unref(obj);
-        kc_delete_opts d = KC_DELETE_OPTS_INIT;
+        kc_delete_opts d = {0};
         d.precondition_uid = own ? NULL : uids[i];
         FX_RC(kc_cached_client_delete(f->cc, &fx_secrets, NS, names[i], &d, NULL, NULL, &e), 0, &e);
     }

@@ -123,7 +123,7 @@ static void test_cached_redelete_other_client_recreates_and_this_one_deletes(voi
     char uid[64];
     kc_store *s = deleted_while_stalled(f, "rd-other", uid);
     kc_obj *u2 = create_by(f, false, "rd-other");
-    kc_delete_opts d = KC_DELETE_OPTS_INIT;
+    kc_delete_opts d = {0};
     d.precondition_uid = kc_obj_uid(u2);
     kc_error e = KC_ERROR_INIT;
     FX_RC(kc_cached_client_delete(f->cc, &fx_secrets, NS, "rd-other", &d, NULL, NULL, &e), 0, &e);

@@ -250,7 +250,7 @@ static void test_cached_write_delete_of_unseen_object_never_resurrects(void **st
         kc_obj_unref(obj);
         np[i] = names[i];
         up[i] = uids[i];
-        kc_delete_opts d = KC_DELETE_OPTS_INIT;
+        kc_delete_opts d = {0};
         d.precondition_uid = (i / 2) % 2 ? uids[i] : NULL;
         FX_RC(kc_cached_client_delete(f->cc, &fx_secrets, NS, names[i], &d, NULL, NULL, &e), 0, &e);
     }
@@ -492,8 +492,8 @@ static void *gone_writer(void *p)
 static void test_cached_write_completes_when_deleted_before_seen(void **state)
 {
     fx f;
-    kc_cache_opts co = {0};
-    co.defaults.watch_timeout_s = 1; /* ask for short watches: the reflector resumes often */
+    kc_informer_opts defaults = {.watch_timeout_s = 1}; /* short watches: frequent resumes */
+    kc_cache_opts co = {.defaults = &defaults, .defaults_size = sizeof defaults};
     fx_up_opts(&f, 0, 0, KC_RYW_BLOCK_ON_WRITE, 15000, &co);
     kc_store *s = fx_store(&f, &fx_secrets);
     fx_set_stall(&f, true);

@@ -316,7 +316,7 @@ static void test_client_verbs_delete_returns_status_or_object(void **state)
 static void test_client_verbs_delete_preconditions_and_dry_run(void **state)
 {
     kc_obj *o = create_cm("default", "pre1", NULL);
-    kc_delete_opts d = KC_DELETE_OPTS_INIT;
+    kc_delete_opts d = {0};
     d.precondition_uid = "not-the-uid";
     kc_error err = KC_ERROR_INIT;
     assert_int_equal(kc_client_delete(cli, &CM, "default", "pre1", &d, NULL, &err), KC_ECONFLICT);
@@ -325,20 +325,53 @@ static void test_client_verbs_delete_preconditions_and_dry_run(void **state)
     d.precondition_rv = "1";
     assert_int_equal(kc_client_delete(cli, &CM, "default", "pre1", &d, NULL, &err), KC_ECONFLICT);
     kc_error_clear(&err);
-    d = (kc_delete_opts)KC_DELETE_OPTS_INIT;
+    d = (kc_delete_opts){0};
     d.dry_run = true;
     assert_int_equal(kc_client_delete(cli, &CM, "default", "pre1", &d, NULL, NULL), 0);
     kc_obj *g = NULL;
     assert_int_equal(kc_client_get(cli, &CM, "default", "pre1", &g, NULL), 0);
     kc_obj_unref(g);
-    d = (kc_delete_opts)KC_DELETE_OPTS_INIT;
+    d = (kc_delete_opts){0};
     d.precondition_uid = kc_obj_uid(o);
     d.precondition_rv = kc_obj_resource_version(o);
     d.propagation = "Background";
+    d.has_grace_period = true;
     d.grace_period_s = 0;
     assert_int_equal(kc_client_delete(cli, &CM, "default", "pre1", &d, NULL, NULL), 0);
     assert_int_equal(kc_client_get(cli, &CM, "default", "pre1", &g, NULL), KC_ENOTFOUND);
     kc_obj_unref(o);
+}
+
+/* A zero-initialised kc_delete_opts means the server's default grace period: no
+ * gracePeriodSeconds is sent, so a Pod bound to a node is deleted gracefully (deletionTimestamp
+ * set, the object kept for its kubelet; spec §3.5, #53) and not force-deleted. Only
+ * has_grace_period sends one. */
+static void test_client_verbs_delete_zero_opts_keep_grace_period(void **state)
+{
+    static const char pod[] = "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":"
+                              "\"grace1\"},\"spec\":{\"nodeName\":\"n1\",\"containers\":[]}}";
+    kc_error err = KC_ERROR_INIT;
+    assert_int_equal(kc_client_create(cli, &PODS, "default", pod, strlen(pod), NULL, NULL, &err),
+                     0);
+    kc_delete_opts d = {0};
+    kc_obj *o = NULL, *g = NULL;
+    assert_int_equal(kc_client_delete(cli, &PODS, "default", "grace1", &d, &o, &err), 0);
+    assert_non_null(o);
+    assert_true(kc_obj_deleting(o)); /* graceful: deletionTimestamp set */
+    kc_obj_unref(o);
+    assert_int_equal(kc_client_get(cli, &PODS, "default", "grace1", &g, &err), 0); /* still there */
+    assert_true(kc_obj_deleting(g));
+    kc_obj_unref(g);
+    /* NULL options are the same */
+    assert_int_equal(kc_client_delete(cli, &PODS, "default", "grace1", NULL, NULL, &err), 0);
+    assert_int_equal(kc_client_get(cli, &PODS, "default", "grace1", &g, &err), 0);
+    kc_obj_unref(g);
+    /* an explicit gracePeriodSeconds=0 deletes now */
+    d.has_grace_period = true;
+    d.grace_period_s = 0;
+    assert_int_equal(kc_client_delete(cli, &PODS, "default", "grace1", &d, NULL, &err), 0);
+    assert_int_equal(kc_client_get(cli, &PODS, "default", "grace1", &g, &err), KC_ENOTFOUND);
+    kc_error_clear(&err);
 }
 
 static void test_client_verbs_delete_collection(void **state)
@@ -346,7 +379,7 @@ static void test_client_verbs_delete_collection(void **state)
     kc_obj_unref(create_cm("dc", "a", "\"gone\":\"yes\""));
     kc_obj_unref(create_cm("dc", "b", "\"gone\":\"yes\""));
     kc_obj_unref(create_cm("dc", "c", "\"gone\":\"no\""));
-    kc_delete_opts d = KC_DELETE_OPTS_INIT;
+    kc_delete_opts d = {0};
     d.label_selector = "gone=yes";
     assert_int_equal(kc_client_delete_collection(cli, &CM, "dc", &d, NULL), 0);
     collect c = {0};
@@ -437,6 +470,7 @@ int main(void)
         cmocka_unit_test(test_client_verbs_expired_continue_is_gone),
         cmocka_unit_test(test_client_verbs_delete_returns_status_or_object),
         cmocka_unit_test(test_client_verbs_delete_preconditions_and_dry_run),
+        cmocka_unit_test(test_client_verbs_delete_zero_opts_keep_grace_period),
         cmocka_unit_test(test_client_verbs_delete_collection),
         cmocka_unit_test(test_client_verbs_resolve_builtin_names),
         cmocka_unit_test(test_client_verbs_resolve_unknown_is_notfound),

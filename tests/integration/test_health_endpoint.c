@@ -62,7 +62,8 @@ static void up_failing_lists(ifx *f, kc_cache **c, kc_health **h)
     fl.rate_503[KC_SERVER_VERB_LIST] = 1.0;
     ifx_faults(f, &fl);
     kc_error e = KC_ERROR_INIT;
-    kc_cache_opts co = {.defaults = {.backoff_initial_ms = 20, .backoff_max_ms = 50}};
+    kc_informer_opts defaults = {.backoff_initial_ms = 20, .backoff_max_ms = 50};
+    kc_cache_opts co = {.defaults = &defaults, .defaults_size = sizeof defaults};
     IFX_RC(kc_cache_new(f->client, &co, c, &e), 0, &e);
     IFX_RC(kc_health_new(*c, "127.0.0.1:0", NULL, h, &e), 0, &e);
 }
@@ -230,7 +231,8 @@ static void test_health_endpoint_readyz_fails_when_stale(void **st)
     ifx_up(&f, "configmaps=5:ns=default");
     kc_cache *c = NULL;
     kc_error e = KC_ERROR_INIT;
-    kc_cache_opts co = {.defaults = {.backoff_initial_ms = 20, .backoff_max_ms = 50}};
+    kc_informer_opts defaults = {.backoff_initial_ms = 20, .backoff_max_ms = 50};
+    kc_cache_opts co = {.defaults = &defaults, .defaults_size = sizeof defaults};
     IFX_RC(kc_cache_new(f.client, &co, &c, &e), 0, &e);
     kc_health *h = NULL;
     IFX_RC(kc_health_new(c, NULL, NULL, &h, &e), 0, &e);

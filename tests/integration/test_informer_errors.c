@@ -91,7 +91,7 @@ static void test_informer_errors_unknown_resource_cache_and_cached_client(void *
 {
     ifx f;
     ifx_up(&f, NULL);
-    kc_cache_opts co = {.defaults = FAST};
+    kc_cache_opts co = {.defaults = &FAST, .defaults_size = sizeof FAST};
     kc_cache *c = NULL;
     kc_error e = KC_ERROR_INIT;
     IFX_RC(kc_cache_new(f.client, &co, &c, &e), 0, &e);
@@ -303,8 +303,9 @@ static void test_informer_errors_cache_timeout_names_each_informer(void **st)
     kc_server_faults fl = {0};
     fl.rate_503[KC_SERVER_VERB_LIST] = 1.0;
     ifx_faults(&f, &fl);
-    kc_cache_opts co = {.defaults = FAST};
-    co.defaults.list_mode = KC_INFORMER_LIST_PAGED;
+    kc_informer_opts defaults = FAST;
+    defaults.list_mode = KC_INFORMER_LIST_PAGED;
+    kc_cache_opts co = {.defaults = &defaults, .defaults_size = sizeof defaults};
     kc_cache *c = NULL;
     kc_error e = KC_ERROR_INIT;
     IFX_RC(kc_cache_new(f.client, &co, &c, &e), 0, &e);

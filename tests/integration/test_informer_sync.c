@@ -307,9 +307,10 @@ static void test_informer_sync_transform_and_metadata_only(void **st)
     ifx f;
     ifx_up(&f, "pods=3:ns=default");
     kc_error e = KC_ERROR_INIT;
+    kc_decode_opts keep = {.flags = KC_DECODE_KEEP_MANAGED_FIELDS};
     kc_informer_opts o[3] = {
         {.ns = "default"},
-        {.ns = "default", .decode = {.flags = KC_DECODE_KEEP_MANAGED_FIELDS}},
+        {.ns = "default", .decode = &keep, .decode_size = sizeof keep},
         {.ns = "default", .metadata_only = true},
     };
     kc_informer *inf[3];

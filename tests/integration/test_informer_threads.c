@@ -80,7 +80,8 @@ static void test_informer_threads_informers_handlers_readers(void **st)
     ifx_up(&f, "configmaps=40:ns=default,secrets=20:ns=default");
     kc_cache *cache = NULL;
     kc_error e = KC_ERROR_INIT;
-    kc_cache_opts co = {.defaults = {.backoff_initial_ms = 20, .backoff_max_ms = 100}};
+    kc_informer_opts defaults = {.backoff_initial_ms = 20, .backoff_max_ms = 100};
+    kc_cache_opts co = {.defaults = &defaults, .defaults_size = sizeof defaults};
     IFX_RC(kc_cache_new(f.client, &co, &cache, &e), 0, &e);
     shared sh = {0};
     kc_informer_opts a = {.ns = "default"};

@@ -290,9 +290,13 @@ static int cmd_demo(int argc, char **argv)
     if (!o.kubeconfig) {
         char seed[64];
         snprintf(seed, sizeof(seed), "persistentvolumes=%u", o.n_pv);
-        kc_server_opts so = {.listen = "127.0.0.1:0", .quiet = true, .seed_spec = seed};
-        so.faults.watch_delay_min_ms = o.delay_min_ms;
-        so.faults.watch_delay_max_ms = o.delay_max_ms;
+        kc_server_faults faults = {.watch_delay_min_ms = o.delay_min_ms,
+                                   .watch_delay_max_ms = o.delay_max_ms};
+        kc_server_opts so = {.listen = "127.0.0.1:0",
+                             .quiet = true,
+                             .seed_spec = seed,
+                             .faults = &faults,
+                             .faults_size = sizeof faults};
         if ((rc = kc_server_new(&so, &srv, &e)) < 0 || (rc = kc_server_start(srv, &e)) < 0) {
             fail("starting the embedded API server", rc, &e);
             goto out;
@@ -407,7 +411,7 @@ out:
         kc_cached_client_free(env.cc[m]);
     kc_cache_free(cache);
     if (client && o.kubeconfig) { /* leave the cluster as we found it */
-        kc_delete_opts dopts = KC_DELETE_OPTS_INIT;
+        kc_delete_opts dopts = {0};
         dopts.label_selector = pv_sel;
         if (pvs_created && kc_client_delete_collection(client, &demo_pvs, NULL, &dopts, &e) < 0)
             fail("deleting the demo PersistentVolumes", e.code, &e);

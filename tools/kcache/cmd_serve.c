@@ -272,7 +272,8 @@ static bool valid_listen(const char *v)
 }
 
 typedef struct serve_args {
-    kc_server_opts opts;
+    kc_server_opts opts; /* opts.faults points at faults */
+    kc_server_faults faults;
     const char *kubeconfig_out;
     char *token_owned;
 } serve_args;
@@ -330,6 +331,9 @@ static int parse_cluster_flag(const char *flag, const char *val, kc_server_opts 
 static int parse_args(int argc, char **argv, serve_args *a)
 {
     kc_server_opts *o = &a->opts;
+    kc_server_faults *f = &a->faults;
+    o->faults = f;
+    o->faults_size = sizeof *f;
     for (int i = 1; i < argc; i++) {
         char flag[64];
         const char *arg = argv[i], *val = NULL;
@@ -415,7 +419,7 @@ static int parse_args(int argc, char **argv, serve_args *a)
                 return usage_error(flag, "expected a positive event count, got '%s'", val);
             o->watch_queue = (size_t)u;
         } else if (!strcmp(flag, "--watch-delay")) {
-            if (kc_server_faults_parse("watchDelay", val, &o->faults, &err)) {
+            if (kc_server_faults_parse("watchDelay", val, f, &err)) {
                 int rc = usage_error(flag, "%s", err.message);
                 kc_error_clear(&err);
                 return rc;
@@ -423,7 +427,7 @@ static int parse_args(int argc, char **argv, serve_args *a)
         } else if (!strcmp(flag, "--fail-429") || !strcmp(flag, "--fail-500") ||
                    !strcmp(flag, "--fail-503")) {
             const char *field = flag[7] == '4' ? "rate429" : flag[9] == '0' ? "rate500" : "rate503";
-            if (kc_server_faults_parse(field, val, &o->faults, &err)) {
+            if (kc_server_faults_parse(field, val, f, &err)) {
                 int rc = usage_error(flag, "%s", err.message);
                 kc_error_clear(&err);
                 return rc;
@@ -431,13 +435,13 @@ static int parse_args(int argc, char **argv, serve_args *a)
         } else if (!strcmp(flag, "--retry-after")) {
             if (!parse_u64(val, 3600, &u))
                 return usage_error(flag, "expected seconds (0..3600), got '%s'", val);
-            o->faults.retry_after_s = (unsigned)u;
+            f->retry_after_s = (unsigned)u;
         } else if (!strcmp(flag, "--watch-close-every")) {
             if (!parse_u64(val, UINT_MAX, &u))
                 return usage_error(flag, "expected an event count, got '%s'", val);
-            o->faults.watch_close_every = (unsigned)u;
+            f->watch_close_every = (unsigned)u;
         } else if (!strcmp(flag, "--watch-close-prob")) {
-            if (!parse_prob(val, &o->faults.watch_close_prob))
+            if (!parse_prob(val, &f->watch_close_prob))
                 return usage_error(flag, "expected a probability 0..1, got '%s'", val);
         } else if (!strcmp(flag, "--seed-objects")) {
             if (kc_server_seed_spec_check(val, &err)) {

@@ -252,9 +252,10 @@ static void run_clear(run *r)
 static int setup(const demo_opts *o, kc_server **srv, kc_config **cfg, kc_client **client,
                  kc_error *err)
 {
-    kc_server_opts so = {.listen = "127.0.0.1:0", .quiet = true};
-    so.faults.watch_delay_min_ms = o->delay_min_ms;
-    so.faults.watch_delay_max_ms = o->delay_max_ms;
+    kc_server_faults faults = {.watch_delay_min_ms = o->delay_min_ms,
+                               .watch_delay_max_ms = o->delay_max_ms};
+    kc_server_opts so = {
+        .listen = "127.0.0.1:0", .quiet = true, .faults = &faults, .faults_size = sizeof faults};
     int rc = kc_server_new(&so, srv, err);
     if (rc == 0)
         rc = kc_server_start(*srv, err);

@@ -276,8 +276,10 @@ static int server_up(soak *s)
                          .quiet = true,
                          .random_seed = s->o.seed,
                          .bookmark_interval_ms = 500};
-    so.faults.watch_delay_min_ms = s->o.delay_min;
-    so.faults.watch_delay_max_ms = s->o.delay_max;
+    kc_server_faults faults = {.watch_delay_min_ms = s->o.delay_min,
+                               .watch_delay_max_ms = s->o.delay_max};
+    so.faults = &faults;
+    so.faults_size = sizeof faults;
     int rc = kc_server_new(&so, &s->srv, &e);
     if (rc == 0)
         rc = kc_server_start(s->srv, &e);
@@ -305,16 +307,15 @@ static int side_up(soak *s, int i)
     soak_side *sd = &s->side[i];
     sd->name = i == 0 ? "bow" : "bor";
     sd->mode = i == 0 ? KC_RYW_BLOCK_ON_WRITE : KC_RYW_BLOCK_ON_READ;
-    kc_cache_opts co = {0};
-    co.defaults.backoff_initial_ms = 50;
-    co.defaults.backoff_max_ms = 1000;
+    kc_informer_opts defaults = {.backoff_initial_ms = 50, .backoff_max_ms = 1000};
     if (i == 0) {
-        co.defaults.list_mode = KC_INFORMER_LIST_AUTO;
-        co.defaults.watch_timeout_s = 5;
+        defaults.list_mode = KC_INFORMER_LIST_AUTO;
+        defaults.watch_timeout_s = 5;
     } else {
-        co.defaults.list_mode = KC_INFORMER_LIST_PAGED;
-        co.defaults.page_size = 25; /* several pages; each can fail (2 % x 3 on LIST) */
+        defaults.list_mode = KC_INFORMER_LIST_PAGED;
+        defaults.page_size = 25; /* several pages; each can fail (2 % x 3 on LIST) */
     }
+    kc_cache_opts co = {.defaults = &defaults, .defaults_size = sizeof defaults};
     kc_error e = KC_ERROR_INIT;
     int rc = kc_cache_new(s->client, &co, &sd->cache, &e);
     if (rc == 0)

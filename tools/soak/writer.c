@@ -318,7 +318,7 @@ static int write_op(soak_writer *w, skey *k, op_kind op, kc_obj **ret_obj, kc_er
                                       (size_t)len, NULL, &call, ret_obj, e);
     }
     case OP_DELETE: {
-        kc_delete_opts d = KC_DELETE_OPTS_INIT;
+        kc_delete_opts d = {0};
         if (w->precondition || soak_rng_below(&w->rng, 2))
             d.precondition_uid = k->uid;
         w->precondition = false;

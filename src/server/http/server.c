@@ -113,15 +113,17 @@ static int seed(kc_server *srv, kc_error *err)
     return rc;
 }
 
-KC_API int kc_server_new(const kc_server_opts *opts, kc_server **ret_srv, kc_error *err)
+KC_API int(kc_server_new)(const kc_server_opts *opts, size_t opts_size, kc_server **ret_srv,
+                          kc_error *err)
 {
+    KC__OPTS_TAKE(opts, kc_server_opts, err);
+    kc_server_faults faults = {0};
+    KC__OPTS_TAKE_NESTED(opts__copy, faults, &faults, "kc_server_opts.faults", err);
     if (!ret_srv)
         return kc_error_set(err, KC_EINVAL, "kc_server_new: ret_srv is required");
-    kc_server_opts o;
-    if (opts)
-        o = *opts;
-    else
-        memset(&o, 0, sizeof(o));
+    kc_server_opts o = *opts;
+    o.faults = NULL; /* kept in srv->faults; opts keeps no pointer to the caller's struct */
+    o.faults_size = 0;
     kc_server *srv = calloc(1, sizeof(*srv));
     if (!srv)
         return kc_error_set(err, KC_ENOMEM, "out of memory");
@@ -170,7 +172,7 @@ KC_API int kc_server_new(const kc_server_opts *opts, kc_server **ret_srv, kc_err
                                 &srv->svc_alloc, err)) != 0)
         goto fail_set;
     rc = KC_ENOMEM;
-    srv->faults = kc__faults_new(&o.faults, o.random_seed);
+    srv->faults = kc__faults_new(&faults, o.random_seed);
     srv->hub = kc__hub_new(srv->faults, o.watch_queue);
     if (srv->hub)
         kc__hub_set_coalesce(srv->hub, (uint64_t)KC__WATCH_COALESCE_US * 1000,
@@ -297,21 +299,22 @@ KC_API int kc_server_write_kubeconfig(const kc_server *srv, const char *path, kc
     return kc__kubeconfig_write(path, srv->url, kc_server_ca_pem(srv), srv->token, err);
 }
 
-KC_API int kc_server_set_faults(kc_server *srv, const kc_server_faults *faults)
+KC_API int(kc_server_set_faults)(kc_server *srv, const kc_server_faults *faults, size_t faults_size)
 {
     if (!srv || !faults)
         return KC_EINVAL;
+    KC__OPTS_TAKE(faults, kc_server_faults, NULL);
     kc__faults_set(srv->faults, faults);
     return 0;
 }
 
-KC_API void kc_server_get_faults(const kc_server *srv, kc_server_faults *ret)
+KC_API void(kc_server_get_faults)(const kc_server *srv, kc_server_faults *ret, size_t ret_size)
 {
-    if (ret && !srv)
-        memset(ret, 0, sizeof(*ret));
-    if (!srv || !ret)
-        return;
-    kc__faults_get(srv->faults, ret);
+    kc_server_faults f;
+    memset(&f, 0, sizeof f);
+    if (srv)
+        kc__faults_get(srv->faults, &f);
+    kc__result_copy(ret, ret_size, &f, sizeof f);
 }
 
 KC_API int kc_server_compact(kc_server *srv)

@@ -37,6 +37,12 @@ struct kc__faults {
     void *listener_ud;
 };
 
+/* The rate arrays have a fixed dimension (the ABI), with room for every verb. */
+_Static_assert(KC_SERVER_VERB__COUNT <= KC_SERVER_FAULT_VERBS &&
+                   sizeof(((kc_server_faults *)0)->rate_429) ==
+                       KC_SERVER_FAULT_VERBS * sizeof(double),
+               "kc_server_faults.rate_* must hold every kc_server_verb");
+
 static const char *const verb_names[KC_SERVER_VERB__COUNT] = {
     [KC_SERVER_VERB_GET] = "get",       [KC_SERVER_VERB_LIST] = "list",
     [KC_SERVER_VERB_WATCH] = "watch",   [KC_SERVER_VERB_CREATE] = "create",
@@ -308,26 +314,34 @@ int kc_server_duration_parse(const char *text, unsigned *ret_ms, kc_error *err)
     return 0;
 }
 
-int kc_server_faults_parse(const char *field, const char *text, kc_server_faults *inout,
-                           kc_error *err)
+int(kc_server_faults_parse)(const char *field, const char *text, kc_server_faults *inout,
+                            size_t inout_size, kc_error *err)
 {
     if (!field || !text || !inout)
         return kc_error_set(err, KC_EINVAL, "faults: %s is NULL",
                             !field  ? "field"
                             : !text ? "text"
                                     : "inout");
-    if (!strcmp(field, "watchDelay"))
-        return kc__faults_parse_delay(text, &inout->watch_delay_min_ms, &inout->watch_delay_max_ms,
-                                      err);
-    double *rates = !strcmp(field, "rate429")   ? inout->rate_429
-                    : !strcmp(field, "rate500") ? inout->rate_500
-                    : !strcmp(field, "rate503") ? inout->rate_503
-                                                : NULL;
-    if (!rates)
-        return kc_error_set(err, KC_EINVAL,
-                            "faults: unknown field '%s' (watchDelay, rate429, rate500, rate503)",
-                            field);
-    return kc__faults_parse_rate(text, rates, err);
+    kc_server_faults *out = inout;
+    KC__OPTS_TAKE(inout, kc_server_faults, err); /* parse into a copy: *out untouched on error */
+    kc_server_faults *f = &inout__copy;
+    int rc;
+    if (!strcmp(field, "watchDelay")) {
+        rc = kc__faults_parse_delay(text, &f->watch_delay_min_ms, &f->watch_delay_max_ms, err);
+    } else {
+        double *rates = !strcmp(field, "rate429")   ? f->rate_429
+                        : !strcmp(field, "rate500") ? f->rate_500
+                        : !strcmp(field, "rate503") ? f->rate_503
+                                                    : NULL;
+        if (!rates)
+            return kc_error_set(
+                err, KC_EINVAL,
+                "faults: unknown field '%s' (watchDelay, rate429, rate500, rate503)", field);
+        rc = kc__faults_parse_rate(text, rates, err);
+    }
+    if (!rc)
+        kc__result_copy(out, inout_size, f, sizeof *f);
+    return rc;
 }
 
 /* ---- JSON (admin endpoint) ------------------------------------------------------------------- */

@@ -21,8 +21,10 @@ static int fail(const char *what, int rc, kc_error *err)
 int main(void)
 {
     kc_error err = KC_ERROR_INIT;
-    kc_server_opts so = {.listen = "127.0.0.1:0", .quiet = true};
-    int rc = kc_server_faults_parse("rate429", "0:get", &so.faults, &err);
+    kc_server_faults faults = {0};
+    kc_server_opts so = {
+        .listen = "127.0.0.1:0", .quiet = true, .faults = &faults, .faults_size = sizeof faults};
+    int rc = kc_server_faults_parse("rate429", "0:get", &faults, &err);
     if (rc)
         return fail("kc_server_faults_parse", rc, &err);
     kc_server *srv = NULL;

@@ -59,9 +59,9 @@ typedef struct kc_event_recorder_opts {
         retry_interval_ms; /* wait between tries; 0 → 10000 (E7); the first is random in [0,it) */
 } kc_event_recorder_opts;
 
-/* The object an event is about (involvedObject / regarding). Strings are borrowed for the call
- * (copied into the event). kind and name are required; ns NULL or "" puts the Event in
- * "default" (E1); the others may be NULL. */
+/* The object an event is about (involvedObject / regarding): a frozen struct (docs/abi.md), the
+ * fields of an ObjectReference. Strings are borrowed for the call (copied into the event). kind and
+ * name are required; ns NULL or "" puts the Event in "default" (E1); the others may be NULL. */
 typedef struct kc_event_ref {
     const char *api_version;
     const char *kind;
@@ -92,8 +92,10 @@ typedef struct kc_event_recorder_stats {
  * KC_EUNSUPPORTED (KC_EVENT_API_EVENTS_V1), KC_ENOMEM, KC_EIO (thread creation failed). On success
  * *ret is new — caller frees with kc_event_recorder_free(). Thread-safe.
  */
-KC_API int kc_event_recorder_new(kc_client *client, const kc_event_recorder_opts *opts,
-                                 kc_event_recorder **ret, kc_error *err);
+KC_API int(kc_event_recorder_new)(kc_client *client, const kc_event_recorder_opts *opts,
+                                  size_t opts_size, kc_event_recorder **ret, kc_error *err);
+#define kc_event_recorder_new(client, opts, ret, err)                                              \
+    (kc_event_recorder_new)((client), (opts), sizeof(kc_event_recorder_opts), (ret), (err))
 
 /*
  * Stop the sender and free. An event being sent finishes its current request (bounded by the
@@ -127,7 +129,10 @@ KC_API int kc_event_recorder_record_obj(kc_event_recorder *rec, const kc_obj *ob
 KC_API int kc_event_recorder_flush(kc_event_recorder *rec, int64_t timeout_ms, kc_error *err);
 
 /* Counters, copied into *ret. A NULL recorder gives zeroes. Thread-safe. */
-KC_API void kc_event_recorder_get_stats(kc_event_recorder *rec, kc_event_recorder_stats *ret);
+KC_API void(kc_event_recorder_get_stats)(kc_event_recorder *rec, kc_event_recorder_stats *ret,
+                                         size_t ret_size);
+#define kc_event_recorder_get_stats(rec, ret)                                                      \
+    (kc_event_recorder_get_stats)((rec), (ret), sizeof(kc_event_recorder_stats))
 
 /*
  * Prometheus text (0.0.4) of the counters (E12: drops exported as metrics), labelled

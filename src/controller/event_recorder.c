@@ -243,12 +243,11 @@ static int check_opts(const kc_event_recorder_opts *o, kc_error *err)
     return 0;
 }
 
-int kc_event_recorder_new(kc_client *client, const kc_event_recorder_opts *opts,
-                          kc_event_recorder **ret, kc_error *err)
+int(kc_event_recorder_new)(kc_client *client, const kc_event_recorder_opts *opts, size_t opts_size,
+                           kc_event_recorder **ret, kc_error *err)
 {
-    kc_event_recorder_opts o = {0};
-    if (opts)
-        o = *opts;
+    KC__OPTS_TAKE(opts, kc_event_recorder_opts, err);
+    kc_event_recorder_opts o = *opts;
     if (!client || !ret)
         return kc_error_set(err, KC_EINVAL, "event recorder: client and ret are required");
     int rc = check_opts(&o, err);
@@ -427,18 +426,18 @@ int kc_event_recorder_flush(kc_event_recorder *rec, int64_t timeout_ms, kc_error
     return 0;
 }
 
-void kc_event_recorder_get_stats(kc_event_recorder *rec, kc_event_recorder_stats *ret)
+void(kc_event_recorder_get_stats)(kc_event_recorder *rec, kc_event_recorder_stats *ret,
+                                  size_t ret_size)
 {
-    if (!ret)
-        return;
-    if (!rec) {
-        memset(ret, 0, sizeof *ret);
-        return;
+    kc_event_recorder_stats st;
+    memset(&st, 0, sizeof st);
+    if (rec) {
+        pthread_mutex_lock(&rec->mu);
+        st = rec->stats;
+        st.queued = rec->n;
+        pthread_mutex_unlock(&rec->mu);
     }
-    pthread_mutex_lock(&rec->mu);
-    *ret = rec->stats;
-    ret->queued = rec->n;
-    pthread_mutex_unlock(&rec->mu);
+    kc__result_copy(ret, ret_size, &st, sizeof st);
 }
 
 char *kc_event_recorder_metrics_text(kc_event_recorder *rec)

@@ -40,7 +40,10 @@ typedef struct kc_workqueue_opts {
 
 /* New queue; opts copied (NULL = defaults). Errors: KC_EINVAL (ret NULL, bad option), KC_ENOMEM.
  * *ret is new — free with kc_workqueue_free. */
-KC_API int kc_workqueue_new(const kc_workqueue_opts *opts, kc_workqueue **ret, kc_error *err);
+KC_API int(kc_workqueue_new)(const kc_workqueue_opts *opts, size_t opts_size, kc_workqueue **ret,
+                             kc_error *err);
+#define kc_workqueue_new(opts, ret, err)                                                           \
+    (kc_workqueue_new)((opts), sizeof(kc_workqueue_opts), (ret), (err))
 
 /* Queue key now (copied). No-op if key is already queued, or dirty while processing.
  * Errors: KC_EINVAL (NULL, or longer than KC_WORKQUEUE_KEY_MAX), KC_ESTOPPED (shutting down:

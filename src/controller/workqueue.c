@@ -84,8 +84,10 @@ static void apply_opts(kc_workqueue *q, const kc_workqueue_opts *o)
     q->tokens = q->burst;
 }
 
-int kc_workqueue_new(const kc_workqueue_opts *opts, kc_workqueue **ret, kc_error *err)
+int(kc_workqueue_new)(const kc_workqueue_opts *opts, size_t opts_size, kc_workqueue **ret,
+                      kc_error *err)
 {
+    KC__OPTS_TAKE(opts, kc_workqueue_opts, err);
     if (!ret)
         return kc_error_set(err, KC_EINVAL, "workqueue: ret is required");
     int rc = check_opts(opts, err);

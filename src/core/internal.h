@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <time.h>
 
 #define KC__LIKELY(x)    __builtin_expect(!!(x), 1)
@@ -87,9 +88,15 @@ void kc__result_copy(void *dst, size_t dst_size, const void *src, size_t src_siz
 #define KC__OPTS_TAKE(p, type, err)                                                                \
     type p##__copy;                                                                                \
     do {                                                                                           \
-        int p##__rc = kc__opts_copy(&p##__copy, sizeof(type), (p), p##_size, #type, (err));        \
-        if (p##__rc)                                                                               \
-            return p##__rc;                                                                        \
+        if (KC__LIKELY((p) != NULL && p##_size == sizeof(type))) {                                 \
+            p##__copy = *(p); /* the common case, inlined: a caller built with this header */      \
+        } else if (!(p)) {                                                                         \
+            memset(&p##__copy, 0, sizeof(type));                                                   \
+        } else {                                                                                   \
+            int p##__rc = kc__opts_copy(&p##__copy, sizeof(type), (p), p##_size, #type, (err));    \
+            if (p##__rc)                                                                           \
+                return p##__rc;                                                                    \
+        }                                                                                          \
         p = &p##__copy;                                                                            \
     } while (0)
 

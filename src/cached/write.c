@@ -142,9 +142,13 @@ static int deliver(int rc, kc_obj *obj, kc_obj **ret_obj)
 
 static int do_write(kc_cached_client *cc, op_kind op, const kc_gvr *gvr, const char *ns,
                     const char *name, kc_patch_type ptype, const char *body, size_t len,
-                    const kc_write_opts *wo, const kc_patch_opts *po,
-                    const kc_cached_call_opts *call, kc_obj **ret_obj, kc_error *err)
+                    const kc_write_opts *wo, size_t wo_size, const kc_patch_opts *po,
+                    size_t po_size, const kc_cached_call_opts *call, size_t call_size,
+                    kc_obj **ret_obj, kc_error *err)
 {
+    KC__OPTS_TAKE(call, kc_cached_call_opts, err);
+    KC__OPTS_TAKE(wo, kc_write_opts, err); /* wo for create/update/status, po for patch */
+    KC__OPTS_TAKE(po, kc_patch_opts, err);
     if (!cc || !body)
         return kc_error_set(err, KC_EINVAL, "cached client: NULL argument");
     wstate w;
@@ -179,10 +183,8 @@ int(kc_cached_client_create)(kc_cached_client *cc, const kc_gvr *gvr, const char
                              const kc_cached_call_opts *call, size_t call_size, kc_obj **ret_obj,
                              kc_error *err)
 {
-    KC__OPTS_TAKE(wo, kc_write_opts, err);
-    KC__OPTS_TAKE(call, kc_cached_call_opts, err);
-    return do_write(cc, OP_CREATE, gvr, ns, NULL, KC_PATCH_MERGE, json, len, wo, NULL, call,
-                    ret_obj, err);
+    return do_write(cc, OP_CREATE, gvr, ns, NULL, KC_PATCH_MERGE, json, len, wo, wo_size, NULL, 0,
+                    call, call_size, ret_obj, err);
 }
 
 int(kc_cached_client_update)(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
@@ -190,10 +192,8 @@ int(kc_cached_client_update)(kc_cached_client *cc, const kc_gvr *gvr, const char
                              const kc_cached_call_opts *call, size_t call_size, kc_obj **ret_obj,
                              kc_error *err)
 {
-    KC__OPTS_TAKE(wo, kc_write_opts, err);
-    KC__OPTS_TAKE(call, kc_cached_call_opts, err);
-    return do_write(cc, OP_UPDATE, gvr, ns, NULL, KC_PATCH_MERGE, json, len, wo, NULL, call,
-                    ret_obj, err);
+    return do_write(cc, OP_UPDATE, gvr, ns, NULL, KC_PATCH_MERGE, json, len, wo, wo_size, NULL, 0,
+                    call, call_size, ret_obj, err);
 }
 
 int(kc_cached_client_update_status)(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
@@ -201,10 +201,8 @@ int(kc_cached_client_update_status)(kc_cached_client *cc, const kc_gvr *gvr, con
                                     size_t wo_size, const kc_cached_call_opts *call,
                                     size_t call_size, kc_obj **ret_obj, kc_error *err)
 {
-    KC__OPTS_TAKE(wo, kc_write_opts, err);
-    KC__OPTS_TAKE(call, kc_cached_call_opts, err);
-    return do_write(cc, OP_STATUS, gvr, ns, NULL, KC_PATCH_MERGE, json, len, wo, NULL, call,
-                    ret_obj, err);
+    return do_write(cc, OP_STATUS, gvr, ns, NULL, KC_PATCH_MERGE, json, len, wo, wo_size, NULL, 0,
+                    call, call_size, ret_obj, err);
 }
 
 int(kc_cached_client_patch)(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
@@ -213,11 +211,10 @@ int(kc_cached_client_patch)(kc_cached_client *cc, const kc_gvr *gvr, const char 
                             const kc_cached_call_opts *call, size_t call_size, kc_obj **ret_obj,
                             kc_error *err)
 {
-    KC__OPTS_TAKE(po, kc_patch_opts, err);
-    KC__OPTS_TAKE(call, kc_cached_call_opts, err);
     if (!name || !*name)
         return kc_error_set(err, KC_EINVAL, "cached client: patch needs a name");
-    return do_write(cc, OP_PATCH, gvr, ns, name, type, body, len, NULL, po, call, ret_obj, err);
+    return do_write(cc, OP_PATCH, gvr, ns, name, type, body, len, NULL, 0, po, po_size, call,
+                    call_size, ret_obj, err);
 }
 
 int(kc_cached_client_apply)(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
@@ -226,16 +223,13 @@ int(kc_cached_client_apply)(kc_cached_client *cc, const kc_gvr *gvr, const char 
                             kc_obj **ret_obj, kc_error *err)
 {
     KC__OPTS_TAKE(po, kc_patch_opts, err);
-    KC__OPTS_TAKE(call, kc_cached_call_opts, err);
     if (!cc)
         return kc_error_set(err, KC_EINVAL, "cached client: NULL argument");
-    kc_patch_opts o = {0};
-    if (po)
-        o = *po;
+    kc_patch_opts o = *po;
     if (!o.field_manager || !*o.field_manager)
         o.field_manager = cc->field_manager;
-    return kc_cached_client_patch(cc, gvr, ns, name, KC_PATCH_APPLY, body, len, &o, call, ret_obj,
-                                  err);
+    return (kc_cached_client_patch)(cc, gvr, ns, name, KC_PATCH_APPLY, body, len, &o, sizeof o,
+                                    call, call_size, ret_obj, err);
 }
 
 /* ---- delete ---------------------------------------------------------------------------------- */

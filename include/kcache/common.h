@@ -17,8 +17,10 @@
  *   - Structs: a function that reads or writes a caller's struct takes its size right after the
  *     pointer (`opts, opts_size`); a same-named macro passes sizeof, so callers write the call
  *     without it. Zero-initialise every struct passed in (zero = default). A struct nested in an
- *     options struct is a pointer plus `<field>_size`. docs/abi.md has the rules and what stays
- *     compatible across versions.
+ *     options struct is a pointer plus `<field>_size` (0 with a pointer: KC_EINVAL). Any such
+ *     function also fails with KC_EUNSUPPORTED when the struct is longer than this library's
+ *     and sets a field it does not know (a newer header). docs/abi.md has the rules and what
+ *     stays compatible across versions.
  *
  * Platform: Linux only (futexes for store waiters, eventfds for the readiness file descriptors).
  */

@@ -127,7 +127,8 @@ KC_API const char *kc_server_ca_pem(const kc_server *srv);
  * kubectl, python-kubernetes and client-node accept. Errors: KC_EIO, KC_EINVAL (not started). */
 KC_API int kc_server_write_kubeconfig(const kc_server *srv, const char *path, kc_error *err);
 
-/* Replace the faults in force (copied). Takes effect for requests and events from now on. */
+/* Replace the faults in force (copied). Takes effect for requests and events from now on.
+ * Errors: KC_EINVAL (NULL srv or faults), KC_EUNSUPPORTED (see kcache/common.h, "Structs"). */
 KC_API int(kc_server_set_faults)(kc_server *srv, const kc_server_faults *faults,
                                  size_t faults_size);
 #define kc_server_set_faults(srv, faults)                                                          \

@@ -369,10 +369,10 @@ int(kc_informer_add_handler)(kc_informer *inf, const kc_informer_handlers *h, si
                              const kc_informer_handler_opts *opts, size_t opts_size,
                              kc_informer_reg **ret_reg, kc_error *err)
 {
+    if (!inf || !h) /* before KC__OPTS_TAKE, which would turn a NULL h into empty handlers */
+        return kc_error_set(err, KC_EINVAL, "informer: informer and handlers required");
     KC__OPTS_TAKE(h, kc_informer_handlers, err);
     KC__OPTS_TAKE(opts, kc_informer_handler_opts, err);
-    if (!inf || !h)
-        return kc_error_set(err, KC_EINVAL, "informer: informer and handlers required");
     kc_informer_reg *r = calloc(1, sizeof(*r));
     if (!r)
         return kc_error_set(err, KC_ENOMEM, "informer: out of memory");

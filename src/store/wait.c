@@ -259,10 +259,10 @@ void kc__store_wake_all(kc_store *s)
 
 int(kc_store_check)(kc_store *s, const kc_store_cond *c, size_t c_size, kc_error *err)
 {
-    KC__OPTS_TAKE(c, kc_store_cond, err);
-    kc__waiter w;
     if (!s || !c)
         return kc_error_set(err, KC_EINVAL, "kc_store_check: %s is NULL", !s ? "store" : "cond");
+    KC__OPTS_TAKE(c, kc_store_cond, err);
+    kc__waiter w;
     int rc = cond_prepare(c, &w, err);
     if (rc < 0)
         return rc;
@@ -306,10 +306,10 @@ static int wait_result(const kc__waiter *w, int64_t timeout_ms, kc_error *err)
 int(kc_store_wait)(kc_store *s, const kc_store_cond *c, size_t c_size, int64_t timeout_ms,
                    kc_error *err)
 {
-    KC__OPTS_TAKE(c, kc_store_cond, err);
-    kc__waiter w;
     if (!s || !c)
         return kc_error_set(err, KC_EINVAL, "kc_store_wait: %s is NULL", !s ? "store" : "cond");
+    KC__OPTS_TAKE(c, kc_store_cond, err);
+    kc__waiter w;
     int rc = cond_prepare(c, &w, err);
     if (rc < 0)
         return rc;

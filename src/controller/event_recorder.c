@@ -311,7 +311,7 @@ void kc_event_recorder_free(kc_event_recorder *rec)
  */
 
 /* Format the message, at most MAX_MESSAGE bytes (cut on a UTF-8 boundary, " ..." appended). */
-static char *format_message(const char *fmt, va_list ap)
+static KC__PRINTF(1, 0) char *format_message(const char *fmt, va_list ap)
 {
     kc__buf b;
     kc__buf_init(&b, 0);
@@ -343,8 +343,9 @@ static int refuse(kc_event_recorder *rec, const char *why, const char *type, con
     return KC_EINVAL;
 }
 
-static int vrecord(kc_event_recorder *rec, const kc_event_ref *ref, const char *type,
-                   const char *reason, const char *fmt, va_list ap)
+static KC__PRINTF(5, 0) int vrecord(kc_event_recorder *rec, const kc_event_ref *ref,
+                                    const char *type, const char *reason, const char *fmt,
+                                    va_list ap)
 {
     if (!rec)
         return KC_EINVAL;

@@ -80,7 +80,9 @@ kg() { timeout 30 "$BIN" get --kubeconfig "$KC_KUBECONFIG" "$@"; }
 kw() { timeout 30 "$BIN" watch --kubeconfig "$KC_KUBECONFIG" "$@"; }
 k() { timeout 40 kubectl --kubeconfig "$KC_KUBECONFIG" --cache-dir "$KC_TMP/cache" "$@"; }
 c() { curl -s --max-time 10 "$@"; }
-noage() { sed -E 's/ +[^ ]+$//'; } # a table without its last (AGE) column: ages tick
+# A table without its last column (AGE in the default tables) and without an age-like value
+# elsewhere (-o wide puts AGE before its extra columns): ages tick between the two commands.
+noage() { sed -E 's/ +[^ ]+$//; s/ +[0-9]+[smhdy]([0-9]+[smh])?( {2,})/\2/'; }
 lines_ge() { [ "$(wc -l <"$1")" -ge "$2" ]; }
 
 # like_kubectl FILTER ARGS… — stdout of `kcache get ARGS` equals kubectl's, through FILTER.

@@ -21,15 +21,6 @@ static int64_t int_at(const kc_obj *o, const char *ptr, int64_t dflt)
     return kc_obj_get_int(o, ptr, &v, NULL) == 0 ? v : dflt;
 }
 
-/* Seconds since the epoch of the timestamp at ptr, -1 when absent or malformed. */
-static int64_t time_at(const kc_obj *o, const char *ptr)
-{
-    char *s = NULL;
-    int64_t t = kc_obj_get_string(o, ptr, &s, NULL, NULL) == 0 ? kc__rfc3339_seconds(s) : -1;
-    free(s);
-    return t;
-}
-
 /* A condition of type t with status True (upstream's hasJobCondition). */
 static bool has_cond(const json_t *conds, const char *t)
 {
@@ -68,7 +59,8 @@ static json_t *row_job(const kc_obj *o, int64_t now)
         snprintf(comp, sizeof comp, "%lld/1 of %lld", (long long)ok, (long long)par);
     else
         snprintf(comp, sizeof comp, "%lld/1", (long long)ok);
-    int64_t start = time_at(o, "/status/startTime"), end = time_at(o, "/status/completionTime");
+    int64_t start = kc__table_time(o, "/status/startTime"),
+            end = kc__table_time(o, "/status/completionTime");
     if (start >= 0)
         kc__human_duration((end >= 0 ? end : now) - start, dur);
     json_t *row =
@@ -90,7 +82,7 @@ static json_t *row_cronjob(const kc_obj *o, int64_t now)
                           : susp                                                ? "True"
                                                                                 : "False";
     json_t *active = kc__table_json(o, "/status/active");
-    int64_t ls = time_at(o, "/status/lastScheduleTime");
+    int64_t ls = kc__table_time(o, "/status/lastScheduleTime");
     if (ls >= 0)
         kc__human_duration(now - ls, last);
     json_t *row =

@@ -41,6 +41,14 @@ typedef struct kc__printer {
 
 /* Age: the humanised time since metadata.creationTimestamp ("<unknown>" without one). */
 json_t *kc__table_age(const kc_obj *o, int64_t now);
+/* The string at JSON pointer ptr as a jansson string (new reference), dflt when absent or not a
+ * string; the integer at ptr, 0 when absent (table_printers.c). */
+json_t *kc__table_str(const kc_obj *o, const char *ptr, const char *dflt);
+int64_t kc__table_int(const kc_obj *o, const char *ptr);
+/* Seconds since the epoch of the RFC 3339 string at ptr; -1 when absent or unparsable. */
+int64_t kc__table_time(const kc_obj *o, const char *ptr);
+/* The row of a core/v1 Event (table_event.c). */
+json_t *kc__table_row_event(const kc_obj *o, int64_t now);
 /* batch/v1 jobs and cronjobs (table_batch.c). */
 extern const kc__printer kc__printer_job, kc__printer_cronjob;
 

@@ -4,10 +4,9 @@
  * Readiness Gates), deployments (Name, Ready, Up-to-date, Available, Age; wide: Containers,
  * Images, Selector), replicasets, statefulsets, daemonsets, services (Name, Type, Cluster-IP,
  * External-IP, Port(s), Age; wide: Selector), namespaces, nodes (wide: addresses, node info),
- * configmaps, secrets, events (Last Seen, Type, Reason, Object, Message; Subobject, Source,
- * First Seen, Count, Name at priority 1) — the workloads' and nodes' priority-1 ("wide") cells
- * from table_wide.c; custom resources get Name/Age like upstream's CRD table convertor, other
- * built-ins Name/Created At like upstream's default convertor.
+ * configmaps, secrets, events (cells in table_event.c) — the workloads' and nodes' priority-1
+ * ("wide") cells from table_wide.c; custom resources get Name/Age like upstream's CRD table
+ * convertor, other built-ins Name/Created At like upstream's default convertor.
  *
  * Design: values are read from the stored kc_obj by JSON pointer; sub-trees that need iteration
  * (containerStatuses, ports, conditions, labels) are fetched raw and decoded with jansson — only
@@ -26,8 +25,7 @@
 
 /* ---- helpers ------------------------------------------------------------------------------ */
 
-/* String at ptr as a jansson string (new reference); dflt when absent / not a string. */
-static json_t *get_str(const kc_obj *o, const char *ptr, const char *dflt)
+json_t *kc__table_str(const kc_obj *o, const char *ptr, const char *dflt)
 {
     char *s = NULL;
     size_t n;
@@ -38,7 +36,17 @@ static json_t *get_str(const kc_obj *o, const char *ptr, const char *dflt)
     return v;
 }
 
-static int64_t get_int(const kc_obj *o, const char *ptr)
+int64_t kc__table_time(const kc_obj *o, const char *ptr)
+{
+    char *s = NULL;
+    if (kc_obj_get_string(o, ptr, &s, NULL, NULL) < 0)
+        return -1;
+    int64_t t = kc__rfc3339_seconds(s);
+    free(s);
+    return t;
+}
+
+int64_t kc__table_int(const kc_obj *o, const char *ptr)
 {
     int64_t v = 0;
     if (kc_obj_get_int(o, ptr, &v, NULL) < 0)
@@ -115,7 +123,7 @@ json_t *kc__table_age(const kc_obj *o, int64_t now)
 static json_t *row_default(const kc_obj *o, int64_t now)
 {
     return json_pack("[s,o]", kc_obj_name(o),
-                     get_str(o, "/metadata/creationTimestamp", "<unknown>"));
+                     kc__table_str(o, "/metadata/creationTimestamp", "<unknown>"));
 }
 
 /* kubectl's printPod: phase, overridden by status.reason, then by the first container's waiting
@@ -125,9 +133,9 @@ static json_t *row_pod(const kc_obj *o, int64_t now)
 {
     json_t *cs = kc__table_json(o, "/status/containerStatuses");
     json_t *spec_c = kc__table_json(o, "/spec/containers");
-    json_t *phase = get_str(o, "/status/reason", NULL);
+    json_t *phase = kc__table_str(o, "/status/reason", NULL);
     if (!phase)
-        phase = get_str(o, "/status/phase", "Pending");
+        phase = kc__table_str(o, "/status/phase", "Pending");
     size_t total = json_array_size(spec_c), ready = 0;
     int64_t restarts = 0;
     char reason[128];
@@ -189,11 +197,11 @@ static json_t *with_template(const kc_obj *o, json_t *row, bool selector)
 static json_t *row_deployment(const kc_obj *o, int64_t now)
 {
     char rd[48];
-    snprintf(rd, sizeof rd, "%lld/%lld", (long long)get_int(o, "/status/readyReplicas"),
-             (long long)get_int(o, "/spec/replicas"));
+    snprintf(rd, sizeof rd, "%lld/%lld", (long long)kc__table_int(o, "/status/readyReplicas"),
+             (long long)kc__table_int(o, "/spec/replicas"));
     json_t *row = json_pack(
-        "[s,s,I,I,o]", kc_obj_name(o), rd, (json_int_t)get_int(o, "/status/updatedReplicas"),
-        (json_int_t)get_int(o, "/status/availableReplicas"), kc__table_age(o, now));
+        "[s,s,I,I,o]", kc_obj_name(o), rd, (json_int_t)kc__table_int(o, "/status/updatedReplicas"),
+        (json_int_t)kc__table_int(o, "/status/availableReplicas"), kc__table_age(o, now));
     return with_template(o, row, true);
 }
 
@@ -212,14 +220,14 @@ static void join(kc__buf *b, const json_t *arr, const char *f)
 
 static json_t *row_service(const kc_obj *o, int64_t now)
 {
-    json_t *type = get_str(o, "/spec/type", "ClusterIP");
+    json_t *type = kc__table_str(o, "/spec/type", "ClusterIP");
     json_t *ips = kc__table_json(o, "/spec/externalIPs");
     json_t *ports = kc__table_json(o, "/spec/ports");
     json_t *ingress = kc__table_json(o, "/status/loadBalancer/ingress");
     kc__buf ext = KC__BUF_INIT(4096), pb = KC__BUF_INIT(4096);
     const char *t = json_string_value(type);
     if (t && strcmp(t, "ExternalName") == 0) {
-        json_t *en = get_str(o, "/spec/externalName", "");
+        json_t *en = kc__table_str(o, "/spec/externalName", "");
         kc__buf_append_str(&ext, json_string_value(en) ? json_string_value(en) : "");
         json_decref(en);
     } else if (t && strcmp(t, "LoadBalancer") == 0) {
@@ -244,9 +252,9 @@ static json_t *row_service(const kc_obj *o, int64_t now)
         else
             kc__buf_printf(&pb, "%s%lld/%s", i ? "," : "", (long long)port, proto ? proto : "TCP");
     }
-    json_t *row = json_pack("[s,o,o,s,s,o]", kc_obj_name(o), type,
-                            get_str(o, "/spec/clusterIP", "<none>"), ext.len ? ext.data : "<none>",
-                            pb.len ? pb.data : "<none>", kc__table_age(o, now));
+    json_t *row = json_pack(
+        "[s,o,o,s,s,o]", kc_obj_name(o), type, kc__table_str(o, "/spec/clusterIP", "<none>"),
+        ext.len ? ext.data : "<none>", pb.len ? pb.data : "<none>", kc__table_age(o, now));
     if (row)
         kc__wide_selector_map(o, "/spec/selector", row);
     kc__buf_free(&ext);
@@ -259,7 +267,7 @@ static json_t *row_service(const kc_obj *o, int64_t now)
 
 static json_t *row_namespace(const kc_obj *o, int64_t now)
 {
-    return json_pack("[s,o,o]", kc_obj_name(o), get_str(o, "/status/phase", "Active"),
+    return json_pack("[s,o,o]", kc_obj_name(o), kc__table_str(o, "/status/phase", "Active"),
                      kc__table_age(o, now));
 }
 
@@ -291,7 +299,7 @@ static json_t *row_node(const kc_obj *o, int64_t now)
     }
     json_t *row = json_pack("[s,s,s,o,o]", kc_obj_name(o), status.data ? status.data : st,
                             roles.len ? roles.data : "<none>", kc__table_age(o, now),
-                            get_str(o, "/status/nodeInfo/kubeletVersion", ""));
+                            kc__table_str(o, "/status/nodeInfo/kubeletVersion", ""));
     if (row)
         kc__wide_node(o, row);
     kc__buf_free(&status);
@@ -317,23 +325,24 @@ static json_t *row_configmap(const kc_obj *o, int64_t now)
 
 static json_t *row_secret(const kc_obj *o, int64_t now)
 {
-    return json_pack("[s,o,I,o]", kc_obj_name(o), get_str(o, "/type", "Opaque"),
+    return json_pack("[s,o,I,o]", kc_obj_name(o), kc__table_str(o, "/type", "Opaque"),
                      count_keys(o, "/data"), kc__table_age(o, now));
 }
 
 static json_t *row_replicaset(const kc_obj *o, int64_t now)
 {
-    json_t *row = json_pack("[s,I,I,I,o]", kc_obj_name(o), (json_int_t)get_int(o, "/spec/replicas"),
-                            (json_int_t)get_int(o, "/status/replicas"),
-                            (json_int_t)get_int(o, "/status/readyReplicas"), kc__table_age(o, now));
+    json_t *row =
+        json_pack("[s,I,I,I,o]", kc_obj_name(o), (json_int_t)kc__table_int(o, "/spec/replicas"),
+                  (json_int_t)kc__table_int(o, "/status/replicas"),
+                  (json_int_t)kc__table_int(o, "/status/readyReplicas"), kc__table_age(o, now));
     return with_template(o, row, true);
 }
 
 static json_t *row_statefulset(const kc_obj *o, int64_t now)
 {
     char rd[48];
-    snprintf(rd, sizeof rd, "%lld/%lld", (long long)get_int(o, "/status/readyReplicas"),
-             (long long)get_int(o, "/spec/replicas"));
+    snprintf(rd, sizeof rd, "%lld/%lld", (long long)kc__table_int(o, "/status/readyReplicas"),
+             (long long)kc__table_int(o, "/spec/replicas"));
     return with_template(o, json_pack("[s,s,o]", kc_obj_name(o), rd, kc__table_age(o, now)), false);
 }
 
@@ -349,11 +358,11 @@ static json_t *row_daemonset(const kc_obj *o, int64_t now)
                        json_string_value(v) ? json_string_value(v) : "");
     }
     json_t *row = json_pack("[s,I,I,I,I,I,s,o]", kc_obj_name(o),
-                            (json_int_t)get_int(o, "/status/desiredNumberScheduled"),
-                            (json_int_t)get_int(o, "/status/currentNumberScheduled"),
-                            (json_int_t)get_int(o, "/status/numberReady"),
-                            (json_int_t)get_int(o, "/status/updatedNumberScheduled"),
-                            (json_int_t)get_int(o, "/status/numberAvailable"),
+                            (json_int_t)kc__table_int(o, "/status/desiredNumberScheduled"),
+                            (json_int_t)kc__table_int(o, "/status/currentNumberScheduled"),
+                            (json_int_t)kc__table_int(o, "/status/numberReady"),
+                            (json_int_t)kc__table_int(o, "/status/updatedNumberScheduled"),
+                            (json_int_t)kc__table_int(o, "/status/numberAvailable"),
                             b.len ? b.data : "<none>", kc__table_age(o, now));
     kc__buf_free(&b);
     json_decref(sel);
@@ -364,94 +373,6 @@ static json_t *row_daemonset(const kc_obj *o, int64_t now)
 static json_t *row_custom(const kc_obj *o, int64_t now)
 {
     return json_pack("[s,o]", kc_obj_name(o), kc__table_age(o, now));
-}
-
-/* Seconds since the epoch of the RFC 3339 string at ptr; -1 when absent or unparsable. */
-static int64_t time_at(const kc_obj *o, const char *ptr)
-{
-    char *s = NULL;
-    if (kc_obj_get_string(o, ptr, &s, NULL, NULL) < 0)
-        return -1;
-    int64_t t = kc__rfc3339_seconds(s);
-    free(s);
-    return t;
-}
-
-static json_t *since_cell(int64_t t, int64_t now)
-{
-    char buf[32];
-    if (t < 0)
-        return json_string("<unknown>");
-    kc__human_duration(now - t, buf);
-    return json_string(buf);
-}
-
-/* The string at ptr, "" when absent. New malloc'd (NULL on ENOMEM). */
-static char *str_at(const kc_obj *o, const char *ptr)
-{
-    char *s = NULL;
-    if (kc_obj_get_string(o, ptr, &s, NULL, NULL) < 0)
-        return strdup("");
-    return s;
-}
-
-/* kubernetes' printEvent: Last Seen falls back to First Seen (firstTimestamp, else eventTime);
- * a series overrides the last time and the count; a count of 0 (new API singleton) shows 1; the
- * object is "<kind lowercased>/<name>"; the source is component[, host] (reportingController /
- * reportingInstance when source is empty), "<unknown>" without one. */
-static json_t *row_event(const kc_obj *o, int64_t now)
-{
-    int64_t first = time_at(o, "/firstTimestamp");
-    if (first < 0)
-        first = time_at(o, "/eventTime");
-    int64_t last = time_at(o, "/lastTimestamp");
-    if (last < 0)
-        last = first;
-    int64_t count = get_int(o, "/count");
-    int64_t series_last = time_at(o, "/series/lastObservedTime");
-    if (series_last >= 0) {
-        last = series_last;
-        count = get_int(o, "/series/count");
-    } else if (count == 0) {
-        count = 1;
-    }
-    char *kind = str_at(o, "/involvedObject/kind"), *name = str_at(o, "/involvedObject/name");
-    char *comp = str_at(o, "/source/component"), *host = str_at(o, "/source/host");
-    char *rc = str_at(o, "/reportingComponent"), *ri = str_at(o, "/reportingInstance");
-    char *msg = str_at(o, "/message");
-    json_t *row = NULL;
-    if (kind && name && comp && host && rc && ri && msg) {
-        for (char *p = kind; *p; p++)
-            *p = (char)tolower((unsigned char)*p);
-        const char *c = comp[0] ? comp : rc, *h = host[0] ? host : ri;
-        kc__buf target = KC__BUF_INIT(0), source = KC__BUF_INIT(0);
-        int brc = kc__buf_printf(&target, "%s%s%s", kind, name[0] ? "/" : "", name);
-        if (brc == 0)
-            brc = c[0] ? kc__buf_printf(&source, "%s%s%s", c, h[0] ? ", " : "", h)
-                       : kc__buf_append_str(&source, "<unknown>");
-        /* strings.TrimSpace of the message */
-        char *m = msg;
-        while (*m && isspace((unsigned char)*m))
-            m++;
-        size_t ml = strlen(m);
-        while (ml && isspace((unsigned char)m[ml - 1]))
-            ml--;
-        if (brc == 0)
-            row = json_pack("[o,o,o,s,o,s,s%,o,I,s]", since_cell(last, now),
-                            get_str(o, "/type", ""), get_str(o, "/reason", ""), target.data,
-                            get_str(o, "/involvedObject/fieldPath", ""), source.data, m, ml,
-                            since_cell(first, now), (json_int_t)count, kc_obj_name(o));
-        kc__buf_free(&target);
-        kc__buf_free(&source);
-    }
-    free(kind);
-    free(name);
-    free(comp);
-    free(host);
-    free(rc);
-    free(ri);
-    free(msg);
-    return row;
 }
 
 static const kc__printer printers[] = {
@@ -610,7 +531,7 @@ static const kc__printer printers[] = {
       {"Count", "string", "", "The number of times this event has occurred."},
       {"Name", "string", "", "Name must be unique within a namespace."}},
      10,
-     row_event,
+     kc__table_row_event,
      0},
 };
 
@@ -647,7 +568,7 @@ static bool builtin_group(const char *g)
 int kc__table_column_priority(const kc__printer *p, size_t i)
 {
     /* events: Subobject, Source, First Seen, Count and Name are -o wide only (upstream) */
-    if (p->row == row_event)
+    if (p->row == kc__table_row_event)
         return i == 4 || i == 5 || i >= 7 ? 1 : 0;
     return i + p->nwide >= p->ncols ? 1 : 0; /* the other printers' wide columns come last */
 }

@@ -250,6 +250,181 @@ static int create_pvs(kc_client *client, const char *run_id, unsigned n, unsigne
 
 /* ---- the command ----------------------------------------------------------------------------- */
 
+/* One run of the demo: its names and the handles its steps open (freed by demo_run_close). */
+typedef struct demo_run {
+    char run_id[32], ns[64], pv_sel[64];
+    kc_server *srv;
+    kc_config *cfg;
+    kc_client *client;
+    kc_cache *cache;
+    demo_env env;
+    bool ns_created, pvs_created;
+} demo_run;
+
+/* Where the API server is: the embedded one (seeded with the PVs) or --kubeconfig's; and the
+ * client. Returns < 0 after printing what failed. */
+static int demo_connect(demo_run *r, const demo_opts *o, kc_error *e)
+{
+    int rc;
+    if (!o->kubeconfig) {
+        char seed[64];
+        snprintf(seed, sizeof(seed), "persistentvolumes=%u", o->n_pv);
+        kc_server_faults faults = {.watch_delay_min_ms = o->delay_min_ms,
+                                   .watch_delay_max_ms = o->delay_max_ms};
+        kc_server_opts so = {.listen = "127.0.0.1:0",
+                             .quiet = true,
+                             .seed_spec = seed,
+                             .faults = &faults,
+                             .faults_size = sizeof faults};
+        if ((rc = kc_server_new(&so, &r->srv, e)) < 0 || (rc = kc_server_start(r->srv, e)) < 0) {
+            fail("starting the embedded API server", rc, e);
+            return rc;
+        }
+        if ((rc = kc_config_from_url(kc_server_url(r->srv), NULL, NULL, &r->cfg, e)) < 0) {
+            fail("configuration", rc, e);
+            return rc;
+        }
+    } else {
+        kc_config_opts co = {.kubeconfig = o->kubeconfig};
+        if ((rc = kc_config_load(&co, &r->cfg, e)) < 0) {
+            fail(o->kubeconfig, rc, e);
+            return rc;
+        }
+        r->env.pv_selector = r->pv_sel;
+    }
+    /* The embedded server is local: no client-side rate limit, as the comparison is about
+     * round trips; a real cluster keeps the client's default limiter. */
+    kc_client_opts clo = {.qps = o->kubeconfig ? 0 : -1};
+    if ((rc = kc_client_new(r->cfg, &clo, &r->client, e)) < 0) {
+        fail("client", rc, e);
+        return rc;
+    }
+    r->env.client = r->client;
+    return 0;
+}
+
+/* The demo's namespace, and on a real cluster its PVs (the embedded server was seeded). */
+static int demo_create_objects(demo_run *r, const demo_opts *o, kc_error *e)
+{
+    int rc;
+    json_t *nsdoc = json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", "v1", "kind", "Namespace",
+                              "metadata", "name", r->ns);
+    if ((rc = create_json(r->client, &demo_namespaces, NULL, nsdoc, e)) < 0) {
+        fail("creating the demo namespace", rc, e);
+        return rc;
+    }
+    r->ns_created = true;
+    if (o->kubeconfig) {
+        if (o->progress)
+            fprintf(stderr, "  creating %u PersistentVolumes…", o->n_pv);
+        r->pvs_created = true;
+        if (create_pvs(r->client, r->run_id, o->n_pv, o->workers) < 0) {
+            fprintf(stderr, "\nkcache demo: creating the demo PersistentVolumes failed\n");
+            return -1;
+        }
+        if (o->progress)
+            fprintf(stderr, "\r\033[K");
+    }
+    return 0;
+}
+
+/* 3. Readiness: from creating the cache to every informer synced (res->synced_ms); then one
+ * cached client per read-your-writes mode. */
+static int demo_start_cache(demo_run *r, const demo_opts *o, demo_results *res, kc_error *e)
+{
+    int rc;
+    uint64_t t0 = kc__cli_now_ns();
+    if ((rc = kc_cache_new(r->client, NULL, &r->cache, e)) < 0) {
+        fail("cache", rc, e);
+        return rc;
+    }
+    r->env.cache = r->cache;
+    kc_informer *inf;
+    kc_informer_opts io_sec = {.ns = r->ns}, io_pv = {0};
+    if ((rc = kc_cache_get_informer(r->cache, &demo_secrets, &io_sec, &inf, e)) < 0 ||
+        (rc = kc_cache_get_informer(r->cache, &demo_pvs, &io_pv, &inf, e)) < 0) {
+        fail("starting informers", rc, e);
+        return rc;
+    }
+    if ((rc = kc_cache_wait_synced(r->cache, 60000, e)) < 0) {
+        fail("waiting for the caches to sync", rc, e);
+        return rc;
+    }
+    res->synced_ms = (double)(kc__cli_now_ns() - t0) / 1e6;
+
+    const kc_ryw_mode modes[DEMO_MODES] = {KC_RYW_NONE, KC_RYW_BLOCK_ON_WRITE,
+                                           KC_RYW_BLOCK_ON_READ};
+    for (int m = 0; m < DEMO_MODES; m++) {
+        kc_cached_client_opts cco = {.mode = modes[m], .timeout_ms = o->timeout_ms, .ns = r->ns};
+        if ((rc = kc_cached_client_new(r->client, r->cache, &cco, &r->env.cc[m], e)) < 0) {
+            fail("cached client", rc, e);
+            return rc;
+        }
+    }
+    return 0;
+}
+
+/* Sections 1 (create then read), 2 (discovery) and 4 (controller). */
+static int demo_run_sections(demo_run *r, const demo_opts *o, demo_results *res, kc_error *e)
+{
+    int rc;
+    for (int m = 0; m < DEMO_MODES; m++) {
+        if ((rc = demo_create_then_read(&r->env, o, m, &res->modes[m], e)) < 0) {
+            fail(demo_mode_labels[m], rc, e);
+            return rc;
+        }
+    }
+    if ((rc = demo_discovery(&r->env, o, res, e)) < 0) {
+        fail("discovery", rc, e);
+        return rc;
+    }
+    if (o->n_ctrl && (rc = demo_controller(o, res, e)) < 0) {
+        fail("controller", rc, e);
+        return rc;
+    }
+    return 0;
+}
+
+/* Exit status: 0 when no mode saw an error, the blocking modes read nothing stale and the
+ * controller neither acted before sync nor failed on a stale read. */
+static int demo_verdict(const demo_results *res)
+{
+    bool clean = true;
+    for (int m = 0; m < DEMO_MODES; m++)
+        clean = clean && res->modes[m].errors == 0;
+    return (clean && res->modes[DEMO_BLOCK_ON_WRITE].stale == 0 &&
+            res->modes[DEMO_BLOCK_ON_READ].stale == 0 && res->ctrl_failed_stale_ryw == 0 &&
+            res->ctrl_before_sync == 0)
+               ? 0
+               : 1;
+}
+
+/* Stop and free what the steps opened; on a real cluster delete what the demo created. */
+static void demo_run_close(demo_run *r, const demo_opts *o)
+{
+    kc_error e = KC_ERROR_INIT;
+    if (r->cache)
+        kc_cache_stop(r->cache);
+    for (int m = 0; m < DEMO_MODES; m++)
+        kc_cached_client_free(r->env.cc[m]);
+    kc_cache_free(r->cache);
+    if (r->client && o->kubeconfig) { /* leave the cluster as we found it */
+        kc_delete_opts dopts = {0};
+        dopts.label_selector = r->pv_sel;
+        if (r->pvs_created &&
+            kc_client_delete_collection(r->client, &demo_pvs, NULL, &dopts, &e) < 0)
+            fail("deleting the demo PersistentVolumes", e.code, &e);
+        kc_error_clear(&e);
+        if (r->ns_created &&
+            kc_client_delete(r->client, &demo_namespaces, NULL, r->ns, NULL, NULL, &e) < 0)
+            fail("deleting the demo namespace", e.code, &e);
+        kc_error_clear(&e);
+    }
+    kc_client_free(r->client);
+    kc_config_unref(r->cfg);
+    kc_server_free(r->srv);
+}
+
 static int cmd_demo(int argc, char **argv)
 {
     demo_opts o = {.n = 500,
@@ -270,159 +445,25 @@ static int cmd_demo(int argc, char **argv)
                         .delay_min_ms = o.delay_min_ms,
                         .delay_max_ms = o.delay_max_ms};
     kc_error e = KC_ERROR_INIT;
-    kc_server *srv = NULL;
-    kc_config *cfg = NULL;
-    kc_client *client = NULL;
-    kc_cache *cache = NULL;
-    demo_env env = {0};
-    bool ns_created = false, pvs_created = false;
-    int rc;
+    demo_run r = {0};
+    snprintf(r.run_id, sizeof(r.run_id), "kd%06llx",
+             (unsigned long long)(kc__cli_random() & 0xffffff));
+    snprintf(r.ns, sizeof(r.ns), "kcache-demo-%s", r.run_id + 2);
+    snprintf(r.pv_sel, sizeof(r.pv_sel), "kcache-demo=%s", r.run_id);
+    r.env.run_id = r.run_id;
+    r.env.ns = r.ns;
+
     status = 1;
-
-    char run_id[32], ns[64], pv_sel[64];
-    snprintf(run_id, sizeof(run_id), "kd%06llx", (unsigned long long)(kc__cli_random() & 0xffffff));
-    snprintf(ns, sizeof(ns), "kcache-demo-%s", run_id + 2);
-    snprintf(pv_sel, sizeof(pv_sel), "kcache-demo=%s", run_id);
-    env.run_id = run_id;
-    env.ns = ns;
-
-    /* Where the API server is. */
-    if (!o.kubeconfig) {
-        char seed[64];
-        snprintf(seed, sizeof(seed), "persistentvolumes=%u", o.n_pv);
-        kc_server_faults faults = {.watch_delay_min_ms = o.delay_min_ms,
-                                   .watch_delay_max_ms = o.delay_max_ms};
-        kc_server_opts so = {.listen = "127.0.0.1:0",
-                             .quiet = true,
-                             .seed_spec = seed,
-                             .faults = &faults,
-                             .faults_size = sizeof faults};
-        if ((rc = kc_server_new(&so, &srv, &e)) < 0 || (rc = kc_server_start(srv, &e)) < 0) {
-            fail("starting the embedded API server", rc, &e);
-            goto out;
-        }
-        if ((rc = kc_config_from_url(kc_server_url(srv), NULL, NULL, &cfg, &e)) < 0) {
-            fail("configuration", rc, &e);
-            goto out;
-        }
-    } else {
-        kc_config_opts co = {.kubeconfig = o.kubeconfig};
-        if ((rc = kc_config_load(&co, &cfg, &e)) < 0) {
-            fail(o.kubeconfig, rc, &e);
-            goto out;
-        }
-        env.pv_selector = pv_sel;
+    if (demo_connect(&r, &o, &e) >= 0 && demo_create_objects(&r, &o, &e) >= 0 &&
+        demo_start_cache(&r, &o, &res, &e) >= 0 && demo_run_sections(&r, &o, &res, &e) >= 0) {
+        if (o.json)
+            demo_print_json(&res);
+        else
+            demo_print_table(&res, &o);
+        status = demo_verdict(&res);
     }
-    /* The embedded server is local: no client-side rate limit, as the comparison is about
-     * round trips; a real cluster keeps the client's default limiter. */
-    kc_client_opts clo = {.qps = o.kubeconfig ? 0 : -1};
-    if ((rc = kc_client_new(cfg, &clo, &client, &e)) < 0) {
-        fail("client", rc, &e);
-        goto out;
-    }
-    env.client = client;
-
-    json_t *nsdoc = json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", "v1", "kind", "Namespace",
-                              "metadata", "name", ns);
-    if ((rc = create_json(client, &demo_namespaces, NULL, nsdoc, &e)) < 0) {
-        fail("creating the demo namespace", rc, &e);
-        goto out;
-    }
-    ns_created = true;
-    if (o.kubeconfig) {
-        if (o.progress)
-            fprintf(stderr, "  creating %u PersistentVolumes…", o.n_pv);
-        pvs_created = true;
-        if (create_pvs(client, run_id, o.n_pv, o.workers) < 0) {
-            fprintf(stderr, "\nkcache demo: creating the demo PersistentVolumes failed\n");
-            goto out;
-        }
-        if (o.progress)
-            fprintf(stderr, "\r\033[K");
-    }
-
-    /* 3. Readiness: from creating the cache to every informer synced. */
-    uint64_t t0 = kc__cli_now_ns();
-    if ((rc = kc_cache_new(client, NULL, &cache, &e)) < 0) {
-        fail("cache", rc, &e);
-        goto out;
-    }
-    env.cache = cache;
-    kc_informer *inf;
-    kc_informer_opts io_sec = {.ns = ns}, io_pv = {0};
-    if ((rc = kc_cache_get_informer(cache, &demo_secrets, &io_sec, &inf, &e)) < 0 ||
-        (rc = kc_cache_get_informer(cache, &demo_pvs, &io_pv, &inf, &e)) < 0) {
-        fail("starting informers", rc, &e);
-        goto out;
-    }
-    if ((rc = kc_cache_wait_synced(cache, 60000, &e)) < 0) {
-        fail("waiting for the caches to sync", rc, &e);
-        goto out;
-    }
-    res.synced_ms = (double)(kc__cli_now_ns() - t0) / 1e6;
-
-    const kc_ryw_mode modes[DEMO_MODES] = {KC_RYW_NONE, KC_RYW_BLOCK_ON_WRITE,
-                                           KC_RYW_BLOCK_ON_READ};
-    for (int m = 0; m < DEMO_MODES; m++) {
-        kc_cached_client_opts cco = {.mode = modes[m], .timeout_ms = o.timeout_ms, .ns = ns};
-        if ((rc = kc_cached_client_new(client, cache, &cco, &env.cc[m], &e)) < 0) {
-            fail("cached client", rc, &e);
-            goto out;
-        }
-    }
-
-    /* 1. Create then read. */
-    for (int m = 0; m < DEMO_MODES; m++) {
-        if ((rc = demo_create_then_read(&env, &o, m, &res.modes[m], &e)) < 0) {
-            fail(demo_mode_labels[m], rc, &e);
-            goto out;
-        }
-    }
-    /* 2. Discovery. */
-    if ((rc = demo_discovery(&env, &o, &res, &e)) < 0) {
-        fail("discovery", rc, &e);
-        goto out;
-    }
-
-    /* 4. Controller. */
-    if (o.n_ctrl && (rc = demo_controller(&o, &res, &e)) < 0) {
-        fail("controller", rc, &e);
-        goto out;
-    }
-
-    if (o.json)
-        demo_print_json(&res);
-    else
-        demo_print_table(&res, &o);
-    bool clean = true;
-    for (int m = 0; m < DEMO_MODES; m++)
-        clean = clean && res.modes[m].errors == 0;
-    status = (clean && res.modes[DEMO_BLOCK_ON_WRITE].stale == 0 &&
-              res.modes[DEMO_BLOCK_ON_READ].stale == 0 && res.ctrl_failed_stale_ryw == 0 &&
-              res.ctrl_before_sync == 0)
-                 ? 0
-                 : 1;
-
-out:
     kc_error_clear(&e);
-    if (cache)
-        kc_cache_stop(cache);
-    for (int m = 0; m < DEMO_MODES; m++)
-        kc_cached_client_free(env.cc[m]);
-    kc_cache_free(cache);
-    if (client && o.kubeconfig) { /* leave the cluster as we found it */
-        kc_delete_opts dopts = {0};
-        dopts.label_selector = pv_sel;
-        if (pvs_created && kc_client_delete_collection(client, &demo_pvs, NULL, &dopts, &e) < 0)
-            fail("deleting the demo PersistentVolumes", e.code, &e);
-        kc_error_clear(&e);
-        if (ns_created && kc_client_delete(client, &demo_namespaces, NULL, ns, NULL, NULL, &e) < 0)
-            fail("deleting the demo namespace", e.code, &e);
-        kc_error_clear(&e);
-    }
-    kc_client_free(client);
-    kc_config_unref(cfg);
-    kc_server_free(srv);
+    demo_run_close(&r, &o);
     return status;
 }
 

@@ -327,6 +327,143 @@ static int parse_cluster_flag(const char *flag, const char *val, kc_server_opts 
     return 0;
 }
 
+/* usage_error with a kc_error's message as the reason; clears *err. */
+static int usage_error_from(const char *flag, kc_error *err)
+{
+    int rc = usage_error(flag, "%s", err->message);
+    kc_error_clear(err);
+    return rc;
+}
+
+/* Where to listen and who may connect (*a); 1 = not one of them, else 0 or the usage error's
+ * exit status. */
+static int parse_access_flag(const char *flag, const char *val, serve_args *a)
+{
+    kc_server_opts *o = &a->opts;
+    kc_error err = KC_ERROR_INIT;
+    if (!strcmp(flag, "--listen")) {
+        if (!valid_listen(val))
+            return usage_error(flag, "expected ADDR:PORT (port 0..65535), got '%s'", val);
+        o->listen = val;
+    } else if (!strcmp(flag, "--kubeconfig-out")) {
+        if (!*val)
+            return usage_error(flag, "empty path");
+        a->kubeconfig_out = val;
+    } else if (!strcmp(flag, "--token")) {
+        if (!*val || strlen(val) > TOKEN_MAX || strpbrk(val, "\r\n"))
+            return usage_error(flag, "bad token (empty, too long or multi-line)");
+        o->token = val;
+    } else if (!strcmp(flag, "--token-file")) {
+        free(a->token_owned);
+        a->token_owned = NULL;
+        if (read_token_file(val, &a->token_owned, &err))
+            return usage_error_from(flag, &err);
+        o->token = a->token_owned;
+    } else {
+        return 1;
+    }
+    return 0;
+}
+
+/* The flags of history, watch and body limits (*o); 1 = not one of them, else 0 or the usage
+ * error's exit status. */
+static int parse_limit_flag(const char *flag, const char *val, kc_server_opts *o)
+{
+    uint64_t u;
+    unsigned ms;
+    if (!strcmp(flag, "--history")) {
+        if (!parse_u64(val, 100000000, &u) || u == 0)
+            return usage_error(flag, "expected a positive event count, got '%s'", val);
+        o->history = (size_t)u;
+    } else if (!strcmp(flag, "--bookmark-interval")) {
+        if (kc_server_duration_parse(val, &ms, NULL) || ms == 0)
+            return usage_error(flag, "expected a positive duration like 1s, got '%s'", val);
+        o->bookmark_interval_ms = ms;
+    } else if (!strcmp(flag, "--max-watch")) {
+        if (kc_server_duration_parse(val, &ms, NULL))
+            return usage_error(flag, "expected a duration like 30s, got '%s'", val);
+        o->max_watch_s = (ms + 999) / 1000;
+    } else if (!strcmp(flag, "--max-body")) {
+        size_t sz;
+        if (!parse_size(val, &sz) || sz == 0)
+            return usage_error(flag, "expected a size like 3Mi, got '%s'", val);
+        o->max_body = sz;
+    } else if (!strcmp(flag, "--watch-queue")) {
+        if (!parse_u64(val, 100000000, &u) || u == 0)
+            return usage_error(flag, "expected a positive event count, got '%s'", val);
+        o->watch_queue = (size_t)u;
+    } else {
+        return 1;
+    }
+    return 0;
+}
+
+/* The fault-injection flags (*f); 1 = not one of them, else 0 or the usage error's exit status. */
+static int parse_fault_flag(const char *flag, const char *val, kc_server_faults *f)
+{
+    uint64_t u;
+    kc_error err = KC_ERROR_INIT;
+    if (!strcmp(flag, "--watch-delay")) {
+        if (kc_server_faults_parse("watchDelay", val, f, &err))
+            return usage_error_from(flag, &err);
+    } else if (!strcmp(flag, "--fail-429") || !strcmp(flag, "--fail-500") ||
+               !strcmp(flag, "--fail-503")) {
+        const char *field = flag[7] == '4' ? "rate429" : flag[9] == '0' ? "rate500" : "rate503";
+        if (kc_server_faults_parse(field, val, f, &err))
+            return usage_error_from(flag, &err);
+    } else if (!strcmp(flag, "--retry-after")) {
+        if (!parse_u64(val, 3600, &u))
+            return usage_error(flag, "expected seconds (0..3600), got '%s'", val);
+        f->retry_after_s = (unsigned)u;
+    } else if (!strcmp(flag, "--watch-close-every")) {
+        if (!parse_u64(val, UINT_MAX, &u))
+            return usage_error(flag, "expected an event count, got '%s'", val);
+        f->watch_close_every = (unsigned)u;
+    } else if (!strcmp(flag, "--watch-close-prob")) {
+        if (!parse_prob(val, &f->watch_close_prob))
+            return usage_error(flag, "expected a probability 0..1, got '%s'", val);
+    } else {
+        return 1;
+    }
+    return 0;
+}
+
+/* The seeding flags (*o); 1 = not one of them, else 0 or the usage error's exit status. */
+static int parse_seed_flag(const char *flag, const char *val, kc_server_opts *o)
+{
+    uint64_t u;
+    kc_error err = KC_ERROR_INIT;
+    if (!strcmp(flag, "--seed-objects")) {
+        if (kc_server_seed_spec_check(val, &err))
+            return usage_error_from(flag, &err);
+        o->seed_spec = val;
+    } else if (!strcmp(flag, "--fixtures")) {
+        if (!*val)
+            return usage_error(flag, "empty directory");
+        o->seed_dir = val;
+    } else if (!strcmp(flag, "--seed")) {
+        if (!parse_u64(val, UINT64_MAX, &u))
+            return usage_error(flag, "expected an unsigned integer, got '%s'", val);
+        o->random_seed = u;
+    } else {
+        return 1;
+    }
+    return 0;
+}
+
+/* One flag that takes a value: 0 or the usage error's exit status. */
+static int parse_value_flag(const char *flag, const char *val, serve_args *a)
+{
+    int rc;
+    if ((rc = parse_cluster_flag(flag, val, &a->opts)) != 1 ||
+        (rc = parse_access_flag(flag, val, a)) != 1 ||
+        (rc = parse_limit_flag(flag, val, &a->opts)) != 1 ||
+        (rc = parse_fault_flag(flag, val, &a->faults)) != 1 ||
+        (rc = parse_seed_flag(flag, val, &a->opts)) != 1)
+        return rc;
+    return usage_error(flag, "unknown flag");
+}
+
 /* Parse argv into *a. Returns -1 to go on, or an exit status (0 for --help). */
 static int parse_args(int argc, char **argv, serve_args *a)
 {
@@ -368,99 +505,9 @@ static int parse_args(int argc, char **argv, serve_args *a)
             val = argv[++i];
         else
             return usage_error(flag, "missing value");
-
-        uint64_t u;
-        unsigned ms;
-        kc_error err = KC_ERROR_INIT;
-        int crc = parse_cluster_flag(flag, val, o);
-        if (crc != 1) {
-            if (crc)
-                return crc;
-        } else if (!strcmp(flag, "--listen")) {
-            if (!valid_listen(val))
-                return usage_error(flag, "expected ADDR:PORT (port 0..65535), got '%s'", val);
-            o->listen = val;
-        } else if (!strcmp(flag, "--kubeconfig-out")) {
-            if (!*val)
-                return usage_error(flag, "empty path");
-            a->kubeconfig_out = val;
-        } else if (!strcmp(flag, "--token")) {
-            if (!*val || strlen(val) > TOKEN_MAX || strpbrk(val, "\r\n"))
-                return usage_error(flag, "bad token (empty, too long or multi-line)");
-            o->token = val;
-        } else if (!strcmp(flag, "--token-file")) {
-            free(a->token_owned);
-            a->token_owned = NULL;
-            if (read_token_file(val, &a->token_owned, &err)) {
-                int rc = usage_error(flag, "%s", err.message);
-                kc_error_clear(&err);
-                return rc;
-            }
-            o->token = a->token_owned;
-        } else if (!strcmp(flag, "--history")) {
-            if (!parse_u64(val, 100000000, &u) || u == 0)
-                return usage_error(flag, "expected a positive event count, got '%s'", val);
-            o->history = (size_t)u;
-        } else if (!strcmp(flag, "--bookmark-interval")) {
-            if (kc_server_duration_parse(val, &ms, NULL) || ms == 0)
-                return usage_error(flag, "expected a positive duration like 1s, got '%s'", val);
-            o->bookmark_interval_ms = ms;
-        } else if (!strcmp(flag, "--max-watch")) {
-            if (kc_server_duration_parse(val, &ms, NULL))
-                return usage_error(flag, "expected a duration like 30s, got '%s'", val);
-            o->max_watch_s = (ms + 999) / 1000;
-        } else if (!strcmp(flag, "--max-body")) {
-            size_t sz;
-            if (!parse_size(val, &sz) || sz == 0)
-                return usage_error(flag, "expected a size like 3Mi, got '%s'", val);
-            o->max_body = sz;
-        } else if (!strcmp(flag, "--watch-queue")) {
-            if (!parse_u64(val, 100000000, &u) || u == 0)
-                return usage_error(flag, "expected a positive event count, got '%s'", val);
-            o->watch_queue = (size_t)u;
-        } else if (!strcmp(flag, "--watch-delay")) {
-            if (kc_server_faults_parse("watchDelay", val, f, &err)) {
-                int rc = usage_error(flag, "%s", err.message);
-                kc_error_clear(&err);
-                return rc;
-            }
-        } else if (!strcmp(flag, "--fail-429") || !strcmp(flag, "--fail-500") ||
-                   !strcmp(flag, "--fail-503")) {
-            const char *field = flag[7] == '4' ? "rate429" : flag[9] == '0' ? "rate500" : "rate503";
-            if (kc_server_faults_parse(field, val, f, &err)) {
-                int rc = usage_error(flag, "%s", err.message);
-                kc_error_clear(&err);
-                return rc;
-            }
-        } else if (!strcmp(flag, "--retry-after")) {
-            if (!parse_u64(val, 3600, &u))
-                return usage_error(flag, "expected seconds (0..3600), got '%s'", val);
-            f->retry_after_s = (unsigned)u;
-        } else if (!strcmp(flag, "--watch-close-every")) {
-            if (!parse_u64(val, UINT_MAX, &u))
-                return usage_error(flag, "expected an event count, got '%s'", val);
-            f->watch_close_every = (unsigned)u;
-        } else if (!strcmp(flag, "--watch-close-prob")) {
-            if (!parse_prob(val, &f->watch_close_prob))
-                return usage_error(flag, "expected a probability 0..1, got '%s'", val);
-        } else if (!strcmp(flag, "--seed-objects")) {
-            if (kc_server_seed_spec_check(val, &err)) {
-                int rc = usage_error(flag, "%s", err.message);
-                kc_error_clear(&err);
-                return rc;
-            }
-            o->seed_spec = val;
-        } else if (!strcmp(flag, "--fixtures")) {
-            if (!*val)
-                return usage_error(flag, "empty directory");
-            o->seed_dir = val;
-        } else if (!strcmp(flag, "--seed")) {
-            if (!parse_u64(val, UINT64_MAX, &u))
-                return usage_error(flag, "expected an unsigned integer, got '%s'", val);
-            o->random_seed = u;
-        } else {
-            return usage_error(flag, "unknown flag");
-        }
+        int rc = parse_value_flag(flag, val, a);
+        if (rc)
+            return rc;
     }
     return -1;
 }

@@ -143,33 +143,32 @@ static int fix_type(const kc__write *w, json_t *doc, kc_error *err)
     return 0;
 }
 
-int kc__write_create(kc_server *srv, const kc__write *w, json_t *doc, kc_obj **ret_obj,
-                     kc_error *err)
+/* Create: the request's namespace into doc (checked against the body's; the namespace must
+ * exist and not be terminating), or none for a cluster-scoped resource. */
+static int create_namespace(kc_server *srv, const kc__write *w, json_t *doc, kc_error *err)
 {
     kc__rsrc *r = w->r;
-    json_t *m = kc__meta(doc);
-    if (!m)
-        return kc_error_set(err, KC_ENOMEM, "out of memory");
-    int rc = fix_type(w, doc, err);
-    if (rc)
-        return rc;
-    const char *rvs = kc__meta_str(doc, "resourceVersion");
-    if (rvs && *rvs)
-        return kc__fail(err, 500, "", "resourceVersion should not be set on objects to be created");
-    /* namespace */
-    if (r->namespaced) {
-        const char *bns = kc__meta_str(doc, "namespace");
-        if (bns && *bns && strcmp(bns, w->ns) != 0)
-            return kc__fail(err, 400, "BadRequest",
-                            "the namespace of the provided object does "
-                            "not match the namespace sent on the request");
-        kc__meta_set_str(doc, "namespace", w->ns);
-        if ((rc = kc__check_namespace(srv, w->ns, r, kc__meta_str(doc, "name"), err)) != 0)
-            return rc;
-    } else {
+    if (!r->namespaced) {
         kc__meta_del(doc, "namespace");
+        return 0;
     }
-    /* name */
+    const char *bns = kc__meta_str(doc, "namespace");
+    if (bns && *bns && strcmp(bns, w->ns) != 0)
+        return kc__fail(err, 400, "BadRequest",
+                        "the namespace of the provided object does "
+                        "not match the namespace sent on the request");
+    kc__meta_set_str(doc, "namespace", w->ns);
+    return kc__check_namespace(srv, w->ns, r, kc__meta_str(doc, "name"), err);
+}
+
+/* Create: the object's name (*ret_name, borrowed from doc): metadata.name, or generateName plus
+ * a random suffix not yet taken (409 with a retry after 8 tries); validated by the resource's
+ * name rule. */
+static int create_name(kc_server *srv, const kc__write *w, json_t *doc, const char **ret_name,
+                       kc_error *err)
+{
+    kc__rsrc *r = w->r;
+    int rc;
     const char *name = kc__meta_str(doc, "name");
     const char *gen = kc__meta_str(doc, "generateName");
     char nbuf[320];
@@ -201,19 +200,15 @@ int kc__write_create(kc_server *srv, const kc__write *w, json_t *doc, kc_obj **r
         kc__fail_details(err, NULL, r->group[0] ? r->group : NULL, NULL);
         return rc;
     }
-    /* schema validation (custom resources), after the name and before storage, as upstream's
-     * create strategy; the status a create drops is not validated */
-    if (r->is_crd && (rc = kc__crd_validate_obj(r, w->version, doc, name,
-                                                r->has_status && !w->keep_status, err)) != 0)
-        return rc;
-    if (kc__store_find(r, w->ns, name)) {
-        char q[300];
-        kc__rsrc_qualified(r, q, sizeof(q));
-        rc = kc__fail(err, 409, "AlreadyExists", "%s \"%s\" already exists", q, name);
-        kc__fail_details(err, name, r->group[0] ? r->group : NULL, r->plural);
-        return rc;
-    }
-    /* system fields */
+    *ret_name = name;
+    return 0;
+}
+
+/* Create: the system fields (uid, creationTimestamp, generation 1 where the resource counts
+ * generations; no deletion fields, no selfLink) and, unless kept, no status. */
+static void create_system_fields(kc_server *srv, const kc__write *w, json_t *doc, json_t *m)
+{
+    kc__rsrc *r = w->r;
     char uid[37], ts[32];
     kc__uuid_v4(&srv->rng, uid);
     kc__now_rfc3339(ts);
@@ -228,14 +223,15 @@ int kc__write_create(kc_server *srv, const kc__write *w, json_t *doc, kc_obj **r
         kc__meta_del(doc, "generation");
     if (r->has_status && !w->keep_status)
         json_object_del(doc, "status"); /* the server's own status comes with the defaults */
-    if ((rc = kc__write_defaults(srv, w, doc, err)) != 0)
-        return rc;
-    if (r->plural && strcmp(r->plural, "customresourcedefinitions") == 0 &&
-        (rc = kc__crd_prepare(srv, doc, err)) != 0)
-        return rc;
-    if ((rc = record_manager(w, doc, NULL, err)) != 0 ||
-        (rc = kc__write_prepare(srv, w, doc, NULL, err)) != 0)
-        return rc;
+}
+
+/* Create: the next RV, the stored object, and (unless a dry run) the commit: a new CRD is
+ * registered, the object stored with an ADDED event, the controllers told. */
+static int create_commit(kc_server *srv, const kc__write *w, json_t *doc, kc_obj **ret_obj,
+                         kc_error *err)
+{
+    kc__rsrc *r = w->r;
+    int rc;
     uint64_t rv = srv->rv + 1;
     if (w->dry_run)
         kc__meta_del(doc, "resourceVersion");
@@ -261,6 +257,47 @@ fail:
     kc_obj_unref(obj);
     kc__write_settle(srv, w, doc, NULL, false);
     return rc;
+}
+
+int kc__write_create(kc_server *srv, const kc__write *w, json_t *doc, kc_obj **ret_obj,
+                     kc_error *err)
+{
+    kc__rsrc *r = w->r;
+    json_t *m = kc__meta(doc);
+    if (!m)
+        return kc_error_set(err, KC_ENOMEM, "out of memory");
+    int rc = fix_type(w, doc, err);
+    if (rc)
+        return rc;
+    const char *rvs = kc__meta_str(doc, "resourceVersion");
+    if (rvs && *rvs)
+        return kc__fail(err, 500, "", "resourceVersion should not be set on objects to be created");
+    const char *name = NULL;
+    if ((rc = create_namespace(srv, w, doc, err)) != 0 ||
+        (rc = create_name(srv, w, doc, &name, err)) != 0)
+        return rc;
+    /* schema validation (custom resources), after the name and before storage, as upstream's
+     * create strategy; the status a create drops is not validated */
+    if (r->is_crd && (rc = kc__crd_validate_obj(r, w->version, doc, name,
+                                                r->has_status && !w->keep_status, err)) != 0)
+        return rc;
+    if (kc__store_find(r, w->ns, name)) {
+        char q[300];
+        kc__rsrc_qualified(r, q, sizeof(q));
+        rc = kc__fail(err, 409, "AlreadyExists", "%s \"%s\" already exists", q, name);
+        kc__fail_details(err, name, r->group[0] ? r->group : NULL, r->plural);
+        return rc;
+    }
+    create_system_fields(srv, w, doc, m);
+    if ((rc = kc__write_defaults(srv, w, doc, err)) != 0)
+        return rc;
+    if (r->plural && strcmp(r->plural, "customresourcedefinitions") == 0 &&
+        (rc = kc__crd_prepare(srv, doc, err)) != 0)
+        return rc;
+    if ((rc = record_manager(w, doc, NULL, err)) != 0 ||
+        (rc = kc__write_prepare(srv, w, doc, NULL, err)) != 0)
+        return rc;
+    return create_commit(srv, w, doc, ret_obj, err);
 }
 
 /* json_equal that holds for two absent values (jansson's is false when either is NULL). */
@@ -305,33 +342,23 @@ static bool gen_changed(const kc__rsrc *r, json_t *old, json_t *nu)
     }
 }
 
-int kc__write_update(kc_server *srv, const kc__write *w, kc__entry *cur, json_t *doc,
-                     bool require_rv, kc_obj **ret_obj, kc_error *err)
+/* Update: the body's preconditions against the stored object (old): its resourceVersion (409),
+ * required for custom resources when require_rv (422), its uid (409) and an unchanged
+ * creationTimestamp (422). */
+static int update_preconditions(const kc__write *w, kc__entry *cur, json_t *doc, json_t *old,
+                                bool require_rv, kc_error *err)
 {
     kc__rsrc *r = w->r;
     const char *name = cur->name;
-    json_t *old = kc__doc_from_obj(cur->obj);
-    if (!old)
-        return kc_error_set(err, KC_ENOMEM, "cannot decode the stored object");
-    int rc = 0;
-    if (!kc__meta(doc) || (rc = fix_type(w, doc, err)) != 0) {
-        json_decref(old);
-        return rc ? rc : kc_error_set(err, KC_ENOMEM, "out of memory");
-    }
     const char *cur_rv = kc_obj_resource_version(cur->obj);
     const char *brv = kc__meta_str(doc, "resourceVersion");
-    if (brv && *brv && strcmp(brv, cur_rv) != 0) {
-        json_decref(old);
+    if (brv && *brv && strcmp(brv, cur_rv) != 0)
         return conflict(err, r, name);
-    }
-    if ((!brv || !*brv) && r->is_crd && require_rv) {
-        json_decref(old);
+    if ((!brv || !*brv) && r->is_crd && require_rv)
         return invalid(err, r, name, "metadata.resourceVersion", "FieldValueInvalid",
                        "Invalid value: 0x0: must be specified for an update");
-    }
     const char *buid = kc__meta_str(doc, "uid");
     if (buid && *buid && strcmp(buid, kc_obj_uid(cur->obj)) != 0) {
-        json_decref(old);
         char q[300];
         kc__rsrc_qualified(r, q, sizeof(q));
         int c = kc__fail(err, 409, "Conflict",
@@ -343,11 +370,18 @@ int kc__write_update(kc_server *srv, const kc__write *w, kc__entry *cur, json_t 
     }
     const char *bts = kc__meta_str(doc, "creationTimestamp");
     const char *ots = kc__meta_str(old, "creationTimestamp");
-    if (bts && *bts && ots && !same_instant(bts, ots)) {
-        json_decref(old);
+    if (bts && *bts && ots && !same_instant(bts, ots))
         return invalid(err, r, name, "metadata.creationTimestamp", "FieldValueInvalid",
                        "field is immutable");
-    }
+    return 0;
+}
+
+/* Update: the object the write would store (a new reference): the body with the stored status
+ * (or, on the status subresource, the stored object with the body's status), the stored name,
+ * namespace and system fields. */
+static json_t *update_merge(const kc__write *w, kc__entry *cur, json_t *doc, json_t *old)
+{
+    kc__rsrc *r = w->r;
     json_t *nu = doc;
     if (w->status_sub) {
         nu = json_deep_copy(old);
@@ -366,7 +400,7 @@ int kc__write_update(kc_server *srv, const kc__write *w, kc__entry *cur, json_t 
                 json_object_del(nu, "status");
         }
     }
-    kc__meta_set_str(nu, "name", name);
+    kc__meta_set_str(nu, "name", cur->name);
     if (r->namespaced)
         kc__meta_set_str(nu, "namespace", cur->ns);
     else
@@ -377,37 +411,52 @@ int kc__write_update(kc_server *srv, const kc__write *w, kc__entry *cur, json_t 
     copy_meta(nu, old, "deletionGracePeriodSeconds");
     copy_meta(nu, old, "generation");
     kc__meta_del(nu, "selfLink");
+    return nu;
+}
+
+/* Update: defaults and the write hooks on nu, the generation bump, no new finalizers on an
+ * object being deleted (422), and a custom resource's schema. */
+static int update_prepare(kc_server *srv, const kc__write *w, kc__entry *cur, json_t *nu,
+                          json_t *old, kc_error *err)
+{
+    kc__rsrc *r = w->r;
+    int rc;
     if ((rc = kc__write_defaults(srv, w, nu, err)) != 0 ||
-        (rc = kc__write_prepare(srv, w, nu, old, err)) != 0) {
-        json_decref(nu);
-        json_decref(old);
+        (rc = kc__write_prepare(srv, w, nu, old, err)) != 0)
         return rc;
-    }
-    kc_obj *obj = NULL;
     if (r->gen_rule != KC__GEN_NONE && !w->status_sub && gen_changed(r, old, nu)) {
         json_int_t g = json_integer_value(json_object_get(kc__meta(old), "generation"));
         json_object_set_new(kc__meta(nu), "generation", json_integer(g + 1));
     }
-    bool deleting = kc_obj_deleting(cur->obj);
     json_t *nf = json_object_get(kc__meta(nu), "finalizers");
     json_t *of = json_object_get(kc__meta(old), "finalizers");
-    if (deleting && !finalizers_subset(nf, of)) {
-        rc = invalid(err, r, name, "metadata.finalizers", "FieldValueForbidden",
+    if (kc_obj_deleting(cur->obj) && !finalizers_subset(nf, of)) {
+        rc = invalid(err, r, cur->name, "metadata.finalizers", "FieldValueForbidden",
                      "Forbidden: no new finalizers can be added if the object is being deleted");
-        goto fail;
-    }
-    /* schema validation (custom resources) of the object the update would store */
-    if (r->is_crd && (rc = kc__crd_validate_obj(r, w->version, nu, name, false, err)) != 0) {
-        json_decref(nu);
-        json_decref(old);
+        kc__write_settle(srv, w, nu, old, false);
         return rc;
     }
+    /* schema validation (custom resources) of the object the update would store */
+    if (r->is_crd && (rc = kc__crd_validate_obj(r, w->version, nu, cur->name, false, err)) != 0)
+        return rc;
+    return 0;
+}
+
+/* Update: store nu in place of cur: nothing on a no-op (same RV, no event; #29, #82), the
+ * object alone on a dry run, a delete when the last finalizer of an object being deleted is
+ * gone (#37), else a MODIFIED commit. */
+static int update_commit(kc_server *srv, const kc__write *w, kc__entry *cur, json_t *nu,
+                         json_t *old, kc_obj **ret_obj, kc_error *err)
+{
+    kc__rsrc *r = w->r;
+    kc_obj *obj = NULL;
+    int rc;
+    bool deleting = kc_obj_deleting(cur->obj);
+    json_t *nf = json_object_get(kc__meta(nu), "finalizers");
     if (!json_object_get(kc__meta(nu), "managedFields"))
         copy_meta(nu, old, "managedFields");
-    kc__meta_set_str(nu, "resourceVersion", cur_rv);
+    kc__meta_set_str(nu, "resourceVersion", kc_obj_resource_version(cur->obj));
     if (json_equal(nu, old)) { /* no-op: same RV, no event (#29, #82) */
-        json_decref(nu);
-        json_decref(old);
         *ret_obj = kc_obj_ref(cur->obj);
         return 0;
     }
@@ -421,16 +470,12 @@ int kc__write_update(kc_server *srv, const kc__write *w, kc__entry *cur, json_t 
     if ((rc = kc__obj_from_doc(srv, nu, &obj, err)) != 0)
         goto fail;
     if (w->dry_run) {
-        json_decref(nu);
-        json_decref(old);
         *ret_obj = obj;
         return 0;
     }
     if (deleting && json_array_size(nf) == 0 && /* last finalizer gone: delete (#37) */
         !(srv->ctl && srv->ctl->holds(srv, r, cur))) {
         kc__write_settle(srv, w, nu, old, false); /* the removal releases the stored state's */
-        json_decref(nu);
-        json_decref(old);
         kc_obj *last = NULL;
         rc = kc__write_remove(srv, r, cur, &last, err);
         kc_obj_unref(last);
@@ -449,13 +494,32 @@ int kc__write_update(kc_server *srv, const kc__write *w, kc__entry *cur, json_t 
         goto fail;
     }
     kc__write_settle(srv, w, nu, old, true);
-    json_decref(nu);
-    json_decref(old);
     *ret_obj = obj;
     return 0;
 fail:
     kc__write_settle(srv, w, nu, old, false);
     kc_obj_unref(obj);
+    return rc;
+}
+
+int kc__write_update(kc_server *srv, const kc__write *w, kc__entry *cur, json_t *doc,
+                     bool require_rv, kc_obj **ret_obj, kc_error *err)
+{
+    json_t *old = kc__doc_from_obj(cur->obj);
+    if (!old)
+        return kc_error_set(err, KC_ENOMEM, "cannot decode the stored object");
+    int rc = 0;
+    if (!kc__meta(doc) || (rc = fix_type(w, doc, err)) != 0) {
+        json_decref(old);
+        return rc ? rc : kc_error_set(err, KC_ENOMEM, "out of memory");
+    }
+    if ((rc = update_preconditions(w, cur, doc, old, require_rv, err)) != 0) {
+        json_decref(old);
+        return rc;
+    }
+    json_t *nu = update_merge(w, cur, doc, old);
+    if ((rc = update_prepare(srv, w, cur, nu, old, err)) == 0)
+        rc = update_commit(srv, w, cur, nu, old, ret_obj, err);
     json_decref(nu);
     json_decref(old);
     return rc;

@@ -374,32 +374,17 @@ static int replay(wstream *ws, uint64_t rv)
     return 0;
 }
 
-int kc__verb_watch(kc__req *req, kc__rsrc *r)
+/* Watch: the stream's label and field selectors (400 when they do not parse or name an unknown
+ * field); the deprecated /watch/.../{name} form selects metadata.name. */
+static int ws_selectors(kc__req *req, kc__rsrc *r, wstream *ws)
 {
-    kc_server *srv = req->srv;
-    uint64_t want;
-    int rc = validate(req, &want);
-    if (rc)
-        return rc;
-    wstream *ws = calloc(1, sizeof(*ws));
-    if (!ws)
-        return kc_error_set(&req->err, KC_ENOMEM, "out of memory");
-    kc__buf_init(&ws->out, 0);
-    ws->srv = srv;
-    ws->r = r;
-    ws->fmt = req->fmt;
-    ws->conn = req->conn;
-    ws->first = true;
-    ws->bookmarks = req->q.bookmarks;
-    ws->has_ns = req->route.has_ns;
-    snprintf(ws->ns, sizeof(ws->ns), "%s", req->route.ns);
-    kc__rsrc_api_version(r, req->route.version, ws->av, sizeof(ws->av));
+    int rc = 0;
     kc_error perr = KC_ERROR_INIT;
     if (kc_label_selector_parse(req->q.label_sel, &ws->ls, &perr) != 0 ||
         kc_field_selector_parse(req->q.field_sel, &ws->fs, &perr) != 0) {
         rc = kc__fail(&req->err, 400, "BadRequest", "unable to parse selector: %s",
                       perr.message ? perr.message : "parse error");
-        goto fail;
+        goto out;
     }
     const char *bad = kc__rsrc_bad_field(r, ws->fs);
     if (bad) {
@@ -407,17 +392,24 @@ int kc__verb_watch(kc__req *req, kc__rsrc *r)
                       "\"%s\" is not a known field selector: only "
                       "\"metadata.name\", \"metadata.namespace\"",
                       bad);
-        goto fail;
+        goto out;
     }
     if (req->route.has_name) { /* deprecated /watch/.../{name} */
         kc_field_selector_free(ws->fs);
         char fsel[300];
         snprintf(fsel, sizeof(fsel), "metadata.name=%s", req->route.name);
-        if (kc_field_selector_parse(fsel, &ws->fs, NULL) != 0) {
+        if (kc_field_selector_parse(fsel, &ws->fs, NULL) != 0)
             rc = kc__fail(&req->err, 400, "BadRequest", "bad name");
-            goto fail;
-        }
     }
+out:
+    kc_error_clear(&perr);
+    return rc;
+}
+
+/* Watch: the stream's deadline (timeoutSeconds, capped by --max-watch), bookmark interval and
+ * next checks, from now. */
+static void ws_timers(kc_server *srv, const kc__req *req, wstream *ws)
+{
     uint64_t now = kc__now_ns();
     uint64_t tmo_s = req->q.timeout > 0 ? (uint64_t)req->q.timeout : 0;
     if (srv->opts.max_watch_s && (!tmo_s || tmo_s > srv->opts.max_watch_s))
@@ -428,7 +420,14 @@ int kc__verb_watch(kc__req *req, kc__rsrc *r)
         KC__NS_PER_MS;
     ws->next_bm_ns = now + ws->bm_interval_ns;
     ws->check_ns = now + WS_CHECK_NS;
-    pthread_mutex_lock(&srv->mu);
+}
+
+/* Watch, under srv->mu: what the stream starts with for resourceVersion want — the initial
+ * snapshot (sendInitialEvents or RV 0), a 410 below the history floor, a 504 above the current
+ * RV, else the history after want — then the hub subscription. 0 or a negative KC_ code. */
+static int ws_start_locked(kc_server *srv, kc__req *req, kc__rsrc *r, wstream *ws, uint64_t want)
+{
+    int rc;
     if (req->q.send_initial || want == 0) {
         rc = snapshot(ws);
         ws->end_bookmark = req->q.send_initial && ws->bookmarks;
@@ -463,6 +462,34 @@ int kc__verb_watch(kc__req *req, kc__rsrc *r)
         else
             kc__watcher_set_wake(ws->w, ws_wake, ws);
     }
+    return rc;
+}
+
+int kc__verb_watch(kc__req *req, kc__rsrc *r)
+{
+    kc_server *srv = req->srv;
+    uint64_t want;
+    int rc = validate(req, &want);
+    if (rc)
+        return rc;
+    wstream *ws = calloc(1, sizeof(*ws));
+    if (!ws)
+        return kc_error_set(&req->err, KC_ENOMEM, "out of memory");
+    kc__buf_init(&ws->out, 0);
+    ws->srv = srv;
+    ws->r = r;
+    ws->fmt = req->fmt;
+    ws->conn = req->conn;
+    ws->first = true;
+    ws->bookmarks = req->q.bookmarks;
+    ws->has_ns = req->route.has_ns;
+    snprintf(ws->ns, sizeof(ws->ns), "%s", req->route.ns);
+    kc__rsrc_api_version(r, req->route.version, ws->av, sizeof(ws->av));
+    if ((rc = ws_selectors(req, r, ws)) != 0)
+        goto fail;
+    ws_timers(srv, req, ws);
+    pthread_mutex_lock(&srv->mu);
+    rc = ws_start_locked(srv, req, r, ws, want);
     pthread_mutex_unlock(&srv->mu);
     if (rc) {
         rc = kc_error_set(&req->err, rc, "out of memory");
@@ -478,10 +505,8 @@ int kc__verb_watch(kc__req *req, kc__rsrc *r)
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache, private");
     req->resp = resp;
     req->status = 200;
-    kc_error_clear(&perr);
     return 0;
 fail:
-    kc_error_clear(&perr);
     ws_free(ws);
     return rc;
 }

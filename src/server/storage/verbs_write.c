@@ -198,35 +198,83 @@ int kc__verb_update(kc__req *req, kc__rsrc *r)
     return rc;
 }
 
-int kc__verb_patch(kc__req *req, kc__rsrc *r)
+/* Patch: the patch type from Content-Type (415 when unknown, or strategic on a custom
+ * resource), and the apply-only options (force, required fieldManager; 422). */
+static int patch_check_type(kc__req *req, kc__rsrc *r, kc__patch_type *type)
 {
-    kc_server *srv = req->srv;
-    kc__patch_type type;
-    bool dry;
-    int rc = kc__patch_type_from_content_type(req->content_type ? req->content_type : "", &type,
+    int rc = kc__patch_type_from_content_type(req->content_type ? req->content_type : "", type,
                                               &req->err);
     if (rc) {
         req->err.http_status = 415;
         return rc;
     }
-    if (type == KC__PATCH_STRATEGIC && r->is_crd)
+    if (*type == KC__PATCH_STRATEGIC && r->is_crd)
         return kc__fail(&req->err, 415, "UnsupportedMediaType",
                         "the body of the request was in an unknown format - accepted media types "
                         "include: application/json-patch+json, application/merge-patch+json, "
                         "application/apply-patch+yaml");
-    if (req->q.force_set && type != KC__PATCH_APPLY) {
+    if (req->q.force_set && *type != KC__PATCH_APPLY) {
         rc = kc__fail(&req->err, 422, "Invalid",
                       "force: Invalid value: true: may not be specified for non-apply patch");
         kc__fail_cause(&req->err, "FieldValueInvalid", "force", "may not be specified");
         return rc;
     }
-    if (type == KC__PATCH_APPLY && (!req->q.field_manager || !*req->q.field_manager)) {
+    if (*type == KC__PATCH_APPLY && (!req->q.field_manager || !*req->q.field_manager)) {
         rc = kc__fail(&req->err, 422, "Invalid",
                       "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is "
                       "required for apply patch");
         kc__fail_cause(&req->err, "FieldValueRequired", "fieldManager", "Required value");
         return rc;
     }
+    return 0;
+}
+
+/* Patch: 400 when the result names another object than the URL. */
+static int patch_check_name(kc__req *req, json_t *nu)
+{
+    const char *bn = kc__meta_str(nu, "name");
+    if (bn && strcmp(bn, req->route.name) != 0)
+        return kc__fail(&req->err, 400, "BadRequest",
+                        "the name of the object (%s) does not "
+                        "match the name on the URL (%s)",
+                        bn, req->route.name);
+    return 0;
+}
+
+/* Patch, under srv->mu, of the stored object cur: the apply or patch result (*nu, new
+ * reference; *cur_doc the stored object's document), checked and written as an update. */
+static int patch_existing(kc__req *req, kc__rsrc *r, const kc__write *w, kc__entry *cur,
+                          kc__patch_type type, json_t *applied, const char *now, json_t **nu,
+                          json_t **cur_doc, kc_obj **obj)
+{
+    int rc;
+    if (!(*cur_doc = kc__doc_from_obj(cur->obj)))
+        return kc_error_set(&req->err, KC_ENOMEM, "cannot decode stored object");
+    if (type == KC__PATCH_APPLY)
+        rc = kc__apply_doc(*cur_doc, applied, req->q.field_manager, req->q.force, now, nu,
+                           &req->err);
+    else
+        rc = kc__patch_apply(type, *cur_doc, req->body, req->body_len, r->kind, !r->is_crd, nu,
+                             &req->err);
+    if (rc == 0)
+        rc = patch_check_name(req, *nu);
+    if (rc == 0 && !json_is_object(*nu))
+        rc = kc__fail(&req->err, 422, "Invalid", "the patch result is not an object");
+    if (rc == 0 && type != KC__PATCH_APPLY)
+        rc = kc__field_check(req, r, *nu, *cur_doc);
+    if (rc == 0)
+        rc = kc__write_update(req->srv, w, cur, *nu, false, obj, &req->err);
+    return rc;
+}
+
+int kc__verb_patch(kc__req *req, kc__rsrc *r)
+{
+    kc_server *srv = req->srv;
+    kc__patch_type type;
+    bool dry;
+    int rc = patch_check_type(req, r, &type);
+    if (rc)
+        return rc;
     /* apply records its own "Apply" entry (kc__apply_doc); the other patches an "Update" one */
     char mgr[KC__FIELD_MANAGER_MAX + 1] = "";
     const char *fv_mode;
@@ -253,40 +301,15 @@ int kc__verb_patch(kc__req *req, kc__rsrc *r)
     kc__entry *cur = kc__store_find(r, w.ns, req->route.name);
     if (!cur && type != KC__PATCH_APPLY) {
         rc = kc__fail_notfound(&req->err, r, req->route.name);
-    } else if (!cur) {
+    } else if (!cur) { /* apply of an object that does not exist: create it */
         rc = kc__apply_doc(NULL, applied, req->q.field_manager, req->q.force, now, &nu, &req->err);
         if (rc == 0) {
-            const char *bn = kc__meta_str(nu, "name");
-            if (bn && strcmp(bn, req->route.name) != 0)
-                rc = kc__fail(&req->err, 400, "BadRequest",
-                              "the name of the object (%s) does not "
-                              "match the name on the URL (%s)",
-                              bn, req->route.name);
-            else
+            if ((rc = patch_check_name(req, nu)) == 0)
                 rc = kc__write_create(srv, &w, nu, &obj, &req->err);
             status = 201;
         }
-    } else if (!(cur_doc = kc__doc_from_obj(cur->obj))) {
-        rc = kc_error_set(&req->err, KC_ENOMEM, "cannot decode stored object");
     } else {
-        if (type == KC__PATCH_APPLY)
-            rc = kc__apply_doc(cur_doc, applied, req->q.field_manager, req->q.force, now, &nu,
-                               &req->err);
-        else
-            rc = kc__patch_apply(type, cur_doc, req->body, req->body_len, r->kind, !r->is_crd, &nu,
-                                 &req->err);
-        const char *bn = rc == 0 ? kc__meta_str(nu, "name") : NULL;
-        if (rc == 0 && bn && strcmp(bn, req->route.name) != 0)
-            rc = kc__fail(&req->err, 400, "BadRequest",
-                          "the name of the object (%s) does not "
-                          "match the name on the URL (%s)",
-                          bn, req->route.name);
-        else if (rc == 0 && !json_is_object(nu))
-            rc = kc__fail(&req->err, 422, "Invalid", "the patch result is not an object");
-        else if (rc == 0 && type != KC__PATCH_APPLY)
-            rc = kc__field_check(req, r, nu, cur_doc);
-        if (rc == 0)
-            rc = kc__write_update(srv, &w, cur, nu, false, &obj, &req->err);
+        rc = patch_existing(req, r, &w, cur, type, applied, now, &nu, &cur_doc, &obj);
     }
     pthread_mutex_unlock(&srv->mu);
     json_decref(applied);

@@ -59,16 +59,123 @@ typedef struct kc__yframe {
     char *pending_key; /* map: key waiting for its value */
 } kc__yframe;
 
+/* The tree being built: the open maps and sequences (innermost last), the node count, the root. */
+typedef struct kc__ybuild {
+    kc__yframe stack[KC__YAML_MAX_DEPTH];
+    int depth;
+    size_t nodes;
+    kc__ynode *root;
+} kc__ybuild;
+
+/* A new node for a scalar, mapping-start or sequence-start event. */
+static int kc__ynode_new(const yaml_event_t *ev, int line, kc__ynode **ret, kc_error *err)
+{
+    kc__ynode *n = calloc(1, sizeof *n);
+    if (!n)
+        return kc_error_set(err, KC_ENOMEM, "out of memory");
+    n->line = line;
+    if (ev->type == YAML_SCALAR_EVENT) {
+        n->type = KC__Y_SCALAR;
+        n->scalar = kc__strdup_n((const char *)ev->data.scalar.value, ev->data.scalar.length);
+        if (!n->scalar) {
+            kc__ynode_free(n);
+            return kc_error_set(err, KC_ENOMEM, "out of memory");
+        }
+    } else {
+        n->type = ev->type == YAML_MAPPING_START_EVENT ? KC__Y_MAP : KC__Y_SEQ;
+    }
+    *ret = n;
+    return 0;
+}
+
+/* Attach *np to the parent frame top (under its pending key), or make it the root. A repeated
+ * key's value is freed and *np set to NULL (the first value is kept). On failure *np is freed. */
+static int kc__ybuild_attach(kc__ybuild *b, kc__yframe *top, kc__ynode **np, kc_error *err)
+{
+    kc__ynode *n = *np;
+    if (!top) {
+        b->root = n;
+        return 0;
+    }
+    if (top->node->type == KC__Y_MAP) {
+        n->key = top->pending_key;
+        top->pending_key = NULL;
+        if (kc__ynode_get(top->node, n->key)) {
+            kc__ynode_free(n); /* repeated key: keep the first */
+            *np = NULL;
+            return 0;
+        }
+    }
+    if (kc__ynode_add(top->node, n)) {
+        kc__ynode_free(n);
+        *np = NULL;
+        return kc_error_set(err, KC_ENOMEM, "out of memory");
+    }
+    return 0;
+}
+
+/* Open a frame for a map or sequence n (NULL: a dropped repeated-key value, which still needs a
+ * frame to absorb its children). */
+static int kc__ybuild_push(kc__ybuild *b, yaml_event_type_t type, kc__ynode *n, int line,
+                           kc_error *err)
+{
+    if (b->depth == KC__YAML_MAX_DEPTH)
+        return kc_error_set(err, KC_ECONFIG, "YAML nested deeper than %d (line %d)",
+                            KC__YAML_MAX_DEPTH, line);
+    if (!n) {
+        n = calloc(1, sizeof *n);
+        if (!n)
+            return kc_error_set(err, KC_ENOMEM, "out of memory");
+        n->type = type == YAML_MAPPING_START_EVENT ? KC__Y_MAP : KC__Y_SEQ;
+        n->line = -1; /* orphan: freed when its frame is popped */
+    }
+    b->stack[b->depth].node = n;
+    b->stack[b->depth].pending_key = NULL;
+    b->depth++;
+    return 0;
+}
+
+/* Close the innermost frame. */
+static void kc__ybuild_pop(kc__ybuild *b)
+{
+    b->depth--;
+    free(b->stack[b->depth].pending_key);
+    if (b->stack[b->depth].node->line == -1)
+        kc__ynode_free(b->stack[b->depth].node);
+}
+
+/* A scalar, mapping-start or sequence-start event: a map's key, or a node attached to its
+ * parent (and, for a map or sequence, a new frame). */
+static int kc__ybuild_node(kc__ybuild *b, const yaml_event_t *ev, int line, kc_error *err)
+{
+    if (++b->nodes > KC__YAML_MAX_NODES)
+        return kc_error_set(err, KC_ECONFIG, "YAML has more than %d nodes", KC__YAML_MAX_NODES);
+    kc__yframe *top = b->depth ? &b->stack[b->depth - 1] : NULL;
+    if (top && top->node->type == KC__Y_MAP && !top->pending_key) {
+        if (ev->type != YAML_SCALAR_EVENT)
+            return kc_error_set(err, KC_ECONFIG, "YAML map key is not a scalar (line %d)", line);
+        top->pending_key = kc__strdup((const char *)ev->data.scalar.value);
+        if (!top->pending_key)
+            return kc_error_set(err, KC_ENOMEM, "out of memory");
+        return 0;
+    }
+    kc__ynode *n = NULL;
+    int rc;
+    if ((rc = kc__ynode_new(ev, line, &n, err)) != 0 ||
+        (rc = kc__ybuild_attach(b, top, &n, err)) != 0)
+        return rc;
+    if (ev->type != YAML_SCALAR_EVENT)
+        return kc__ybuild_push(b, ev->type, n, line, err);
+    return 0;
+}
+
 int kc__yaml_parse(const char *text, size_t len, kc__ynode **ret, kc_error *err)
 {
     yaml_parser_t p;
     if (!yaml_parser_initialize(&p))
         return kc_error_set(err, KC_ENOMEM, "out of memory");
     yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
-    kc__yframe stack[KC__YAML_MAX_DEPTH];
-    int depth = 0;
-    size_t nodes = 0;
-    kc__ynode *root = NULL;
+    kc__ybuild b = {.depth = 0};
     int rc = 0;
     bool done = false;
     while (!done && rc == 0) {
@@ -80,7 +187,6 @@ int kc__yaml_parse(const char *text, size_t len, kc__ynode **ret, kc_error *err)
             break;
         }
         int line = (int)ev.start_mark.line + 1;
-        kc__ynode *n = NULL;
         switch (ev.type) {
         case YAML_DOCUMENT_END_EVENT:
         case YAML_STREAM_END_EVENT:
@@ -91,109 +197,26 @@ int kc__yaml_parse(const char *text, size_t len, kc__ynode **ret, kc_error *err)
             break;
         case YAML_SCALAR_EVENT:
         case YAML_MAPPING_START_EVENT:
-        case YAML_SEQUENCE_START_EVENT: {
-            if (++nodes > KC__YAML_MAX_NODES) {
-                rc = kc_error_set(err, KC_ECONFIG, "YAML has more than %d nodes",
-                                  KC__YAML_MAX_NODES);
-                break;
-            }
-            kc__yframe *top = depth ? &stack[depth - 1] : NULL;
-            if (top && top->node->type == KC__Y_MAP && !top->pending_key) {
-                if (ev.type != YAML_SCALAR_EVENT) {
-                    rc = kc_error_set(err, KC_ECONFIG, "YAML map key is not a scalar (line %d)",
-                                      line);
-                    break;
-                }
-                top->pending_key = kc__strdup((const char *)ev.data.scalar.value);
-                if (!top->pending_key)
-                    rc = kc_error_set(err, KC_ENOMEM, "out of memory");
-                break;
-            }
-            n = calloc(1, sizeof *n);
-            if (!n) {
-                rc = kc_error_set(err, KC_ENOMEM, "out of memory");
-                break;
-            }
-            n->line = line;
-            if (ev.type == YAML_SCALAR_EVENT) {
-                n->type = KC__Y_SCALAR;
-                n->scalar = kc__strdup_n((const char *)ev.data.scalar.value, ev.data.scalar.length);
-                if (!n->scalar) {
-                    kc__ynode_free(n);
-                    rc = kc_error_set(err, KC_ENOMEM, "out of memory");
-                    break;
-                }
-            } else {
-                n->type = ev.type == YAML_MAPPING_START_EVENT ? KC__Y_MAP : KC__Y_SEQ;
-            }
-            /* attach to the parent (or make it the root) */
-            if (!top) {
-                root = n;
-            } else if (top->node->type == KC__Y_MAP) {
-                n->key = top->pending_key;
-                top->pending_key = NULL;
-                if (kc__ynode_get(top->node, n->key)) {
-                    kc__ynode_free(n); /* repeated key: keep the first */
-                    n = NULL;
-                } else if (kc__ynode_add(top->node, n)) {
-                    kc__ynode_free(n);
-                    rc = kc_error_set(err, KC_ENOMEM, "out of memory");
-                    break;
-                }
-            } else if (kc__ynode_add(top->node, n)) {
-                kc__ynode_free(n);
-                rc = kc_error_set(err, KC_ENOMEM, "out of memory");
-                break;
-            }
-            if (ev.type != YAML_SCALAR_EVENT) {
-                if (depth == KC__YAML_MAX_DEPTH) {
-                    rc = kc_error_set(err, KC_ECONFIG, "YAML nested deeper than %d (line %d)",
-                                      KC__YAML_MAX_DEPTH, line);
-                    if (!n || n == root)
-                        break;
-                    break;
-                }
-                /* a dropped repeated-key value still needs a frame to absorb its children */
-                if (!n) {
-                    n = calloc(1, sizeof *n);
-                    if (!n) {
-                        rc = kc_error_set(err, KC_ENOMEM, "out of memory");
-                        break;
-                    }
-                    n->type = ev.type == YAML_MAPPING_START_EVENT ? KC__Y_MAP : KC__Y_SEQ;
-                    n->line = -1; /* orphan: freed when its frame is popped */
-                }
-                stack[depth].node = n;
-                stack[depth].pending_key = NULL;
-                depth++;
-            }
+        case YAML_SEQUENCE_START_EVENT:
+            rc = kc__ybuild_node(&b, &ev, line, err);
             break;
-        }
         case YAML_MAPPING_END_EVENT:
         case YAML_SEQUENCE_END_EVENT:
-            if (depth > 0) {
-                depth--;
-                free(stack[depth].pending_key);
-                if (stack[depth].node->line == -1)
-                    kc__ynode_free(stack[depth].node);
-            }
+            if (b.depth > 0)
+                kc__ybuild_pop(&b);
             break;
         default:
             break;
         }
         yaml_event_delete(&ev);
     }
-    while (depth > 0) {
-        depth--;
-        free(stack[depth].pending_key);
-        if (stack[depth].node->line == -1)
-            kc__ynode_free(stack[depth].node);
-    }
+    while (b.depth > 0)
+        kc__ybuild_pop(&b);
     yaml_parser_delete(&p);
     if (rc) {
-        kc__ynode_free(root);
+        kc__ynode_free(b.root);
         return rc;
     }
-    *ret = root;
+    *ret = b.root;
     return 0;
 }

@@ -5,6 +5,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "test_server_util.h"
@@ -187,6 +188,31 @@ static void test_server_patch_force_non_apply_422_47(void **state)
     ts_resp_free(&r);
 }
 
+/* A patch or apply whose result names another object than the URL is 400 (patch_check_name),
+ * for a stored object and for an apply that would create one (nothing is created). */
+static void test_server_patch_name_mismatch_400(void **state)
+{
+    kc_server *s = *state;
+    ts_resp r;
+    assert_int_equal(patch(s, CM_PATH "/p", MERGE, "{\"metadata\":{\"name\":\"other\"}}", &r), 400);
+    assert_string_equal(ts_s(r.json, "reason"), "BadRequest");
+    assert_non_null(strstr(ts_s(r.json, "message"), "does not match the name on the URL (p)"));
+    ts_resp_free(&r);
+    assert_int_equal(patch(s, CM_PATH "/an?fieldManager=me", APPLY,
+                           "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":"
+                           "\"other\"}}",
+                           &r),
+                     400);
+    assert_non_null(strstr(ts_s(r.json, "message"), "does not match the name on the URL (an)"));
+    ts_resp_free(&r);
+    ts_req(s, "GET", CM_PATH "/an", NULL, NULL, NULL, &r);
+    assert_int_equal(r.status, 404);
+    ts_resp_free(&r);
+    ts_req(s, "GET", CM_PATH "/other", NULL, NULL, NULL, &r);
+    assert_int_equal(r.status, 404);
+    ts_resp_free(&r);
+}
+
 int main(void)
 {
     curl_global_init(CURL_GLOBAL_ALL);
@@ -202,6 +228,7 @@ int main(void)
         cmocka_unit_test(test_server_apply_creates_with_managed_fields_45),
         cmocka_unit_test(test_server_apply_conflict_and_force_46),
         cmocka_unit_test(test_server_patch_force_non_apply_422_47),
+        cmocka_unit_test(test_server_patch_name_mismatch_400),
     };
     int rc = cmocka_run_group_tests(tests, setup, teardown);
     curl_global_cleanup();

@@ -437,8 +437,11 @@ static int update_prepare(kc_server *srv, const kc__write *w, kc__entry *cur, js
         return rc;
     }
     /* schema validation (custom resources) of the object the update would store */
-    if (r->is_crd && (rc = kc__crd_validate_obj(r, w->version, nu, cur->name, false, err)) != 0)
+    if (r->is_crd && (rc = kc__crd_validate_obj(r, w->version, nu, cur->name, false, err)) != 0) {
+        /* every failure after kc__write_prepare settles (a no-op unless the kind allocates) */
+        kc__write_settle(srv, w, nu, old, false);
         return rc;
+    }
     return 0;
 }
 

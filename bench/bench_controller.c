@@ -102,8 +102,10 @@ static void controller_run(kc_client *client, size_t n, unsigned workers, double
     pthread_mutex_init(&t.mu, NULL);
     kc__cond_init_monotonic(&t.cv);
     t.seen = calloc(n, 1);
+    kc_controller_type pods = {.gvr = PODS, .kind = "Pod"};
     kc_controller_opts o = {.name = "bench",
-                            .primary = {.gvr = PODS, .kind = "Pod"},
+                            .primary = &pods,
+                            .primary_size = sizeof pods,
                             .reconcile = noop,
                             .ud = &t,
                             .max_concurrent_reconciles = workers,

@@ -255,11 +255,16 @@ static int run(kc_client *client, const char *ns, int n)
     pthread_cond_init(&o.cv, NULL);
     kc_controller *ctrl = NULL;
     kc_error err = KC_ERROR_INIT;
+    /* Nested structs go by pointer and size (docs/abi.md). */
+    kc_predicate generation = {.flags = KC_PREDICATE_GENERATION_CHANGED};
+    kc_controller_type primary = {.gvr = migrations,
+                                  .kind = "Migration",
+                                  .predicate = &generation,
+                                  .predicate_size = sizeof generation};
     kc_controller_opts opts = {
         .name = "migrations",
-        .primary = {.gvr = migrations,
-                    .kind = "Migration",
-                    .predicate = {.flags = KC_PREDICATE_GENERATION_CHANGED}},
+        .primary = &primary,
+        .primary_size = sizeof primary,
         .reconcile = reconcile,
         .ud = &o,
         .max_concurrent_reconciles = 2,

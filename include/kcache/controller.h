@@ -92,7 +92,8 @@ enum kc_predicate_flags {
 };
 
 /*
- * Event filter of one watched type. Zero-initialised = every event passes. The built-in flags
+ * Event filter of one watched type (kc_controller_type.predicate, by pointer and size; NULL =
+ * every event passes). Zero-initialised = every event passes. The built-in flags
  * are combined with AND (as several controller-runtime predicates), or with OR when any is set;
  * custom (may be NULL) must also pass. custom runs on the informer's dispatcher thread with
  * borrowed objects (old_obj NULL unless an update); it must be fast and must not block.
@@ -108,32 +109,46 @@ typedef struct kc_predicate {
 
 /*
  * A watched type. gvr identifies the resource; kind is its Kind (needed for the primary type:
- * ownerReferences name the owner by apiVersion and kind); informer (may be NULL; copied) chooses
- * the namespace and selectors of its informer, which is shared through the controller's kc_cache
- * (kc_cache_get_informer). Strings are copied.
+ * ownerReferences name the owner by apiVersion and kind); informer (may be NULL; copied, with its
+ * decode options) chooses the namespace and selectors of its informer, which is shared through
+ * the controller's kc_cache (kc_cache_get_informer); predicate (may be NULL = every event passes;
+ * copied) filters its events. Nested structs go by pointer and size (docs/abi.md): set
+ * informer_size = sizeof *informer and predicate_size = sizeof *predicate; a non-NULL pointer
+ * with a size of 0 is KC_EINVAL. Strings are copied.
  */
 typedef struct kc_controller_type {
     kc_gvr gvr;
     const char *kind;    /* e.g. "Migration"; required for the primary type */
     bool cluster_scoped; /* primary type: keys are "name" and requests have ns "" */
     const kc_informer_opts *informer;
-    kc_predicate predicate;
+    size_t informer_size;
+    const kc_predicate *predicate;
+    size_t predicate_size;
 } kc_controller_type;
 
-/* Options. Zero-initialised means the defaults. Copied (strings too). */
+/*
+ * Options. Zero-initialised means the defaults. Copied (strings and nested structs too). Nested
+ * structs go by pointer and <field>_size = sizeof *<field> (docs/abi.md); a non-NULL pointer
+ * with a size of 0 is KC_EINVAL.
+ */
 typedef struct kc_controller_opts {
-    const char *name;           /* for logs and queue metrics; NULL = the primary resource */
-    kc_controller_type primary; /* required: gvr and kind */
-    kc_reconcile_fn reconcile;  /* required */
-    void *ud;                   /* passed to reconcile (borrowed) */
+    const char *name;                  /* for logs and queue metrics; NULL = the primary resource */
+    const kc_controller_type *primary; /* required: gvr and kind */
+    size_t primary_size;
+    kc_reconcile_fn reconcile;          /* required */
+    void *ud;                           /* passed to reconcile (borrowed) */
     unsigned max_concurrent_reconciles; /* worker threads; 0 = 1 */
     int64_t sync_timeout_ms; /* start's bound on the cache sync; 0 = 120000; < 0 = none */
     int64_t stop_timeout_ms; /* stop's bound on running reconciles; 0 = 30000 */
-    kc_workqueue_opts queue; /* backoff and bucket (name defaults to the controller's) */
+    /* Backoff and bucket (name defaults to the controller's); NULL = the defaults. */
+    const kc_workqueue_opts *queue;
+    size_t queue_size;
     /* The cache to use (borrowed: must outlive the controller), so several controllers share
      * informers; NULL = the controller makes its own over the client and stops it on stop. */
     kc_cache *cache;
-    kc_cached_client_opts client; /* the reconcile's cached client (default block-on-write) */
+    /* The reconcile's cached client; NULL = the defaults (block-on-write). */
+    const kc_cached_client_opts *client;
+    size_t client_size;
     /* Serve /readyz, /healthz, /metrics on this "ADDR:PORT" (kc_health on the controller's cache)
      * from kc_controller_start on, so /readyz answers 503 while starting; NULL = none. */
     const char *health_listen;
@@ -143,11 +158,15 @@ typedef struct kc_controller_opts {
 /*
  * New controller over client (borrowed: must outlive the controller). Checks the options (err
  * names the bad one) and builds the queue, the cache (unless given) and the cached client; starts
- * nothing. Errors: KC_EINVAL (NULL client/opts/ret, no reconcile, primary gvr or kind missing or
- * bad), KC_ENOMEM. *ret is new — free with kc_controller_free. Thread-safe.
+ * nothing. Errors: KC_EINVAL (NULL client/opts/ret, no reconcile, primary missing, its gvr or kind
+ * missing or bad, a nested pointer with a size of 0), KC_EUNSUPPORTED (a field this library does
+ * not know is set: docs/abi.md), KC_ENOMEM. *ret is new — free with kc_controller_free.
+ * Thread-safe. The macro passes sizeof(kc_controller_opts).
  */
-KC_API int kc_controller_new(kc_client *client, const kc_controller_opts *opts, kc_controller **ret,
-                             kc_error *err);
+KC_API int(kc_controller_new)(kc_client *client, const kc_controller_opts *opts, size_t opts_size,
+                              kc_controller **ret, kc_error *err);
+#define kc_controller_new(client, opts, ret, err)                                                  \
+    (kc_controller_new)((client), (opts), sizeof(kc_controller_opts), (ret), (err))
 
 /*
  * Watch an owned type (spec C7): an add, update (old and new state) or delete of an object of
@@ -155,9 +174,14 @@ KC_API int kc_controller_new(kc_client *client, const kc_controller_opts *opts, 
  * reference's group (from apiVersion; the version is ignored) and kind equal the primary type's;
  * the key is the owned object's namespace and the reference's name (namespace "" for a
  * cluster-scoped primary type). type is copied; type->kind is not needed. Before start only.
- * Errors: KC_EINVAL (NULL, bad gvr), KC_EBUSY (already started), KC_ENOMEM.
+ * Errors: KC_EINVAL (NULL, bad gvr, a nested pointer with a size of 0), KC_EUNSUPPORTED (a field
+ * this library does not know is set), KC_EBUSY (already started), KC_ENOMEM. The macro passes
+ * sizeof(kc_controller_type).
  */
-KC_API int kc_controller_own(kc_controller *ctrl, const kc_controller_type *type, kc_error *err);
+KC_API int(kc_controller_own)(kc_controller *ctrl, const kc_controller_type *type, size_t type_size,
+                              kc_error *err);
+#define kc_controller_own(ctrl, type, err)                                                         \
+    (kc_controller_own)((ctrl), (type), sizeof(kc_controller_type), (err))
 
 /*
  * Map function of an extra watch: called on the informer's dispatcher thread for every event
@@ -168,9 +192,13 @@ typedef void (*kc_controller_map_fn)(void *ud, kc_controller *ctrl, kc_controlle
                                      kc_obj *old_obj, kc_obj *new_obj);
 
 /* Watch another type through a map function (ud borrowed: must outlive the controller). type
- * copied. Before start only. Errors: KC_EINVAL (NULL, no map, bad gvr), KC_EBUSY, KC_ENOMEM. */
-KC_API int kc_controller_watch(kc_controller *ctrl, const kc_controller_type *type,
-                               kc_controller_map_fn map, void *ud, kc_error *err);
+ * copied. Before start only. Errors: KC_EINVAL (NULL, no map, bad gvr, a nested pointer with a
+ * size of 0), KC_EUNSUPPORTED, KC_EBUSY, KC_ENOMEM. The macro passes sizeof(kc_controller_type). */
+KC_API int(kc_controller_watch)(kc_controller *ctrl, const kc_controller_type *type,
+                                size_t type_size, kc_controller_map_fn map, void *ud,
+                                kc_error *err);
+#define kc_controller_watch(ctrl, type, map, ud, err)                                              \
+    (kc_controller_watch)((ctrl), (type), sizeof(kc_controller_type), (map), (ud), (err))
 
 /* Enqueue the request ns/name (ns NULL or "" for cluster-scoped; copied). Thread-safe; any time.
  * Errors: KC_EINVAL (NULL ctrl or name, or a name too long), KC_ESTOPPED, KC_ENOMEM. */
@@ -215,8 +243,12 @@ typedef struct kc_controller_stats {
     bool started;           /* start succeeded (workers running) */
 } kc_controller_stats;
 
-/* Counters, copied into *ret. ctrl NULL: zeroed. Thread-safe. */
-KC_API void kc_controller_get_stats(kc_controller *ctrl, kc_controller_stats *ret);
+/* Counters, written into *ret (at most ret_size bytes; docs/abi.md). ctrl NULL: zeroed. ret NULL:
+ * nothing. Thread-safe. The macro passes sizeof(kc_controller_stats). */
+KC_API void(kc_controller_get_stats)(kc_controller *ctrl, kc_controller_stats *ret,
+                                     size_t ret_size);
+#define kc_controller_get_stats(ctrl, ret)                                                         \
+    (kc_controller_get_stats)((ctrl), (ret), sizeof(kc_controller_stats))
 
 /* The controller's cache, cached client, queue and health URL (NULL when not serving); borrowed:
  * valid until kc_controller_free. NULL for NULL. Thread-safe. */

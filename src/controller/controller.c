@@ -21,9 +21,11 @@ static int opts_check(const kc_controller_opts *o, kc_error *err)
 {
     if (!o->reconcile)
         return kc_error_set(err, KC_EINVAL, "controller: opts.reconcile is required");
-    if (!o->primary.gvr.resource || !o->primary.gvr.version)
+    if (!o->primary)
+        return kc_error_set(err, KC_EINVAL, "controller: opts.primary is required");
+    if (!o->primary->gvr.resource || !o->primary->gvr.version)
         return kc_error_set(err, KC_EINVAL, "controller: opts.primary.gvr is required");
-    if (!o->primary.kind || !*o->primary.kind)
+    if (!o->primary->kind || !*o->primary->kind)
         return kc_error_set(err, KC_EINVAL,
                             "controller: opts.primary.kind is required (owner references name "
                             "their owner by kind)");
@@ -60,7 +62,11 @@ static int add_source(kc_controller *c, kc__ctrl_source *s)
 
 static int ctrl_build(kc_controller *c, const kc_controller_opts *o, kc_error *err)
 {
-    kc_workqueue_opts qo = o->queue;
+    kc_workqueue_opts qo;
+    if (o->queue)
+        qo = *o->queue; /* a full-size copy (kc_controller_new) */
+    else
+        memset(&qo, 0, sizeof qo);
     if (!qo.name || !*qo.name)
         qo.name = c->name;
     int rc = kc_workqueue_new(&qo, &c->q, err);
@@ -74,10 +80,10 @@ static int ctrl_build(kc_controller *c, const kc_controller_opts *o, kc_error *e
             return rc;
         c->own_cache = true;
     }
-    rc = kc_cached_client_new(c->client, c->cache, &o->client, &c->cc, err);
+    rc = kc_cached_client_new(c->client, c->cache, o->client, &c->cc, err);
     if (rc < 0)
         return rc;
-    kc__ctrl_source *p = kc__ctrl_source_new(c, KC__CTRL_PRIMARY, &o->primary, err);
+    kc__ctrl_source *p = kc__ctrl_source_new(c, KC__CTRL_PRIMARY, o->primary, err);
     if (!p)
         return err && err->code ? err->code : KC_ENOMEM;
     if (add_source(c, p) < 0) {
@@ -87,11 +93,28 @@ static int ctrl_build(kc_controller *c, const kc_controller_opts *o, kc_error *e
     return 0;
 }
 
-int kc_controller_new(kc_client *client, const kc_controller_opts *opts, kc_controller **ret,
-                      kc_error *err)
+/* The caller's nested structs of a kc_controller_type (after KC__OPTS_TAKE of it), copied into
+ * full-size locals: what names the type in errors. */
+#define CTRL_TYPE_TAKE_NESTED(t, what, err)                                                        \
+    kc_informer_opts t##__inf;                                                                     \
+    kc_predicate t##__pred;                                                                        \
+    KC__OPTS_TAKE_NESTED(t, informer, &t##__inf, what ".informer", err);                           \
+    KC__OPTS_TAKE_NESTED(t, predicate, &t##__pred, what ".predicate", err)
+
+int(kc_controller_new)(kc_client *client, const kc_controller_opts *opts, size_t opts_size,
+                       kc_controller **ret, kc_error *err)
 {
     if (!client || !opts || !ret)
         return kc_error_set(err, KC_EINVAL, "kc_controller_new: client, opts and ret are required");
+    KC__OPTS_TAKE(opts, kc_controller_opts, err);
+    kc_workqueue_opts queue;
+    kc_cached_client_opts cco;
+    kc_controller_type prim;
+    memset(&prim, 0, sizeof prim); /* read below even when opts.primary is NULL */
+    KC__OPTS_TAKE_NESTED(opts__copy, queue, &queue, "kc_controller_opts.queue", err);
+    KC__OPTS_TAKE_NESTED(opts__copy, client, &cco, "kc_controller_opts.client", err);
+    KC__OPTS_TAKE_NESTED(opts__copy, primary, &prim, "kc_controller_opts.primary", err);
+    CTRL_TYPE_TAKE_NESTED(prim, "kc_controller_opts.primary", err);
     int rc = opts_check(opts, err);
     if (rc < 0)
         return rc;
@@ -110,9 +133,9 @@ int kc_controller_new(kc_client *client, const kc_controller_opts *opts, kc_cont
     c->workers = opts->max_concurrent_reconciles ? opts->max_concurrent_reconciles : 1;
     c->sync_timeout_ms = opts->sync_timeout_ms ? opts->sync_timeout_ms : 120000;
     c->stop_timeout_ms = opts->stop_timeout_ms > 0 ? opts->stop_timeout_ms : 30000;
-    c->primary_cluster_scoped = opts->primary.cluster_scoped;
+    c->primary_cluster_scoped = opts->primary->cluster_scoped;
     c->active = !opts->start_inactive;
-    c->name = kc__strdup(opts->name && *opts->name ? opts->name : opts->primary.gvr.resource);
+    c->name = kc__strdup(opts->name && *opts->name ? opts->name : opts->primary->gvr.resource);
     c->health_listen = opts->health_listen ? kc__strdup(opts->health_listen) : NULL;
     if (!c->name || (opts->health_listen && !c->health_listen)) {
         ctrl_destroy(c);
@@ -147,18 +170,23 @@ static int add_type(kc_controller *c, kc__ctrl_role role, const kc_controller_ty
     return 0;
 }
 
-int kc_controller_own(kc_controller *ctrl, const kc_controller_type *type, kc_error *err)
+int(kc_controller_own)(kc_controller *ctrl, const kc_controller_type *type, size_t type_size,
+                       kc_error *err)
 {
     if (!ctrl || !type)
         return kc_error_set(err, KC_EINVAL, "kc_controller_own: ctrl and type are required");
+    KC__OPTS_TAKE(type, kc_controller_type, err);
+    CTRL_TYPE_TAKE_NESTED(type__copy, "kc_controller_type", err);
     return add_type(ctrl, KC__CTRL_OWNED, type, NULL, NULL, err);
 }
 
-int kc_controller_watch(kc_controller *ctrl, const kc_controller_type *type,
-                        kc_controller_map_fn map, void *ud, kc_error *err)
+int(kc_controller_watch)(kc_controller *ctrl, const kc_controller_type *type, size_t type_size,
+                         kc_controller_map_fn map, void *ud, kc_error *err)
 {
     if (!ctrl || !type || !map)
         return kc_error_set(err, KC_EINVAL, "kc_controller_watch: ctrl, type and map are required");
+    KC__OPTS_TAKE(type, kc_controller_type, err);
+    CTRL_TYPE_TAKE_NESTED(type__copy, "kc_controller_type", err);
     return add_type(ctrl, KC__CTRL_WATCH, type, map, ud, err);
 }
 
@@ -201,13 +229,8 @@ bool kc_controller_active(kc_controller *ctrl)
     return a;
 }
 
-void kc_controller_get_stats(kc_controller *ctrl, kc_controller_stats *ret)
+static void stats_fill(kc_controller *ctrl, kc_controller_stats *ret)
 {
-    if (!ret)
-        return;
-    memset(ret, 0, sizeof(*ret));
-    if (!ctrl)
-        return;
     ret->reconciles = atomic_load(&ctrl->n_reconciles);
     ret->done = atomic_load(&ctrl->n_done);
     ret->requeue_after = atomic_load(&ctrl->n_requeue_after);
@@ -221,6 +244,17 @@ void kc_controller_get_stats(kc_controller *ctrl, kc_controller_stats *ret)
     ret->running = ctrl->running;
     ret->started = ctrl->state == KC__CTRL_RUNNING;
     pthread_mutex_unlock(&ctrl->mu);
+}
+
+void(kc_controller_get_stats)(kc_controller *ctrl, kc_controller_stats *ret, size_t ret_size)
+{
+    if (!ret)
+        return;
+    kc_controller_stats st;
+    memset(&st, 0, sizeof st);
+    if (ctrl)
+        stats_fill(ctrl, &st);
+    kc__result_copy(ret, ret_size, &st, sizeof st);
 }
 
 kc_cache *kc_controller_cache(kc_controller *ctrl)

@@ -35,7 +35,8 @@ typedef struct kc__ctrl_source {
     kc_controller *ctrl;
     kc__ctrl_role role;
     char *group, *version, *resource, *kind;
-    kc_informer_opts iopts; /* strings below */
+    kc_informer_opts iopts; /* strings and decode below */
+    kc_decode_opts decode;
     char *ns, *label_selector, *field_selector, *iname;
     bool has_iopts;
     kc_predicate pred;

@@ -244,7 +244,8 @@ kc__ctrl_source *kc__ctrl_source_new(kc_controller *ctrl, kc__ctrl_role role,
     }
     s->ctrl = ctrl;
     s->role = role;
-    s->pred = type->predicate;
+    if (type->predicate) /* a full-size copy (kc_controller_new, _own, _watch) */
+        s->pred = *type->predicate;
     bool ok = dup_opt(&s->group, g.group) && dup_opt(&s->version, g.version) &&
               dup_opt(&s->resource, g.resource) && dup_opt(&s->kind, type->kind ? type->kind : "");
     if (ok && type->informer) {
@@ -257,6 +258,15 @@ kc__ctrl_source *kc__ctrl_source_new(kc_controller *ctrl, kc__ctrl_role role,
         s->iopts.label_selector = s->label_selector;
         s->iopts.field_selector = s->field_selector;
         s->iopts.name = s->iname;
+        if (io->decode) { /* the caller's decode options are borrowed for the call only */
+            if (kc__opts_copy(&s->decode, sizeof s->decode, io->decode, io->decode_size,
+                              "kc_informer_opts.decode", err) < 0) {
+                kc__ctrl_source_free(s);
+                return NULL;
+            }
+            s->iopts.decode = &s->decode;
+            s->iopts.decode_size = sizeof s->decode;
+        }
     }
     if (!ok) {
         kc__ctrl_source_free(s);

@@ -81,6 +81,16 @@ static void test_api_abi_nested_size_zero_is_inval(void **st)
     kc_server_free(srv);
 }
 
+/* The first n bytes of b are 0 and the following len - n keep the 0x5a they were filled with. */
+static void assert_written_up_to(const void *b, size_t n, size_t len)
+{
+    const unsigned char *p = b;
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(p[i], 0);
+    for (size_t i = n; i < len; i++)
+        assert_int_equal(p[i], 0x5a);
+}
+
 /* A result struct is written up to the caller's size only. */
 static void test_api_abi_result_written_up_to_size(void **st)
 {
@@ -91,11 +101,15 @@ static void test_api_abi_result_written_up_to_size(void **st)
     memset(&buf, 0x5a, sizeof buf);
     size_t old_size = offsetof(kc_informer_status, objects);
     (kc_informer_get_status)(NULL, &buf.s, old_size); /* NULL informer: zeros */
-    const unsigned char *b = (const unsigned char *)&buf;
-    for (size_t i = 0; i < old_size; i++)
-        assert_int_equal(b[i], 0);
-    for (size_t i = old_size; i < sizeof buf; i++)
-        assert_int_equal(b[i], 0x5a);
+    assert_written_up_to(&buf, old_size, sizeof buf);
+    struct {
+        kc_controller_stats s;
+        unsigned char guard[16];
+    } cbuf;
+    memset(&cbuf, 0x5a, sizeof cbuf);
+    old_size = offsetof(kc_controller_stats, enqueued);
+    (kc_controller_get_stats)(NULL, &cbuf.s, old_size); /* NULL controller: zeros */
+    assert_written_up_to(&cbuf, old_size, sizeof cbuf);
 }
 
 static void test_api_abi_struct_sizes_stable_for_arrays(void **st)

@@ -167,13 +167,17 @@ static inline uint64_t crec_start_of(crec *r, const char *key, unsigned i)
 
 static const kc_gvr cfx_secrets = {"", "v1", "secrets"};
 
+/* The primary type of the tests: ConfigMaps. */
+static const kc_controller_type cfx_cm_type = {.gvr = {"", "v1", "configmaps"},
+                                               .kind = "ConfigMap"};
+
 /* Controller options over ConfigMaps in "default" with the recorder. */
 static inline kc_controller_opts cfx_opts(crec *r)
 {
     kc_controller_opts o = {0};
     o.name = "test";
-    o.primary.gvr = ifx_cm;
-    o.primary.kind = "ConfigMap";
+    o.primary = &cfx_cm_type;
+    o.primary_size = sizeof cfx_cm_type;
     o.reconcile = crec_reconcile;
     o.ud = r;
     o.sync_timeout_ms = 20000;
@@ -223,20 +227,42 @@ static inline void cfx_create_secret(ifx *f, const char *name, const char *owner
            0, &e);
 }
 
-/* One test's whole set-up: server, recorder, options (changed by the test before cfx_make) and
- * the controller. */
+/* One test's whole set-up: server, recorder, options (changed by the test before cfx_make: o,
+ * and the nested structs o points at — primary, its pred, queue, client) and the controller. */
 typedef struct cfx {
     ifx f;
     crec r;
     kc_controller_opts o;
+    kc_controller_type primary;
+    kc_predicate pred;
+    kc_workqueue_opts queue;
+    kc_cached_client_opts client;
     kc_controller *c;
 } cfx;
+
+/* x->o = cfx_opts with its nested structs pointing at x's (reset to the fixture's defaults). */
+static inline void cfx_reset_opts(cfx *x)
+{
+    x->o = cfx_opts(&x->r);
+    x->primary = cfx_cm_type;
+    memset(&x->pred, 0, sizeof x->pred);
+    memset(&x->queue, 0, sizeof x->queue);
+    memset(&x->client, 0, sizeof x->client);
+    x->primary.predicate = &x->pred;
+    x->primary.predicate_size = sizeof x->pred;
+    x->o.primary = &x->primary;
+    x->o.primary_size = sizeof x->primary;
+    x->o.queue = &x->queue;
+    x->o.queue_size = sizeof x->queue;
+    x->o.client = &x->client;
+    x->o.client_size = sizeof x->client;
+}
 
 static inline void cfx_up(cfx *x, const char *seed_spec, crec_decide_fn decide)
 {
     ifx_up(&x->f, seed_spec);
     crec_init(&x->r, decide);
-    x->o = cfx_opts(&x->r);
+    cfx_reset_opts(x);
     x->c = NULL;
 }
 
@@ -263,7 +289,8 @@ static inline void cfx_fail_lists(cfx *x)
     fl.rate_503[KC_SERVER_VERB_LIST] = 1.0;
     fl.rate_503[KC_SERVER_VERB_WATCH] = 1.0;
     ifx_faults(&x->f, &fl);
-    x->o.primary.informer = &cfx_fast_retry;
+    x->primary.informer = &cfx_fast_retry;
+    x->primary.informer_size = sizeof cfx_fast_retry;
 }
 
 #endif

@@ -84,7 +84,8 @@ static void test_controller_no_reconcile_before_sync(void **st)
     kc_controller *c = cfx_make(&x);
     kc_informer_opts paged = {
         .list_mode = KC_INFORMER_LIST_PAGED, .backoff_initial_ms = 20, .backoff_max_ms = 50};
-    kc_controller_type owned = {.gvr = cfx_secrets, .informer = &paged};
+    kc_controller_type owned = {
+        .gvr = cfx_secrets, .informer = &paged, .informer_size = sizeof paged};
     assert_int_equal(kc_controller_own(c, &owned, NULL), 0);
     starter s = {c, 1};
     pthread_t t;
@@ -150,8 +151,8 @@ static void test_controller_unserved_resource_fails_fast(void **st)
     cfx x;
     cfx_up(&x, NULL, NULL);
     x.o.sync_timeout_ms = 0; /* default: 2 min; the test's own timeout is shorter */
-    x.o.primary.gvr = (kc_gvr){"example.com", "v1", "nopes"};
-    x.o.primary.kind = "Nope";
+    x.primary.gvr = (kc_gvr){"example.com", "v1", "nopes"};
+    x.primary.kind = "Nope";
     kc_controller *c = cfx_make(&x);
     kc_error e = KC_ERROR_INIT;
     assert_int_equal(kc_controller_start(c, &e), KC_ENOTFOUND);

@@ -198,7 +198,7 @@ static void test_controller_predicate_custom_filters_events(void **st)
     (void)st;
     cfx x;
     cfx_up(&x, NULL, NULL);
-    x.o.primary.predicate.custom = not_skipped;
+    x.pred.custom = not_skipped;
     kc_controller *c = cfx_make(&x);
     cfx_start(c);
     cfx_create_cm(&x.f, "skip-a");

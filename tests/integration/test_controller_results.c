@@ -59,8 +59,8 @@ static void test_controller_error_backoff_grows(void **st)
     (void)st;
     cfx x;
     cfx_up(&x, NULL, fail_four);
-    x.o.queue.base_delay_ms = 50;
-    x.o.queue.bucket_qps = -1;
+    x.queue.base_delay_ms = 50;
+    x.queue.bucket_qps = -1;
     kc_controller *c = cfx_make(&x);
     cfx_start(c);
     cfx_create_cm(&x.f, "bo");
@@ -106,7 +106,7 @@ static void test_controller_terminal_not_requeued(void **st)
     (void)st;
     cfx x;
     cfx_up(&x, NULL, fail_then_terminal);
-    x.o.queue.base_delay_ms = 10;
+    x.queue.base_delay_ms = 10;
     kc_controller *c = cfx_make(&x);
     cfx_start(c);
     cfx_create_cm(&x.f, "term");
@@ -140,7 +140,7 @@ static void test_controller_unknown_code_is_error(void **st)
     (void)st;
     cfx x;
     cfx_up(&x, NULL, unknown_once);
-    x.o.queue.base_delay_ms = 10;
+    x.queue.base_delay_ms = 10;
     kc_controller *c = cfx_make(&x);
     cfx_start(c);
     cfx_create_cm(&x.f, "unk");

@@ -123,7 +123,7 @@ static void test_controller_stop_bound_wakes_blocked_reconcile(void **st)
     cfx x;
     cfx_up(&x, NULL, create_while_stalled);
     x.o.stop_timeout_ms = 100;
-    x.o.client.timeout_ms = 60000; /* longer than the test: only the cache stop can end the wait */
+    x.client.timeout_ms = 60000; /* longer than the test: only the cache stop can end the wait */
     kc_controller *c = cfx_make(&x);
     kc_controller_type owned = {.gvr = cfx_secrets};
     assert_int_equal(kc_controller_own(c, &owned, NULL), 0);
@@ -186,18 +186,63 @@ static void test_controller_new_checks_options(void **st)
     x.o.reconcile = NULL;
     assert_int_equal(kc_controller_new(x.f.client, &x.o, &c, &e), KC_EINVAL);
     assert_non_null(strstr(e.message, "reconcile"));
-    x.o = cfx_opts(&x.r);
-    x.o.primary.kind = NULL;
+    cfx_reset_opts(&x);
+    x.primary.kind = NULL;
     assert_int_equal(kc_controller_new(x.f.client, &x.o, &c, &e), KC_EINVAL);
     assert_non_null(strstr(e.message, "kind"));
-    x.o = cfx_opts(&x.r);
-    x.o.primary.gvr.resource = "Bad/Resource";
+    cfx_reset_opts(&x);
+    x.primary.gvr.resource = "Bad/Resource";
     assert_int_equal(kc_controller_new(x.f.client, &x.o, &c, &e), KC_EINVAL);
     assert_null(c);
     assert_int_equal(kc_controller_new(NULL, &x.o, &c, NULL), KC_EINVAL);
     kc_error_clear(&e);
     crec_destroy(&x.r);
     ifx_down(&x.f);
+}
+
+/* kc_controller_new names an option whose nested pointer has no _size, or which is missing. */
+static void expect_new_inval(cfx *x, const char *what)
+{
+    kc_controller *c = NULL;
+    kc_error e = KC_ERROR_INIT;
+    assert_int_equal(kc_controller_new(x->f.client, &x->o, &c, &e), KC_EINVAL);
+    assert_null(c);
+    assert_non_null(e.message);
+    if (!strstr(e.message, what))
+        fail_msg("error \"%s\" does not name %s", e.message, what);
+    kc_error_clear(&e);
+    cfx_reset_opts(x);
+}
+
+/* docs/abi.md: nested structs of the controller's options go by pointer and size; a non-NULL
+ * pointer with a size of 0 is KC_EINVAL naming the field (not guessed), at any depth. */
+static void test_controller_nested_size_zero_is_inval(void **st)
+{
+    (void)st;
+    cfx x;
+    cfx_up(&x, NULL, NULL);
+    x.o.primary = NULL;
+    expect_new_inval(&x, "opts.primary is required");
+    x.o.primary_size = 0;
+    expect_new_inval(&x, "kc_controller_opts.primary");
+    x.o.queue_size = 0;
+    expect_new_inval(&x, "kc_controller_opts.queue");
+    x.o.client_size = 0;
+    expect_new_inval(&x, "kc_controller_opts.client");
+    x.primary.predicate_size = 0;
+    expect_new_inval(&x, "kc_controller_opts.primary.predicate");
+    x.primary.informer = &cfx_fast_retry; /* informer_size left 0 */
+    expect_new_inval(&x, "kc_controller_opts.primary.informer");
+    kc_controller *c = cfx_make(&x);
+    kc_error e = KC_ERROR_INIT;
+    kc_informer_opts io = {0};
+    kc_controller_type owned = {.gvr = cfx_secrets, .informer = &io}; /* informer_size left 0 */
+    assert_int_equal(kc_controller_own(c, &owned, &e), KC_EINVAL);
+    assert_non_null(strstr(e.message, "kc_controller_type.informer"));
+    kc_error_clear(&e);
+    owned.informer_size = sizeof io;
+    assert_int_equal(kc_controller_own(c, &owned, &e), 0);
+    cfx_down(&x);
 }
 
 int main(void)
@@ -207,6 +252,7 @@ int main(void)
         cmocka_unit_test(test_controller_stop_bound_wakes_blocked_reconcile),
         cmocka_unit_test(test_controller_free_without_stop),
         cmocka_unit_test(test_controller_new_checks_options),
+        cmocka_unit_test(test_controller_nested_size_zero_is_inval),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

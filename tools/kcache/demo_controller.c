@@ -167,20 +167,27 @@ static int new_controller(kc_client *client, run *r, const char *ns, kc_ryw_mode
                           unsigned workers, kc_error *err)
 {
     kc_informer_opts io = {.ns = ns};
+    kc_predicate generation = {.flags = KC_PREDICATE_GENERATION_CHANGED};
+    kc_controller_type primary = {.gvr = migrations,
+                                  .kind = "Migration",
+                                  .informer = &io,
+                                  .informer_size = sizeof io,
+                                  .predicate = &generation,
+                                  .predicate_size = sizeof generation};
+    kc_cached_client_opts cco = {.mode = mode, .ns = ns};
     kc_controller_opts o = {
         .name = "demo-migrations",
-        .primary = {.gvr = migrations,
-                    .kind = "Migration",
-                    .informer = &io,
-                    .predicate = {.flags = KC_PREDICATE_GENERATION_CHANGED}},
+        .primary = &primary,
+        .primary_size = sizeof primary,
         .reconcile = reconcile,
         .ud = r,
         .max_concurrent_reconciles = workers,
         .sync_timeout_ms = 60000,
-        .client = {.mode = mode, .ns = ns},
+        .client = &cco,
+        .client_size = sizeof cco,
     };
     int rc = kc_controller_new(client, &o, &r->ctrl, err);
-    kc_controller_type owned = {.gvr = demo_secrets, .informer = &io};
+    kc_controller_type owned = {.gvr = demo_secrets, .informer = &io, .informer_size = sizeof io};
     if (rc == 0)
         rc = kc_controller_own(r->ctrl, &owned, err);
     return rc;

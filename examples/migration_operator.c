@@ -13,7 +13,10 @@
  *      observedGeneration.
  * Events on the Secret enqueue its owner (kc_controller_own); a generation predicate on the
  * Migration skips its own status writes. The controller starts only once its caches have synced.
- * Events (core/v1 Event objects) are not recorded by this version of the example.
+ * It records core/v1 Events about the Migration (kc_event_recorder, never blocking the
+ * reconcile): Normal SecretCreated when it creates the Secret, Normal Ready when it sets the
+ * status, Warning ReconcileFailed when a step fails (retried). Before exit it flushes the
+ * recorder and prints its counters.
  *
  * Usage: migration_operator [--kubeconfig PATH] [-n NAMESPACE] [--count N]
  * Without --kubeconfig it starts the embedded API server in-process with watch events delayed
@@ -22,6 +25,7 @@
  * every one is Ready, prints their status, then deletes the samples and their Secrets.
  */
 #include <kcache/controller.h>
+#include <kcache/event.h>
 #include <kcache/server.h>
 
 #include <getopt.h>
@@ -49,6 +53,7 @@ typedef struct op {
     pthread_cond_t cv;
     int ready;
     kc_client *client;
+    kc_event_recorder *rec; /* Events about the Migrations (thread-safe) */
 } op;
 
 static void report(const char *what, int rc, const kc_error *err)
@@ -58,7 +63,8 @@ static void report(const char *what, int rc, const kc_error *err)
 }
 
 /* Step 2: the Secret owned by the Migration (controller reference: kind, name, uid). */
-static int ensure_secret(kc_cached_client *cc, kc_obj *mig, const char *secret, kc_error *err)
+static int ensure_secret(kc_cached_client *cc, kc_obj *mig, const char *secret, bool *created,
+                         kc_error *err)
 {
     kc_obj *s = NULL;
     int rc = kc_cached_client_get(cc, &secrets, kc_obj_namespace(mig), secret, NULL, &s, err);
@@ -77,6 +83,7 @@ static int ensure_secret(kc_cached_client *cc, kc_obj *mig, const char *secret, 
         rc = kc_cached_client_create(cc, &secrets, kc_obj_namespace(mig), body, len, NULL, NULL,
                                      NULL, err);
     free(body);
+    *created = rc == 0;
     return rc == KC_EEXISTS ? 0 : rc;
 }
 
@@ -128,17 +135,29 @@ static kc_reconcile_result reconcile(void *ud, const kc_reconcile_request *req,
     if (rc == KC_ENOTFOUND)
         goto out; /* deleted: its Secret goes with it (ownerReference) */
     snprintf(secret, sizeof(secret), "%s-credentials", req->name);
+    bool created = false;
     if (rc == 0 && !kc_obj_deleting(mig))
-        rc = ensure_secret(cc, mig, secret, &err); /* 2 */
-    if (rc == 0)                                   /* 3: read it back from the cache */
+        rc = ensure_secret(cc, mig, secret, &created, &err); /* 2 */
+    if (created) /* queued, never blocks the reconcile; the sender posts it */
+        kc_event_recorder_record_obj(o->rec, mig, KC_EVENT_NORMAL, "SecretCreated",
+                                     "created Secret %s", secret);
+    if (rc == 0) /* 3: read it back from the cache */
         rc = kc_cached_client_get(cc, &secrets, req->ns, secret, NULL, &secret_obj, &err);
     bool was_ready = rc == 0 && is_ready(mig);
     if (rc == 0 && !was_ready)
         rc = set_status(cc, mig, secret, &err); /* 4 */
     if (rc < 0) {
         report(req->key, rc, &err);
+        if (mig) /* the message names the step's error, never the Secret's data */
+            kc_event_recorder_record_obj(o->rec, mig, KC_EVENT_WARNING, "ReconcileFailed",
+                                         "%s: %s (retrying)", kc_errno_name(rc),
+                                         err.message ? err.message : kc_strerror(rc));
         res.code = KC_RECONCILE_ERROR; /* rate-limited retry */
     } else if (!was_ready) {
+        kc_event_recorder_record_obj(o->rec, mig, KC_EVENT_NORMAL, "Ready",
+                                     "Secret %s read back from the cache; status Ready at "
+                                     "generation %lld",
+                                     secret, (long long)kc_obj_generation(mig));
         printf("reconciled %s: Secret %s (rv %s), status Ready at generation %lld\n", req->key,
                secret, kc_obj_resource_version(secret_obj), (long long)kc_obj_generation(mig));
         pthread_mutex_lock(&o->mu);
@@ -237,6 +256,26 @@ static void print_status(kc_cached_client *cc, const char *ns, int n)
     }
 }
 
+/* Deliver the recorded Events (bounded) and print the recorder's counters. */
+static void print_events(kc_event_recorder *rec)
+{
+    if (!rec)
+        return;
+    kc_error err = KC_ERROR_INIT;
+    int rc = kc_event_recorder_flush(rec, 30000, &err);
+    if (rc < 0)
+        report("events flush", rc, &err);
+    kc_error_clear(&err);
+    kc_event_recorder_stats st;
+    kc_event_recorder_get_stats(rec, &st);
+    printf("events: recorded=%llu created=%llu patched=%llu aggregated=%llu spam_filtered=%llu "
+           "dropped=%llu errors=%llu\n",
+           (unsigned long long)st.recorded, (unsigned long long)st.created,
+           (unsigned long long)st.patched, (unsigned long long)st.aggregated,
+           (unsigned long long)st.spam_filtered, (unsigned long long)st.dropped,
+           (unsigned long long)st.errors);
+}
+
 static void delete_samples(kc_client *client, const char *ns, int n)
 {
     for (int i = 0; i < n; i++) {
@@ -271,7 +310,10 @@ static int run(kc_client *client, const char *ns, int n)
         .sync_timeout_ms = 60000,
     };
     kc_controller_type owned = {.gvr = secrets};
-    int rc = install_crd(client, &err);
+    kc_event_recorder_opts eo = {.component = "migration-operator"};
+    int rc = kc_event_recorder_new(client, &eo, &o.rec, &err);
+    if (rc == 0)
+        rc = install_crd(client, &err);
     if (rc == 0)
         rc = create_samples(client, ns, n, &err);
     if (rc == 0)
@@ -300,7 +342,9 @@ static int run(kc_client *client, const char *ns, int n)
     }
     if (rc < 0)
         report("run", rc, &err);
-    kc_controller_free(ctrl); /* stops first */
+    kc_controller_free(ctrl); /* stops first: no more events are recorded */
+    print_events(o.rec);
+    kc_event_recorder_free(o.rec);
     delete_samples(client, ns, n);
     kc_error_clear(&err);
     pthread_cond_destroy(&o.cv);

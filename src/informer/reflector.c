@@ -339,6 +339,14 @@ static int batch_add_cb(void *ud, kc_obj *item)
     return rc;
 }
 
+/* `streaming` is read by kc_informer_get_status under st_mu: written under it too. */
+static void set_streaming(kc_informer *inf, bool on)
+{
+    pthread_mutex_lock(&inf->st_mu);
+    inf->streaming = on;
+    pthread_mutex_unlock(&inf->st_mu);
+}
+
 static int paged_list(refl *r, kc_error *err)
 {
     kc_informer *inf = r->inf;
@@ -379,7 +387,7 @@ static int paged_list(refl *r, kc_error *err)
                          "informer %s: server resourceVersion went back (%s < %s); relisted",
                          inf->name, lrv, wm);
         }
-        inf->streaming = false;
+        set_streaming(inf, false);
         r->rv[0] = '\0';
         set_rv(r, lrv);
         rc = install(r, b, lrv, t0, err);
@@ -463,7 +471,7 @@ static void list_cycle(refl *r)
         kc__inf_set_phase(inf, KC_INFORMER_PHASE_RESYNCING);
     int rc;
     if (streaming) {
-        inf->streaming = true;
+        set_streaming(inf, true);
         rc = do_watch(r, true, &err);
         if (!r->need_list) { /* the initial events ended: the stream was the watch */
             kc_error_clear(&err);

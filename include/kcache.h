@@ -11,6 +11,7 @@
 #include "kcache/rv.h"
 #include "kcache/decode.h"
 #include "kcache/selector.h"
+#include "kcache/shard.h"
 #include "kcache/cancel.h"
 #include "kcache/config.h"
 #if __has_include("kcache/client.h")

@@ -18,9 +18,19 @@
  * and 429 are retried a bounded number of times (E7: 12 tries, 10 s apart, the first wait random);
  * other API errors are final (counted).
  *
- * The recorder writes core/v1 Events (kubectl get events reads them). KC_EVENT_API_EVENTS_V1
- * (events.k8s.io/v1: E8/E9 isomorphic key and series) is reserved: not implemented yet, new
- * refuses it with KC_EUNSUPPORTED.
+ * By default the recorder writes core/v1 Events. With KC_EVENT_API_EVENTS_V1 it writes
+ * events.k8s.io/v1 Events instead, as client-go's tools/events (E8–E10): events with the same
+ * isomorphic key — type, action, reason, regarding and related (the note is not in the key; the
+ * first note is kept) — form a series: the first occurrence is created, the second patches in
+ * `series {count: 2, lastObservedTime}`, later ones only bump the local count; every
+ * series_refresh_ms (30 min) all series are written again, and a series not seen for
+ * series_finish_ms (6 min) gets a final write with its count and is forgotten (a singleton older
+ * than that is forgotten too). reportingController is the component, reportingInstance
+ * "<component>-<host>"; reason and action are cut to 128 bytes and the note to 1024 (E10). There
+ * is no aggregation; the E6 spam filter applies to both APIs (spam_burst < 0 turns it off).
+ * kcache defaults to core/v1 (client-go's recommended default is events.k8s.io/v1): `kubectl get
+ * events` and most dashboards read core/v1, which the API server also serves for v1-written
+ * Events.
  *
  * Thread-safety: record, flush and get_stats may be called from any number of threads at once;
  * free must not race with any other call on the same recorder. The kc_client is borrowed: it must
@@ -42,8 +52,7 @@ typedef struct kc_event_recorder kc_event_recorder;
 /* Which Events API the recorder writes. */
 typedef enum kc_event_api {
     KC_EVENT_API_CORE_V1 = 0,   /* default: core/v1 Event (count, firstTimestamp, lastTimestamp) */
-    KC_EVENT_API_EVENTS_V1 = 1, /* events.k8s.io/v1 (regarding, note, series): not implemented
-                                 * yet — kc_event_recorder_new returns KC_EUNSUPPORTED */
+    KC_EVENT_API_EVENTS_V1 = 1, /* events.k8s.io/v1 (regarding, related, action, note, series) */
 } kc_event_api;
 
 /* Options of a recorder. Zero-initialised (or NULL) means the defaults. Strings are copied. */
@@ -57,6 +66,9 @@ typedef struct kc_event_recorder_opts {
     int max_tries;          /* tries per event for retryable errors; 0 → 12 (E7) */
     int64_t
         retry_interval_ms; /* wait between tries; 0 → 10000 (E7); the first is random in [0,it) */
+    /* events.k8s.io/v1 series timings (E9): */
+    int64_t series_finish_ms;  /* a series not seen this long is finished; 0 → 360000 (6 min) */
+    int64_t series_refresh_ms; /* every series is written again this often; 0 → 1800000 */
 } kc_event_recorder_opts;
 
 /* The object an event is about (involvedObject / regarding): a frozen struct (docs/abi.md), the
@@ -84,12 +96,13 @@ typedef struct kc_event_recorder_stats {
     uint64_t retries;       /* tries repeated after a retryable error */
     uint64_t errors;        /* events given up: a final API error or the tries exhausted */
     size_t queued;          /* events currently waiting in the queue */
+    uint64_t series_cached; /* events.k8s.io/v1: occurrences only counted in a series (E9) */
 } kc_event_recorder_stats;
 
 /*
  * New recorder writing through client (borrowed: must outlive the recorder). Starts the sender
  * thread. opts may be NULL (copied). Errors: KC_EINVAL (NULL client, unknown api, bad option),
- * KC_EUNSUPPORTED (KC_EVENT_API_EVENTS_V1), KC_ENOMEM, KC_EIO (thread creation failed). On success
+ * KC_ENOMEM, KC_EIO (thread creation failed). On success
  * *ret is new — caller frees with kc_event_recorder_free(). Thread-safe.
  */
 KC_API int(kc_event_recorder_new)(kc_client *client, const kc_event_recorder_opts *opts,
@@ -120,6 +133,17 @@ KC_API int kc_event_recorder_record(kc_event_recorder *rec, const kc_event_ref *
 KC_API int kc_event_recorder_record_obj(kc_event_recorder *rec, const kc_obj *obj, const char *type,
                                         const char *reason, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
+
+/*
+ * As kc_event_recorder_record, with the action taken (events.k8s.io/v1 `action`, core/v1 `action`;
+ * NULL or "" → the reason in events.k8s.io/v1, left out in core/v1) and a second object the
+ * event is about (related; NULL = none; its strings borrowed for the call). regarding needs a kind
+ * and a name as ref does. Thread-safe.
+ */
+KC_API int kc_event_recorder_record_action(kc_event_recorder *rec, const kc_event_ref *regarding,
+                                           const kc_event_ref *related, const char *type,
+                                           const char *reason, const char *action, const char *fmt,
+                                           ...) __attribute__((format(printf, 7, 8)));
 
 /*
  * Wait until every event recorded before the call has been handled (sent, patched, filtered or

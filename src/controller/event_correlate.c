@@ -187,21 +187,25 @@ static int aggregate(kc__event_correlator *c, kc__event *ev, const char *gkey, b
 
 /* ---- stage 2: dedupe ---------------------------------------------------------------------- */
 
-/* A fresh Event name for ev: "<name>.<hex stamp>", or a random UUID (E1). New malloc'd. */
-static char *fresh_name(kc__event_correlator *c, const kc__event *ev)
+char *kc__event_name_new(const kc__event *ev, uint64_t *last_stamp, kc__rng *rng)
 {
-    uint64_t stamp = ev->wall_ns > c->last_stamp ? ev->wall_ns : c->last_stamp + 1;
-    c->last_stamp = stamp;
+    uint64_t stamp = ev->wall_ns > *last_stamp ? ev->wall_ns : *last_stamp + 1;
+    *last_stamp = stamp;
     char buf[300];
     int n = snprintf(buf, sizeof buf, "%s.%" PRIx64, ev->name, stamp);
     if (n < 0 || (size_t)n >= sizeof buf || !kc__is_dns1123_subdomain(buf, (size_t)n)) {
-        uint64_t a = kc__rng_next(&c->rng), b = kc__rng_next(&c->rng);
+        uint64_t a = kc__rng_next(rng), b = kc__rng_next(rng);
         snprintf(buf, sizeof buf,
                  "%08" PRIx64 "-%04" PRIx64 "-4%03" PRIx64 "-%04" PRIx64 "-%012" PRIx64, a >> 32,
                  (a >> 16) & 0xffff, a & 0xfff, ((b >> 48) & 0x3fff) | (uint64_t)0x8000,
                  b & (uint64_t)0xffffffffffff);
     }
     return kc__strdup(buf);
+}
+
+static char *fresh_name(kc__event_correlator *c, const kc__event *ev)
+{
+    return kc__event_name_new(ev, &c->last_stamp, &c->rng);
 }
 
 static int dedupe(kc__event_correlator *c, kc__event *ev, const char *key)
@@ -282,6 +286,18 @@ int kc__event_correlate(kc__event_correlator *c, kc__event *ev)
         if (rc == 0)
             rc = spam_filtered(c, b.data, ev->mono_ns);
     }
+    kc__buf_free(&b);
+    return rc;
+}
+
+int kc__event_spam(kc__event_correlator *c, const kc__event *ev)
+{
+    kc__buf b;
+    kc__buf_init(&b, 0);
+    const char *spam[] = {ev->kind, ev->obj_ns, ev->name, ev->uid, ev->api_version, ev->type};
+    int rc = key_build(&b, spam, KC__ARRAY_LEN(spam));
+    if (rc == 0)
+        rc = spam_filtered(c, b.data, ev->mono_ns);
     kc__buf_free(&b);
     return rc;
 }

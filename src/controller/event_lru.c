@@ -170,3 +170,18 @@ size_t kc__lru_len(const kc__lru *l)
 {
     return l ? l->len : 0;
 }
+
+void kc__lru_each(kc__lru *l, bool (*fn)(void *ud, const char *key, void *value), void *ud)
+{
+    if (!l)
+        return;
+    for (lru_entry *e = l->head, *n; e; e = n) {
+        n = e->next;
+        if (fn(ud, e->key, e->value)) {
+            list_unlink(l, e);
+            bucket_remove(l, e);
+            entry_free(l, e);
+            l->len--;
+        }
+    }
+}

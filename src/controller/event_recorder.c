@@ -36,6 +36,8 @@
 #define DEFAULT_MAX_TRIES 12
 #define DEFAULT_RETRY_MS  10000
 #define MAX_MESSAGE       4096 /* bytes kept of a message (bounded memory); longer: " ..." */
+#define MAX_NOTE_V1       1024 /* E10: events.k8s.io/v1 note */
+#define MAX_WORD_V1       128  /* E10: events.k8s.io/v1 reason, action, reportingInstance */
 #define DEFAULT_COMPONENT "kcache"
 
 struct kc_event_recorder {
@@ -44,7 +46,10 @@ struct kc_event_recorder {
     size_t queue_len;
     int max_tries;
     uint64_t retry_ns;
-    kc__event_correlator *corr; /* sender thread only */
+    kc_event_api api;
+    char *instance;             /* events.k8s.io/v1 reportingInstance: component-host (E8) */
+    kc__event_correlator *corr; /* sender thread only (events.k8s.io/v1: its spam filter only) */
+    kc__event_series *series;   /* events.k8s.io/v1 only; sender thread only */
     kc__rng rng;                /* sender thread only */
 
     pthread_mutex_t mu;
@@ -56,56 +61,6 @@ struct kc_event_recorder {
     kc_event_recorder_stats stats;
     pthread_t thread;
 };
-
-/* ---- events -------------------------------------------------------------------------------- */
-
-kc__event *kc__event_new(const kc_event_ref *ref, const char *type, const char *reason,
-                         const char *message)
-{
-    /* One block holds the struct and the seven reference strings, type and reason (the hot path
-     * of record: one allocation instead of ten); the message is separate because aggregation may
-     * replace it. */
-    const char *src[] = {ref->api_version,      ref->kind,       ref->uid, ref->ns, ref->name,
-                         ref->resource_version, ref->field_path, type,     reason};
-    size_t lens[KC__ARRAY_LEN(src)], total = sizeof(kc__event);
-    for (size_t i = 0; i < KC__ARRAY_LEN(src); i++) {
-        lens[i] = src[i] ? strlen(src[i]) : 0;
-        total += lens[i] + 1;
-    }
-    kc__event *ev = calloc(1, total);
-    char *msg = kc__strdup(message ? message : "");
-    if (!ev || !msg) {
-        free(ev);
-        free(msg);
-        return NULL;
-    }
-    char **dst[] = {&ev->api_version, &ev->kind,       &ev->uid,  &ev->obj_ns, &ev->name,
-                    &ev->rv,          &ev->field_path, &ev->type, &ev->reason};
-    char *p = (char *)(ev + 1);
-    for (size_t i = 0; i < KC__ARRAY_LEN(src); i++) {
-        if (lens[i])
-            memcpy(p, src[i], lens[i]);
-        p[lens[i]] = '\0';
-        *dst[i] = p;
-        p += lens[i] + 1;
-    }
-    ev->message = msg;
-    ev->mono_ns = kc__now_ns();
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ev->wall_ns = (uint64_t)ts.tv_sec * KC__NS_PER_SEC + (uint64_t)ts.tv_nsec;
-    return ev;
-}
-
-void kc__event_free(kc__event *ev)
-{
-    if (!ev)
-        return;
-    free(ev->message);
-    free(ev->event_name);
-    free(ev->key);
-    free(ev);
-}
 
 /* ---- the sender ------------------------------------------------------------------------------ */
 
@@ -126,9 +81,12 @@ static void deliver(kc_event_recorder *rec, kc__event *ev)
         kc_error err = KC_ERROR_INIT;
         char *name = NULL;
         int64_t count = 0;
-        int rc = kc__event_send(rec->client, &src, ev, &name, &count, &err);
+        int rc = rec->api == KC_EVENT_API_EVENTS_V1
+                     ? kc__event_send_v1(rec->client, rec->component, rec->instance, ev, &err)
+                     : kc__event_send(rec->client, &src, ev, &name, &count, &err);
         if (rc == 0) {
-            kc__event_correlator_sent(rec->corr, ev, name, count);
+            if (rec->api == KC_EVENT_API_CORE_V1)
+                kc__event_correlator_sent(rec->corr, ev, name, count);
             free(name);
             pthread_mutex_lock(&rec->mu);
             if (ev->patch)
@@ -162,8 +120,33 @@ static void deliver(kc_event_recorder *rec, kc__event *ev)
     }
 }
 
+/* events.k8s.io/v1: the spam filter (offered for both APIs, E12), then the series cache (E9). */
+static void handle_v1(kc_event_recorder *rec, kc__event *ev)
+{
+    int rc = kc__event_spam(rec->corr, ev);
+    bool spam = rc == 1;
+    if (rc == 0)
+        rc = kc__event_series_observe(rec->series, ev, &rec->rng);
+    if (rc == 0) {
+        deliver(rec, ev);
+        return;
+    }
+    pthread_mutex_lock(&rec->mu);
+    if (spam)
+        rec->stats.spam_filtered++;
+    else if (rc == 1)
+        rec->stats.series_cached++;
+    else
+        rec->stats.errors++;
+    pthread_mutex_unlock(&rec->mu);
+}
+
 static void handle(kc_event_recorder *rec, kc__event *ev)
 {
+    if (rec->api == KC_EVENT_API_EVENTS_V1) {
+        handle_v1(rec, ev);
+        return;
+    }
     int rc = kc__event_correlate(rec->corr, ev);
     if (ev->aggregated) {
         pthread_mutex_lock(&rec->mu);
@@ -182,15 +165,46 @@ static void handle(kc_event_recorder *rec, kc__event *ev)
     pthread_mutex_unlock(&rec->mu);
 }
 
+/* Send the series writes due now (E9 refresh and finish); returns when the next are due. Called
+ * without mu. */
+static uint64_t series_writes(kc_event_recorder *rec)
+{
+    kc__event **v = NULL;
+    size_t n = 0;
+    uint64_t next = 0;
+    if (kc__event_series_due(rec->series, kc__now_ns(), &v, &n, &next) < 0) {
+        pthread_mutex_lock(&rec->mu);
+        rec->stats.errors++;
+        pthread_mutex_unlock(&rec->mu);
+    }
+    for (size_t i = 0; i < n; i++) {
+        deliver(rec, v[i]);
+        kc__event_free(v[i]);
+    }
+    free(v);
+    return next;
+}
+
 static void *sender_main(void *arg)
 {
     kc_event_recorder *rec = arg;
+    uint64_t next_check = 0; /* events.k8s.io/v1: when series writes may be due; 0 = none */
     pthread_mutex_lock(&rec->mu);
     for (;;) {
-        while (!rec->head && !rec->stopping)
-            pthread_cond_wait(&rec->work, &rec->mu);
+        while (!rec->head && !rec->stopping && (!next_check || kc__now_ns() < next_check)) {
+            if (next_check)
+                kc__cond_wait_until(&rec->work, &rec->mu, next_check);
+            else
+                pthread_cond_wait(&rec->work, &rec->mu);
+        }
         if (rec->stopping)
             break;
+        if (rec->series && (!rec->head || (next_check && kc__now_ns() >= next_check))) {
+            pthread_mutex_unlock(&rec->mu);
+            next_check = series_writes(rec);
+            pthread_mutex_lock(&rec->mu);
+            continue;
+        }
         kc__event *ev = rec->head;
         rec->head = ev->next;
         if (!rec->head)
@@ -199,6 +213,8 @@ static void *sender_main(void *arg)
         pthread_mutex_unlock(&rec->mu);
         handle(rec, ev);
         kc__event_free(ev);
+        if (rec->series && !next_check)
+            next_check = series_writes(rec); /* arms the timer after the first event */
         pthread_mutex_lock(&rec->mu);
         rec->done++;
         pthread_cond_broadcast(&rec->idle);
@@ -223,23 +239,38 @@ static void *sender_main(void *arg)
 static void rec_free_fields(kc_event_recorder *rec)
 {
     kc__event_correlator_free(rec->corr);
+    kc__event_series_free(rec->series);
+    free(rec->instance);
     free(rec->component);
     free(rec->host);
     free(rec);
 }
 
+/* reportingInstance = reportingController + "-" + hostname (E8), at most 128 bytes (E10). */
+static char *instance_name(const char *component, const char *host)
+{
+    if (!component || !host)
+        return NULL;
+    kc__buf b;
+    kc__buf_init(&b, 0);
+    if (kc__buf_printf(&b, "%s-%s", component, host) < 0) {
+        kc__buf_free(&b);
+        return NULL;
+    }
+    if (b.len > MAX_WORD_V1)
+        kc__buf_truncate(&b, MAX_WORD_V1);
+    return kc__buf_steal(&b, NULL);
+}
+
 static int check_opts(const kc_event_recorder_opts *o, kc_error *err)
 {
-    if (o->api == KC_EVENT_API_EVENTS_V1)
-        return kc_error_set(err, KC_EUNSUPPORTED,
-                            "event recorder: events.k8s.io/v1 is not implemented yet (use "
-                            "KC_EVENT_API_CORE_V1)");
-    if (o->api != KC_EVENT_API_CORE_V1)
+    if (o->api != KC_EVENT_API_CORE_V1 && o->api != KC_EVENT_API_EVENTS_V1)
         return kc_error_set(err, KC_EINVAL, "event recorder: unknown api %d", (int)o->api);
-    if (o->max_tries < 0 || o->retry_interval_ms < 0 || o->spam_refill_ms < 0)
+    if (o->max_tries < 0 || o->retry_interval_ms < 0 || o->spam_refill_ms < 0 ||
+        o->series_finish_ms < 0 || o->series_refresh_ms < 0)
         return kc_error_set(err, KC_EINVAL,
-                            "event recorder: max_tries, retry_interval_ms and spam_refill_ms must "
-                            "not be negative");
+                            "event recorder: max_tries, retry_interval_ms, spam_refill_ms and "
+                            "series_*_ms must not be negative");
     return 0;
 }
 
@@ -270,8 +301,16 @@ int(kc_event_recorder_new)(kc_client *client, const kc_event_recorder_opts *opts
     co.spam_burst = o.spam_burst;
     co.spam_refill_ns = (uint64_t)o.spam_refill_ms * KC__NS_PER_MS;
     rec->corr = kc__event_correlator_new(&co);
+    rec->api = o.api;
+    bool v1_ok = true;
+    if (o.api == KC_EVENT_API_EVENTS_V1) {
+        rec->series = kc__event_series_new(0, (uint64_t)o.series_finish_ms * KC__NS_PER_MS,
+                                           (uint64_t)o.series_refresh_ms * KC__NS_PER_MS);
+        rec->instance = instance_name(rec->component, rec->host);
+        v1_ok = rec->series && rec->instance;
+    }
     kc__rng_seed_auto(&rec->rng);
-    if (!rec->component || !rec->host || !rec->corr) {
+    if (!rec->component || !rec->host || !rec->corr || !v1_ok) {
         rec_free_fields(rec);
         return kc_error_set(err, KC_ENOMEM, "event recorder: out of memory");
     }
@@ -310,8 +349,32 @@ void kc_event_recorder_free(kc_event_recorder *rec)
 /* ---- recording ---------------------------------------------------------------------------------
  */
 
-/* Format the message, at most MAX_MESSAGE bytes (cut on a UTF-8 boundary, " ..." appended). */
-static KC__PRINTF(1, 0) char *format_message(const char *fmt, va_list ap)
+/* Cut b to at most max bytes on a UTF-8 boundary, " ..." appended (E10). 0 or KC_ENOMEM. */
+static int cut_text(kc__buf *b, size_t max)
+{
+    if (b->len <= max)
+        return 0;
+    size_t cut = max - 4;
+    while (cut > 0 && ((unsigned char)b->data[cut] & 0xc0) == 0x80)
+        cut--;
+    kc__buf_truncate(b, cut);
+    return kc__buf_append_str(b, " ...");
+}
+
+/* A copy of s cut to max bytes (cut_text). New malloc'd; NULL on ENOMEM. */
+static char *cut_copy(const char *s, size_t max)
+{
+    kc__buf b;
+    kc__buf_init(&b, 0);
+    if (kc__buf_append_str(&b, s) < 0 || cut_text(&b, max) < 0) {
+        kc__buf_free(&b);
+        return NULL;
+    }
+    return kc__buf_steal(&b, NULL);
+}
+
+/* Format the message, at most max bytes (cut on a UTF-8 boundary, " ..." appended). */
+static KC__PRINTF(1, 0) char *format_message(const char *fmt, va_list ap, size_t max)
 {
     kc__buf b;
     kc__buf_init(&b, 0);
@@ -319,15 +382,9 @@ static KC__PRINTF(1, 0) char *format_message(const char *fmt, va_list ap)
         kc__buf_free(&b);
         return NULL;
     }
-    if (b.len > MAX_MESSAGE) {
-        size_t cut = MAX_MESSAGE - 4;
-        while (cut > 0 && ((unsigned char)b.data[cut] & 0xc0) == 0x80)
-            cut--;
-        kc__buf_truncate(&b, cut);
-        if (kc__buf_append_str(&b, " ...") < 0) {
-            kc__buf_free(&b);
-            return NULL;
-        }
+    if (cut_text(&b, max) < 0) {
+        kc__buf_free(&b);
+        return NULL;
     }
     return kc__buf_steal(&b, NULL);
 }
@@ -343,8 +400,30 @@ static int refuse(kc_event_recorder *rec, const char *why, const char *type, con
     return KC_EINVAL;
 }
 
-static KC__PRINTF(5, 0) int vrecord(kc_event_recorder *rec, const kc_event_ref *ref,
-                                    const char *type, const char *reason, const char *fmt,
+/* The event as queued: events.k8s.io/v1 cuts reason and action to 128 bytes and the note to 1024
+ * (E10) and takes the reason as the action when none is given. NULL on ENOMEM. */
+static KC__PRINTF(7, 0) kc__event *make_event(kc_event_recorder *rec, const kc_event_ref *ref,
+                                              const kc_event_ref *related, const char *type,
+                                              const char *reason, const char *action,
+                                              const char *fmt, va_list ap)
+{
+    bool v1 = rec->api == KC_EVENT_API_EVENTS_V1;
+    char *msg = format_message(fmt, ap, v1 ? MAX_NOTE_V1 : MAX_MESSAGE);
+    char *r = v1 ? cut_copy(reason, MAX_WORD_V1) : NULL;
+    const char *act = action && action[0] ? action : v1 ? reason : "";
+    char *a = v1 ? cut_copy(act, MAX_WORD_V1) : NULL;
+    kc__event *ev = NULL;
+    if (msg && (!v1 || (r && a)))
+        ev = kc__event_new(ref, related, type, v1 ? r : reason, v1 ? a : act, msg);
+    free(msg);
+    free(r);
+    free(a);
+    return ev;
+}
+
+static KC__PRINTF(7, 0) int vrecord(kc_event_recorder *rec, const kc_event_ref *ref,
+                                    const kc_event_ref *related, const char *type,
+                                    const char *reason, const char *action, const char *fmt,
                                     va_list ap)
 {
     if (!rec)
@@ -355,9 +434,7 @@ static KC__PRINTF(5, 0) int vrecord(kc_event_recorder *rec, const kc_event_ref *
         return refuse(rec, "type must be Normal or Warning (E1)", type, reason);
     if (!reason || !reason[0])
         return refuse(rec, "reason is required", type, reason);
-    char *msg = format_message(fmt, ap);
-    kc__event *ev = msg ? kc__event_new(ref, type, reason, msg) : NULL;
-    free(msg);
+    kc__event *ev = make_event(rec, ref, related, type, reason, action, fmt, ap);
     if (!ev)
         return KC_ENOMEM;
     pthread_mutex_lock(&rec->mu);
@@ -385,7 +462,7 @@ int kc_event_recorder_record(kc_event_recorder *rec, const kc_event_ref *ref, co
 {
     va_list ap;
     va_start(ap, fmt);
-    int rc = vrecord(rec, ref, type, reason, fmt, ap);
+    int rc = vrecord(rec, ref, NULL, type, reason, NULL, fmt, ap);
     va_end(ap);
     return rc;
 }
@@ -404,7 +481,18 @@ int kc_event_recorder_record_obj(kc_event_recorder *rec, const kc_obj *obj, cons
                         NULL};
     va_list ap;
     va_start(ap, fmt);
-    int rc = vrecord(rec, &ref, type, reason, fmt, ap);
+    int rc = vrecord(rec, &ref, NULL, type, reason, NULL, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+int kc_event_recorder_record_action(kc_event_recorder *rec, const kc_event_ref *regarding,
+                                    const kc_event_ref *related, const char *type,
+                                    const char *reason, const char *action, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = vrecord(rec, regarding, related, type, reason, action, fmt, ap);
     va_end(ap);
     return rc;
 }
@@ -455,9 +543,13 @@ char *kc_event_recorder_metrics_text(kc_event_recorder *rec)
     const struct {
         const char *result;
         uint64_t n;
-    } results[] = {
-        {"created", st.created}, {"patched", st.patched}, {"spam_filtered", st.spam_filtered},
-        {"dropped", st.dropped}, {"invalid", st.invalid}, {"error", st.errors}};
+    } results[] = {{"created", st.created},
+                   {"patched", st.patched},
+                   {"spam_filtered", st.spam_filtered},
+                   {"dropped", st.dropped},
+                   {"invalid", st.invalid},
+                   {"error", st.errors},
+                   {"series_cached", st.series_cached}};
     int rc = kc__buf_append_str(&b, "# HELP kcache_events_total Events recorded, by outcome.\n"
                                     "# TYPE kcache_events_total counter\n");
     for (size_t i = 0; rc == 0 && i < KC__ARRAY_LEN(results); i++)

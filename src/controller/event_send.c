@@ -62,26 +62,59 @@ static int add_field(kc__buf *b, const char *key, const char *value)
     return rc;
 }
 
+int kc__event_ref_json(kc__buf *b, const char *const f[7])
+{
+    static const char *const keys[7] = {"apiVersion",      "kind",     "namespace", "name", "uid",
+                                        "resourceVersion", "fieldPath"};
+    int rc = kc__buf_append_char(b, '{');
+    for (size_t i = 0; rc == 0 && i < 7; i++)
+        rc = add_field(b, keys[i], f[i]);
+    return rc ? rc : kc__buf_append_char(b, '}');
+}
+
+int kc__event_related_json(const kc__event *ev, kc__buf *b)
+{
+    if (!ev->has_related)
+        return 0;
+    const char *const f[7] = {ev->rel_api_version, ev->rel_kind, ev->rel_ns,        ev->rel_name,
+                              ev->rel_uid,         ev->rel_rv,   ev->rel_field_path};
+    int rc = kc__buf_append_str(b, ",\"related\":");
+    return rc ? rc : kc__event_ref_json(b, f);
+}
+
 static int involved_json(const kc__event *ev, kc__buf *b)
 {
-    int rc = kc__buf_append_char(b, '{');
-    const char *kv[][2] = {{"apiVersion", ev->api_version},
-                           {"kind", ev->kind},
-                           {"namespace", ev->obj_ns},
-                           {"name", ev->name},
-                           {"uid", ev->uid},
-                           {"resourceVersion", ev->rv},
-                           {"fieldPath", ev->field_path}};
-    for (size_t i = 0; rc == 0 && i < KC__ARRAY_LEN(kv); i++)
-        rc = add_field(b, kv[i][0], kv[i][1]);
-    return rc ? rc : kc__buf_append_char(b, '}');
+    const char *const f[7] = {ev->api_version, ev->kind, ev->obj_ns,    ev->name,
+                              ev->uid,         ev->rv,   ev->field_path};
+    return kc__event_ref_json(b, f);
+}
+
+/* ,"action":…,"related":{…} of a core/v1 Event that has them, appended to b (nothing otherwise). */
+static int extra_json(const kc__event *ev, kc__buf *b)
+{
+    int rc = 0;
+    if (ev->action[0]) {
+        char *s;
+        size_t n;
+        rc = kc_json_format(&s, &n, NULL, ",\"action\":%s", ev->action);
+        if (rc == 0) {
+            rc = kc__buf_append(b, s, n);
+            free(s);
+        }
+    }
+    if (rc == 0)
+        rc = kc__event_related_json(ev, b);
+    return rc;
 }
 
 static int create_body(const kc__event_source *src, const kc__event *ev, char **ret, size_t *len)
 {
-    kc__buf inv;
+    kc__buf inv, extra;
     kc__buf_init(&inv, 0);
+    kc__buf_init(&extra, 0);
     int rc = involved_json(ev, &inv);
+    if (rc == 0)
+        rc = extra_json(ev, &extra);
     char first[32], last[32];
     kc__event_time(ev->first_wall_ns, first);
     kc__event_time(ev->wall_ns, last);
@@ -92,10 +125,12 @@ static int create_body(const kc__event_source *src, const kc__event *ev, char **
             "\"involvedObject\":%r,\"reason\":%s,\"message\":%s,\"type\":%s,"
             "\"source\":{\"component\":%s,\"host\":%s},\"firstTimestamp\":%s,"
             "\"lastTimestamp\":%s,\"count\":%l,\"reportingComponent\":%s,"
-            "\"reportingInstance\":%s}",
+            "\"reportingInstance\":%s%r}",
             ev->event_name, event_ns(ev), inv.data, ev->reason, ev->message, ev->type,
-            src->component, src->host, first, last, (int64_t)ev->count, src->component, src->host);
+            src->component, src->host, first, last, (int64_t)ev->count, src->component, src->host,
+            extra.len ? extra.data : "");
     kc__buf_free(&inv);
+    kc__buf_free(&extra);
     return rc;
 }
 

@@ -27,7 +27,7 @@ static kc__event *ev_at(const char *name, const char *type, const char *reason, 
                         uint64_t mono)
 {
     kc_event_ref r = {"v1", "Pod", "ns", name, "uid", "1", NULL};
-    kc__event *ev = kc__event_new(&r, type, reason, msg);
+    kc__event *ev = kc__event_new(&r, NULL, type, reason, NULL, msg);
     assert_non_null(ev);
     ev->mono_ns = mono;
     ev->wall_ns = WALL0 + mono;
@@ -117,7 +117,7 @@ static void test_dedupe_counts(void **state)
     assert_int_equal(b->first_wall_ns, a->wall_ns);
     /* A different fieldPath is a different Event (full key). */
     kc_event_ref r = {"v1", "Pod", "ns", "p", "uid", "1", "spec.containers{app}"};
-    kc__event *d = kc__event_new(&r, "Normal", "R", "m");
+    kc__event *d = kc__event_new(&r, NULL, "Normal", "R", NULL, "m");
     assert_non_null(d);
     d->mono_ns = T0 + 6 * SEC;
     d->wall_ns = WALL0 + d->mono_ns;

@@ -85,6 +85,11 @@ typedef struct kc_server_opts {
      * triggers them, under the store lock, so their effects are visible when the request returns.
      */
     unsigned controllers;
+    /* Ignore the shardSelector parameter of LIST and WATCH (server-side sharded list and watch,
+     * KEP-5866) as an older server or one with the ShardedListAndWatch gate off does: full lists
+     * without metadata.shardInfo, full watches. false (default) = honour it. Can be changed on a
+     * running server (kc_server_set_shard_selector_ignored). */
+    bool ignore_shard_selector;
 } kc_server_opts;
 
 /* The optional controllers (bits of kc_server_opts.controllers; `kcache serve --controllers`). */
@@ -137,6 +142,14 @@ KC_API int(kc_server_set_faults)(kc_server *srv, const kc_server_faults *faults,
 KC_API void(kc_server_get_faults)(const kc_server *srv, kc_server_faults *ret, size_t ret_size);
 #define kc_server_get_faults(srv, ret)                                                             \
     (kc_server_get_faults)((srv), (ret), sizeof(kc_server_faults))
+
+/* Server-side sharded list and watch (KEP-5866; docs/serve.md "Sharded list and watch"): ignore
+ * (true) or honour (false) the shardSelector parameter from now on, as kc_server_opts
+ * .ignore_shard_selector. Requests already running keep the setting they started with (a watch
+ * stays sharded or not for its life). Thread-safe. Errors: KC_EINVAL (NULL srv). */
+KC_API int kc_server_set_shard_selector_ignored(kc_server *srv, bool ignored);
+/* Whether the server ignores shardSelector now. NULL srv → false. Thread-safe. */
+KC_API bool kc_server_shard_selector_ignored(const kc_server *srv);
 
 /* Forget all watch history older than the current resourceVersion: later watches or lists from
  * an older RV get 410 Expired. Thread-safe. Errors: KC_EINVAL (NULL srv). */

@@ -67,6 +67,12 @@ static const char usage_text[] =
     "                            its objects go at once), garbagecollector (ownerReferences:\n"
     "                            Background, Foreground, Orphan), serviceaccount (ServiceAccount\n"
     "                            \"default\" in every namespace)\n"
+    "  --shard-selector MODE     the shardSelector parameter of LIST and WATCH (server-side\n"
+    "                            sharded list and watch, KEP-5866): honor (default) keeps\n"
+    "                            the objects whose uid/namespace hash is in the selector and\n"
+    "                            echoes it in metadata.shardInfo; ignore behaves as an old or\n"
+    "                            gate-off server (full lists, no shardInfo, full watches).\n"
+    "                            Switchable at run time: PUT /admin/sharding\n"
     "\n"
     "Objects at start:\n"
     "  --seed-objects SPEC       generate objects; SPEC is KIND=N[:ns=NAME],… with KIND one of\n"
@@ -112,7 +118,11 @@ static const char usage_text[] =
     "  POST /admin/restart?mode=restore\n"
     "                            restart as after a restore from backup: keep every object,\n"
     "                            renumber the resourceVersions from 1, close every watch\n"
-    "  GET  /admin/rv            the current resourceVersion\n";
+    "  GET  /admin/rv            the current resourceVersion\n"
+    "  GET  /admin/sharding      {\"ignoreShardSelector\":B, \"shardedWatches\":N,\n"
+    "                             \"filteredEvents\":N}\n"
+    "  PUT  /admin/sharding      {\"ignoreShardSelector\":true|false}: ignore shardSelector\n"
+    "                            from now on (as --shard-selector=ignore), or honor it again\n";
 
 static int sig_pipe[2] = {-1, -1};
 
@@ -248,6 +258,7 @@ static const char *const value_flags[] = {
     "--service-cluster-ip-range",
     "--service-node-port-range",
     "--controllers",
+    "--shard-selector",
     NULL,
 };
 
@@ -392,6 +403,10 @@ static int parse_limit_flag(const char *flag, const char *val, kc_server_opts *o
         if (!parse_u64(val, 100000000, &u) || u == 0)
             return usage_error(flag, "expected a positive event count, got '%s'", val);
         o->watch_queue = (size_t)u;
+    } else if (!strcmp(flag, "--shard-selector")) {
+        if (strcmp(val, "ignore") && strcmp(val, "honor"))
+            return usage_error(flag, "expected honor or ignore, got '%s'", val);
+        o->ignore_shard_selector = val[0] == 'i';
     } else {
         return 1;
     }

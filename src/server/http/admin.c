@@ -7,10 +7,14 @@
  *   POST /admin/restart?mode=restore  keep every object, renumber the RVs from 1 (as after a
  *                                 restore from backup)
  *   GET  /admin/rv                {"resourceVersion":"N"}
+ *   GET  /admin/sharding          {"ignoreShardSelector":B,"shardedWatches":N,"filteredEvents":N}
+ *   PUT  /admin/sharding (or POST) {"ignoreShardSelector":B}: ignore shardSelector as a gate-off
+ *                                 server (S12) from now on, or honour it again
  * Replies are JSON; errors are Status. Thread-safe through the server API it calls.
  */
 #include "server/storage/srv.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +28,33 @@ static int ok(kc__req *req)
                                           "application/json"),
                   0)
                : KC_ENOMEM;
+}
+
+/* GET/PUT /admin/sharding: the shardSelector switch (shard.c) and the sharding counters. */
+static int admin_sharding(kc__req *req)
+{
+    kc_server *srv = req->srv;
+    if (req->method == KC__M_PUT || req->method == KC__M_POST) {
+        json_t *doc = json_loadb(req->body ? req->body : "", req->body_len, 0, NULL);
+        json_t *v = json_object_get(doc, "ignoreShardSelector");
+        bool okv = json_is_boolean(v);
+        if (okv)
+            kc_server_set_shard_selector_ignored(srv, json_is_true(v));
+        json_decref(doc);
+        if (!okv)
+            return kc__fail(&req->err, 400, "BadRequest",
+                            "want a JSON object {\"ignoreShardSelector\": true|false}");
+    } else if (req->method != KC__M_GET) {
+        return kc__fail(&req->err, 405, "MethodNotAllowed", "use GET or PUT");
+    }
+    char b[160];
+    snprintf(b, sizeof(b),
+             "{\"ignoreShardSelector\":%s,\"shardedWatches\":%zu,\"filteredEvents\":%llu}\n",
+             kc_server_shard_selector_ignored(srv) ? "true" : "false",
+             (size_t)atomic_load(&srv->shard_watchers),
+             (unsigned long long)atomic_load(&srv->shard_filtered));
+    char *s = kc__strdup(b);
+    return s ? kc__reply(req, 200, s, strlen(s)) : KC_ENOMEM;
 }
 
 int kc__admin_handle(kc__req *req)
@@ -50,6 +81,8 @@ int kc__admin_handle(kc__req *req)
         char *s = kc__faults_to_json(&f);
         return s ? kc__reply(req, 200, s, strlen(s)) : KC_ENOMEM;
     }
+    if (!strcmp(what, "sharding"))
+        return admin_sharding(req);
     if (!strcmp(what, "rv")) {
         char b[64];
         snprintf(b, sizeof(b), "{\"resourceVersion\":\"%llu\"}",

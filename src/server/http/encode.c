@@ -108,7 +108,7 @@ static ssize_t list_read(void *cls, uint64_t pos, char *buf, size_t max)
 }
 
 static int list_head(kc__buf *b, const char *kind, const char *av, uint64_t rv, const char *cont,
-                     int64_t remaining)
+                     int64_t remaining, const char *shard)
 {
     int rc = kc__buf_printf(b,
                             "{\"kind\":\"%s\",\"apiVersion\":\"%s\",\"metadata\":{"
@@ -118,6 +118,9 @@ static int list_head(kc__buf *b, const char *kind, const char *av, uint64_t rv, 
         rc = kc__buf_printf(b, ",\"continue\":\"%s\"", cont);
     if (!rc && remaining >= 0)
         rc = kc__buf_printf(b, ",\"remainingItemCount\":%" PRId64, remaining);
+    /* ListMeta.shardInfo (KEP-5866, S8): the canonical selector, which needs no JSON escape */
+    if (!rc && shard)
+        rc = kc__buf_printf(b, ",\"shardInfo\":{\"selector\":\"%s\"}", shard);
     if (!rc)
         rc = kc__buf_append_str(b, "},\"items\":[");
     return rc;
@@ -141,13 +144,17 @@ int kc__reply_list(kc__req *req, kc__rsrc *r, kc_obj **items, size_t n, uint64_t
         if (t && remaining >= 0)
             json_object_set_new(json_object_get(t, "metadata"), "remainingItemCount",
                                 json_integer(remaining));
+        if (t && req->shard_echo)
+            json_object_set_new(json_object_get(t, "metadata"), "shardInfo",
+                                json_pack("{s:s}", "selector", req->shard_echo));
         return t ? kc__reply_doc(req, 200, t) : KC_ENOMEM;
     }
     kc__buf b = KC__BUF_INIT(0);
     char av[256];
     kc__rsrc_api_version(r, req->route.version, av, sizeof(av));
     if (req->fmt == KC__FMT_PARTIAL) {
-        int rc = list_head(&b, "PartialObjectMetadataList", "meta.k8s.io/v1", rv, cont, remaining);
+        int rc = list_head(&b, "PartialObjectMetadataList", "meta.k8s.io/v1", rv, cont, remaining,
+                           req->shard_echo);
         for (size_t i = 0; i < n && !rc; i++) {
             size_t l;
             char *p = kc__partial_metadata_json(items[i], &l);
@@ -171,7 +178,7 @@ int kc__reply_list(kc__req *req, kc__rsrc *r, kc_obj **items, size_t n, uint64_t
         return s ? kc__reply(req, 200, s, len) : KC_ENOMEM;
     }
     list_stream *ls = calloc(1, sizeof(*ls));
-    if (!ls || list_head(&b, r->list_kind, av, rv, cont, remaining) != 0) {
+    if (!ls || list_head(&b, r->list_kind, av, rv, cont, remaining, req->shard_echo) != 0) {
         free(ls);
         kc__buf_free(&b);
         release(items, n);

@@ -150,6 +150,7 @@ static enum MHD_Result on_arg(void *cls, enum MHD_ValueKind kind, const char *ke
         {"timeoutSeconds", offsetof(kc__query, timeout_s)},
         {"gracePeriodSeconds", offsetof(kc__query, grace_s)},
         {"includeObject", offsetof(kc__query, include_object)},
+        {"shardSelector", offsetof(kc__query, shard_sel)},
     };
     for (size_t i = 0; i < KC__ARRAY_LEN(strs); i++) {
         if (strcmp(key, strs[i].name) == 0) {

@@ -140,6 +140,7 @@ KC_API int(kc_server_new)(const kc_server_opts *opts, size_t opts_size, kc_serve
     srv->node_port_range = kc__strdup(o.node_port_range);
     srv->opts.service_cidr = srv->service_cidr;
     srv->opts.node_port_range = srv->node_port_range;
+    srv->shard_ignored = o.ignore_shard_selector;
     int rc = KC_ENOMEM;
     pthread_mutex_init(&srv->mu, NULL);
     pthread_mutex_init(&srv->off_mu, NULL);

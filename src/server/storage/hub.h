@@ -25,6 +25,10 @@ typedef struct kc__hub_event {
     kc_obj *obj;        /* new state; for DELETED the last state carrying the delete RV */
     kc_obj *old;        /* previous state for MODIFIED/DELETED, else NULL */
     uint64_t rv;        /* the event's resourceVersion */
+    /* shard hashes of obj's uid and namespace, filled by the publisher when hashed (for the
+     * filters of sharded watchers; not kept in queued copies) */
+    uint64_t uid_hash, ns_hash;
+    bool hashed;
 } kc__hub_event;
 
 /* Filter: return the type to deliver (0 = do not deliver) and set *ret_obj to the object to

@@ -10,6 +10,8 @@
  * evicted or compacted → 410 Expired; garbage → 400. Token: base64url (no padding) of
  * {"v":"meta.k8s.io/v1","rv":N,"id":S,"pos":P}. RV "0" lists ignore limit (allowed by the API).
  * The store lock is held only to collect references; encoding happens after unlocking.
+ * Sharded lists (shardSelector, shard.c): each page keeps the items of the shard in its stretch
+ * of the snapshot, so a page may be short but paging ends and returns each match once (S9).
  */
 #include "server/storage/srv.h"
 
@@ -251,8 +253,27 @@ typedef struct list_page {
     uint64_t rv;
 } list_page;
 
-/* The next page of a continued list, from its snapshot (srv->mu held). */
-static int list_continue_locked(kc__req *req, kc__rsrc *r, bool filtered, list_page *pg)
+/* Sharded paging (S9): the references of src[pos..n) whose shard key is in sel (NULL = all),
+ * at most lim (0 = no bound), into dst; then past the non-matching items that follow, so that a
+ * page never ends just before an empty one. Returns the position after the page. */
+static size_t take_page(kc_obj *const *src, size_t n, size_t pos, size_t lim,
+                        const kc_shard_selector *sel, kc_obj **dst, size_t *ret_k)
+{
+    size_t k = 0;
+    for (; pos < n && (!lim || k < lim); pos++)
+        if (kc_shard_selector_match(sel, src[pos]))
+            dst[k++] = kc_obj_ref(src[pos]);
+    while (sel && pos < n && !kc_shard_selector_match(sel, src[pos]))
+        pos++;
+    *ret_k = k;
+    return pos;
+}
+
+/* The next page of a continued list, from its snapshot (srv->mu held). The snapshot holds the
+ * label/field-selected items of the first page's request; the shard selector is the one this
+ * page's request repeats (the token does not carry it, S9). */
+static int list_continue_locked(kc__req *req, kc__rsrc *r, bool filtered,
+                                const kc_shard_selector *sel, list_page *pg)
 {
     kc_server *srv = req->srv;
     kc__query *q = &req->q;
@@ -265,14 +286,12 @@ static int list_continue_locked(kc__req *req, kc__rsrc *r, bool filtered, list_p
         return expired(&req->err, "The provided continue parameter is too old to display a "
                                   "consistent list result. You can start a new list without the "
                                   "continue parameter.");
-    size_t lim = q->limit > 0 ? (size_t)q->limit : s->n - pos;
-    size_t end = pos + lim < s->n ? pos + lim : s->n;
-    pg->n = end - pos;
-    pg->items = malloc((pg->n ? pg->n : 1) * sizeof(*pg->items));
+    size_t lim = q->limit > 0 ? (size_t)q->limit : 0;
+    size_t cap = lim && lim < s->n - pos ? lim : s->n - pos;
+    pg->items = malloc((cap ? cap : 1) * sizeof(*pg->items));
     if (!pg->items)
         return kc_error_set(&req->err, KC_ENOMEM, "out of memory");
-    for (size_t i = 0; i < pg->n; i++)
-        pg->items[i] = kc_obj_ref(s->items[pos + i]);
+    size_t end = take_page(s->items, s->n, pos, lim, sel, pg->items, &pg->n);
     pg->rv = s->rv;
     if (end < s->n) {
         pg->cont = token_encode(s->rv, s->id, end);
@@ -282,10 +301,25 @@ static int list_continue_locked(kc__req *req, kc__rsrc *r, bool filtered, list_p
     return 0;
 }
 
+/* Keep the items of a that are in sel (in place). */
+static void vec_shard(vec *a, const kc_shard_selector *sel)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < a->n; i++) {
+        if (kc_shard_selector_match(sel, a->v[i]))
+            a->v[k++] = a->v[i];
+        else
+            kc_obj_unref(a->v[i]);
+    }
+    a->n = k;
+}
+
 /* A new list at resourceVersion at, filtered; the first page and a snapshot for the rest when
- * it has a limit (srv->mu held). */
+ * it has a limit (srv->mu held). The snapshot keeps every label/field-selected item; the shard
+ * selector picks each page's items from it (S9). */
 static int list_fresh_locked(kc__req *req, kc__rsrc *r, uint64_t at, const kc_label_selector *ls,
-                             const kc_field_selector *fs, bool filtered, list_page *pg)
+                             const kc_field_selector *fs, const kc_shard_selector *sel,
+                             bool filtered, list_page *pg)
 {
     kc_server *srv = req->srv;
     kc__query *q = &req->q;
@@ -308,23 +342,26 @@ static int list_fresh_locked(kc__req *req, kc__rsrc *r, uint64_t at, const kc_la
     all.n = k;
     bool page = q->limit > 0 && strcmp(q->rv ? q->rv : "", "0") != 0 && all.n > (size_t)q->limit;
     if (!page) {
+        vec_shard(&all, sel);
         pg->items = all.v;
         pg->n = all.n;
         return 0;
     }
-    pg->n = (size_t)q->limit;
-    pg->items = malloc(pg->n * sizeof(*pg->items));
+    pg->items = malloc((size_t)q->limit * sizeof(*pg->items));
     if (!pg->items) {
         vec_free(&all);
         return kc_error_set(&req->err, KC_ENOMEM, "out of memory");
     }
-    for (size_t i = 0; i < pg->n; i++)
-        pg->items[i] = kc_obj_ref(all.v[i]);
+    size_t end = take_page(all.v, all.n, 0, (size_t)q->limit, sel, pg->items, &pg->n);
+    if (end == all.n) { /* the shard's items all fit in this page */
+        vec_free(&all);
+        return 0;
+    }
     size_t total = all.n;
     uint64_t id = kc__snap_put(srv, r, at, all.v, all.n);
-    pg->cont = token_encode(at, id, pg->n);
+    pg->cont = token_encode(at, id, end);
     if (!filtered)
-        pg->remaining = (int64_t)(total - pg->n);
+        pg->remaining = (int64_t)(total - end);
     return 0;
 }
 
@@ -339,10 +376,15 @@ int kc__verb_list(kc__req *req, kc__rsrc *r)
         return rc;
     kc_label_selector *ls = NULL;
     kc_field_selector *fs = NULL;
+    kc_shard_selector *sel = NULL;
     rc = parse_list_selectors(req, r, &ls, &fs);
     if (rc)
         goto out_sel;
-    bool filtered = !kc_label_selector_empty(ls) || !kc_field_selector_empty(fs);
+    rc = kc__shard_selector_of(req, &sel);
+    if (rc)
+        goto out_sel;
+    /* remainingItemCount is not reported for selected lists, sharded ones included (S9) */
+    bool filtered = !kc_label_selector_empty(ls) || !kc_field_selector_empty(fs) || sel;
     list_page pg = {NULL, 0, NULL, -1, 0};
     pthread_mutex_lock(&srv->mu);
     pg.rv = srv->rv;
@@ -354,17 +396,20 @@ int kc__verb_list(kc__req *req, kc__rsrc *r)
         kc__fail_cause(err, "ResourceVersionTooLarge", NULL, "Too large resource version");
         err->retry_after_s = 1;
     } else if (req->q.cont && *req->q.cont) {
-        rc = list_continue_locked(req, r, filtered, &pg);
+        rc = list_continue_locked(req, r, filtered, sel, &pg);
     } else if (exact && want < srv->floor) {
         rc = expired(err, "The resourceVersion for the provided list is too old.");
     } else {
-        rc = list_fresh_locked(req, r, exact ? want : srv->rv, ls, fs, filtered, &pg);
+        rc = list_fresh_locked(req, r, exact ? want : srv->rv, ls, fs, sel, filtered, &pg);
     }
     pthread_mutex_unlock(&srv->mu);
+    req->shard_echo = kc_shard_selector_string(sel); /* S8: canonical, iff sharded */
     if (rc == 0)
         rc = kc__reply_list(req, r, pg.items, pg.n, pg.rv, pg.cont, pg.remaining);
     free(pg.cont);
+    req->shard_echo = NULL;
 out_sel:
+    kc_shard_selector_free(sel);
     kc_label_selector_free(ls);
     kc_field_selector_free(fs);
     return rc;

@@ -25,6 +25,7 @@
 #include "kcache/decode.h"
 #include "kcache/rv.h"
 #include "kcache/selector.h"
+#include "kcache/shard.h"
 #include "kcache/server.h"
 #include "server/testbed/faults.h"
 #include "server/storage/hub.h"
@@ -160,6 +161,11 @@ struct kc_server {
     struct kc__svc_alloc *svc_alloc; /* Service cluster IPs and node ports (defaults room) */
     char *service_cidr, *node_port_range;
     const struct kc__ctl_ops *ctl; /* optional controllers (controllers/); NULL = none */
+    /* sharded list and watch (shard.c): shardSelector ignored (S12); sharded watches open; events
+     * the shard selectors of watches filtered out (metrics) */
+    _Atomic bool shard_ignored;
+    _Atomic size_t shard_watchers;
+    _Atomic uint64_t shard_filtered;
 };
 
 /* ---- optional controllers (controllers/, installed by server.c) ----------------------------- */
@@ -304,7 +310,8 @@ int kc__route_parse(const char *path, kc__route *ret);
 typedef struct kc__query {
     bool watch, watch_set, bookmarks, send_initial, send_initial_set, force, force_set;
     const char *rv, *rv_match, *label_sel, *field_sel, *cont, *dry_run, *field_manager,
-        *field_validation, *propagation, *limit_s, *timeout_s, *grace_s, *include_object;
+        *field_validation, *propagation, *limit_s, *timeout_s, *grace_s, *include_object,
+        *shard_sel;
     int64_t limit, timeout, grace; /* -1 when absent */
 } kc__query;
 
@@ -338,6 +345,9 @@ typedef struct kc__req {
     char warnings[KC__MAX_WARNINGS][KC__WARNING_MAX];
     int n_warnings;
     kc_error err; /* verbs that fail fill it and return its code; http.c replies with it */
+    /* the canonical shardSelector a list echoes in metadata.shardInfo.selector (S8); NULL = none
+     * (borrowed from the verb's parsed selector, valid while it replies) */
+    const char *shard_echo;
 } kc__req;
 
 /* Reply helpers: take over body (malloc'd). Return 0, or KC_ENOMEM. */
@@ -492,6 +502,17 @@ kc__rsrc *kc__rsrc_namespaces(kc_server *srv);
  * borrowed. Runs with or without mu. */
 json_t *kc__table_for(kc__rsrc *r, kc_obj *const *items, size_t n, const char *rv, const char *cont,
                       bool with_columns);
+
+/* Sharded list and watch (shard.c; KEP-5866, docs/serve.md). The shardSelector of the request as
+ * a new selector in *ret (NULL when the parameter is absent or empty, or the server ignores it:
+ * S12); an invalid one → 400 BadRequest "invalid shard selector: <why>" (S11). */
+int kc__shard_selector_of(kc__req *req, kc_shard_selector **ret);
+/* Fill ev's shard hashes (uid and namespace of ev->obj) once per event, when sharded watchers
+ * exist, so each sharded watcher's filter compares instead of hashing (mu held, before publish). */
+void kc__shard_event_hash(kc_server *srv, kc__hub_event *ev);
+/* Does ev's object fall in sel (NULL = everything)? Uses ev's hashes when filled. A miss counts
+ * in srv->shard_filtered. uid and namespace are immutable: old and new state agree (S10). */
+bool kc__shard_event_match(kc_server *srv, const kc_shard_selector *sel, const kc__hub_event *ev);
 
 /* Encoding (encode.c). */
 /* Reply with a list of items in the negotiated format. Takes over items (a malloc'd array, may

@@ -10,7 +10,8 @@
  *                         k8s.io/initial-events-end (when allowWatchBookmarks), then live.
  * Live events come from the hub (hub.h) through a per-stream filter that applies the namespace
  * and the label/field selectors on old and new state (relabel out → DELETED with the old object
- * at the change's RV, in → ADDED; #80).
+ * at the change's RV, in → ADDED; #80), and the shard selector (shard.c; KEP-5866 S10): initial
+ * and replayed events too; bookmarks are the stream's progress, so a quiet shard gets them.
  * Streaming: a libmicrohttpd content callback with unknown size (chunked), run by MHD's small pool
  * of epoll threads, so it never blocks: each call drains every due event of the watcher's queue
  * (kc__watcher_take) into the buffer MHD offers — one chunk, one send for a whole batch. With
@@ -25,6 +26,7 @@
 #include "server/storage/srv.h"
 
 #include <poll.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +47,7 @@ typedef struct wstream {
     kc__watcher *w;
     kc_label_selector *ls;
     kc_field_selector *fs;
+    kc_shard_selector *shard; /* shardSelector (shard.c), NULL = not sharded */
     char ns[256];
     bool has_ns;
     ev_item *init; /* initial events (synthetic ADDED or replay) */
@@ -70,6 +73,9 @@ static bool match(wstream *ws, const kc_obj *o)
 static kc_watch_type filt(void *ud, const kc__hub_event *ev, kc_obj **ret)
 {
     wstream *ws = ud;
+    /* sharded: one hash per event decides, old and new state share uid and namespace (S10) */
+    if (ws->shard && !kc__shard_event_match(ws->srv, ws->shard, ev))
+        return 0;
     switch (ev->type) {
     case KC_WATCH_ADDED:
         *ret = ev->obj;
@@ -100,6 +106,10 @@ static void ws_free(void *cls)
     kc__buf_free(&ws->out);
     kc_label_selector_free(ws->ls);
     kc_field_selector_free(ws->fs);
+    if (ws->shard) {
+        atomic_fetch_sub(&ws->srv->shard_watchers, 1);
+        kc_shard_selector_free(ws->shard);
+    }
     free(ws);
 }
 
@@ -343,7 +353,7 @@ static int snapshot(wstream *ws)
     if (!ws->init)
         return KC_ENOMEM;
     for (size_t i = 0; i < n; i++)
-        if (match(ws, s[i]->obj))
+        if (match(ws, s[i]->obj) && kc_shard_selector_match(ws->shard, s[i]->obj))
             ws->init[ws->n_init++] = (ev_item){KC_WATCH_ADDED, kc_obj_ref(s[i]->obj)};
     return 0;
 }
@@ -485,8 +495,10 @@ int kc__verb_watch(kc__req *req, kc__rsrc *r)
     ws->has_ns = req->route.has_ns;
     snprintf(ws->ns, sizeof(ws->ns), "%s", req->route.ns);
     kc__rsrc_api_version(r, req->route.version, ws->av, sizeof(ws->av));
-    if ((rc = ws_selectors(req, r, ws)) != 0)
+    if ((rc = ws_selectors(req, r, ws)) != 0 || (rc = kc__shard_selector_of(req, &ws->shard)) != 0)
         goto fail;
+    if (ws->shard) /* counted before subscribing: the publisher hashes events from now on */
+        atomic_fetch_add(&srv->shard_watchers, 1);
     ws_timers(srv, req, ws);
     pthread_mutex_lock(&srv->mu);
     rc = ws_start_locked(srv, req, r, ws, want);

@@ -82,6 +82,7 @@ static void c_event(void)
     INVAL(kc_event_recorder_record(NULL, &ref, KC_EVENT_NORMAL, "Reason", "message"));
     INVAL(kc_event_recorder_record(NULL, NULL, NULL, NULL, "%s", ""));
     INVAL(kc_event_recorder_record_obj(NULL, NULL, KC_EVENT_NORMAL, "Reason", "message"));
+    INVAL(kc_event_recorder_record_action(NULL, &ref, NULL, KC_EVENT_NORMAL, "Reason", "Act", "m"));
     INVAL_ERR(kc_event_recorder_flush(NULL, 0, &e));
     kc_event_recorder_stats st;
     memset(&st, 0xff, sizeof(st));
@@ -287,6 +288,23 @@ static void c_selector(void)
     free(s);
 }
 
+static void c_shard(void)
+{
+    assert_int_equal(kc_shard_hash(NULL, 0), 0xcbf29ce484222325ull);
+    assert_null(kc_shard_key(NULL, KC_SHARD_FIELD_UID));
+    assert_false(kc_shard_range_contains(NULL, 0));
+    INVAL(kc_shard_range_split(4, 0, NULL));
+    INVAL_ERR(kc_shard_selector_parse(NULL, NULL, &e));
+    INVAL_ERR(kc_shard_selector_new(KC_SHARD_FIELD_UID, NULL, 1, NULL, &e));
+    kc_shard_selector_free(NULL);
+    assert_null(kc_shard_selector_string(NULL));
+    assert_int_equal(kc_shard_selector_field(NULL), KC_SHARD_FIELD_NONE);
+    assert_int_equal(kc_shard_selector_count(NULL), 0);
+    assert_null(kc_shard_selector_range(NULL, 0));
+    assert_true(kc_shard_selector_match_hash(NULL, 0));
+    assert_true(kc_shard_selector_match(NULL, NULL));
+}
+
 static void c_server(void)
 {
     INVAL_ERR(kc_server_new(NULL, NULL, &e));
@@ -308,6 +326,8 @@ static void c_server(void)
     INVAL_ERR(kc_server_duration_parse(NULL, NULL, &e));
     INVAL_ERR(kc_server_faults_parse(NULL, NULL, NULL, &e));
     INVAL_ERR(kc_server_seed_spec_check(NULL, &e));
+    INVAL(kc_server_set_shard_selector_ignored(NULL, true));
+    assert_false(kc_server_shard_selector_ignored(NULL));
 }
 
 static void c_store(void)
@@ -395,7 +415,8 @@ static const group GROUPS[] = {
      "kc_cached_client_apply kc_cached_client_delete"},
     {c_event, "kc_event_recorder_new kc_event_recorder_free kc_event_recorder_record "
               "kc_event_recorder_record_obj kc_event_recorder_flush kc_event_recorder_get_stats "
-              "kc_event_recorder_metrics_text kc_event_recorder_metrics_render"},
+              "kc_event_recorder_metrics_text kc_event_recorder_metrics_render "
+              "kc_event_recorder_record_action"},
     {c_client, "kc_client_new kc_client_free kc_client_namespace kc_cancel_new kc_cancel_fire "
                "kc_cancel_fired kc_cancel_free kc_client_get kc_client_get_table kc_client_list "
                "kc_client_list_all "
@@ -436,7 +457,12 @@ static const group GROUPS[] = {
      "kc_server_new kc_server_start kc_server_url kc_server_ca_pem "
      "kc_server_write_kubeconfig kc_server_set_faults kc_server_get_faults "
      "kc_server_compact kc_server_restart kc_server_current_rv kc_server_stop "
-     "kc_server_free kc_server_duration_parse kc_server_faults_parse kc_server_seed_spec_check"},
+     "kc_server_free kc_server_duration_parse kc_server_faults_parse kc_server_seed_spec_check "
+     "kc_server_set_shard_selector_ignored kc_server_shard_selector_ignored"},
+    {c_shard, "kc_shard_hash kc_shard_key kc_shard_range_contains kc_shard_range_split "
+              "kc_shard_selector_parse kc_shard_selector_new kc_shard_selector_free "
+              "kc_shard_selector_string kc_shard_selector_field kc_shard_selector_count "
+              "kc_shard_selector_range kc_shard_selector_match_hash kc_shard_selector_match"},
     {c_store, "kc_store_new kc_store_stop kc_store_free kc_store_add_indexer kc_store_get "
               "kc_store_get_key kc_store_len kc_store_list kc_store_list_by_namespace "
               "kc_store_list_by_index kc_obj_array_free kc_store_watermark kc_store_seq "

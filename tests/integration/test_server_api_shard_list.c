@@ -137,7 +137,8 @@ static size_t list_shard(kc_server *s, const char *base, const sh_shard *sh, int
         ts_resp_free(&r);
         assert_true(pages < 1000); /* paging terminates */
     } while (*cont);
-    qsort(out->v, out->n, sizeof(*out->v), cmp_str);
+    if (out->n)
+        qsort(out->v, out->n, sizeof(*out->v), cmp_str);
     for (size_t i = 1; i < out->n; i++) /* each object once */
         assert_string_not_equal(out->v[i - 1], out->v[i]);
     return pages;

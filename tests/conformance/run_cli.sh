@@ -20,8 +20,8 @@ t_help() {
     for f in --listen --kubeconfig-out --tls --token --history --bookmark-interval --max-watch \
         --max-body --watch-queue --watch-delay --fail-429 --fail-500 --fail-503 --retry-after \
         --watch-close-every --watch-close-prob --seed-objects --fixtures --seed --quiet \
-        --service-cluster-ip-range --service-node-port-range --controllers \
-        /admin/faults /admin/compact /admin/restart; do
+        --service-cluster-ip-range --service-node-port-range --controllers --shard-selector \
+        /admin/faults /admin/compact /admin/restart /admin/sharding; do
         echo "$h" | grep -q -- "$f" || { echo "--help lacks $f"; return 1; }
     done
 }
@@ -29,7 +29,7 @@ t_bad_args() {
     local a rc
     for a in "--bogus" "--listen nope" "--history x" "--watch-delay 5xs" "--fail-429 2" \
         "--fail-503 0.1:fly" "--seed-objects widgets=1" "--max-body 3Q" "stray" \
-        "--controllers gc" "--service-cluster-ip-range 10.0.0.0/8"; do
+        "--controllers gc" "--service-cluster-ip-range 10.0.0.0/8" "--shard-selector off"; do
         # shellcheck disable=SC2086
         timeout 10 "$BIN" serve $a >/dev/null 2>"$KC_TMP/bad.err"
         rc=$?
@@ -211,6 +211,19 @@ t_cluster_flags() {
         { echo "$svc"; return 1; }
 }
 check "--service-cluster-ip-range, --service-node-port-range and --controllers take effect" t_cluster_flags
+kc_stop || fail "server exit status"
+
+kc_start "$BIN" --shard-selector=ignore --seed-objects configmaps=20 ||
+    { fail "server start with --shard-selector=ignore"; kc_summary; }
+SHARD_SEL="shardRange(object.metadata.uid, '0x0000000000000000', '0x4000000000000000')"
+shard_list() { c -f -G --data-urlencode "shardSelector=$SHARD_SEL" "$KC_URL/api/v1/configmaps"; }
+t_shard_ignore() { # KEP-5866 S12: ignored → no shardInfo; PUT /admin/sharding honours it again
+    shard_list | grep -q shardInfo && { echo "shardInfo while ignored"; return 1; }
+    c -f -X PUT --data '{"ignoreShardSelector":false}' "$KC_URL/admin/sharding" >/dev/null &&
+        shard_list | grep -qF "\"shardInfo\":{\"selector\":\"$SHARD_SEL\"}" ||
+        { echo "no shardInfo once honoured"; return 1; }
+}
+check "--shard-selector=ignore, and PUT /admin/sharding switches it at run time" t_shard_ignore
 kc_stop || fail "server exit status"
 
 KC_QUIET=0 kc_start "$BIN" || { fail "server start with the request log"; kc_summary; }

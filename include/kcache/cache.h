@@ -40,7 +40,9 @@ typedef struct kc_cache_indexer {
 /* Cache options. Zero-initialised (or NULL) means the defaults. */
 typedef struct kc_cache_opts {
     /* Applied to fields a get_informer caller leaves zero (not ns, selectors or name); copied by
-     * kc_cache_new. NULL = none. */
+     * kc_cache_new (shard ranges too, checked there: KC_EINVAL). NULL = none. Shard options apply
+     * as a whole, to informers whose own shard_field and ranges are unset; an informer's ranges
+     * are part of its identity (two ranges of one resource are two informers). */
     const kc_informer_opts *defaults;
     size_t defaults_size; /* sizeof(kc_informer_opts) when defaults is set (docs/abi.md) */
     size_t max_informers; /* 0 = 256 */

@@ -84,6 +84,11 @@ typedef struct kc_list_opts {
     size_t decode_size;           /* sizeof(kc_decode_opts) when decode is set (docs/abi.md) */
     kc_cancel *cancel; /* borrowed; when fired the request (or the pager between pages) stops with
                         * KC_ECANCELED; NULL = not cancellable */
+    /* shardSelector (server-side sharded list, KEP-5866; kcache/shard.h), sent on every page as
+     * is: give the canonical form (kc_shard_selector_string) to compare the server's echo. An old
+     * server ignores it and returns everything; to filter regardless, also set decode->shard.
+     * NULL = none. */
+    const char *shard_selector;
 } kc_list_opts;
 
 /* WATCH options. Zero-initialised (or NULL) means none. Strings borrowed for the call. */
@@ -97,6 +102,7 @@ typedef struct kc_watch_opts {
     bool metadata_only; /* Accept PartialObjectMetadata (JSON fallback), KC_DECODE_METADATA_ONLY */
     const kc_decode_opts *decode; /* NULL = defaults */
     size_t decode_size;           /* sizeof(kc_decode_opts) when decode is set (docs/abi.md) */
+    const char *shard_selector;   /* shardSelector, as for kc_list_opts (a watch has no echo) */
 } kc_watch_opts;
 
 /* Options for create / update / update_status. Zero-initialised (or NULL) means none. */

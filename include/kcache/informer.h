@@ -34,6 +34,7 @@
 #define KCACHE_INFORMER_H
 
 #include "client.h"
+#include "shard.h"
 #include "store.h"
 
 KC_BEGIN_DECLS
@@ -69,6 +70,15 @@ typedef struct kc_informer_opts {
     const char *name;           /* display name for /readyz and /metrics; NULL = derived (see
                                    kc_informer_name); must be unique within a kc_cache */
     bool optional;              /* not required for kc_cache readiness and /readyz */
+    /* Sharding (docs/informer.md, "Sharded informers"): watch only the objects whose shard_field
+     * (kcache/shard.h: metadata.uid or metadata.namespace) hashes into one of the ranges. Sent as
+     * shardSelector on every LIST page and WATCH, and always also filtered by the decoder, so an
+     * old server (which ignores it) yields the same store. KC_SHARD_FIELD_NONE (0) with no
+     * ranges = unsharded. shard_ranges is borrowed for the call and copied. decode->shard is
+     * ignored (the informer sets its own). */
+    kc_shard_field shard_field;
+    const kc_shard_range *shard_ranges;
+    size_t shard_ranges_count;
 } kc_informer_opts;
 
 /*
@@ -80,6 +90,8 @@ typedef struct kc_informer_opts {
  *   opts->ns     NULL, "" or a lowercase RFC 1123 label
  *   selectors    label selectors by the Kubernetes grammar (kcache/selector.h); field selectors by
  *                theirs, each term naming a dotted field path ("metadata.name", "status.phase")
+ *   shard        shard_field UID or NAMESPACE with 1..KC_SHARD_SELECTOR_MAX_TERMS non-empty
+ *                ranges, or NONE with none (kc_shard_selector_new's rules)
  * Selectors are kept in canonical form (kc_label_selector_string / kc_field_selector_string).
  * Errors: KC_EINVAL (err names the field, the reason and, for selectors, the byte offset;
  * client NULL, ret NULL), KC_ENOMEM. *ret is new — free with kc_informer_free. Thread-safe.
@@ -111,9 +123,10 @@ KC_API kc_store *kc_informer_store(kc_informer *inf);
  * Display name: opts->name, else derived from what is watched, unique per informer of a cache:
  *   [NAMESPACE/]RESOURCE[.VERSION.GROUP][{LABEL SELECTOR}][[FIELD SELECTOR]][(metadata-only)]
  * e.g. "pods", "default/configmaps{app=web}", "deployments.v1.apps[metadata.name=x]",
- * "configmaps(metadata-only)"; the core group shows its version only when it is not v1
- * ("pods.v2."). Selectors appear in canonical form. /readyz and the informer="…" label of
- * /metrics use it. Borrowed: valid until kc_informer_free. "" when inf is NULL.
+ * "configmaps(metadata-only)", "pods(shard uid:0000000000000000-4000000000000000)" (the ranges
+ * it was created with; a later kc_informer_set_shard_ranges keeps the name); the core group shows
+ * its version only when it is not v1 ("pods.v2."). Selectors appear in canonical form. /readyz
+ * and the informer="…" label of /metrics use it. Borrowed: valid until kc_informer_free. "" when inf is NULL.
  */
 KC_API const char *kc_informer_name(const kc_informer *inf);
 
@@ -155,6 +168,14 @@ typedef enum kc_informer_phase {
 /* Name of a phase ("syncing", …). Borrowed (static). */
 KC_API const char *kc_informer_phase_name(kc_informer_phase phase);
 
+/* Whether the API server filters by the shard selector (controller-semantics S13.4). */
+typedef enum kc_informer_server_sharding {
+    KC_INFORMER_SHARDING_UNKNOWN = 0, /* unsharded informer, or no LIST answered yet */
+    KC_INFORMER_SHARDING_YES = 1,     /* every page of the last LIST echoed the selector */
+    KC_INFORMER_SHARDING_NO = 2,      /* a page lacked metadata.shardInfo or echoed another text:
+                                         the client-side filter does all the work */
+} kc_informer_server_sharding;
+
 /* A snapshot of an informer's state and counters. */
 typedef struct kc_informer_status {
     kc_informer_phase phase;
@@ -185,12 +206,30 @@ typedef struct kc_informer_status {
      * queue full; see kc_informer_handler_opts.queue_cap), summed over registrations. Each loss is
      * also logged at warning level ("informer" subsystem). 0 in a healthy process. */
     uint64_t events_dropped;
+    kc_informer_server_sharding server_sharding; /* (appended) */
 } kc_informer_status;
 
 /* Fill *ret (copied). inf NULL: *ret is zeroed; ret NULL: nothing. Thread-safe. */
 KC_API void(kc_informer_get_status)(kc_informer *inf, kc_informer_status *ret, size_t ret_size);
 #define kc_informer_get_status(inf, ret)                                                           \
     (kc_informer_get_status)((inf), (ret), sizeof(kc_informer_status))
+
+/*
+ * Change the ranges of a (running) informer: field and n ranges (copied) as for
+ * kc_informer_opts.shard_*; field NONE with n 0 makes it unsharded. Asynchronous: returns at once;
+ * the reflector cancels its list or watch in flight, then relists from scratch with the new
+ * selector. The relist's swap deletes the objects that left the ranges (on_delete with
+ * tombstone = true, as every relist delete: the object lives on, out of range), adds the gained
+ * ones (on_add) and updates those whose state changed meanwhile; objects in both keep their place.
+ * Meanwhile the informer stays synced and serves the old view (phase RESYNCING; server_sharding
+ * back to unknown until the relist answers). Other informers (of the same kc_cache too) are
+ * untouched; the informer's name keeps the creation-time ranges. A change made before
+ * kc_informer_start applies to the first list. Errors: KC_EINVAL (inf NULL; bad ranges, err naming
+ * them), KC_ESTOPPED, KC_ENOMEM. Thread-safe (not from a handler's callback when it then waits for
+ * the change).
+ */
+KC_API int kc_informer_set_shard_ranges(kc_informer *inf, kc_shard_field field,
+                                        const kc_shard_range *ranges, size_t n, kc_error *err);
 
 /* ---- handlers ------------------------------------------------------------------------------- */
 

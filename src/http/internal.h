@@ -229,5 +229,7 @@ void kc__http_free(kc__http *h);
 int kc__http_do(kc__http *h, const kc__http_req *req, kc__http_resp *resp, kc_error *err);
 /* Number of new connections opened so far (bench and tests). */
 uint64_t kc__http_connections(kc__http *h);
+/* Response body bytes received so far, every request and stream (bench_shard). */
+uint64_t kc__http_bytes_received(kc__http *h);
 
 #endif

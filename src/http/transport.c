@@ -46,6 +46,7 @@ struct kc__http {
     kc__slot *idle;
     size_t n_idle;
     _Atomic uint64_t n_conns;
+    _Atomic uint64_t n_body_bytes; /* response body bytes received (kc__http_bytes_received) */
 };
 
 static pthread_once_t kc__curl_once = PTHREAD_ONCE_INIT;
@@ -204,6 +205,11 @@ uint64_t kc__http_connections(kc__http *h)
     return atomic_load(&h->n_conns);
 }
 
+uint64_t kc__http_bytes_received(kc__http *h)
+{
+    return atomic_load_explicit(&h->n_body_bytes, memory_order_relaxed);
+}
+
 static kc__slot *kc__slot_get(kc__http *h)
 {
     pthread_mutex_lock(&h->pool_mu);
@@ -245,6 +251,7 @@ static void kc__slot_put(kc__http *h, kc__slot *s, bool reusable)
 /* ---- one transfer ---------------------------------------------------------------------------- */
 
 typedef struct kc__xfer {
+    kc__http *h;
     const kc__http_req *req;
     kc__http_resp *resp;
     CURL *easy;
@@ -256,6 +263,7 @@ static size_t kc__on_write(char *p, size_t size, size_t nmemb, void *ud)
 {
     kc__xfer *x = ud;
     size_t n = size * nmemb;
+    atomic_fetch_add_explicit(&x->h->n_body_bytes, n, memory_order_relaxed);
     if (!x->status_known) {
         long code = 0;
         curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &code);
@@ -540,7 +548,7 @@ int kc__http_do(kc__http *h, const kc__http_req *req, kc__http_resp *resp, kc_er
     struct curl_slist *hdrs = NULL, *cto = NULL;
     int rc = 0;
     bool reusable = true;
-    kc__xfer x = {.req = req, .resp = resp, .easy = e};
+    kc__xfer x = {.h = h, .req = req, .resp = resp, .easy = e};
     resp->status = 0;
     resp->retry_after_s = -1;
     kc__buf_reset(&resp->body);

@@ -49,6 +49,7 @@ struct kc_cache {
     kc_cache_opts o;           /* o.defaults points at defaults */
     kc_informer_opts defaults; /* copied; decode points at defaults_decode (or is NULL) */
     kc_decode_opts defaults_decode;
+    kc_shard_range *defaults_ranges; /* defaults.shard_ranges points here (copied) */
     cindexer *ixs;
     size_t n_ixs;
     pthread_mutex_t mu;
@@ -59,6 +60,30 @@ struct kc_cache {
     int sync_fd;
     bool fd_signalled;
 };
+
+/* Check the defaults' shard ranges (KC_EINVAL naming them) and copy them (the caller's array is
+ * borrowed for kc_cache_new only). */
+static int copy_default_ranges(kc_cache *c, kc_error *err)
+{
+    kc_shard_selector *sel = NULL;
+    int rc = kc__inf_shard_build(c->defaults.shard_field, c->defaults.shard_ranges,
+                                 c->defaults.shard_ranges_count,
+                                 "kc_cache_opts.defaults->shard_field/shard_ranges", &sel, err);
+    kc_shard_selector_free(sel);
+    if (rc < 0)
+        return rc;
+    if (!sel) {
+        c->defaults.shard_ranges = NULL;
+        return 0;
+    }
+    size_t n = c->defaults.shard_ranges_count;
+    c->defaults_ranges = malloc(n * sizeof *c->defaults_ranges);
+    if (!c->defaults_ranges)
+        return kc_error_set(err, KC_ENOMEM, "cache: out of memory");
+    memcpy(c->defaults_ranges, c->defaults.shard_ranges, n * sizeof *c->defaults_ranges);
+    c->defaults.shard_ranges = c->defaults_ranges;
+    return 0;
+}
 
 int(kc_cache_new)(kc_client *client, const kc_cache_opts *opts, size_t opts_size, kc_cache **ret,
                   kc_error *err)
@@ -84,6 +109,11 @@ int(kc_cache_new)(kc_client *client, const kc_cache_opts *opts, size_t opts_size
     /* Strings in defaults that form the key are not used; others (name) are per informer. */
     c->defaults.ns = c->defaults.label_selector = c->defaults.field_selector = NULL;
     c->defaults.name = NULL;
+    int src = copy_default_ranges(c, err);
+    if (src < 0) {
+        free(c);
+        return src;
+    }
     if (!c->o.max_informers)
         c->o.max_informers = 256;
     c->o.indexers = NULL;
@@ -248,6 +278,11 @@ static kc_informer_opts merged(const kc_cache *c, const kc_informer_opts *o)
         r.decode = m.decode;
         r.decode_size = m.decode_size;
     }
+    if (r.shard_field == KC_SHARD_FIELD_NONE && !r.shard_ranges && !r.shard_ranges_count) {
+        r.shard_field = m.shard_field;
+        r.shard_ranges = m.shard_ranges;
+        r.shard_ranges_count = m.shard_ranges_count;
+    }
     return r;
 }
 
@@ -320,7 +355,8 @@ int(kc_cache_get_informer)(kc_cache *c, const kc_gvr *gvr, const kc_informer_opt
     /* Checked and made canonical before the lookup: equivalent selectors share one informer,
      * and a bad gvr or selector is refused whether or not an informer exists. */
     kc__inf_spec spec;
-    int rc = kc__inf_spec_init(&spec, gvr, opts, err);
+    kc_informer_opts m = merged(c, opts); /* the defaults' shard ranges are part of the identity */
+    int rc = kc__inf_spec_init(&spec, gvr, &m, err);
     if (rc < 0)
         return rc;
     pthread_mutex_lock(&c->mu);
@@ -330,7 +366,6 @@ int(kc_cache_get_informer)(kc_cache *c, const kc_gvr *gvr, const kc_informer_opt
     } else if (found) {
         *ret_inf = found;
     } else {
-        kc_informer_opts m = merged(c, opts);
         m.ns = spec.ns;
         m.label_selector = spec.label_selector;
         m.field_selector = spec.field_selector;
@@ -503,6 +538,7 @@ void kc_cache_free(kc_cache *c)
     for (size_t i = 0; i < c->n_ixs; i++)
         ix_free(&c->ixs[i]);
     free(c->ixs);
+    free(c->defaults_ranges);
     close(c->sync_fd);
     pthread_cond_destroy(&c->cv);
     pthread_mutex_destroy(&c->mu);

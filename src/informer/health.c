@@ -80,6 +80,9 @@ static const metric METRICS[] = {
      "Unix time of the last list or watch failure (0 when none)."},
     {"kcache_informer_events_dropped_total", "counter",
      "Changes handlers lost because memory ran out while coalescing."},
+    {"kcache_informer_server_sharding", "gauge",
+     "Sharded informers: 1 when the API server echoed the shard selector, 0 when it did not (the "
+     "client filters alone), NaN when not known yet or unsharded."},
 };
 
 static void metric_value(kc__buf *b, size_t m, const kc_informer_status *st)
@@ -134,6 +137,11 @@ static void metric_value(kc__buf *b, size_t m, const kc_informer_status *st)
         break;
     case 14:
         kc__buf_printf(b, "%llu", (unsigned long long)st->events_dropped);
+        break;
+    case 15:
+        kc__buf_append_str(b, st->server_sharding == KC_INFORMER_SHARDING_YES  ? "1"
+                              : st->server_sharding == KC_INFORMER_SHARDING_NO ? "0"
+                                                                               : "NaN");
         break;
     }
 }

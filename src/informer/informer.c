@@ -31,6 +31,8 @@ void kc_informer_free(kc_informer *inf)
     if (inf->sync_fd >= 0)
         close(inf->sync_fd);
     kc__inf_spec_clear(&inf->spec);
+    kc_shard_selector_free(inf->shard);
+    kc_shard_selector_free(inf->shard_next);
     free(inf->name);
     pthread_cond_destroy(&inf->st_cv);
     pthread_mutex_destroy(&inf->st_mu);
@@ -108,6 +110,8 @@ int(kc_informer_new)(kc_client *client, const kc_gvr *gvr, const kc_informer_opt
         rc = kc_error_set(err, KC_EIO, "informer: eventfd failed");
     else
         rc = kc_store_new(NULL, &inf->store, err);
+    if (rc == 0 && opts) /* the reflector's own copy of spec.shard (ranges may change later) */
+        rc = kc__inf_shard_from_opts(opts, &inf->shard, err);
     if (rc < 0) {
         kc_informer_free(inf);
         return rc;
@@ -257,7 +261,8 @@ bool kc__inf_sleep(kc_informer *inf, uint64_t ns)
 {
     uint64_t deadline = kc__now_ns() + ns;
     pthread_mutex_lock(&inf->st_mu);
-    while (!inf->stopping && kc__cond_wait_until(&inf->st_cv, &inf->st_mu, deadline) == 0)
+    while (!inf->stopping && !inf->shard_change &&
+           kc__cond_wait_until(&inf->st_cv, &inf->st_mu, deadline) == 0)
         ;
     bool s = inf->stopping;
     pthread_mutex_unlock(&inf->st_mu);
@@ -276,6 +281,8 @@ kc_cancel *kc__inf_new_cancel(kc_informer *inf)
         return NULL;
     }
     inf->cancel = c;
+    if (inf->shard_change) /* the call would use the old ranges: end it at once (shard.c) */
+        kc_cancel_fire(c);
     pthread_mutex_unlock(&inf->st_mu);
     return c;
 }

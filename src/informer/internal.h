@@ -14,8 +14,10 @@
 #define KC_INFORMER_INTERNAL_H
 
 #include "core/internal.h"
+#include "rest/internal.h"
 #include "store/internal.h"
 #include "kcache/informer.h"
+#include "kcache/shard.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -68,7 +70,8 @@ typedef struct kc__inf_spec {
     char *label_selector;             /* canonical text; NULL = everything */
     char *field_selector;             /* canonical text; NULL = everything */
     bool metadata_only;
-    char *id; /* identity: kc_cache key and derived display name (spec.c) */
+    kc_shard_selector *shard; /* the ranges asked at creation; NULL = unsharded */
+    char *id;                 /* identity: kc_cache key and derived display name (spec.c) */
 } kc__inf_spec;
 
 /* Check gvr and the spec fields of o (namespace, selectors, metadata_only) and fill *s; KC_EINVAL
@@ -125,6 +128,13 @@ struct kc_informer {
     void (*on_state)(void *ud);
     void *on_state_ud;
 
+    /* sharding (shard.c). `shard` is the reflector's: read and replaced only by its thread, between
+     * calls (the decoders borrow it). A change waits in shard_next (st_mu) until it takes it. */
+    kc_shard_selector *shard;                    /* ranges in force; NULL = unsharded */
+    kc_shard_selector *shard_next;               /* st_mu: the pending change (NULL = unshard) */
+    bool shard_change;                           /* st_mu: shard_next is pending */
+    kc_informer_server_sharding server_sharding; /* st_mu */
+
     _Atomic uint64_t relists, watch_restarts, events_applied, bookmarks, errors;
     _Atomic uint64_t events_dropped; /* handlers.c: changes lost on out of memory */
     _Atomic uint64_t last_event_ns;
@@ -176,6 +186,26 @@ bool kc__inf_failed_permanently(kc_informer *inf);
 bool kc__inf_permanent(int code);
 /* status.c: "KC_ENOTFOUND (HTTP 404 NotFound): message" for st's last error, appended to b. */
 void kc__inf_error_text(const kc_informer_status *st, kc__buf *b);
+
+/* shard.c: the selector of field + n ranges (*ret NULL for NONE without ranges); KC_EINVAL with
+ * err naming what (the options field or the argument), KC_ENOMEM. */
+int kc__inf_shard_build(kc_shard_field field, const kc_shard_range *ranges, size_t n,
+                        const char *what, kc_shard_selector **ret, kc_error *err);
+/* shard.c: the selector of o's shard options (*ret NULL when unsharded); KC_EINVAL naming the
+ * field, KC_ENOMEM. */
+int kc__inf_shard_from_opts(const kc_informer_opts *o, kc_shard_selector **ret, kc_error *err);
+/* shard.c: the identity's shard part "(shard uid:START-END,…)" appended to b; 0 or KC_ENOMEM. */
+int kc__inf_shard_id(kc__buf *b, const kc_shard_selector *sel);
+/* shard.c, reflector thread: take a pending range change (true: the ranges changed, relist). */
+bool kc__inf_shard_take(kc_informer *inf);
+/* shard.c: a range change is pending (st_mu taken; kc__inf_new_cancel uses the _locked form). */
+bool kc__inf_shard_pending(kc_informer *inf);
+/* shard.c, reflector thread: a complete LIST answered; echo says how its pages echoed the
+ * selector. Sets server_sharding (S13.1) and logs a change. */
+void kc__inf_shard_note_list(kc_informer *inf, const kc__list_echo *echo);
+/* shard.c, reflector thread: before a streaming list of a sharded informer whose server support
+ * is unknown, probe with LIST limit=1 carrying the selector (S13.3). */
+void kc__inf_shard_probe(kc_informer *inf);
 
 /* exit.c: list a started informer for the exit handler / drop it (stop, free). */
 void kc__inf_exit_register(kc_informer *inf);

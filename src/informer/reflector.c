@@ -20,6 +20,10 @@
  *     504 ResourceVersionTooLarge, or an      → the server went back in time: LIST from scratch
  *       event older than the resume RV
  *
+ * Sharding (shard.c): the selector goes with every LIST page and WATCH and filters in the
+ * decoders; each complete LIST records whether the server echoed it. A range change cancels the
+ * call in flight; the loop takes it between calls and relists from scratch.
+ *
  * Backoff: exponential from backoff_initial_ms to backoff_max_ms with jitter factor 1.0
  * (client-go), reset when the previous failure is older than backoff_reset_ms; at least Retry-After
  * when the server sent one. Sleeps wait on the informer's condition variable, so stop interrupts
@@ -316,6 +320,7 @@ static void list_opts_fill(kc_informer *inf, kc_list_opts *lo)
     lo->metadata_only = inf->o.metadata_only;
     lo->decode = inf->o.decode;
     lo->decode_size = inf->o.decode_size;
+    lo->shard_selector = inf->shard ? kc_shard_selector_string(inf->shard) : NULL;
 }
 
 static void watch_opts_fill(refl *r, kc_watch_opts *wo)
@@ -328,6 +333,7 @@ static void watch_opts_fill(refl *r, kc_watch_opts *wo)
     wo->metadata_only = inf->o.metadata_only;
     wo->decode = inf->o.decode;
     wo->decode_size = inf->o.decode_size;
+    wo->shard_selector = inf->shard ? kc_shard_selector_string(inf->shard) : NULL;
     wo->timeout_s = inf->o.watch_timeout_s > 0 ? inf->o.watch_timeout_s
                                                : (int64_t)kc__rng_range(&r->rng, 300, 600);
 }
@@ -369,8 +375,12 @@ static int paged_list(refl *r, kc_error *err)
         return KC_ESTOPPED;
     }
     lo.cancel = c;
-    rc = kc_client_list_all(inf->client, &inf->gvr, inf->o.ns, &lo, &meta, batch_add_cb, b, err);
+    kc__list_echo echo = {0};
+    rc = kc__client_list_all_ex(inf->client, &inf->gvr, inf->o.ns, &lo, inf->shard, &meta, &echo,
+                                batch_add_cb, b, err);
     kc__inf_drop_cancel(inf, c);
+    if (rc == 0)
+        kc__inf_shard_note_list(inf, &echo);
     if (rc == 0) {
         const char *lrv = meta.resource_version;
         char wm[KC_STORE_RV_MAX];
@@ -431,8 +441,8 @@ static int do_watch(refl *r, bool streaming, kc_error *err)
     }
     if (streaming)
         wd_started = pthread_create(&wd, NULL, watchdog_main, inf) == 0;
-    int rc =
-        kc__client_watch_ex(inf->client, &inf->gvr, inf->o.ns, &wo, watch_cb, flush_cb, r, c, err);
+    int rc = kc__client_watch_ex(inf->client, &inf->gvr, inf->o.ns, &wo, inf->shard, watch_cb,
+                                 flush_cb, r, c, err);
     flush_cb(r);
     if (wd_started) {
         pthread_mutex_lock(&inf->st_mu);
@@ -447,6 +457,8 @@ static int do_watch(refl *r, bool streaming, kc_error *err)
     if (r->batch) { /* the streaming list did not complete */
         kc_store_batch_free(r->batch);
         r->batch = NULL;
+        if (rc == KC_ECANCELED && kc__inf_shard_pending(inf))
+            return rc; /* cancelled for a range change: not a streaming-list failure */
         if (rc == 0 || (rc == KC_ECANCELED && !kc__inf_stopping(inf)))
             rc = KC_EUNSUPPORTED; /* closed or timed out before the bookmark */
     }
@@ -471,6 +483,7 @@ static void list_cycle(refl *r)
         kc__inf_set_phase(inf, KC_INFORMER_PHASE_RESYNCING);
     int rc;
     if (streaming) {
+        kc__inf_shard_probe(inf); /* a streaming list has no shardInfo echo (S13.3) */
         set_streaming(inf, true);
         rc = do_watch(r, true, &err);
         if (!r->need_list) { /* the initial events ended: the stream was the watch */
@@ -566,6 +579,10 @@ void *kc__reflector_main(void *arg)
     }
     kc__rng_seed_auto(&r.rng);
     while (!kc__inf_stopping(r.inf)) {
+        if (kc__inf_shard_take(r.inf)) { /* new ranges: relist from scratch with them */
+            r.need_list = true;
+            r.list_at_rv = false;
+        }
         if (r.need_list) {
             list_cycle(&r);
             if (!r.need_list && kc_informer_has_synced(r.inf))

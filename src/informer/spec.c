@@ -15,11 +15,12 @@
  * Identity (docs/informer.md, "Names"): one string that tells informers apart, used as the
  * kc_cache key and as the derived display name:
  *   [NAMESPACE "/"] RESOURCE ["." VERSION "." GROUP] ["{" LABELS "}"] ["[" FIELDS "]"]
- *   ["(metadata-only)"]
+ *   ["(metadata-only)"] ["(shard " FIELD ":" START "-" END ["," START "-" END]… ")"]
  * The core group writes RESOURCE alone for v1 and RESOURCE "." VERSION "." for other versions
  * (kubectl's fully qualified form). Each part's syntax keeps the string unambiguous: namespaces
  * and resources hold no '.', '/', '{' or '['; canonical label selectors hold no brackets; the
- * field part is the only one that may, and it comes last before the fixed metadata suffix.
+ * field part is the only one that may, and it comes last before the fixed metadata suffix. The
+ * shard part (the ranges the informer was created with, 16 hex digits each; shard.c) is last.
  */
 #include "informer/internal.h"
 
@@ -38,6 +39,7 @@ void kc__inf_spec_clear(kc__inf_spec *s)
     free(s->ns);
     free(s->label_selector);
     free(s->field_selector);
+    kc_shard_selector_free(s->shard);
     free(s->id);
     memset(s, 0, sizeof(*s));
 }
@@ -137,6 +139,8 @@ static char *build_id(const kc__inf_spec *s)
         rc = kc__buf_printf(&b, "[%s]", s->field_selector);
     if (!rc && s->metadata_only)
         rc = kc__buf_append_str(&b, "(metadata-only)");
+    if (!rc && s->shard)
+        rc = kc__inf_shard_id(&b, s->shard);
     if (rc) {
         kc__buf_free(&b);
         return NULL;
@@ -154,6 +158,10 @@ int kc__inf_spec_init(kc__inf_spec *s, const kc_gvr *gvr, const kc_informer_opts
             : canonical_selectors(s, o ? o->label_selector : NULL, o ? o->field_selector : NULL,
                                   err);
     if (rc < 0) {
+        kc__inf_spec_clear(s);
+        return rc;
+    }
+    if (o && (rc = kc__inf_shard_from_opts(o, &s->shard, err)) < 0) {
         kc__inf_spec_clear(s);
         return rc;
     }

@@ -228,6 +228,7 @@ void(kc_informer_get_status)(kc_informer *inf, kc_informer_status *ret, size_t r
     st.last_error_unix_ms = le->unix_ms;
     st.last_error_age_ms = le->code ? (int64_t)((now - le->mono_ns) / KC__NS_PER_MS) : 0;
     st.consecutive_errors = inf->consecutive_errors;
+    st.server_sharding = inf->server_sharding;
     pthread_mutex_unlock(&inf->st_mu);
     st.objects = kc_store_len(inf->store);
     if (kc_store_watermark(inf->store, st.watermark, sizeof(st.watermark)) < 0)

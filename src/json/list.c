@@ -9,8 +9,14 @@
  * kc_list_decode is one-shot: its scratch (compact copy of the body + simdjson's structural index,
  * together ~2-5x the body) is allocated and freed per call — cold memory. A kc_list_decoder keeps
  * it between calls (warm), for callers that decode many LIST pages.
+ *
+ * With a shard filter (kc__list_decode_ex, json/decode_internal.h) the walker stops reading an
+ * item's metadata once its uid or namespace is out of range (sj_meta.cpp); such items, and those
+ * whose absent field hashes out of range, are never built. metadata.shardInfo.selector reaches the
+ * REST layer through kc__list_ext, kc_list_meta being frozen.
  */
 #include "core/internal.h"
+#include "json/decode_internal.h"
 #include "json/obj_internal.h"
 
 #include <stdio.h>
@@ -44,6 +50,8 @@ struct list_state {
     kc_list_item_cb on_item;
     void *ud;
     kc_list_meta meta;
+    const kc_shard_selector *shard; /* the filter (kc__list_decode_ex) */
+    kc__list_ext ext;
 };
 
 struct redo {
@@ -61,6 +69,8 @@ static int redo_cb(void *ud, const kc__sj_meta *m, kc__sj_err *e)
 static int item_cb(void *ud, const kc__sj_list_info *info, const kc__sj_meta *m, kc__sj_err *e)
 {
     struct list_state *st = ud;
+    if (!kc__shard_keep(st->shard, m))
+        return 0; /* outside the shard filter: never built */
     kc_obj *obj = NULL;
     int r = kc__obj_build(m, st->flags | KC__BUILD_CHECK_WS, st->max, info, &obj, e);
     if (r == KC__OBJ_NOT_COMPACT && kc__sj_ws_outside_strings(m->text, m->len) == m->len) {
@@ -128,8 +138,12 @@ static int list_cb(void *ud, const kc__sj_list_info *info, kc__sj_err *e)
     st->meta.resource_version = dup_str(info->rv, info->has_rv, &oom);
     st->meta.continue_token = dup_str(info->cont, info->has_cont, &oom);
     st->meta.remaining_item_count = info->has_remaining ? info->remaining : -1;
+    st->ext.has_shard_info = info->has_shard_info;
+    st->ext.shard_selector =
+        dup_str(info->shard_selector, info->has_shard_info && info->shard_selector.p, &oom);
     if (oom) {
         kc_list_meta_clear(&st->meta);
+        kc__list_ext_clear(&st->ext);
         e->code = KC_ENOMEM;
         snprintf(e->msg, sizeof e->msg, "out of memory");
         return KC_ENOMEM;
@@ -137,19 +151,32 @@ static int list_cb(void *ud, const kc__sj_list_info *info, kc__sj_err *e)
     return 0;
 }
 
-static int decode(kc__sj_ctx *ctx, const kc_decode_opts *opts, const char *body, size_t len,
-                  kc_list_meta *ret_meta, kc_list_item_cb on_item, void *ud, kc_error *err)
+void kc__list_ext_clear(kc__list_ext *ext)
+{
+    if (!ext)
+        return;
+    free(ext->shard_selector);
+    memset(ext, 0, sizeof *ext);
+}
+
+static int decode(kc__sj_ctx *ctx, const kc_decode_opts *opts, const kc_shard_selector *shard,
+                  const char *body, size_t len, kc_list_meta *ret_meta, kc__list_ext *ret_ext,
+                  kc_list_item_cb on_item, void *ud, kc_error *err)
 {
     if (!body && len)
         return kc_error_set(err, KC_EINVAL, "kc_list_decode: NULL body");
-    struct list_state st = {kc__decode_flags(opts), kc__decode_max(opts), on_item, ud, {0}};
+    struct list_state st = {
+        kc__decode_flags(opts), kc__decode_max(opts), on_item, ud, {0}, shard, {0}};
     st.meta.remaining_item_count = -1;
     kc__sj_err e = {0, -1, ""};
     bool padded = opts && (opts->flags & KC_DECODE_INPUT_PADDED) && body;
+    kc__sj_ctx_set_shard(ctx, st.shard);
     int r = kc__sj_list(ctx, body ? body : "", len, padded, (st.flags & KC_DECODE_STRICT) != 0,
                         item_cb, list_cb, &st, &e);
+    kc__sj_ctx_set_shard(ctx, NULL);
     if (r) {
         kc_list_meta_clear(&st.meta);
+        kc__list_ext_clear(&st.ext);
         if (e.code != r) {
             e.code = r;
             e.offset = -1;
@@ -162,13 +189,18 @@ static int decode(kc__sj_ctx *ctx, const kc_decode_opts *opts, const char *body,
         *ret_meta = st.meta;
     else
         kc_list_meta_clear(&st.meta);
+    if (ret_ext)
+        *ret_ext = st.ext;
+    else
+        kc__list_ext_clear(&st.ext);
     return 0;
 }
 
-int(kc_list_decode)(const char *body, size_t len, const kc_decode_opts *opts, size_t opts_size,
-                    kc_list_meta *ret_meta, kc_list_item_cb on_item, void *ud, kc_error *err)
+/* kc_list_decode's body; opts is already a full-size copy (or NULL). */
+static int decode_thread(const kc_decode_opts *opts, const kc_shard_selector *shard,
+                         const char *body, size_t len, kc_list_meta *ret_meta,
+                         kc__list_ext *ret_ext, kc_list_item_cb on_item, void *ud, kc_error *err)
 {
-    KC__OPTS_TAKE(opts, kc_decode_opts, err);
     /* The thread's list scratch, unless a callback of an outer kc_list_decode on this thread is
      * running (then a private one). */
     static _Thread_local bool busy;
@@ -182,7 +214,7 @@ int(kc_list_decode)(const char *body, size_t len, const kc_decode_opts *opts, si
     if (!ctx)
         return kc_error_set(err, KC_ENOMEM, "out of memory");
     busy = busy || shared;
-    int r = decode(ctx, opts, body, len, ret_meta, on_item, ud, err);
+    int r = decode(ctx, opts, shard, body, len, ret_meta, ret_ext, on_item, ud, err);
     if (shared) {
         busy = false;
         kc__sj_ctx_trim(ctx, KC__LIST_KEEP);
@@ -190,6 +222,20 @@ int(kc_list_decode)(const char *body, size_t len, const kc_decode_opts *opts, si
         kc__sj_ctx_free(ctx);
     }
     return r;
+}
+
+int kc__list_decode_ex(const char *body, size_t len, const kc_decode_opts *opts,
+                       const kc_shard_selector *shard, kc_list_meta *ret_meta,
+                       kc__list_ext *ret_ext, kc_list_item_cb on_item, void *ud, kc_error *err)
+{
+    return decode_thread(opts, shard, body, len, ret_meta, ret_ext, on_item, ud, err);
+}
+
+int(kc_list_decode)(const char *body, size_t len, const kc_decode_opts *opts, size_t opts_size,
+                    kc_list_meta *ret_meta, kc_list_item_cb on_item, void *ud, kc_error *err)
+{
+    KC__OPTS_TAKE(opts, kc_decode_opts, err);
+    return decode_thread(opts, NULL, body, len, ret_meta, NULL, on_item, ud, err);
 }
 
 int(kc_list_decoder_new)(const kc_decode_opts *opts, size_t opts_size, kc_list_decoder **ret,
@@ -220,7 +266,7 @@ int kc_list_decoder_decode(kc_list_decoder *dec, const char *body, size_t len,
 {
     if (!dec)
         return kc_error_set(err, KC_EINVAL, "kc_list_decoder_decode: NULL decoder");
-    return decode(dec->ctx, &dec->opts, body, len, ret_meta, on_item, ud, err);
+    return decode(dec->ctx, &dec->opts, NULL, body, len, ret_meta, NULL, on_item, ud, err);
 }
 
 void kc_list_decoder_trim(kc_list_decoder *dec)

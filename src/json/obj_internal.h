@@ -6,6 +6,7 @@
 
 #include "json/sj.h"
 #include "kcache/decode.h"
+#include "kcache/shard.h"
 
 /* Effective maximum object size of opts (0 → KC_DEFAULT_MAX_OBJECT_SIZE; capped below 2 GiB). */
 size_t kc__decode_max(const kc_decode_opts *opts);
@@ -28,6 +29,18 @@ static inline unsigned kc__decode_flags(const kc_decode_opts *opts)
  * Returns 0 and a new reference in *ret, or KC_ETOOLARGE / KC_ENOMEM (e filled). */
 int kc__obj_build(const kc__sj_meta *m, unsigned flags, size_t max_size,
                   const kc__sj_list_info *list, kc_obj **ret, kc__sj_err *e);
+
+/* false when sel (may be NULL: keep) rejects the object m describes: the walker flagged it
+ * (shard_out), or its shard key — "" when absent — hashes outside (kcache/shard.h). */
+static inline bool kc__shard_keep(const struct kc_shard_selector *sel, const kc__sj_meta *m)
+{
+    if (!sel)
+        return true;
+    if (m->shard_out)
+        return false;
+    kc__sj_str k = kc_shard_selector_field(sel) == KC_SHARD_FIELD_UID ? m->uid : m->ns;
+    return kc_shard_selector_match_hash(sel, kc_shard_hash(k.p, k.n));
+}
 
 /* Copy an sj error into err (offset shifted by base when known). Returns the code. */
 int kc__sj_err_to(const kc__sj_err *e, int64_t base, kc_error *err);

@@ -225,6 +225,14 @@ kc__sj_ctx *kc__sj_thread_list_ctx(void)
     return tls.get();
 }
 
+void kc__sj_ctx_set_shard(kc__sj_ctx *ctx, const struct kc_shard_selector *sel)
+{
+    if (!ctx)
+        return;
+    ctx->shard = sel;
+    ctx->shard_field = kc_shard_selector_field(sel);
+}
+
 void kc__sj_ctx_trim(kc__sj_ctx *ctx, size_t keep)
 {
     if (!ctx)

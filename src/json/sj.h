@@ -45,6 +45,8 @@ typedef struct kc__sj_meta {
     bool has_api_version, has_kind;
     bool deleting;           /* deletionTimestamp present and not null */
     bool initial_events_end; /* annotation k8s.io/initial-events-end == "true" */
+    bool shard_out; /* the context's shard filter rejected the uid/namespace: the rest of the
+                       metadata was skipped, not read (the object must be dropped) */
     int64_t generation;
     size_t n_finalizers, n_owners;
     const kc__sj_label *labels;
@@ -70,7 +72,9 @@ typedef struct kc__sj_list_info {
     kc__sj_str api_version, kind, raw_api_version, raw_kind, rv, cont;
     bool has_api_version, has_kind, has_rv, has_cont, has_remaining;
     int64_t remaining;
-    const char *text_base; /* start of the body text item spans point into (offsets) */
+    kc__sj_str shard_selector; /* metadata.shardInfo.selector */
+    bool has_shard_info;       /* metadata.shardInfo present (not null) */
+    const char *text_base;     /* start of the body text item spans point into (offsets) */
 } kc__sj_list_info;
 
 /* Item callback for lists: info carries the list's kind/apiVersion (known before items are
@@ -117,6 +121,12 @@ void kc__sj_ctx_free(kc__sj_ctx *ctx);
 kc__sj_ctx *kc__sj_thread_ctx(void);
 /* A second per-thread context, for kc_list_decode (whose item callbacks may use the first). */
 kc__sj_ctx *kc__sj_thread_list_ctx(void);
+/* The shard filter walks on ctx use from now on (NULL: none). While set, the walker stops reading
+ * an object's metadata once its uid (UID field) or namespace (NAMESPACE field) is out of range,
+ * skips the rest of it and sets kc__sj_meta.shard_out. Watch lines apply it only to objects of
+ * ADDED/MODIFIED/DELETED events whose "type" precedes "object". sel is borrowed. */
+struct kc_shard_selector;
+void kc__sj_ctx_set_shard(kc__sj_ctx *ctx, const struct kc_shard_selector *sel);
 /* Release the context's buffers when they hold more than keep bytes. */
 void kc__sj_ctx_trim(kc__sj_ctx *ctx, size_t keep);
 

@@ -58,6 +58,7 @@
 
 #include "json/locate.h"
 #include "json/sj.h"
+#include "kcache/shard.h"
 
 namespace od = simdjson::ondemand;
 
@@ -72,6 +73,8 @@ struct kc__sj_ctx {
     std::string list_kind, list_api_version;    /* survive a rewind of the parser */
     std::unique_ptr<simdjson::dom::parser> dom; /* full validation of rare, bracket-heavy objects */
     size_t dom_depth = 0;
+    const kc_shard_selector *shard = nullptr; /* kc__sj_ctx_set_shard */
+    kc_shard_field shard_field = KC_SHARD_FIELD_NONE;
     ~kc__sj_ctx()
     {
         free(buf);

@@ -1,7 +1,8 @@
 /*
  * sj_list.cpp — a LIST response body through simdjson On-Demand: list kind/apiVersion and
- * metadata (resourceVersion, continue, remainingItemCount), and each items[] element walked by
- * the shared walker (sj_meta.cpp) and handed to the item callback as it is reached.
+ * metadata (resourceVersion, continue, remainingItemCount, shardInfo.selector), and each items[]
+ * element walked by the shared walker (sj_meta.cpp) and handed to the item callback as it is
+ * reached.
  *
  * kind/apiVersion must be known before items are delivered (they are injected into items that
  * lack them); they normally come first. When items come first, one look-ahead pass over the
@@ -21,7 +22,39 @@ extern "C" {
 namespace
 {
 
-/* metadata of the list: resourceVersion, continue, remainingItemCount into info. */
+/* metadata.shardInfo (KEP-5866): its selector, the server's canonical echo of shardSelector. */
+int shard_info(walker &w, od::value &v, kc__sj_list_info &info)
+{
+    od::object so;
+    bool present = false;
+    if (int r = w.opt_object(v, so, &present, "list metadata.shardInfo"))
+        return r;
+    if (!present)
+        return 0;
+    info.has_shard_info = true;
+    unsigned seen = 0;
+    for (auto sr : so) {
+        od::field sf;
+        if (auto c = std::move(sr).get(sf))
+            return w.err(c, "list metadata.shardInfo");
+        if (int r = w.key(sf, "list metadata.shardInfo key"))
+            return r;
+        od::raw_json_string sk = sf.key();
+        int r;
+        if (sk.unsafe_is_equal("selector")) {
+            if (!(r = w.once(&seen, 1, sk.raw(), "list metadata.shardInfo.selector")))
+                r = w.opt_string(sf.value(), &info.shard_selector,
+                                 "list metadata.shardInfo.selector");
+        } else {
+            r = w.skip(sf.value(), "list metadata.shardInfo");
+        }
+        if (r)
+            return r;
+    }
+    return 0;
+}
+
+/* metadata of the list: resourceVersion, continue, remainingItemCount, shardInfo into info. */
 int list_metadata(walker &w, od::value &v, kc__sj_list_info &info)
 {
     od::object mo;
@@ -47,6 +80,9 @@ int list_metadata(walker &w, od::value &v, kc__sj_list_info &info)
             if (!(r = w.once(&seen, 2, mk.raw(), "list metadata.continue")))
                 r = w.opt_string(mf.value(), &info.cont, "list metadata.continue");
             info.has_cont = info.cont.n > 0;
+        } else if (mk.unsafe_is_equal("shardInfo")) {
+            if (!(r = w.once(&seen, 8, mk.raw(), "list metadata.shardInfo")))
+                r = shard_info(w, mf.value(), info);
         } else if (mk.unsafe_is_equal("remainingItemCount")) {
             if ((r = w.once(&seen, 4, mk.raw(), "list metadata.remainingItemCount")))
                 return r;

@@ -16,6 +16,11 @@
  * reads may appear only once (walker::once): with two "metadata" members the extracted name
  * would come from one and the stored text would carry both. Members it does not read go through
  * walker::skip, which validates them in strict mode.
+ *
+ * Shard filter (kc__sj_ctx_set_shard): once metadata.uid or metadata.namespace (the filter's
+ * field) is read and hashes outside the ranges, the rest of metadata is skipped like spec and
+ * m->shard_out is set; the caller drops the object without building it. An absent field (hash of
+ * "") is the caller's to decide, after the walk.
  */
 #include "json/sj_internal.hpp"
 #include "json/sj_skip.hpp"
@@ -357,6 +362,11 @@ int walker::metadata(od::value &v, kc__sj_meta *m)
             (r = once(&seen, mm, k.raw(), meta_field[__builtin_ctz(static_cast<unsigned>(mm))])))
             return r;
         od::value &fv = f.value();
+        if (m->shard_out) { /* out of the shard filter's ranges: dropped, not read */
+            if ((r = skip(fv, "metadata")))
+                return r;
+            continue;
+        }
         switch (mm) {
         case MM_ANNOTATIONS:
             r = annotations(fv, m);
@@ -384,6 +394,9 @@ int walker::metadata(od::value &v, kc__sj_meta *m)
             break;
         case MM_NAMESPACE:
             r = opt_string(fv, &m->ns, "metadata.namespace");
+            if (!r && ctx->shard_field == KC_SHARD_FIELD_NAMESPACE)
+                m->shard_out =
+                    !kc_shard_selector_match_hash(ctx->shard, kc_shard_hash(m->ns.p, m->ns.n));
             break;
         case MM_OWNERS:
             r = owner_refs(fv, m);
@@ -393,6 +406,9 @@ int walker::metadata(od::value &v, kc__sj_meta *m)
             break;
         case MM_UID:
             r = opt_string(fv, &m->uid, "metadata.uid");
+            if (!r && ctx->shard_field == KC_SHARD_FIELD_UID)
+                m->shard_out =
+                    !kc_shard_selector_match_hash(ctx->shard, kc_shard_hash(m->uid.p, m->uid.n));
             break;
         case MM_OTHER: /* creationTimestamp, generateName…: scalars, left to On-Demand */
             r = strict ? validate(fv, "metadata") : 0;

@@ -20,6 +20,7 @@ struct event_walk {
     kc__sj_event ev = {};
     kc__sj_meta m = {};
     bool have_obj = false, is_error = false;
+    bool data_event = false; /* "type" (seen before "object") is ADDED, MODIFIED or DELETED */
 
     /* The event object: walked as an object, or for ERROR events kept raw (validated in strict
      * mode). */
@@ -51,7 +52,17 @@ struct event_walk {
             return 0;
         }
         m = kc__sj_meta{};
+        /* Filter only objects known to be of a data event: a BOOKMARK's annotations must be read
+         * (and with "type" after "object", watch.c decides after the walk). */
+        const kc_shard_selector *shard = w.ctx->shard;
+        kc_shard_field field = w.ctx->shard_field;
+        if (!data_event) {
+            w.ctx->shard = nullptr;
+            w.ctx->shard_field = KC_SHARD_FIELD_NONE;
+        }
         int r = w.object(o, start, &m);
+        w.ctx->shard = shard;
+        w.ctx->shard_field = field;
         ev.status_json = {m.text, m.len};
         return r;
     }
@@ -73,6 +84,10 @@ struct event_walk {
                 if (!(r = w.once(&seen, 1, k.raw(), "watch event type")))
                     r = w.opt_string(f.value(), &ev.type, "watch event type");
                 is_error = ev.type.n == 5 && memcmp(ev.type.p, "ERROR", 5) == 0;
+                data_event = !r && !have_obj &&
+                             ((ev.type.n == 5 && memcmp(ev.type.p, "ADDED", 5) == 0) ||
+                              (ev.type.n == 8 && memcmp(ev.type.p, "MODIFIED", 8) == 0) ||
+                              (ev.type.n == 7 && memcmp(ev.type.p, "DELETED", 7) == 0));
             } else if (k.unsafe_is_equal("object")) {
                 if (!(r = w.once(&seen, 2, k.raw(), "watch event object")))
                     r = object(f.value());

@@ -12,8 +12,11 @@
  *   4. the tail is buffered.
  * Blank lines and CR before LF are skipped. A line over max_object_size is KC_ETOOLARGE; that and
  * KC_EPARSE are sticky until kc_watch_decoder_reset(). A callback's own code is not sticky.
+ * With a shard filter (kc__watch_decoder_set_shard), ADDED/MODIFIED/DELETED events outside its
+ * ranges are dropped before their object is built; BOOKMARK and ERROR events always pass.
  */
 #include "core/internal.h"
+#include "json/decode_internal.h"
 #include "json/obj_internal.h"
 
 #include <stdio.h>
@@ -23,6 +26,7 @@
 struct kc_watch_decoder {
     unsigned flags;
     size_t max;
+    const kc_shard_selector *shard; /* kc__watch_decoder_set_shard (borrowed) */
     kc__sj_ctx *ctx;
     char *buf; /* buffered bytes [pos, len); cap >= len + KC__SJ_PADDING */
     size_t len, pos, cap;
@@ -68,6 +72,14 @@ int(kc_watch_decoder_new)(const kc_decode_opts *opts, size_t opts_size, kc_watch
     }
     *ret = d;
     return 0;
+}
+
+void kc__watch_decoder_set_shard(kc_watch_decoder *dec, const kc_shard_selector *shard)
+{
+    if (!dec)
+        return;
+    dec->shard = shard;
+    kc__sj_ctx_set_shard(dec->ctx, shard);
 }
 
 void kc_watch_decoder_free(kc_watch_decoder *dec)
@@ -169,6 +181,8 @@ static int event_cb(void *ud, const kc__sj_event *sev, kc__sj_err *e)
         r = ls->cb(ls->ud, &ev);
         kc_error_clear(&status);
     } else {
+        if (ev.type != KC_WATCH_BOOKMARK && !kc__shard_keep(ls->dec->shard, sev->obj))
+            return 0; /* outside the shard filter: dropped unbuilt (S13.2) */
         kc_obj *obj = NULL;
         r = kc__obj_build(sev->obj, ls->dec->flags, ls->dec->max, NULL, &obj, e);
         if (r)

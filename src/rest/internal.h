@@ -8,6 +8,7 @@
 #define KC_REST_INTERNAL_H
 
 #include "http/internal.h"
+#include "json/decode_internal.h"
 #include "kcache/client.h"
 
 typedef struct kc__disc kc__disc;
@@ -38,10 +39,31 @@ int kc__client_call(kc_client *c, kc__http_req *req, bool idempotent, kc__http_r
 
 /* kc_client_watch, plus on_flush(ud) after each read of the stream has been decoded (every event
  * complete in it delivered) and once at its end: the informer applies a burst's events one by one
- * but notifies its handlers once per read. on_flush may be NULL. */
+ * but notifies its handlers once per read. on_flush may be NULL. shard (may be NULL): the
+ * decoder's hash-range filter (json/decode_internal.h; borrowed for the call). */
 int kc__client_watch_ex(kc_client *c, const kc_gvr *gvr, const char *ns, const kc_watch_opts *opts,
-                        kc_watch_event_cb cb, void (*on_flush)(void *ud), void *ud,
-                        kc_cancel *cancel, kc_error *err);
+                        const kc_shard_selector *shard, kc_watch_event_cb cb,
+                        void (*on_flush)(void *ud), void *ud, kc_cancel *cancel, kc_error *err);
+
+/* How the pages of a LIST answered its shardSelector (KEP-5866, controller-semantics S8/S13.1). */
+typedef struct kc__list_echo {
+    uint64_t pages;        /* pages received */
+    uint64_t pages_echoed; /* pages whose metadata.shardInfo.selector == opts->shard_selector,
+                              byte for byte */
+} kc__list_echo;
+
+/* kc_client_list_all (opts a full-size copy or NULL, its decode too) with the decoder's filter
+ * shard (may be NULL; borrowed for the call), also counting each page's shardInfo echo into *echo
+ * (may be NULL; not zeroed here). */
+/* One LIST page, as kc_client_list, with the filter and the echo count of
+ * kc__client_list_all_ex. */
+int kc__client_list_page(kc_client *c, const kc_gvr *gvr, const char *ns, const kc_list_opts *opts,
+                         const kc_shard_selector *shard, kc_list_meta *ret_meta,
+                         kc__list_echo *echo, kc_list_item_cb on_item, void *ud, kc_error *err);
+int kc__client_list_all_ex(kc_client *c, const kc_gvr *gvr, const char *ns,
+                           const kc_list_opts *opts, const kc_shard_selector *shard,
+                           kc_list_meta *ret_meta, kc__list_echo *echo, kc_list_item_cb on_item,
+                           void *ud, kc_error *err);
 
 /* kc_client_delete, plus the UID a Status response names (details.uid): *ret_status_uid (may be
  * NULL) is a new malloc'd string — caller frees — or NULL when the server returned an object, or a

@@ -115,6 +115,8 @@ static int kc__list_query(kc__buf *p, const kc_list_opts *o)
     rc = rc ? rc : kc__query(p, "resourceVersionMatch", o->resource_version_match);
     if (!rc && o->timeout_s > 0)
         rc = kc__query_int(p, "timeoutSeconds", o->timeout_s);
+    /* Every page: the continue token does not carry it (controller-semantics S9). */
+    rc = rc ? rc : kc__query(p, "shardSelector", o->shard_selector);
     return rc;
 }
 
@@ -137,13 +139,12 @@ static int kc__get_call(kc_client *c, const kc_gvr *gvr, const char *ns, const c
     return rc;
 }
 
-int(kc_client_list)(kc_client *c, const kc_gvr *gvr, const char *ns, const kc_list_opts *opts,
-                    size_t opts_size, kc_list_meta *ret_meta, kc_list_item_cb on_item, void *ud,
-                    kc_error *err)
+/* One LIST page (opts a full-size copy or NULL); ext (may be NULL) gets what kc_list_meta cannot
+ * hold (the shardInfo echo). */
+static int list_page(kc_client *c, const kc_gvr *gvr, const char *ns, const kc_list_opts *opts,
+                     const kc_shard_selector *shard, kc_list_meta *ret_meta, kc__list_ext *ext,
+                     kc_list_item_cb on_item, void *ud, kc_error *err)
 {
-    KC__OPTS_TAKE(opts, kc_list_opts, err);
-    kc_decode_opts dec;
-    KC__OPTS_TAKE_NESTED(opts__copy, decode, &dec, "kc_list_opts.decode", err);
     if (!c)
         return kc_error_set(err, KC_EINVAL, "client is NULL");
     kc_list_opts none = {0};
@@ -157,11 +158,21 @@ int(kc_client_list)(kc_client *c, const kc_gvr *gvr, const char *ns, const kc_li
                           opts->metadata_only ? KC__ACCEPT_PARTIAL_LIST : NULL, &resp, err);
     if (!rc) {
         kc_decode_opts d = kc__decode_opts(opts->decode, opts->metadata_only);
-        rc = kc_list_decode(resp.body.data ? resp.body.data : "", resp.body.len, &d, ret_meta,
-                            on_item, ud, err);
+        rc = kc__list_decode_ex(resp.body.data ? resp.body.data : "", resp.body.len, &d, shard,
+                                ret_meta, ext, on_item, ud, err);
     }
     kc__http_resp_free(&resp);
     return rc;
+}
+
+int(kc_client_list)(kc_client *c, const kc_gvr *gvr, const char *ns, const kc_list_opts *opts,
+                    size_t opts_size, kc_list_meta *ret_meta, kc_list_item_cb on_item, void *ud,
+                    kc_error *err)
+{
+    KC__OPTS_TAKE(opts, kc_list_opts, err);
+    kc_decode_opts dec;
+    KC__OPTS_TAKE_NESTED(opts__copy, decode, &dec, "kc_list_opts.decode", err);
+    return list_page(c, gvr, ns, opts, NULL, ret_meta, NULL, on_item, ud, err);
 }
 
 /* Server-side printing (kubectl get): a Table, or the plain document when the server has none. */
@@ -198,6 +209,30 @@ int(kc_client_list_all)(kc_client *c, const kc_gvr *gvr, const char *ns, const k
     KC__OPTS_TAKE(opts, kc_list_opts, err);
     kc_decode_opts dec;
     KC__OPTS_TAKE_NESTED(opts__copy, decode, &dec, "kc_list_opts.decode", err);
+    return kc__client_list_all_ex(c, gvr, ns, opts, NULL, ret_meta, NULL, on_item, ud, err);
+}
+
+int kc__client_list_page(kc_client *c, const kc_gvr *gvr, const char *ns, const kc_list_opts *opts,
+                         const kc_shard_selector *shard, kc_list_meta *ret_meta,
+                         kc__list_echo *echo, kc_list_item_cb on_item, void *ud, kc_error *err)
+{
+    kc__list_ext ext = {0};
+    int rc = list_page(c, gvr, ns, opts, shard, ret_meta, &ext, on_item, ud, err);
+    if (!rc && echo) {
+        echo->pages++;
+        const char *sent = opts ? opts->shard_selector : NULL;
+        if (sent && ext.shard_selector && strcmp(ext.shard_selector, sent) == 0)
+            echo->pages_echoed++;
+    }
+    kc__list_ext_clear(&ext);
+    return rc;
+}
+
+int kc__client_list_all_ex(kc_client *c, const kc_gvr *gvr, const char *ns,
+                           const kc_list_opts *opts, const kc_shard_selector *shard,
+                           kc_list_meta *ret_meta, kc__list_echo *echo, kc_list_item_cb on_item,
+                           void *ud, kc_error *err)
+{
     if (!c)
         return kc_error_set(err, KC_EINVAL, "client is NULL");
     kc_list_opts o = {0};
@@ -217,7 +252,7 @@ int(kc_client_list_all)(kc_client *c, const kc_gvr *gvr, const char *ns, const k
         }
         o.continue_token = cont;
         kc_list_meta_clear(&meta);
-        rc = kc_client_list(c, gvr, ns, &o, &meta, on_item, ud, err);
+        rc = kc__client_list_page(c, gvr, ns, &o, shard, &meta, echo, on_item, ud, err);
         free(cont);
         cont = NULL;
         if (rc)

@@ -40,12 +40,12 @@ int(kc_client_watch)(kc_client *c, const kc_gvr *gvr, const char *ns, const kc_w
     KC__OPTS_TAKE(opts, kc_watch_opts, err);
     kc_decode_opts dec;
     KC__OPTS_TAKE_NESTED(opts__copy, decode, &dec, "kc_watch_opts.decode", err);
-    return kc__client_watch_ex(c, gvr, ns, opts, cb, NULL, ud, cancel, err);
+    return kc__client_watch_ex(c, gvr, ns, opts, NULL, cb, NULL, ud, cancel, err);
 }
 
 int kc__client_watch_ex(kc_client *c, const kc_gvr *gvr, const char *ns, const kc_watch_opts *opts,
-                        kc_watch_event_cb cb, void (*on_flush)(void *ud), void *ud,
-                        kc_cancel *cancel, kc_error *err)
+                        const kc_shard_selector *shard, kc_watch_event_cb cb,
+                        void (*on_flush)(void *ud), void *ud, kc_cancel *cancel, kc_error *err)
 {
     kc_watch_opts none = {0};
     if (!opts)
@@ -67,6 +67,7 @@ int kc__client_watch_ex(kc_client *c, const kc_gvr *gvr, const char *ns, const k
     rc = rc ? rc : kc__query(&p, "fieldSelector", opts->field_selector);
     rc = rc ? rc : kc__query(&p, "resourceVersion", opts->resource_version);
     rc = rc ? rc : kc__query(&p, "resourceVersionMatch", opts->resource_version_match);
+    rc = rc ? rc : kc__query(&p, "shardSelector", opts->shard_selector);
     if (!rc && opts->allow_bookmarks)
         rc = kc__query(&p, "allowWatchBookmarks", "true");
     if (!rc && opts->send_initial_events)
@@ -89,6 +90,7 @@ int kc__client_watch_ex(kc_client *c, const kc_gvr *gvr, const char *ns, const k
         kc__buf_free(&p);
         return drc;
     }
+    kc__watch_decoder_set_shard(w.dec, shard);
     kc__http_req req = {.method = "GET",
                         .path = p.data,
                         .accept = opts->metadata_only ? KC__ACCEPT_PARTIAL : NULL,

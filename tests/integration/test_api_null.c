@@ -200,6 +200,7 @@ static void c_informer(void)
 {
     INVAL_ERR(kc_informer_new(NULL, NULL, NULL, NULL, &e));
     INVAL_ERR(kc_informer_start(NULL, &e));
+    INVAL_ERR(kc_informer_set_shard_ranges(NULL, KC_SHARD_FIELD_UID, NULL, 0, &e));
     kc_informer_stop(NULL);
     kc_informer_free(NULL);
     assert_null(kc_informer_store(NULL));
@@ -440,7 +441,7 @@ static const group GROUPS[] = {
                  "kc_informer_wait_synced kc_informer_sync_fd kc_informer_phase_name "
                  "kc_informer_get_status kc_informer_add_handler kc_informer_remove_handler "
                  "kc_informer_reg_synced kc_informer_reg_wait_synced kc_informer_reg_lagging "
-                 "kc_informer_reg_wait_idle"},
+                 "kc_informer_reg_wait_idle kc_informer_set_shard_ranges"},
     {c_obj, "kc_obj_parse kc_obj_ref kc_obj_unref kc_obj_json kc_obj_api_version kc_obj_kind "
             "kc_obj_namespace kc_obj_name kc_obj_uid kc_obj_resource_version "
             "kc_obj_controller_uid kc_obj_rv_int kc_obj_generation kc_obj_deleting "

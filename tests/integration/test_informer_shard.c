@@ -1,9 +1,10 @@
 /*
  * Sharded informers (docs/informer.md, "Sharded informers"; controller-semantics S6, S8, S12,
- * S13, A14) against the embedded API server. The server here ignores shardSelector, as an old
- * or gate-off kube-apiserver does (S12): every list and watch is complete, so whatever each
- * store holds is the client-side filter's work (S13.2), and server_sharding must say "no"
- * (S13.1: no metadata.shardInfo echo).
+ * S13, A14) against the embedded API server, each test twice: with the server honouring
+ * shardSelector (filtered pages and watches, the canonical echo in metadata.shardInfo: S8,
+ * server_sharding "yes") and with it ignoring the parameter, as an old or gate-off
+ * kube-apiserver does (S12: every list and watch complete, no echo, server_sharding "no"), where
+ * whatever each store holds is the client-side filter's work (S13.2). The results must be equal.
  */
 #include "test_informer_fixture.h"
 
@@ -12,6 +13,24 @@
 #include <pthread.h>
 
 #define NQ 4
+
+static bool IGNORED = true, HONOURED = false; /* cmocka prestates: kc_server ignores the param */
+
+/* ifx_up with the server's shardSelector switch; *st is "ignored". */
+static void up(ifx *f, const char *seed, void **st)
+{
+    memset(f, 0, sizeof(*f));
+    kc_server_opts o = {.seed_spec = seed, .bookmark_interval_ms = 200};
+    o.ignore_shard_selector = *(bool *)*st;
+    f->srv = kc_test_server_start(&o);
+    assert_non_null(f->srv);
+    ifx_client_for(f, kc_server_url(f->srv));
+}
+
+static kc_informer_server_sharding want_sharding(void **st)
+{
+    return *(bool *)*st ? KC_INFORMER_SHARDING_NO : KC_INFORMER_SHARDING_YES;
+}
 
 /* Handler counts, waited on with a condition variable (never sleeps). */
 typedef struct counts {
@@ -102,6 +121,13 @@ static kc_informer *new_inf(ifx *f, const kc_gvr *gvr, kc_shard_field field,
     return inf;
 }
 
+static size_t kc_informer_status_objects(kc_informer *inf)
+{
+    kc_informer_status s;
+    kc_informer_get_status(inf, &s);
+    return (size_t)s.objects;
+}
+
 static kc_informer_reg *add_counts(kc_informer *inf, counts *c)
 {
     kc_informer_handlers h = {on_add, on_update, on_delete, c};
@@ -166,9 +192,8 @@ static size_t server_count(ifx *f, const kc_gvr *gvr, const kc_shard_selector *s
  * the server ignored the selector, so server_sharding is "no". Streaming and paged lists both. */
 static void test_shard_quarters_partition_pods(void **st)
 {
-    (void)st;
     ifx f;
-    ifx_up(&f, "pods=300:ns=default");
+    up(&f, "pods=300:ns=default", st);
     kc_informer *inf[NQ];
     kc_shard_range r[NQ];
     size_t total = 0;
@@ -186,7 +211,7 @@ static void test_shard_quarters_partition_pods(void **st)
         total += n;
         kc_informer_status s;
         kc_informer_get_status(inf[i], &s);
-        assert_int_equal(s.server_sharding, KC_INFORMER_SHARDING_NO);
+        assert_int_equal(s.server_sharding, want_sharding(st));
         assert_int_equal(s.objects, n);
         kc_shard_selector_free(sel);
     }
@@ -204,9 +229,8 @@ static void test_shard_quarters_partition_pods(void **st)
  * (full, unsharded) watch streams carried the event: their watermark passes its RV. */
 static void test_shard_watch_events_reach_one_informer(void **st)
 {
-    (void)st;
     ifx f;
-    ifx_up(&f, "configmaps=40:ns=default");
+    up(&f, "configmaps=40:ns=default", st);
     kc_informer *inf[NQ];
     counts c[NQ];
     kc_informer_reg *reg[NQ];
@@ -278,9 +302,8 @@ static void test_shard_watch_events_reach_one_informer(void **st)
  * informer stays synced throughout; another informer on quarter 2 is untouched. */
 static void test_shard_range_change_moves_objects(void **st)
 {
-    (void)st;
     ifx f;
-    ifx_up(&f, "configmaps=200:ns=default");
+    up(&f, "configmaps=200:ns=default", st);
     kc_shard_range q[NQ] = {quarter(0), quarter(1), quarter(2), quarter(3)};
     counts c, other;
     counts_init(&c);
@@ -315,7 +338,7 @@ static void test_shard_range_change_moves_objects(void **st)
     assert_int_equal(c.adds, n0 + n1);
     kc_informer_get_status(inf, &s);
     assert_true(s.relists > relists0);
-    assert_int_equal(s.server_sharding, KC_INFORMER_SHARDING_NO);
+    assert_int_equal(s.server_sharding, want_sharding(st));
 
     IFX_RC(kc_informer_set_shard_ranges(inf, KC_SHARD_FIELD_UID, &q[1], 1, &e), 0, &e);
     assert_true(counts_wait(&c, &c.deletes, n0, 20000));
@@ -354,9 +377,8 @@ static void test_shard_range_change_moves_objects(void **st)
  * 2; all-namespace informers on ranges 3, 2 and 0 hold exactly default's, a's and nothing. */
 static void test_shard_namespace_field(void **st)
 {
-    (void)st;
     ifx f;
-    ifx_up(&f, "configmaps=30:ns=default,configmaps=20:ns=a");
+    up(&f, "configmaps=30:ns=default,configmaps=20:ns=a", st);
     size_t want[NQ] = {0, 0, 20, 30};
     for (unsigned i = 0; i < NQ; i++) {
         if (i == 1)
@@ -386,9 +408,8 @@ static void test_shard_namespace_field(void **st)
  * defaults' ranges and keeps one informer per range set. */
 static void test_shard_options_checked_and_cache(void **st)
 {
-    (void)st;
     ifx f;
-    ifx_up(&f, "configmaps=10:ns=default");
+    up(&f, "configmaps=10:ns=default", st);
     kc_shard_range good = quarter(1), empty = {.start = 9, .end = 3};
     struct {
         kc_shard_field field;
@@ -454,14 +475,54 @@ static void test_shard_options_checked_and_cache(void **st)
     ifx_down(&f);
 }
 
+/* S13.1: server_sharding follows the server: "yes" while it echoes the selector; after it starts
+ * ignoring shardSelector (as after a downgrade), the next relist (here forced by a range change)
+ * finds no echo and says "no", and the store still holds exactly the range (S13.2). */
+static void test_shard_server_switch_seen_at_relist(void **st)
+{
+    ifx f;
+    up(&f, "configmaps=60:ns=default", st);
+    kc_shard_range q[2] = {quarter(0), quarter(1)};
+    kc_informer *inf = new_inf(&f, &ifx_cm, KC_SHARD_FIELD_UID, q, 1, KC_INFORMER_LIST_PAGED);
+    counts c;
+    counts_init(&c);
+    kc_informer_reg *reg = add_counts(inf, &c);
+    start_synced(inf);
+    kc_informer_status s;
+    kc_informer_get_status(inf, &s);
+    assert_int_equal(s.server_sharding, KC_INFORMER_SHARDING_YES);
+    assert_int_equal(kc_server_set_shard_selector_ignored(f.srv, true), 0);
+    kc_shard_selector *s1 = sel_of(KC_SHARD_FIELD_UID, &q[1], 1);
+    size_t n1 = server_count(&f, &ifx_cm, s1);
+    assert_int_equal(kc_informer_reg_wait_idle(reg, 10000, NULL), 0);
+    size_t deletes_before = c.deletes;
+    size_t n0 = kc_informer_status_objects(inf);
+    kc_error e = KC_ERROR_INIT;
+    IFX_RC(kc_informer_set_shard_ranges(inf, KC_SHARD_FIELD_UID, &q[1], 1, &e), 0, &e);
+    assert_true(counts_wait(&c, &c.deletes, deletes_before + n0, 20000));
+    assert_int_equal(kc_informer_reg_wait_idle(reg, 10000, NULL), 0);
+    assert_int_equal(all_match(kc_informer_store(inf), s1), n1);
+    kc_informer_get_status(inf, &s);
+    assert_int_equal(s.server_sharding, KC_INFORMER_SHARDING_NO);
+    kc_shard_selector_free(s1);
+    kc_informer_free(inf);
+    counts_free(&c);
+    ifx_down(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_shard_quarters_partition_pods),
-        cmocka_unit_test(test_shard_watch_events_reach_one_informer),
-        cmocka_unit_test(test_shard_range_change_moves_objects),
-        cmocka_unit_test(test_shard_namespace_field),
-        cmocka_unit_test(test_shard_options_checked_and_cache),
+        cmocka_unit_test_prestate(test_shard_quarters_partition_pods, &IGNORED),
+        cmocka_unit_test_prestate(test_shard_quarters_partition_pods, &HONOURED),
+        cmocka_unit_test_prestate(test_shard_watch_events_reach_one_informer, &IGNORED),
+        cmocka_unit_test_prestate(test_shard_watch_events_reach_one_informer, &HONOURED),
+        cmocka_unit_test_prestate(test_shard_range_change_moves_objects, &IGNORED),
+        cmocka_unit_test_prestate(test_shard_range_change_moves_objects, &HONOURED),
+        cmocka_unit_test_prestate(test_shard_namespace_field, &IGNORED),
+        cmocka_unit_test_prestate(test_shard_namespace_field, &HONOURED),
+        cmocka_unit_test_prestate(test_shard_options_checked_and_cache, &HONOURED),
+        cmocka_unit_test_prestate(test_shard_server_switch_seen_at_relist, &HONOURED),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,8 +11,10 @@
  *     page, the watch stream, bookmarks). share_i = bytes of replica i ÷ bytes of the unsharded
  *     informer, over the same traffic; the target is ≈ 1/R. When the server ignores shardSelector
  *     (an old server, S12; or before server support), every share is ≈ 1.
- * (b) Client-side fallback cost. The same N Pods captured once as LIST pages (raw GET, 500 per
- *     page) and as a watch stream (one MODIFIED line per Pod, built from the decoded items). Each
+ * (b) Client-side fallback cost, on two workloads: "server" — the same N Pods captured once as
+ *     LIST pages (raw GET, 500 per page) and as a watch stream (one MODIFIED line per Pod, built
+ *     from the decoded items); "genpod" — min(N, 5000) genpod Pods (bench/genpod.h: metadata in
+ *     kube-apiserver's field order, uid early) as one LIST body and a MODIFIED stream. Each
  *     repetition decodes them in full and with a quarter-range filter (json/decode_internal.h),
  *     alternating which goes first, on one thread; CPU is CLOCK_THREAD_CPUTIME_ID. Ratio per
  *     repetition, median over REPS (≥ 5) repetitions; the target is ≤ 0.4× (kept objects: ~1/4).
@@ -26,6 +28,8 @@
 #include "kcache/informer.h"
 #include "kcache/server.h"
 #include "kcache/shard.h"
+
+#include "genpod.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -241,8 +245,14 @@ static double decode_list(const pages *p, const kc_shard_selector *sel, size_t *
 {
     *kept = 0;
     double t0 = thread_cpu_s();
-    for (size_t i = 0; i < p->n; i++)
-        kc__list_decode_ex(p->body[i], p->len[i], NULL, sel, NULL, NULL, count_obj, kept, NULL);
+    for (size_t i = 0; i < p->n; i++) {
+        kc_error e = KC_ERROR_INIT;
+        int rc =
+            kc__list_decode_ex(p->body[i], p->len[i], NULL, sel, NULL, NULL, count_obj, kept, &e);
+        if (rc)
+            fprintf(stderr, "bench_shard: page %zu: %s\n", i, e.message ? e.message : "?");
+        kc_error_clear(&e);
+    }
     return thread_cpu_s() - t0;
 }
 
@@ -263,56 +273,86 @@ static double decode_watch(const kc__buf *s, const kc_shard_selector *sel, size_
     return t;
 }
 
-static void cpu_run(kc_client *c, int reps)
+/* Median ratios (filtered ÷ full) of REPS alternated decodes of p and stream, printed as
+ * BENCH lines with the workload's tag. */
+static void cpu_ratios(const char *tag, const pages *p, const kc__buf *stream, int reps)
 {
-    pages p;
-    capture_pages(c, &p);
-    kc__buf stream = KC__BUF_INIT(0);
-    size_t bytes = 0;
-    for (size_t i = 0; i < p.n; i++) {
-        kc_list_decode(p.body[i], p.len[i], NULL, NULL, watch_line_cb, &stream, NULL);
-        bytes += p.len[i];
-    }
     kc_shard_range q0;
     kc_shard_range_split(4, 0, &q0);
     kc_shard_selector *sel = NULL;
     kc_shard_selector_new(KC_SHARD_FIELD_UID, &q0, 1, &sel, NULL);
     double lr[64], wr[64], lf[64], wf[64];
-    size_t kl = 0, kw = 0, nl = 0, nw = 0;
-    decode_list(&p, NULL, &nl); /* warm-up */
+    size_t kl = 0, kw = 0, nl = 0, nw = 0, bytes = 0;
+    for (size_t i = 0; i < p->n; i++)
+        bytes += p->len[i];
+    decode_list(p, NULL, &nl); /* warm-up */
     for (int r = 0; r < reps; r++) {
-        bool filtered_first = r % 2;
         double a, b, c2, d;
-        if (filtered_first) {
-            b = decode_list(&p, sel, &kl);
-            a = decode_list(&p, NULL, &nl);
-            d = decode_watch(&stream, sel, &kw);
-            c2 = decode_watch(&stream, NULL, &nw);
+        if (r % 2) { /* alternate which goes first */
+            b = decode_list(p, sel, &kl);
+            a = decode_list(p, NULL, &nl);
+            d = decode_watch(stream, sel, &kw);
+            c2 = decode_watch(stream, NULL, &nw);
         } else {
-            a = decode_list(&p, NULL, &nl);
-            b = decode_list(&p, sel, &kl);
-            c2 = decode_watch(&stream, NULL, &nw);
-            d = decode_watch(&stream, sel, &kw);
+            a = decode_list(p, NULL, &nl);
+            b = decode_list(p, sel, &kl);
+            c2 = decode_watch(stream, NULL, &nw);
+            d = decode_watch(stream, sel, &kw);
         }
         lr[r] = b / a;
         wr[r] = d / c2;
         lf[r] = a;
         wf[r] = c2;
     }
-    printf("LIST: %zu pages, %.1f MB, %zu objects; quarter filter keeps %zu\n", p.n, bytes / 1e6,
-           nl, kl);
-    printf("watch: %.1f MB, %zu events; quarter filter keeps %zu\n", stream.len / 1e6, nw, kw);
-    double lfull = median(lf, (size_t)reps), wfull = median(wf, (size_t)reps);
-    printf("BENCH shard_list_full_decode_cpu_s %.4f s\n", lfull);
-    printf("BENCH shard_list_quarter_filter_cpu_ratio %.3f x\n", median(lr, (size_t)reps));
-    printf("BENCH shard_watch_full_decode_cpu_s %.4f s\n", wfull);
-    printf("BENCH shard_watch_quarter_filter_cpu_ratio %.3f x\n", median(wr, (size_t)reps));
+    printf("%s LIST: %zu pages, %.1f MB, %zu objects; quarter filter keeps %zu\n", tag, p->n,
+           bytes / 1e6, nl, kl);
+    printf("%s watch: %.1f MB, %zu events; quarter filter keeps %zu\n", tag, stream->len / 1e6, nw,
+           kw);
+    printf("BENCH shard_%s_list_full_decode_cpu_s %.4f s\n", tag, median(lf, (size_t)reps));
+    printf("BENCH shard_%s_list_quarter_filter_cpu_ratio %.3f x\n", tag, median(lr, (size_t)reps));
+    printf("BENCH shard_%s_watch_full_decode_cpu_s %.4f s\n", tag, median(wf, (size_t)reps));
+    printf("BENCH shard_%s_watch_quarter_filter_cpu_ratio %.3f x\n", tag, median(wr, (size_t)reps));
     kc_shard_selector_free(sel);
-    kc__buf_free(&stream);
+}
+
+static void pages_free(pages *p)
+{
+    for (size_t i = 0; i < p->n; i++)
+        free(p->body[i]);
+    free(p->body);
+    free(p->len);
+}
+
+/* Two workloads: the embedded server's LIST pages as captured (its serialiser writes metadata
+ * keys sorted, so uid comes after managedFields and the walker reads nearly all of it), and the
+ * genpod reference Pods in kube-apiserver's field order (uid right after namespace, as Go's
+ * ObjectMeta is serialised), one LIST body of n Pods and n MODIFIED lines. */
+static void cpu_run(kc_client *c, size_t n, int reps)
+{
+    pages p;
+    capture_pages(c, &p);
+    kc__buf stream = KC__BUF_INIT(0);
     for (size_t i = 0; i < p.n; i++)
-        free(p.body[i]);
-    free(p.body);
-    free(p.len);
+        kc_list_decode(p.body[i], p.len[i], NULL, NULL, watch_line_cb, &stream, NULL);
+    cpu_ratios("server", &p, &stream, reps);
+    kc__buf_free(&stream);
+    pages_free(&p);
+
+    pages g = {0};
+    size_t len = 0;
+    g.body = malloc(sizeof(char *));
+    g.len = malloc(sizeof(size_t));
+    g.body[0] = kc_genpod_list((unsigned)n, &len);
+    g.len[0] = len;
+    g.n = 1;
+    kc__buf ws = KC__BUF_INIT(0);
+    size_t wl = 0;
+    char *w = kc_genpod_watch((unsigned)n, "MODIFIED", &wl);
+    kc__buf_append(&ws, w, wl);
+    free(w);
+    cpu_ratios("genpod", &g, &ws, reps);
+    kc__buf_free(&ws);
+    pages_free(&g);
 }
 
 int main(int argc, char **argv)
@@ -343,7 +383,7 @@ int main(int argc, char **argv)
     printf("bench_shard: %zu Pods, %zu patches per run, %d repetitions\n", nn, m, reps);
     bytes_run(kc_server_url(srv), writer, names, nn, m, 4, 0);
     bytes_run(kc_server_url(srv), writer, names, nn, m, 2, 1);
-    cpu_run(writer, reps);
+    cpu_run(writer, nn < 5000 ? nn : 5000, reps);
     for (size_t i = 0; i < nn; i++)
         free(names[i]);
     free(names);

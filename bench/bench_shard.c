@@ -331,7 +331,7 @@ static void cpu_run(kc_client *c, size_t n, int reps)
 {
     pages p;
     capture_pages(c, &p);
-    kc__buf stream = KC__BUF_INIT(0);
+    kc__buf stream = KC__BUF_INIT((size_t)1 << 30);
     for (size_t i = 0; i < p.n; i++)
         kc_list_decode(p.body[i], p.len[i], NULL, NULL, watch_line_cb, &stream, NULL);
     cpu_ratios("server", &p, &stream, reps);
@@ -345,7 +345,7 @@ static void cpu_run(kc_client *c, size_t n, int reps)
     g.body[0] = kc_genpod_list((unsigned)n, &len);
     g.len[0] = len;
     g.n = 1;
-    kc__buf ws = KC__BUF_INIT(0);
+    kc__buf ws = KC__BUF_INIT((size_t)1 << 30);
     size_t wl = 0;
     char *w = kc_genpod_watch((unsigned)n, "MODIFIED", &wl);
     kc__buf_append(&ws, w, wl);

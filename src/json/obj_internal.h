@@ -42,6 +42,10 @@ static inline bool kc__shard_keep(const struct kc_shard_selector *sel, const kc_
     return kc_shard_selector_match_hash(sel, kc_shard_hash(k.p, k.n));
 }
 
+/* watch_prefilter.c: true when the watch line's first bytes show an ADDED/MODIFIED/DELETED event
+ * whose shard key hashes outside sel (drop it undecoded); false = decode it normally. */
+bool kc__watch_prefilter_drop(const char *line, size_t n, const struct kc_shard_selector *sel);
+
 /* Copy an sj error into err (offset shifted by base when known). Returns the code. */
 int kc__sj_err_to(const kc__sj_err *e, int64_t base, kc_error *err);
 

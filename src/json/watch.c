@@ -217,6 +217,8 @@ static int line(kc_watch_decoder *dec, const char *p, size_t n, size_t readable,
             err->offset = off;
         return KC_ETOOLARGE;
     }
+    if (dec->shard && kc__watch_prefilter_drop(p, n, dec->shard))
+        return 0; /* out of range, told by its first bytes: never indexed (watch_prefilter.c) */
     if (compact < 0)
         compact = kc__sj_find_ws(p, n) == n;
     struct line_state ls = {dec, cb, ud, false};

@@ -58,6 +58,18 @@ KC_API int(kc_client_new)(const kc_config *cfg, const kc_client_opts *opts, size
 /* Free the client. No call may be in flight. Accepts NULL. */
 KC_API void kc_client_free(kc_client *client);
 
+/* Transport counters of a client (monotonic since kc_client_new). */
+typedef struct kc_client_stats {
+    uint64_t bytes_received; /* response body bytes received, every call (lists, watches, …) */
+    uint64_t connections;    /* TCP/TLS connections opened */
+} kc_client_stats;
+
+/* Counters into *ret (at most ret_size bytes; docs/abi.md). client NULL: zeroed; ret NULL:
+ * nothing. Thread-safe. The macro passes sizeof(kc_client_stats). */
+KC_API void(kc_client_get_stats)(kc_client *client, kc_client_stats *ret, size_t ret_size);
+#define kc_client_get_stats(client, ret)                                                           \
+    (kc_client_get_stats)((client), (ret), sizeof(kc_client_stats))
+
 /* Default namespace of the client's configuration. Borrowed: valid until the client is freed. */
 KC_API const char *kc_client_namespace(const kc_client *client);
 

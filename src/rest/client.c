@@ -77,6 +77,16 @@ fail:
     return rc;
 }
 
+void(kc_client_get_stats)(kc_client *c, kc_client_stats *ret, size_t ret_size)
+{
+    kc_client_stats st = {0};
+    if (c) {
+        st.bytes_received = kc__http_bytes_received(c->http);
+        st.connections = kc__http_connections(c->http);
+    }
+    kc__result_copy(ret, ret_size, &st, sizeof st);
+}
+
 void kc_client_free(kc_client *c)
 {
     if (!c)

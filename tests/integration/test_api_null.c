@@ -99,6 +99,10 @@ static void c_client(void)
     INVAL_ERR(kc_client_new(NULL, NULL, NULL, &e));
     kc_client_free(NULL);
     assert_null(kc_client_namespace(NULL));
+    kc_client_stats cst = {.bytes_received = 7};
+    kc_client_get_stats(NULL, &cst);
+    assert_int_equal(cst.bytes_received, 0);
+    kc_client_get_stats(NULL, NULL);
     INVAL_ERR(kc_cancel_new(NULL, &e));
     kc_cancel *c = NULL;
     assert_int_equal(kc_cancel_new(&c, NULL), 0);
@@ -418,7 +422,7 @@ static const group GROUPS[] = {
               "kc_event_recorder_record_obj kc_event_recorder_flush kc_event_recorder_get_stats "
               "kc_event_recorder_metrics_text kc_event_recorder_metrics_render "
               "kc_event_recorder_record_action"},
-    {c_client, "kc_client_new kc_client_free kc_client_namespace kc_cancel_new kc_cancel_fire "
+    {c_client, "kc_client_new kc_client_free kc_client_namespace kc_client_get_stats kc_cancel_new kc_cancel_fire "
                "kc_cancel_fired kc_cancel_free kc_client_get kc_client_get_table kc_client_list "
                "kc_client_list_all "
                "kc_client_watch kc_client_create kc_client_update kc_client_update_status "

@@ -37,7 +37,15 @@ static void test_client_verbs_create_and_get(void **state)
     assert_string_equal(kc_obj_name(o), "cg1");
     assert_true(kc_obj_rv_int(o) > 0);
     kc_obj *g = NULL;
+    kc_client_stats before, after;
+    kc_client_get_stats(cli, &before);
     assert_int_equal(kc_client_get(cli, &CM, "default", "cg1", &g, NULL), 0);
+    kc_client_get_stats(cli, &after);
+    /* the response body of the GET, counted by the transport */
+    size_t json_len = 0;
+    kc_obj_json(g, &json_len);
+    assert_true(after.bytes_received >= before.bytes_received + json_len / 2);
+    assert_true(after.connections >= 1);
     assert_string_equal(kc_obj_uid(g), kc_obj_uid(o));
     assert_string_equal(kc_obj_kind(g), "ConfigMap");
     kc_obj_unref(g);

@@ -9,6 +9,7 @@
 #include "kcache/log.h"
 #include "kcache/obj.h"
 #include "kcache/rv.h"
+#include "kcache/fence.h"
 #include "kcache/decode.h"
 #include "kcache/selector.h"
 #include "kcache/shard.h"
@@ -37,6 +38,9 @@
 #endif
 #if __has_include("kcache/workqueue.h")
 #include "kcache/workqueue.h"
+#endif
+#if __has_include("kcache/leader.h")
+#include "kcache/leader.h"
 #endif
 #if __has_include("kcache/controller.h")
 #include "kcache/controller.h"

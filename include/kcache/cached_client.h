@@ -44,6 +44,7 @@
 #define KCACHE_CACHED_CLIENT_H
 
 #include "cache.h"
+#include "fence.h"
 
 KC_BEGIN_DECLS
 
@@ -71,6 +72,11 @@ typedef struct kc_cached_client_opts {
      * every mode (no cached read can see them, so there is nothing to wait for or remember). */
     const char *ns;
     const char *field_manager; /* default fieldManager for apply; NULL → "kcache" */
+    /* Self-fence (kcache/fence.h; borrowed: must outlive the client, or be detached first with
+     * kc_cached_client_set_fence): once it has passed, every write — create, update,
+     * update_status, patch, apply, delete, dry runs included — returns KC_EFENCED without being
+     * sent. Reads are not fenced. NULL = writes are never fenced. */
+    const kc_fence *fence;
 } kc_cached_client_opts;
 
 /* Per-call options. Zero-initialised (or NULL) means the client's defaults. */
@@ -104,6 +110,11 @@ KC_API int(kc_cached_client_new)(kc_client *client, kc_cache *cache,
 
 /* Free. No call may be in flight (stop the cache first to wake waiters). Accepts NULL. */
 KC_API void kc_cached_client_free(kc_cached_client *cc);
+
+/* Attach (fence non-NULL), replace or detach (NULL) the self-fence of every later write (see
+ * kc_cached_client_opts.fence; borrowed). A write already past its check is not recalled.
+ * Returns 0, KC_EINVAL (cc NULL). Thread-safe. */
+KC_API int kc_cached_client_set_fence(kc_cached_client *cc, const kc_fence *fence);
 
 /* Counters, copied into *ret. Thread-safe. */
 KC_API void(kc_cached_client_get_stats)(kc_cached_client *cc, kc_cached_client_stats *ret,
@@ -167,6 +178,7 @@ KC_API int(kc_cached_client_list_by_index)(kc_cached_client *cc, const kc_gvr *g
  * (may be NULL) gets the object the server returned — a new reference, caller unrefs.
  * If the write succeeded but the wait did not finish, the call returns KC_ENOT_CAUGHT_UP (timeout)
  * or KC_ESTOPPED (cache stopped) and STILL sets *ret_obj: the write is never reported as failed.
+ * KC_EFENCED: the attached fence (kc_cached_client_opts.fence) has passed; nothing was sent.
  * Any other error is the write's own failure (out-parameters untouched). Dry runs (dry_run in
  * wo/po/dopts) persist nothing and never wait. Thread-safe.
  */

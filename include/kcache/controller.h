@@ -28,6 +28,7 @@
 #define KCACHE_CONTROLLER_H
 
 #include "cached_client.h"
+#include "leader.h"
 #include "workqueue.h"
 
 KC_BEGIN_DECLS
@@ -153,6 +154,14 @@ typedef struct kc_controller_opts {
      * from kc_controller_start on, so /readyz answers 503 while starting; NULL = none. */
     const char *health_listen;
     bool start_inactive; /* begin gated off (kc_controller_set_active) */
+    /* Leader-only (spec C10, L10, L12a): borrowed, must outlive the controller. The controller
+     * starts gated off, the elector opens the gate while it leads and closes it at once on loss
+     * (kc_controller_set_active); its fence is attached to the controller's cached client (every
+     * write refused with KC_EFENCED once it passed) and checked before each reconcile — a key
+     * taken while fenced is put back and the gate closed. Caches still sync while not leading
+     * (warm failover), and /readyz reports the sync, not leadership. The elector's L11 metrics are
+     * added to /metrics when health_listen is set. NULL = not gated on leadership. */
+    kc_leader_elector *leader_elector;
 } kc_controller_opts;
 
 /*
@@ -241,6 +250,7 @@ typedef struct kc_controller_stats {
     uint64_t filtered;      /* events a predicate dropped */
     unsigned running;       /* reconciles in progress now */
     bool started;           /* start succeeded (workers running) */
+    uint64_t fenced;        /* keys put back because the leader fence had passed (also put_back) */
 } kc_controller_stats;
 
 /* Counters, written into *ret (at most ret_size bytes; docs/abi.md). ctrl NULL: zeroed. ret NULL:

@@ -45,7 +45,8 @@ KC_BEGIN_DECLS
     X(RV_TOO_LARGE, -27, "resource version too large (server behind or reset)")                    \
     X(NOT_COMPARABLE, -28, "resource versions not comparable")                                     \
     X(HTTP, -29, "unexpected HTTP status")                                                         \
-    X(BUSY, -30, "busy or already running")
+    X(BUSY, -30, "busy or already running")                                                        \
+    X(FENCED, -31, "fenced: the local lease deadline passed")
 
 enum kc_errno {
 #define KC__ERR_ENUM(name, val, msg) KC_E##name = (val),

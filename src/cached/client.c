@@ -125,6 +125,7 @@ int(kc_cached_client_new)(kc_client *client, kc_cache *cache, const kc_cached_cl
     if (pthread_mutex_init(&cc->lock, NULL) != 0)
         goto nomem;
     kc__ryw_init(&cc->ryw);
+    atomic_init(&cc->fence, o.fence);
     *ret = cc;
     return 0;
 
@@ -326,4 +327,12 @@ int kc__cc_wait(kc_cached_client *cc, kc_store *s, const kc_store_cond *c, uint6
     if (rc == KC_ESTOPPED)
         return kc_error_set(err, KC_ESTOPPED, "cache stopped while waiting for %s", cond_what(c));
     return kc_error_set(err, rc, "cached client: wait failed: %s", kc_strerror(rc));
+}
+
+int kc_cached_client_set_fence(kc_cached_client *cc, const kc_fence *fence)
+{
+    if (!cc)
+        return KC_EINVAL;
+    atomic_store_explicit(&cc->fence, fence, memory_order_release);
+    return 0;
 }

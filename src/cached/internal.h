@@ -17,6 +17,7 @@
 
 #include "core/internal.h"
 #include "kcache/cached_client.h"
+#include "kcache/fence.h"
 #include "kcache/store.h"
 
 #include <stdatomic.h>
@@ -145,6 +146,7 @@ struct kc_cached_client {
     _Atomic size_t last_type; /* index of the last type_find hit: a hint, any value is safe */
 
     _Atomic uint64_t n_waits, n_waits_immediate, n_wait_timeouts, n_informers_started;
+    const kc_fence *_Atomic fence; /* borrowed; NULL = writes are not fenced */
 };
 
 /* Inline equality of two short strings (version, group, namespace: a few bytes each). */

@@ -48,6 +48,10 @@ static int prepare(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
                    const kc_cached_call_opts *call, bool dry_run, wstate *w, kc_error *err)
 {
     memset(w, 0, sizeof(*w));
+    /* A stale leader does not write (spec L12a): checked before anything is sent. */
+    const kc_fence *fence = atomic_load_explicit(&cc->fence, memory_order_acquire);
+    if (fence && kc_fence_check(fence, err) < 0)
+        return KC_EFENCED;
     w->deadline = kc__cc_deadline(cc, call);
     int rc = kc__cc_type_key(gvr, w->type, sizeof(w->type), err);
     if (rc < 0)

@@ -12,6 +12,7 @@
  * effect for the next key at once, without polling.
  */
 #include "controller/controller_internal.h"
+#include "controller/leader_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +35,8 @@ static int opts_check(const kc_controller_opts *o, kc_error *err)
 
 static void ctrl_destroy(kc_controller *c)
 {
-    kc_health_free(c->health); /* before the cache it reads */
+    kc__leader_elector_remove_gate(c->elector, c); /* no call from the elector after this */
+    kc_health_free(c->health);                     /* before the cache it reads */
     for (size_t i = 0; i < c->n_sources; i++)
         kc__ctrl_source_free(c->sources[i]);
     free(c->sources);
@@ -80,7 +82,13 @@ static int ctrl_build(kc_controller *c, const kc_controller_opts *o, kc_error *e
             return rc;
         c->own_cache = true;
     }
-    rc = kc_cached_client_new(c->client, c->cache, o->client, &c->cc, err);
+    kc_cached_client_opts cco;
+    memset(&cco, 0, sizeof cco);
+    if (o->client)
+        cco = *o->client; /* a full-size copy (kc_controller_new) */
+    if (c->fence && !cco.fence)
+        cco.fence = c->fence;
+    rc = kc_cached_client_new(c->client, c->cache, &cco, &c->cc, err);
     if (rc < 0)
         return rc;
     kc__ctrl_source *p = kc__ctrl_source_new(c, KC__CTRL_PRIMARY, o->primary, err);
@@ -134,7 +142,9 @@ int(kc_controller_new)(kc_client *client, const kc_controller_opts *opts, size_t
     c->sync_timeout_ms = opts->sync_timeout_ms ? opts->sync_timeout_ms : 120000;
     c->stop_timeout_ms = opts->stop_timeout_ms > 0 ? opts->stop_timeout_ms : 30000;
     c->primary_cluster_scoped = opts->primary->cluster_scoped;
-    c->active = !opts->start_inactive;
+    c->active = !opts->start_inactive && !opts->leader_elector;
+    c->elector = opts->leader_elector;
+    c->fence = kc_leader_elector_fence(opts->leader_elector);
     c->name = kc__strdup(opts->name && *opts->name ? opts->name : opts->primary->gvr.resource);
     c->health_listen = opts->health_listen ? kc__strdup(opts->health_listen) : NULL;
     if (!c->name || (opts->health_listen && !c->health_listen)) {
@@ -142,6 +152,13 @@ int(kc_controller_new)(kc_client *client, const kc_controller_opts *opts, size_t
         return kc_error_set(err, KC_ENOMEM, "controller: out of memory");
     }
     rc = ctrl_build(c, opts, err);
+    if (rc == 0 && c->elector && kc__leader_elector_add_gate(c->elector, c) < 0) {
+        c->elector = NULL;
+        rc = kc_error_set(err, KC_ETOOLARGE,
+                          "controller %s: the elector gates too many "
+                          "controllers",
+                          c->name);
+    }
     if (rc < 0) {
         ctrl_destroy(c);
         return rc;
@@ -240,6 +257,7 @@ static void stats_fill(kc_controller *ctrl, kc_controller_stats *ret)
     ret->put_back = atomic_load(&ctrl->n_put_back);
     ret->enqueued = atomic_load(&ctrl->n_enqueued);
     ret->filtered = atomic_load(&ctrl->n_filtered);
+    ret->fenced = atomic_load(&ctrl->n_fenced);
     pthread_mutex_lock(&ctrl->mu);
     ret->running = ctrl->running;
     ret->started = ctrl->state == KC__CTRL_RUNNING;

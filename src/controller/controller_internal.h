@@ -84,7 +84,9 @@ struct kc_controller {
     int stop_rc;
 
     atomic_uint_fast64_t n_reconciles, n_done, n_requeue_after, n_errors, n_terminal, n_unknown,
-        n_put_back, n_enqueued, n_filtered;
+        n_put_back, n_enqueued, n_filtered, n_fenced;
+    kc_leader_elector *elector; /* borrowed; NULL = not leader-only */
+    const kc_fence *fence;      /* the elector's; checked before each reconcile */
 };
 
 /* sources.c */

@@ -88,6 +88,11 @@ static bool admit(kc_controller *c, const char *key)
         kc_workqueue_done(c->q, key);
         return false;
     }
+    bool fenced = c->active && c->fence && !kc_fence_valid(c->fence);
+    if (fenced) { /* L12a: a stale leader reconciles nothing; the elector reopens the gate */
+        c->active = false;
+        atomic_fetch_add(&c->n_fenced, 1);
+    }
     if (!c->active) {
         pthread_mutex_unlock(&c->mu);
         atomic_fetch_add(&c->n_put_back, 1);
@@ -158,6 +163,8 @@ static int start_sources(kc_controller *c, kc_error *err)
         /* the queue's metrics (M1) after the cache's on /metrics; the endpoint is freed before
          * the queue (controller.c) */
         rc = kc_health_add_metrics_source(h, kc_workqueue_metrics_render, c->q);
+        if (rc == 0 && c->elector) /* L11 */
+            rc = kc_health_add_metrics_source(h, kc_leader_elector_metrics_render, c->elector);
         if (rc < 0) {
             kc_health_free(h);
             return kc_error_set(err, rc, "controller %s: cannot serve the queue's metrics",

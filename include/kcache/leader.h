@@ -17,7 +17,7 @@
  * least LD − RD − RP.
  *
  * L10 differs from the spec's SHOULD: on loss the library stops guarded work at once (fence,
- * gates, callback) but does not kill the process unless asked (exit_on_loss). A caller that keeps
+ * gates, callback) but does not end the process unless asked (exit_on_loss). A caller that keeps
  * the process must make sure every worker honours the fence (the cached client and the
  * controller do).
  *
@@ -31,6 +31,8 @@
 
 #include "client.h"
 #include "fence.h"
+
+#include <unistd.h>
 
 KC_BEGIN_DECLS
 
@@ -60,9 +62,11 @@ typedef struct kc_leader_elector_opts {
      * stopped by then: the fence and the gates close first. */
     bool release_on_stop;
     /* L10 opt-in: on loss of leadership (not on stop), after on_stopped_leading, log at error
-     * level, flush stdio and _exit(exit_code) (exit_code 0 → 1). Off by default: the library
-     * never ends the process unasked. */
-    bool exit_on_loss;
+     * level, flush stdio and call exit_on_loss(exit_code) (exit_code 0 → 1). Set it to
+     * kc_leader_exit_process (below: _exit) or your own function. NULL (the default): the process
+     * lives on — the library never ends the process unasked (and never links _exit itself). A
+     * function that returns ends the run as if it were NULL. */
+    void (*exit_on_loss)(int code);
     int exit_code;
     /* L2: coordinated leader election (KEP-4355): never acquire, renew only while holder. */
     bool coordinated;
@@ -113,6 +117,13 @@ KC_API kc_fence *kc_leader_elector_fence(kc_leader_elector *el);
  * the elector. New malloc'd string (caller frees), NULL on NULL or out of memory. Thread-safe.
  */
 KC_API char *kc_leader_elector_metrics_render(void *ud);
+
+/* For kc_leader_elector_opts.exit_on_loss: _exit(code), no atexit handlers (L10: a stale leader
+ * must not run more code). Inline, so the call lives in the program that asks for it. */
+static inline void kc_leader_exit_process(int code)
+{
+    _exit(code);
+}
 
 KC_END_DECLS
 

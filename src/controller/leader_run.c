@@ -8,7 +8,7 @@
  *             every RP; the fence passing, or an attempt that finds another holder, is a loss;
  *   end:      on loss or stop while leading: fence closed and gates off first (L10: guarded work
  *             stops at once), then the release on stop when asked (L9), then on_stopped_leading —
- *             once per run, led or not (L8) — then, on loss with exit_on_loss, _exit.
+ *             once per run, led or not (L8) — then, on loss, exit_on_loss when set.
  *
  * The fence is a clock deadline: when this thread is stuck in a request or paused, writes behind
  * the fence still stop at t_send + RD; the callbacks follow when the thread notices. Waits are on
@@ -152,7 +152,7 @@ void *kc__leader_run(void *arg)
         KC__LOG_ERR("leader", "lease %s/%s: leadership lost: exiting (exit_on_loss)", el->ns,
                     el->name);
         fflush(NULL);
-        _exit(el->o.exit_code ? el->o.exit_code : 1);
+        el->o.exit_on_loss(el->o.exit_code ? el->o.exit_code : 1);
     }
     pthread_mutex_lock(&el->mu);
     el->state = KC__LE_ENDED;

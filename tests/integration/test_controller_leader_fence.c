@@ -11,6 +11,7 @@
 #include "test_leader_fixture.h"
 
 #include <curl/curl.h>
+#include <stdatomic.h>
 
 static long http_status(const char *base, const char *path)
 {
@@ -177,9 +178,18 @@ static void test_leader_only_controller(void **state)
     cfx_down(&x);
 }
 
+static _Atomic int exit_calls, exit_code_seen;
+
+static void rec_exit(int code)
+{
+    atomic_fetch_add(&exit_calls, 1);
+    atomic_store(&exit_code_seen, code);
+}
+
 /* L5, L12a, P4: a leader paused past RD is fenced before a rival can start (the rival waits LD
  * after its last observed change); when the pause ends the old leader's attempt finds the rival
- * and the run ends with stopped — its fence was already closed. */
+ * and the run ends with stopped — its fence was already closed. L10: exit_on_loss is called once,
+ * after stopped, with the default code 1 (here a recorder that returns, ending the run). */
 static void test_paused_leader_replaced(void **state)
 {
     (void)state;
@@ -189,6 +199,7 @@ static void test_paused_leader_replaced(void **state)
     lrec_init(&ra);
     lrec_init(&rb);
     kc_leader_elector_opts oa = lfx_opts("pause", "a", &ra), ob = lfx_opts("pause", "b", &rb);
+    oa.exit_on_loss = rec_exit;
     kc_leader_elector *a = lfx_new(&f, &oa), *b = lfx_new(&f, &ob);
     lfx_start(a);
     assert_true(LREC_WAIT(&ra, started, 1, 5000));
@@ -203,12 +214,15 @@ static void test_paused_leader_replaced(void **state)
     assert_false(kc_leader_elector_is_leader(a));
     kc__leader_elector_test_pause(a, false);
     assert_true(LREC_WAIT(&ra, stopped, 1, 5000));
+    assert_true(LFX_WAIT(atomic_load(&exit_calls) == 1, 5000));
+    assert_int_equal(atomic_load(&exit_code_seen), 1);
     assert_int_equal(kc_fence_valid_until(kc_leader_elector_fence(a)), 0);
     char *h = lfx_lease_str(&f, "pause", "/spec/holderIdentity");
     assert_string_equal(h, "b");
     free(h);
     kc_leader_elector_free(a);
     kc_leader_elector_free(b);
+    assert_int_equal(atomic_load(&exit_calls), 1); /* not on stop */
     lrec_destroy(&ra), lrec_destroy(&rb);
     ifx_down(&f);
 }

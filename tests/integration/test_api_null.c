@@ -56,6 +56,7 @@ static void c_cached(void)
 {
     INVAL_ERR(kc_cached_client_new(NULL, NULL, NULL, NULL, &e));
     kc_cached_client_free(NULL);
+    INVAL(kc_cached_client_set_fence(NULL, NULL));
     kc_cached_client_stats st;
     memset(&st, 0xff, sizeof(st));
     kc_cached_client_get_stats(NULL, &st);
@@ -382,6 +383,30 @@ static void c_workqueue(void)
     kc_workqueue_free(NULL);
 }
 
+static void c_leader(void)
+{
+    INVAL_ERR(kc_leader_elector_new(NULL, NULL, NULL, &e));
+    INVAL_ERR(kc_leader_elector_start(NULL, &e));
+    INVAL(kc_leader_elector_stop(NULL));
+    kc_leader_elector_free(NULL);
+    assert_false(kc_leader_elector_is_leader(NULL));
+    INVAL(kc_leader_elector_leader(NULL, NULL));
+    assert_null(kc_leader_elector_identity(NULL));
+    assert_null(kc_leader_elector_fence(NULL));
+    assert_null(kc_leader_elector_metrics_render(NULL));
+}
+
+static void c_fence(void)
+{
+    INVAL_ERR(kc_fence_new(NULL, &e));
+    kc_fence_free(NULL);
+    assert_true(kc_fence_now_ns() > 0);
+    kc_fence_set_valid_until(NULL, 1);
+    assert_int_equal(kc_fence_valid_until(NULL), 0);
+    assert_false(kc_fence_valid(NULL));
+    INVAL_ERR(kc_fence_check(NULL, &e));
+}
+
 static void c_controller(void)
 {
     INVAL_ERR(kc_controller_new(NULL, NULL, NULL, &e));
@@ -414,6 +439,7 @@ static const group GROUPS[] = {
               "kc_cache_informer_at kc_cache_informer_required kc_cache_stop kc_cache_free"},
     {c_cached,
      "kc_cached_client_new kc_cached_client_free kc_cached_client_get_stats "
+     "kc_cached_client_set_fence "
      "kc_cached_client_get kc_cached_client_list kc_cached_client_list_by_index kc_obj_array_free "
      "kc_cached_client_create kc_cached_client_update kc_cached_client_update_status "
      "kc_cached_client_patch "
@@ -485,6 +511,12 @@ static const group GROUPS[] = {
      "kc_controller_start kc_controller_set_active kc_controller_active kc_controller_get_stats "
      "kc_controller_cache kc_controller_client kc_controller_queue kc_controller_health_url "
      "kc_controller_stop kc_controller_free"},
+    {c_leader,
+     "kc_leader_elector_new kc_leader_elector_start kc_leader_elector_stop "
+     "kc_leader_elector_free kc_leader_elector_is_leader kc_leader_elector_leader "
+     "kc_leader_elector_identity kc_leader_elector_fence kc_leader_elector_metrics_render"},
+    {c_fence, "kc_fence_new kc_fence_free kc_fence_now_ns kc_fence_set_valid_until "
+              "kc_fence_valid_until kc_fence_valid kc_fence_check"},
 };
 
 static bool listed(const char *name)

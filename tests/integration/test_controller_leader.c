@@ -100,7 +100,7 @@ static void test_takeover_after_stop(void **state)
     lfx_start(b);
     assert_true(LREC_WAIT(&rb, news, 1, 5000));
     assert_string_equal(rb.ev[0], "new:a");
-    assert_int_equal(rb.started, 0);
+    assert_int_equal(LREC_GET(&rb, started), 0);
     uint64_t t_stop = kc__now_ns();
     kc_leader_elector_stop(a); /* no release: b must wait for the lease to expire */
     assert_true(LREC_WAIT(&rb, started, 1, 5000));

@@ -147,7 +147,8 @@ static void test_leader_only_controller(void **state)
     kc__leader_elector_test_pause(el, true); /* the renew thread stops, as under SIGSTOP */
     kc_fence *fence = kc_leader_elector_fence(el);
     assert_true(LFX_WAIT(!kc_fence_valid(fence), 5000)); /* at most RD after the last send */
-    assert_int_equal(lr.stopped, 0); /* the thread has not noticed: the fence acts anyway */
+    assert_int_equal(LREC_GET(&lr, stopped),
+                     0); /* the thread has not noticed: the fence acts anyway */
     assert_int_equal(cc_create(kc_controller_client(x.c), "late", NULL), KC_EFENCED);
     assert_false(cm_exists(&x.f, "late"));
     kc_controller_enqueue(x.c, "default", "k2");

@@ -122,6 +122,34 @@ static int by_start(const void *a, const void *b)
     return x->start < y->start ? -1 : x->start > y->start;
 }
 
+/* One process runs its elector's runs one after another: a run ends (fence closed) before the
+ * next starts, so the t_signal + RD stretch of a run never goes past the next run's start of the
+ * same process. (Sorted by start.) */
+static void cap_same_process(iv *ivs, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++)
+            if (ivs[j].pid == ivs[i].pid) {
+                if (ivs[i].end > ivs[j].start)
+                    ivs[i].end = ivs[j].start;
+                break;
+            }
+}
+
+/* Pairs of intersecting intervals (sorted by start), each printed. */
+static size_t count_overlaps(const iv *ivs, size_t n)
+{
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n && ivs[j].start < ivs[i].end; j++) {
+            fprintf(stderr, "overlap: pid %ld [%llu, %llu) and pid %ld [%llu, %llu)\n", ivs[i].pid,
+                    (unsigned long long)ivs[i].start, (unsigned long long)ivs[i].end, ivs[j].pid,
+                    (unsigned long long)ivs[j].start, (unsigned long long)ivs[j].end);
+            bad++;
+        }
+    return bad;
+}
+
 static void test_no_two_leaders(void **state)
 {
     (void)state;
@@ -147,15 +175,10 @@ static void test_no_two_leaders(void **state)
     size_t n = read_intervals(ivs);
     qsort(ivs, n, sizeof(*ivs), by_start);
     assert_true(n >= 3); /* leadership moved around */
+    cap_same_process(ivs, n);
+    assert_int_equal(count_overlaps(ivs, n), 0);
     uint64_t covered = 0, reach = t0;
     for (size_t i = 0; i < n; i++) {
-        if (i + 1 < n && ivs[i].end > ivs[i + 1].start) {
-            fprintf(stderr, "overlap: pid %ld [%llu, %llu) and pid %ld [%llu, %llu)\n", ivs[i].pid,
-                    (unsigned long long)ivs[i].start, (unsigned long long)ivs[i].end,
-                    ivs[i + 1].pid, (unsigned long long)ivs[i + 1].start,
-                    (unsigned long long)ivs[i + 1].end);
-            fail();
-        }
         uint64_t s = ivs[i].start > reach ? ivs[i].start : reach;
         uint64_t e = ivs[i].end < t1 ? ivs[i].end : t1;
         if (e > s)

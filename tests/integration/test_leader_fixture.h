@@ -85,6 +85,24 @@ static void lrec_new(void *ud, kc_leader_elector *el, const char *id)
     lrec_push(r, "new:", id);
 }
 
+/* How many times r's elector started leading (read under the lock). */
+static inline unsigned lrec_started_count(lrec *r)
+{
+    pthread_mutex_lock(&r->mu);
+    unsigned n = r->started;
+    pthread_mutex_unlock(&r->mu);
+    return n;
+}
+
+/* A field of r read under its lock. */
+#define LREC_GET(r, field)                                                                         \
+    ({                                                                                             \
+        pthread_mutex_lock(&(r)->mu);                                                              \
+        unsigned lrec_v_ = (r)->field;                                                             \
+        pthread_mutex_unlock(&(r)->mu);                                                            \
+        lrec_v_;                                                                                   \
+    })
+
 /* Wait until *field >= n (a field of r read under r->mu). */
 #define LREC_WAIT(r, field, n, timeout_ms)                                                         \
     ({                                                                                             \

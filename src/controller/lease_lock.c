@@ -304,3 +304,12 @@ const char *kc__lease_lock_identity(const kc__lease_lock *l)
 {
     return l ? l->identity : NULL;
 }
+
+int kc__lease_lock_observe(kc__lease_lock *l, kc_obj *obj, kc_error *err)
+{
+    if (!l || !obj)
+        return KC_EINVAL;
+    if (kc__lease_lock_is_holder(l))
+        return 0; /* our own writes are newer than any watch event */
+    return observe(l, kc_obj_ref(obj), err);
+}

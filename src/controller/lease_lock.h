@@ -102,4 +102,13 @@ int kc__lease_lock_set_annotation(kc__lease_lock *l, const char *key, const char
  * absent or nothing observed yet. */
 int kc__lease_lock_annotation(const kc__lease_lock *l, const char *key, char **ret);
 
+/*
+ * Take obj (borrowed; a reference is kept) as the lock's latest observation of the Lease, as if a
+ * Get had returned it (L3 step 3: a changed record moves observed_time to now). For a watcher of
+ * many Leases (the shard coordinator watches all of them through one informer) so that a later
+ * try on a Lease it never Got judges expiry from when the watch first saw the record, not from
+ * that try. Ignored (0) while we hold the Lease. Errors: KC_EINVAL (NULL), KC_ENOMEM, KC_EPARSE.
+ */
+int kc__lease_lock_observe(kc__lease_lock *l, kc_obj *obj, kc_error *err);
+
 #endif

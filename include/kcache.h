@@ -42,6 +42,9 @@
 #if __has_include("kcache/leader.h")
 #include "kcache/leader.h"
 #endif
+#if __has_include("kcache/coordinator.h")
+#include "kcache/coordinator.h"
+#endif
 #if __has_include("kcache/controller.h")
 #include "kcache/controller.h"
 #endif

@@ -29,6 +29,7 @@
 
 #include "cached_client.h"
 #include "leader.h"
+#include "coordinator.h"
 #include "workqueue.h"
 
 KC_BEGIN_DECLS
@@ -162,6 +163,14 @@ typedef struct kc_controller_opts {
      * (warm failover), and /readyz reports the sync, not leadership. The elector's L11 metrics are
      * added to /metrics when health_listen is set. NULL = not gated on leadership. */
     kc_leader_elector *leader_elector;
+    /* Run sharded (docs/scale-out.md): reconcile only keys whose range (FNV-1a of the primary
+     * object's uid; for an owned object, of its controller ownerReference's uid, A15) this
+     * coordinator holds — not draining, before its fence (A11). Other keys are dropped, not
+     * requeued (kc_controller_stats.shard_dropped); a gained range re-enqueues the cache's keys
+     * in it; a draining range waits for its reconciles in flight. Borrowed: must outlive the
+     * controller; start it before or after the controller. NULL = not sharded. The informers
+     * stay unsharded (every replica caches every object). */
+    kc_shard_coordinator *coordinator;
 } kc_controller_opts;
 
 /*
@@ -251,6 +260,7 @@ typedef struct kc_controller_stats {
     unsigned running;       /* reconciles in progress now */
     bool started;           /* start succeeded (workers running) */
     uint64_t fenced;        /* keys put back because the leader fence had passed (also put_back) */
+    uint64_t shard_dropped; /* keys not reconciled: their range not held here (sharded only) */
 } kc_controller_stats;
 
 /* Counters, written into *ret (at most ret_size bytes; docs/abi.md). ctrl NULL: zeroed. ret NULL:

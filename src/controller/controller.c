@@ -36,7 +36,9 @@ static int opts_check(const kc_controller_opts *o, kc_error *err)
 static void ctrl_destroy(kc_controller *c)
 {
     kc__leader_elector_remove_gate(c->elector, c); /* no call from the elector after this */
-    kc_health_free(c->health);                     /* before the cache it reads */
+    kc__ctrl_shard_detach(c);
+    kc__ctrl_keymap_free(c->keymap);
+    kc_health_free(c->health); /* before the cache it reads */
     for (size_t i = 0; i < c->n_sources; i++)
         kc__ctrl_source_free(c->sources[i]);
     free(c->sources);
@@ -145,6 +147,11 @@ int(kc_controller_new)(kc_client *client, const kc_controller_opts *opts, size_t
     c->active = !opts->start_inactive && !opts->leader_elector;
     c->elector = opts->leader_elector;
     c->fence = kc_leader_elector_fence(opts->leader_elector);
+    c->coord = opts->coordinator;
+    if (c->coord && !(c->keymap = kc__ctrl_keymap_new())) {
+        ctrl_destroy(c);
+        return kc_error_set(err, KC_ENOMEM, "controller: out of memory");
+    }
     c->name = kc__strdup(opts->name && *opts->name ? opts->name : opts->primary->gvr.resource);
     c->health_listen = opts->health_listen ? kc__strdup(opts->health_listen) : NULL;
     if (!c->name || (opts->health_listen && !c->health_listen)) {
@@ -258,6 +265,7 @@ static void stats_fill(kc_controller *ctrl, kc_controller_stats *ret)
     ret->enqueued = atomic_load(&ctrl->n_enqueued);
     ret->filtered = atomic_load(&ctrl->n_filtered);
     ret->fenced = atomic_load(&ctrl->n_fenced);
+    ret->shard_dropped = atomic_load(&ctrl->n_shard_dropped);
     pthread_mutex_lock(&ctrl->mu);
     ret->running = ctrl->running;
     ret->started = ctrl->state == KC__CTRL_RUNNING;

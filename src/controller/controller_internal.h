@@ -6,6 +6,9 @@
  *   controller.c  struct, new/free, options, getters, stats, enqueue, the gate
  *   sources.c     watched types: handlers, predicates, owner mapping (spec C7, C8)
  *   run.c         start (readiness gate, C9), worker loop and result handling (C3, C4), stop
+ *   shard_ctrl.c  running sharded under a kc_shard_coordinator (A11, A12, A15): key → range,
+ *                 admission through the coordinator's gate, re-enqueue on a gained range
+ *   shard_keys.c  the key → shard hash map of a sharded controller
  *
  * Locking: one mutex (mu) guards the lifecycle state (state, active, running) and is never held
  * while calling out (queue, cache, informer, reconcile). Counters are atomics. Handlers run on
@@ -16,6 +19,7 @@
 
 #include "core/internal.h"
 #include "kcache/controller.h"
+#include "kcache/coordinator.h"
 #include "kcache/health.h"
 
 #include <pthread.h>
@@ -23,6 +27,8 @@
 
 /* Longest key: a namespace (63) + '/' + a name (253) + NUL, rounded up. */
 #define KC__CTRL_KEY_MAX 320
+
+typedef struct kc__ctrl_keymap kc__ctrl_keymap;
 
 typedef enum kc__ctrl_role {
     KC__CTRL_PRIMARY = 0,
@@ -83,6 +89,11 @@ struct kc_controller {
     unsigned running;
     int stop_rc;
 
+    kc_shard_coordinator *coord; /* borrowed; NULL = not sharded */
+    kc__ctrl_keymap *keymap;     /* sharded: key → hash of its uid (A15) */
+    bool coord_listening;
+
+    atomic_uint_fast64_t n_shard_dropped;
     atomic_uint_fast64_t n_reconciles, n_done, n_requeue_after, n_errors, n_terminal, n_unknown,
         n_put_back, n_enqueued, n_filtered, n_fenced;
     kc_leader_elector *elector; /* borrowed; NULL = not leader-only */
@@ -102,6 +113,25 @@ bool kc__ctrl_predicate_pass(const kc_predicate *pred, kc_controller_event ev, k
                              kc_obj *new_obj);
 /* Enqueue the controller owner of obj if it is of the primary type (spec C7). */
 void kc__ctrl_enqueue_owner(kc_controller *ctrl, kc_obj *obj);
+
+/* shard_keys.c */
+kc__ctrl_keymap *kc__ctrl_keymap_new(void);
+void kc__ctrl_keymap_free(kc__ctrl_keymap *m);
+void kc__ctrl_keymap_put(kc__ctrl_keymap *m, const char *key, uint64_t h);
+bool kc__ctrl_keymap_get(kc__ctrl_keymap *m, const char *key, uint64_t *ret);
+void kc__ctrl_keymap_del(kc__ctrl_keymap *m, const char *key);
+
+/* shard_ctrl.c (all no-ops when the controller is not sharded) */
+/* Enqueue ns/name, recording the hash of uid (the object's, or its controller owner's) for it. */
+void kc__ctrl_enqueue_sharded(kc_controller *ctrl, const char *ns, const char *name,
+                              const char *uid);
+/* Admit key (true: *ret_range set, its gate entered; call kc__ctrl_shard_leave after) or drop
+ * it (false: not held, draining, fenced or of unknown range; counted). */
+bool kc__ctrl_shard_admit(kc_controller *ctrl, const char *key, uint32_t *ret_range);
+void kc__ctrl_shard_leave(kc_controller *ctrl, const char *key, uint32_t range);
+/* Listen to the coordinator (start) / stop listening (stop, free). */
+int kc__ctrl_shard_attach(kc_controller *ctrl, kc_error *err);
+void kc__ctrl_shard_detach(kc_controller *ctrl);
 
 /* run.c */
 int kc__ctrl_start(kc_controller *ctrl, kc_error *err);

@@ -11,7 +11,8 @@
  *
  * Worker: get (blocking) → if stopping: done, next (stop takes no more keys; W8 would otherwise
  * hand out what is queued) → if the gate is closed: put the key back (add, then done: W6 queues it
- * again) and wait on the condition variable until the gate opens → reconcile → result → done.
+ * again) and wait on the condition variable until the gate opens → sharded: admit the key through
+ * the coordinator's gate or drop it (shard_ctrl.c) → reconcile → result → done.
  * Results (C3): DONE → forget; REQUEUE_AFTER → forget + add_after; ERROR → add_rate_limited (no
  * forget, so the backoff grows); TERMINAL → nothing (not requeued, not forgotten); any other
  * code → as ERROR, counted as unknown and logged.
@@ -121,8 +122,15 @@ static void *worker_main(void *arg)
             continue;
         if (!admit(c, key))
             continue;
-        run_one(c, key);
-        kc_workqueue_done(c->q, key);
+        uint32_t range = 0;
+        if (c->coord && !kc__ctrl_shard_admit(c, key, &range)) {
+            kc_workqueue_forget(c->q, key); /* dropped, not requeued: not ours (A11) */
+            kc_workqueue_done(c->q, key);
+        } else {
+            run_one(c, key);
+            kc__ctrl_shard_leave(c, key, range);
+            kc_workqueue_done(c->q, key);
+        }
         pthread_mutex_lock(&c->mu);
         c->running--;
         pthread_cond_broadcast(&c->cv);
@@ -197,6 +205,8 @@ int kc__ctrl_start(kc_controller *c, kc_error *err)
     if (rc < 0)
         return rc;
     rc = start_sources(c, err);
+    if (rc == 0) /* after the sources: the gained callback reads their stores */
+        rc = kc__ctrl_shard_attach(c, err);
     if (rc == 0) {
         rc = kc_cache_wait_synced(c->cache, c->sync_timeout_ms, err);
         if (rc < 0)
@@ -257,6 +267,7 @@ int kc__ctrl_stop(kc_controller *c)
                      c->name, (long long)c->stop_timeout_ms);
     for (size_t i = 0; i < c->n_sources; i++)
         kc__ctrl_source_stop(c->sources[i]);
+    kc__ctrl_shard_detach(c);
     if (c->own_cache)
         kc_cache_stop(c->cache);
     for (size_t i = 0; i < c->n_threads; i++)

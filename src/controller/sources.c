@@ -144,8 +144,8 @@ void kc__ctrl_enqueue_owner(kc_controller *ctrl, kc_obj *obj)
                      "controller %s: %s/%s: ownerReference apiVersion \"%s\" does not parse",
                      ctrl->name, kc_obj_namespace(obj), kc_obj_name(obj), api);
     } else if (!strcmp(group, p->group) && !strcmp(kind, p->kind)) {
-        kc_controller_enqueue(ctrl, ctrl->primary_cluster_scoped ? "" : kc_obj_namespace(obj),
-                              name);
+        kc__ctrl_enqueue_sharded(ctrl, ctrl->primary_cluster_scoped ? "" : kc_obj_namespace(obj),
+                                 name, kc_obj_controller_uid(obj)); /* A15 */
     }
     free(api);
     free(kind);
@@ -163,8 +163,8 @@ static void dispatch(kc__ctrl_source *s, kc_controller_event ev, kc_obj *old_obj
     }
     switch (s->role) {
     case KC__CTRL_PRIMARY:
-        kc_controller_enqueue(c, c->primary_cluster_scoped ? "" : kc_obj_namespace(new_obj),
-                              kc_obj_name(new_obj));
+        kc__ctrl_enqueue_sharded(c, c->primary_cluster_scoped ? "" : kc_obj_namespace(new_obj),
+                                 kc_obj_name(new_obj), kc_obj_uid(new_obj));
         break;
     case KC__CTRL_OWNED:
         if (old_obj)

@@ -231,7 +231,8 @@ static void snapshot(kc_shard_coordinator *c)
 uint64_t kc__coord_poll(kc_shard_coordinator *c, uint64_t now)
 {
     atomic_fetch_add(&c->n_polls, 1);
-    if (!c->leaving || !kc__shard_assign_none_held(c->a))
+    /* a refused replica (A8) stops renewing its member Lease, so it drops out of the count */
+    if ((!c->leaving || !kc__shard_assign_none_held(c->a)) && !kc__shard_assign_refused(c->a))
         if (kc__lease_lock_try(c->member, NULL) < 0)
             atomic_fetch_add(&c->n_write_errors, 1);
     kc_store *st = kc_informer_store(c->inf);

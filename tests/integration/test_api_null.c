@@ -425,6 +425,18 @@ static void c_controller(void)
     kc_controller_free(NULL);
 }
 
+static void c_coordinator(void)
+{
+    INVAL_ERR(kc_shard_coordinator_new(NULL, NULL, NULL, &e));
+    INVAL_ERR(kc_shard_coordinator_start(NULL, &e));
+    INVAL(kc_shard_coordinator_stop(NULL));
+    kc_shard_coordinator_free(NULL);
+    assert_int_equal(kc_shard_coordinator_ranges(NULL), 0);
+    assert_int_equal(kc_shard_coordinator_range_of(NULL, 1), 0);
+    assert_false(kc_shard_coordinator_holds(NULL, 0));
+    kc_shard_coordinator_get_stats(NULL, NULL);
+}
+
 /* ---- the table, and its check against the headers ------------------------------------------ */
 
 /* Each group exercises the functions listed for it (names checked against the headers). */
@@ -506,6 +518,10 @@ static const group GROUPS[] = {
      "kc_workqueue_get kc_workqueue_done kc_workqueue_len kc_workqueue_shutdown "
      "kc_workqueue_shutdown_drain kc_workqueue_metrics_text kc_workqueue_metrics_render "
      "kc_workqueue_free"},
+    {c_coordinator,
+     "kc_shard_coordinator_new kc_shard_coordinator_start kc_shard_coordinator_stop "
+     "kc_shard_coordinator_free kc_shard_coordinator_ranges kc_shard_coordinator_range_of "
+     "kc_shard_coordinator_holds kc_shard_coordinator_get_stats"},
     {c_controller,
      "kc_controller_new kc_controller_own kc_controller_watch kc_controller_enqueue "
      "kc_controller_start kc_controller_set_active kc_controller_active kc_controller_get_stats "

@@ -76,7 +76,9 @@ KC_API int kc_shard_coordinator_start(kc_shard_coordinator *c, kc_error *err);
 /*
  * Graceful stop (spec A12): no more acquisitions; every held range is drained (new keys dropped,
  * reconciles in flight awaited up to drain_timeout_ms), on_lost is called and its Lease released;
- * then the member Lease is released and the thread joined. Returns 0, KC_ETIMEOUT when a drain
+ * then the member Lease is released and the thread joined (a release that conflicts is retried
+ * for up to RD, so an unreachable server adds up to RD per held range). Returns 0, KC_ETIMEOUT
+ * when a drain
  * hit its bound (that range was released anyway: guarded work past the bound is the caller's
  * risk), KC_EINVAL (NULL). Idempotent. Must not be called from a callback. Thread-safe.
  */

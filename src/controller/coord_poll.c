@@ -111,9 +111,9 @@ static void observe_ranges(kc_shard_coordinator *c, kc_store *st, uint64_t now)
         char name[300];
         snprintf(name, sizeof name, "%s-range-%u", c->prefix, r);
         kc_obj *w = kc_store_get(st, c->ns, name); /* new reference or NULL */
-        kc_obj *own = kc__lease_lock_object(c->rl[r]);
         if (w && kc__shard_assign_mine(c->a, r) == KC__SHARD_NOT_HELD)
             (void)kc__lease_lock_observe(c->rl[r], w, NULL);
+        kc_obj *own = kc__lease_lock_object(c->rl[r]); /* after observe: it may replace it */
         kc_obj *use = own && obj_rv(own) >= obj_rv(w) ? own : w;
         observe_obj(&c->robs[r], use, now);
         kc_obj_unref(w);

@@ -167,7 +167,8 @@ static void test_leader_only_controller(void **state)
     lfx_start(el);
     assert_true(crec_wait_key(&x.r, "default/k2", 1, 5000));
     assert_true(LFX_WAIT(cm_exists(&x.f, "out-k2"), 5000));
-    assert_int_equal(lr.started, 2);
+    /* the gate opens before the started callback runs: wait for the callback, do not race it */
+    assert_true(LREC_WAIT(&lr, started, 2, 5000));
     char *m = kc_leader_elector_metrics_render(el);
     assert_non_null(strstr(m, "leader_election_master_status{name=\"ctl\"} 1"));
     free(m);

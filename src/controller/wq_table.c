@@ -10,7 +10,7 @@
  * state of add → get → done on recurring keys allocates nothing. Caller holds q->mu.
  */
 #include "controller/internal.h"
-#include "store/internal.h" /* kc__hash */
+#include "core/htab.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -13,6 +13,7 @@
 #ifndef KC_STORE_INTERNAL_H
 #define KC_STORE_INTERNAL_H
 
+#include "core/htab.h"
 #include "core/internal.h"
 #include "kcache/store.h"
 
@@ -21,121 +22,12 @@
 #include <stddef.h>
 #include <string.h>
 
-/* Common head of everything kept in a kc__htab (entries, tombstones, index buckets). */
-typedef struct kc__hent {
-    uint64_t hash;
-    size_t klen;
-    char *key; /* NUL-terminated; usually points into the owning struct */
-} kc__hent;
-
-/* A slot keeps the hash and key length (probes skip mismatches without touching the entry) and an
- * aux pointer (the store map keeps the entry's object there, so a Get never reads the entry's
- * header). 32 bytes: two slots per cache line, none straddling two. */
-typedef struct kc__slot {
-    uint64_t hash;
-    kc__hent *e; /* NULL: empty */
-    void *aux;
-    size_t klen;
-} kc__slot;
-
 /* Deferred frees (store.c): memory a lock-free reader may still be reading is handed to the
- * retirer instead of being freed; it is released after a grace period (docs/informer.md, "Lock-free
- * Get"). kind: KC__RETIRE_MEM (free), KC__RETIRE_OBJ (kc_obj_unref), KC__RETIRE_STAB (whole table).
+ * retirer (core/htab.h) instead of being freed; it is released after a grace period
+ * (docs/informer.md, "Lock-free Get"). kind: KC__RETIRE_MEM (free), KC__RETIRE_OBJ (kc_obj_unref),
+ * KC__RETIRE_STAB (whole table). The hash table itself (kc__htab, kc__hash) is core's.
  */
-enum { KC__RETIRE_MEM = 0, KC__RETIRE_OBJ = 1, KC__RETIRE_STAB = 2 };
-typedef struct kc__retirer {
-    void (*fn)(struct kc__retirer *r, int kind, void *p);
-} kc__retirer;
-
-/*
- * Open addressing, linear probing, backward-shift deletion. Not thread-safe for writers. Slot
- * stores are atomic release stores (see store.c, "Lock-free Get") so that a table published to
- * lock-free readers (store map, ret != NULL) can be probed concurrently; the slot array is
- * allocated with a header slot in front holding the capacity (slots[-1].hash), so a reader that
- * loads the array pointer also gets the matching capacity. With ret set, replaced slot arrays are
- * retired, not freed.
- */
-typedef struct kc__htab {
-    kc__slot *slots;
-    size_t cap; /* power of two, or 0 */
-    size_t n;
-    kc__retirer *ret; /* NULL: free at once (private tables) */
-} kc__htab;
-
-/* Writer-side slot store (see kc__htab). */
-static inline void kc__slot_put(kc__slot *d, uint64_t hash, size_t klen, kc__hent *e, void *aux)
-{
-    __atomic_store_n(&d->hash, hash, __ATOMIC_RELEASE);
-    __atomic_store_n(&d->klen, klen, __ATOMIC_RELEASE);
-    __atomic_store_n(&d->aux, aux, __ATOMIC_RELEASE);
-    __atomic_store_n(&d->e, e, __ATOMIC_RELEASE);
-}
-
-static inline uint64_t kc__rd64(const char *p)
-{
-    uint64_t v;
-    memcpy(&v, p, sizeof(v)); /* one unaligned load */
-    return v;
-}
-
-static inline uint64_t kc__rd32(const char *p)
-{
-    uint32_t v;
-    memcpy(&v, p, sizeof(v));
-    return v;
-}
-
-/* 64×64 → 128-bit multiply folded to 64 bits (every input bit reaches every output bit); without
- * __int128 a weaker 64-bit fold. */
-static inline uint64_t kc__mum(uint64_t a, uint64_t b)
-{
-#ifdef __SIZEOF_INT128__
-    __uint128_t r = (__uint128_t)a * b;
-    return (uint64_t)r ^ (uint64_t)(r >> 64);
-#else
-    uint64_t r = a * b;
-    return r ^ (r >> 29) ^ ((a >> 32) * (b >> 32));
-#endif
-}
-
-static inline uint64_t kc__hash(const char *s, size_t n)
-{
-    /* wyhash-style (keys are short: "namespace/name", 10–40 bytes): one 128-bit multiply per 16
-     * bytes instead of one multiply per byte as in FNV-1a, whose serial byte chain dominated a Get.
-     * Loads stay inside [s, s+n) (overlapping words for the tail; bytes 0, n/2, n-1 below 4). The
-     * hash lives in memory only (never stored or sent), so it may change between versions. */
-    const uint64_t k0 = 0xa0761d6478bd642full, k1 = 0xe7037ed1a0b428dbull;
-    uint64_t h = k0, a, b;
-    const char *p = s;
-    size_t r = n;
-    for (; r > 16; r -= 16, p += 16)
-        h = kc__mum(kc__rd64(p) ^ k1, kc__rd64(p + 8) ^ h);
-    if (r > 8) {
-        a = kc__rd64(p);
-        b = kc__rd64(p + r - 8);
-    } else if (r >= 4) {
-        a = kc__rd32(p);
-        b = kc__rd32(p + r - 4);
-    } else if (r > 0) {
-        a = ((uint64_t)(unsigned char)p[0] << 16) | ((uint64_t)(unsigned char)p[r >> 1] << 8) |
-            (unsigned char)p[r - 1];
-        b = 0;
-    } else {
-        a = b = 0;
-    }
-    return kc__mum(k1 ^ n, kc__mum(a ^ k1, b ^ h));
-}
-
-kc__hent *kc__htab_find(const kc__htab *t, const char *key, size_t klen, uint64_t hash);
-/* The slot holding e (which must be in t). */
-kc__slot *kc__htab_slot_of(const kc__htab *t, const kc__hent *e);
-/* i-th slot's entry (NULL when empty), for iteration. */
-#define KC__HTAB_AT(t, i) ((t)->slots[(i)].e)
-/* Insert e (key must be absent). 0 or KC_ENOMEM. */
-int kc__htab_insert(kc__htab *t, kc__hent *e);
-/* Remove and return the entry with key, or NULL. */
-kc__hent *kc__htab_remove(kc__htab *t, const char *key, size_t klen, uint64_t hash);
-void kc__htab_free(kc__htab *t); /* frees the slot array only */
+enum { KC__RETIRE_OBJ = 1, KC__RETIRE_STAB = 2 };
 
 struct kc__bucket;
 typedef struct kc__ixref {

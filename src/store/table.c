@@ -1,8 +1,7 @@
 /*
- * store/table.c — the store's hash table and index buckets (no locking here).
+ * store/table.c — the store's tables and index buckets (no locking here).
  *
- * kc__htab: open addressing with linear probing over pointers to kc__hent heads; load factor kept
- * ≤ 0.75; deletion by backward shift (no tombstone slots), so lookups stay short after churn.
+ * The hash table is core's kc__htab (core/htab.c: open addressing, backward-shift deletion).
  * kc__stab: one generation of store contents — the key map plus one kc__htab per indexer mapping an
  * index value to a bucket (a dense array of entries). Every entry remembers its position in each
  * bucket (kc__ixref), so removal from an index is O(1) (swap with the last element).
@@ -11,132 +10,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-
-/* ---- the open-addressing table (the hash: internal.h) ------------------------------------ */
-
-kc__hent *kc__htab_find(const kc__htab *t, const char *key, size_t klen, uint64_t hash)
-{
-    if (t->cap == 0)
-        return NULL;
-    size_t mask = t->cap - 1;
-    for (size_t i = hash & mask;; i = (i + 1) & mask) {
-        const kc__slot *sl = &t->slots[i];
-        if (!sl->e)
-            return NULL;
-        if (sl->hash == hash && sl->e->klen == klen && memcmp(sl->e->key, key, klen) == 0)
-            return sl->e;
-    }
-}
-
-kc__slot *kc__htab_slot_of(const kc__htab *t, const kc__hent *e)
-{
-    size_t mask = t->cap - 1;
-    for (size_t i = e->hash & mask;; i = (i + 1) & mask)
-        if (t->slots[i].e == e || !t->slots[i].e)
-            return t->slots[i].e == e ? &t->slots[i] : NULL;
-}
-
-static void htab_place(kc__slot *slots, size_t cap, kc__slot sl)
-{
-    size_t mask = cap - 1;
-    size_t i = sl.hash & mask;
-    while (slots[i].e)
-        i = (i + 1) & mask;
-    kc__slot_put(&slots[i], sl.hash, sl.klen, sl.e, sl.aux);
-}
-
-/* Zeroed array of n slots behind a header slot holding n (see kc__htab). Large arrays (≥ 2 MiB)
- * are 2 MiB-aligned and advised to use transparent huge pages: random probes into a big table then
- * cost no TLB miss. */
-static kc__slot *slots_alloc(size_t n)
-{
-    size_t bytes;
-    if (!kc__size_mul(n + 1, sizeof(kc__slot), &bytes))
-        return NULL;
-    const size_t huge = (size_t)2 << 20;
-    kc__slot *p = NULL;
-    /* 64-byte aligned: 32-byte slots then never straddle a cache line. */
-    if (posix_memalign((void **)&p, bytes < huge ? 64 : huge, bytes) != 0)
-        return NULL;
-    if (bytes >= huge)
-        madvise(p, bytes, MADV_HUGEPAGE); /* advice only: failure is harmless */
-    memset(p, 0, bytes);
-    p[0].hash = n; /* written before the array is published, never changed */
-    return p + 1;
-}
-
-/* Free (or, for a table with a retirer, retire) a slot array from slots_alloc. */
-static void slots_free(kc__retirer *ret, kc__slot *slots)
-{
-    if (!slots)
-        return;
-    if (ret)
-        ret->fn(ret, KC__RETIRE_MEM, slots - 1);
-    else
-        free(slots - 1);
-}
-
-int kc__htab_insert(kc__htab *t, kc__hent *e)
-{
-    if ((t->n + 1) * 4 > t->cap * 3) {
-        size_t ncap = kc__grow_cap(t->cap, t->cap + 1, sizeof(kc__slot), 16);
-        kc__slot *ns = ncap ? slots_alloc(ncap) : NULL;
-        if (!ns)
-            return KC_ENOMEM;
-        for (size_t i = 0; i < t->cap; i++)
-            if (t->slots[i].e)
-                htab_place(ns, ncap, t->slots[i]);
-        kc__slot *old = t->slots;
-        __atomic_store_n(&t->slots, ns, __ATOMIC_RELEASE); /* complete before readers see it */
-        t->cap = ncap;
-        slots_free(t->ret, old);
-    }
-    htab_place(t->slots, t->cap, (kc__slot){e->hash, e, NULL, e->klen});
-    t->n++;
-    return 0;
-}
-
-kc__hent *kc__htab_remove(kc__htab *t, const char *key, size_t klen, uint64_t hash)
-{
-    if (t->cap == 0)
-        return NULL;
-    size_t mask = t->cap - 1;
-    size_t i = hash & mask;
-    kc__hent *found = NULL;
-    for (;; i = (i + 1) & mask) {
-        kc__slot *sl = &t->slots[i];
-        if (!sl->e)
-            return NULL;
-        if (sl->hash == hash && sl->e->klen == klen && memcmp(sl->e->key, key, klen) == 0) {
-            found = sl->e;
-            break;
-        }
-    }
-    /* Backward-shift: move later members of the probe run into the hole when allowed. */
-    size_t hole = i;
-    kc__slot_put(&t->slots[hole], 0, 0, NULL, NULL);
-    for (size_t j = (hole + 1) & mask; t->slots[j].e; j = (j + 1) & mask) {
-        size_t home = t->slots[j].hash & mask;
-        /* Can slots[j] move to hole? Only if home is not in (hole, j] cyclically. */
-        bool in_range = (hole <= j) ? (home > hole && home <= j) : (home > hole || home <= j);
-        if (!in_range) {
-            kc__slot m = t->slots[j];
-            kc__slot_put(&t->slots[hole], m.hash, m.klen, m.e, m.aux);
-            kc__slot_put(&t->slots[j], 0, 0, NULL, NULL);
-            hole = j;
-        }
-    }
-    t->n--;
-    return found;
-}
-
-void kc__htab_free(kc__htab *t)
-{
-    slots_free(NULL, t->slots); /* callers guarantee no reader (retired tables, private ones) */
-    t->slots = NULL;
-    t->cap = t->n = 0;
-}
 
 /* ---- keys and index values ----------------------------------------------------------------------
  */

@@ -31,7 +31,7 @@ static bool ns_has_objects(kc_server *srv, const char *ns)
     for (size_t j = 0; j < srv->n_rsrcs; j++) {
         kc__rsrc *r = srv->rsrcs[j];
         size_t n;
-        kc__entry **s = r->namespaced && r->count ? kc__store_sorted(r, &n) : NULL;
+        kc__entry **s = r->namespaced && r->map.n ? kc__store_sorted(r, &n) : NULL;
         for (size_t i = 0; s && i < n; i++)
             if (!strcmp(s[i]->ns, ns))
                 return true;
@@ -56,7 +56,7 @@ static void empty_namespace(kc_server *srv, const char *ns)
 {
     for (size_t j = 0; j < srv->n_rsrcs; j++) {
         kc__rsrc *r = srv->rsrcs[j];
-        if (!r->namespaced || !r->count)
+        if (!r->namespaced || !r->map.n)
             continue;
         size_t n, k = 0;
         kc__entry **s = kc__store_sorted(r, &n);

@@ -18,7 +18,7 @@ void kc__rsrc_free(kc__rsrc *r)
     if (!r)
         return;
     kc__store_clear_rsrc(r);
-    free(r->buckets);
+    kc__htab_free(&r->map);
     free(r->sorted);
     free(r->group);
     for (size_t i = 0; i < r->n_versions; i++)

@@ -21,6 +21,7 @@
 #include <microhttpd.h>
 #include <pthread.h>
 
+#include "core/htab.h"
 #include "core/internal.h"
 #include "kcache/decode.h"
 #include "kcache/rv.h"
@@ -44,9 +45,8 @@ enum kc__gen_rule {
 };
 
 typedef struct kc__entry {
-    struct kc__entry *next; /* hash chain */
-    kc_obj *obj;            /* current state (one reference) */
-    uint64_t hash;
+    kc__hent h;       /* in kc__rsrc.map: the key (ns, name) as a kc__hkey, h.key = key */
+    kc_obj *obj;      /* current state (one reference) */
     const char *ns;   /* into key */
     const char *name; /* into key */
     char key[];       /* ns NUL name NUL */
@@ -98,8 +98,7 @@ typedef struct kc__rsrc {
     json_t *crd_versions;
     pthread_mutex_t crd_mu; /* guards the crd_versions pointer (a leaf lock; custom resources) */
     /* storage */
-    kc__entry **buckets;
-    size_t n_buckets, count;
+    kc__htab map; /* kc__entry by (ns, name); map.n = the object count */
     kc__entry **sorted;
     size_t n_sorted;
     bool sorted_dirty;

@@ -2,103 +2,56 @@
  * store.c — storage of the embedded API server: per-resource hash maps ns/name → kc_obj, the
  * global resourceVersion counter, the bounded event history ring, and paging snapshots.
  *
- * Layout: each kc__rsrc owns a chained hash map of kc__entry (key = "ns\0name\0", FNV-1a hash,
- * power-of-two buckets, doubled at load 1). A key-sorted array of entry pointers is rebuilt
- * lazily when inserts or removals made it dirty (updates replace entry->obj in place and keep
- * the order). The stored kc_obj text is the serialized form: a LIST is the concatenation.
- * History: a ring of the last `history` events of all resources (global RV order). `floor` is
- * the RV below which events were dropped: a watch from RV N >= floor can be replayed exactly.
- * Renumbering (restart as after a restore from backup): every object gets RV 1..N in the order
- * of its current RV, built before any is swapped in so that running out of memory changes
- * nothing.
- * Snapshots: a paged LIST keeps its item references (immutable objects) so that every page of one
- * list reads the same state; a bounded table, least recently created evicted (→ 410 Expired).
- * Every function here runs with srv->mu held, except the object parse helpers.
+ * Layout: each kc__rsrc owns a hash map of kc__entry (core's kc__htab; key (ns, name) as a
+ * kc__hkey, joined "ns\0name\0" in the entry, so a lookup needs no buffer). A key-sorted array of
+ * entry pointers is rebuilt lazily when inserts or removals made it dirty (updates replace
+ * entry->obj in place and keep the order). The stored kc_obj text is the serialized form: a LIST is
+ * the concatenation. History: a ring of the last `history` events of all resources (global RV
+ * order). `floor` is the RV below which events were dropped: a watch from RV N >= floor can be
+ * replayed exactly. Renumbering (restart as after a restore from backup): every object gets RV 1..N
+ * in the order of its current RV, built before any is swapped in so that running out of memory
+ * changes nothing. Snapshots: a paged LIST keeps its item references (immutable objects) so that
+ * every page of one list reads the same state; a bounded table, least recently created evicted (→
+ * 410 Expired). Every function here runs with srv->mu held, except the object parse helpers.
  */
 #include "server/storage/srv.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t key_hash(const char *ns, const char *name)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (const char *p = ns; *p; p++)
-        h = (h ^ (unsigned char)*p) * 1099511628211ull;
-    h = (h ^ 0xffu) * 1099511628211ull;
-    for (const char *p = name; *p; p++)
-        h = (h ^ (unsigned char)*p) * 1099511628211ull;
-    return h;
-}
-
 kc__entry *kc__store_find(kc__rsrc *r, const char *ns, const char *name)
 {
-    if (!r->n_buckets)
-        return NULL;
-    if (!r->namespaced)
-        ns = "";
-    uint64_t h = key_hash(ns, name);
-    for (kc__entry *e = r->buckets[h & (r->n_buckets - 1)]; e; e = e->next)
-        if (e->hash == h && strcmp(e->ns, ns) == 0 && strcmp(e->name, name) == 0)
-            return e;
-    return NULL;
-}
-
-static int grow(kc__rsrc *r)
-{
-    size_t n = kc__grow_cap(r->n_buckets, r->n_buckets + 1, sizeof(kc__entry *), 64);
-    kc__entry **b = n ? calloc(n, sizeof(*b)) : NULL;
-    if (!b)
-        return KC_ENOMEM;
-    for (size_t i = 0; i < r->n_buckets; i++) {
-        kc__entry *e = r->buckets[i];
-        while (e) {
-            kc__entry *next = e->next;
-            e->next = b[e->hash & (n - 1)];
-            b[e->hash & (n - 1)] = e;
-            e = next;
-        }
-    }
-    free(r->buckets);
-    r->buckets = b;
-    r->n_buckets = n;
-    return 0;
+    kc__hkey k;
+    kc__hkey_init(&k, 2, r->namespaced ? ns : "", name, NULL);
+    return (kc__entry *)kc__htab_find_key(&r->map, &k, NULL);
 }
 
 static int insert(kc__rsrc *r, kc_obj *obj)
 {
-    const char *ns = r->namespaced ? kc_obj_namespace(obj) : "";
-    const char *name = kc_obj_name(obj);
-    if (r->count + 1 > r->n_buckets && grow(r) != 0)
-        return KC_ENOMEM;
-    size_t nl = strlen(ns), ml = strlen(name);
-    kc__entry *e = malloc(sizeof(*e) + nl + ml + 2);
+    kc__hkey k;
+    kc__hkey_init(&k, 2, r->namespaced ? kc_obj_namespace(obj) : "", kc_obj_name(obj), NULL);
+    kc__entry *e = malloc(sizeof(*e) + k.klen + 1);
     if (!e)
         return KC_ENOMEM;
-    memcpy(e->key, ns, nl + 1);
-    memcpy(e->key + nl + 1, name, ml + 1);
+    kc__hkey_write(&k, e->key);
+    e->h = (kc__hent){k.hash, k.klen, e->key};
     e->ns = e->key;
-    e->name = e->key + nl + 1;
-    e->hash = key_hash(ns, name);
+    e->name = e->key + k.len[0] + 1;
     e->obj = kc_obj_ref(obj);
-    size_t i = e->hash & (r->n_buckets - 1);
-    e->next = r->buckets[i];
-    r->buckets[i] = e;
-    r->count++;
+    if (kc__htab_insert(&r->map, &e->h) != 0) {
+        kc_obj_unref(e->obj);
+        free(e);
+        return KC_ENOMEM;
+    }
     r->sorted_dirty = true;
     return 0;
 }
 
 static void unlink_entry(kc__rsrc *r, kc__entry *e)
 {
-    kc__entry **pp = &r->buckets[e->hash & (r->n_buckets - 1)];
-    while (*pp && *pp != e)
-        pp = &(*pp)->next;
-    if (*pp)
-        *pp = e->next;
+    kc__htab_remove_ent(&r->map, &e->h);
     kc_obj_unref(e->obj);
     free(e);
-    r->count--;
     r->sorted_dirty = true;
 }
 
@@ -112,15 +65,15 @@ static int entry_cmp(const void *a, const void *b)
 kc__entry **kc__store_sorted(kc__rsrc *r, size_t *ret_n)
 {
     if (r->sorted_dirty || !r->sorted) {
-        kc__entry **s = realloc(r->sorted, (r->count ? r->count : 1) * sizeof(*s));
+        kc__entry **s = realloc(r->sorted, (r->map.n ? r->map.n : 1) * sizeof(*s));
         if (!s) {
             *ret_n = 0;
             return NULL;
         }
         size_t k = 0;
-        for (size_t i = 0; i < r->n_buckets; i++)
-            for (kc__entry *e = r->buckets[i]; e; e = e->next)
-                s[k++] = e;
+        for (size_t i = 0; i < r->map.cap; i++)
+            if (KC__HTAB_AT(&r->map, i))
+                s[k++] = (kc__entry *)KC__HTAB_AT(&r->map, i);
         qsort(s, k, sizeof(*s), entry_cmp);
         r->sorted = s;
         r->n_sorted = k;
@@ -132,17 +85,14 @@ kc__entry **kc__store_sorted(kc__rsrc *r, size_t *ret_n)
 
 void kc__store_clear_rsrc(kc__rsrc *r)
 {
-    for (size_t i = 0; i < r->n_buckets; i++) {
-        kc__entry *e = r->buckets[i];
-        while (e) {
-            kc__entry *next = e->next;
+    for (size_t i = 0; i < r->map.cap; i++) {
+        kc__entry *e = (kc__entry *)KC__HTAB_AT(&r->map, i);
+        if (e) {
             kc_obj_unref(e->obj);
             free(e);
-            e = next;
         }
-        r->buckets[i] = NULL;
     }
-    r->count = 0;
+    kc__htab_free(&r->map);
     r->sorted_dirty = true;
 }
 
@@ -191,15 +141,15 @@ int kc__store_renumber_locked(kc_server *srv, uint64_t *ret_n)
 {
     size_t n = 0, k = 0;
     for (size_t i = 0; i < srv->n_rsrcs; i++)
-        n += srv->rsrcs[i]->count;
+        n += srv->rsrcs[i]->map.n;
     kc__entry **es = malloc((n ? n : 1) * sizeof(*es));
     kc_obj **nu = calloc(n ? n : 1, sizeof(*nu));
     int rc = es && nu ? 0 : KC_ENOMEM;
     for (size_t i = 0; rc == 0 && i < srv->n_rsrcs; i++) {
         kc__rsrc *r = srv->rsrcs[i];
-        for (size_t b = 0; b < r->n_buckets; b++)
-            for (kc__entry *e = r->buckets[b]; e; e = e->next)
-                es[k++] = e;
+        for (size_t b = 0; b < r->map.cap; b++)
+            if (KC__HTAB_AT(&r->map, b))
+                es[k++] = (kc__entry *)KC__HTAB_AT(&r->map, b);
     }
     if (rc == 0)
         qsort(es, n, sizeof(*es), by_rv);

@@ -166,7 +166,7 @@ void(kc_cached_client_get_stats)(kc_cached_client *cc, kc_cached_client_stats *r
         st.wait_timeouts = atomic_load(&cc->n_wait_timeouts);
         st.informers_started = atomic_load(&cc->n_informers_started);
         pthread_mutex_lock(&cc->lock);
-        st.pending = cc->ryw.n_entries;
+        st.pending = cc->ryw.map.n;
         pthread_mutex_unlock(&cc->lock);
     }
     kc__result_copy(ret, ret_size, &st, sizeof st);

@@ -15,6 +15,7 @@
 #ifndef KC_CACHED_INTERNAL_H
 #define KC_CACHED_INTERNAL_H
 
+#include "core/htab.h"
 #include "core/internal.h"
 #include "kcache/cached_client.h"
 #include "kcache/fence.h"
@@ -41,9 +42,8 @@ typedef struct kc__ryw_want {
 
 /* The table: per type key "group/version/resource" → per-object entries + max comparable RV. */
 typedef struct kc__ryw {
-    kc__ryw_entry **buckets;
-    size_t n_buckets, n_entries;
-    size_t sweep_at; /* sweep observed entries when n_entries reaches this */
+    kc__htab map;    /* kc__ryw_entry by (type, ns, name); map.n = the entries */
+    size_t sweep_at; /* sweep observed entries when map.n reaches this */
     uint64_t next_gen;
 } kc__ryw;
 

@@ -2,7 +2,8 @@
  * cached/ryw.c — block-on-read bookkeeping of a cached client: the client's own writes that its
  * cache may not have observed yet.
  *
- * One chained hash table keyed by (type, namespace, name). An entry is either
+ * One hash table (core's kc__htab) keyed by (type, namespace, name) as a kc__hkey. An entry is
+ * either
  *   - a write: the resourceVersion the server returned, the object's UID (a later delete of the
  *     key may need it: the cache may not hold the object yet) and the store sequence read before
  *     the request was sent (for RVs that are not comparable: "that RV or any later event on the
@@ -38,9 +39,8 @@
 #include <string.h>
 
 struct kc__ryw_entry {
-    kc__ryw_entry *next;
-    uint64_t hash;
-    char *type, *ns, *name; /* one allocation, see entry_new */
+    kc__hent h;             /* key (type, ns, name); a key's superseded entries share it */
+    char *type, *ns, *name; /* into the joined key, one allocation, see entry_new */
     char *rv;               /* write: the returned RV; pending delete: an RV of it, or NULL */
     char *uid;              /* write: the object's UID, or NULL */
     char *delete_uid;       /* pending delete: the UID; NULL for a write */
@@ -49,35 +49,7 @@ struct kc__ryw_entry {
     bool superseded; /* a pending delete a later entry of the key replaced (see above) */
 };
 
-#define RYW_MIN_BUCKETS 64
-#define RYW_MIN_SWEEP   1024
-
-static uint64_t fnv(uint64_t h, const char *s)
-{
-    for (; s && *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return (h ^ 0x1f) * 1099511628211ull; /* field separator */
-}
-
-static uint64_t key_hash(const char *type, const char *ns, const char *name)
-{
-    return fnv(fnv(fnv(14695981039346656037ull, type), ns ? ns : ""), name);
-}
-
-/* e is an entry of the key (current or superseded). */
-static bool entry_of(const kc__ryw_entry *e, uint64_t h, const char *type, const char *ns,
-                     const char *name)
-{
-    return e->hash == h && !strcmp(e->type, type) && !strcmp(e->ns, ns ? ns : "") &&
-           !strcmp(e->name, name);
-}
-
-/* e is the key's current entry. */
-static bool entry_is(const kc__ryw_entry *e, uint64_t h, const char *type, const char *ns,
-                     const char *name)
-{
-    return !e->superseded && entry_of(e, h, type, ns, name);
-}
+#define RYW_MIN_SWEEP 1024
 
 static void entry_free(kc__ryw_entry *e)
 {
@@ -89,17 +61,17 @@ static void entry_free(kc__ryw_entry *e)
     free(e);
 }
 
-static kc__ryw_entry *entry_new(uint64_t h, const char *type, const char *ns, const char *name)
+static kc__ryw_entry *entry_new(const kc__hkey *k)
 {
-    size_t lt = strlen(type) + 1, ln = strlen(ns ? ns : "") + 1, lm = strlen(name) + 1;
-    kc__ryw_entry *e = calloc(1, sizeof(*e) + lt + ln + lm);
+    kc__ryw_entry *e = calloc(1, sizeof(*e) + k->klen + 1);
     if (!e)
         return NULL;
     char *p = (char *)(e + 1);
-    e->type = memcpy(p, type, lt);
-    e->ns = memcpy(p + lt, ns ? ns : "", ln);
-    e->name = memcpy(p + lt + ln, name, lm);
-    e->hash = h;
+    kc__hkey_write(k, p);
+    e->h = (kc__hent){k->hash, k->klen, p};
+    e->type = p;
+    e->ns = p + k->len[0] + 1;
+    e->name = e->ns + k->len[1] + 1;
     return e;
 }
 
@@ -112,15 +84,9 @@ void kc__ryw_init(kc__ryw *t)
 
 void kc__ryw_destroy(kc__ryw *t)
 {
-    for (size_t i = 0; i < t->n_buckets; i++) {
-        kc__ryw_entry *e = t->buckets[i];
-        while (e) {
-            kc__ryw_entry *next = e->next;
-            entry_free(e);
-            e = next;
-        }
-    }
-    free(t->buckets);
+    for (size_t i = 0; i < t->map.cap; i++)
+        entry_free((kc__ryw_entry *)KC__HTAB_AT(&t->map, i));
+    kc__htab_free(&t->map);
     memset(t, 0, sizeof(*t));
 }
 
@@ -136,78 +102,38 @@ void kc__ryw_want_clear(kc__ryw_want *w)
     memset(w, 0, sizeof(*w));
 }
 
-static int grow(kc__ryw *t)
-{
-    if (t->n_buckets && t->n_entries < t->n_buckets)
-        return 0;
-    size_t nb =
-        kc__grow_cap(t->n_buckets, t->n_buckets + 1, sizeof(kc__ryw_entry *), RYW_MIN_BUCKETS);
-    kc__ryw_entry **b = nb ? calloc(nb, sizeof(*b)) : NULL;
-    if (!b)
-        return t->n_buckets ? 0 : KC_ENOMEM; /* a full table still works, only slower */
-    for (size_t i = 0; i < t->n_buckets; i++) {
-        kc__ryw_entry *e = t->buckets[i];
-        while (e) {
-            kc__ryw_entry *next = e->next;
-            e->next = b[e->hash & (nb - 1)];
-            b[e->hash & (nb - 1)] = e;
-            e = next;
-        }
-    }
-    free(t->buckets);
-    t->buckets = b;
-    t->n_buckets = nb;
-    return 0;
-}
-
 /* The current entry of the key, creating it (blank) when create is set. NULL when absent / on
  * ENOMEM. */
-static kc__ryw_entry *find(kc__ryw *t, const char *type, const char *ns, const char *name,
-                           bool create)
+static kc__ryw_entry *find(kc__ryw *t, const kc__hkey *k, bool create)
 {
-    uint64_t h = key_hash(type, ns, name);
-    if (t->n_buckets) {
-        for (kc__ryw_entry *e = t->buckets[h & (t->n_buckets - 1)]; e; e = e->next)
-            if (entry_is(e, h, type, ns, name))
-                return e;
+    size_t pos = 0;
+    for (kc__hent *h; (h = kc__htab_find_key(&t->map, k, &pos));)
+        if (!((kc__ryw_entry *)h)->superseded)
+            return (kc__ryw_entry *)h;
+    kc__ryw_entry *e = create ? entry_new(k) : NULL;
+    if (e && kc__htab_insert(&t->map, &e->h) < 0) {
+        entry_free(e);
+        return NULL;
     }
-    if (!create || grow(t) < 0)
-        return NULL;
-    kc__ryw_entry *e = entry_new(h, type, ns, name);
-    if (!e)
-        return NULL;
-    size_t i = h & (t->n_buckets - 1);
-    e->next = t->buckets[i];
-    t->buckets[i] = e;
-    t->n_entries++;
     return e;
 }
 
 /* The entry of the key with generation gen (current or superseded); gen 0: the current one. */
-static kc__ryw_entry *find_gen(kc__ryw *t, const char *type, const char *ns, const char *name,
-                               uint64_t gen)
+static kc__ryw_entry *find_gen(kc__ryw *t, const kc__hkey *k, uint64_t gen)
 {
     if (gen == 0)
-        return find(t, type, ns, name, false);
-    uint64_t h = key_hash(type, ns, name);
-    for (kc__ryw_entry *e = t->n_buckets ? t->buckets[h & (t->n_buckets - 1)] : NULL; e;
-         e = e->next)
-        if (e->gen == gen && entry_of(e, h, type, ns, name))
-            return e;
+        return find(t, k, false);
+    size_t pos = 0;
+    for (kc__hent *h; (h = kc__htab_find_key(&t->map, k, &pos));)
+        if (((kc__ryw_entry *)h)->gen == gen)
+            return (kc__ryw_entry *)h;
     return NULL;
 }
 
 static void unlink_entry(kc__ryw *t, kc__ryw_entry *victim)
 {
-    kc__ryw_entry **pp = &t->buckets[victim->hash & (t->n_buckets - 1)];
-    for (; *pp; pp = &(*pp)->next) {
-        if (*pp == victim) {
-            *pp = victim->next;
-            entry_free(victim);
-            t->n_entries--;
-            return;
-        }
-    }
+    kc__htab_remove_ent(&t->map, &victim->h);
+    entry_free(victim);
 }
 
 /* A copy of s (NULL stays NULL) into *ret; false on ENOMEM. */
@@ -222,14 +148,16 @@ static int set_entry(kc__ryw *t, const char *type, const char *ns, const char *n
 {
     char *rv_copy = NULL, *uid_copy = NULL, *del_copy = NULL;
     kc__ryw_entry *e = NULL;
+    kc__hkey k;
+    kc__hkey_init(&k, 3, type, ns, name);
     if (dup_opt(rv, &rv_copy) && dup_opt(uid, &uid_copy) && dup_opt(delete_uid, &del_copy)) {
-        e = find(t, type, ns, name, false);
+        e = find(t, &k, false);
         if (e && e->delete_uid && *e->delete_uid) {
             e->superseded = true; /* keeps hiding its UID until the store saw it go */
             e = NULL;
         }
         if (!e)
-            e = find(t, type, ns, name, true);
+            e = find(t, &k, true);
     }
     if (!e) {
         free(rv_copy);
@@ -266,7 +194,9 @@ int kc__ryw_note_delete(kc__ryw *t, const char *type, const char *ns, const char
 
 void kc__ryw_forget(kc__ryw *t, const char *type, const char *ns, const char *name, uint64_t gen)
 {
-    kc__ryw_entry *e = find_gen(t, type, ns, name, gen);
+    kc__hkey k;
+    kc__hkey_init(&k, 3, type, ns, name);
+    kc__ryw_entry *e = find_gen(t, &k, gen);
     if (e)
         unlink_entry(t, e);
 }
@@ -274,7 +204,9 @@ void kc__ryw_forget(kc__ryw *t, const char *type, const char *ns, const char *na
 void kc__ryw_refine(kc__ryw *t, const char *type, const char *ns, const char *name, uint64_t gen,
                     const char *uid, const char *rv)
 {
-    kc__ryw_entry *e = find_gen(t, type, ns, name, gen);
+    kc__hkey k;
+    kc__hkey_init(&k, 3, type, ns, name);
+    kc__ryw_entry *e = find_gen(t, &k, gen);
     if (!e || e->gen != gen || !e->delete_uid)
         return; /* a newer write to the key replaced it, or it is done */
     if (uid && *uid && strcmp(uid, e->delete_uid) != 0) {
@@ -310,7 +242,9 @@ static int copy_want(const kc__ryw_entry *e, kc__ryw_want *w)
 int kc__ryw_lookup(kc__ryw *t, const char *type, const char *ns, const char *name,
                    kc__ryw_want *ret)
 {
-    kc__ryw_entry *e = find(t, type, ns, name, false);
+    kc__hkey k;
+    kc__hkey_init(&k, 3, type, ns, name);
+    kc__ryw_entry *e = find(t, &k, false);
     if (!e)
         return 0;
     int rc = copy_want(e, ret);
@@ -320,26 +254,22 @@ int kc__ryw_lookup(kc__ryw *t, const char *type, const char *ns, const char *nam
 int kc__ryw_collect(kc__ryw *t, const char *type, const char *ns, const char *name,
                     kc__ryw_want **ret)
 {
-    size_t n = 0, cap = 0;
+    size_t n = 0, cap = 0, pos = 0;
     kc__ryw_want *out = NULL;
     bool all_ns = !ns || !*ns;
-    uint64_t h = name ? key_hash(type, ns, name) : 0;
-    size_t first = 0, end = t->n_buckets; /* one key: its bucket only */
-    if (name && t->n_buckets) {
-        first = h & (t->n_buckets - 1);
-        end = first + 1;
-    }
-    for (size_t i = first; i < end; i++) {
-        for (kc__ryw_entry *e = t->buckets[i]; e; e = e->next) {
-            if (name ? !entry_of(e, h, type, ns, name)
-                     : strcmp(e->type, type) || (!all_ns && strcmp(e->ns, ns)))
-                continue;
-            if (kc__grow(&out, &cap, n + 1, sizeof(*out), 8) < 0)
-                goto nomem;
-            if (copy_want(e, &out[n]) < 0)
-                goto nomem;
-            n++;
-        }
+    kc__hkey k;
+    kc__hkey_init(&k, 3, type, ns, name);
+    /* one key: the entries with its key (current and superseded); else every entry */
+    for (size_t i = 0; name ? pos < t->map.cap : i < t->map.cap; i++) {
+        const kc__ryw_entry *e = (const kc__ryw_entry *)(name ? kc__htab_find_key(&t->map, &k, &pos)
+                                                              : KC__HTAB_AT(&t->map, i));
+        if (!e || (!name && (strcmp(e->type, type) || (!all_ns && strcmp(e->ns, ns)))))
+            continue;
+        if (kc__grow(&out, &cap, n + 1, sizeof(*out), 8) < 0)
+            goto nomem;
+        if (copy_want(e, &out[n]) < 0)
+            goto nomem;
+        n++;
     }
     *ret = out;
     return (int)n;
@@ -359,11 +289,11 @@ kc_store_cond kc__ryw_want_cond(const kc__ryw_want *w)
 
 bool kc__ryw_should_sweep(const kc__ryw *t)
 {
-    return t->n_entries >= t->sweep_at;
+    return t->map.n >= t->sweep_at;
 }
 
 void kc__ryw_swept(kc__ryw *t)
 {
-    size_t next = t->n_entries * 2;
+    size_t next = t->map.n * 2;
     t->sweep_at = next < RYW_MIN_SWEEP ? RYW_MIN_SWEEP : next;
 }

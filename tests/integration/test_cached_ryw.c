@@ -63,13 +63,13 @@ test_cached_ryw_write_supersedes_pending_delete_and_forget_is_by_generation(void
         kc__ryw_want_clear(&all[i]);
     free(all);
     kc__ryw_forget(&t, "/v1/secrets", "ns", "a", gen); /* the old delete: only it goes */
-    assert_int_equal(t.n_entries, 1);
+    assert_int_equal(t.map.n, 1);
     kc__ryw_want_clear(&w);
     assert_int_equal(kc__ryw_lookup(&t, "/v1/secrets", "ns", "a", &w), 1);
     assert_string_equal(w.rv, "50");
     kc__ryw_forget(&t, "/v1/secrets", "ns", "a", w.gen);
     kc__ryw_want_clear(&w);
-    assert_int_equal(t.n_entries, 0);
+    assert_int_equal(t.map.n, 0);
     kc__ryw_destroy(&t);
 }
 
@@ -98,11 +98,11 @@ static void test_cached_ryw_pending_deletes_of_known_uids_accumulate(void **stat
     kc__ryw_refine(&t, "/v1/secrets", "ns", "a", g1, NULL, "5"); /* superseded: still refined */
     kc__ryw_forget(&t, "/v1/secrets", "ns", "a", g1);
     kc__ryw_forget(&t, "/v1/secrets", "ns", "a", g2);
-    assert_int_equal(t.n_entries, 0);
+    assert_int_equal(t.map.n, 0);
     uint64_t g4 = 0;
     assert_int_equal(kc__ryw_note_delete(&t, "/v1/secrets", "ns", "b", "", NULL, 4, &g4), 0);
     assert_int_equal(kc__ryw_note_write(&t, "/v1/secrets", "ns", "b", "60", "uid-3", 5), 0);
-    assert_int_equal(t.n_entries, 1); /* the unknown-UID delete was replaced */
+    assert_int_equal(t.map.n, 1); /* the unknown-UID delete was replaced */
     kc__ryw_destroy(&t);
 }
 

@@ -20,6 +20,7 @@
  *     headers, so secrets never reach the log.
  */
 #include "http/internal.h"
+#include "kcache/obj.h" /* KC_DECODE_PADDING */
 
 #include <curl/curl.h>
 #include <openssl/x509.h>
@@ -272,7 +273,8 @@ static size_t kc__on_write(char *p, size_t size, size_t nmemb, void *ud)
         if (x->status_known == 2 &&
             curl_easy_getinfo(x->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl) == CURLE_OK &&
             cl > 0 && (uint64_t)cl <= x->resp->body.max)
-            kc__buf_reserve(&x->resp->body, (size_t)cl); /* one allocation for big LISTs */
+            /* one allocation for big LISTs, with the padding a decoder parsing in place reads */
+            kc__buf_reserve(&x->resp->body, (size_t)cl + KC_DECODE_PADDING);
     }
     if (x->status_known == 1) {
         size_t got = x->req->on_data(x->req->ud, p, n);

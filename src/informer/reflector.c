@@ -376,8 +376,13 @@ static int paged_list(refl *r, kc_error *err)
     }
     lo.cancel = c;
     kc__list_echo echo = {0};
-    rc = kc__client_list_all_ex(inf->client, &inf->gvr, inf->o.ns, &lo, inf->shard, &meta, &echo,
-                                batch_add_cb, b, err);
+    if (inf->shard)
+        rc = kc__client_list_all_ex(inf->client, &inf->gvr, inf->o.ns, &lo, inf->shard, &meta,
+                                    &echo, batch_add_cb, b, err);
+    else /* pages decoded on a worker while the next one downloads (rest/pager.c); the batch is
+          * only touched by that worker until the call returns */
+        rc = kc__client_list_pipelined(inf->client, &inf->gvr, inf->o.ns, &lo, &meta, batch_add_cb,
+                                       b, err);
     kc__inf_drop_cancel(inf, c);
     if (rc == 0)
         kc__inf_shard_note_list(inf, &echo);

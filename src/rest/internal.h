@@ -72,6 +72,30 @@ int kc__client_delete_ex(kc_client *c, const kc_gvr *gvr, const char *ns, const 
                          const kc_delete_opts *opts, kc_obj **ret_obj, char **ret_status_uid,
                          kc_error *err);
 
+/* ---- LIST (verbs.c, pager.c) ------------------------------------------------------------------
+ */
+#define KC__DEFAULT_PAGE 500
+
+/* d (may be NULL) copied, with KC_DECODE_METADATA_ONLY added when metadata_only. */
+kc_decode_opts kc__decode_opts(const kc_decode_opts *d, bool metadata_only);
+/* GET the collection (name NULL; opts' selectors, limit, continue… in the query) or one object,
+ * with the given Accept (NULL = JSON), into *resp (kept by the caller: its body's capacity is
+ * reused). 0 for a 2xx response, else the mapped error. */
+int kc__get_call(kc_client *c, const kc_gvr *gvr, const char *ns, const char *name,
+                 const kc_list_opts *opts, const char *accept, kc__http_resp *resp, kc_error *err);
+
+/*
+ * kc_client_list_all, pipelined (pager.c): page k is decoded on a worker thread while page k+1 is
+ * downloaded on the calling thread; the next continue token is read from the page's head (the
+ * list metadata precedes items) before its items are decoded. on_item is called in order, one
+ * call at a time, but on the worker thread (the caller is blocked in this call meanwhile). Two
+ * response buffers are reused across pages and parsed in place (no copy of the body). Same
+ * results and errors as kc_client_list_all; falls back to it when the thread cannot start.
+ */
+int kc__client_list_pipelined(kc_client *c, const kc_gvr *gvr, const char *ns,
+                              const kc_list_opts *opts, kc_list_meta *ret_meta,
+                              kc_list_item_cb on_item, void *ud, kc_error *err);
+
 /* Map a non-2xx response to a code and detail. */
 int kc__client_status_error(const kc__http_resp *resp, const char *method, const char *path,
                             kc_error *err);

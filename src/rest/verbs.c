@@ -13,9 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define KC__DEFAULT_PAGE 500
-
-static kc_decode_opts kc__decode_opts(const kc_decode_opts *d, bool metadata_only)
+kc_decode_opts kc__decode_opts(const kc_decode_opts *d, bool metadata_only)
 {
     kc_decode_opts o = {0};
     if (d)
@@ -122,9 +120,8 @@ static int kc__list_query(kc__buf *p, const kc_list_opts *o)
 
 /* GET the collection (name NULL; opts' selectors, limit, continue… in the query) or one object,
  * with the given Accept (NULL = JSON), into *resp (the caller frees it). */
-static int kc__get_call(kc_client *c, const kc_gvr *gvr, const char *ns, const char *name,
-                        const kc_list_opts *opts, const char *accept, kc__http_resp *resp,
-                        kc_error *err)
+int kc__get_call(kc_client *c, const kc_gvr *gvr, const char *ns, const char *name,
+                 const kc_list_opts *opts, const char *accept, kc__http_resp *resp, kc_error *err)
 {
     kc__buf p = KC__BUF_INIT(0);
     int rc = kc__build_path(&p, gvr, ns, name, NULL, err);

@@ -24,7 +24,9 @@
  * plain kc_store is filled by kc_client_list_all and replaced once) and after deleting half of the
  * objects (every other key), both after malloc_trim.
  * Usage: bench_sync [N=20000] [--reps R=5] [--page P=500] [--node]
- * (--node: one @kubernetes/client-node makeInformer sync of the same server, as bench_informer).
+ * (--node: one @kubernetes/client-node makeInformer sync of the same server, as bench_informer;
+ * KC_NODE_MODULES names its node_modules when this checkout has none). bench/plot_sync.sh runs
+ * it over several N and draws docs/img/sync.png.
  * Output: human text plus `BENCH <metric> <value> <unit>` lines (medians), N in the metric name.
  */
 #include "core/internal.h"
@@ -364,10 +366,13 @@ static int node_sync(const child *c, int n, double *wall_s)
     else
         snprintf(src, sizeof(src), ".");
     char cmd[2048];
-    snprintf(cmd, sizeof(cmd),
-             "NODE_PATH=%s/tests/conformance/node/node_modules node --expose-gc "
-             "%s/bench/node/informer_sync.mjs %s %d",
-             src, src, c->kubeconfig, n);
+    char mods[600];
+    const char *env = getenv("KC_NODE_MODULES"); /* another checkout's tests/…/node_modules */
+    snprintf(mods, sizeof(mods), "%s", env ? env : "");
+    if (!env)
+        snprintf(mods, sizeof(mods), "%s/tests/conformance/node/node_modules", src);
+    snprintf(cmd, sizeof(cmd), "NODE_PATH=%s node --expose-gc %s/bench/node/informer_sync.mjs %s %d",
+             mods, src, c->kubeconfig, n);
     FILE *p = popen(cmd, "r");
     if (!p)
         return -1;

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# bench/plot_sync.sh — sync time vs object count: runs build/bin/bench_sync for each N (paged
+# mode: kcache cold in a fresh process, kcache warm, the raw download of the same pages, and one
+# @kubernetes/client-node makeInformer sync of the same server), keeps the BENCH lines in
+# build/sync-plot.txt and draws docs/img/sync.png with gnuplot (Debian: gnuplot-nox,
+# scripts/install-deps).
+# Usage: bench/plot_sync.sh [N…]  (default 5000 20000 50000 100000; REPS=3 by default;
+# KC_NODE_MODULES=…/node_modules when this checkout has none; NODE=0 skips client-node)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+bin=${BENCH_SYNC:-$root/build/bin/bench_sync}
+ns=("$@")
+[ ${#ns[@]} -gt 0 ] || ns=(5000 20000 50000 100000)
+out=$root/build/sync-plot.txt
+dat=$root/build/sync-plot.dat
+: >"$out"
+node_flag=--node
+[ "${NODE:-1}" = 0 ] && node_flag=
+for n in "${ns[@]}"; do
+  echo "plot_sync: N=$n" >&2
+  "$bin" "$n" --reps "${REPS:-3}" $node_flag | grep '^BENCH' | sed "s/^/$n /" >>"$out"
+done
+# columns: N cold warm raw node (seconds; node "?" when not measured)
+awk '{ v[$1" "$3] = $4; n[$1] = 1 }
+     END { for (k in n) printf "%s %s %s %s %s\n", k, v[k" sync_paged_"k"_cold_s"],
+             v[k" sync_paged_"k"_warm_s"], v[k" sync_paged_"k"_raw_s"],
+             (k" sync_node_"k"_s") in v ? v[k" sync_node_"k"_s"] : "?" }' "$out" |
+  sort -n >"$dat"
+mkdir -p "$root/docs/img"
+gnuplot <<EOF
+set terminal png size 900,560
+set output "$root/docs/img/sync.png"
+set title "Initial sync of N genpod Pods from kcache serve (pages of 500, one 2-vCPU VM)"
+set xlabel "Pods"
+set ylabel "seconds (log)"
+set logscale y
+set key top left
+set grid
+set datafile missing "?"
+plot "$dat" using 1:5 with linespoints lw 2 title "client-node 1.4 makeInformer", \
+     "$dat" using 1:2 with linespoints lw 2 title "kcache informer, cold (fresh process)", \
+     "$dat" using 1:3 with linespoints lw 2 title "kcache informer, warm (same process)", \
+     "$dat" using 1:4 with linespoints lw 2 title "raw download, no parsing (libcurl)"
+EOF
+echo "plot_sync: wrote docs/img/sync.png from $dat" >&2

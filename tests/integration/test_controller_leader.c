@@ -73,7 +73,7 @@ static void test_acquire_and_renew(void **state)
     assert_non_null(strstr(m, "leader_election_slowpath_total{name=\"acq\"}"));
     free(m);
     assert_int_equal(kc_leader_elector_stop(el), 0);
-    assert_int_equal(r.stopped, 1);
+    assert_int_equal(LREC_GET(&r, stopped), 1);
     assert_false(kc_leader_elector_is_leader(el));
     assert_int_equal(kc_fence_valid_until(kc_leader_elector_fence(el)), 0);
     m = kc_leader_elector_metrics_render(el);
@@ -109,7 +109,7 @@ static void test_takeover_after_stop(void **state)
     assert_string_equal(rb.ev[1], "new:b");
     assert_string_equal(rb.ev[2], "started");
     kc_leader_elector_stop(b);
-    assert_int_equal(rb.stopped, 1);
+    assert_int_equal(LREC_GET(&rb, stopped), 1);
     /* c never leads: one stopped */
     lrec rc;
     lrec_init(&rc);
@@ -120,8 +120,8 @@ static void test_takeover_after_stop(void **state)
     lfx_start(c);
     assert_true(LREC_WAIT(&rc, news, 1, 5000));
     kc_leader_elector_stop(c);
-    assert_int_equal(rc.stopped, 1);
-    assert_int_equal(rc.started, 0);
+    assert_int_equal(LREC_GET(&rc, stopped), 1);
+    assert_int_equal(LREC_GET(&rc, started), 0);
     kc_leader_elector_free(c);
     kc_leader_elector_free(a);
     kc_leader_elector_free(b);
@@ -175,10 +175,10 @@ static void test_race_one_leader(void **state)
     for (int i = 0; i < 3; i++)
         lfx_start(el[i]);
     int leader = -1;
-    assert_true(LFX_WAIT((leader = r[0].started   ? 0
-                                   : r[1].started ? 1
-                                   : r[2].started ? 2
-                                                  : -1,
+    assert_true(LFX_WAIT((leader = LREC_GET(&r[0], started)   ? 0
+                                   : LREC_GET(&r[1], started) ? 1
+                                   : LREC_GET(&r[2], started) ? 2
+                                                              : -1,
                           leader >= 0),
                          5000));
     for (int i = 0; i < 3; i++)
@@ -197,8 +197,8 @@ static void test_race_one_leader(void **state)
     free(holder);
     for (int i = 0; i < 3; i++) {
         kc_leader_elector_free(el[i]);
-        assert_int_equal(r[i].started, i == leader ? 1u : 0u);
-        assert_int_equal(r[i].stopped, 1);
+        assert_int_equal(LREC_GET(&r[i], started), i == leader ? 1u : 0u);
+        assert_int_equal(LREC_GET(&r[i], stopped), 1);
         lrec_destroy(&r[i]);
     }
 }

@@ -83,8 +83,10 @@ KC_API int(kc_leader_elector_new)(kc_client *client, const kc_leader_elector_opt
 #define kc_leader_elector_new(client, opts, ret, err)                                              \
     (kc_leader_elector_new)((client), (opts), sizeof(kc_leader_elector_opts), (ret), (err))
 
-/* Start a run (the elector's thread). Errors: KC_EINVAL (NULL), KC_EBUSY (a run is going on),
- * KC_ENOMEM / KC_EIO (no thread). A run that ended (loss) is joined first, so start may follow. */
+/* Start a run (the elector's thread). Errors: KC_EINVAL (NULL), KC_EBUSY (a run is going on, or
+ * called from the elector's own callback), KC_ENOMEM / KC_EIO (no thread). A run that ended or is
+ * ending (a loss: on_stopped_leading may have been called or be running) is joined first — start
+ * waits for its callbacks to return — so start may follow stopped at once. Thread-safe. */
 KC_API int kc_leader_elector_start(kc_leader_elector *el, kc_error *err);
 
 /* End the run: if leading, close the fence and the gates, release when asked (L9); then

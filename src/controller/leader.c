@@ -139,10 +139,14 @@ int kc_leader_elector_start(kc_leader_elector *el, kc_error *err)
         return kc_error_set(err, KC_EINVAL, "kc_leader_elector_start: NULL elector");
     pthread_mutex_lock(&el->mu);
     kc__le_state st = el->state;
+    bool own = el->thread_live && pthread_equal(el->thread, pthread_self());
     pthread_mutex_unlock(&el->mu);
     if (st == KC__LE_RUNNING)
         return kc_error_set(err, KC_EBUSY, "leader elector %s: already running", el->name);
-    join_run(el); /* a run that ended by itself */
+    if (own) /* from the run's own callback: it cannot join itself */
+        return kc_error_set(err, KC_EBUSY, "leader elector %s: start from its own callback",
+                            el->name);
+    join_run(el); /* a run that ended by itself, or is ending (its callbacks finish first) */
     pthread_mutex_lock(&el->mu);
     el->stopping = false;
     el->state = KC__LE_RUNNING;

@@ -21,7 +21,8 @@
 
 #define KC__LEADER_GATES_MAX 32
 
-typedef enum { KC__LE_IDLE, KC__LE_RUNNING, KC__LE_ENDED } kc__le_state;
+/* RUNNING → ENDING once the run's end is decided (callbacks still to run) → ENDED. */
+typedef enum { KC__LE_IDLE, KC__LE_RUNNING, KC__LE_ENDING, KC__LE_ENDED } kc__le_state;
 
 struct kc_leader_elector {
     kc_client *client;

@@ -146,6 +146,9 @@ void *kc__leader_run(void *arg)
         if (stopped && el->o.release_on_stop)
             release(el);
     }
+    pthread_mutex_lock(&el->mu); /* from here a start joins this run instead of refusing */
+    el->state = KC__LE_ENDING;
+    pthread_mutex_unlock(&el->mu);
     if (el->o.on_stopped_leading)
         el->o.on_stopped_leading(el->o.ud, el);
     if (led && !stopped && el->o.exit_on_loss) {

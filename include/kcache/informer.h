@@ -74,8 +74,10 @@ typedef struct kc_informer_opts {
      * (kcache/shard.h: metadata.uid or metadata.namespace) hashes into one of the ranges. Sent as
      * shardSelector on every LIST page and WATCH, and always also filtered by the decoder, so an
      * old server (which ignores it) yields the same store. KC_SHARD_FIELD_NONE (0) with no
-     * ranges = unsharded. shard_ranges is borrowed for the call and copied. decode->shard is
-     * ignored (the informer sets its own). */
+     * ranges = unsharded. A field with shard_ranges_count 0 = no range at all (a replica that
+     * holds none yet): the informer is synced and empty and sends no request until
+     * kc_informer_set_shard_ranges gives it ranges. shard_ranges is borrowed for the call and
+     * copied. decode->shard is ignored (the informer sets its own). */
     kc_shard_field shard_field;
     const kc_shard_range *shard_ranges;
     size_t shard_ranges_count;
@@ -90,8 +92,8 @@ typedef struct kc_informer_opts {
  *   opts->ns     NULL, "" or a lowercase RFC 1123 label
  *   selectors    label selectors by the Kubernetes grammar (kcache/selector.h); field selectors by
  *                theirs, each term naming a dotted field path ("metadata.name", "status.phase")
- *   shard        shard_field UID or NAMESPACE with 1..KC_SHARD_SELECTOR_MAX_TERMS non-empty
- *                ranges, or NONE with none (kc_shard_selector_new's rules)
+ *   shard        shard_field UID or NAMESPACE with 0..KC_SHARD_SELECTOR_MAX_TERMS non-empty
+ *                ranges (0: no range), or NONE with none (kc_shard_selector_new's rules)
  * Selectors are kept in canonical form (kc_label_selector_string / kc_field_selector_string).
  * Errors: KC_EINVAL (err names the field, the reason and, for selectors, the byte offset;
  * client NULL, ret NULL), KC_ENOMEM. *ret is new — free with kc_informer_free. Thread-safe.
@@ -126,7 +128,8 @@ KC_API kc_store *kc_informer_store(kc_informer *inf);
  * "configmaps(metadata-only)", "pods(shard uid:0000000000000000-4000000000000000)" (the ranges
  * it was created with; a later kc_informer_set_shard_ranges keeps the name); the core group shows
  * its version only when it is not v1 ("pods.v2."). Selectors appear in canonical form. /readyz
- * and the informer="…" label of /metrics use it. Borrowed: valid until kc_informer_free. "" when inf is NULL.
+ * and the informer="…" label of /metrics use it. Borrowed: valid until kc_informer_free. "" when
+ * inf is NULL.
  */
 KC_API const char *kc_informer_name(const kc_informer *inf);
 
@@ -216,7 +219,11 @@ KC_API void(kc_informer_get_status)(kc_informer *inf, kc_informer_status *ret, s
 
 /*
  * Change the ranges of a (running) informer: field and n ranges (copied) as for
- * kc_informer_opts.shard_*; field NONE with n 0 makes it unsharded. Asynchronous: returns at once;
+ * kc_informer_opts.shard_*; field NONE with n 0 makes it unsharded; field UID or NAMESPACE with
+ * n 0 is the empty set (a replica that holds no range): the store is emptied (on_delete,
+ * tombstone = true) and the informer stays synced and empty, sending no request, until the next
+ * change. Setting the ranges already asked for (pending or in force; compared by their canonical
+ * selector) does nothing: no relist. Asynchronous: returns at once;
  * the reflector cancels its list or watch in flight, then relists from scratch with the new
  * selector. The relist's swap deletes the objects that left the ranges (on_delete with
  * tombstone = true, as every relist delete: the object lives on, out of range), adds the gained

@@ -47,6 +47,7 @@ static void set_opts(kc_informer *inf, const kc_informer_opts *opts)
     inf->o = *opts;
     if (opts->decode)
         inf->dec = *opts->decode;
+    inf->dec.shard = NULL; /* the informer filters by its own ranges only */
     inf->o.decode = &inf->dec;
     inf->o.decode_size = sizeof inf->dec;
     inf->o.ns = inf->spec.ns;
@@ -112,6 +113,8 @@ int(kc_informer_new)(kc_client *client, const kc_gvr *gvr, const kc_informer_opt
         rc = kc_store_new(NULL, &inf->store, err);
     if (rc == 0 && opts) /* the reflector's own copy of spec.shard (ranges may change later) */
         rc = kc__inf_shard_from_opts(opts, &inf->shard, err);
+    if (rc == 0 && opts && opts->shard_field != KC_SHARD_FIELD_NONE && !inf->shard)
+        inf->shard_none = true; /* sharded with no range yet: empty and synced, no request */
     if (rc < 0) {
         kc_informer_free(inf);
         return rc;

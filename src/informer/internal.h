@@ -70,8 +70,9 @@ typedef struct kc__inf_spec {
     char *label_selector;             /* canonical text; NULL = everything */
     char *field_selector;             /* canonical text; NULL = everything */
     bool metadata_only;
-    kc_shard_selector *shard; /* the ranges asked at creation; NULL = unsharded */
-    char *id;                 /* identity: kc_cache key and derived display name (spec.c) */
+    kc_shard_selector *shard;  /* the ranges asked at creation; NULL = unsharded or none */
+    kc_shard_field shard_none; /* the field, when sharded on it with no range (shard NULL) */
+    char *id;                  /* identity: kc_cache key and derived display name (spec.c) */
 } kc__inf_spec;
 
 /* Check gvr and the spec fields of o (namespace, selectors, metadata_only) and fill *s; KC_EINVAL
@@ -130,9 +131,11 @@ struct kc_informer {
 
     /* sharding (shard.c). `shard` is the reflector's: read and replaced only by its thread, between
      * calls (the decoders borrow it). A change waits in shard_next (st_mu) until it takes it. */
-    kc_shard_selector *shard;                    /* ranges in force; NULL = unsharded */
-    kc_shard_selector *shard_next;               /* st_mu: the pending change (NULL = unshard) */
-    bool shard_change;                           /* st_mu: shard_next is pending */
+    kc_shard_selector *shard;      /* ranges in force; NULL = unsharded */
+    kc_shard_selector *shard_next; /* st_mu: the pending change (NULL = unshard) */
+    bool shard_change;             /* st_mu: shard_next is pending */
+    bool shard_none;               /* no range at all (shard NULL): empty, synced, no requests */
+    bool shard_next_none;          /* st_mu: the pending change is to no range */
     kc_informer_server_sharding server_sharding; /* st_mu */
 
     _Atomic uint64_t relists, watch_restarts, events_applied, bookmarks, errors;
@@ -187,7 +190,8 @@ bool kc__inf_permanent(int code);
 /* status.c: "KC_ENOTFOUND (HTTP 404 NotFound): message" for st's last error, appended to b. */
 void kc__inf_error_text(const kc_informer_status *st, kc__buf *b);
 
-/* shard.c: the selector of field + n ranges (*ret NULL for NONE without ranges); KC_EINVAL with
+/* shard.c: the selector of field + n ranges (*ret NULL for NONE without ranges, and for a field
+ * with n 0: no range at all — the caller tells the two apart by the field); KC_EINVAL with
  * err naming what (the options field or the argument), KC_ENOMEM. */
 int kc__inf_shard_build(kc_shard_field field, const kc_shard_range *ranges, size_t n,
                         const char *what, kc_shard_selector **ret, kc_error *err);
@@ -195,9 +199,13 @@ int kc__inf_shard_build(kc_shard_field field, const kc_shard_range *ranges, size
  * field, KC_ENOMEM. */
 int kc__inf_shard_from_opts(const kc_informer_opts *o, kc_shard_selector **ret, kc_error *err);
 /* shard.c: the identity's shard part "(shard uid:START-END,…)" appended to b; 0 or KC_ENOMEM. */
-int kc__inf_shard_id(kc__buf *b, const kc_shard_selector *sel);
+int kc__inf_shard_id(kc__buf *b, kc_shard_field none_field, const kc_shard_selector *sel);
 /* shard.c, reflector thread: take a pending range change (true: the ranges changed, relist). */
 bool kc__inf_shard_take(kc_informer *inf);
+/* shard.c, reflector thread: the informer holds no range (kc_informer_set_shard_ranges with a
+ * field and n 0): empty the store (deletes for the handlers), report synced, and wait — without
+ * a request — until the ranges change or the informer stops. */
+void kc__inf_shard_hold_none(kc_informer *inf, int (*install_empty)(void *ud), void *ud);
 /* shard.c: a range change is pending (st_mu taken; kc__inf_new_cancel uses the _locked form). */
 bool kc__inf_shard_pending(kc_informer *inf);
 /* shard.c, reflector thread: a complete LIST answered; echo says how its pages echoed the

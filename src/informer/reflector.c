@@ -572,6 +572,26 @@ static void watch_cycle(refl *r)
     kc_error_clear(&err);
 }
 
+/* No range held (shard.c): the store becomes empty, as a LIST that found nothing would make it;
+ * the watermark stays (no list RV to follow). */
+static int install_empty(void *ud)
+{
+    refl *r = ud;
+    kc_informer *inf = r->inf;
+    kc_error err = KC_ERROR_INIT;
+    kc_store_batch *b = NULL;
+    int rc = kc_store_batch_new(inf->store, &b, &err);
+    if (rc == 0)
+        rc = install(r, b, NULL, kc__now_ns(), &err);
+    if (rc == 0) {
+        set_streaming(inf, false);
+        if (kc_informer_has_synced(inf))
+            kc__inf_set_phase(inf, KC_INFORMER_PHASE_SYNCED);
+    }
+    kc_error_clear(&err);
+    return rc;
+}
+
 void *kc__reflector_main(void *arg)
 {
     refl r;
@@ -587,6 +607,12 @@ void *kc__reflector_main(void *arg)
         if (kc__inf_shard_take(r.inf)) { /* new ranges: relist from scratch with them */
             r.need_list = true;
             r.list_at_rv = false;
+        }
+        if (r.inf->shard_none) { /* no range held: nothing to list or watch */
+            kc__inf_shard_hold_none(r.inf, install_empty, &r);
+            r.need_list = true;
+            r.list_at_rv = false;
+            continue;
         }
         if (r.need_list) {
             list_cycle(&r);

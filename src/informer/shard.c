@@ -16,7 +16,10 @@
  * the cancel token of the call in flight; kc__inf_new_cancel fires a new token at once while a
  * change is pending, so no call starts with stale ranges. The reflector takes the change between
  * calls (it is the only user of inf->shard, which the decoders borrow) and relists from scratch;
- * the store's relist swap turns the difference into deletes and adds for the handlers.
+ * the store's relist swap turns the difference into deletes and adds for the handlers. Setting
+ * the ranges already asked for is a no-op (no relist). No range at all (a field with n 0: a
+ * sharded replica that holds nothing) empties the store and holds it synced and empty without a
+ * request until the ranges change (kc__inf_shard_hold_none).
  */
 #include "informer/internal.h"
 
@@ -36,8 +39,10 @@ int kc__inf_shard_build(kc_shard_field field, const kc_shard_range *ranges, size
     }
     if (field != KC_SHARD_FIELD_UID && field != KC_SHARD_FIELD_NAMESPACE)
         return kc_error_set(err, KC_EINVAL, "%s: unknown shard field %d", what, (int)field);
-    if (n == 0 || !ranges)
-        return kc_error_set(err, KC_EINVAL, "%s: a shard field needs at least one range", what);
+    if (n == 0) /* the union of no range: nothing (a replica holding no range); *ret NULL */
+        return 0;
+    if (!ranges)
+        return kc_error_set(err, KC_EINVAL, "%s: %zu ranges but no array", what, n);
     kc_error e = KC_ERROR_INIT;
     int rc = kc_shard_selector_new(field, ranges, n, ret, &e);
     if (rc < 0)
@@ -60,8 +65,11 @@ static void bound(kc__buf *b, const kc_shard_range *r, bool end)
         kc__buf_printf(b, "%016llx", (unsigned long long)(end ? r->end : r->start));
 }
 
-int kc__inf_shard_id(kc__buf *b, const kc_shard_selector *sel)
+int kc__inf_shard_id(kc__buf *b, kc_shard_field none_field, const kc_shard_selector *sel)
 {
+    if (!sel)
+        return kc__buf_printf(b, "(shard %s:none)",
+                              none_field == KC_SHARD_FIELD_UID ? "uid" : "namespace");
     kc_shard_field f = kc_shard_selector_field(sel);
     kc__buf_printf(b, "(shard %s:", f == KC_SHARD_FIELD_UID ? "uid" : "namespace");
     for (size_t i = 0; i < kc_shard_selector_count(sel); i++) {
@@ -75,6 +83,18 @@ int kc__inf_shard_id(kc__buf *b, const kc_shard_selector *sel)
     return kc__buf_append_str(b, ")");
 }
 
+/* Two selectors (NULL: unsharded) ask for the same objects: same field, same canonical text. */
+static bool same_selector(const kc_shard_selector *a, bool a_none, const kc_shard_selector *b,
+                          bool b_none)
+{
+    if (a_none || b_none)
+        return a_none && b_none;
+    if (!a || !b)
+        return a == b;
+    return kc_shard_selector_field(a) == kc_shard_selector_field(b) &&
+           strcmp(kc_shard_selector_string(a), kc_shard_selector_string(b)) == 0;
+}
+
 int kc_informer_set_shard_ranges(kc_informer *inf, kc_shard_field field,
                                  const kc_shard_range *ranges, size_t n, kc_error *err)
 {
@@ -84,22 +104,35 @@ int kc_informer_set_shard_ranges(kc_informer *inf, kc_shard_field field,
     int rc = kc__inf_shard_build(field, ranges, n, "kc_informer_set_shard_ranges", &sel, err);
     if (rc < 0)
         return rc;
+    bool none = field != KC_SHARD_FIELD_NONE && !sel; /* the union of no range: nothing */
     pthread_mutex_lock(&inf->st_mu);
     if (inf->stopping) {
         pthread_mutex_unlock(&inf->st_mu);
         kc_shard_selector_free(sel);
         return kc_error_set(err, KC_ESTOPPED, "informer %s: stopped", inf->name);
     }
+    /* The same objects as the ranges already asked for (pending, else in force): nothing to do,
+     * no relist. inf->shard is the reflector's, but it replaces it only under st_mu (take). */
+    bool same = inf->shard_change ? same_selector(sel, none, inf->shard_next, inf->shard_next_none)
+                                  : same_selector(sel, none, inf->shard, inf->shard_none);
+    if (same) {
+        pthread_mutex_unlock(&inf->st_mu);
+        kc_shard_selector_free(sel);
+        return 0;
+    }
     kc_shard_selector *old = inf->shard_next;
     inf->shard_next = sel;
+    inf->shard_next_none = none;
     inf->shard_change = true;
     if (inf->cancel)
         kc_cancel_fire(inf->cancel);     /* the list or watch in flight has the old ranges */
-    pthread_cond_broadcast(&inf->st_cv); /* a backoff sleep ends too */
+    pthread_cond_broadcast(&inf->st_cv); /* a backoff sleep (or holding no range) ends too */
     pthread_mutex_unlock(&inf->st_mu);
     kc_shard_selector_free(old);
     KC__LOG_INFO("informer", "informer %s: shard ranges changed to %s; relisting", inf->name,
-                 sel ? kc_shard_selector_string(sel) : "(unsharded)");
+                 sel    ? kc_shard_selector_string(sel)
+                 : none ? "(no range)"
+                        : "(unsharded)");
     return 0;
 }
 
@@ -111,13 +144,25 @@ bool kc__inf_shard_take(kc_informer *inf)
     if (change) {
         old = inf->shard;
         inf->shard = inf->shard_next;
+        inf->shard_none = inf->shard_next_none;
         inf->shard_next = NULL;
+        inf->shard_next_none = false;
         inf->shard_change = false;
         inf->server_sharding = KC_INFORMER_SHARDING_UNKNOWN;
     }
     pthread_mutex_unlock(&inf->st_mu);
     kc_shard_selector_free(old); /* no call in flight borrows it: we are between calls */
     return change;
+}
+
+void kc__inf_shard_hold_none(kc_informer *inf, int (*install_empty)(void *ud), void *ud)
+{
+    while (install_empty(ud) < 0) /* only KC_ENOMEM: retry after a pause */
+        if (kc__inf_sleep(inf, 100 * KC__NS_PER_MS))
+            return;
+    /* kc__inf_sleep ends early on stop or on a range change (st_cv); the period only bounds it */
+    while (!kc__inf_sleep(inf, 3600 * KC__NS_PER_SEC) && !kc__inf_shard_pending(inf))
+        ;
 }
 
 bool kc__inf_shard_pending(kc_informer *inf)

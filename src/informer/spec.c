@@ -139,8 +139,8 @@ static char *build_id(const kc__inf_spec *s)
         rc = kc__buf_printf(&b, "[%s]", s->field_selector);
     if (!rc && s->metadata_only)
         rc = kc__buf_append_str(&b, "(metadata-only)");
-    if (!rc && s->shard)
-        rc = kc__inf_shard_id(&b, s->shard);
+    if (!rc && (s->shard || s->shard_none))
+        rc = kc__inf_shard_id(&b, s->shard_none, s->shard);
     if (rc) {
         kc__buf_free(&b);
         return NULL;
@@ -165,6 +165,8 @@ int kc__inf_spec_init(kc__inf_spec *s, const kc_gvr *gvr, const kc_informer_opts
         kc__inf_spec_clear(s);
         return rc;
     }
+    if (o && o->shard_field != KC_SHARD_FIELD_NONE && !s->shard)
+        s->shard_none = o->shard_field;
     s->metadata_only = o && o->metadata_only;
     s->group = kc__strdup(gvr->group ? gvr->group : "");
     s->version = kc__strdup(gvr->version);

@@ -373,6 +373,62 @@ static void test_shard_range_change_moves_objects(void **st)
     ifx_down(&f);
 }
 
+/* A14 (a replica that holds no range): an informer sharded on uid with no range is synced and
+ * empty at once, without a request, and named "(shard uid:none)"; ranges given later fill it;
+ * the same ranges again are a no-op (no relist); no range again empties it (relist deletes:
+ * tombstones), and the informer stays synced throughout. */
+static void test_shard_no_range(void **st)
+{
+    ifx f;
+    up(&f, "configmaps=120:ns=default", st);
+    counts c;
+    counts_init(&c);
+    kc_informer *inf = new_inf(&f, &ifx_cm, KC_SHARD_FIELD_UID, NULL, 0, KC_INFORMER_LIST_AUTO);
+    assert_string_equal(kc_informer_name(inf), "default/configmaps(shard uid:none)");
+    kc_informer_reg *reg = add_counts(inf, &c);
+    kc_client_stats cs;
+    kc_client_get_stats(f.client, &cs);
+    uint64_t bytes0 = cs.bytes_received, conns0 = cs.connections;
+    start_synced(inf);
+    assert_int_equal(kc_informer_reg_wait_idle(reg, 10000, NULL), 0);
+    assert_int_equal(kc_informer_status_objects(inf), 0);
+    assert_int_equal(c.adds, 0);
+    kc_client_get_stats(f.client, &cs); /* synced without a request */
+    assert_int_equal(cs.bytes_received, bytes0);
+    assert_int_equal(cs.connections, conns0);
+
+    kc_shard_range q[2] = {quarter(1), quarter(2)};
+    kc_shard_selector *s12 = sel_of(KC_SHARD_FIELD_UID, q, 2);
+    size_t n = server_count(&f, &ifx_cm, s12);
+    assert_true(n > 0);
+    kc_error e = KC_ERROR_INIT;
+    IFX_RC(kc_informer_set_shard_ranges(inf, KC_SHARD_FIELD_UID, q, 2, &e), 0, &e);
+    assert_true(counts_wait(&c, &c.adds, n, 20000));
+    assert_int_equal(kc_informer_reg_wait_idle(reg, 10000, NULL), 0);
+    assert_int_equal(all_match(kc_informer_store(inf), s12), n);
+    kc_informer_status s;
+    kc_informer_get_status(inf, &s);
+    uint64_t relists = s.relists;
+    /* the same set (here in another order of terms: the canonical selector is the same) */
+    kc_shard_range same[2] = {q[1], q[0]};
+    IFX_RC(kc_informer_set_shard_ranges(inf, KC_SHARD_FIELD_UID, same, 2, &e), 0, &e);
+
+    IFX_RC(kc_informer_set_shard_ranges(inf, KC_SHARD_FIELD_UID, NULL, 0, &e), 0, &e);
+    assert_true(counts_wait(&c, &c.deletes, n, 20000));
+    assert_int_equal(kc_informer_reg_wait_idle(reg, 10000, NULL), 0);
+    assert_int_equal(kc_informer_status_objects(inf), 0);
+    assert_int_equal(c.tombstones, n);
+    assert_true(kc_informer_has_synced(inf));
+    /* one relist since: the move to no range (install counts it before the swap); the same set
+     * made none */
+    kc_informer_get_status(inf, &s);
+    assert_int_equal(s.relists, relists + 1);
+    kc_shard_selector_free(s12);
+    kc_informer_free(inf);
+    counts_free(&c);
+    ifx_down(&f);
+}
+
 /* S6 / A15: sharding by namespace. FNV-1a("default") is in range 3 of 4 and FNV-1a("a") in range
  * 2; all-namespace informers on ranges 3, 2 and 0 hold exactly default's, a's and nothing. */
 static void test_shard_namespace_field(void **st)
@@ -416,7 +472,7 @@ static void test_shard_options_checked_and_cache(void **st)
         const kc_shard_range *r;
         size_t n;
     } bad[] = {
-        {KC_SHARD_FIELD_UID, NULL, 0},       {KC_SHARD_FIELD_UID, &empty, 1},
+        {KC_SHARD_FIELD_UID, NULL, 1},       {KC_SHARD_FIELD_UID, &empty, 1},
         {KC_SHARD_FIELD_NONE, &good, 1},     {(kc_shard_field)7, &good, 1},
         {KC_SHARD_FIELD_NAMESPACE, NULL, 1},
     };
@@ -519,6 +575,8 @@ int main(void)
         cmocka_unit_test_prestate(test_shard_watch_events_reach_one_informer, &HONOURED),
         cmocka_unit_test_prestate(test_shard_range_change_moves_objects, &IGNORED),
         cmocka_unit_test_prestate(test_shard_range_change_moves_objects, &HONOURED),
+        cmocka_unit_test_prestate(test_shard_no_range, &IGNORED),
+        cmocka_unit_test_prestate(test_shard_no_range, &HONOURED),
         cmocka_unit_test_prestate(test_shard_namespace_field, &IGNORED),
         cmocka_unit_test_prestate(test_shard_namespace_field, &HONOURED),
         cmocka_unit_test_prestate(test_shard_options_checked_and_cache, &HONOURED),

@@ -80,7 +80,8 @@ static double watch_once(const kc_decode_opts *opts, const char *w, size_t len, 
 static void strict_vs_default(const char *list, size_t list_len, const char *watch,
                               size_t watch_len, int reps, struct sink *sink)
 {
-    kc_decode_opts dflt = {0, 0}, strict = {KC_DECODE_STRICT, 0};
+    kc_decode_opts dflt = {.flags = 0, .max_object_size = 0},
+                   strict = {.flags = KC_DECODE_STRICT, .max_object_size = 0};
     kc_list_decoder *dd = NULL, *sd = NULL;
     (void)kc_list_decoder_new(&dflt, &dd, NULL);
     (void)kc_list_decoder_new(&strict, &sd, NULL);
@@ -250,7 +251,7 @@ int main(int argc, char **argv)
             return 1;
         memcpy(padded, list, list_len);
         memset(padded + list_len, ' ', KC_DECODE_PADDING);
-        kc_decode_opts po = {KC_DECODE_INPUT_PADDED, 0};
+        kc_decode_opts po = {.flags = KC_DECODE_INPUT_PADDED, .max_object_size = 0};
         kc_list_decoder *pd = NULL;
         (void)kc_list_decoder_new(&po, &pd, NULL);
         drop_all(&sink);
@@ -297,7 +298,7 @@ int main(int argc, char **argv)
         at[0] = hl;
         for (unsigned i = 0; i < n; i++)
             at[i + 1] = at[i] + kc_genpod_one(one, sizeof one, i) + 1; /* + the ',' */
-        kc_decode_opts po = {KC_DECODE_INPUT_PADDED, 0};
+        kc_decode_opts po = {.flags = KC_DECODE_INPUT_PADDED, .max_object_size = 0};
         kc_list_decoder *pd = NULL;
         (void)kc_list_decoder_new(&po, &pd, NULL);
         drop_all(&sink);

@@ -86,7 +86,7 @@ int main(int argc, char **argv)
     kc__sj_ctx *ctx = kc__sj_ctx_new();
     kc_watch_decoder *wd = NULL;
     (void)kc_watch_decoder_new(NULL, &wd, NULL);
-    kc_decode_opts po = {KC_DECODE_INPUT_PADDED, 0};
+    kc_decode_opts po = {.flags = KC_DECODE_INPUT_PADDED, .max_object_size = 0};
     kc_list_decoder *ld = NULL;
     (void)kc_list_decoder_new(&po, &ld, NULL);
     kc_list_meta meta;

@@ -18,6 +18,8 @@
  *     repetition decodes them in full and with a quarter-range filter (json/decode_internal.h),
  *     alternating which goes first, on one thread; CPU is CLOCK_THREAD_CPUTIME_ID. Ratio per
  *     repetition, median over REPS (≥ 5) repetitions; the target is ≤ 0.4× (kept objects: ~1/4).
+ *     watch_quarter_floor_ratio is what no filter can go below: one memchr pass over the stream
+ *     (every line end must be found) plus the full decode of the kept quarter, ÷ full decode.
  *
  * Usage: bench_shard [N=20000] [M=2000] [REPS=7]
  * Output: human text plus `BENCH <metric> <value> <unit>` lines.
@@ -273,6 +275,21 @@ static double decode_watch(const kc__buf *s, const kc_shard_selector *sel, size_
     return t;
 }
 
+/* CPU seconds of the least any watch filter must do: find every line end (memchr). */
+static double scan_watch(const kc__buf *s, size_t *lines)
+{
+    *lines = 0;
+    double t0 = thread_cpu_s();
+    for (const char *p = s->data, *end = s->data + s->len; p < end;) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        if (!nl)
+            break;
+        (*lines)++;
+        p = nl + 1;
+    }
+    return thread_cpu_s() - t0;
+}
+
 /* Median ratios (filtered ÷ full) of REPS alternated decodes of p and stream, printed as
  * BENCH lines with the workload's tag. */
 static void cpu_ratios(const char *tag, const pages *p, const kc__buf *stream, int reps)
@@ -281,7 +298,8 @@ static void cpu_ratios(const char *tag, const pages *p, const kc__buf *stream, i
     kc_shard_range_split(4, 0, &q0);
     kc_shard_selector *sel = NULL;
     kc_shard_selector_new(KC_SHARD_FIELD_UID, &q0, 1, &sel, NULL);
-    double lr[64], wr[64], lf[64], wf[64];
+    double lr[64], wr[64], lf[64], wf[64], fl[64];
+    size_t lines = 0;
     size_t kl = 0, kw = 0, nl = 0, nw = 0, bytes = 0;
     for (size_t i = 0; i < p->n; i++)
         bytes += p->len[i];
@@ -301,6 +319,8 @@ static void cpu_ratios(const char *tag, const pages *p, const kc__buf *stream, i
         }
         lr[r] = b / a;
         wr[r] = d / c2;
+        /* floor: read every byte once for the line ends, decode the kept quarter in full */
+        fl[r] = (scan_watch(stream, &lines) + c2 * (double)kw / (double)(nw ? nw : 1)) / c2;
         lf[r] = a;
         wf[r] = c2;
     }
@@ -312,6 +332,7 @@ static void cpu_ratios(const char *tag, const pages *p, const kc__buf *stream, i
     printf("BENCH shard_%s_list_quarter_filter_cpu_ratio %.3f x\n", tag, median(lr, (size_t)reps));
     printf("BENCH shard_%s_watch_full_decode_cpu_s %.4f s\n", tag, median(wf, (size_t)reps));
     printf("BENCH shard_%s_watch_quarter_filter_cpu_ratio %.3f x\n", tag, median(wr, (size_t)reps));
+    printf("BENCH shard_%s_watch_quarter_floor_ratio %.3f x\n", tag, median(fl, (size_t)reps));
     kc_shard_selector_free(sel);
 }
 

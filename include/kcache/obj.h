@@ -38,10 +38,17 @@ enum kc_decode_flags {
 /* Default maximum size of one object or watch event: large enough for a 3 MiB object. */
 #define KC_DEFAULT_MAX_OBJECT_SIZE ((size_t)4 * 1024 * 1024)
 
+typedef struct kc_shard_selector kc_shard_selector; /* kcache/shard.h */
+
 /* Options for every decoder. Zero-initialised means the defaults. Copied by the callee. */
 typedef struct kc_decode_opts {
     unsigned flags;         /* enum kc_decode_flags */
     size_t max_object_size; /* bytes of one object / event line; 0 = KC_DEFAULT_MAX_OBJECT_SIZE */
+    /* Client-side shard filter (kcache/shard.h; appended): list items, and watch ADDED /
+     * MODIFIED / DELETED events, whose shard field hashes outside it are skipped — the field is
+     * hashed during the metadata walk and the object is never built (BOOKMARK and ERROR events
+     * always pass). Borrowed: must outlive the call, or the watch decoder. NULL = no filter. */
+    const kc_shard_selector *shard;
 } kc_decode_opts;
 
 /*

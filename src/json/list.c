@@ -165,6 +165,8 @@ static int decode(kc__sj_ctx *ctx, const kc_decode_opts *opts, const kc_shard_se
 {
     if (!body && len)
         return kc_error_set(err, KC_EINVAL, "kc_list_decode: NULL body");
+    if (!shard && opts) /* the caller's own filter (kc_decode_opts.shard) */
+        shard = opts->shard;
     struct list_state st = {
         kc__decode_flags(opts), kc__decode_max(opts), on_item, ud, {0}, shard, {0}};
     st.meta.remaining_item_count = -1;

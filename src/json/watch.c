@@ -12,8 +12,9 @@
  *   4. the tail is buffered.
  * Blank lines and CR before LF are skipped. A line over max_object_size is KC_ETOOLARGE; that and
  * KC_EPARSE are sticky until kc_watch_decoder_reset(). A callback's own code is not sticky.
- * With a shard filter (kc__watch_decoder_set_shard), ADDED/MODIFIED/DELETED events outside its
- * ranges are dropped before their object is built; BOOKMARK and ERROR events always pass.
+ * With a shard filter (kc_decode_opts.shard or kc__watch_decoder_set_shard), ADDED/MODIFIED/DELETED
+ * events outside its ranges are dropped before their object is built; BOOKMARK and ERROR events
+ * always pass.
  */
 #include "core/internal.h"
 #include "json/decode_internal.h"
@@ -65,11 +66,13 @@ int(kc_watch_decoder_new)(const kc_decode_opts *opts, size_t opts_size, kc_watch
         return kc_error_set(err, KC_ENOMEM, "watch decoder: out of memory");
     d->flags = kc__decode_flags(opts);
     d->max = kc__decode_max(opts);
+    d->shard = opts ? opts->shard : NULL; /* kc_decode_opts.shard (borrowed) */
     d->ctx = kc__sj_ctx_new();
     if (!d->ctx) {
         free(d);
         return kc_error_set(err, KC_ENOMEM, "watch decoder: out of memory");
     }
+    kc__sj_ctx_set_shard(d->ctx, d->shard);
     *ret = d;
     return 0;
 }

@@ -105,7 +105,7 @@ static int kc__disc_get(kc_client *c, const char *path, kc_obj **ret, kc_error *
         kc_error_clear(err);
         rc = 0;
     } else if (rc == 0) {
-        kc_decode_opts d = {0, (size_t)64 * 1024 * 1024};
+        kc_decode_opts d = {.flags = 0, .max_object_size = (size_t)64 * 1024 * 1024};
         rc = kc_obj_parse(resp.body.data ? resp.body.data : "", resp.body.len, &d, ret, err);
     }
     kc__http_resp_free(&resp);

@@ -48,7 +48,7 @@ static void check_obj(const kc_obj *o, unsigned flags)
     if (kc_obj_get_raw(o, "/spec", &raw, &rl, NULL) == 0 && (raw < j || raw + rl > j + len))
         abort();
     /* the stored text decodes again to the same metadata */
-    kc_decode_opts keep = {again_flags, 0};
+    kc_decode_opts keep = {.flags = again_flags, .max_object_size = 0};
     kc_obj *again = NULL;
     kc_error err = KC_ERROR_INIT;
     if (kc_obj_parse(j, len, &keep, &again, &err) != 0) {
@@ -80,7 +80,7 @@ static int on_item(void *ud, kc_obj *obj)
 /* Strict mode against the default run (rc1, items1) and the DOM oracle. */
 static void check_strict(const char *body, size_t len, unsigned flags, int rc1, size_t items1)
 {
-    kc_decode_opts o = {flags | KC_DECODE_STRICT, 1 << 16};
+    kc_decode_opts o = {.flags = flags | KC_DECODE_STRICT, .max_object_size = 1 << 16};
     struct run r = {0, flags | KC_DECODE_STRICT};
     kc_error err = KC_ERROR_INIT;
     int rc = kc_list_decode(body, len, &o, NULL, on_item, &r, &err);
@@ -117,7 +117,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memcpy(padded, body, len);
     memset(padded + len, data[0] & 4 ? ' ' : 'x', KC_DECODE_PADDING); /* ' ': parsed in place */
 
-    kc_decode_opts o1 = {flags, 1 << 16};
+    kc_decode_opts o1 = {.flags = flags, .max_object_size = 1 << 16};
     struct run r1 = {0, flags}, r2 = {0, flags};
     kc_list_meta meta;
     kc_error err = KC_ERROR_INIT;
@@ -127,7 +127,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check_err(rc1, &err, len);
     kc_error_clear(&err);
 
-    kc_decode_opts o2 = {flags | KC_DECODE_INPUT_PADDED, 1 << 16};
+    kc_decode_opts o2 = {.flags = flags | KC_DECODE_INPUT_PADDED, .max_object_size = 1 << 16};
     kc_list_decoder *dec = NULL;
     (void)kc_list_decoder_new(&o2, &dec, NULL);
     if (dec) {

@@ -93,7 +93,7 @@ static void check_lines_valid(const char *p, size_t n)
 static void check_strict(const char *p, size_t n, unsigned flags, int bad_default,
                          const struct run *r_default)
 {
-    kc_decode_opts o = {flags | KC_DECODE_STRICT, 4096};
+    kc_decode_opts o = {.flags = flags | KC_DECODE_STRICT, .max_object_size = 4096};
     kc_watch_decoder *d = NULL;
     (void)kc_watch_decoder_new(&o, &d, NULL);
     if (!d)
@@ -127,7 +127,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t split = n ? data[0] * n / 255 : 0;
     size_t chunk = 1 + data[1] % 64;
 
-    kc_decode_opts o = {data[1] & 0x80 ? KC_DECODE_METADATA_ONLY : 0, 4096};
+    kc_decode_opts o = {.flags = data[1] & 0x80 ? KC_DECODE_METADATA_ONLY : 0,
+                        .max_object_size = 4096};
     kc_watch_decoder *d = NULL;
     (void)kc_watch_decoder_new(&o, &d, NULL);
     if (!d)

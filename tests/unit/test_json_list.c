@@ -44,7 +44,7 @@ static void drop(struct items *it)
 static int decode(const char *body, unsigned flags, kc_list_meta *meta, struct items *it,
                   kc_error *err)
 {
-    kc_decode_opts o = {flags, 0};
+    kc_decode_opts o = {.flags = flags, .max_object_size = 0};
     return kc_list_decode(body, strlen(body), &o, meta, collect, it, err);
 }
 
@@ -171,7 +171,7 @@ static void test_json_list_transforms(void **state)
     size_t len;
     char *body = kc_genpod_list(2, &len);
     struct items it = {{0}, 0, 0};
-    kc_decode_opts o = {KC_DECODE_METADATA_ONLY, 0};
+    kc_decode_opts o = {.flags = KC_DECODE_METADATA_ONLY, .max_object_size = 0};
     assert_int_equal(kc_list_decode(body, len, &o, NULL, collect, &it, NULL), 0);
     assert_int_equal(it.n, 2);
     assert_null(strstr(kc_obj_json(it.objs[0], NULL), "\"spec\""));
@@ -213,7 +213,7 @@ static void test_json_list_padded_input(void **state)
     memcpy(padded, body, len);
     memset(padded + len, ' ', KC_DECODE_PADDING);
     struct items it = {{0}, 0, 0};
-    kc_decode_opts o = {KC_DECODE_INPUT_PADDED, 0};
+    kc_decode_opts o = {.flags = KC_DECODE_INPUT_PADDED, .max_object_size = 0};
     assert_int_equal(kc_list_decode(padded, len, &o, NULL, collect, &it, NULL), 0);
     assert_int_equal(it.n, 3);
     assert_string_equal(kc_obj_name(it.objs[2]), "web-7d9f8c6b5-00002");
@@ -311,7 +311,7 @@ static void test_json_list_item_too_large(void **state)
     size_t len;
     char *body = kc_genpod_list(2, &len);
     struct items it = {{0}, 0, 0};
-    kc_decode_opts o = {0, 2000};
+    kc_decode_opts o = {.flags = 0, .max_object_size = 2000};
     kc_error err = KC_ERROR_INIT;
     assert_int_equal(kc_list_decode(body, len, &o, NULL, collect, &it, &err), KC_ETOOLARGE);
     assert_int_equal(it.n, 0);

@@ -16,7 +16,7 @@
 
 static kc_obj *parse_ok(const char *json, unsigned flags)
 {
-    kc_decode_opts o = {flags, 0};
+    kc_decode_opts o = {.flags = flags, .max_object_size = 0};
     kc_error err = KC_ERROR_INIT;
     kc_obj *obj = NULL;
     int r = kc_obj_parse(json, strlen(json), &o, &obj, &err);
@@ -383,7 +383,7 @@ static void test_json_obj_too_large(void **state)
 {
     char buf[KC_GENPOD_MAX];
     size_t n = kc_genpod_one(buf, sizeof buf, 5);
-    kc_decode_opts o = {0, 1000};
+    kc_decode_opts o = {.flags = 0, .max_object_size = 1000};
     kc_error err = KC_ERROR_INIT;
     kc_obj *obj = NULL;
     assert_int_equal(kc_obj_parse(buf, n, &o, &obj, &err), KC_ETOOLARGE);

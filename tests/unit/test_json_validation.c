@@ -57,7 +57,7 @@ static int keep_modified(void *ud, const kc_watch_event *ev)
 static struct result decode_as(enum dec d, const char *item, unsigned flags)
 {
     struct result res = {0, -1, NULL, ""};
-    kc_decode_opts o = {flags, 0};
+    kc_decode_opts o = {.flags = flags, .max_object_size = 0};
     kc_error err = KC_ERROR_INIT;
     size_t il = strlen(item), head = 0;
     if (d == D_OBJ) {
@@ -422,7 +422,7 @@ static void test_json_validation_strict_envelopes(void **state)
     const char *list_meta = "{\"metadata\":{\"selfLink\":nul},\"items\":[]}";
     const char *const lists[] = {list, list_meta};
     for (size_t i = 0; i < 2; i++) {
-        kc_decode_opts s = {KC_DECODE_STRICT, 0};
+        kc_decode_opts s = {.flags = KC_DECODE_STRICT, .max_object_size = 0};
         kc_error err = KC_ERROR_INIT;
         assert_int_equal(kc_list_decode(lists[i], strlen(lists[i]), NULL, NULL, NULL, NULL, NULL),
                          0);
@@ -438,7 +438,7 @@ static void test_json_validation_strict_envelopes(void **state)
     };
     for (size_t i = 0; i < 2; i++) {
         for (int strict = 0; strict < 2; strict++) {
-            kc_decode_opts o = {strict ? KC_DECODE_STRICT : 0, 0};
+            kc_decode_opts o = {.flags = strict ? KC_DECODE_STRICT : 0, .max_object_size = 0};
             kc_watch_decoder *w = NULL;
             assert_int_equal(kc_watch_decoder_new(&o, &w, NULL), 0);
             kc_error err = KC_ERROR_INIT;

@@ -162,7 +162,7 @@ static void test_json_watch_finish_without_newline(void **state)
 
 static void test_json_watch_oversize_then_reset(void **state)
 {
-    kc_decode_opts o = {0, 100};
+    kc_decode_opts o = {.flags = 0, .max_object_size = 100};
     kc_watch_decoder *d = NULL;
     assert_int_equal(kc_watch_decoder_new(&o, &d, NULL), 0);
     char big[400];

@@ -84,6 +84,11 @@ typedef struct kc_cached_call_opts {
     int64_t timeout_ms; /* 0 → the client's; < 0 → unbounded */
     bool no_wait;       /* do not wait for read-your-writes on this call (write or read) */
     bool live;          /* read from the API server, not the cache */
+    /* (appended) This call's own fence (kcache/fence.h; borrowed for the call), checked before
+     * a write is sent, besides the client's (kc_cached_client_opts.fence): KC_EFENCED, nothing
+     * sent, once it has passed — e.g. a sharded reconcile's kc_reconcile_request.fence. Ignored
+     * by reads. NULL = none. */
+    const kc_fence *fence;
 } kc_cached_call_opts;
 
 /* Counters (monotonic since new), for tests, metrics and the demo. */

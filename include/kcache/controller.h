@@ -64,6 +64,12 @@ typedef struct kc_reconcile_request {
     const char *key; /* "namespace/name", or "name" for a cluster-scoped primary type */
     const char *ns;  /* "" for a cluster-scoped primary type */
     const char *name;
+    /* (appended) The fence this reconcile acts under: its key's range fence when the controller
+     * runs sharded (kc_shard_coordinator_fence), else the leader elector's, else NULL. Pass it
+     * as kc_cached_call_opts.fence to writes that must not land after the authority ended (the
+     * cached client already checks the leader's own fence on every write). Borrowed: valid for
+     * the call. */
+    const kc_fence *fence;
 } kc_reconcile_request;
 
 /*

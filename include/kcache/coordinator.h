@@ -26,6 +26,7 @@
 #define KCACHE_COORDINATOR_H
 
 #include "client.h"
+#include "fence.h"
 #include "shard.h"
 
 KC_BEGIN_DECLS
@@ -94,6 +95,14 @@ KC_API uint32_t kc_shard_coordinator_range_of(const kc_shard_coordinator *c, uin
 /* Whether this replica may act on range r now (spec A11): held, not draining, before its fence.
  * Check before each write of a long reconcile. false for NULL. Thread-safe. */
 KC_API bool kc_shard_coordinator_holds(kc_shard_coordinator *c, uint32_t r);
+
+/* Range r's write fence (kcache/fence.h): valid until the range's deadline (the send time of its
+ * Lease's last successful renew + renew deadline, L12a) while this replica holds it, closed
+ * otherwise. Pass it to the writes acting on the range (kc_cached_call_opts.fence; a sharded
+ * controller hands it to each reconcile as kc_reconcile_request.fence), so that a replica
+ * paused between its check and its write cannot write after losing the range. Borrowed: lives as
+ * long as the coordinator. NULL for c NULL or r >= the range count. Thread-safe. */
+KC_API const kc_fence *kc_shard_coordinator_fence(kc_shard_coordinator *c, uint32_t r);
 
 /* Counters and state. */
 typedef struct kc_shard_coordinator_stats {

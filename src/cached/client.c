@@ -214,6 +214,26 @@ static kc__cc_type *type_add(kc_cached_client *cc, const kc_gvr *gvr, const char
     return t;
 }
 
+int kc__cached_client_bind(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
+                           kc_informer *inf)
+{
+    if (!cc || !gvr || !inf)
+        return KC_EINVAL;
+    const char *key = ns && *ns ? ns : "";
+    if (cc->ns && strcmp(key, cc->ns) != 0) /* another namespace, or all for a client of one */
+        return KC_EINVAL;
+    if (kc__cc_type_find(cc, gvr, key))
+        return KC_EEXISTS;
+    kc__cc_type *t = type_add(cc, gvr, key, inf);
+    if (!t)
+        return atomic_load(&cc->n_types) >= KC__CC_TYPES_MAX ? KC_ETOOLARGE : KC_ENOMEM;
+    if (t->inf != inf)
+        return KC_EEXISTS; /* another thread published one first */
+    if (*key && !cc->ns)
+        atomic_fetch_add_explicit(&cc->n_ns_bound, 1, memory_order_release);
+    return 0;
+}
+
 uint64_t kc__cc_deadline_lazy(const kc_cached_client *cc, const kc_cached_call_opts *call,
                               uint64_t *slot)
 {
@@ -234,7 +254,11 @@ int kc__cc_store(kc_cached_client *cc, const kc_gvr *gvr, const char *ns, bool w
                                 ns, cc->ns);
         ins = cc->ns;
     }
-    kc__cc_type *t = kc__cc_type_find(cc, gvr, ins);
+    kc__cc_type *t = NULL;
+    if (!*ins && ns && *ns && atomic_load_explicit(&cc->n_ns_bound, memory_order_acquire))
+        t = kc__cc_type_find(cc, gvr, ns); /* an informer of that namespace, bound */
+    if (!t)
+        t = kc__cc_type_find(cc, gvr, ins);
     kc_informer *inf = t ? t->inf : NULL;
     if (!inf) {
         kc_informer_opts io = {.ns = *ins ? ins : NULL};

@@ -143,7 +143,8 @@ struct kc_cached_client {
     kc__ryw ryw;
     kc__cc_type types[KC__CC_TYPES_MAX];
     _Atomic size_t n_types;
-    _Atomic size_t last_type; /* index of the last type_find hit: a hint, any value is safe */
+    _Atomic size_t last_type;  /* index of the last type_find hit: a hint, any value is safe */
+    _Atomic size_t n_ns_bound; /* entries of one namespace bound in a client of all namespaces */
 
     _Atomic uint64_t n_waits, n_waits_immediate, n_wait_timeouts, n_informers_started;
     const kc_fence *_Atomic fence; /* borrowed; NULL = writes are not fenced */
@@ -183,6 +184,16 @@ static inline kc__cc_type *kc__cc_type_find(kc_cached_client *cc, const kc_gvr *
         }
     return NULL;
 }
+
+/* Serve the reads (and write waits) of gvr in ns from inf (borrowed: an informer of cc's cache,
+ * which outlives cc) instead of an informer obtained on first use: a controller's own informers,
+ * with their selectors and shard ranges. ns NULL or "": the informer watches all namespaces. In a
+ * client of all namespaces an informer of one namespace serves calls naming that namespace only.
+ * 0; KC_EEXISTS (the type already has an informer here: it is kept); KC_EINVAL (ns outside the
+ * client's namespace, or an all-namespace informer for a client of one: not bound); KC_ENOMEM or
+ * KC_ETOOLARGE (table full: not bound). Thread-safe. */
+int kc__cached_client_bind(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
+                           kc_informer *inf);
 
 /* true when ns is a namespace this client has no cache of (opts.ns set and ns another one): writes
  * there are sent without waiting, cached reads there are KC_EINVAL. */

@@ -193,7 +193,11 @@ int(kc_cached_client_get)(kc_cached_client *cc, const kc_gvr *gvr, const char *n
      * use, live/uncached reads, block-on-read, not found — takes the full path. */
     if (cc->mode != KC_RYW_BLOCK_ON_READ && !(call && call->live) && cc->n_uncached == 0 &&
         (!*ns || !cc->ns)) {
-        kc__cc_type *t = kc__cc_type_find(cc, gvr, "");
+        kc__cc_type *t = NULL;
+        if (*ns && atomic_load_explicit(&cc->n_ns_bound, memory_order_acquire))
+            t = kc__cc_type_find(cc, gvr, ns); /* a bound informer of that namespace first */
+        if (!t)
+            t = kc__cc_type_find(cc, gvr, "");
         if (t && atomic_load_explicit(&t->synced, memory_order_acquire)) {
             kc_obj *obj = kc_store_get(t->store, ns, name);
             if (obj) {

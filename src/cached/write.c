@@ -52,6 +52,8 @@ static int prepare(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
     const kc_fence *fence = atomic_load_explicit(&cc->fence, memory_order_acquire);
     if (fence && kc_fence_check(fence, err) < 0)
         return KC_EFENCED;
+    if (call && call->fence && kc_fence_check(call->fence, err) < 0) /* the call's own */
+        return KC_EFENCED;
     w->deadline = kc__cc_deadline(cc, call);
     int rc = kc__cc_type_key(gvr, w->type, sizeof(w->type), err);
     if (rc < 0)

@@ -44,7 +44,9 @@ typedef struct kc__ctrl_source {
     kc_informer_opts iopts; /* strings and decode below */
     kc_decode_opts decode;
     char *ns, *label_selector, *field_selector, *iname;
+    kc_shard_range *shard_ranges; /* iopts.shard_ranges points here (copied) */
     bool has_iopts;
+    bool follow_ranges; /* sharded primary: the informer's ranges follow the coordinator (A14) */
     kc_predicate pred;
     kc_controller_map_fn map;
     void *map_ud;

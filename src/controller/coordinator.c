@@ -357,6 +357,11 @@ bool kc_shard_coordinator_holds(kc_shard_coordinator *c, uint32_t r)
     return c && kc__shard_gate_valid(c->g, r, kc__now_ms());
 }
 
+const kc_fence *kc_shard_coordinator_fence(kc_shard_coordinator *c, uint32_t r)
+{
+    return c ? kc__shard_gate_fence(c->g, r) : NULL;
+}
+
 void(kc_shard_coordinator_get_stats)(kc_shard_coordinator *c, kc_shard_coordinator_stats *ret,
                                      size_t ret_size)
 {

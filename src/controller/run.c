@@ -63,7 +63,7 @@ static void apply_result(kc_controller *c, const char *key, kc_reconcile_result 
     atomic_fetch_add(&c->n_reconciles, 1);
 }
 
-static void run_one(kc_controller *c, const char *key)
+static void run_one(kc_controller *c, const char *key, const kc_fence *fence)
 {
     char ns[KC__CTRL_KEY_MAX];
     const char *slash = strchr(key, '/');
@@ -74,7 +74,7 @@ static void run_one(kc_controller *c, const char *key)
         ns[slash - key] = '\0';
         name = slash + 1;
     }
-    kc_reconcile_request req = {.key = key, .ns = ns, .name = name};
+    kc_reconcile_request req = {.key = key, .ns = ns, .name = name, .fence = fence};
     kc_reconcile_result r = c->reconcile(c->ud, &req, c->cc);
     apply_result(c, key, r);
 }
@@ -127,7 +127,9 @@ static void *worker_main(void *arg)
             kc_workqueue_forget(c->q, key); /* dropped, not requeued: not ours (A11) */
             kc_workqueue_done(c->q, key);
         } else {
-            run_one(c, key);
+            /* the key's range fence when sharded, else the leader's (NULL when neither) */
+            const kc_fence *f = c->coord ? kc_shard_coordinator_fence(c->coord, range) : c->fence;
+            run_one(c, key, f);
             kc__ctrl_shard_leave(c, key, range);
             kc_workqueue_done(c->q, key);
         }

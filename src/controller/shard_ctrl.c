@@ -12,13 +12,19 @@
  * admits only a held, not draining range before its fence (A11) and counts it in flight, so a
  * drain waits for it (A12). A key that is not admitted is dropped (forget + done), never requeued:
  * the replica that holds its range reconciles it, and a range gained later re-enqueues every key
- * of the cache in it (the informers are unsharded: every replica caches everything; A14's one
- * informer per range needs sharded informers and is a follow-up, docs/scale-out.md).
+ * of the cache in it.
+ *
+ * Informers (A14, A15): the primary informer is sharded on uid and follows the held ranges (one
+ * selector over their union: a gained or lost range relists the primary type, the spec's
+ * alternative to one informer per range; none held = an empty, synced informer sending nothing).
+ * Owned and watched types stay unsharded — an owned object's range is its owner's, which the
+ * server cannot filter by (A15 option 1) — and their keys are filtered at admission.
  */
 #include "controller/coordinator_internal.h"
 #include "controller/controller_internal.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static uint64_t uid_hash(const char *uid)
@@ -81,11 +87,54 @@ void kc__ctrl_shard_leave(kc_controller *ctrl, const char *key, uint32_t range)
     kc_obj_unref(o);
 }
 
-/* A range gained: enqueue every primary object of the cache in it (P6 liveness). */
+/* A14: the primary informer lists and watches the held ranges — one selector over their union
+ * (adjacent ranges merged), so a change relists the primary type (the spec's alternative to one
+ * informer per range). Read from the coordinator's gate on every change, so callbacks that race
+ * an attach still end at the current set; the same set again is a no-op in the informer. */
+static void follow_ranges(kc_controller *ctrl)
+{
+    kc__ctrl_source *p = ctrl->sources[0];
+    if (!p->follow_ranges || !p->inf)
+        return;
+    uint32_t k = kc_shard_coordinator_ranges(ctrl->coord);
+    kc_shard_range *v = k ? calloc(k, sizeof *v) : NULL;
+    if (k && !v) {
+        KC__LOG_ERR("controller", "controller %s: out of memory following the shard ranges",
+                    ctrl->name);
+        return;
+    }
+    size_t n = 0;
+    for (uint32_t i = 0; i < k; i++) {
+        kc_shard_range q;
+        if (!kc_shard_coordinator_holds(ctrl->coord, i) || kc_shard_range_split(k, i, &q) < 0)
+            continue;
+        if (n && !v[n - 1].end_max && v[n - 1].end == q.start)
+            v[n - 1] = (kc_shard_range){v[n - 1].start, q.end, q.end_max};
+        else
+            v[n++] = q;
+    }
+    kc_error err = KC_ERROR_INIT;
+    if (kc_informer_set_shard_ranges(p->inf, KC_SHARD_FIELD_UID, v, n, &err) < 0 &&
+        err.code != KC_ESTOPPED)
+        KC__LOG_ERR("controller", "controller %s: shard ranges: %s", ctrl->name,
+                    err.message ? err.message : kc_strerror(err.code));
+    kc_error_clear(&err);
+    free(v);
+}
+
+static void on_lost(void *ud, uint32_t range, const kc_shard_range *bounds)
+{
+    (void)range, (void)bounds;
+    follow_ranges(ud);
+}
+
+/* A range gained: the primary informer adds it; enqueue every primary object of the cache in it
+ * (P6 liveness; with the informer following the ranges, its relist's adds enqueue them too). */
 static void on_gained(void *ud, uint32_t range, const kc_shard_range *bounds)
 {
     (void)bounds;
     kc_controller *ctrl = ud;
+    follow_ranges(ctrl);
     kc_store *st = primary_store(ctrl);
     kc_obj **objs = NULL;
     size_t n = 0;
@@ -107,11 +156,12 @@ int kc__ctrl_shard_attach(kc_controller *ctrl, kc_error *err)
 {
     if (!ctrl->coord || ctrl->coord_listening)
         return 0;
-    int rc = kc__shard_coordinator_listen(ctrl->coord, on_gained, NULL, ctrl);
+    int rc = kc__shard_coordinator_listen(ctrl->coord, on_gained, on_lost, ctrl);
     if (rc < 0)
         return kc_error_set(err, rc, "controller %s: cannot listen to the shard coordinator",
                             ctrl->name);
     ctrl->coord_listening = true;
+    follow_ranges(ctrl); /* ranges gained before the listener was there */
     return 0;
 }
 

@@ -9,6 +9,10 @@
  * range draining (no new admissions) and waits for the in-flight count to reach 0 before the
  * Lease is released: no reconcile of the range runs on two replicas at once (P4).
  *
+ * Each range also has a kc_fence with the same deadline (closed when not held), which a reconcile
+ * passes to its writes (kc_reconcile_request.fence → kc_cached_call_opts.fence): a write checked
+ * after the deadline is refused even when the process was paused between admission and send.
+ *
  * One mutex and one monotonic condition variable (in-flight reached 0); never held while calling
  * out. K is a power of two, so the range of hash h is its top log2(K) bits (S15).
  */
@@ -20,6 +24,7 @@ typedef struct gate_range {
     bool held, draining;
     uint64_t valid_until;
     unsigned inflight;
+    kc_fence *fence; /* valid_until as a kc_fence (ns; closed when not held), for writes */
 } gate_range;
 
 struct kc__shard_gate {
@@ -38,7 +43,12 @@ kc__shard_gate *kc__shard_gate_new(uint32_t k)
     if (!g)
         return NULL;
     g->r = calloc(k, sizeof(*g->r));
-    if (!g->r || kc__cond_init_monotonic(&g->idle) != 0) {
+    bool ok = g->r != NULL;
+    for (uint32_t i = 0; ok && i < k; i++)
+        ok = kc_fence_new(&g->r[i].fence, NULL) == 0;
+    if (!ok || kc__cond_init_monotonic(&g->idle) != 0) {
+        for (uint32_t i = 0; g->r && i < k; i++)
+            kc_fence_free(g->r[i].fence);
         free(g->r);
         free(g);
         return NULL;
@@ -58,6 +68,8 @@ void kc__shard_gate_free(kc__shard_gate *g)
         return;
     pthread_mutex_destroy(&g->mu);
     pthread_cond_destroy(&g->idle);
+    for (uint32_t i = 0; i < g->k; i++)
+        kc_fence_free(g->r[i].fence);
     free(g->r);
     free(g);
 }
@@ -79,6 +91,7 @@ void kc__shard_gate_hold(kc__shard_gate *g, uint32_t r, uint64_t valid_until_ms)
     pthread_mutex_lock(&g->mu);
     g->r[r].held = true;
     g->r[r].valid_until = valid_until_ms;
+    kc_fence_set_valid_until(g->r[r].fence, valid_until_ms * KC__NS_PER_MS);
     pthread_mutex_unlock(&g->mu);
 }
 
@@ -99,7 +112,13 @@ void kc__shard_gate_drop(kc__shard_gate *g, uint32_t r)
     g->r[r].held = false;
     g->r[r].draining = false;
     g->r[r].valid_until = 0;
+    kc_fence_set_valid_until(g->r[r].fence, 0);
     pthread_mutex_unlock(&g->mu);
+}
+
+const kc_fence *kc__shard_gate_fence(const kc__shard_gate *g, uint32_t r)
+{
+    return g && r < g->k ? g->r[r].fence : NULL;
 }
 
 static bool valid_locked(const gate_range *gr, uint64_t now_ms)

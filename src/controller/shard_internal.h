@@ -16,6 +16,7 @@
 
 #include "core/internal.h"
 #include "kcache/shard.h"
+#include "kcache/fence.h"
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -134,6 +135,8 @@ void kc__shard_gate_leave(kc__shard_gate *g, uint32_t r);
 unsigned kc__shard_gate_inflight(kc__shard_gate *g, uint32_t r);
 /* Whether range r may be acted on at now_ms (held, not draining, before its fence). */
 bool kc__shard_gate_valid(kc__shard_gate *g, uint32_t r, uint64_t now_ms);
+/* Range r's write fence (borrowed, lives with the gate; NULL for r out of range). */
+const kc_fence *kc__shard_gate_fence(const kc__shard_gate *g, uint32_t r);
 /* Wait until r's in-flight count is 0 or timeout_ms passes (< 0: no bound). 0 or KC_ETIMEOUT. */
 int kc__shard_gate_wait_idle(kc__shard_gate *g, uint32_t r, int64_t timeout_ms);
 

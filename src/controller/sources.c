@@ -14,9 +14,11 @@
  * Handlers run on the informer's dispatcher thread of the registration and only add to the queue
  * (thread-safe) and bump atomics. Objects are borrowed for the callback and never kept.
  */
+#include "cached/internal.h"
 #include "controller/controller_internal.h"
 #include "rest/internal.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,6 +202,10 @@ int kc__ctrl_source_start(kc__ctrl_source *s, kc_error *err)
         kc_cache_get_informer(s->ctrl->cache, &gvr, s->has_iopts ? &s->iopts : NULL, &s->inf, err);
     if (rc < 0)
         return rc;
+    /* The controller's cached client reads this type from this informer (its selectors and shard
+     * ranges apply), not from a second one it would start on first use; a type bound already (an
+     * earlier source, a restart) keeps its informer. */
+    (void)kc__cached_client_bind(s->ctrl->cc, &gvr, s->has_iopts ? s->iopts.ns : NULL, s->inf);
     kc_informer_handlers h = {
         .on_add = on_add, .on_update = on_update, .on_delete = on_delete, .ud = s};
     return kc_informer_add_handler(s->inf, &h, NULL, &s->reg, err);
@@ -258,6 +264,16 @@ kc__ctrl_source *kc__ctrl_source_new(kc_controller *ctrl, kc__ctrl_role role,
         s->iopts.label_selector = s->label_selector;
         s->iopts.field_selector = s->field_selector;
         s->iopts.name = s->iname;
+        if (ok && io->shard_ranges && io->shard_ranges_count) { /* borrowed for the call too */
+            size_t n = io->shard_ranges_count;
+            s->shard_ranges = n <= SIZE_MAX / sizeof *s->shard_ranges
+                                  ? malloc(n * sizeof *s->shard_ranges)
+                                  : NULL;
+            ok = s->shard_ranges != NULL;
+            if (ok)
+                memcpy(s->shard_ranges, io->shard_ranges, n * sizeof *s->shard_ranges);
+            s->iopts.shard_ranges = s->shard_ranges;
+        }
         if (io->decode) { /* the caller's decode options are borrowed for the call only */
             if (kc__opts_copy(&s->decode, sizeof s->decode, io->decode, io->decode_size,
                               "kc_informer_opts.decode", err) < 0) {
@@ -272,6 +288,18 @@ kc__ctrl_source *kc__ctrl_source_new(kc_controller *ctrl, kc__ctrl_role role,
         kc__ctrl_source_free(s);
         kc_error_set(err, KC_ENOMEM, "controller: out of memory");
         return NULL;
+    }
+    /* A14: a sharded controller's primary informer lists and watches only the held ranges
+     * (starting with none); shard options of the caller's own are kept as given. */
+    if (role == KC__CTRL_PRIMARY && ctrl->coord &&
+        (!s->has_iopts || s->iopts.shard_field == KC_SHARD_FIELD_NONE)) {
+        if (!s->has_iopts)
+            memset(&s->iopts, 0, sizeof s->iopts);
+        s->has_iopts = true;
+        s->iopts.shard_field = KC_SHARD_FIELD_UID;
+        s->iopts.shard_ranges = NULL;
+        s->iopts.shard_ranges_count = 0;
+        s->follow_ranges = true;
     }
     return s;
 }
@@ -288,5 +316,6 @@ void kc__ctrl_source_free(kc__ctrl_source *s)
     free(s->label_selector);
     free(s->field_selector);
     free(s->iname);
+    free(s->shard_ranges);
     free(s);
 }

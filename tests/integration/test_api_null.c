@@ -434,6 +434,7 @@ static void c_coordinator(void)
     assert_int_equal(kc_shard_coordinator_ranges(NULL), 0);
     assert_int_equal(kc_shard_coordinator_range_of(NULL, 1), 0);
     assert_false(kc_shard_coordinator_holds(NULL, 0));
+    assert_null(kc_shard_coordinator_fence(NULL, 0));
     kc_shard_coordinator_get_stats(NULL, NULL);
 }
 
@@ -460,7 +461,8 @@ static const group GROUPS[] = {
               "kc_event_recorder_record_obj kc_event_recorder_flush kc_event_recorder_get_stats "
               "kc_event_recorder_metrics_text kc_event_recorder_metrics_render "
               "kc_event_recorder_record_action"},
-    {c_client, "kc_client_new kc_client_free kc_client_namespace kc_client_get_stats kc_cancel_new kc_cancel_fire "
+    {c_client, "kc_client_new kc_client_free kc_client_namespace kc_client_get_stats kc_cancel_new "
+               "kc_cancel_fire "
                "kc_cancel_fired kc_cancel_free kc_client_get kc_client_get_table kc_client_list "
                "kc_client_list_all "
                "kc_client_watch kc_client_create kc_client_update kc_client_update_status "
@@ -521,7 +523,7 @@ static const group GROUPS[] = {
     {c_coordinator,
      "kc_shard_coordinator_new kc_shard_coordinator_start kc_shard_coordinator_stop "
      "kc_shard_coordinator_free kc_shard_coordinator_ranges kc_shard_coordinator_range_of "
-     "kc_shard_coordinator_holds kc_shard_coordinator_get_stats"},
+     "kc_shard_coordinator_holds kc_shard_coordinator_fence kc_shard_coordinator_get_stats"},
     {c_controller,
      "kc_controller_new kc_controller_own kc_controller_watch kc_controller_enqueue "
      "kc_controller_start kc_controller_set_active kc_controller_active kc_controller_get_stats "

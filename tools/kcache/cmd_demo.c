@@ -18,6 +18,7 @@
  */
 #include "cli.h"
 #include "demo_common.h"
+#include "demo_shards.h"
 
 #include "kcache/server.h"
 
@@ -33,7 +34,8 @@
 static void demo_usage(FILE *f)
 {
     fprintf(f,
-            "Usage: kcache demo [options]\n\n"
+            "Usage: kcache demo [options]\n"
+            "       kcache demo shards [options]   (scale-out: see 'kcache demo shards --help')\n\n"
             "Reproduces the two field reports behind read-your-writes: Secrets created and read\n"
             "back at once through the cache (no wait / block-on-write / block-on-read), and\n"
             "PersistentVolume discovery through API GETs vs the cache, and a controller whose\n"
@@ -59,7 +61,7 @@ static void demo_usage(FILE *f)
             "  -h, --help         this help\n");
 }
 
-static bool parse_uint(const char *s, unsigned min, unsigned max, unsigned *ret)
+bool demo_parse_uint(const char *s, unsigned min, unsigned max, unsigned *ret)
 {
     char *end;
     errno = 0;
@@ -153,21 +155,21 @@ static int parse_flags(int argc, char **argv, demo_opts *o)
             return kc__cli_usage_error("demo", "%s: missing value", flag);
         unsigned u;
         if (!strcmp(flag, "--n")) {
-            if (!parse_uint(v, 1, 1000000, &o->n))
+            if (!demo_parse_uint(v, 1, 1000000, &o->n))
                 return kc__cli_usage_error("demo",
                                            "--n: expected a count from 1 to 1000000, got '%s'", v);
         } else if (!strcmp(flag, "--pv")) {
-            if (!parse_uint(v, 1, 1000000, &o->n_pv))
+            if (!demo_parse_uint(v, 1, 1000000, &o->n_pv))
                 return kc__cli_usage_error("demo",
                                            "--pv: expected a count from 1 to 1000000, got '%s'", v);
         } else if (!strcmp(flag, "--controller")) {
-            if (!parse_uint(v, 0, 1000, &o->n_ctrl))
+            if (!demo_parse_uint(v, 0, 1000, &o->n_ctrl))
                 return kc__cli_usage_error("demo", "--controller: expected 0 to 1000, got '%s'", v);
         } else if (!strcmp(flag, "--workers")) {
-            if (!parse_uint(v, 1, 1024, &o->workers))
+            if (!demo_parse_uint(v, 1, 1024, &o->workers))
                 return kc__cli_usage_error("demo", "--workers: expected 1 to 1024, got '%s'", v);
         } else if (!strcmp(flag, "--timeout")) {
-            if (!parse_uint(v, 1, 3600000, &u))
+            if (!demo_parse_uint(v, 1, 3600000, &u))
                 return kc__cli_usage_error(
                     "demo", "--timeout: expected milliseconds (1 to 3600000), got '%s'", v);
             o->timeout_ms = u;
@@ -427,6 +429,8 @@ static void demo_run_close(demo_run *r, const demo_opts *o)
 
 static int cmd_demo(int argc, char **argv)
 {
+    if (argc > 1 && !strcmp(argv[1], "shards"))
+        return demo_shards_cmd(argc - 1, argv + 1);
     demo_opts o = {.n = 500,
                    .n_pv = 1000,
                    .n_ctrl = 200,

@@ -82,6 +82,9 @@ int demo_controller(const demo_opts *o, demo_results *ret, kc_error *err);
 /* p-th percentile (0..100, nearest rank) of n values (sorted in place). 0 when n == 0. */
 double demo_percentile(double *v, size_t n, double p);
 
+/* A decimal unsigned argument in [min, max] (no sign, no trailing text) into *ret (cmd_demo.c). */
+bool demo_parse_uint(const char *s, unsigned min, unsigned max, unsigned *ret);
+
 /* Progress line on stderr (only when enabled): "\r<label> done/total" at most every 100 ms. */
 typedef struct demo_progress {
     bool enabled;

@@ -1,0 +1,80 @@
+/*
+ * demo_shards.h — `kcache demo shards`: R replica processes of a sharded controller over the
+ * embedded API server (demo_shards.c: the parent — server, replicas, faults, measurements;
+ * demo_shard_replica.c: one replica; demo_shard_check.c: the checks over the replicas' logs and
+ * the server's history).
+ */
+#ifndef KC_DEMO_SHARDS_H
+#define KC_DEMO_SHARDS_H
+
+#include "kcache/client.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define SHARDS_NS          "demo-shards"
+#define SHARDS_PREFIX      "demo"
+#define SHARDS_OWNER_ANNOT "demo.kcache.io/owner"
+#define SHARDS_MAX_REPL    16
+#define SHARDS_MAX_RANGES  256
+
+typedef struct shards_opts {
+    unsigned replicas; /* R, default 4 */
+    unsigned objects;  /* pods, default 20000 */
+    unsigned ranges;   /* K, default 16 */
+    int64_t ld_ms, rd_ms, rp_ms;
+    bool fallback;                /* also run with the server's sharding off */
+    bool json, progress, verbose; /* verbose: each violation and share on stderr */
+} shards_opts;
+
+/* One pass (server-side sharding on, or off = fallback). */
+typedef struct shards_pass {
+    bool ran;
+    double balanced_ms;      /* replicas started → every range held, floor/ceil balanced */
+    double converged_ms;     /* → every object reconciled by its range's holder */
+    double ingest_share_max; /* max over replicas of bytes received ÷ one unsharded informer */
+    double ingest_share[SHARDS_MAX_REPL];
+    double failover_ms; /* SIGKILL → every range of the killed replica held by another */
+    unsigned
+        stale_leader_writes; /* writes the server accepted from a replica not holding the range */
+    unsigned overlap_violations; /* reconciles of one key by two replicas at once */
+    unsigned unowned_after_converge;
+    unsigned reconciles;
+    unsigned fenced_refusals; /* writes a replica refused itself: range not held any more */
+} shards_pass;
+
+typedef struct shards_result {
+    unsigned replicas, objects, ranges;
+    int64_t lease_duration_ms;
+    shards_pass on, off;
+    double fallback_decode_cpu_ratio; /* client-side filter, watch stream: quarter ÷ full CPU */
+    double fallback_list_decode_cpu_ratio; /* the same for the LIST body */
+} shards_result;
+
+/* The parent: run the scenario. 0, or a negative code with err saying why. */
+int demo_shards_run(const shards_opts *o, shards_result *ret, kc_error *err);
+void demo_shards_print(const shards_result *r, bool json);
+
+/* `kcache demo shards …` (argv[0] "shards"): exit status. */
+int demo_shards_cmd(int argc, char **argv);
+
+/* The replica process (hidden `kcache demo shards --replica …`): exit status. */
+int demo_shard_replica_main(int argc, char **argv);
+
+/* ---- demo_shard_check.c ---------------------------------------------------------------------- */
+
+/* Reconcile intervals of every replica's log in dir (lines "R <replica> <key> <start_ns>
+ * <end_ns>"): pairs of intervals of one key from two replicas that intersect; the first ten are
+ * described on detail when not NULL. */
+unsigned shards_check_overlap(const char *dir, unsigned replicas, unsigned *ret_reconciles,
+                              FILE *detail);
+
+/* ---- demo_shard_cpu.c ------------------------------------------------------------------------ */
+
+/* The client-side filter's decode CPU for a quarter range ÷ full decode, on the demo's Pods as a
+ * watch stream (*ret_watch) and as one LIST body (*ret_list): medians of 5 alternated runs. 0, or
+ * a negative code (both -1 then). */
+int shards_fallback_cpu(kc_client *cl, double *ret_watch, double *ret_list);
+
+#endif

@@ -314,7 +314,7 @@ typedef struct series {
     size_t bytes;
 } series;
 
-static void report(const char *mode, int n, const series *s, int reps)
+static void report(const char *mode, int n, int page, const series *s, int reps)
 {
     double raw = med(s->raw, reps), cold = med(s->cold, reps), warm = med(s->warm, reps);
     printf("%s, N=%d, %d rounds (median, min..max of the per-round ratio):\n", mode, n, reps);
@@ -352,6 +352,17 @@ static void report(const char *mode, int n, const series *s, int reps)
     printf("BENCH sync_%s_%d_heap_vs_json %.3f x\n", mode, n, med(s->heap, reps));
     printf("BENCH sync_%s_%d_server_gbps_per_cpu %.2f GB/s\n", mode, n, med(s->srv_rate, reps));
     printf("BENCH sync_%s_%d_server_busy %.2f x\n", mode, n, med(s->srv_busy, reps));
+    /* The server's own rate: pages (paged) or objects (stream) per server CPU-second, and its CPU
+     * over the cold sync against the client's (> 1: the server is slower than the client). */
+    double units = strcmp(mode, "paged") == 0 ? (double)((n + page - 1) / page) : (double)n;
+    printf("  server: %.0f %s per CPU-s while serving curl; over the cold sync server CPU %.3f s "
+           "vs client %.3f s (%.2fx)\n",
+           units / med(s->raw_srv, reps), strcmp(mode, "paged") == 0 ? "pages" : "objects",
+           med(s->cold_srv, reps), med(s->cpu, reps), med(s->cold_srv, reps) / med(s->cpu, reps));
+    printf("BENCH sync_%s_%d_server_units_per_cpu_s %.0f /s\n", mode, n,
+           units / med(s->raw_srv, reps));
+    printf("BENCH sync_%s_%d_server_vs_client_cpu %.2f x\n", mode, n,
+           med(s->cold_srv, reps) / med(s->cpu, reps));
 }
 
 static int round_mode(const char *self, const child *c, bool stream, int n, int page, int i,
@@ -421,8 +432,8 @@ int main(int argc, char **argv)
         child_stop(&c);
         return 1;
     }
-    report("paged", n, &sp, reps);
-    report("stream", n, &ss, reps);
+    report("paged", n, page, &sp, reps);
+    report("stream", n, page, &ss, reps);
     double nw;
     if (node && node_sync(&c, n, &nw) == 0) {
         printf("client-node 1.4.0 makeInformer: %.2f s = %.1fx kcache cold (paged)\n", nw,

@@ -2,7 +2,11 @@
  * bench_decode — the decoding hot path (wave 1.1): LIST and watch decode into stored kc_obj,
  * memory per stored Pod, JSON Pointer access.
  *
- * Usage: bench_decode [N] [REPS]   (N Pods, default 100000; REPS timed repetitions, default 7)
+ * Usage: bench_decode [N] [REPS] [--cold-only] [--cold-pages]   (N Pods, default 100000; REPS
+ * timed repetitions, default 7; --cold-only stops after the cold figure, for perf stat / perf
+ * record; --cold-pages makes the cold decode pages of 500 Pods through one padded in-place
+ * decoder, as the informer's pager does, instead of one whole-body kc_list_decode, and prints it
+ * against the warm pages figure)
  *
  * Workload: N Pods from bench/genpod.h (~6 KB each, ~40 % managedFields), generated in memory.
  * One thread.
@@ -25,11 +29,18 @@
 #include "json/sj.h" /* kc__sj_reference_pass: the bare simdjson pass, for calibration */
 
 #include <malloc.h>
+#include <stdbool.h>
+#include <sys/resource.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+static double tv_s(struct timeval tv)
+{
+    return (double)tv.tv_sec + (double)tv.tv_usec * 1e-6;
+}
 
 static double now(void)
 {
@@ -75,6 +86,71 @@ static double watch_once(const kc_decode_opts *opts, const char *w, size_t len, 
     return dc;
 }
 
+/* The LIST body cut into pages of PAGE Pods (an informer's default limit), each page one
+ * {head, items, "]}"} document like a server's page. */
+enum { PAGE = 500 };
+
+typedef struct pages {
+    const char *list;
+    size_t hl;  /* bytes of the head up to and including "items":[ */
+    size_t *at; /* item i starts at at[i] */
+    char *pg;   /* one padded page buffer */
+    unsigned n;
+    double bytes; /* the pages' total length */
+} pages;
+
+static int pages_init(pages *p, const char *list, size_t list_len, unsigned n)
+{
+    const char *head = strstr(list, "\"items\":[");
+    p->list = list, p->n = n;
+    p->hl = head ? (size_t)(head - list) + 9 : 0;
+    p->at = malloc(((size_t)n + 1) * sizeof *p->at);
+    p->pg = malloc(list_len + KC_DECODE_PADDING);
+    if (!head || !p->at || !p->pg)
+        return -1;
+    char one[KC_GENPOD_MAX];
+    p->at[0] = p->hl;
+    for (unsigned i = 0; i < n; i++)
+        p->at[i + 1] = p->at[i] + kc_genpod_one(one, sizeof one, i) + 1; /* + the ',' */
+    /* The pages hold the same items; their heads and tails add (n / PAGE) * (hl + 2) bytes. */
+    p->bytes =
+        (double)(p->at[n] - 1 - p->hl) + (double)((n + PAGE - 1) / PAGE) * (double)(p->hl + 2);
+    return 0;
+}
+
+static void pages_free(pages *p)
+{
+    free(p->at);
+    free(p->pg);
+}
+
+/* One pass over all pages through pd: each page is copied into the padded buffer untimed (as the
+ * receive path writes it, so it is in cache as a received page is), then decoded in place, timed.
+ * *wall and *cpu get the decode time only; the objects stay in sink. */
+static void pages_pass(pages *p, kc_list_decoder *pd, struct sink *sink, double *wall, double *cpu)
+{
+    kc_error err = KC_ERROR_INIT;
+    kc_list_meta meta;
+    double dt = 0, dc = 0;
+    for (unsigned first = 0; first < p->n; first += PAGE) {
+        unsigned last = first + PAGE < p->n ? first + PAGE : p->n;
+        size_t il = p->at[last] - p->at[first] - 1, len = p->hl + il + 2;
+        memcpy(p->pg, p->list, p->hl);
+        memcpy(p->pg + p->hl, p->list + p->at[first], il);
+        memcpy(p->pg + p->hl + il, "]}", 2);
+        memset(p->pg + len, ' ', KC_DECODE_PADDING);
+        double t0 = now(), c0 = cpu_now();
+        int r = kc_list_decoder_decode(pd, p->pg, len, &meta, keep, sink, &err);
+        dt += now() - t0, dc += cpu_now() - c0;
+        if (r)
+            die("kc_list_decoder_decode (page)", r, &err);
+        kc_list_meta_clear(&meta);
+    }
+    if (sink->n != p->n)
+        die("pages: object count", KC_EPARSE, &err);
+    *wall = dt, *cpu = dc;
+}
+
 /* KC_DECODE_STRICT against the default: the same body and stream decoded alternately in the two
  * modes (so both see the same machine state), thread CPU medians, and their ratio. */
 static void strict_vs_default(const char *list, size_t list_len, const char *watch,
@@ -113,6 +189,11 @@ int main(int argc, char **argv)
 {
     unsigned n = argc > 1 ? (unsigned)strtoul(argv[1], NULL, 10) : 100000;
     int reps = argc > 2 ? atoi(argv[2]) : 7;
+    bool cold_only = false, cold_pages = false;
+    for (int i = 3; i < argc; i++) {
+        cold_only |= strcmp(argv[i], "--cold-only") == 0; /* for perf stat / perf record */
+        cold_pages |= strcmp(argv[i], "--cold-pages") == 0;
+    }
     if (n == 0 || reps < 1 || reps > 100) {
         fprintf(stderr, "usage: %s [N>0] [REPS 1..100]\n", argv[0]);
         return 2;
@@ -158,22 +239,52 @@ int main(int argc, char **argv)
     kc_list_meta meta;
     int r;
 
-    /* ---- LIST, one-shot kc_list_decode, cold: the very first decode in this process ---------- */
-    double t0 = now();
-    r = kc_list_decode(list, list_len, NULL, &meta, keep, &sink, &err);
-    double cold = now() - t0;
-    if (r)
-        die("kc_list_decode", r, &err);
-    if (sink.n != n) {
-        fprintf(stderr, "decoded %zu of %u items\n", sink.n, n);
-        return 1;
+    /* ---- LIST, cold: the very first decode in this process ------------------------------------
+     * Default: one-shot kc_list_decode of the whole body. --cold-pages: the body as pages of 500
+     * through one padded in-place decoder (the informer's pager); its figure is printed with the
+     * warm pages figure below. */
+    struct rusage ru0, ru1;
+    double cold = 0, cold_pages_s = 0, t0;
+    getrusage(RUSAGE_SELF, &ru0);
+    if (cold_pages) {
+        pages pp;
+        kc_decode_opts po = {.flags = KC_DECODE_INPUT_PADDED, .max_object_size = 0};
+        kc_list_decoder *pd = NULL;
+        if (pages_init(&pp, list, list_len, n) || kc_list_decoder_new(&po, &pd, NULL))
+            return 1;
+        double dc;
+        getrusage(RUSAGE_SELF, &ru0);
+        pages_pass(&pp, pd, &sink, &cold_pages_s, &dc);
+        getrusage(RUSAGE_SELF, &ru1);
+        kc_list_decoder_free(pd);
+        pages_free(&pp);
+        printf("LIST decode cold (first run, fresh pages, pages of %d Pods): %.3f s\n", PAGE,
+               cold_pages_s);
+    } else {
+        t0 = now();
+        r = kc_list_decode(list, list_len, NULL, &meta, keep, &sink, &err);
+        cold = now() - t0;
+        getrusage(RUSAGE_SELF, &ru1);
+        if (r)
+            die("kc_list_decode", r, &err);
+        if (sink.n != n)
+            die("cold: object count", KC_EPARSE, &err);
+        kc_list_meta_clear(&meta);
+        printf("LIST decode cold (first run, fresh pages, one-shot kc_list_decode): %.3f s, %.2f "
+               "GB/s\n",
+               cold, list_len / cold / 1e9);
+        printf("BENCH list_decode_cold_gbps %.3f GB/s\n", list_len / cold / 1e9);
     }
-    kc_list_meta_clear(&meta);
     drop_all(&sink);
-    printf(
-        "LIST decode cold (first run, fresh pages, one-shot kc_list_decode): %.3f s, %.2f GB/s\n",
-        cold, list_len / cold / 1e9);
-    printf("BENCH list_decode_cold_gbps %.3f GB/s\n", list_len / cold / 1e9);
+    printf("  cold: user %.3f s, sys %.3f s, %ld minor faults (%.2f us of sys each)\n",
+           tv_s(ru1.ru_utime) - tv_s(ru0.ru_utime), tv_s(ru1.ru_stime) - tv_s(ru0.ru_stime),
+           ru1.ru_minflt - ru0.ru_minflt,
+           (tv_s(ru1.ru_stime) - tv_s(ru0.ru_stime)) * 1e6 /
+               (double)(ru1.ru_minflt - ru0.ru_minflt + 1));
+    printf("BENCH list_decode_cold%s_minflt %ld faults\n", cold_pages ? "_pages" : "",
+           ru1.ru_minflt - ru0.ru_minflt);
+    if (cold_only)
+        return 0;
 
     /* ---- LIST, warm: retained decoder, recycled object memory -------------------------------- */
     kc_list_decoder *ld = NULL;
@@ -206,6 +317,8 @@ int main(int argc, char **argv)
            list_len / s.min / 1e9, n / s.med);
     printf("BENCH list_decode_gbps %.3f GB/s\n", list_len / s.med / 1e9);
     printf("BENCH list_decode_objects_per_s %.0f obj/s\n", n / s.med);
+    if (cold > 0)
+        printf("BENCH list_decode_cold_vs_warm %.2f x\n", s.med / cold);
 
     /* Reference: the bare simdjson On-Demand pass the decoder builds on (stage 1 over the body +
      * skipping every item), same padded body, same thread: the decoder's cost relative to it is
@@ -282,55 +395,27 @@ int main(int argc, char **argv)
         printf("BENCH list_decode_padded_vs_simdjson_ratio %.2f x\n", sc.med / ref_cpu);
     }
 
-    /* The same Pods as LIST pages of 500 (an informer's default limit): each page is copied into
-     * one padded buffer untimed (as the receive path writes it, so it is in cache as a received
-     * page is), then decoded in place, timed. The whole-body figures above also pay for stage 1's
-     * index of the entire body (~0.9 B per input byte) going through memory. */
+    /* The same Pods as LIST pages of 500, decoded in place (pages_pass). The whole-body figures
+     * above also pay for stage 1's index of the entire body (~0.9 B per input byte) going through
+     * memory. */
     {
-        enum { PAGE = 500 };
-        const char *head = strstr(list, "\"items\":[");
-        size_t hl = head ? (size_t)(head - list) + 9 : 0;
-        size_t *at = malloc(((size_t)n + 1) * sizeof *at); /* item i starts at at[i] */
-        char *pg = malloc(list_len + KC_DECODE_PADDING);
-        if (!head || !at || !pg)
+        pages pp;
+        if (pages_init(&pp, list, list_len, n))
             return 1;
-        char one[KC_GENPOD_MAX];
-        at[0] = hl;
-        for (unsigned i = 0; i < n; i++)
-            at[i + 1] = at[i] + kc_genpod_one(one, sizeof one, i) + 1; /* + the ',' */
         kc_decode_opts po = {.flags = KC_DECODE_INPUT_PADDED, .max_object_size = 0};
         kc_list_decoder *pd = NULL;
         (void)kc_list_decoder_new(&po, &pd, NULL);
         drop_all(&sink);
         for (int i = -1; i < reps; i++) {
-            double dt = 0, dc = 0;
-            for (unsigned first = 0; first < n; first += PAGE) {
-                unsigned last = first + PAGE < n ? first + PAGE : n;
-                size_t il = at[last] - at[first] - 1, len = hl + il + 2;
-                memcpy(pg, list, hl);
-                memcpy(pg + hl, list + at[first], il);
-                memcpy(pg + hl + il, "]}", 2);
-                memset(pg + len, ' ', KC_DECODE_PADDING);
-                t0 = now();
-                double c0 = cpu_now();
-                r = kc_list_decoder_decode(pd, pg, len, &meta, keep, &sink, &err);
-                dt += now() - t0, dc += cpu_now() - c0;
-                if (r)
-                    die("kc_list_decoder_decode (page)", r, &err);
-                kc_list_meta_clear(&meta);
-            }
-            if (sink.n != n)
-                die("pages: object count", KC_EPARSE, &err);
+            double dt, dc;
+            pages_pass(&pp, pd, &sink, &dt, &dc);
             if (i >= 0)
                 t[i] = dt, tc[i] = dc;
             drop_all(&sink);
         }
         kc_list_decoder_free(pd);
-        free(pg);
-        /* The pages hold the same items; their heads and tails add (n / PAGE) * (hl + 2) bytes. */
-        double bytes =
-            (double)(at[n] - 1 - hl) + (double)((n + PAGE - 1) / PAGE) * (double)(hl + 2);
-        free(at);
+        double bytes = pp.bytes;
+        pages_free(&pp);
         s = summarize(t, reps);
         sc = summarize(tc, reps);
         printf("LIST decode warm, pages of %d Pods (padded, in place): median %.2f GB/s wall "
@@ -339,6 +424,13 @@ int main(int argc, char **argv)
                bytes / sc.med / 1e9, n / s.med);
         printf("BENCH list_decode_pages_gbps %.3f GB/s\n", bytes / s.med / 1e9);
         printf("BENCH list_decode_pages_cpu_gbps %.3f GB/s\n", bytes / sc.med / 1e9);
+        if (cold_pages_s > 0) {
+            printf("LIST decode cold, pages of %d Pods: %.3f s = %.2f GB/s; cold / warm (pages) "
+                   "%.2f\n",
+                   PAGE, cold_pages_s, bytes / cold_pages_s / 1e9, s.med / cold_pages_s);
+            printf("BENCH list_decode_cold_pages_gbps %.3f GB/s\n", bytes / cold_pages_s / 1e9);
+            printf("BENCH list_decode_cold_pages_vs_warm %.2f x\n", s.med / cold_pages_s);
+        }
     }
 
     /* one-shot kc_list_decode with warm object memory (its scratch is fresh each call) */

@@ -30,6 +30,7 @@
 #define KCACHE_LEADER_H
 
 #include "client.h"
+#include "event.h"
 #include "fence.h"
 
 #include <unistd.h>
@@ -70,6 +71,10 @@ typedef struct kc_leader_elector_opts {
     int exit_code;
     /* L2: coordinated leader election (KEP-4355): never acquire, renew only while holder. */
     bool coordinated;
+    /* (appended) L8: record the Lease's "became leader" and "stopped leading" Events (type
+     * Normal, reason LeaderElection, message "<identity> became leader", as client-go's lock)
+     * through this recorder (kcache/event.h; borrowed: must outlive the elector). NULL = none. */
+    kc_event_recorder *events;
 } kc_leader_elector_opts;
 
 /*

@@ -14,7 +14,9 @@
  * the fence still stop at t_send + RD; the callbacks follow when the thread notices. Waits are on
  * a CLOCK_MONOTONIC condition variable that stop (and the test pause) signal — never a sleep.
  * Every newly observed holder is reported once through on_new_leader (L8), as client-go's
- * reportedLeader: the first non-empty one included.
+ * reportedLeader: the first non-empty one included. With opts.events, the lock's "became leader"
+ * and "stopped leading" Events are recorded about the Lease (L8; asynchronous: the recorder's
+ * sender sends them).
  */
 #include "controller/leader_internal.h"
 
@@ -87,9 +89,21 @@ static bool campaign(kc_leader_elector *el)
     }
 }
 
+/* L8: the lock's Event about the Lease ("<identity> became leader" / "… stopped leading"). */
+static void record(kc_leader_elector *el, const char *what)
+{
+    kc_obj *lease = kc__lease_lock_object(el->lock); /* borrowed: this thread owns the lock */
+    if (el->o.events && lease &&
+        kc_event_recorder_record_obj(el->o.events, lease, KC_EVENT_NORMAL, "LeaderElection",
+                                     "%s %s", el->identity, what) < 0)
+        KC__LOG_DEBUG("leader", "lease %s/%s: the \"%s\" Event was not recorded", el->ns, el->name,
+                      what);
+}
+
 static void lead(kc_leader_elector *el)
 {
     KC__LOG_INFO("leader", "lease %s/%s: %s became leader", el->ns, el->name, el->identity);
+    record(el, "became leader");
     atomic_store(&el->leading, true);
     kc__leader_gates_set(el, true);
     if (el->o.on_started_leading)
@@ -122,6 +136,7 @@ static void unlead(kc_leader_elector *el, bool lost)
         KC__LOG_WARN("leader", "lease %s/%s: %s lost leadership", el->ns, el->name, el->identity);
     else
         KC__LOG_INFO("leader", "lease %s/%s: %s stopped leading", el->ns, el->name, el->identity);
+    record(el, "stopped leading");
 }
 
 static void release(kc_leader_elector *el)

@@ -4,7 +4,7 @@
  * (L3), renew keeps holder and acquireTime (L3 step 5), takeover after the leader stops renewing
  * judged by observation (L5, with renewTime far in the future and the past), a race of three
  * electors yields one leader (L4), release on stop lets another acquire at once (L9), callback
- * order (L8), metrics (L11), and the fence closing on loss (L10, L12a).
+ * order (L8), the lock's Events (L8), metrics (L11), and the fence closing on loss (L10, L12a).
  */
 #include "test_leader_fixture.h"
 
@@ -237,6 +237,59 @@ static void test_release_on_stop(void **state)
     lrec_destroy(&ra), lrec_destroy(&rb);
 }
 
+/* Messages of the LeaderElection Events in default about Lease name, in one string. */
+typedef struct evs {
+    const char *lease;
+    char text[512];
+} evs;
+
+static int collect_ev(void *ud, kc_obj *o)
+{
+    evs *e = ud;
+    char *reason = NULL, *kind = NULL, *name = NULL, *msg = NULL;
+    kc_obj_get_string(o, "/reason", &reason, NULL, NULL);
+    kc_obj_get_string(o, "/involvedObject/kind", &kind, NULL, NULL);
+    kc_obj_get_string(o, "/involvedObject/name", &name, NULL, NULL);
+    kc_obj_get_string(o, "/message", &msg, NULL, NULL);
+    if (reason && !strcmp(reason, "LeaderElection") && kind && !strcmp(kind, "Lease") && name &&
+        !strcmp(name, e->lease) && msg) {
+        strncat(e->text, msg, sizeof e->text - strlen(e->text) - 2);
+        strcat(e->text, ";");
+    }
+    free(reason), free(kind), free(name), free(msg);
+    kc_obj_unref(o);
+    return 0;
+}
+
+static const kc_gvr ev_gvr = {"", "v1", "events"};
+
+/* L8: with opts.events the lock records "<identity> became leader" and "<identity> stopped
+ * leading" about the Lease (reason LeaderElection), as client-go's LeaseLock.RecordEvent. */
+static void test_leader_events(void **state)
+{
+    ifx *f = *state;
+    lrec r;
+    lrec_init(&r);
+    kc_event_recorder *rec = NULL;
+    kc_error e = KC_ERROR_INIT;
+    KC_TEST_RC(kc_event_recorder_new(f->client, NULL, &rec, &e), 0, &e);
+    kc_leader_elector_opts o = lfx_opts("evl", "ev-a", &r);
+    o.events = rec;
+    kc_leader_elector *el = lfx_new(f, &o);
+    lfx_start(el);
+    assert_true(LREC_WAIT(&r, started, 1, 5000));
+    assert_int_equal(kc_leader_elector_stop(el), 0);
+    KC_TEST_RC(kc_event_recorder_flush(rec, 5000, &e), 0, &e);
+    evs got = {.lease = "evl"};
+    KC_TEST_RC(kc_client_list_all(f->client, &ev_gvr, "default", NULL, NULL, collect_ev, &got, &e),
+               0, &e);
+    assert_non_null(strstr(got.text, "ev-a became leader;"));
+    assert_non_null(strstr(got.text, "ev-a stopped leading;"));
+    kc_leader_elector_free(el);
+    kc_event_recorder_free(rec);
+    lrec_destroy(&r);
+}
+
 static int setup(void **state)
 {
     static ifx f;
@@ -257,6 +310,7 @@ int main(void)
         cmocka_unit_test(test_validation),          cmocka_unit_test(test_acquire_and_renew),
         cmocka_unit_test(test_takeover_after_stop), cmocka_unit_test(test_renew_time_skew),
         cmocka_unit_test(test_race_one_leader),     cmocka_unit_test(test_release_on_stop),
+        cmocka_unit_test(test_leader_events),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

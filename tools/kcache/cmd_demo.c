@@ -47,6 +47,9 @@ static void demo_usage(FILE *f)
             "  --pv N             PersistentVolumes read in the discovery scenario (default 1000)\n"
             "  --controller N     Migrations reconciled in the controller scenario (default 200;\n"
             "                     0 skips it)\n"
+            "  --shards N         Pods of the scale-out scenario: 4 replica processes of a\n"
+            "                     sharded controller, as 'kcache demo shards --objects N'\n"
+            "                     (default 2000; 0 skips it; embedded server only)\n"
             "  --workers N        concurrent writer threads per mode, and reconcile workers\n"
             "                     (default 32)\n"
             "  --watch-delay D    watch event delay MIN[-MAX], e.g. 10ms-500ms, 0 (default "
@@ -139,7 +142,7 @@ static int parse_flags(int argc, char **argv, demo_opts *o)
         flag[fl] = 0;
         static const char *const valued[] = {"--n",          "--pv",          "--workers",
                                              "--controller", "--watch-delay", "--timeout",
-                                             "--kubeconfig"};
+                                             "--kubeconfig", "--shards"};
         bool known = false;
         for (size_t k = 0; k < sizeof(valued) / sizeof(valued[0]); k++)
             known = known || !strcmp(flag, valued[k]);
@@ -165,6 +168,9 @@ static int parse_flags(int argc, char **argv, demo_opts *o)
         } else if (!strcmp(flag, "--controller")) {
             if (!demo_parse_uint(v, 0, 1000, &o->n_ctrl))
                 return kc__cli_usage_error("demo", "--controller: expected 0 to 1000, got '%s'", v);
+        } else if (!strcmp(flag, "--shards")) {
+            if (!demo_parse_uint(v, 0, 1000000, &o->n_shards))
+                return kc__cli_usage_error("demo", "--shards: expected 0 to 1000000, got '%s'", v);
         } else if (!strcmp(flag, "--workers")) {
             if (!demo_parse_uint(v, 1, 1024, &o->workers))
                 return kc__cli_usage_error("demo", "--workers: expected 1 to 1024, got '%s'", v);
@@ -384,6 +390,20 @@ static int demo_run_sections(demo_run *r, const demo_opts *o, demo_results *res,
         fail("controller", rc, e);
         return rc;
     }
+    if (o->n_shards && !o->kubeconfig) { /* replica processes over an embedded server of its own */
+        shards_opts so = {.replicas = 4,
+                          .objects = o->n_shards,
+                          .ranges = 16,
+                          .ld_ms = 2000,
+                          .rd_ms = 1500,
+                          .rp_ms = 500,
+                          .fallback = true};
+        if ((rc = demo_shards_run(&so, &res->shards, e)) < 0) {
+            fail("scale-out", rc, e);
+            return rc;
+        }
+        res->shards_done = true;
+    }
     return 0;
 }
 
@@ -396,7 +416,7 @@ static int demo_verdict(const demo_results *res)
         clean = clean && res->modes[m].errors == 0;
     return (clean && res->modes[DEMO_BLOCK_ON_WRITE].stale == 0 &&
             res->modes[DEMO_BLOCK_ON_READ].stale == 0 && res->ctrl_failed_stale_ryw == 0 &&
-            res->ctrl_before_sync == 0)
+            res->ctrl_before_sync == 0 && (!res->shards_done || demo_shards_clean(&res->shards)))
                ? 0
                : 1;
 }
@@ -434,6 +454,7 @@ static int cmd_demo(int argc, char **argv)
     demo_opts o = {.n = 500,
                    .n_pv = 1000,
                    .n_ctrl = 200,
+                   .n_shards = 2000,
                    .workers = 32,
                    .delay_min_ms = 10,
                    .delay_max_ms = 500,

@@ -6,6 +6,8 @@
 #ifndef KC_DEMO_COMMON_H
 #define KC_DEMO_COMMON_H
 
+#include "demo_shards.h"
+
 #include "kcache/cached_client.h"
 
 #include <stdatomic.h>
@@ -16,10 +18,11 @@
 enum { DEMO_NO_WAIT = 0, DEMO_BLOCK_ON_WRITE = 1, DEMO_BLOCK_ON_READ = 2, DEMO_MODES = 3 };
 
 typedef struct demo_opts {
-    unsigned n;       /* Secrets per mode */
-    unsigned n_pv;    /* PersistentVolumes for discovery */
-    unsigned n_ctrl;  /* Migrations of the controller scenario; 0 = skip it */
-    unsigned workers; /* concurrent writer threads per mode (and reconcile workers) */
+    unsigned n;        /* Secrets per mode */
+    unsigned n_pv;     /* PersistentVolumes for discovery */
+    unsigned n_ctrl;   /* Migrations of the controller scenario; 0 = skip it */
+    unsigned n_shards; /* Pods of the scale-out scenario (embedded only); 0 = skip it */
+    unsigned workers;  /* concurrent writer threads per mode (and reconcile workers) */
     unsigned delay_min_ms, delay_max_ms;
     int64_t timeout_ms; /* read-your-writes bound */
     const char *kubeconfig;
@@ -51,6 +54,9 @@ typedef struct demo_results {
     unsigned ctrl_failed_stale_no_ryw, ctrl_failed_stale_ryw, ctrl_before_sync;
     unsigned ctrl_reconciles_no_ryw, ctrl_reconciles_ryw, ctrl_reconciles_restart;
     double ctrl_all_ready_ms, ctrl_reconcile_p99_ms;
+    /* scenario 5: `kcache demo shards`, small (demo_shards.c) */
+    bool shards_done;
+    shards_result shards;
 } demo_results;
 
 /* What the scenarios run against (set up by cmd_demo.c). */

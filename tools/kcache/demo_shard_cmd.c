@@ -69,7 +69,8 @@ static int parse(int argc, char **argv, shards_opts *o)
                 return kc__cli_usage_error("demo shards",
                                            "--objects: expected 1 to 1000000, got '%s'", v);
         } else if (!strcmp(a, "--ranges")) {
-            if (!demo_parse_uint(v, 1, SHARDS_MAX_RANGES, &o->ranges) || (o->ranges & (o->ranges - 1)))
+            if (!demo_parse_uint(v, 1, SHARDS_MAX_RANGES, &o->ranges) ||
+                (o->ranges & (o->ranges - 1)))
                 return kc__cli_usage_error("demo shards",
                                            "--ranges: expected a power of two up to %d, got '%s'",
                                            SHARDS_MAX_RANGES, v);
@@ -100,28 +101,36 @@ static void print_pass_json(const char *name, const shards_pass *p, unsigned rep
            p->reconciles, p->fenced_refusals);
 }
 
+/* "shards":{…} (no braces around): the object of `kcache demo shards --json`, and the section
+ * of `kcache demo --json`. */
+void demo_shards_print_json(const shards_result *r)
+{
+    const shards_pass *p = &r->on;
+    printf("\"shards\":{\"replicas\":%u,\"objects\":%u,\"ranges\":%u,\"lease_duration_ms\":%lld,"
+           "\"balanced_ms\":%.1f,\"ingest_share_max\":%.4f,\"failover_ms\":%.1f,"
+           "\"stale_leader_writes\":%u,\"overlap_violations\":%u,"
+           "\"unowned_after_converge\":%u,\"fallback_decode_cpu_ratio\":%.3f,"
+           "\"fallback_list_decode_cpu_ratio\":%.3f,",
+           r->replicas, r->objects, r->ranges, (long long)r->lease_duration_ms, p->balanced_ms,
+           p->ingest_share_max, p->failover_ms, p->stale_leader_writes + r->off.stale_leader_writes,
+           p->overlap_violations + r->off.overlap_violations,
+           p->unowned_after_converge + r->off.unowned_after_converge, r->fallback_decode_cpu_ratio,
+           r->fallback_list_decode_cpu_ratio);
+    print_pass_json("server_sharding", &r->on, r->replicas);
+    if (r->off.ran) {
+        putchar(',');
+        print_pass_json("fallback", &r->off, r->replicas);
+    }
+    putchar('}');
+}
+
 void demo_shards_print(const shards_result *r, bool json)
 {
     const shards_pass *p = &r->on;
     if (json) {
-        printf(
-            "{\"shards\":{\"replicas\":%u,\"objects\":%u,\"ranges\":%u,\"lease_duration_ms\":%lld,"
-            "\"balanced_ms\":%.1f,\"ingest_share_max\":%.4f,\"failover_ms\":%.1f,"
-            "\"stale_leader_writes\":%u,\"overlap_violations\":%u,"
-            "\"unowned_after_converge\":%u,\"fallback_decode_cpu_ratio\":%.3f,"
-            "\"fallback_list_decode_cpu_ratio\":%.3f,",
-            r->replicas, r->objects, r->ranges, (long long)r->lease_duration_ms, p->balanced_ms,
-            p->ingest_share_max, p->failover_ms,
-            p->stale_leader_writes + r->off.stale_leader_writes,
-            p->overlap_violations + r->off.overlap_violations,
-            p->unowned_after_converge + r->off.unowned_after_converge, r->fallback_decode_cpu_ratio,
-            r->fallback_list_decode_cpu_ratio);
-        print_pass_json("server_sharding", &r->on, r->replicas);
-        if (r->off.ran) {
-            putchar(',');
-            print_pass_json("fallback", &r->off, r->replicas);
-        }
-        printf("}}\n");
+        putchar('{');
+        demo_shards_print_json(r);
+        printf("}\n");
         return;
     }
     printf("kcache demo shards — %u replicas, %u Pods, %u ranges, lease %lld ms\n\n", r->replicas,
@@ -148,7 +157,7 @@ void demo_shards_print(const shards_result *r, bool json)
                r->fallback_decode_cpu_ratio, r->fallback_list_decode_cpu_ratio);
 }
 
-static bool verdict(const shards_result *r)
+bool demo_shards_clean(const shards_result *r)
 {
     const shards_pass *v[2] = {&r->on, &r->off};
     for (int i = 0; i < 2; i++)
@@ -181,5 +190,5 @@ int demo_shards_cmd(int argc, char **argv)
         kc_error_clear(&e);
         return 1;
     }
-    return verdict(&r) ? 0 : 1;
+    return demo_shards_clean(&r) ? 0 : 1;
 }

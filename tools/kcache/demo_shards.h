@@ -55,6 +55,10 @@ typedef struct shards_result {
 /* The parent: run the scenario. 0, or a negative code with err saying why. */
 int demo_shards_run(const shards_opts *o, shards_result *ret, kc_error *err);
 void demo_shards_print(const shards_result *r, bool json);
+/* "shards":{…} without surrounding braces (the section of `kcache demo --json`). */
+void demo_shards_print_json(const shards_result *r);
+/* No violation in any pass: stale writes, overlapping reconciles, unowned objects all 0. */
+bool demo_shards_clean(const shards_result *r);
 
 /* `kcache demo shards …` (argv[0] "shards"): exit status. */
 int demo_shards_cmd(int argc, char **argv);

@@ -535,6 +535,12 @@ void kc__http_on_completed(void *cls, struct MHD_Connection *conn, void **con_cl
     conn_ctx *cc = *con_cls;
     if (!cc)
         return;
+    /* A reply built but never queued: the client went away while an offloaded request ran (an
+     * informer cancelling its LIST on a range change, say); MHD does not call on_request again. */
+    if (cc->req.resp)
+        MHD_destroy_response(cc->req.resp);
+    cc->req.resp = NULL;
+    kc_error_clear(&cc->req.err);
     kc__buf_free(&cc->body);
     free(cc);
     *con_cls = NULL;

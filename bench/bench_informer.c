@@ -43,6 +43,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "handler_count.h"
 #include "server_child.h"
 
 static const kc_gvr PODS = {"", "v1", "pods"};
@@ -225,43 +226,6 @@ static int watch_ingest(kc_client *cli, const child *c, long m, ingres *cold, in
  * rv_before without listing (kc__informer_watch_from). Counted: the whole process's CPU (every
  * client thread: reflector, dispatcher, this one waiting) from start until the handler has seen
  * every event and its queue is idle; the server is another process. */
-
-/* The handler counts deliveries and wakes the main thread once, when all have arrived (the end of
- * the measurement is "the handler has seen every event", not only "the store has"). */
-typedef struct hcount {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    long n, want;
-} hcount;
-
-static void h_count(hcount *h)
-{
-    if (++h->n == h->want) { /* only the dispatcher thread writes n */
-        pthread_mutex_lock(&h->mu);
-        pthread_cond_signal(&h->cv);
-        pthread_mutex_unlock(&h->mu);
-    }
-}
-
-static void h_add(void *ud, kc_obj *o)
-{
-    (void)o;
-    h_count(ud);
-}
-
-static void h_update(void *ud, kc_obj *old, kc_obj *o)
-{
-    (void)old;
-    (void)o;
-    h_count(ud);
-}
-
-static void h_delete(void *ud, kc_obj *o, bool tombstone)
-{
-    (void)o;
-    (void)tombstone;
-    h_count(ud);
-}
 
 static int informer_ingest(kc_client *cli, const child *c, long m, double *ret_rate, double *us_ev,
                            double *sys_ev, double *flt_ev, double *csw_ev)

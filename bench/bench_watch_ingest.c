@@ -39,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "handler_count.h"
 #include "proc_usage.h"
 #include "server_child.h"
 
@@ -106,42 +107,6 @@ static int raw_watch(const child *c, long m, rawres *r)
 }
 
 /* ---- the fresh process: ingest through an informer ------------------------------------------ */
-
-/* The handler counts deliveries and wakes the main thread once, when all have arrived. */
-typedef struct hcount {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    long n, want;
-} hcount;
-
-static void h_count(hcount *h)
-{
-    if (++h->n == h->want) { /* only the dispatcher thread writes n */
-        pthread_mutex_lock(&h->mu);
-        pthread_cond_signal(&h->cv);
-        pthread_mutex_unlock(&h->mu);
-    }
-}
-
-static void h_add(void *ud, kc_obj *o)
-{
-    (void)o;
-    h_count(ud);
-}
-
-static void h_update(void *ud, kc_obj *old, kc_obj *o)
-{
-    (void)old;
-    (void)o;
-    h_count(ud);
-}
-
-static void h_delete(void *ud, kc_obj *o, bool tombstone)
-{
-    (void)o;
-    (void)tombstone;
-    h_count(ud);
-}
 
 typedef struct ingres {
     double wall_s, cpu_s, user_s, sys_s, server_cpu_s, delay_s;

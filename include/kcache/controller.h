@@ -174,8 +174,11 @@ typedef struct kc_controller_opts {
      * coordinator holds — not draining, before its fence (A11). Other keys are dropped, not
      * requeued (kc_controller_stats.shard_dropped); a gained range re-enqueues the cache's keys
      * in it; a draining range waits for its reconciles in flight. Borrowed: must outlive the
-     * controller; start it before or after the controller. NULL = not sharded. The informers
-     * stay unsharded (every replica caches every object). */
+     * controller; start it before or after the controller. NULL = not sharded. The primary
+     * informer (unless its options name a shard field of their own) is sharded on uid and
+     * follows the held ranges — none held: empty, no request (A14); owned and watched types stay
+     * unsharded and are filtered at admission (A15). Each reconcile gets its range's fence in
+     * kc_reconcile_request.fence. */
     kc_shard_coordinator *coordinator;
 } kc_controller_opts;
 

@@ -26,6 +26,8 @@
  */
 #include "core/internal.h"
 #include "json/decode_internal.h"
+#include "json/obj_internal.h"
+#include "json/sj.h"
 #include "rest/internal.h"
 #include "kcache/informer.h"
 #include "kcache/server.h"
@@ -290,6 +292,27 @@ static double scan_watch(const kc__buf *s, size_t *lines)
     return thread_cpu_s() - t0;
 }
 
+/* The parts of a filtered watch decode, each alone over the whole stream (CPU seconds):
+ * what = 0: the whitespace scan the decoder runs per line (kc__sj_find_ws); 1: the prefilter
+ * on every line. */
+static double part_watch(const kc__buf *s, const kc_shard_selector *sel, int what)
+{
+    size_t sink = 0;
+    double t0 = thread_cpu_s();
+    for (const char *p = s->data, *end = s->data + s->len; p < end;) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        if (!nl)
+            break;
+        size_t n = (size_t)(nl - p);
+        sink += what == 0 ? kc__sj_find_ws(p, n) : (size_t)kc__watch_prefilter_drop(p, n, sel);
+        p = nl + 1;
+    }
+    double t = thread_cpu_s() - t0;
+    if (sink == (size_t)-1)
+        fprintf(stderr, "unreachable\n");
+    return t;
+}
+
 /* Median ratios (filtered ÷ full) of REPS alternated decodes of p and stream, printed as
  * BENCH lines with the workload's tag. */
 static void cpu_ratios(const char *tag, const pages *p, const kc__buf *stream, int reps)
@@ -298,7 +321,7 @@ static void cpu_ratios(const char *tag, const pages *p, const kc__buf *stream, i
     kc_shard_range_split(4, 0, &q0);
     kc_shard_selector *sel = NULL;
     kc_shard_selector_new(KC_SHARD_FIELD_UID, &q0, 1, &sel, NULL);
-    double lr[64], wr[64], lf[64], wf[64], fl[64];
+    double lr[64], wr[64], lf[64], wf[64], fl[64], pw[64], pp[64];
     size_t lines = 0;
     size_t kl = 0, kw = 0, nl = 0, nw = 0, bytes = 0;
     for (size_t i = 0; i < p->n; i++)
@@ -321,6 +344,8 @@ static void cpu_ratios(const char *tag, const pages *p, const kc__buf *stream, i
         wr[r] = d / c2;
         /* floor: read every byte once for the line ends, decode the kept quarter in full */
         fl[r] = (scan_watch(stream, &lines) + c2 * (double)kw / (double)(nw ? nw : 1)) / c2;
+        pw[r] = (part_watch(stream, sel, 0) - scan_watch(stream, &lines)) / c2;
+        pp[r] = (part_watch(stream, sel, 1) - scan_watch(stream, &lines)) / c2;
         lf[r] = a;
         wf[r] = c2;
     }
@@ -333,6 +358,9 @@ static void cpu_ratios(const char *tag, const pages *p, const kc__buf *stream, i
     printf("BENCH shard_%s_watch_full_decode_cpu_s %.4f s\n", tag, median(wf, (size_t)reps));
     printf("BENCH shard_%s_watch_quarter_filter_cpu_ratio %.3f x\n", tag, median(wr, (size_t)reps));
     printf("BENCH shard_%s_watch_quarter_floor_ratio %.3f x\n", tag, median(fl, (size_t)reps));
+    /* parts, each ÷ the full decode, beyond the memchr pass they include */
+    printf("BENCH shard_%s_watch_find_ws_part_ratio %.3f x\n", tag, median(pw, (size_t)reps));
+    printf("BENCH shard_%s_watch_prefilter_part_ratio %.3f x\n", tag, median(pp, (size_t)reps));
     kc_shard_selector_free(sel);
 }
 

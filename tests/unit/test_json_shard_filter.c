@@ -129,6 +129,38 @@ static void test_list_filter_uid_quarters(void **st)
     free(body);
 }
 
+/* The public filter, kc_decode_opts.shard: kc_list_decode and a list decoder keep what the
+ * internal entry keeps for the same selector; NULL keeps everything. */
+static void test_public_decode_opts_shard(void **st)
+{
+    (void)st;
+    char *body = list_body("");
+    kc_shard_selector *sel = sel_new(KC_SHARD_FIELD_UID, 1, 4);
+    got want = {0}, pub = {0}, dec_got = {0}, none = {0};
+    assert_int_equal(
+        kc__list_decode_ex(body, strlen(body), NULL, sel, NULL, NULL, keep_cb, &want, NULL), 0);
+    kc_decode_opts o = {.shard = sel};
+    assert_int_equal(kc_list_decode(body, strlen(body), &o, NULL, keep_cb, &pub, NULL), 0);
+    kc_list_decoder *d = NULL;
+    assert_int_equal(kc_list_decoder_new(&o, &d, NULL), 0);
+    assert_int_equal(kc_list_decoder_decode(d, body, strlen(body), NULL, keep_cb, &dec_got, NULL),
+                     0);
+    kc_list_decoder_free(d);
+    assert_true(want.n > 0 && want.n < NITEMS);
+    assert_int_equal(pub.n, want.n);
+    assert_int_equal(dec_got.n, want.n);
+    for (size_t i = 0; i < want.n; i++) {
+        assert_string_equal(pub.json[i], want.json[i]);
+        assert_string_equal(dec_got.json[i], want.json[i]);
+    }
+    kc_decode_opts all = {.shard = NULL};
+    assert_int_equal(kc_list_decode(body, strlen(body), &all, NULL, keep_cb, &none, NULL), 0);
+    assert_int_equal(none.n, NITEMS);
+    got_free(&want), got_free(&pub), got_free(&dec_got), got_free(&none);
+    kc_shard_selector_free(sel);
+    free(body);
+}
+
 /* S6: namespace field: "default" is in range 3 of 4, "a" in range 2. */
 static void test_list_filter_namespace(void **st)
 {
@@ -292,6 +324,14 @@ static void test_watch_filter(void **st)
     assert_int_equal(kc_watch_decoder_feed(dec, stream, strlen(stream), ev_cb, &e, NULL), 0);
     assert_int_equal(e.n, 7);
     kc_watch_decoder_free(dec);
+    /* The public way in, kc_decode_opts.shard: the same four events. */
+    kc_decode_opts o = {.shard = q0};
+    assert_int_equal(kc_watch_decoder_new(&o, &dec, NULL), 0);
+    memset(&e, 0, sizeof e);
+    assert_int_equal(kc_watch_decoder_feed(dec, stream, strlen(stream), ev_cb, &e, NULL), 0);
+    assert_int_equal(e.n, 4);
+    assert_string_equal(e.name[0], "in");
+    kc_watch_decoder_free(dec);
     kc_shard_selector_free(q0);
 }
 
@@ -300,6 +340,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_list_filter_uid_quarters),
         cmocka_unit_test(test_list_filter_namespace),
+        cmocka_unit_test(test_public_decode_opts_shard),
         cmocka_unit_test(test_list_shard_info_echo),
         cmocka_unit_test(test_watch_filter),
     };

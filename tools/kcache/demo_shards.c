@@ -59,6 +59,7 @@ typedef struct shards_ctx {
     const shards_opts *o;
     kc_server *srv;
     char url[256], dir[128], pass_dir[192];
+    bool dir_made; /* dir exists (mkdtemp succeeded): removed at the end */
     unsigned pass; /* 1: server sharding on, 2: off */
     kc_client *client;
     kc_cache *watch; /* Leases + Pods */
@@ -622,8 +623,8 @@ static int setup(shards_ctx *c, kc_error *err)
     }
     for (unsigned r = 0; r < SHARDS_MAX_RANGES; r++)
         c->holder[r] = -1;
-    snprintf(c->dir, sizeof c->dir, "/tmp/kcache-shards-XXXXXX");
-    if (rc == 0 && !mkdtemp(c->dir))
+    snprintf(c->dir, sizeof c->dir, "/tmp/kcache-shards-XXXXXX"); /* mkdtemp's template */
+    if (rc == 0 && !(c->dir_made = mkdtemp(c->dir) != NULL))
         rc = kc_error_set(err, KC_EIO, "mkdtemp: %s", strerror(errno));
     if (rc == 0)
         rc = watch_start(c, err);
@@ -676,7 +677,7 @@ int demo_shards_run(const shards_opts *o, shards_result *ret, kc_error *err)
     kc_cache_free(c.watch);
     kc_client_free(c.client);
     kc_server_free(c.srv);
-    if (c.dir[0] && strcmp(c.dir, "/tmp/kcache-shards-XXXXXX") != 0)
+    if (c.dir_made)
         remove_dir(c.dir, o->replicas);
     free(c.leases);
     free(c.writes);

@@ -15,6 +15,9 @@
 #include "json/obj_internal.h"
 
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 typedef struct scan {
     const char *p, *end;
@@ -43,6 +46,21 @@ static bool str(scan *s, kc__sj_str *out)
     if (s->p >= s->end || *s->p != '"')
         return false;
     const char *b = ++s->p;
+#ifdef __SSE2__
+    /* 16 bytes at a time: the first quote, backslash or control byte ends the run */
+    const __m128i q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\'), ctl = _mm_set1_epi8(0x1f);
+    while (s->end - s->p >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)s->p);
+        __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, q), _mm_cmpeq_epi8(v, bs)),
+                                   _mm_cmpeq_epi8(_mm_min_epu8(v, ctl), v));
+        unsigned m = (unsigned)_mm_movemask_epi8(hit);
+        if (m) {
+            s->p += __builtin_ctz(m);
+            break;
+        }
+        s->p += 16;
+    }
+#endif
     while (s->p < s->end && *s->p != '"') {
         if (*s->p == '\\' || (unsigned char)*s->p < 0x20)
             return false;

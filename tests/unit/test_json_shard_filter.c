@@ -6,6 +6,7 @@
  * metadata.shardInfo.selector is reported exactly as sent by the server.
  */
 #include "json/decode_internal.h"
+#include "json/obj_internal.h"
 #include "kcache/shard.h"
 
 #include <setjmp.h>
@@ -244,14 +245,9 @@ static int ev_cb(void *ud, const kc_watch_event *ev)
     return 0;
 }
 
-/* S13.2: watch — ADDED/MODIFIED/DELETED out of range are dropped (also with "object" before
- * "type"), BOOKMARK (no uid: hash("") is in quarter 3, filtered here on quarter 0) and ERROR pass,
- * the initial-events-end annotation still read. */
-static void test_watch_filter(void **st)
+/* The first uid (uid_of order) inside q0's range and the first outside it, 64 bytes each. */
+static void pick_uids(const kc_shard_selector *q0, char *in_uid, char *out_uid)
 {
-    (void)st;
-    kc_shard_selector *q0 = sel_new(KC_SHARD_FIELD_UID, 0, 4);
-    char in_uid[64] = "", out_uid[64] = "";
     for (int i = 0; !in_uid[0] || !out_uid[0]; i++) {
         char u[64];
         uid_of(i, u, sizeof u);
@@ -260,6 +256,17 @@ static void test_watch_filter(void **st)
         if (!dst[0])
             snprintf(dst, 64, "%s", u);
     }
+}
+
+/* S13.2: watch — ADDED/MODIFIED/DELETED out of range are dropped (also with "object" before
+ * "type"), BOOKMARK (no uid: hash("") is in quarter 3, filtered here on quarter 0) and ERROR pass,
+ * the initial-events-end annotation still read. */
+static void test_watch_filter(void **st)
+{
+    (void)st;
+    kc_shard_selector *q0 = sel_new(KC_SHARD_FIELD_UID, 0, 4);
+    char in_uid[64] = "", out_uid[64] = "";
+    pick_uids(q0, in_uid, out_uid);
     char stream[4096];
     snprintf(stream, sizeof stream,
              "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"in\",\"uid\":\"%s\","
@@ -335,6 +342,41 @@ static void test_watch_filter(void **st)
     kc_shard_selector_free(q0);
 }
 
+/* The prefix scan's 16-byte string scan (watch_prefilter.c): long strings are read through, and
+ * an escape or a raw control byte anywhere in a string before the key — also past the first 16
+ * bytes, and in the last bytes of the line — makes it give up (the full decode then decides). */
+static void test_watch_prefilter_long_strings(void **st)
+{
+    (void)st;
+    kc_shard_selector *q0 = sel_new(KC_SHARD_FIELD_UID, 0, 4);
+    char in_uid[64] = "", out_uid[64] = "";
+    pick_uids(q0, in_uid, out_uid);
+    const char *names[] = {
+        "a-name-well-over-sixteen-bytes-long-0123456789", /* clean: read through */
+        "0123456789abcdefghij\\tail",                     /* escape at byte 20 */
+        "0123456789abcdefghij\x01tail",                   /* control byte at byte 20 */
+        "0123456789abcdef\\",                             /* escape at byte 16, just past a block */
+    };
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        for (int out = 0; out < 2; out++) {
+            char line[512];
+            int n = snprintf(line, sizeof line,
+                             "{\"type\":\"MODIFIED\",\"object\":{\"kind\":\"Pod\",\"apiVersion\":"
+                             "\"v1\",\"metadata\":{\"name\":\"%s\",\"uid\":\"%s\"}}}",
+                             names[i], out ? out_uid : in_uid);
+            bool drop = kc__watch_prefilter_drop(line, (size_t)n, q0);
+            assert_int_equal(drop, i == 0 && out); /* drops only a clean out-of-range line */
+        }
+    }
+    /* A uid cut off by the end of the line (no closing quote within the 16-byte blocks or the
+     * tail): gives up. */
+    char cut[256];
+    int n = snprintf(cut, sizeof cut, "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"uid\":\"%s",
+                     out_uid);
+    assert_false(kc__watch_prefilter_drop(cut, (size_t)n, q0));
+    kc_shard_selector_free(q0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -343,6 +385,7 @@ int main(void)
         cmocka_unit_test(test_public_decode_opts_shard),
         cmocka_unit_test(test_list_shard_info_echo),
         cmocka_unit_test(test_watch_filter),
+        cmocka_unit_test(test_watch_prefilter_long_strings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -33,6 +33,10 @@ static void usage(FILE *f)
             "  --lease MS        lease duration (default 2000); renew deadline 3/4 of it,\n"
             "                    retry period 1/4\n"
             "  --no-fallback     skip the pass with the server's sharding off\n"
+            "  --netns           also cut the last replica off the network (root): it runs in\n"
+            "                    a network namespace whose veth is taken down past its lease,\n"
+            "                    then up; its ranges must be taken only after its write fence\n"
+            "                    passed, and it must rejoin (needs iproute2, 2+ replicas)\n"
             "  --json            machine-readable output\n"
             "  --verbose         each violation found, and each replica's share, on stderr\n"
             "  -h, --help        this help\n",
@@ -47,11 +51,14 @@ static int parse(int argc, char **argv, shards_opts *o)
             usage(stdout);
             return 0;
         }
-        if (!strcmp(a, "--json") || !strcmp(a, "--no-fallback") || !strcmp(a, "--verbose")) {
+        if (!strcmp(a, "--json") || !strcmp(a, "--no-fallback") || !strcmp(a, "--verbose") ||
+            !strcmp(a, "--netns")) {
             if (a[2] == 'j')
                 o->json = true;
             else if (a[2] == 'v')
                 o->verbose = true;
+            else if (a[3] == 'e')
+                o->netns = true;
             else
                 o->fallback = false;
             continue;
@@ -85,6 +92,8 @@ static int parse(int argc, char **argv, shards_opts *o)
             return kc__cli_usage_error("demo shards", "%s: unknown flag", a);
         }
     }
+    if (o->netns && o->replicas < 2)
+        return kc__cli_usage_error("demo shards", "--netns: needs at least 2 replicas");
     return -1;
 }
 
@@ -96,9 +105,14 @@ static void print_pass_json(const char *name, const shards_pass *p, unsigned rep
     for (unsigned i = 0; i < replicas; i++)
         printf("%s%.4f", i ? "," : "", p->ingest_share[i]);
     printf("],\"failover_ms\":%.1f,\"stale_leader_writes\":%u,\"overlap_violations\":%u,"
-           "\"unowned_after_converge\":%u,\"reconciles\":%u,\"fenced_refusals\":%u}",
+           "\"unowned_after_converge\":%u,\"reconciles\":%u,\"fenced_refusals\":%u",
            p->failover_ms, p->stale_leader_writes, p->overlap_violations, p->unowned_after_converge,
            p->reconciles, p->fenced_refusals);
+    if (p->cut.ran)
+        printf(",\"netns_cut\":{\"replica\":%u,\"takeover_ms\":%.1f,\"margin_ms\":%.1f,"
+               "\"rejoin_ms\":%.1f,\"late_takeovers\":%u}",
+               p->cut.replica, p->cut.takeover_ms, p->cut.margin_ms, p->cut.rejoin_ms, p->cut.late);
+    putchar('}');
 }
 
 /* "shards":{…} (no braces around): the object of `kcache demo shards --json`, and the section
@@ -151,6 +165,12 @@ void demo_shards_print(const shards_result *r, bool json)
     ROW("unowned after converge", "%16u", unowned_after_converge);
     ROW("reconciles", "%16u", reconciles);
     ROW("writes refused (not held)", "%16u", fenced_refusals);
+    if (p->cut.ran) {
+        ROW("cut: takeover (ms)", "%16.0f", cut.takeover_ms);
+        ROW("cut: fence margin (ms)", "%16.0f", cut.margin_ms);
+        ROW("cut: rejoin (ms)", "%16.0f", cut.rejoin_ms);
+        ROW("cut: takeovers too early", "%16u", cut.late);
+    }
 #undef ROW
     if (r->fallback_decode_cpu_ratio >= 0)
         printf("\nfallback decode CPU, quarter range ÷ full: watch stream %.3f, LIST %.3f\n",
@@ -161,8 +181,8 @@ bool demo_shards_clean(const shards_result *r)
 {
     const shards_pass *v[2] = {&r->on, &r->off};
     for (int i = 0; i < 2; i++)
-        if (v[i]->ran &&
-            (v[i]->stale_leader_writes || v[i]->overlap_violations || v[i]->unowned_after_converge))
+        if (v[i]->ran && (v[i]->stale_leader_writes || v[i]->overlap_violations ||
+                          v[i]->unowned_after_converge || v[i]->cut.late))
             return false;
     return true;
 }

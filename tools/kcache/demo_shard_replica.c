@@ -17,6 +17,8 @@
  *                          END is the reconcile's end or, when its range's fence had closed by
  *                          then, the latest fence deadline it saw (at its start, before and after
  *                          its write): its writes carry that fence, so past it nothing is sent;
+ *   DIR/replica-ID.fence   "F RANGE VALID_UNTIL_NS AT_NS": each new write-fence deadline of a
+ *                          held range, seen on the 100 ms tick (the --netns check reads it);
  *   DIR/replica-ID.status  every 100 ms (write + rename): held ranges, bytes received by the
  *                          controller's client (Pod list/watch and writes; the coordinator's
  *                          Lease traffic goes through a client of its own), reconciles, writes
@@ -52,7 +54,8 @@ typedef struct replica {
     kc_shard_coordinator *coord;
     kc_controller *ctrl;
     kc_informer *pods; /* the controller's Pod informer (borrowed from its cache) */
-    int log_fd;
+    int log_fd, fence_fd;
+    uint64_t fence_logged[SHARDS_MAX_RANGES]; /* the last deadline written to the fence log */
     atomic_uint reconciles, writes, refused;
     pthread_mutex_t mu; /* held[] */
     bool held[SHARDS_MAX_RANGES];
@@ -158,8 +161,26 @@ static void on_lost(void *ud, uint32_t range, const kc_shard_range *bounds)
     on_range(ud, range, bounds, false);
 }
 
+/* Appends each range's fence deadline when it changed since the last tick. */
+static void log_fences(replica *r)
+{
+    uint64_t now = mono_ns();
+    for (uint32_t i = 0; i < r->ranges; i++) {
+        uint64_t v = kc_fence_valid_until(kc_shard_coordinator_fence(r->coord, i));
+        if (!v || v == r->fence_logged[i])
+            continue;
+        r->fence_logged[i] = v;
+        char line[96];
+        int n = snprintf(line, sizeof line, "F %u %llu %llu\n", i, (unsigned long long)v,
+                         (unsigned long long)now);
+        if (write(r->fence_fd, line, (size_t)n) != n)
+            fprintf(stderr, "replica %u: fence log write: %s\n", r->id, strerror(errno));
+    }
+}
+
 static void write_status(replica *r)
 {
+    log_fences(r);
     char tmp[480], path[480];
     snprintf(path, sizeof path, "%s/replica-%u.status", r->dir, r->id);
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
@@ -288,13 +309,15 @@ int demo_shard_replica_main(int argc, char **argv)
     char path[480];
     snprintf(path, sizeof path, "%s/replica-%u.log", r.dir, r.id);
     r.log_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    snprintf(path, sizeof path, "%s/replica-%u.fence", r.dir, r.id);
+    r.fence_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
     pthread_sigmask(SIG_BLOCK, &set, NULL); /* before any thread: all inherit the mask */
     kc_error err = KC_ERROR_INIT;
-    int rc = r.log_fd < 0 ? KC_EIO : start_replica(&r, url, &err);
+    int rc = r.log_fd < 0 || r.fence_fd < 0 ? KC_EIO : start_replica(&r, url, &err);
     if (rc < 0) {
         fprintf(stderr, "kcache demo shards: replica %u: %s: %s\n", r.id, kc_strerror(rc),
                 err.message ? err.message : "");
@@ -314,5 +337,6 @@ int demo_shard_replica_main(int argc, char **argv)
     kc_client_free(r.lease_client);
     kc_client_free(r.client);
     close(r.log_fd);
+    close(r.fence_fd);
     return 0;
 }

@@ -20,13 +20,19 @@
  * Then the same with the server ignoring shardSelector (fallback: the replicas filter on the
  * client; their ingest share is then ≈ 1).
  *
- * The parent watches Leases and Pods through its own informers; the embedded server's
- * resourceVersions are one counter over all resources, so "the holder at w" is the last Lease
- * change of that range with a smaller resourceVersion. Waiting: on the parent's caches, polled
- * every 20 ms against a deadline (these are measurements of a distributed system, not tests).
+ *   netns cut       --netns: the last replica's veth down past its lease, then up
+ *                   (demo_shard_netns.c): its ranges must be acquired by others only after its
+ *                   write fence passed, and it must rejoin.
+ *
+ * The parent watches Leases and Pods through its own informers (demo_shard_watch.c); the embedded
+ * server's resourceVersions are one counter over all resources, so "the holder at w" is the last
+ * Lease change of that range with a smaller resourceVersion. Waiting: on the parent's caches,
+ * polled every 20 ms against a deadline (these are measurements of a distributed system, not
+ * tests).
  */
+
 #include "cli.h"
-#include "demo_shards.h"
+#include "demo_shards_ctx.h"
 
 #include "kcache/cache.h"
 #include "kcache/server.h"
@@ -46,161 +52,7 @@
 #include <unistd.h>
 
 static const kc_gvr PODS = {"", "v1", "pods"};
-static const kc_gvr LEASES = {"coordination.k8s.io", "v1", "leases"};
 static const kc_gvr NAMESPACES = {"", "v1", "namespaces"};
-
-typedef struct hist_ev {
-    uint64_t rv;
-    uint32_t range;
-    int who; /* replica index of this pass, -1 for none (""), -2 another pass's */
-} hist_ev;
-
-typedef struct shards_ctx {
-    const shards_opts *o;
-    kc_server *srv;
-    char url[256], dir[128], pass_dir[192];
-    bool dir_made; /* dir exists (mkdtemp succeeded): removed at the end */
-    unsigned pass; /* 1: server sharding on, 2: off */
-    kc_client *client;
-    kc_cache *watch; /* Leases + Pods */
-    kc_informer *pods_inf;
-    pid_t pid[SHARDS_MAX_REPL];
-    pthread_mutex_t mu;
-    int holder[SHARDS_MAX_RANGES]; /* current holder per range (who) */
-    hist_ev *leases, *writes;
-    size_t n_leases, cap_leases, n_writes, cap_writes;
-} shards_ctx;
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static double ms_since(uint64_t t0)
-{
-    return (double)(now_ns() - t0) / 1e6;
-}
-
-static void pause_ms(unsigned ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-        ;
-}
-
-/* "p<pass>-replica-<i>" → i for this pass; -1 for "", -2 otherwise. */
-static int who_of(const shards_ctx *c, const char *ident)
-{
-    if (!ident || !*ident)
-        return -1;
-    unsigned p, i;
-    char tail;
-    if (sscanf(ident, "p%u-replica-%u%c", &p, &i, &tail) == 2 && p == c->pass && i < c->o->replicas)
-        return (int)i;
-    return -2;
-}
-
-static void push(hist_ev **v, size_t *n, size_t *cap, hist_ev e)
-{
-    if (*n == *cap) {
-        size_t nc = *cap ? *cap * 2 : 1024;
-        hist_ev *nv = realloc(*v, nc * sizeof *nv);
-        if (!nv)
-            return; /* the check then sees fewer events: reported as such by the caller */
-        *v = nv;
-        *cap = nc;
-    }
-    (*v)[(*n)++] = e;
-}
-
-static uint64_t rv_of(const kc_obj *o)
-{
-    const char *rv = kc_obj_resource_version(o);
-    return rv ? strtoull(rv, NULL, 10) : 0;
-}
-
-/* ---- the parent's informers ---------------------------------------------------------------- */
-
-static void lease_seen(void *ud, kc_obj *obj)
-{
-    shards_ctx *c = ud;
-    const char *name = kc_obj_name(obj);
-    unsigned r;
-    char tail;
-    if (sscanf(name, SHARDS_PREFIX "-range-%u%c", &r, &tail) != 1 || r >= c->o->ranges)
-        return;
-    char *holder = NULL;
-    kc_obj_get_string(obj, "/spec/holderIdentity", &holder, NULL, NULL);
-    int who = who_of(c, holder);
-    free(holder);
-    pthread_mutex_lock(&c->mu);
-    if (c->holder[r] != who)
-        push(&c->leases, &c->n_leases, &c->cap_leases, (hist_ev){rv_of(obj), r, who});
-    c->holder[r] = who;
-    pthread_mutex_unlock(&c->mu);
-}
-
-static void lease_add(void *ud, kc_obj *obj)
-{
-    lease_seen(ud, obj);
-}
-
-static void lease_update(void *ud, kc_obj *old_obj, kc_obj *new_obj)
-{
-    (void)old_obj;
-    lease_seen(ud, new_obj);
-}
-
-static char *owner_of(const kc_obj *pod)
-{
-    char *s = NULL;
-    kc_obj_get_string(pod, "/metadata/annotations/demo.kcache.io~1owner", &s, NULL, NULL);
-    return s;
-}
-
-static uint32_t range_of(const shards_ctx *c, const kc_obj *pod)
-{
-    const char *uid = kc_obj_uid(pod);
-    uint64_t h = kc_shard_hash(uid, uid ? strlen(uid) : 0);
-    return (uint32_t)(((unsigned __int128)h * c->o->ranges) >> 64);
-}
-
-static void pod_update(void *ud, kc_obj *old_obj, kc_obj *new_obj)
-{
-    shards_ctx *c = ud;
-    char *a = owner_of(old_obj), *b = owner_of(new_obj);
-    if (b && (!a || strcmp(a, b) != 0)) {
-        int who = who_of(c, b);
-        pthread_mutex_lock(&c->mu);
-        push(&c->writes, &c->n_writes, &c->cap_writes,
-             (hist_ev){rv_of(new_obj), range_of(c, new_obj), who});
-        pthread_mutex_unlock(&c->mu);
-    }
-    free(a);
-    free(b);
-}
-
-static int watch_start(shards_ctx *c, kc_error *err)
-{
-    int rc = kc_cache_new(c->client, NULL, &c->watch, err);
-    kc_informer *li = NULL;
-    kc_informer_opts lo = {.ns = SHARDS_NS}, po = {.ns = SHARDS_NS};
-    kc_informer_handlers lh = {.on_add = lease_add, .on_update = lease_update, .ud = c};
-    kc_informer_handlers ph = {.on_update = pod_update, .ud = c};
-    if (rc == 0)
-        rc = kc_cache_get_informer(c->watch, &LEASES, &lo, &li, err);
-    if (rc == 0)
-        rc = kc_cache_get_informer(c->watch, &PODS, &po, &c->pods_inf, err);
-    if (rc == 0)
-        rc = kc_informer_add_handler(li, &lh, NULL, NULL, err);
-    if (rc == 0)
-        rc = kc_informer_add_handler(c->pods_inf, &ph, NULL, NULL, err);
-    if (rc == 0)
-        rc = kc_cache_wait_synced(c->watch, 120000, err);
-    return rc;
-}
 
 /* ---- replicas ------------------------------------------------------------------------------- */
 
@@ -223,6 +75,8 @@ static int spawn(shards_ctx *c, unsigned i)
         int fd = c->o->verbose ? -1 : open(errpath, O_WRONLY | O_CREAT | O_APPEND, 0600);
         if (fd >= 0)
             dup2(fd, STDERR_FILENO);
+        if (c->netns.on && i == c->o->replicas - 1 && shards_netns_enter(&c->netns) < 0)
+            _exit(126);
         char *argv[] = {"kcache", "demo", "shards", "--replica", id,         "--pass", pass,
                         "--url",  c->url, "--dir",  c->pass_dir, "--ranges", ranges,   "--ld",
                         ld,       "--rd", rd,       "--rp",      rp,         NULL};
@@ -285,10 +139,10 @@ static unsigned unowned(shards_ctx *c)
         return c->o->objects;
     unsigned bad = 0;
     for (size_t i = 0; i < n; i++) {
-        char *own = owner_of(v[i]);
-        int who = who_of(c, own);
+        char *own = shards_owner_of(v[i]);
+        int who = shards_who_of(c, own);
         pthread_mutex_lock(&c->mu);
-        bad += who < 0 || c->holder[range_of(c, v[i])] != who;
+        bad += who < 0 || c->holder[shards_range_of(c, v[i])] != who;
         pthread_mutex_unlock(&c->mu);
         free(own);
     }
@@ -336,29 +190,6 @@ static bool wait_reowned(shards_ctx *c, int i, const bool *was, uint64_t t0, dou
             return false;
         pause_ms(5);
     }
-}
-
-/* Writes the server accepted from a replica that did not hold the Pod's range Lease then. */
-static unsigned stale_writes(shards_ctx *c)
-{
-    unsigned bad = 0;
-    pthread_mutex_lock(&c->mu);
-    for (size_t w = 0; w < c->n_writes; w++) {
-        const hist_ev *e = &c->writes[w];
-        if (e->who < 0)
-            continue; /* another pass's replica (the fallback pass starts from pass 1's owners) */
-        int holder = -1;
-        uint64_t best = 0;
-        for (size_t l = 0; l < c->n_leases; l++)
-            if (c->leases[l].range == e->range && c->leases[l].rv < e->rv &&
-                c->leases[l].rv >= best) {
-                best = c->leases[l].rv;
-                holder = c->leases[l].who;
-            }
-        bad += holder != e->who;
-    }
-    pthread_mutex_unlock(&c->mu);
-    return bad;
 }
 
 /* A replica's status file: bytes received and refusals. */
@@ -517,6 +348,37 @@ static void ingest(shards_ctx *c, shards_pass *p, ref_inf *ref)
     }
 }
 
+/* --netns: the last replica's link down until its ranges are held by others (+ 2 retry periods),
+ * then up; it must rejoin to a balanced assignment. */
+static bool cut(shards_ctx *c, shards_pass *p, bool *live)
+{
+    shards_cut *w = &p->cut;
+    unsigned x = c->o->replicas - 1;
+    w->ran = true;
+    w->replica = x;
+    held_by(c, (int)x, w->held);
+    pthread_mutex_lock(&c->mu);
+    memset(c->first_acq, 0, sizeof c->first_acq);
+    c->cut_who = (int)x;
+    c->cut_t = w->t_cut = now_ns();
+    pthread_mutex_unlock(&c->mu);
+    if (c->o->verbose)
+        fprintf(stderr, "pass %u: replica %u's link down\n", c->pass, x);
+    bool ok = shards_netns_link(&c->netns, false);
+    live[x] = false;
+    ok = ok && wait_reowned(c, (int)x, w->held, w->t_cut, &w->takeover_ms);
+    pause_ms((unsigned)c->o->rp_ms * 2);
+    w->t_restore = now_ns();
+    ok = shards_netns_link(&c->netns, true) && ok;
+    live[x] = true;
+    ok = ok && wait_balanced(c, live, w->t_restore, &w->rejoin_ms);
+    pthread_mutex_lock(&c->mu);
+    memcpy(w->acq, c->first_acq, sizeof w->acq);
+    c->cut_t = 0;
+    pthread_mutex_unlock(&c->mu);
+    return ok;
+}
+
 /* Kill one replica, time the takeover, restart it; pause another past its lease, resume it. */
 static bool faults(shards_ctx *c, shards_pass *p, bool *live)
 {
@@ -542,7 +404,8 @@ static bool faults(shards_ctx *c, shards_pass *p, bool *live)
     pause_ms((unsigned)c->o->rp_ms * 2); /* stay stopped a little past the takeover */
     kill(c->pid[paused], SIGCONT);
     live[paused] = true;
-    return ok && wait_balanced(c, live, now_ns(), &ms);
+    ok = ok && wait_balanced(c, live, now_ns(), &ms);
+    return ok && (!c->netns.on || cut(c, p, live));
 }
 
 static int run_pass(shards_ctx *c, shards_pass *p, kc_error *err)
@@ -577,9 +440,12 @@ static int run_pass(shards_ctx *c, shards_pass *p, kc_error *err)
         read_status(c, i, &b, &p->fenced_refusals);
         reap(c, i, SIGTERM);
     }
-    p->stale_leader_writes = stale_writes(c);
+    p->stale_leader_writes = shards_stale_writes(c);
     p->overlap_violations = shards_check_overlap(c->pass_dir, c->o->replicas, &p->reconciles,
                                                  c->o->verbose ? stderr : NULL);
+    if (p->cut.ran)
+        p->cut.late =
+            shards_check_cut(c->pass_dir, &p->cut, c->o->ranges, c->o->verbose ? stderr : NULL);
     return rc;
 }
 
@@ -591,7 +457,7 @@ static void pass_begin(shards_ctx *c, unsigned pass)
     c->n_leases = c->n_writes = 0;
     for (unsigned r = 0; r < c->o->ranges; r++) {
         c->holder[r] = c->holder[r] == -1 ? -1 : -2;
-        push(&c->leases, &c->n_leases, &c->cap_leases, (hist_ev){0, r, c->holder[r]});
+        shards_push(&c->leases, &c->n_leases, &c->cap_leases, (hist_ev){0, r, c->holder[r]});
     }
     pthread_mutex_unlock(&c->mu);
 }
@@ -601,6 +467,14 @@ static int setup(shards_ctx *c, kc_error *err)
     char seed[64];
     snprintf(seed, sizeof seed, "pods=%u:ns=" SHARDS_NS, c->o->objects);
     kc_server_opts so = {.listen = "127.0.0.1:0", .quiet = true, .seed_spec = seed};
+    char listen[48];
+    if (c->o->netns) { /* the server on the veth's host end: reachable from both sides */
+        int nrc = shards_netns_setup(&c->netns, err);
+        if (nrc < 0)
+            return nrc;
+        snprintf(listen, sizeof listen, "%s:0", c->netns.host_ip);
+        so.listen = listen;
+    }
     kc_config *cfg = NULL;
     kc_client_opts co = {.qps = -1};
     int rc = kc_server_new(&so, &c->srv, err);
@@ -627,7 +501,7 @@ static int setup(shards_ctx *c, kc_error *err)
     if (rc == 0 && !(c->dir_made = mkdtemp(c->dir) != NULL))
         rc = kc_error_set(err, KC_EIO, "mkdtemp: %s", strerror(errno));
     if (rc == 0)
-        rc = watch_start(c, err);
+        rc = shards_watch_start(c, err);
     return rc;
 }
 
@@ -636,8 +510,8 @@ static void remove_dir(const char *dir, unsigned replicas)
     char path[320];
     for (unsigned pass = 1; pass <= 2; pass++) {
         for (unsigned i = 0; i < replicas; i++)
-            for (int k = 0; k < 3; k++) {
-                static const char *const ext[] = {"log", "status", "err"};
+            for (int k = 0; k < 4; k++) {
+                static const char *const ext[] = {"log", "status", "err", "fence"};
                 snprintf(path, sizeof path, "%s/pass-%u/replica-%u.%s", dir, pass, i, ext[k]);
                 unlink(path);
             }
@@ -677,6 +551,7 @@ int demo_shards_run(const shards_opts *o, shards_result *ret, kc_error *err)
     kc_cache_free(c.watch);
     kc_client_free(c.client);
     kc_server_free(c.srv);
+    shards_netns_teardown(&c.netns);
     if (c.dir_made)
         remove_dir(c.dir, o->replicas);
     free(c.leases);

@@ -1,8 +1,9 @@
 /*
  * demo_shards.h — `kcache demo shards`: R replica processes of a sharded controller over the
  * embedded API server (demo_shards.c: the parent — server, replicas, faults, measurements;
- * demo_shard_replica.c: one replica; demo_shard_check.c: the checks over the replicas' logs and
- * the server's history).
+ * demo_shard_watch.c: the parent's view of Leases and Pods; demo_shard_replica.c: one replica;
+ * demo_shard_check.c: the overlap check over the replicas' logs; demo_shard_netns.c: the
+ * network-cut fault and its check).
  */
 #ifndef KC_DEMO_SHARDS_H
 #define KC_DEMO_SHARDS_H
@@ -24,9 +25,26 @@ typedef struct shards_opts {
     unsigned objects;  /* pods, default 20000 */
     unsigned ranges;   /* K, default 16 */
     int64_t ld_ms, rd_ms, rp_ms;
-    bool fallback;                /* also run with the server's sharding off */
+    bool fallback; /* also run with the server's sharding off */
+    bool netns;    /* also cut the last replica off in a network namespace of its own (root) */
     bool json, progress, verbose; /* verbose: each violation and share on stderr */
 } shards_opts;
+
+/* The network cut of one pass (demo_shard_netns.c): replica `replica` runs in a network
+ * namespace; its veth is taken down until its ranges are held by others (+ 2 retry periods), then
+ * up again. */
+typedef struct shards_cut {
+    bool ran;
+    unsigned replica;
+    uint64_t t_cut, t_restore;       /* CLOCK_MONOTONIC ns */
+    bool held[SHARDS_MAX_RANGES];    /* its ranges at the cut */
+    uint64_t acq[SHARDS_MAX_RANGES]; /* first acquisition of each by another replica after the
+                                       cut: the Lease's acquireTime on CLOCK_MONOTONIC; 0 none */
+    double takeover_ms;              /* cut → every range of it held by others */
+    double rejoin_ms;                /* link up → balanced again, it included */
+    double margin_ms; /* min over its ranges of acquisition − its fence's last deadline */
+    unsigned late;    /* ranges acquired by another before its fence had passed (must be 0) */
+} shards_cut;
 
 /* One pass (server-side sharding on, or off = fallback). */
 typedef struct shards_pass {
@@ -42,6 +60,7 @@ typedef struct shards_pass {
     unsigned unowned_after_converge;
     unsigned reconciles;
     unsigned fenced_refusals; /* writes a replica refused itself: range not held any more */
+    shards_cut cut;           /* --netns */
 } shards_pass;
 
 typedef struct shards_result {
@@ -80,5 +99,26 @@ unsigned shards_check_overlap(const char *dir, unsigned replicas, unsigned *ret_
  * watch stream (*ret_watch) and as one LIST body (*ret_list): medians of 5 alternated runs. 0, or
  * a negative code (both -1 then). */
 int shards_fallback_cpu(kc_client *cl, double *ret_watch, double *ret_list);
+
+/* ---- demo_shard_netns.c ---------------------------------------------------------------------- */
+
+typedef struct shards_netns {
+    bool on, made;
+    char ns[40], host_if[16], ns_if[16], host_ip[32];
+    int fd; /* /run/netns/<ns>, for setns in the cut replica's child */
+} shards_netns;
+
+/* Namespace, veth pair and addresses; the server is to listen on n->host_ip. 0, or KC_EUNSUPPORTED
+ * (not root) / KC_EIO (an `ip` step failed: err names it), nothing left behind. */
+int shards_netns_setup(shards_netns *n, kc_error *err);
+/* In a forked child before exec: join the namespace. 0 or -1 (errno). */
+int shards_netns_enter(const shards_netns *n);
+/* The namespace's end of the veth up or down; false when `ip` failed. */
+bool shards_netns_link(const shards_netns *n, bool up);
+void shards_netns_teardown(shards_netns *n);
+/* The cut replica's fence log (DIR/replica-ID.fence, "F <range> <valid_until_ns> <at_ns>"): for
+ * each range it held at the cut, its last deadline granted before the link came back against
+ * w->acq; sets w->margin_ms and returns the ranges acquired too early (described on detail). */
+unsigned shards_check_cut(const char *dir, shards_cut *w, unsigned ranges, FILE *detail);
 
 #endif

@@ -204,7 +204,8 @@ int demo_shards_cmd(int argc, char **argv)
     shards_result r;
     kc_error e = KC_ERROR_INIT;
     int rc = demo_shards_run(&o, &r, &e);
-    demo_shards_print(&r, o.json);
+    if (r.on.ran) /* a set-up failure (e.g. --netns without root) has nothing to show */
+        demo_shards_print(&r, o.json);
     if (rc < 0) {
         kc__cli_error("demo shards", rc, &e);
         kc_error_clear(&e);

@@ -23,6 +23,20 @@ kc_decode_opts kc__decode_opts(const kc_decode_opts *d, bool metadata_only)
     return o;
 }
 
+int kc__list_opts_paged(const kc_client *c, const kc_list_opts *opts, kc_list_opts *ret,
+                        kc_error *err)
+{
+    if (!c)
+        return kc_error_set(err, KC_EINVAL, "client is NULL");
+    kc_list_opts o = {0};
+    if (opts)
+        o = *opts;
+    if (o.limit <= 0)
+        o.limit = KC__DEFAULT_PAGE;
+    *ret = o;
+    return 0;
+}
+
 /* Build the path into b; KC_EINVAL naming the field on a bad gvr, namespace, name or
  * subresource (path.c: an escaped '/' would still reach another URL). */
 static int kc__build_path(kc__buf *b, const kc_gvr *gvr, const char *ns, const char *name,
@@ -162,14 +176,25 @@ static int list_page(kc_client *c, const kc_gvr *gvr, const char *ns, const kc_l
     return rc;
 }
 
-int(kc_client_list)(kc_client *c, const kc_gvr *gvr, const char *ns, const kc_list_opts *opts,
-                    size_t opts_size, kc_list_meta *ret_meta, kc_list_item_cb on_item, void *ud,
-                    kc_error *err)
+/* kc_client_list (one page) or, when all, kc_client_list_all: the caller's kc_list_opts
+ * (opts_size bytes, may be NULL) taken as a full-size copy, its decode (when set) too. */
+static int list_call(kc_client *c, const kc_gvr *gvr, const char *ns, const kc_list_opts *opts,
+                     size_t opts_size, bool all, kc_list_meta *ret_meta, kc_list_item_cb on_item,
+                     void *ud, kc_error *err)
 {
     KC__OPTS_TAKE(opts, kc_list_opts, err);
     kc_decode_opts dec;
     KC__OPTS_TAKE_NESTED(opts__copy, decode, &dec, "kc_list_opts.decode", err);
+    if (all)
+        return kc__client_list_all_ex(c, gvr, ns, opts, NULL, ret_meta, NULL, on_item, ud, err);
     return list_page(c, gvr, ns, opts, NULL, ret_meta, NULL, on_item, ud, err);
+}
+
+int(kc_client_list)(kc_client *c, const kc_gvr *gvr, const char *ns, const kc_list_opts *opts,
+                    size_t opts_size, kc_list_meta *ret_meta, kc_list_item_cb on_item, void *ud,
+                    kc_error *err)
+{
+    return list_call(c, gvr, ns, opts, opts_size, false, ret_meta, on_item, ud, err);
 }
 
 /* Server-side printing (kubectl get): a Table, or the plain document when the server has none. */
@@ -203,10 +228,7 @@ int(kc_client_list_all)(kc_client *c, const kc_gvr *gvr, const char *ns, const k
                         size_t opts_size, kc_list_meta *ret_meta, kc_list_item_cb on_item, void *ud,
                         kc_error *err)
 {
-    KC__OPTS_TAKE(opts, kc_list_opts, err);
-    kc_decode_opts dec;
-    KC__OPTS_TAKE_NESTED(opts__copy, decode, &dec, "kc_list_opts.decode", err);
-    return kc__client_list_all_ex(c, gvr, ns, opts, NULL, ret_meta, NULL, on_item, ud, err);
+    return list_call(c, gvr, ns, opts, opts_size, true, ret_meta, on_item, ud, err);
 }
 
 int kc__client_list_page(kc_client *c, const kc_gvr *gvr, const char *ns, const kc_list_opts *opts,
@@ -230,17 +252,13 @@ int kc__client_list_all_ex(kc_client *c, const kc_gvr *gvr, const char *ns,
                            kc_list_meta *ret_meta, kc__list_echo *echo, kc_list_item_cb on_item,
                            void *ud, kc_error *err)
 {
-    if (!c)
-        return kc_error_set(err, KC_EINVAL, "client is NULL");
-    kc_list_opts o = {0};
-    if (opts)
-        o = *opts;
-    if (o.limit <= 0)
-        o.limit = KC__DEFAULT_PAGE;
+    kc_list_opts o;
+    int rc = kc__list_opts_paged(c, opts, &o, err);
+    if (rc)
+        return rc;
     kc_list_meta meta = {0};
     meta.remaining_item_count = -1;
     char *cont = NULL;
-    int rc;
     for (;;) {
         if (o.cancel && kc_cancel_fired(o.cancel)) {
             free(cont);

@@ -298,40 +298,54 @@ static int kc__write_query(kc__buf *p, const char *manager, const char *validati
     return rc ? rc : (dry ? kc__query(p, "dryRun", "All") : 0);
 }
 
+/* The prologue of the verbs that send a body with kc_write_opts (create, update): the caller's
+ * options (opts_size bytes, may be NULL) as a full-size copy into *ret, its decode (when set)
+ * copied into *dec, which *ret then points to; KC_EINVAL when c is NULL or json is (verb names
+ * the call in that message). */
+static int write_opts_take(const kc_client *c, const kc_write_opts *opts, size_t opts_size,
+                           const char *json, const char *verb, kc_write_opts *ret,
+                           kc_decode_opts *dec, kc_error *err)
+{
+    KC__OPTS_TAKE(opts, kc_write_opts, err);
+    KC__OPTS_TAKE_NESTED(opts__copy, decode, dec, "kc_write_opts.decode", err);
+    if (!c)
+        return kc_error_set(err, KC_EINVAL, "client is NULL");
+    if (!json)
+        return kc_error_set(err, KC_EINVAL, "%s: body required", verb);
+    *ret = opts__copy;
+    return 0;
+}
+
 int(kc_client_create)(kc_client *c, const kc_gvr *gvr, const char *ns, const char *json, size_t len,
                       const kc_write_opts *opts, size_t opts_size, kc_obj **ret_obj, kc_error *err)
 {
-    KC__OPTS_TAKE(opts, kc_write_opts, err);
+    kc_write_opts o;
     kc_decode_opts dec;
-    KC__OPTS_TAKE_NESTED(opts__copy, decode, &dec, "kc_write_opts.decode", err);
-    if (!c)
-        return kc_error_set(err, KC_EINVAL, "client is NULL");
-    kc_write_opts none = {0};
-    if (!opts)
-        opts = &none;
-    if (!json)
-        return kc_error_set(err, KC_EINVAL, "create: body required");
+    int rc = write_opts_take(c, opts, opts_size, json, "create", &o, &dec, err);
+    if (rc)
+        return rc;
     kc__buf p = KC__BUF_INIT(0);
-    int rc = kc__build_path(&p, gvr, ns, NULL, NULL, err);
-    if (!rc && kc__write_query(&p, opts->field_manager, opts->field_validation, opts->dry_run))
+    rc = kc__build_path(&p, gvr, ns, NULL, NULL, err);
+    if (!rc && kc__write_query(&p, o.field_manager, o.field_validation, o.dry_run))
         rc = kc_error_set(err, KC_ENOMEM, "out of memory");
     if (!rc)
-        rc = kc__object_call(c, "POST", &p, NULL, json, len, false, opts->decode, false, ret_obj,
-                             err);
+        rc = kc__object_call(c, "POST", &p, NULL, json, len, false, o.decode, false, ret_obj, err);
     kc__buf_free(&p);
     return rc;
 }
 
+/* kc_client_update (sub NULL) and kc_client_update_status (sub "status"). */
 static int kc__update(kc_client *c, const kc_gvr *gvr, const char *ns, const char *json, size_t len,
-                      const char *sub, const kc_write_opts *opts, kc_obj **ret_obj, kc_error *err)
+                      const char *sub, const kc_write_opts *opts, size_t opts_size,
+                      kc_obj **ret_obj, kc_error *err)
 {
-    kc_write_opts none = {0};
-    if (!opts)
-        opts = &none;
-    if (!json)
-        return kc_error_set(err, KC_EINVAL, "update: body required");
+    kc_write_opts o;
+    kc_decode_opts dec;
+    int rc = write_opts_take(c, opts, opts_size, json, "update", &o, &dec, err);
+    if (rc)
+        return rc;
     kc_obj *in = NULL;
-    int rc = kc_obj_parse(json, len, NULL, &in, err);
+    rc = kc_obj_parse(json, len, NULL, &in, err);
     if (rc)
         return rc == KC_EPARSE ? kc_error_set(err, KC_EINVAL, "update: body is not a JSON object")
                                : rc;
@@ -342,11 +356,10 @@ static int kc__update(kc_client *c, const kc_gvr *gvr, const char *ns, const cha
     kc__buf p = KC__BUF_INIT(0);
     rc = kc__build_path(&p, gvr, ns, kc_obj_name(in), sub, err);
     kc_obj_unref(in);
-    if (!rc && kc__write_query(&p, opts->field_manager, opts->field_validation, opts->dry_run))
+    if (!rc && kc__write_query(&p, o.field_manager, o.field_validation, o.dry_run))
         rc = kc_error_set(err, KC_ENOMEM, "out of memory");
     if (!rc)
-        rc =
-            kc__object_call(c, "PUT", &p, NULL, json, len, true, opts->decode, false, ret_obj, err);
+        rc = kc__object_call(c, "PUT", &p, NULL, json, len, true, o.decode, false, ret_obj, err);
     kc__buf_free(&p);
     return rc;
 }
@@ -354,24 +367,14 @@ static int kc__update(kc_client *c, const kc_gvr *gvr, const char *ns, const cha
 int(kc_client_update)(kc_client *c, const kc_gvr *gvr, const char *ns, const char *json, size_t len,
                       const kc_write_opts *opts, size_t opts_size, kc_obj **ret_obj, kc_error *err)
 {
-    KC__OPTS_TAKE(opts, kc_write_opts, err);
-    kc_decode_opts dec;
-    KC__OPTS_TAKE_NESTED(opts__copy, decode, &dec, "kc_write_opts.decode", err);
-    if (!c)
-        return kc_error_set(err, KC_EINVAL, "client is NULL");
-    return kc__update(c, gvr, ns, json, len, NULL, opts, ret_obj, err);
+    return kc__update(c, gvr, ns, json, len, NULL, opts, opts_size, ret_obj, err);
 }
 
 int(kc_client_update_status)(kc_client *c, const kc_gvr *gvr, const char *ns, const char *json,
                              size_t len, const kc_write_opts *opts, size_t opts_size,
                              kc_obj **ret_obj, kc_error *err)
 {
-    KC__OPTS_TAKE(opts, kc_write_opts, err);
-    kc_decode_opts dec;
-    KC__OPTS_TAKE_NESTED(opts__copy, decode, &dec, "kc_write_opts.decode", err);
-    if (!c)
-        return kc_error_set(err, KC_EINVAL, "client is NULL");
-    return kc__update(c, gvr, ns, json, len, "status", opts, ret_obj, err);
+    return kc__update(c, gvr, ns, json, len, "status", opts, opts_size, ret_obj, err);
 }
 
 int(kc_client_patch)(kc_client *c, const kc_gvr *gvr, const char *ns, const char *name,

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proc_usage.h"
 #include "server_child.h"
 
 static const kc_gvr PODS = {"", "v1", "pods"};
@@ -62,18 +63,6 @@ static kc_reconcile_result noop(void *ud, const kc_reconcile_request *req, kc_ca
     }
     pthread_mutex_unlock(&t->mu);
     return (kc_reconcile_result){KC_RECONCILE_DONE, 0};
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double med(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof(*v), cmp_d);
-    return v[n / 2];
 }
 
 static double informer_sync_s(kc_client *client)
@@ -154,10 +143,8 @@ int main(int argc, char **argv)
         return 2;
     }
     child ch;
-    if (child_start(&ch, n, 0) < 0) {
-        fprintf(stderr, "bench_controller: server child failed\n");
+    if (child_start(&ch, n, 0) < 0)
         return 1;
-    }
     kc_config *cfg = NULL;
     kc_client *client = NULL;
     kc_client_opts co = {.qps = -1};

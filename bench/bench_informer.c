@@ -24,7 +24,8 @@
  *      previous bare pass's memory (0.16-0.3); each path now follows only runs of its own kind;
  *   2b. with --informer-only, only that informer phase (skips phase 1 too);
  *   3. with --node, the same server against @kubernetes/client-node 1.4.0 makeInformer
- *      (bench/node/informer_sync.mjs, NODE_PATH=tests/conformance/node/node_modules): ratio of
+ *      (bench/node_sync.h: bench/node/informer_sync.mjs, NODE_PATH=$KC_NODE_MODULES or
+ *      tests/conformance/node/node_modules): ratio of
  *      objects/s and of steady RSS.
  * Usage: bench_informer [N=100000] [--node] [--repeat R=3] [--updates M=20000] [--ingest-only]
  * [--informer-only] (--ingest-only skips phase 1, e.g. to profile the watch path alone).
@@ -44,65 +45,11 @@
 #include <sys/resource.h>
 
 #include "handler_count.h"
+#include "node_sync.h"
+#include "proc_usage.h"
 #include "server_child.h"
 
 static const kc_gvr PODS = {"", "v1", "pods"};
-
-static long status_kb(const char *field)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    long v = -1;
-    size_t fl = strlen(field);
-    while (f && fgets(line, sizeof(line), f))
-        if (strncmp(line, field, fl) == 0 && line[fl] == ':')
-            v = strtol(line + fl + 1, NULL, 10);
-    if (f)
-        fclose(f);
-    return v;
-}
-
-static void reset_hwm(void)
-{
-    FILE *f = fopen("/proc/self/clear_refs", "w");
-    if (f) {
-        fputs("5", f);
-        fclose(f);
-    }
-}
-
-static long g_csw; /* voluntary + involuntary context switches at the last proc_usage */
-
-/* Process CPU (user, sys) and minor faults so far (context switches into g_csw). */
-static void proc_usage(double *user, double *sys, long *minflt)
-{
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    *user = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6;
-    *sys = ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
-    *minflt = ru.ru_minflt;
-    g_csw = ru.ru_nvcsw + ru.ru_nivcsw;
-}
-
-static double cpu_s(void)
-{
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
-           (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double med(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof(*v), cmp_d);
-    return v[n / 2];
-}
 
 /* ---- 1. initial sync --------------------------------------------------------------------------
  */
@@ -117,7 +64,7 @@ static int sync_once(kc_client *cli, kc_informer_list_mode mode, int n, syncres 
     malloc_trim(0);
     long base = status_kb("VmRSS");
     reset_hwm();
-    double c0 = cpu_s();
+    double c0 = self_cpu();
     uint64_t t0 = kc__now_ns();
     kc_informer_opts o = {.list_mode = mode, .initial_events_timeout_ms = 60000};
     kc_informer *inf = NULL;
@@ -126,7 +73,7 @@ static int sync_once(kc_client *cli, kc_informer_list_mode mode, int n, syncres 
         return -1;
     int rc = kc_informer_wait_synced(inf, 600000, NULL);
     res->wall_s = (kc__now_ns() - t0) / 1e9;
-    res->cpu_s = cpu_s() - c0;
+    res->cpu_s = self_cpu() - c0;
     res->peak_kb = status_kb("VmHWM") - base;
     malloc_trim(0);
     res->steady_kb = status_kb("VmRSS") - base;
@@ -190,13 +137,13 @@ static int ingest_pass(kc_client *cli, const child *c, ingest *g, ingres *res)
 {
     kc_watch_opts wo = {.resource_version = c->rv_before, .allow_bookmarks = true};
     g->got = 0;
-    double p0 = cpu_s();
+    double p0 = self_cpu();
     tcpu t0 = thread_cpu();
     uint64_t w0 = kc__now_ns();
     int rc = kc_client_watch(cli, &PODS, NULL, &wo, ingest_cb, g, NULL, NULL);
     double wall = (kc__now_ns() - w0) / 1e9;
     tcpu t1 = thread_cpu();
-    double proc = cpu_s() - p0;
+    double proc = self_cpu() - p0;
     if (g->got < g->want) {
         fprintf(stderr, "watch ingest: got %ld of %ld events (rc %d)\n", g->got, g->want, rc);
         return -1;
@@ -230,77 +177,26 @@ static int watch_ingest(kc_client *cli, const child *c, long m, ingres *cold, in
 static int informer_ingest(kc_client *cli, const child *c, long m, double *ret_rate, double *us_ev,
                            double *sys_ev, double *flt_ev, double *csw_ev)
 {
-    kc_informer_opts o = {.list_mode = KC_INFORMER_LIST_PAGED};
-    kc_informer *inf = NULL;
-    kc_informer_reg *reg = NULL;
-    hcount hc = {.mu = PTHREAD_MUTEX_INITIALIZER, .want = m};
-    if (kc__cond_init_monotonic(&hc.cv) < 0)
-        return -1;
-    kc_informer_handlers h = {h_add, h_update, h_delete, &hc};
-    if (kc_informer_new(cli, &PODS, &o, &inf, NULL) ||
-        kc_informer_add_handler(inf, &h, NULL, &reg, NULL) ||
-        kc__informer_watch_from(inf, c->rv_before))
+    hcount hc;
+    kc_informer *inf;
+    kc_informer_reg *reg;
+    if (hcount_informer_new(cli, &PODS, c->rv_before, m, &hc, &inf, &reg))
         return -1;
     double u0, s0, u1, s1;
-    long f0, f1;
-    proc_usage(&u0, &s0, &f0);
-    long csw0 = g_csw;
+    long f0, f1, csw0, csw1;
+    self_usage(&u0, &s0, &f0, &csw0);
     double p0 = u0 + s0;
-    int rc = kc_informer_start(inf, NULL);
-    uint64_t deadline = kc__deadline_after_ms(120000);
-    pthread_mutex_lock(&hc.mu);
-    while (rc == 0 && hc.n < m && kc__now_ns() < deadline)
-        kc__cond_wait_until(&hc.cv, &hc.mu, deadline);
-    pthread_mutex_unlock(&hc.mu);
-    if (rc == 0)
-        rc = kc_informer_reg_wait_idle(reg, 120000, NULL);
-    proc_usage(&u1, &s1, &f1);
+    int rc = hcount_wait(&hc, reg, kc_informer_start(inf, NULL), 120000);
+    self_usage(&u1, &s1, &f1, &csw1);
     double proc = u1 + s1 - p0;
     *us_ev = (u1 - u0) * 1e6 / m;
     *sys_ev = (s1 - s0) * 1e6 / m;
     *flt_ev = (double)(f1 - f0) / m;
-    *csw_ev = (double)(g_csw - csw0) / m;
-    size_t got = kc_store_len(kc_informer_store(inf));
-    long seen = hc.n;
-    kc_informer_free(inf);
-    pthread_cond_destroy(&hc.cv);
-    if (rc != 0 || (long)got < m || seen < m) {
-        fprintf(stderr, "informer ingest: rc %d, %zu objects, %ld handler calls of %ld\n", rc, got,
-                seen, m);
+    *csw_ev = (double)(csw1 - csw0) / m;
+    if (hcount_informer_free(&hc, inf, rc))
         return -1;
-    }
     *ret_rate = m / proc;
     return 0;
-}
-
-/* ---- 3. client-node ----------------------------------------------------------------------------
- */
-
-static int node_sync(const child *c, int n, double *wall_s, long *peak_kb, long *steady_kb)
-{
-    /* The source tree, from this file's (absolute) path. */
-    char src[512];
-    snprintf(src, sizeof(src), "%s", __FILE__);
-    char *cut = strstr(src, "/bench/bench_informer.c");
-    if (cut)
-        *cut = '\0';
-    else
-        snprintf(src, sizeof(src), ".");
-    char cmd[2048];
-    snprintf(cmd, sizeof(cmd),
-             "NODE_PATH=%s/tests/conformance/node/node_modules node --expose-gc "
-             "%s/bench/node/informer_sync.mjs %s %d",
-             src, src, c->kubeconfig, n);
-    FILE *p = popen(cmd, "r");
-    if (!p)
-        return -1;
-    char line[512];
-    int ok = -1;
-    while (fgets(line, sizeof(line), p))
-        if (sscanf(line, "RESULT %lf %ld %ld", wall_s, peak_kb, steady_kb) == 3)
-            ok = 0;
-    pclose(p);
-    return ok;
 }
 
 int main(int argc, char **argv)
@@ -326,10 +222,8 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     child c;
     uint64_t ts = kc__now_ns();
-    if (child_start(&c, n, updates) != 0) {
-        fprintf(stderr, "cannot start the server child\n");
+    if (child_start(&c, n, updates) != 0)
         return 1;
-    }
     printf("server child seeded with %d pods and created %d more in %.1f s (%s)\n", n, updates,
            (kc__now_ns() - ts) / 1e9, c.url);
     kc_config *cfg = NULL;

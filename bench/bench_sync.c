@@ -42,6 +42,8 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "node_sync.h"
+#include "popen_scan.h"
 #include "proc_usage.h"
 #include "server_child.h"
 
@@ -257,50 +259,9 @@ static int run_child(const char *self, const child *c, bool stream, int n, int p
     char cmd[1024];
     snprintf(cmd, sizeof(cmd), "%s --child %s %s %d %d %d %d", self, stream ? "stream" : "paged",
              c->url, n, page, rss ? 1 : 0, (int)c->pid);
-    FILE *p = popen(cmd, "r");
-    if (!p)
-        return -1;
-    char line[512];
-    int ok = -1;
-    while (fgets(line, sizeof(line), p))
-        if (sscanf(line, "RESULT %lf %lf %ld %ld %lf %lf %ld %ld %lf %lf", &r->cold_s, &r->warm_s,
-                   &r->peak_kb, &r->steady_kb, &r->cold_cpu_s, &r->heap_ratio, &r->relist_kb,
-                   &r->half_kb, &r->server_cpu_s, &r->delay_s) == 10)
-            ok = 0;
-    pclose(p);
-    return ok;
-}
-
-/* One @kubernetes/client-node makeInformer sync (bench/node/informer_sync.mjs). */
-static int node_sync(const child *c, int n, double *wall_s)
-{
-    char src[512];
-    snprintf(src, sizeof(src), "%s", __FILE__);
-    char *cut = strstr(src, "/bench/bench_sync.c");
-    if (cut)
-        *cut = '\0';
-    else
-        snprintf(src, sizeof(src), ".");
-    char cmd[2048];
-    char mods[600];
-    const char *env = getenv("KC_NODE_MODULES"); /* another checkout's tests/…/node_modules */
-    snprintf(mods, sizeof(mods), "%s", env ? env : "");
-    if (!env)
-        snprintf(mods, sizeof(mods), "%s/tests/conformance/node/node_modules", src);
-    snprintf(cmd, sizeof(cmd),
-             "NODE_PATH=%s node --expose-gc %s/bench/node/informer_sync.mjs %s %d", mods, src,
-             c->kubeconfig, n);
-    FILE *p = popen(cmd, "r");
-    if (!p)
-        return -1;
-    char line[512];
-    long pk, sd;
-    int ok = -1;
-    while (fgets(line, sizeof(line), p))
-        if (sscanf(line, "RESULT %lf %ld %ld", wall_s, &pk, &sd) == 3)
-            ok = 0;
-    pclose(p);
-    return ok;
+    return popen_scan(cmd, 10, "RESULT %lf %lf %ld %ld %lf %lf %ld %ld %lf %lf", &r->cold_s,
+                      &r->warm_s, &r->peak_kb, &r->steady_kb, &r->cold_cpu_s, &r->heap_ratio,
+                      &r->relist_kb, &r->half_kb, &r->server_cpu_s, &r->delay_s);
 }
 
 #define MAXREPS 32
@@ -411,10 +372,8 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     curl_global_init(CURL_GLOBAL_DEFAULT);
     child c;
-    if (child_start(&c, n, 0)) {
-        fprintf(stderr, "server child did not start\n");
+    if (child_start(&c, n, 0))
         return 1;
-    }
     printf("bench_sync: %d Pods, page %d, %d alternated rounds; server pid %d\n", n, page, reps,
            (int)c.pid);
     rawres warmup;
@@ -435,7 +394,8 @@ int main(int argc, char **argv)
     report("paged", n, page, &sp, reps);
     report("stream", n, page, &ss, reps);
     double nw;
-    if (node && node_sync(&c, n, &nw) == 0) {
+    long npk, nsd;
+    if (node && node_sync(&c, n, &nw, &npk, &nsd) == 0) {
         printf("client-node 1.4.0 makeInformer: %.2f s = %.1fx kcache cold (paged)\n", nw,
                nw / med(sp.cold, reps));
         printf("BENCH sync_node_%d_s %.3f s\n", n, nw);

@@ -113,55 +113,25 @@ typedef struct ingres {
     long minflt;
 } ingres;
 
-static void usage_now(double *user, double *sys, long *flt)
-{
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    *user = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6;
-    *sys = ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
-    *flt = ru.ru_minflt;
-}
-
 static int informer_ingest(kc_client *cli, const char *rv, long m, pid_t server, ingres *r)
 {
-    kc_informer_opts o = {.list_mode = KC_INFORMER_LIST_PAGED};
-    kc_informer *inf = NULL;
-    kc_informer_reg *reg = NULL;
-    hcount hc = {.mu = PTHREAD_MUTEX_INITIALIZER, .want = m};
-    if (kc__cond_init_monotonic(&hc.cv) < 0)
-        return -1;
-    kc_informer_handlers h = {h_add, h_update, h_delete, &hc};
-    if (kc_informer_new(cli, &PODS, &o, &inf, NULL) ||
-        kc_informer_add_handler(inf, &h, NULL, &reg, NULL) || kc__informer_watch_from(inf, rv))
+    hcount hc;
+    kc_informer *inf;
+    kc_informer_reg *reg;
+    if (hcount_informer_new(cli, &PODS, rv, m, &hc, &inf, &reg))
         return -1;
     double u0, s0, u1, s1, d0 = run_delay(), sv0 = proc_cpu(server);
     long f0, f1;
-    usage_now(&u0, &s0, &f0);
+    self_usage(&u0, &s0, &f0, NULL);
     uint64_t t0 = kc__now_ns();
-    int rc = kc_informer_start(inf, NULL);
-    uint64_t deadline = kc__deadline_after_ms(300000);
-    pthread_mutex_lock(&hc.mu);
-    while (rc == 0 && hc.n < m && kc__now_ns() < deadline)
-        kc__cond_wait_until(&hc.cv, &hc.mu, deadline);
-    pthread_mutex_unlock(&hc.mu);
-    if (rc == 0)
-        rc = kc_informer_reg_wait_idle(reg, 300000, NULL);
+    int rc = hcount_wait(&hc, reg, kc_informer_start(inf, NULL), 300000);
     r->wall_s = (kc__now_ns() - t0) / 1e9;
-    usage_now(&u1, &s1, &f1);
+    self_usage(&u1, &s1, &f1, NULL);
     r->server_cpu_s = proc_cpu(server) - sv0;
     r->delay_s = run_delay() - d0; /* the informer's threads are still alive here */
     r->user_s = u1 - u0, r->sys_s = s1 - s0, r->cpu_s = r->user_s + r->sys_s;
     r->minflt = f1 - f0;
-    size_t got = kc_store_len(kc_informer_store(inf));
-    long seen = hc.n;
-    kc_informer_free(inf);
-    pthread_cond_destroy(&hc.cv);
-    if (rc != 0 || (long)got < m || seen < m) {
-        fprintf(stderr, "informer ingest: rc %d, %zu objects, %ld handler calls of %ld\n", rc, got,
-                seen, m);
-        return -1;
-    }
-    return 0;
+    return hcount_informer_free(&hc, inf, rc);
 }
 
 #define RESULT_FMT "RESULT %lf %lf %lf %lf %lf %lf %ld"
@@ -307,10 +277,8 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     curl_global_init(CURL_GLOBAL_DEFAULT);
     child c;
-    if (child_start(&c, seed, (int)m)) {
-        fprintf(stderr, "server child did not start\n");
+    if (child_start(&c, seed, (int)m))
         return 1;
-    }
     printf("bench_watch_ingest: %ld events after %d seeded Pods, %d alternated rounds; server pid "
            "%d\n",
            m, seed, reps, (int)c.pid);

@@ -1,15 +1,20 @@
 /*
- * bench/proc_usage.h — process figures from /proc for the wire benches (bench_sync,
- * bench_watch_ingest; header-only, static: each bench .c file is its own program).
+ * bench/proc_usage.h — process figures from /proc and getrusage for the benches (bench_sync,
+ * bench_watch_ingest, bench_informer, bench_controller; header-only, static: each bench .c file
+ * is its own program).
  *
  *   long   status_kb(field)  a /proc/self/status field in KiB (VmRSS, VmHWM), -1 if absent
  *   void   reset_hwm(void)   resets VmHWM to the current RSS (/proc/self/clear_refs "5")
  *   double proc_cpu(pid)     utime + stime of another process, seconds (/proc/PID/stat)
  *   double self_cpu(void)    this process's user + system CPU, seconds (getrusage)
  *   long   self_minflt(void) this process's minor page faults so far
+ *   void   self_usage(&user, &sys, &minflt, &csw)  this process's user and system CPU seconds,
+ *                            minor page faults and context switches (voluntary + involuntary;
+ *                            csw may be NULL) so far
  *   double run_delay(void)   sum over this process's threads of the time spent runnable but
- *                            waiting for a CPU (schedstat field 2): the machine's load, not the
- * code double med(v, n)         median of n ≤ 64 doubles
+ *                            waiting for a CPU (schedstat field 2): the machine's load, not
+ *                            the code
+ *   double med(v, n)         median of n ≤ 64 doubles
  */
 #ifndef KC_BENCH_PROC_USAGE_H
 #define KC_BENCH_PROC_USAGE_H
@@ -94,6 +99,17 @@ static inline long self_minflt(void)
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     return ru.ru_minflt;
+}
+
+static inline void self_usage(double *user, double *sys, long *minflt, long *csw)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    *user = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6;
+    *sys = ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+    *minflt = ru.ru_minflt;
+    if (csw)
+        *csw = ru.ru_nvcsw + ru.ru_nivcsw;
 }
 
 static inline int cmp_d(const void *a, const void *b)

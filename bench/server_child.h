@@ -8,7 +8,8 @@
  *       kubeconfig for it, then creates `updates` more Pods through a client (copies of a seeded
  *       Pod, managedFields included; each one ADDED event in the history, which holds
  *       updates + 1000 events). Fills c->url, c->kubeconfig and the RVs before and after the
- *       creates. 0 on success, -1 when the child did not report.
+ *       creates. 0 on success, -1 (with "server child did not start" on stderr) when the child
+ *       did not report.
  *   void child_stop(child *c)
  *       Tells the child to stop, reaps it and removes the kubeconfig.
  */
@@ -148,7 +149,10 @@ static int child_start(child *c, int n, int updates)
     while (got < sizeof(buf) - 1 && (r = read(up[0], buf + got, sizeof(buf) - 1 - got)) > 0)
         got += (size_t)r;
     close(up[0]);
-    return sscanf(buf, "%127s %31s %31s", c->url, c->rv_before, c->rv_after) == 3 ? 0 : -1;
+    if (sscanf(buf, "%127s %31s %31s", c->url, c->rv_before, c->rv_after) == 3)
+        return 0;
+    fprintf(stderr, "server child did not start\n");
+    return -1;
 }
 
 static void child_stop(child *c)

@@ -78,6 +78,11 @@ int kc__client_delete_ex(kc_client *c, const kc_gvr *gvr, const char *ns, const 
 
 /* d (may be NULL) copied, with KC_DECODE_METADATA_ONLY added when metadata_only. */
 kc_decode_opts kc__decode_opts(const kc_decode_opts *d, bool metadata_only);
+/* The prologue of a paged LIST walk (kc__client_list_all_ex, kc__client_list_pipelined): *ret a
+ * copy of opts (NULL: all zero) with limit KC__DEFAULT_PAGE when it is <= 0. KC_EINVAL when c
+ * is NULL (*ret untouched). */
+int kc__list_opts_paged(const kc_client *c, const kc_list_opts *opts, kc_list_opts *ret,
+                        kc_error *err);
 /* GET the collection (name NULL; opts' selectors, limit, continue… in the query) or one object,
  * with the given Accept (NULL = JSON), into *resp (kept by the caller: its body's capacity is
  * reused). 0 for a 2xx response, else the mapped error. */

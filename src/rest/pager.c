@@ -204,18 +204,15 @@ int kc__client_list_pipelined(kc_client *c, const kc_gvr *gvr, const char *ns,
                               const kc_list_opts *opts, kc_list_meta *ret_meta,
                               kc_list_item_cb on_item, void *ud, kc_error *err)
 {
-    if (!c)
-        return kc_error_set(err, KC_EINVAL, "client is NULL");
-    kc_list_opts o = {0};
-    if (opts)
-        o = *opts;
-    if (o.limit <= 0)
-        o.limit = KC__DEFAULT_PAGE;
+    kc_list_opts o;
+    int rc = kc__list_opts_paged(c, opts, &o, err);
+    if (rc)
+        return rc;
     kc_decode_opts d = kc__decode_opts(o.decode, o.metadata_only);
     d.flags |= KC_DECODE_INPUT_PADDED;
     pager p = {.on_item = on_item, .ud = ud, .err = KC_ERROR_INIT};
     p.meta.remaining_item_count = -1;
-    int rc = kc_list_decoder_new(&d, &p.dec, err);
+    rc = kc_list_decoder_new(&d, &p.dec, err);
     if (rc)
         return rc;
     pthread_mutex_init(&p.mu, NULL);

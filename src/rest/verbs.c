@@ -23,6 +23,20 @@ kc_decode_opts kc__decode_opts(const kc_decode_opts *d, bool metadata_only)
     return o;
 }
 
+int kc__list_opts_paged(const kc_client *c, const kc_list_opts *opts, kc_list_opts *ret,
+                        kc_error *err)
+{
+    if (!c)
+        return kc_error_set(err, KC_EINVAL, "client is NULL");
+    kc_list_opts o = {0};
+    if (opts)
+        o = *opts;
+    if (o.limit <= 0)
+        o.limit = KC__DEFAULT_PAGE;
+    *ret = o;
+    return 0;
+}
+
 /* Build the path into b; KC_EINVAL naming the field on a bad gvr, namespace, name or
  * subresource (path.c: an escaped '/' would still reach another URL). */
 static int kc__build_path(kc__buf *b, const kc_gvr *gvr, const char *ns, const char *name,
@@ -162,14 +176,25 @@ static int list_page(kc_client *c, const kc_gvr *gvr, const char *ns, const kc_l
     return rc;
 }
 
-int(kc_client_list)(kc_client *c, const kc_gvr *gvr, const char *ns, const kc_list_opts *opts,
-                    size_t opts_size, kc_list_meta *ret_meta, kc_list_item_cb on_item, void *ud,
-                    kc_error *err)
+/* kc_client_list (one page) or, when all, kc_client_list_all: the caller's kc_list_opts
+ * (opts_size bytes, may be NULL) taken as a full-size copy, its decode (when set) too. */
+static int list_call(kc_client *c, const kc_gvr *gvr, const char *ns, const kc_list_opts *opts,
+                     size_t opts_size, bool all, kc_list_meta *ret_meta, kc_list_item_cb on_item,
+                     void *ud, kc_error *err)
 {
     KC__OPTS_TAKE(opts, kc_list_opts, err);
     kc_decode_opts dec;
     KC__OPTS_TAKE_NESTED(opts__copy, decode, &dec, "kc_list_opts.decode", err);
+    if (all)
+        return kc__client_list_all_ex(c, gvr, ns, opts, NULL, ret_meta, NULL, on_item, ud, err);
     return list_page(c, gvr, ns, opts, NULL, ret_meta, NULL, on_item, ud, err);
+}
+
+int(kc_client_list)(kc_client *c, const kc_gvr *gvr, const char *ns, const kc_list_opts *opts,
+                    size_t opts_size, kc_list_meta *ret_meta, kc_list_item_cb on_item, void *ud,
+                    kc_error *err)
+{
+    return list_call(c, gvr, ns, opts, opts_size, false, ret_meta, on_item, ud, err);
 }
 
 /* Server-side printing (kubectl get): a Table, or the plain document when the server has none. */
@@ -203,10 +228,7 @@ int(kc_client_list_all)(kc_client *c, const kc_gvr *gvr, const char *ns, const k
                         size_t opts_size, kc_list_meta *ret_meta, kc_list_item_cb on_item, void *ud,
                         kc_error *err)
 {
-    KC__OPTS_TAKE(opts, kc_list_opts, err);
-    kc_decode_opts dec;
-    KC__OPTS_TAKE_NESTED(opts__copy, decode, &dec, "kc_list_opts.decode", err);
-    return kc__client_list_all_ex(c, gvr, ns, opts, NULL, ret_meta, NULL, on_item, ud, err);
+    return list_call(c, gvr, ns, opts, opts_size, true, ret_meta, on_item, ud, err);
 }
 
 int kc__client_list_page(kc_client *c, const kc_gvr *gvr, const char *ns, const kc_list_opts *opts,
@@ -230,17 +252,13 @@ int kc__client_list_all_ex(kc_client *c, const kc_gvr *gvr, const char *ns,
                            kc_list_meta *ret_meta, kc__list_echo *echo, kc_list_item_cb on_item,
                            void *ud, kc_error *err)
 {
-    if (!c)
-        return kc_error_set(err, KC_EINVAL, "client is NULL");
-    kc_list_opts o = {0};
-    if (opts)
-        o = *opts;
-    if (o.limit <= 0)
-        o.limit = KC__DEFAULT_PAGE;
+    kc_list_opts o;
+    int rc = kc__list_opts_paged(c, opts, &o, err);
+    if (rc)
+        return rc;
     kc_list_meta meta = {0};
     meta.remaining_item_count = -1;
     char *cont = NULL;
-    int rc;
     for (;;) {
         if (o.cancel && kc_cancel_fired(o.cancel)) {
             free(cont);
@@ -280,40 +298,54 @@ static int kc__write_query(kc__buf *p, const char *manager, const char *validati
     return rc ? rc : (dry ? kc__query(p, "dryRun", "All") : 0);
 }
 
+/* The prologue of the verbs that send a body with kc_write_opts (create, update): the caller's
+ * options (opts_size bytes, may be NULL) as a full-size copy into *ret, its decode (when set)
+ * copied into *dec, which *ret then points to; KC_EINVAL when c is NULL or json is (verb names
+ * the call in that message). */
+static int write_opts_take(const kc_client *c, const kc_write_opts *opts, size_t opts_size,
+                           const char *json, const char *verb, kc_write_opts *ret,
+                           kc_decode_opts *dec, kc_error *err)
+{
+    KC__OPTS_TAKE(opts, kc_write_opts, err);
+    KC__OPTS_TAKE_NESTED(opts__copy, decode, dec, "kc_write_opts.decode", err);
+    if (!c)
+        return kc_error_set(err, KC_EINVAL, "client is NULL");
+    if (!json)
+        return kc_error_set(err, KC_EINVAL, "%s: body required", verb);
+    *ret = opts__copy;
+    return 0;
+}
+
 int(kc_client_create)(kc_client *c, const kc_gvr *gvr, const char *ns, const char *json, size_t len,
                       const kc_write_opts *opts, size_t opts_size, kc_obj **ret_obj, kc_error *err)
 {
-    KC__OPTS_TAKE(opts, kc_write_opts, err);
+    kc_write_opts o;
     kc_decode_opts dec;
-    KC__OPTS_TAKE_NESTED(opts__copy, decode, &dec, "kc_write_opts.decode", err);
-    if (!c)
-        return kc_error_set(err, KC_EINVAL, "client is NULL");
-    kc_write_opts none = {0};
-    if (!opts)
-        opts = &none;
-    if (!json)
-        return kc_error_set(err, KC_EINVAL, "create: body required");
+    int rc = write_opts_take(c, opts, opts_size, json, "create", &o, &dec, err);
+    if (rc)
+        return rc;
     kc__buf p = KC__BUF_INIT(0);
-    int rc = kc__build_path(&p, gvr, ns, NULL, NULL, err);
-    if (!rc && kc__write_query(&p, opts->field_manager, opts->field_validation, opts->dry_run))
+    rc = kc__build_path(&p, gvr, ns, NULL, NULL, err);
+    if (!rc && kc__write_query(&p, o.field_manager, o.field_validation, o.dry_run))
         rc = kc_error_set(err, KC_ENOMEM, "out of memory");
     if (!rc)
-        rc = kc__object_call(c, "POST", &p, NULL, json, len, false, opts->decode, false, ret_obj,
-                             err);
+        rc = kc__object_call(c, "POST", &p, NULL, json, len, false, o.decode, false, ret_obj, err);
     kc__buf_free(&p);
     return rc;
 }
 
+/* kc_client_update (sub NULL) and kc_client_update_status (sub "status"). */
 static int kc__update(kc_client *c, const kc_gvr *gvr, const char *ns, const char *json, size_t len,
-                      const char *sub, const kc_write_opts *opts, kc_obj **ret_obj, kc_error *err)
+                      const char *sub, const kc_write_opts *opts, size_t opts_size,
+                      kc_obj **ret_obj, kc_error *err)
 {
-    kc_write_opts none = {0};
-    if (!opts)
-        opts = &none;
-    if (!json)
-        return kc_error_set(err, KC_EINVAL, "update: body required");
+    kc_write_opts o;
+    kc_decode_opts dec;
+    int rc = write_opts_take(c, opts, opts_size, json, "update", &o, &dec, err);
+    if (rc)
+        return rc;
     kc_obj *in = NULL;
-    int rc = kc_obj_parse(json, len, NULL, &in, err);
+    rc = kc_obj_parse(json, len, NULL, &in, err);
     if (rc)
         return rc == KC_EPARSE ? kc_error_set(err, KC_EINVAL, "update: body is not a JSON object")
                                : rc;
@@ -324,11 +356,10 @@ static int kc__update(kc_client *c, const kc_gvr *gvr, const char *ns, const cha
     kc__buf p = KC__BUF_INIT(0);
     rc = kc__build_path(&p, gvr, ns, kc_obj_name(in), sub, err);
     kc_obj_unref(in);
-    if (!rc && kc__write_query(&p, opts->field_manager, opts->field_validation, opts->dry_run))
+    if (!rc && kc__write_query(&p, o.field_manager, o.field_validation, o.dry_run))
         rc = kc_error_set(err, KC_ENOMEM, "out of memory");
     if (!rc)
-        rc =
-            kc__object_call(c, "PUT", &p, NULL, json, len, true, opts->decode, false, ret_obj, err);
+        rc = kc__object_call(c, "PUT", &p, NULL, json, len, true, o.decode, false, ret_obj, err);
     kc__buf_free(&p);
     return rc;
 }
@@ -336,24 +367,14 @@ static int kc__update(kc_client *c, const kc_gvr *gvr, const char *ns, const cha
 int(kc_client_update)(kc_client *c, const kc_gvr *gvr, const char *ns, const char *json, size_t len,
                       const kc_write_opts *opts, size_t opts_size, kc_obj **ret_obj, kc_error *err)
 {
-    KC__OPTS_TAKE(opts, kc_write_opts, err);
-    kc_decode_opts dec;
-    KC__OPTS_TAKE_NESTED(opts__copy, decode, &dec, "kc_write_opts.decode", err);
-    if (!c)
-        return kc_error_set(err, KC_EINVAL, "client is NULL");
-    return kc__update(c, gvr, ns, json, len, NULL, opts, ret_obj, err);
+    return kc__update(c, gvr, ns, json, len, NULL, opts, opts_size, ret_obj, err);
 }
 
 int(kc_client_update_status)(kc_client *c, const kc_gvr *gvr, const char *ns, const char *json,
                              size_t len, const kc_write_opts *opts, size_t opts_size,
                              kc_obj **ret_obj, kc_error *err)
 {
-    KC__OPTS_TAKE(opts, kc_write_opts, err);
-    kc_decode_opts dec;
-    KC__OPTS_TAKE_NESTED(opts__copy, decode, &dec, "kc_write_opts.decode", err);
-    if (!c)
-        return kc_error_set(err, KC_EINVAL, "client is NULL");
-    return kc__update(c, gvr, ns, json, len, "status", opts, ret_obj, err);
+    return kc__update(c, gvr, ns, json, len, "status", opts, opts_size, ret_obj, err);
 }
 
 int(kc_client_patch)(kc_client *c, const kc_gvr *gvr, const char *ns, const char *name,

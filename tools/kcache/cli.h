@@ -4,6 +4,7 @@
 
 #include "kcache/client.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -48,6 +49,39 @@ int kc__cli_usage_error(const char *cmd, const char *fmt, ...)
  * optstring the same string. Returns KC_CLI_EXIT_USAGE.
  */
 int kc__cli_getopt_error(const char *cmd, int ch, const char *optstring, char **argv);
+
+/*
+ * The flags that pick what to read and from where, shared by get and watch as kubectl spells
+ * them: -n/--namespace NS, -A/--all-namespaces, -l/--selector SEL, --field-selector S,
+ * --kubeconfig PATH, --context NAME. A command lists KC__CLI_SCOPE_OPTIONS in its getopt_long
+ * table (and "n:Al:" in its optstring), numbers its own long-only options from KC_CLI_OPT_OWN,
+ * and hands every getopt_long return to kc__cli_scope_flag before its own switch.
+ */
+typedef struct kc__cli_scope {
+    const char *ns, *label_selector, *field_selector, *kubeconfig, *context; /* argv's */
+    bool all_ns;
+} kc__cli_scope;
+
+enum {
+    KC_CLI_OPT_FIELD = KC_CLI_LONG_ONLY,
+    KC_CLI_OPT_KUBECONFIG,
+    KC_CLI_OPT_CONTEXT,
+    KC_CLI_OPT_OWN
+};
+
+/* clang-format off */
+#define KC__CLI_SCOPE_OPTIONS                                                                      \
+    {"namespace", required_argument, NULL, 'n'},                                                   \
+    {"all-namespaces", no_argument, NULL, 'A'},                                                    \
+    {"selector", required_argument, NULL, 'l'},                                                    \
+    {"field-selector", required_argument, NULL, KC_CLI_OPT_FIELD},                                 \
+    {"kubeconfig", required_argument, NULL, KC_CLI_OPT_KUBECONFIG},                                \
+    {"context", required_argument, NULL, KC_CLI_OPT_CONTEXT}
+/* clang-format on */
+
+/* ch (a getopt_long return, its value in arg) stored into *s when it is one of those flags:
+ * true; false for any other. */
+bool kc__cli_scope_flag(kc__cli_scope *s, int ch, const char *arg);
 
 /* A failure at run time: "kcache CMD: MESSAGE" on stderr. MESSAGE is "error from server (REASON):
  * message" when err carries an HTTP answer, else err's message, else kc_strerror(rc). */

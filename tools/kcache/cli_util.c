@@ -2,9 +2,10 @@
  * cli_util.c — what every kcache command shares: the one error format for bad arguments
  * ("kcache CMD: FLAG: problem" + "Run 'kcache CMD --help' for usage.", exit 2), the translation
  * of getopt_long's rejections into it (getopt's own messages are switched off with opterr = 0),
- * the format of run-time failures (server errors as kubectl words them: "error from server
- * (NotFound): …"), connecting with the kubeconfig rules, and the clock and random bits the
- * commands need (the CLI uses the public headers only, not the library's internal helpers).
+ * the flags get and watch share (kc__cli_scope), the format of run-time failures (server errors as
+ * kubectl words them: "error from server (NotFound): …"), connecting with the kubeconfig rules, and
+ * the clock and random bits the commands need (the CLI uses the public headers only, not the
+ * library's internal helpers).
  */
 #include "cli.h"
 
@@ -45,6 +46,32 @@ int kc__cli_getopt_error(const char *cmd, int ch, const char *optstring, char **
         return kc__cli_usage_error(cmd, "-%c: unknown flag", optopt);
     /* a known flag that takes no value was given one (--help=x) */
     return kc__cli_usage_error(cmd, "%.*s: takes no value", flag_len, elem);
+}
+
+bool kc__cli_scope_flag(kc__cli_scope *s, int ch, const char *arg)
+{
+    switch (ch) {
+    case 'n':
+        s->ns = arg;
+        return true;
+    case 'A':
+        s->all_ns = true;
+        return true;
+    case 'l':
+        s->label_selector = arg;
+        return true;
+    case KC_CLI_OPT_FIELD:
+        s->field_selector = arg;
+        return true;
+    case KC_CLI_OPT_KUBECONFIG:
+        s->kubeconfig = arg;
+        return true;
+    case KC_CLI_OPT_CONTEXT:
+        s->context = arg;
+        return true;
+    default:
+        return false;
+    }
 }
 
 void kc__cli_error(const char *cmd, int rc, const kc_error *err)

@@ -22,9 +22,8 @@
 #include <string.h>
 
 typedef struct get_args {
-    const char *kubeconfig, *context, *ns, *selector, *field_selector;
+    kc__cli_scope s;
     get_fmt fmt;
-    bool all_ns;
     int64_t limit;
 } get_args;
 
@@ -45,7 +44,7 @@ typedef struct get_run {
     bool failed;
 } get_run;
 
-enum { OPT_FIELD = KC_CLI_LONG_ONLY, OPT_LIMIT, OPT_KUBECONFIG, OPT_CONTEXT };
+enum { OPT_LIMIT = KC_CLI_OPT_OWN };
 
 static const char get_optstring[] = ":n:Al:o:h";
 
@@ -99,35 +98,19 @@ static int parse_fmt(const char *s, get_fmt *ret)
 /* Flags into r->a. -1 to go on, else the exit status. */
 static int parse_flags(int argc, char **argv, get_args *a)
 {
-    static const struct option longopts[] = {
-        {"namespace", required_argument, NULL, 'n'},
-        {"all-namespaces", no_argument, NULL, 'A'},
-        {"selector", required_argument, NULL, 'l'},
-        {"field-selector", required_argument, NULL, OPT_FIELD},
-        {"output", required_argument, NULL, 'o'},
-        {"limit", required_argument, NULL, OPT_LIMIT},
-        {"kubeconfig", required_argument, NULL, OPT_KUBECONFIG},
-        {"context", required_argument, NULL, OPT_CONTEXT},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {KC__CLI_SCOPE_OPTIONS,
+                                             {"output", required_argument, NULL, 'o'},
+                                             {"limit", required_argument, NULL, OPT_LIMIT},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
     int ch;
     char *end;
     opterr = 0;
     optind = 1;
     while ((ch = getopt_long(argc, argv, get_optstring, longopts, NULL)) != -1) {
+        if (kc__cli_scope_flag(&a->s, ch, optarg))
+            continue;
         switch (ch) {
-        case 'n':
-            a->ns = optarg;
-            break;
-        case 'A':
-            a->all_ns = true;
-            break;
-        case 'l':
-            a->selector = optarg;
-            break;
-        case OPT_FIELD:
-            a->field_selector = optarg;
-            break;
         case 'o':
             if (parse_fmt(optarg, &a->fmt))
                 return KC_CLI_EXIT_USAGE;
@@ -138,12 +121,6 @@ static int parse_flags(int argc, char **argv, get_args *a)
             if (errno || end == optarg || *end || a->limit <= 0)
                 return kc__cli_usage_error("get", "--limit: expected a positive integer, got '%s'",
                                            optarg);
-            break;
-        case OPT_KUBECONFIG:
-            a->kubeconfig = optarg;
-            break;
-        case OPT_CONTEXT:
-            a->context = optarg;
             break;
         case 'h':
             get_usage(stdout);
@@ -232,9 +209,9 @@ static int resolve_all(get_run *r)
 
 static const char *target_ns(const get_run *r, const target *t)
 {
-    if (!t->ri->namespaced || r->a.all_ns)
+    if (!t->ri->namespaced || r->a.s.all_ns)
         return NULL;
-    return r->a.ns ? r->a.ns : kc_client_namespace(r->c);
+    return r->a.s.ns ? r->a.s.ns : kc_client_namespace(r->c);
 }
 
 static kc_gvr target_gvr(const target *t)
@@ -249,8 +226,8 @@ static bool same_type(const kc_resource_info *a, const kc_resource_info *b)
 
 static kc_list_opts list_opts(const get_run *r)
 {
-    return (kc_list_opts){.label_selector = r->a.selector,
-                          .field_selector = r->a.field_selector,
+    return (kc_list_opts){.label_selector = r->a.s.label_selector,
+                          .field_selector = r->a.s.field_selector,
                           .limit = r->a.limit};
 }
 
@@ -324,7 +301,7 @@ static void run_tables(get_run *r)
     for (size_t i = 0; i < r->n; i++) {
         target *t = &r->t[i];
         if (!ntabs || !same_type(t->ri, tab_ri[ntabs - 1])) {
-            bool show_ns = t->ri->namespaced && r->a.all_ns;
+            bool show_ns = t->ri->namespaced && r->a.s.all_ns;
             if (!(tabs[ntabs] = get_table_new(t->ri, r->a.fmt == GET_WIDE, show_ns))) {
                 report(r, KC_ENOMEM, NULL);
                 break;
@@ -377,14 +354,14 @@ static int cmd_get(int argc, char **argv)
     bool named = false;
     for (size_t i = 0; status < 0 && i < r.n; i++)
         named = named || r.t[i].name;
-    if (status < 0 && named && r.a.all_ns) /* kubectl's words for these three */
+    if (status < 0 && named && r.a.s.all_ns) /* kubectl's words for these three */
         status = kc__cli_usage_error(
             "get", "a resource cannot be retrieved by name across all namespaces");
-    else if (status < 0 && named && (r.a.selector || r.a.field_selector))
+    else if (status < 0 && named && (r.a.s.label_selector || r.a.s.field_selector))
         status = kc__cli_usage_error("get", "name cannot be provided when a selector is specified");
     if (status < 0) {
         status = KC_CLI_EXIT_FAIL;
-        if (!kc__cli_connect("get", r.a.kubeconfig, r.a.context, &r.c) && !resolve_all(&r)) {
+        if (!kc__cli_connect("get", r.a.s.kubeconfig, r.a.s.context, &r.c) && !resolve_all(&r)) {
             if (r.a.fmt == GET_TABLE || r.a.fmt == GET_WIDE)
                 run_tables(&r);
             else

@@ -190,48 +190,32 @@ static void watch_usage(FILE *f)
             "  -h, --help              this help\n");
 }
 
-enum { OPT_FIELD = KC_CLI_LONG_ONLY, OPT_RV, OPT_BOOKMARKS, OPT_KUBECONFIG, OPT_CONTEXT };
+enum { OPT_RV = KC_CLI_OPT_OWN, OPT_BOOKMARKS };
 
 static const char watch_optstring[] = ":n:Al:o:h";
 
 typedef struct watch_args {
-    const char *kubeconfig, *context, *ns;
-    bool all_ns, json;
+    kc__cli_scope s;
+    bool json;
     kc_watch_opts wo;
 } watch_args;
 
 /* -1 to go on, else the exit status. */
 static int parse_args(int argc, char **argv, watch_args *a)
 {
-    static const struct option longopts[] = {
-        {"namespace", required_argument, NULL, 'n'},
-        {"all-namespaces", no_argument, NULL, 'A'},
-        {"selector", required_argument, NULL, 'l'},
-        {"field-selector", required_argument, NULL, OPT_FIELD},
-        {"rv", required_argument, NULL, OPT_RV},
-        {"bookmarks", no_argument, NULL, OPT_BOOKMARKS},
-        {"output", required_argument, NULL, 'o'},
-        {"kubeconfig", required_argument, NULL, OPT_KUBECONFIG},
-        {"context", required_argument, NULL, OPT_CONTEXT},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {KC__CLI_SCOPE_OPTIONS,
+                                             {"rv", required_argument, NULL, OPT_RV},
+                                             {"bookmarks", no_argument, NULL, OPT_BOOKMARKS},
+                                             {"output", required_argument, NULL, 'o'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
     int ch;
     opterr = 0;
     optind = 1;
     while ((ch = getopt_long(argc, argv, watch_optstring, longopts, NULL)) != -1) {
+        if (kc__cli_scope_flag(&a->s, ch, optarg))
+            continue;
         switch (ch) {
-        case 'n':
-            a->ns = optarg;
-            break;
-        case 'A':
-            a->all_ns = true;
-            break;
-        case 'l':
-            a->wo.label_selector = optarg;
-            break;
-        case OPT_FIELD:
-            a->wo.field_selector = optarg;
-            break;
         case OPT_RV:
             a->wo.resource_version = optarg;
             break;
@@ -244,12 +228,6 @@ static int parse_args(int argc, char **argv, watch_args *a)
                     "watch", "-o: unknown output format \"%s\" (allowed: line, json)", optarg);
             a->json = !strcmp(optarg, "json");
             break;
-        case OPT_KUBECONFIG:
-            a->kubeconfig = optarg;
-            break;
-        case OPT_CONTEXT:
-            a->context = optarg;
-            break;
         case 'h':
             watch_usage(stdout);
             return 0;
@@ -257,6 +235,8 @@ static int parse_args(int argc, char **argv, watch_args *a)
             return kc__cli_getopt_error("watch", ch, watch_optstring, argv);
         }
     }
+    a->wo.label_selector = a->s.label_selector;
+    a->wo.field_selector = a->s.field_selector;
     if (optind >= argc)
         return kc__cli_usage_error("watch", "TYPE: missing (e.g. kcache watch pods)");
     if (optind + 1 < argc)
@@ -272,7 +252,7 @@ static int cmd_watch(int argc, char **argv)
     if (status >= 0)
         return status;
     kc_client *c = NULL;
-    if (kc__cli_connect("watch", a.kubeconfig, a.context, &c))
+    if (kc__cli_connect("watch", a.s.kubeconfig, a.s.context, &c))
         return KC_CLI_EXIT_FAIL;
     kc_error err = KC_ERROR_INIT;
     kc_resource_info ri = {0};
@@ -294,7 +274,8 @@ static int cmd_watch(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &s.set, NULL);
     have_thread = pthread_create(&th, NULL, sig_thread, &s) == 0;
     kc_gvr gvr = {ri.group, ri.version, ri.resource};
-    const char *ns = ri.namespaced && !a.all_ns ? (a.ns ? a.ns : kc_client_namespace(c)) : NULL;
+    const char *ns =
+        ri.namespaced && !a.s.all_ns ? (a.s.ns ? a.s.ns : kc_client_namespace(c)) : NULL;
     rc = kc_client_watch(c, &gvr, ns, &a.wo, on_event, &o, s.cancel, &err);
     status = explain_end(rc, &err, &o);
 out:

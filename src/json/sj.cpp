@@ -282,6 +282,20 @@ size_t kc__sj_find_ws(const char *p, size_t n)
     size_t i = 0;
 #ifdef KC_SJ_AVX2
     const __m256i ws = _mm256_set1_epi8(0x20);
+    /* 128 bytes a round, as glibc's memchr does: a compact line (the common case) is one long
+     * run without a hit, so the four compares are OR-ed into one test */
+    for (; i + 128 <= n; i += 128) {
+        const __m256i *q = reinterpret_cast<const __m256i *>(p + i);
+        __m256i a = _mm256_loadu_si256(q), b = _mm256_loadu_si256(q + 1),
+                c = _mm256_loadu_si256(q + 2), d = _mm256_loadu_si256(q + 3);
+        __m256i any = _mm256_or_si256(
+            _mm256_or_si256(_mm256_cmpeq_epi8(_mm256_max_epu8(a, ws), ws),
+                            _mm256_cmpeq_epi8(_mm256_max_epu8(b, ws), ws)),
+            _mm256_or_si256(_mm256_cmpeq_epi8(_mm256_max_epu8(c, ws), ws),
+                            _mm256_cmpeq_epi8(_mm256_max_epu8(d, ws), ws)));
+        if (!_mm256_testz_si256(any, any))
+            break; /* the 32-byte loop below finds the first hit in this round */
+    }
     for (; i + 32 <= n; i += 32) {
         __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p + i));
         unsigned m = static_cast<unsigned>(

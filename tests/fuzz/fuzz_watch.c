@@ -12,8 +12,16 @@
  * decode must have succeeded with the same events, and every line must be valid JSON by
  * simdjson's DOM parser (json_oracle.h). The minifier is compared with the reference on the
  * first part (json_oracle.h).
+ *
+ * Last, the shard filter (kc_decode_opts.shard: a quarter of the uid or namespace hash space,
+ * chosen by the first byte), whose prefix scan (watch_prefilter.c) drops out-of-range events
+ * before simdjson sees them: when the unfiltered decode of the whole stream succeeds, the filtered
+ * chunked decode must succeed too and deliver exactly the unfiltered events minus the ADDED /
+ * MODIFIED / DELETED ones whose shard key hashes out of range. (It may accept more than the
+ * unfiltered decode: the tail of a dropped line is not validated.)
  */
 #include "kcache/decode.h"
+#include "kcache/shard.h"
 
 #include "json_oracle.h"
 
@@ -118,6 +126,61 @@ static void check_strict(const char *p, size_t n, unsigned flags, int bad_defaul
     check_lines_valid(p, n);
 }
 
+struct expect {
+    struct run r;
+    const kc_shard_selector *sel;
+    bool unsure; /* a key with a NUL in it: the C-string accessors cannot say its hash */
+};
+
+/* The unfiltered events as the shard filter should leave them. */
+static int on_event_expect(void *ud, const kc_watch_event *ev)
+{
+    struct expect *x = ud;
+    if (ev->obj && (ev->type == KC_WATCH_ADDED || ev->type == KC_WATCH_MODIFIED ||
+                    ev->type == KC_WATCH_DELETED)) {
+        size_t len;
+        const char *j = kc_obj_json(ev->obj, &len);
+        if (memmem(j, len, "\\u0000", 6))
+            x->unsure = true;
+        const char *k = kc_shard_key(ev->obj, kc_shard_selector_field(x->sel));
+        if (!kc_shard_selector_match_hash(x->sel, kc_shard_hash(k ? k : "", k ? strlen(k) : 0)))
+            return 0;
+    }
+    return on_event(&x->r, ev);
+}
+
+static void check_shard(const char *p, size_t n, const uint8_t *data, size_t chunk)
+{
+    kc_shard_range q;
+    kc_shard_range_split(4, data[0] & 3, &q);
+    kc_shard_selector *sel = NULL;
+    if (kc_shard_selector_new(data[0] & 4 ? KC_SHARD_FIELD_NAMESPACE : KC_SHARD_FIELD_UID, &q, 1,
+                              &sel, NULL))
+        return;
+    kc_decode_opts o = {.max_object_size = 4096};
+    kc_watch_decoder *d = NULL;
+    struct expect x = {{0, 0}, sel, false};
+    (void)kc_watch_decoder_new(&o, &d, NULL);
+    int rc = d ? kc_watch_decoder_feed(d, p, n, on_event_expect, &x, NULL) : -1;
+    if (!rc)
+        rc = kc_watch_decoder_finish(d, on_event_expect, &x, NULL);
+    kc_watch_decoder_free(d);
+    d = NULL;
+    o.shard = sel;
+    char *copy = malloc(n ? n : 1); /* exact size: ASan sees a read past the stream */
+    if (!rc && !x.unsure && copy && (kc_watch_decoder_new(&o, &d, NULL), d)) {
+        memcpy(copy, p, n);
+        struct run r = {0, 0};
+        if (feed_all(d, copy, n, chunk, &r) || r.events != x.r.events || r.sum != x.r.sum) {
+            fprintf(stderr, "the shard filter changed what an accepted stream delivers\n");
+            abort();
+        }
+    }
+    kc_watch_decoder_free(d);
+    free(copy);
+    kc_shard_selector_free(sel);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 2 || size > 1 << 20)
@@ -176,6 +239,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     check_strict(p, n, o.flags, bad2, &r2);
     check_minify(a, split); /* exact-size copy: ASan sees any read past it */
+    check_shard(p, n, data, chunk);
 out:
     free(a);
     free(b);

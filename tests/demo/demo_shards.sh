@@ -10,8 +10,14 @@ kcache=$1
 netns=()
 probe=kcache-probe-$$
 if [ "$(id -u)" = 0 ] && command -v ip >/dev/null && ip netns add "$probe" 2>/dev/null; then
+  # the whole set-up the demo does: a veth pair with one end in the namespace, both up
+  if ip link add "kcp$$a" type veth peer name "kcp$$b" 2>/dev/null &&
+     ip link set "kcp$$b" netns "$probe" 2>/dev/null && ip link set "kcp$$a" up 2>/dev/null &&
+     ip netns exec "$probe" ip link set "kcp$$b" up 2>/dev/null; then
+    netns=(--netns)
+  fi
+  ip link del "kcp$$a" 2>/dev/null || true
   ip netns del "$probe"
-  netns=(--netns)
 fi
 out=$("$kcache" demo shards --replicas 3 --objects 600 --json "${netns[@]}")
 python3 - "$out" "${#netns[@]}" <<'PY'

@@ -65,9 +65,9 @@ static uint64_t acquired_mono(const kc_obj *lease)
         struct timespec rt;
         clock_gettime(CLOCK_REALTIME, &rt);
         double wall = (double)timegm(&tm) + frac;
-        double ago = (double)rt.tv_sec + (double)rt.tv_nsec / 1e9 - wall; /* seconds */
-        if (ago > 0 && ago * 1e9 < (double)mono)
-            mono -= (uint64_t)(ago * 1e9);
+        double ago = (double)rt.tv_sec + (double)rt.tv_nsec / 1e9 - wall; /* s; < 0: rounding */
+        if (ago * 1e9 < (double)mono)
+            mono = (uint64_t)((double)mono - ago * 1e9);
     }
     free(t);
     return mono;
@@ -85,12 +85,11 @@ static void lease_seen(void *ud, kc_obj *obj)
     kc_obj_get_string(obj, "/spec/holderIdentity", &holder, NULL, NULL);
     int who = shards_who_of(c, holder);
     free(holder);
-    uint64_t acq = acquired_mono(obj);
     pthread_mutex_lock(&c->mu);
     if (c->holder[r] != who)
         shards_push(&c->leases, &c->n_leases, &c->cap_leases, (hist_ev){rv_of(obj), r, who});
     if (c->cut_t && who >= 0 && who != c->cut_who && c->holder[r] != who && !c->first_acq[r])
-        c->first_acq[r] = acq;
+        c->first_acq[r] = acquired_mono(obj); /* only then: renewals are most Lease events */
     c->holder[r] = who;
     pthread_mutex_unlock(&c->mu);
 }

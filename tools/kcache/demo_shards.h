@@ -42,7 +42,7 @@ typedef struct shards_cut {
                                        cut: the Lease's acquireTime on CLOCK_MONOTONIC; 0 none */
     double takeover_ms;              /* cut → every range of it held by others */
     double rejoin_ms;                /* link up → balanced again, it included */
-    double margin_ms; /* min over its ranges of acquisition − its fence's last deadline */
+    double margin_ms; /* min over its ranges of acquisition − its fence's last deadline; 0 none */
     unsigned late;    /* ranges acquired by another before its fence had passed (must be 0) */
 } shards_cut;
 

@@ -15,14 +15,16 @@
  * Both modes are measured every round, the order of (raw, child) flipping from round to round.
  * Ratios are per round (cold / the raw transfer of the same round), then the median over rounds.
  * In the child: peak RSS during the cold sync (VmHWM, reset through /proc/self/clear_refs) and
- * the steady RSS after it (store alive, malloc_trim), both above the child's RSS just before the
- * informer started; heap per object = sum kc_obj_heap_size / sum of stored (stripped, minified)
+ * the steady RSS after it (store alive, malloc_trim and kc__slab_trim: the object arena's spare
+ * populated chunks, which it would unmap within seconds anyway), both above the child's RSS before
+ * the informer started; heap per object = sum kc_obj_heap_size / sum of stored (stripped, minified)
  * JSON bytes. The server's CPU (utime + stime of the server child, /proc/PID/stat) over each raw
  * transfer gives its serve rate per CPU-second: when its CPU ≈ the transfer's wall time, the server
  * is the bottleneck of the raw figure. The child also reports RSS after a relist (a third sync's
  * list replacing the store's objects: kc_store_replace via the informer's relist is internal, so a
  * plain kc_store is filled by kc_client_list_all and replaced once) and after deleting half of the
- * objects (every other key), both after malloc_trim.
+ * objects (every other key), both after malloc_trim and a wait of 2.5 s: the object arena returns
+ * the chunks and pages freed by the replace or the deletes after a decay of 1 s (src/core/slab.c).
  * Usage: bench_sync [N=20000] [--reps R=5] [--page P=500] [--node]
  * (--node: one @kubernetes/client-node makeInformer sync of the same server, as bench_informer;
  * KC_NODE_MODULES names its node_modules when this checkout has none). bench/plot_sync.sh runs
@@ -30,6 +32,7 @@
  * Output: human text plus `BENCH <metric> <value> <unit>` lines (medians), N in the metric name.
  */
 #include "core/internal.h"
+#include "core/slab.h"
 #include "kcache/informer.h"
 #include "kcache/server.h"
 
@@ -168,7 +171,7 @@ static int batch_add(void *ud, kc_obj *o)
 }
 
 /* RSS (KiB, above base) after a relist (a plain store filled by one paged list, then replaced by
- * a second) and after deleting every other object, each after malloc_trim. */
+ * a second) and after deleting every other object, each after malloc_trim and the arena's decay. */
 static void relist_rss(kc_client *cli, int page, long base, long *after_relist, long *after_half)
 {
     kc_store *st = NULL;
@@ -183,6 +186,7 @@ static void relist_rss(kc_client *cli, int page, long base, long *after_relist, 
         kc_list_meta_clear(&meta);
     }
     malloc_trim(0);
+    kc__sleep_ns(2500 * KC__NS_PER_MS); /* the arena's decay (not a synchronisation: a figure) */
     *after_relist = status_kb("VmRSS") - base;
     kc_obj **objs = NULL;
     size_t n = 0;
@@ -196,6 +200,7 @@ static void relist_rss(kc_client *cli, int page, long base, long *after_relist, 
         kc_obj_unref(objs[i]);
     free(objs);
     malloc_trim(0);
+    kc__sleep_ns(2500 * KC__NS_PER_MS);
     *after_half = status_kb("VmRSS") - base;
     kc_store_free(st);
 }
@@ -220,6 +225,7 @@ static int child_main(bool stream, const char *url, int n, int page, bool rss, p
     double srv = proc_cpu(server) - s0, delay = run_delay(); /* the informer's threads live on */
     long peak = status_kb("VmHWM") - base;
     malloc_trim(0);
+    kc__slab_trim();
     long steady = status_kb("VmRSS") - base;
     kc_obj **objs = NULL;
     size_t m = 0, heap = 0, text = 0;

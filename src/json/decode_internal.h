@@ -29,5 +29,10 @@ void kc__list_ext_clear(kc__list_ext *ext);
 
 /* Filter the decoder's later events through shard (NULL: none). */
 void kc__watch_decoder_set_shard(kc_watch_decoder *dec, const kc_shard_selector *shard);
+/* A streaming list (sendInitialEvents): the objects of the events before the initial-events-end
+ * bookmark take their memory from the object arena (core/slab.h), as LIST items do. The decoder
+ * must be fed on one thread; that thread's arena chunk is released at the bookmark (or when the
+ * decoder is freed before it). */
+void kc__watch_decoder_set_initial_arena(kc_watch_decoder *dec);
 
 #endif

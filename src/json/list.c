@@ -16,6 +16,7 @@
  * REST layer through kc__list_ext, kc_list_meta being frozen.
  */
 #include "core/internal.h"
+#include "core/slab.h"
 #include "json/decode_internal.h"
 #include "json/obj_internal.h"
 
@@ -167,8 +168,13 @@ static int decode(kc__sj_ctx *ctx, const kc_decode_opts *opts, const kc_shard_se
         return kc_error_set(err, KC_EINVAL, "kc_list_decode: NULL body");
     if (!shard && opts) /* the caller's own filter (kc_decode_opts.shard) */
         shard = opts->shard;
-    struct list_state st = {
-        kc__decode_flags(opts), kc__decode_max(opts), on_item, ud, {0}, shard, {0}};
+    struct list_state st = {kc__decode_flags(opts) | KC__BUILD_ARENA,
+                            kc__decode_max(opts),
+                            on_item,
+                            ud,
+                            {0},
+                            shard,
+                            {0}};
     st.meta.remaining_item_count = -1;
     kc__sj_err e = {0, -1, ""};
     bool padded = opts && (opts->flags & KC_DECODE_INPUT_PADDED) && body;
@@ -237,7 +243,9 @@ int(kc_list_decode)(const char *body, size_t len, const kc_decode_opts *opts, si
                     kc_list_meta *ret_meta, kc_list_item_cb on_item, void *ud, kc_error *err)
 {
     KC__OPTS_TAKE(opts, kc_decode_opts, err);
-    return decode_thread(opts, NULL, body, len, ret_meta, NULL, on_item, ud, err);
+    int rc = decode_thread(opts, NULL, body, len, ret_meta, NULL, on_item, ud, err);
+    kc__slab_release_thread(); /* the bulk is over */
+    return rc;
 }
 
 int(kc_list_decoder_new)(const kc_decode_opts *opts, size_t opts_size, kc_list_decoder **ret,
@@ -281,6 +289,7 @@ void kc_list_decoder_free(kc_list_decoder *dec)
 {
     if (!dec)
         return;
+    kc__slab_release_thread(); /* the calling thread's arena chunk, when it decoded with dec */
     kc__sj_ctx_free(dec->ctx);
     free(dec);
 }

@@ -1,7 +1,8 @@
 /*
  * obj.c — kc_obj: one immutable, reference-counted allocation per Kubernetes object.
  *
- * Layout (one malloc; see docs/decoding.md):
+ * Layout (one allocation: the object arena's for bulk decodes — KC__BUILD_ARENA, core/slab.h —
+ * else malloc's; see docs/decoding.md):
  *
  *   struct kc_obj   refcount, lengths, counts, rv_int, generation, offsets of the strings below
  *   json[json_len]  the stored minified JSON (managedFields cut out, kind/apiVersion injected)
@@ -18,9 +19,8 @@
  * need no lock; the count is atomic (acquire/release on the last unref).
  */
 #include "core/internal.h"
+#include "core/slab.h"
 #include "json/obj_internal.h"
-
-#include "core/internal.h"
 
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -39,6 +39,7 @@ struct kc_obj {
     uint32_t n_owners;
     uint32_t off[F_COUNT];
     bool deleting;
+    bool arena; /* the allocation is kc__slab's (core/slab.h), else malloc's */
     uint64_t rv_int;
     int64_t generation;
     char json[];
@@ -337,6 +338,14 @@ static void set_header(struct kc_obj *o, const kc__sj_meta *m, size_t json_len, 
     o->rv_int = rv_to_int(m->rv.p, m->rv.n);
 }
 
+static void obj_free(struct kc_obj *o)
+{
+    if (o->arena)
+        kc__slab_free(o, o->heap);
+    else
+        free(o);
+}
+
 int kc__obj_build(const kc__sj_meta *m, unsigned flags, size_t max_size,
                   const kc__sj_list_info *list, kc_obj **ret, kc__sj_err *e)
 {
@@ -368,10 +377,15 @@ int kc__obj_build(const kc__sj_meta *m, unsigned flags, size_t max_size,
         total = head + p.json_len + KC__SJ_PADDING;
     if (total > MAX_OBJ + (MAX_OBJ / 2))
         return build_fail(e, KC_ETOOLARGE, -1, "object too large (%zu bytes)", total);
-    struct kc_obj *o = malloc(total);
+    size_t got = total;
+    struct kc_obj *o = (flags & KC__BUILD_ARENA) ? kc__slab_alloc(total, &got) : NULL;
+    bool arena = o != NULL;
+    if (!o)
+        o = malloc(total);
     if (!o)
         return build_fail(e, KC_ENOMEM, -1, "out of memory for a %zu-byte object", total);
-    set_header(o, m, p.json_len, total);
+    set_header(o, m, p.json_len, got);
+    o->arena = arena;
 
     bool ws = false;
     size_t opens = 0; /* '{' and '[' bytes copied: bounds the nesting depth */
@@ -380,18 +394,18 @@ int kc__obj_build(const kc__sj_meta *m, unsigned flags, size_t max_size,
     d = p.meta_only ? copy_meta_only(d, m, &p, &ws, &opens) : copy_full(d, m, &p, &ws, &opens);
     *d = '\0';
     if (ws && check) {
-        free(o);
+        obj_free(o);
         return KC__OBJ_NOT_COMPACT;
     }
     if (opens > KC__SJ_MAX_DEPTH) {
         int r = check_nesting(o, m, e);
         if (r) {
-            free(o);
+            obj_free(o);
             return r;
         }
     }
     if (!put_strings(o, strs, m, lab_at, str_at)) {
-        free(o);
+        obj_free(o);
         return build_fail(e, KC_EPARSE, m->off, "duplicate key in metadata.labels");
     }
     *ret = o;
@@ -456,7 +470,7 @@ void kc_obj_unref(kc_obj *obj)
     uint32_t prev = atomic_fetch_sub_explicit(&obj->refs, 1, memory_order_acq_rel);
     KC__DEBUG_ASSERT(prev != 0); /* an unref without a matching reference (underflow) */
     if (prev == 1)
-        free(obj);
+        obj_free(obj);
 }
 
 void kc_obj_array_free(kc_obj **objs, size_t n)

@@ -23,6 +23,10 @@ static inline unsigned kc__decode_flags(const kc_decode_opts *opts)
  * seen, nothing is built and kc__obj_build returns KC__OBJ_NOT_COMPACT (> 0). */
 #define KC__BUILD_CHECK_WS  (1u << 30)
 #define KC__OBJ_NOT_COMPACT 1
+/* Internal build flag: take the object's memory from the arena (core/slab.h) when it is on — bulk
+ * decodes only (LIST items, a streaming list's initial events), whose thread releases its chunk
+ * when the bulk ends. */
+#define KC__BUILD_ARENA (1u << 29)
 
 /* Build one kc_obj from what sj found. list (may be NULL): the enclosing list, whose apiVersion
  * and kind (minus its "List" suffix) are injected when the object lacks them.

@@ -19,6 +19,7 @@
 #include "core/internal.h"
 #include "json/decode_internal.h"
 #include "json/obj_internal.h"
+#include "core/slab.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +34,7 @@ struct kc_watch_decoder {
     size_t len, pos, cap;
     int failed;       /* sticky error code, 0 when usable */
     int64_t total_in; /* stream bytes fed so far */
+    bool arena;       /* kc__watch_decoder_set_initial_arena: until initial-events-end */
 };
 
 const char *kc_watch_type_name(kc_watch_type type)
@@ -85,10 +87,18 @@ void kc__watch_decoder_set_shard(kc_watch_decoder *dec, const kc_shard_selector 
     kc__sj_ctx_set_shard(dec->ctx, shard);
 }
 
+void kc__watch_decoder_set_initial_arena(kc_watch_decoder *dec)
+{
+    if (dec)
+        dec->arena = true;
+}
+
 void kc_watch_decoder_free(kc_watch_decoder *dec)
 {
     if (!dec)
         return;
+    if (dec->arena) /* the stream ended before its initial-events-end bookmark */
+        kc__slab_release_thread();
     kc__sj_ctx_free(dec->ctx);
     free(dec->buf);
     free(dec);
@@ -187,11 +197,16 @@ static int event_cb(void *ud, const kc__sj_event *sev, kc__sj_err *e)
         if (ev.type != KC_WATCH_BOOKMARK && !kc__shard_keep(ls->dec->shard, sev->obj))
             return 0; /* outside the shard filter: dropped unbuilt (S13.2) */
         kc_obj *obj = NULL;
-        r = kc__obj_build(sev->obj, ls->dec->flags, ls->dec->max, NULL, &obj, e);
+        unsigned fl = ls->dec->flags | (ls->dec->arena ? KC__BUILD_ARENA : 0);
+        r = kc__obj_build(sev->obj, fl, ls->dec->max, NULL, &obj, e);
         if (r)
             return r;
         ev.obj = obj;
         ev.initial_events_end = ev.type == KC_WATCH_BOOKMARK && sev->obj->initial_events_end;
+        if (ev.initial_events_end && ls->dec->arena) { /* the bulk is over */
+            ls->dec->arena = false;
+            kc__slab_release_thread();
+        }
         r = ls->cb(ls->ud, &ev);
         kc_obj_unref(obj);
     }

@@ -26,6 +26,7 @@
  * worker before returning, so no callback runs after the call returns.
  */
 #include "rest/internal.h"
+#include "core/slab.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -84,6 +85,7 @@ static void *pager_main(void *arg)
         pthread_cond_broadcast(&p->cv);
     }
     pthread_mutex_unlock(&p->mu);
+    kc__slab_release_thread(); /* the objects' arena chunk (core/slab.h) */
     return NULL;
 }
 

@@ -8,6 +8,7 @@
  * are written as a JSON body (a non-empty body wins over the query upstream).
  */
 #include "rest/internal.h"
+#include "core/slab.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -187,7 +188,9 @@ static int list_call(kc_client *c, const kc_gvr *gvr, const char *ns, const kc_l
     KC__OPTS_TAKE_NESTED(opts__copy, decode, &dec, "kc_list_opts.decode", err);
     if (all)
         return kc__client_list_all_ex(c, gvr, ns, opts, NULL, ret_meta, NULL, on_item, ud, err);
-    return list_page(c, gvr, ns, opts, NULL, ret_meta, NULL, on_item, ud, err);
+    int rc = list_page(c, gvr, ns, opts, NULL, ret_meta, NULL, on_item, ud, err);
+    kc__slab_release_thread(); /* the objects' arena chunk (core/slab.h): the bulk is over */
+    return rc;
 }
 
 int(kc_client_list)(kc_client *c, const kc_gvr *gvr, const char *ns, const kc_list_opts *opts,
@@ -231,9 +234,10 @@ int(kc_client_list_all)(kc_client *c, const kc_gvr *gvr, const char *ns, const k
     return list_call(c, gvr, ns, opts, opts_size, true, ret_meta, on_item, ud, err);
 }
 
-int kc__client_list_page(kc_client *c, const kc_gvr *gvr, const char *ns, const kc_list_opts *opts,
-                         const kc_shard_selector *shard, kc_list_meta *ret_meta,
-                         kc__list_echo *echo, kc_list_item_cb on_item, void *ud, kc_error *err)
+/* One page, counted in echo (may be NULL). The arena chunk stays with the thread (more pages). */
+static int page_echo(kc_client *c, const kc_gvr *gvr, const char *ns, const kc_list_opts *opts,
+                     const kc_shard_selector *shard, kc_list_meta *ret_meta, kc__list_echo *echo,
+                     kc_list_item_cb on_item, void *ud, kc_error *err)
 {
     kc__list_ext ext = {0};
     int rc = list_page(c, gvr, ns, opts, shard, ret_meta, &ext, on_item, ud, err);
@@ -244,6 +248,15 @@ int kc__client_list_page(kc_client *c, const kc_gvr *gvr, const char *ns, const 
             echo->pages_echoed++;
     }
     kc__list_ext_clear(&ext);
+    return rc;
+}
+
+int kc__client_list_page(kc_client *c, const kc_gvr *gvr, const char *ns, const kc_list_opts *opts,
+                         const kc_shard_selector *shard, kc_list_meta *ret_meta,
+                         kc__list_echo *echo, kc_list_item_cb on_item, void *ud, kc_error *err)
+{
+    int rc = page_echo(c, gvr, ns, opts, shard, ret_meta, echo, on_item, ud, err);
+    kc__slab_release_thread(); /* the objects' arena chunk (core/slab.h): the bulk is over */
     return rc;
 }
 
@@ -267,7 +280,7 @@ int kc__client_list_all_ex(kc_client *c, const kc_gvr *gvr, const char *ns,
         }
         o.continue_token = cont;
         kc_list_meta_clear(&meta);
-        rc = kc__client_list_page(c, gvr, ns, &o, shard, &meta, echo, on_item, ud, err);
+        rc = page_echo(c, gvr, ns, &o, shard, &meta, echo, on_item, ud, err);
         free(cont);
         cont = NULL;
         if (rc)
@@ -280,6 +293,7 @@ int kc__client_list_all_ex(kc_client *c, const kc_gvr *gvr, const char *ns,
         cont = meta.continue_token;
         meta.continue_token = NULL;
     }
+    kc__slab_release_thread(); /* the objects' arena chunk (core/slab.h): the bulk is over */
     if (rc) {
         kc_list_meta_clear(&meta);
         return rc;

@@ -92,6 +92,8 @@ int kc__client_watch_ex(kc_client *c, const kc_gvr *gvr, const char *ns, const k
     }
     if (shard) /* else the caller's kc_decode_opts.shard, if any, stays */
         kc__watch_decoder_set_shard(w.dec, shard);
+    if (opts->send_initial_events) /* fed on this thread, by libcurl's callbacks */
+        kc__watch_decoder_set_initial_arena(w.dec);
     kc__http_req req = {.method = "GET",
                         .path = p.data,
                         .accept = opts->metadata_only ? KC__ACCEPT_PARTIAL : NULL,

@@ -20,7 +20,9 @@
  * the informer started; heap per object = sum kc_obj_heap_size / sum of stored (stripped, minified)
  * JSON bytes. The server's CPU (utime + stime of the server child, /proc/PID/stat) over each raw
  * transfer gives its serve rate per CPU-second: when its CPU ≈ the transfer's wall time, the server
- * is the bottleneck of the raw figure. The child also reports RSS after a relist (a third sync's
+ * is the bottleneck of the raw figure. The CPU floor — (client + server CPU over the cold sync) /
+ * the machine's CPUs, against the raw transfer — is the best cold/raw ratio any overlap could reach
+ * with the server on the same machine. The child also reports RSS after a relist (a third sync's
  * list replacing the store's objects: kc_store_replace via the informer's relist is internal, so a
  * plain kc_store is filled by kc_client_list_all and replaced once) and after deleting half of the
  * objects (every other key), both after malloc_trim and a wait of 2.5 s: the object arena returns
@@ -300,6 +302,15 @@ static void report(const char *mode, int n, int page, const series *s, int reps)
            med(s->rcpu, reps));
     printf("  cold sync: the client's threads waited %.3f s for a CPU (run queue; machine load)\n",
            med(s->delay, reps));
+    /* Client and server share this machine's CPUs: however well receive, decode and the arena's
+     * population overlap, the cold sync cannot take less wall time than their CPU spread over all
+     * CPUs. That floor, against the raw transfer, is the best cold/raw ratio this machine allows.
+     */
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    double floor_s = (med(s->cpu, reps) + med(s->cold_srv, reps)) / (double)(ncpu > 0 ? ncpu : 1);
+    printf("  CPU floor: (client + server CPU of the cold sync) / %ld CPUs = %.3f s = %.2fx raw\n",
+           ncpu, floor_s, floor_s / raw);
+    printf("BENCH sync_%s_%d_cpu_floor_vs_raw %.2f x\n", mode, n, floor_s / raw);
     printf("  peak RSS %.0f MiB, steady %.0f MiB (peak/steady %.2f); heap/JSON %.3f\n",
            med(s->peak, reps) / 1024, med(s->steady, reps) / 1024,
            med(s->peak, reps) / med(s->steady, reps), med(s->heap, reps));

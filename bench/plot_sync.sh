@@ -5,7 +5,8 @@
 # build/sync-plot.txt and draws docs/img/sync.png with gnuplot (Debian: gnuplot-nox,
 # scripts/install-deps).
 # Usage: bench/plot_sync.sh [N…]  (default 5000 20000 50000 100000; REPS=3 by default;
-# KC_NODE_MODULES=…/node_modules when this checkout has none; NODE=0 skips client-node)
+# KC_NODE_MODULES=…/node_modules when this checkout has none; NODE=0 skips client-node;
+# PLOT_ONLY=1 redraws from build/sync-plot.txt without running anything)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=${BENCH_SYNC:-$root/build/bin/bench_sync}
@@ -13,18 +14,23 @@ ns=("$@")
 [ ${#ns[@]} -gt 0 ] || ns=(5000 20000 50000 100000)
 out=$root/build/sync-plot.txt
 dat=$root/build/sync-plot.dat
-: >"$out"
-node_flag=--node
-[ "${NODE:-1}" = 0 ] && node_flag=
-for n in "${ns[@]}"; do
-  echo "plot_sync: N=$n" >&2
-  "$bin" "$n" --reps "${REPS:-3}" $node_flag | grep '^BENCH' | sed "s/^/$n /" >>"$out"
-done
-# columns: N cold warm raw node (seconds; node "?" when not measured)
+if [ "${PLOT_ONLY:-0}" != 1 ]; then
+  : >"$out"
+  node_flag=--node
+  [ "${NODE:-1}" = 0 ] && node_flag=
+  for n in "${ns[@]}"; do
+    echo "plot_sync: N=$n" >&2
+    "$bin" "$n" --reps "${REPS:-3}" $node_flag | grep '^BENCH' | sed "s/^/$n /" >>"$out"
+  done
+fi
+# columns: N cold warm raw node floor (seconds; node "?" when not measured; floor = the cold
+# sync's client + server CPU over the machine's CPUs, the least wall time any overlap allows)
 awk '{ v[$1" "$3] = $4; n[$1] = 1 }
-     END { for (k in n) printf "%s %s %s %s %s\n", k, v[k" sync_paged_"k"_cold_s"],
-             v[k" sync_paged_"k"_warm_s"], v[k" sync_paged_"k"_raw_s"],
-             (k" sync_node_"k"_s") in v ? v[k" sync_node_"k"_s"] : "?" }' "$out" |
+     END { for (k in n) {
+             p = k" sync_paged_"k; f = p"_cpu_floor_vs_raw"; nd = k" sync_node_"k"_s"
+             fl = (f in v) ? v[f] * v[p"_raw_s"] : "?"
+             printf "%s %s %s %s %s %s\n", k, v[p"_cold_s"], v[p"_warm_s"], v[p"_raw_s"],
+                    (nd in v) ? v[nd] : "?", fl } }' "$out" |
   sort -n >"$dat"
 mkdir -p "$root/docs/img"
 gnuplot <<EOF
@@ -40,6 +46,7 @@ set datafile missing "?"
 plot "$dat" using 1:5 with linespoints lw 2 title "client-node 1.4 makeInformer", \
      "$dat" using 1:2 with linespoints lw 2 title "kcache informer, cold (fresh process)", \
      "$dat" using 1:3 with linespoints lw 2 title "kcache informer, warm (same process)", \
-     "$dat" using 1:4 with linespoints lw 2 title "raw download, no parsing (libcurl)"
+     "$dat" using 1:4 with linespoints lw 2 title "raw download, no parsing (libcurl)", \
+     "$dat" using 1:6 with lines dt 2 lw 2 lc rgb "black" title "CPU floor of the cold sync (client + server CPU / 2)"
 EOF
 echo "plot_sync: wrote docs/img/sync.png from $dat" >&2

@@ -31,8 +31,9 @@
  * Ahead of the decoders: the pool's target (chunks kept populated) starts at 0; a thread that finds
  * the pool empty maps its chunk itself (populated in one call) and doubles the target, up to
  * max(2, chunks in use / 16) capped at TARGET_MAX — so the memory populated ahead is at most ~6 %
- * of the arena (peak RSS ÷ steady RSS stays near 1). A second without a take halves it, so an idle
- * process holds no populated spare memory and its background thread sleeps without a timeout.
+ * of the arena (peak RSS ÷ steady RSS stays near 1). Every IDLE_NS without a take halves it, so
+ * within ~2 s of a burst an idle process holds no populated spare memory (what it pooled is
+ * unmapped after the decay) and its background thread sleeps without a timeout.
  *
  * Concurrency. The owner thread's increments of a page's count happen before it publishes a new
  * `top` (release); the sweeper reads `top` (acquire) and only pages below it with a zero count, and
@@ -87,6 +88,7 @@
 #define PAGE       ((size_t)4096)
 #define NPAGES     (CHUNK / PAGE)
 #define DECAY_NS   KC__NS_PER_SEC
+#define IDLE_NS    (KC__NS_PER_SEC / 4) /* no take for this long: the target halves */
 #define TARGET_MAX ((size_t)32)
 
 typedef struct chunk {
@@ -215,12 +217,19 @@ static void sweep(chunk *c)
     }
 }
 
+/* A page of c fell to no object: the background thread returns it after the decay. The first
+ * such page since the last sweep wakes the thread, which may be asleep without a deadline. */
 static void mark_dirty(chunk *c)
 {
     uint64_t zero = 0;
-    if (atomic_load_explicit(&c->dirty_ns, memory_order_relaxed) == 0)
-        atomic_compare_exchange_strong_explicit(&c->dirty_ns, &zero, kc__now_ns() | 1,
-                                                memory_order_relaxed, memory_order_relaxed);
+    if (atomic_load_explicit(&c->dirty_ns, memory_order_relaxed) != 0 ||
+        !atomic_compare_exchange_strong_explicit(&c->dirty_ns, &zero, kc__now_ns() | 1,
+                                                 memory_order_relaxed, memory_order_relaxed))
+        return;
+    pthread_mutex_lock(&S.mu);
+    if (S.cv_ready)
+        pthread_cond_signal(&S.cv);
+    pthread_mutex_unlock(&S.mu);
 }
 
 /* The last object of c is gone (and no thread allocates from it): into the pool. */
@@ -341,12 +350,12 @@ static void *daemon_main(void *arg)
             pool_push(c, kc__now_ns());
         }
         uint64_t now = kc__now_ns(), next = KC__DEADLINE_NEVER;
-        if (S.target && now - S.last_take_ns >= KC__NS_PER_SEC) {
+        if (S.target && now - S.last_take_ns >= IDLE_NS) {
             S.target /= 2;
             S.last_take_ns = now;
         }
         if (S.target)
-            next = S.last_take_ns + KC__NS_PER_SEC;
+            next = S.last_take_ns + IDLE_NS;
         uint64_t t = decay_pool(now);
         next = t < next ? t : next;
         t = sweep_due(kc__now_ns());
@@ -556,5 +565,6 @@ void kc__slab_stats_get(kc__slab_stats *st)
                 st->resident_pages += vec[i] & 1;
     st->chunks_in_use = S.n_used;
     st->chunks_pooled = S.n_pool;
+    st->chunks_target = S.target;
     pthread_mutex_unlock(&S.mu);
 }

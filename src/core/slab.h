@@ -50,6 +50,7 @@ void kc__slab_trim(void);
 typedef struct kc__slab_stats {
     size_t chunks_in_use;   /* chunks holding objects or being allocated from */
     size_t chunks_pooled;   /* mapped, empty, ready for the next allocation */
+    size_t chunks_target;   /* how many the background thread keeps populated ahead now */
     size_t pages_released;  /* pages of live chunks returned to the kernel, cumulative */
     size_t chunks_mapped;   /* cumulative */
     size_t chunks_unmapped; /* cumulative */

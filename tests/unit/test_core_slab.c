@@ -169,6 +169,20 @@ static void check_pages_returned(bool trim)
         fill(&v[i], i);
     }
     kc__slab_release_thread(); /* the last chunk's tail is free too */
+    if (!trim) { /* let the background thread fall asleep with nothing to do — no take for a
+                  * while: target 0, the pool unmapped, the tail swept — so that the freed pages
+                  * below must wake it */
+        uint64_t start = kc__now_ns();
+        for (;;) {
+            kc__slab_stats s = stats();
+            uint64_t t = kc__now_ns() - start;
+            if ((!s.chunks_target && !s.chunks_pooled && t > 3 * KC__NS_PER_SEC) ||
+                t > 20 * KC__NS_PER_SEC)
+                break;
+            kc__sleep_ns(10 * KC__NS_PER_MS);
+        }
+        assert_int_equal(stats().chunks_target, 0);
+    }
     kc__slab_stats before = stats();
     for (unsigned i = 0; i < N; i += 2)
         kc__slab_free(v[i].p, v[i].got);

@@ -124,6 +124,16 @@ static __thread size_t t_bump;
 
 /* ---- mapping -------------------------------------------------------------------------------- */
 
+void kc__mem_populate(void *p, size_t n)
+{
+    char *a = (char *)(((uintptr_t)p + PAGE - 1) & ~(uintptr_t)(PAGE - 1));
+    char *e = (char *)(((uintptr_t)p + n) & ~(uintptr_t)(PAGE - 1));
+    if (e <= a || madvise(a, (size_t)(e - a), MADV_POPULATE_WRITE) == 0)
+        return;
+    for (volatile char *q = a; q < e; q += PAGE) /* before Linux 5.14 */
+        *q = 0;
+}
+
 static chunk *map_chunk(bool populate)
 {
     void *m = mmap((void *)atomic_load_explicit(&map_hint, memory_order_relaxed), CHUNK,
@@ -143,10 +153,8 @@ static chunk *map_chunk(bool populate)
         m = a;
     }
     atomic_store_explicit(&map_hint, (uintptr_t)m + CHUNK, memory_order_relaxed); /* a hint */
-    if (populate && madvise(m, CHUNK, MADV_POPULATE_WRITE) != 0) {
-        for (size_t i = 0; i < CHUNK; i += PAGE) /* before Linux 5.14 */
-            ((volatile char *)m)[i] = 0;
-    }
+    if (populate)
+        kc__mem_populate(m, CHUNK);
     POISON((char *)m + HEAD, CHUNK - HEAD);
     return m;
 }
@@ -446,43 +454,48 @@ void kc__slab_set_enabled(bool on)
 
 /* ---- allocation ----------------------------------------------------------------------------- */
 
-/* A new current chunk for this thread (the old one retired), or NULL. */
+/* An empty chunk ready for one owner allocating from its header on (mu held when it is shared). */
+static void chunk_start(chunk *c)
+{
+    memset(c->swept, 0, sizeof(c->swept));
+    atomic_store_explicit(&c->dirty_ns, 0, memory_order_relaxed);
+    atomic_store_explicit(&c->live, 1, memory_order_relaxed);
+    atomic_store_explicit(&c->top, 0, memory_order_relaxed);
+    atomic_store_explicit(&c->pages[0], 1, memory_order_relaxed); /* the bump page's +1 */
+}
+
+/* A new current chunk for this thread (the old one retired), or NULL: the pool's newest, else one
+ * this thread maps (and the populate-ahead target doubles). */
 static chunk *take_chunk(void)
 {
     kc__slab_release_thread();
     pthread_mutex_lock(&S.mu);
     daemon_start();
-    uint64_t now = kc__now_ns();
     chunk *c = S.pool;
     if (c) {
         S.pool = c->next;
         S.n_pool--;
         S.st.chunks_reused++;
-        memset(c->swept, 0, sizeof(c->swept));
+        chunk_start(c);
+        used_link(c);
     } else {
         S.st.misses++;
         size_t cap = target_cap();
         S.target = S.target * 2 > cap ? cap : S.target ? S.target * 2 : 2;
     }
-    S.last_take_ns = now;
+    S.last_take_ns = kc__now_ns();
     if (S.cv_ready && S.n_pool < S.target)
         pthread_cond_signal(&S.cv);
     pthread_mutex_unlock(&S.mu);
     if (!c) {
-        c = map_chunk(true);
-        if (!c)
+        if (!(c = map_chunk(true)))
             return NULL;
+        chunk_start(c);
         pthread_mutex_lock(&S.mu);
         S.st.chunks_mapped++;
+        used_link(c);
         pthread_mutex_unlock(&S.mu);
     }
-    atomic_store_explicit(&c->dirty_ns, 0, memory_order_relaxed);
-    atomic_store_explicit(&c->live, 1, memory_order_relaxed);
-    atomic_store_explicit(&c->top, 0, memory_order_relaxed);
-    atomic_store_explicit(&c->pages[0], 1, memory_order_relaxed); /* the bump page's +1 */
-    pthread_mutex_lock(&S.mu);
-    used_link(c);
-    pthread_mutex_unlock(&S.mu);
     t_cur = c;
     t_bump = HEAD;
     pthread_setspecific(owner_key, c);

@@ -325,9 +325,11 @@ static bool put_strings(struct kc_obj *o, const kc__sj_str *strs, const kc__sj_m
     return sort_labels(lab, m->n_labels, base);
 }
 
-static void set_header(struct kc_obj *o, const kc__sj_meta *m, size_t json_len, size_t total)
+static void set_header(struct kc_obj *o, const kc__sj_meta *m, size_t json_len, size_t total,
+                       bool arena)
 {
     atomic_init(&o->refs, 1);
+    o->arena = arena;
     o->json_len = (uint32_t)json_len;
     o->heap = (uint32_t)total;
     o->n_labels = (uint32_t)m->n_labels;
@@ -384,8 +386,7 @@ int kc__obj_build(const kc__sj_meta *m, unsigned flags, size_t max_size,
         o = malloc(total);
     if (!o)
         return build_fail(e, KC_ENOMEM, -1, "out of memory for a %zu-byte object", total);
-    set_header(o, m, p.json_len, got);
-    o->arena = arena;
+    set_header(o, m, p.json_len, got, arena);
 
     bool ws = false;
     size_t opens = 0; /* '{' and '[' bytes copied: bounds the nesting depth */

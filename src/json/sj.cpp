@@ -25,7 +25,7 @@
  */
 #include "json/sj_internal.hpp"
 
-#include <sys/mman.h>
+#include "core/slab.h"
 
 namespace kc_sj
 {
@@ -64,12 +64,8 @@ bool reserve(kc__sj_ctx *ctx, size_t n)
         return false;
     /* A big scratch is fresh pages (an mmap) about to be written whole: populate them in one call
      * instead of a fault each (1.5-3x cheaper per page here; docs/BENCHMARKS.md, wave 2.6). */
-    if (want >= (size_t(1) << 20)) {
-        uintptr_t a = (reinterpret_cast<uintptr_t>(p) + 4095) & ~uintptr_t(4095);
-        uintptr_t e = (reinterpret_cast<uintptr_t>(p) + want) & ~uintptr_t(4095);
-        if (e > a)
-            madvise(reinterpret_cast<void *>(a), e - a, 23 /* MADV_POPULATE_WRITE */);
-    }
+    if (want >= (size_t(1) << 20))
+        kc__mem_populate(p, want);
     free(ctx->buf);
     ctx->buf = p;
     ctx->cap = want;

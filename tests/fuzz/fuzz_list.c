@@ -2,16 +2,19 @@
  * fuzz_list.c — libFuzzer target for the LIST decoder.
  *
  * The first byte picks the decode flags (strip / keep managedFields / metadata only); the rest is
- * the body. It is decoded twice: from an unpadded exact-size copy (ASan catches any over-read) and
- * from a padded copy with KC_DECODE_INPUT_PADDED. Both runs must agree on the result code and the
- * number of items. Each delivered object is exercised through every accessor, a JSON Pointer
- * lookup, and must decode again from its own stored text to the same metadata. KC_EPARSE must
- * name a byte offset within the body.
+ * the body. Bit 3 of the first byte switches the object arena (src/core/slab.c) on for this input
+ * (it is off by default in sanitizer builds): after the input every arena chunk must have ended —
+ * the leak check LeakSanitizer cannot make inside the arena. It is decoded twice: from an unpadded
+ * exact-size copy (ASan catches any over-read) and from a padded copy with KC_DECODE_INPUT_PADDED.
+ * Both runs must agree on the result code and the number of items. Each delivered object is
+ * exercised through every accessor, a JSON Pointer lookup, and must decode again from its own
+ * stored text to the same metadata. KC_EPARSE must name a byte offset within the body.
  *
  * Then the body is decoded with KC_DECODE_STRICT: what strict mode accepts the default accepts,
  * with the same items, and it must be valid JSON by simdjson's DOM parser (json_oracle.h). And
  * the decoders' minifier must agree with the reference minifier on the body.
  */
+#include "core/slab.h"
 #include "kcache/decode.h"
 
 #include "json_oracle.h"
@@ -105,6 +108,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                         : 0;
     const char *body = (const char *)data + 1;
     size_t len = size - 1;
+    kc__slab_set_enabled((data[0] & 8) != 0);
 
     char *exact = malloc(len ? len : 1);
     char *padded = malloc(len + KC_DECODE_PADDING);
@@ -142,5 +146,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check_minify(exact, len);
     free(exact);
     free(padded);
+    kc__slab_stats st;
+    kc__slab_stats_get(&st);
+    if (st.chunks_in_use != 0) { /* an object leaked, or a thread kept its chunk */
+        fprintf(stderr, "fuzz_list: %zu arena chunks still in use\n", st.chunks_in_use);
+        abort();
+    }
     return 0;
 }

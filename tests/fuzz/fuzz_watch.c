@@ -1,7 +1,11 @@
 /*
  * fuzz_watch.c — libFuzzer target for the watch stream decoder.
  *
- * The first two bytes choose a split point and a chunk size; the rest is the stream. It is fed in
+ * The first two bytes choose a split point and a chunk size; the rest is the stream. Bit 6 of the
+ * second byte makes the two-part feed a streaming list's (the objects of the events before an
+ * initial-events-end bookmark come from the object arena, src/core/slab.c, switched on here):
+ * after the input every arena chunk must have ended, the leak check LeakSanitizer cannot make
+ * inside the arena. It is fed in
  * two parts at the split point, then in chunks of the chosen size, then finished — after a
  * KC_EPARSE/KC_ETOOLARGE the decoder is reset and fed the rest, as a client would. The events of
  * the two-part feed and of the chunked feed must agree when neither failed. Every event's object
@@ -20,6 +24,8 @@
  * MODIFIED / DELETED ones whose shard key hashes out of range. (It may accept more than the
  * unfiltered decode: the tail of a dropped line is not validated.)
  */
+#include "core/slab.h"
+#include "json/decode_internal.h"
 #include "kcache/decode.h"
 #include "kcache/shard.h"
 
@@ -196,6 +202,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     (void)kc_watch_decoder_new(&o, &d, NULL);
     if (!d)
         return 0;
+    kc__slab_set_enabled(true);
+    if (data[1] & 0x40)
+        kc__watch_decoder_set_initial_arena(d);
     /* exact-size copies so ASan sees any read past the chunk */
     char *a = malloc(split ? split : 1), *b = malloc(n - split ? n - split : 1);
     if (!a || !b)
@@ -244,5 +253,11 @@ out:
     free(a);
     free(b);
     kc_watch_decoder_free(d);
+    kc__slab_stats st;
+    kc__slab_stats_get(&st);
+    if (st.chunks_in_use != 0) { /* an object leaked, or the decoder kept its chunk */
+        fprintf(stderr, "fuzz_watch: %zu arena chunks still in use\n", st.chunks_in_use);
+        abort();
+    }
     return 0;
 }

@@ -34,6 +34,7 @@
  * Output: human text plus `BENCH <metric> <value> <unit>` lines (medians), N in the metric name.
  */
 #include "core/internal.h"
+#include "core/populate.h"
 #include "core/slab.h"
 #include "kcache/informer.h"
 #include "kcache/server.h"
@@ -226,6 +227,11 @@ static int child_main(bool stream, const char *url, int n, int page, bool rss, p
     double cold = (kc__now_ns() - t0) / 1e9, cold_cpu = self_cpu() - c0;
     double srv = proc_cpu(server) - s0, delay = run_delay(); /* the informer's threads live on */
     long peak = status_kb("VmHWM") - base;
+    kc__mem_huge_stats hs;
+    kc__mem_huge_stats_get(&hs);
+    fprintf(stderr,
+            "  cold populate: %zu on huge pages (%.0f us per 2 MiB), %zu on small (%.0f us)\n",
+            hs.huge_maps, hs.huge_ns / 1e3, hs.small_maps, hs.small_ns / 1e3);
     malloc_trim(0);
     kc__slab_trim();
     long steady = status_kb("VmRSS") - base;

@@ -6,8 +6,10 @@
  * host's: memory the guest freed is reported back to the host and comes back zeroed). For 100,000
  * Pods that is ~100,000 faults on the thread that decodes — more than the decode itself. Here the
  * faults move to a background thread, batched: it maps 2 MiB chunks and populates them with one
- * madvise(MADV_POPULATE_WRITE) each (cheaper per page than 512 faults), ahead of the decoders.
- * Huge pages were measured and not used (docs/BENCHMARKS.md: slower when the host must back them).
+ * madvise(MADV_POPULATE_WRITE) each (cheaper per page than 512 faults), ahead of the decoders,
+ * on a transparent huge page when core/populate.c measures that to be cheaper on this machine
+ * (one fault per chunk instead of 512: 10-30x cheaper on a VM with shadow page tables, slower
+ * where the kernel must compact memory first).
  *
  * Layout. A chunk is 2 MiB, aligned to 2 MiB, so an object finds its chunk by masking its address.
  * Its first bytes are the header: a count of live objects (+1 while a thread allocates from it), a
@@ -48,6 +50,7 @@
  */
 #include "core/slab.h"
 #include "core/internal.h"
+#include "core/populate.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -55,10 +58,6 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
-
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23
-#endif
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define SLAB_SANITIZED 1
@@ -98,6 +97,7 @@ typedef struct chunk {
     struct chunk *prev, *next;      /* in-use list or pool (mu) */
     uint64_t pooled_ns;             /* when it entered the pool (mu) */
     uint64_t swept[NPAGES / 64];    /* pages already returned to the kernel (mu) */
+    bool huge;                      /* advised MADV_HUGEPAGE, not yet MADV_NOHUGEPAGE (mu) */
     _Atomic uint16_t pages[NPAGES]; /* objects touching each page, + 1 on the bump page */
 } chunk;
 
@@ -124,16 +124,6 @@ static __thread size_t t_bump;
 
 /* ---- mapping -------------------------------------------------------------------------------- */
 
-void kc__mem_populate(void *p, size_t n)
-{
-    char *a = (char *)(((uintptr_t)p + PAGE - 1) & ~(uintptr_t)(PAGE - 1));
-    char *e = (char *)(((uintptr_t)p + n) & ~(uintptr_t)(PAGE - 1));
-    if (e <= a || madvise(a, (size_t)(e - a), MADV_POPULATE_WRITE) == 0)
-        return;
-    for (volatile char *q = a; q < e; q += PAGE) /* before Linux 5.14 */
-        *q = 0;
-}
-
 static chunk *map_chunk(bool populate)
 {
     void *m = mmap((void *)atomic_load_explicit(&map_hint, memory_order_relaxed), CHUNK,
@@ -153,8 +143,8 @@ static chunk *map_chunk(bool populate)
         m = a;
     }
     atomic_store_explicit(&map_hint, (uintptr_t)m + CHUNK, memory_order_relaxed); /* a hint */
-    if (populate)
-        kc__mem_populate(m, CHUNK);
+    bool huge = populate && kc__mem_populate_ex(m, CHUNK, true);
+    ((chunk *)m)->huge = huge; /* the header's page is populated, or faults in here */
     POISON((char *)m + HEAD, CHUNK - HEAD);
     return m;
 }
@@ -218,6 +208,10 @@ static void sweep(chunk *c)
             c->swept[p / 64] |= (uint64_t)1 << (p % 64);
             run++;
         } else if (run) {
+            if (c->huge) { /* khugepaged would collapse the chunk back into 2 MiB of RSS */
+                madvise(c, CHUNK, MADV_NOHUGEPAGE);
+                c->huge = false;
+            }
             madvise((char *)c + (p - run) * PAGE, run * PAGE, MADV_DONTNEED);
             S.st.pages_released += run;
             run = 0;

@@ -65,11 +65,6 @@ typedef struct kc__slab_stats {
 /* (Tests and benchmarks: resident_pages walks every chunk with mincore under the arena's lock.) */
 void kc__slab_stats_get(kc__slab_stats *st);
 
-/* Populate the whole pages inside [p, p + n) for writing with one madvise(MADV_POPULATE_WRITE),
- * touching each page where the kernel predates it (Linux < 5.14): for memory about to be written
- * whole, one system call costs less than a fault per 4 KiB page. Best effort, never fails. */
-void kc__mem_populate(void *p, size_t n);
-
 #ifdef __cplusplus
 }
 #endif

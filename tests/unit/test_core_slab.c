@@ -3,8 +3,10 @@
  * new is mapped; pages of a live chunk that no object touches are returned (mincore says so) by
  * kc__slab_trim and, without it, by the background thread after the decay, while live objects keep
  * their bytes; a thread's chunk is retired when the thread exits; objects cross threads (TSan);
- * fork() leaves a usable arena in the child; AddressSanitizer sees freed space as poisoned. */
+ * fork() leaves a usable arena in the child; AddressSanitizer sees freed space as poisoned; on
+ * transparent huge pages, freed pages are returned alike and a swept chunk is MADV_NOHUGEPAGE. */
 #include "core/internal.h"
+#include "core/populate.h"
 #include "core/slab.h"
 
 #include <pthread.h>
@@ -221,6 +223,80 @@ static void test_core_slab_decay_returns_free_pages(void **state)
     check_pages_returned(false);
 }
 
+/* True when the mapping holding p has the VmFlag flag ("hg", "nh") in /proc/self/smaps. */
+static bool vm_flag(const void *p, const char *flag)
+{
+    FILE *f = fopen("/proc/self/smaps", "r");
+    assert_non_null(f);
+    char line[512], want[8];
+    snprintf(want, sizeof want, " %s", flag);
+    bool in = false, found = false;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' '))
+            in = (uintptr_t)p >= lo && (uintptr_t)p < hi;
+        else if (in && strncmp(line, "VmFlags:", 8) == 0)
+            found = strstr(line + 8, want) != NULL;
+    }
+    fclose(f);
+    return found;
+}
+
+/* On transparent huge pages (forced on, when the kernel has THP in madvise or always mode): the
+ * freed pages are still returned one by one, and a chunk with returned pages is marked
+ * MADV_NOHUGEPAGE, so that khugepaged cannot collapse it back into a whole resident 2 MiB. */
+static void test_core_slab_huge_chunks_return_pages(void **state)
+{
+    (void)state;
+    kc__mem_huge_stats hs;
+    kc__mem_huge_stats_get(&hs);
+    if (!hs.available)
+        skip();
+    kc__slab_trim(); /* nothing pooled: the chunks below are mapped now, on huge pages */
+    kc__mem_huge_set(1);
+    size_t got = 0;
+    unsigned char *probe = kc__slab_alloc(64, &got);
+    assert_non_null(probe);
+    assert_true(vm_flag(probe, "hg"));
+    kc__slab_free(probe, got);
+    check_pages_returned(true);
+    kc__mem_huge_set(-1);
+    unsigned char *again = kc__slab_alloc(64, &got); /* the current chunk: swept above */
+    assert_non_null(again);
+    kc__slab_free(again, got);
+    kc__slab_release_thread();
+    kc__slab_trim();
+}
+
+static void test_core_slab_swept_chunk_is_nohugepage(void **state)
+{
+    (void)state;
+    kc__mem_huge_stats hs;
+    kc__mem_huge_stats_get(&hs);
+    if (!hs.available)
+        skip();
+    kc__slab_trim();
+    kc__mem_huge_set(1);
+    enum { N = 100 };
+    blk v[N];
+    for (unsigned i = 0; i < N; i++) {
+        v[i].n = 3 * PAGE;
+        v[i].p = kc__slab_alloc(v[i].n, &v[i].got);
+        assert_non_null(v[i].p);
+    }
+    kc__mem_huge_set(-1);
+    assert_true(vm_flag(v[0].p, "hg"));
+    assert_false(vm_flag(v[0].p, "nh"));
+    kc__slab_free(v[0].p, v[0].got); /* its middle page touches nothing else */
+    kc__slab_trim();
+    assert_true(vm_flag(v[1].p, "nh"));
+    assert_false(vm_flag(v[1].p, "hg"));
+    assert_false(resident(v[0].p + v[0].n / 2));
+    for (unsigned i = 1; i < N; i++)
+        kc__slab_free(v[i].p, v[i].got);
+    kc__slab_release_thread();
+}
+
 static void *alloc_and_exit(void *arg)
 {
     blk *v = arg;
@@ -396,6 +472,8 @@ int main(void)
         cmocka_unit_test_setup(test_core_slab_empty_chunks_are_reused_first, setup),
         cmocka_unit_test_setup(test_core_slab_trim_returns_free_pages, setup),
         cmocka_unit_test_setup(test_core_slab_decay_returns_free_pages, setup),
+        cmocka_unit_test_setup(test_core_slab_huge_chunks_return_pages, setup),
+        cmocka_unit_test_setup(test_core_slab_swept_chunk_is_nohugepage, setup),
         cmocka_unit_test_setup(test_core_slab_thread_exit_retires_its_chunk, setup),
         cmocka_unit_test_setup(test_core_slab_objects_cross_threads, setup),
         cmocka_unit_test_setup(test_core_slab_fork_child_allocates, setup),

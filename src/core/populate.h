@@ -1,0 +1,51 @@
+/*
+ * core/populate.h — fresh memory made ready for writing in bulk (internal): populate in one system
+ * call, on transparent huge pages when that is measured to be cheaper here.
+ */
+#ifndef KC_CORE_POPULATE_H
+#define KC_CORE_POPULATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Populate the whole pages inside [p, p + n) for writing with one madvise(MADV_POPULATE_WRITE),
+ * touching each page where the kernel predates it (Linux < 5.14): for memory about to be written
+ * whole, one system call costs less than a fault per 4 KiB page. When `huge` and the 2 MiB-aligned
+ * part of the range is not empty, kc__mem_huge_pick() decides whether that part is advised
+ * MADV_HUGEPAGE first, and the time the call took feeds its choice. Best effort, never fails.
+ * Thread-safe. Returns true when the range was advised for huge pages. */
+bool kc__mem_populate_ex(void *p, size_t n, bool huge);
+
+/* Same as kc__mem_populate_ex(p, n, false). */
+void kc__mem_populate(void *p, size_t n);
+
+/* Whether the next bulk population should use transparent huge pages. Huge pages turn 512 page
+ * faults (or one populate of 512 PTEs) into one; on a VM with shadow page tables that is 10-30x
+ * cheaper per byte, but when the kernel must compact memory first (THP defrag "madvise") it is
+ * slower than small pages. So the choice is measured: a running average of the cost per 2 MiB of
+ * each kind, huge first, the cheaper one used, the other one re-tried every 16th time. False when
+ * the kernel has THP off ("never", or no sysfs file) or when disabled by kc__mem_huge_set.
+ * Thread-safe. */
+bool kc__mem_huge_pick(void);
+
+/* Force the choice (tests, and KCACHE_OBJ_ARENA=nohuge): 0 never huge, 1 always huge when the
+ * kernel allows it, -1 measured (the default). Thread-safe. */
+void kc__mem_huge_set(int mode);
+
+typedef struct kc__mem_huge_stats {
+    uint64_t huge_ns, small_ns;   /* running average cost of populating 2 MiB; 0 = not measured */
+    size_t huge_maps, small_maps; /* populations of each kind, cumulative */
+    bool available;               /* the kernel has THP in madvise or always mode */
+} kc__mem_huge_stats;
+void kc__mem_huge_stats_get(kc__mem_huge_stats *st);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -25,7 +25,7 @@
  */
 #include "json/sj_internal.hpp"
 
-#include "core/slab.h"
+#include "core/populate.h"
 
 namespace kc_sj
 {
@@ -63,9 +63,10 @@ bool reserve(kc__sj_ctx *ctx, size_t n)
     if (!p)
         return false;
     /* A big scratch is fresh pages (an mmap) about to be written whole: populate them in one call
-     * instead of a fault each (1.5-3x cheaper per page here; docs/BENCHMARKS.md, wave 2.6). */
+     * instead of a fault each (1.5-3x cheaper per page here; docs/BENCHMARKS.md, wave 2.6), on
+     * huge pages where core/populate.c measures them cheaper (the 2 MiB-aligned part). */
     if (want >= (size_t(1) << 20))
-        kc__mem_populate(p, want);
+        (void)kc__mem_populate_ex(p, want, true);
     free(ctx->buf);
     ctx->buf = p;
     ctx->cap = want;
@@ -191,6 +192,16 @@ int iterate(kc__sj_ctx *ctx, const char *text, size_t len, size_t cap, od::docum
     od::parser *p = get_parser(ctx);
     if (!p)
         return fail(e, KC_ENOMEM, -1, "out of memory for a parser");
+    if (p->capacity() < len) {
+        /* Grow with a quarter of headroom: pages of a LIST differ by a few bytes, and an exact fit
+         * would reallocate (fresh memory: page faults) on every page a little bigger than all
+         * before it. On failure iterate() retries with the exact size. */
+        size_t want = len + len / 4;
+        if (want > p->max_capacity())
+            want = p->max_capacity();
+        if (p->allocate(want, p->max_depth()) != simdjson::SUCCESS)
+            want = len; /* iterate() allocates the exact size, or reports the failure */
+    }
     auto res = p->iterate(text, len, cap);
     if (auto c = std::move(res).get(doc))
         return sjfail(e, c, bias + stage1_error_at(c, text, len), "malformed JSON");

@@ -139,8 +139,3 @@ bool kc__mem_populate_ex(void *p, size_t n, bool huge)
         record(advised, kc__now_ns() - t0, (size_t)(e - a));
     return advised;
 }
-
-void kc__mem_populate(void *p, size_t n)
-{
-    (void)kc__mem_populate_ex(p, n, false);
-}

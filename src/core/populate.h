@@ -13,16 +13,15 @@
 extern "C" {
 #endif
 
-/* Populate the whole pages inside [p, p + n) for writing with one madvise(MADV_POPULATE_WRITE),
- * touching each page where the kernel predates it (Linux < 5.14): for memory about to be written
- * whole, one system call costs less than a fault per 4 KiB page. When `huge` and the 2 MiB-aligned
+/* Populate the whole pages inside [p, p + n) for writing with one madvise(MADV_POPULATE_WRITE)
+ * (ignored before Linux 5.14), then write each page once, keeping its bytes: for memory about to be
+ * written whole, one system call costs less than a fault per 4 KiB page, and under shadow page
+ * tables the hypervisor maps a page only at its first access. When `huge` and the 2 MiB-aligned
  * part of the range is not empty, kc__mem_huge_pick() decides whether that part is advised
- * MADV_HUGEPAGE first, and the time the call took feeds its choice. Best effort, never fails.
- * Thread-safe. Returns true when the range was advised for huge pages. */
+ * MADV_HUGEPAGE first, and the time the call took feeds its choice. p: borrowed, must be writable
+ * for n bytes. Best effort, never fails. Thread-safe. Returns true when the range was advised for
+ * huge pages. */
 bool kc__mem_populate_ex(void *p, size_t n, bool huge);
-
-/* Same as kc__mem_populate_ex(p, n, false). */
-void kc__mem_populate(void *p, size_t n);
 
 /* Whether the next bulk population should use transparent huge pages. Huge pages turn 512 page
  * faults (or one populate of 512 PTEs) into one; on a VM with shadow page tables that is 10-30x
@@ -42,6 +41,8 @@ typedef struct kc__mem_huge_stats {
     size_t huge_maps, small_maps; /* populations of each kind, cumulative */
     bool available;               /* the kernel has THP in madvise or always mode */
 } kc__mem_huge_stats;
+/* Copy the counters into *st (caller-owned). Thread-safe; the fields are read one by one, not as
+ * one snapshot. */
 void kc__mem_huge_stats_get(kc__mem_huge_stats *st);
 
 #ifdef __cplusplus

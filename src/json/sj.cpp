@@ -197,12 +197,12 @@ int iterate(kc__sj_ctx *ctx, const char *text, size_t len, size_t cap, od::docum
     if (p->capacity() < len) {
         /* Grow with a quarter of headroom: pages of a LIST differ by a few bytes, and an exact fit
          * would reallocate (fresh memory: page faults) on every page a little bigger than all
-         * before it. On failure iterate() retries with the exact size. */
+         * before it. */
         size_t want = len + len / 4;
         if (want > p->max_capacity())
             want = p->max_capacity();
-        if (p->allocate(want, p->max_depth()) != simdjson::SUCCESS)
-            want = len; /* iterate() allocates the exact size, or reports the failure */
+        simdjson::error_code grown = p->allocate(want, p->max_depth());
+        (void)grown; /* on failure iterate() allocates the exact size, or reports the failure */
     }
     auto res = p->iterate(text, len, cap);
     if (auto c = std::move(res).get(doc))

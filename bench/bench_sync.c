@@ -220,6 +220,8 @@ static int child_main(bool stream, const char *url, int n, int page, bool rss, p
     long base = status_kb("VmRSS");
     reset_hwm();
     kc_informer *inf = NULL;
+    kc__mem_huge_stats h0;
+    kc__mem_huge_stats_get(&h0);
     double c0 = self_cpu(), s0 = proc_cpu(server);
     uint64_t t0 = kc__now_ns();
     if (sync_informer(cli, stream, page, n, &inf))
@@ -229,6 +231,8 @@ static int child_main(bool stream, const char *url, int n, int page, bool rss, p
     long peak = status_kb("VmHWM") - base;
     kc__mem_huge_stats hs;
     kc__mem_huge_stats_get(&hs);
+    double pop_s = (double)(hs.total_ns - h0.total_ns) / 1e9;
+    double pop_mib = (double)(hs.total_bytes - h0.total_bytes) / (1 << 20);
     fprintf(stderr,
             "  cold populate: %zu on huge pages (%.0f us per 2 MiB), %zu on small (%.0f us)\n",
             hs.huge_maps, hs.huge_ns / 1e3, hs.small_maps, hs.small_ns / 1e3);
@@ -255,15 +259,16 @@ static int child_main(bool stream, const char *url, int n, int page, bool rss, p
     long relist = -1, half = -1;
     if (rss)
         relist_rss(cli, page, base, &relist, &half);
-    printf("RESULT %.6f %.6f %ld %ld %.6f %.4f %ld %ld %.6f %.6f\n", cold, warm, peak, steady,
-           cold_cpu, text ? (double)heap / text : 0, relist, half, srv, delay);
+    printf("RESULT %.6f %.6f %ld %ld %.6f %.4f %ld %ld %.6f %.6f %.6f %.1f\n", cold, warm, peak,
+           steady, cold_cpu, text ? (double)heap / text : 0, relist, half, srv, delay, pop_s,
+           pop_mib);
     kc_client_free(cli);
     kc_config_unref(cfg);
     return 0;
 }
 
 typedef struct coldres {
-    double cold_s, warm_s, cold_cpu_s, heap_ratio, server_cpu_s, delay_s;
+    double cold_s, warm_s, cold_cpu_s, heap_ratio, server_cpu_s, delay_s, pop_s, pop_mib;
     long peak_kb, steady_kb, relist_kb, half_kb;
 } coldres;
 
@@ -273,9 +278,10 @@ static int run_child(const char *self, const child *c, bool stream, int n, int p
     char cmd[1024];
     snprintf(cmd, sizeof(cmd), "%s --child %s %s %d %d %d %d", self, stream ? "stream" : "paged",
              c->url, n, page, rss ? 1 : 0, (int)c->pid);
-    return popen_scan(cmd, 10, "RESULT %lf %lf %ld %ld %lf %lf %ld %ld %lf %lf", &r->cold_s,
+    return popen_scan(cmd, 12, "RESULT %lf %lf %ld %ld %lf %lf %ld %ld %lf %lf %lf %lf", &r->cold_s,
                       &r->warm_s, &r->peak_kb, &r->steady_kb, &r->cold_cpu_s, &r->heap_ratio,
-                      &r->relist_kb, &r->half_kb, &r->server_cpu_s, &r->delay_s);
+                      &r->relist_kb, &r->half_kb, &r->server_cpu_s, &r->delay_s, &r->pop_s,
+                      &r->pop_mib);
 }
 
 #define MAXREPS 32
@@ -284,7 +290,7 @@ typedef struct series {
     double raw[MAXREPS], cold[MAXREPS], warm[MAXREPS], rc[MAXREPS], rw[MAXREPS];
     double srv_rate[MAXREPS], srv_busy[MAXREPS], peak[MAXREPS], steady[MAXREPS], heap[MAXREPS];
     double cpu[MAXREPS], raw_cpu[MAXREPS], raw_srv[MAXREPS], cold_srv[MAXREPS], rcpu[MAXREPS],
-        delay[MAXREPS];
+        delay[MAXREPS], pop_s[MAXREPS], pop_mib[MAXREPS];
     long relist_kb, half_kb;
     size_t bytes;
 } series;
@@ -317,6 +323,20 @@ static void report(const char *mode, int n, int page, const series *s, int reps)
     printf("  CPU floor: (client + server CPU of the cold sync) / %ld CPUs = %.3f s = %.2fx raw\n",
            ncpu, floor_s, floor_s / raw);
     printf("BENCH sync_%s_%d_cpu_floor_vs_raw %.2f x\n", mode, n, floor_s / raw);
+    /* Fresh memory: the object arena times every 2 MiB it populates (core/populate.h) — page
+     * faults, the kernel zeroing, and on a VM the host backing the pages. The raw transfer into a
+     * null sink touches no fresh memory; the same floor without that cost shows how much of the
+     * gap is the machine's price of new memory rather than decoding. */
+    double pop = med(s->pop_s, reps), mib = med(s->pop_mib, reps);
+    double floor_nomem =
+        (med(s->cpu, reps) - pop + med(s->cold_srv, reps)) / (double)(ncpu > 0 ? ncpu : 1);
+    printf("  fresh memory: populating %.0f MiB took %.3f s (%.2f us per 4 KiB, %.1f ms per 2 "
+           "MiB); the CPU floor without it = %.2fx raw\n",
+           mib, pop, mib > 0 ? pop * 1e6 / (mib * 256) : 0, mib > 0 ? pop * 1e3 / (mib / 2) : 0,
+           floor_nomem / raw);
+    printf("BENCH sync_%s_%d_fresh_memory_s %.4f s\n", mode, n, pop);
+    printf("BENCH sync_%s_%d_cpu_floor_without_fresh_memory_vs_raw %.2f x\n", mode, n,
+           floor_nomem / raw);
     printf("  peak RSS %.0f MiB, steady %.0f MiB (peak/steady %.2f); heap/JSON %.3f\n",
            med(s->peak, reps) / 1024, med(s->steady, reps) / 1024,
            med(s->peak, reps) / med(s->steady, reps), med(s->heap, reps));
@@ -367,6 +387,7 @@ static int round_mode(const char *self, const child *c, bool stream, int n, int 
     s->peak[i] = (double)k.peak_kb, s->steady[i] = (double)k.steady_kb, s->heap[i] = k.heap_ratio;
     s->cpu[i] = k.cold_cpu_s, s->raw_cpu[i] = r.client_cpu_s, s->raw_srv[i] = r.server_cpu_s;
     s->cold_srv[i] = k.server_cpu_s, s->delay[i] = k.delay_s;
+    s->pop_s[i] = k.pop_s, s->pop_mib[i] = k.pop_mib;
     s->rcpu[i] = (k.cold_cpu_s + k.server_cpu_s) / (r.client_cpu_s + r.server_cpu_s);
     s->bytes = r.bytes;
     if (i == 0)

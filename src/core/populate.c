@@ -17,6 +17,8 @@
  *          fragmented machine compacts, a fresh one has huge pages to spare).
  *   cost:  each kc__mem_populate_ex(…, huge = true) of 2 MiB or more times its madvise calls and
  *          writes and folds the cost per 2 MiB into that kind's average (weight 1/4).
+ *   total: every population of 2 MiB or more, either kind, adds its thread CPU time and bytes to
+ *          two counters (kc__mem_huge_stats_get): what fresh memory cost the process, for benches.
  *
  * Giving memory back is the callers' business (core/slab.c returns a swept page with
  * MADV_DONTNEED, which splits the huge page, and marks the chunk MADV_NOHUGEPAGE so that
@@ -30,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef MADV_POPULATE_WRITE
@@ -44,6 +47,16 @@ static _Atomic int forced = -2;    /* -1 measured, 0 never, 1 always; -2: enviro
 static _Atomic int available = -1; /* -1 not read yet */
 static _Atomic uint64_t avg_ns[2]; /* [0] small pages, [1] huge: cost of 2 MiB, 0 = unmeasured */
 static _Atomic size_t maps[2];
+static _Atomic uint64_t total_ns, total_bytes; /* every timed population, cumulative */
+
+/* The calling thread's CPU time: a population's cost without the time it waited for a CPU. */
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+        return 0;
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 static _Atomic unsigned picks;
 
 static bool thp_available(void)
@@ -106,6 +119,8 @@ void kc__mem_huge_stats_get(kc__mem_huge_stats *st)
     st->huge_ns = atomic_load_explicit(&avg_ns[1], memory_order_relaxed);
     st->small_maps = atomic_load_explicit(&maps[0], memory_order_relaxed);
     st->huge_maps = atomic_load_explicit(&maps[1], memory_order_relaxed);
+    st->total_ns = atomic_load_explicit(&total_ns, memory_order_relaxed);
+    st->total_bytes = atomic_load_explicit(&total_bytes, memory_order_relaxed);
     st->available = thp_available();
 }
 
@@ -128,14 +143,20 @@ bool kc__mem_populate_ex(void *p, size_t n, bool huge)
         return false;
     char *ha = (char *)(((uintptr_t)a + HUGE - 1) & ~(uintptr_t)(HUGE - 1));
     char *he = (char *)((uintptr_t)e & ~(uintptr_t)(HUGE - 1));
-    bool measured = huge && he > ha; /* a range with a whole 2 MiB in it: it feeds the choice */
-    uint64_t t0 = measured ? kc__now_ns() : 0;
+    bool timed = he > ha;          /* a range with a whole 2 MiB in it is timed … */
+    bool measured = huge && timed; /* … and, when it may be huge, feeds the choice */
+    uint64_t t0 = timed ? kc__now_ns() : 0, c0 = timed ? thread_cpu_ns() : 0;
     bool advised =
         measured && kc__mem_huge_pick() && madvise(ha, (size_t)(he - ha), MADV_HUGEPAGE) == 0;
     (void)madvise(a, (size_t)(e - a), MADV_POPULATE_WRITE); /* Linux >= 5.14; else the loop */
     for (volatile char *q = a; q < e; q += PAGE)
         *q = *q; /* a write: with shadow page tables the hypervisor maps the page only now */
-    if (measured && thp_available())
-        record(advised, kc__now_ns() - t0, (size_t)(e - a));
+    if (timed) {
+        uint64_t ns = kc__now_ns() - t0, cpu = thread_cpu_ns() - c0;
+        atomic_fetch_add_explicit(&total_ns, cpu, memory_order_relaxed);
+        atomic_fetch_add_explicit(&total_bytes, (uint64_t)(e - a), memory_order_relaxed);
+        if (measured && thp_available())
+            record(advised, ns, (size_t)(e - a));
+    }
     return advised;
 }

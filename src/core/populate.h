@@ -39,6 +39,9 @@ void kc__mem_huge_set(int mode);
 typedef struct kc__mem_huge_stats {
     uint64_t huge_ns, small_ns;   /* running average cost of populating 2 MiB; 0 = not measured */
     size_t huge_maps, small_maps; /* populations of each kind, cumulative */
+    uint64_t total_ns, total_bytes; /* every population of a range with a whole 2 MiB in it,
+                                     * either kind, cumulative: the populating threads' CPU
+                                     * time (the cost of fresh memory) and the bytes */
     bool available;               /* the kernel has THP in madvise or always mode */
 } kc__mem_huge_stats;
 /* Copy the counters into *st (caller-owned). Thread-safe; the fields are read one by one, not as

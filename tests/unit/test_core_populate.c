@@ -2,7 +2,7 @@
  * there are kept; forced off, nothing is advised for huge pages; forced on (when the kernel has THP
  * in madvise or always mode), the 2 MiB-aligned part of the range carries the hugepage flag; in the
  * measured mode the first pick is huge and the other kind is still probed now and then; a range
- * without a whole 2 MiB in it is never advised. */
+ * without a whole 2 MiB in it is never advised, nor counted in the fresh-memory totals. */
 #include "core/populate.h"
 
 #include <setjmp.h>
@@ -85,6 +85,25 @@ static void test_core_populate_keeps_bytes(void **state)
     munmap(a, n);
 }
 
+/* The fresh-memory totals (bench_sync's "fresh memory" line) count every population of a range
+ * with a whole 2 MiB in it, huge or not, and nothing smaller. */
+static void test_core_populate_totals_count_bytes_and_cpu(void **state)
+{
+    (void)state;
+    size_t n = 2 * HUGE;
+    char *a = map_aligned(n);
+    kc__mem_huge_stats s0, s1, s2;
+    kc__mem_huge_stats_get(&s0);
+    (void)kc__mem_populate_ex(a, n, false);
+    kc__mem_huge_stats_get(&s1);
+    assert_int_equal(s1.total_bytes - s0.total_bytes, n);
+    assert_true(s1.total_ns > s0.total_ns); /* 1024 pages' first writes take CPU time */
+    (void)kc__mem_populate_ex(a, HUGE / 2, true);
+    kc__mem_huge_stats_get(&s2);
+    assert_int_equal(s2.total_bytes, s1.total_bytes);
+    munmap(a, n);
+}
+
 static void test_core_populate_forced_off_and_on(void **state)
 {
     (void)state;
@@ -133,6 +152,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_core_populate_first_pick_is_huge_when_available),
         cmocka_unit_test(test_core_populate_keeps_bytes),
+        cmocka_unit_test(test_core_populate_totals_count_bytes_and_cpu),
         cmocka_unit_test(test_core_populate_forced_off_and_on),
         cmocka_unit_test(test_core_populate_measured_mode_probes_both_kinds),
     };

@@ -56,6 +56,13 @@ typedef struct kc_server_faults {
     /* Stop delivering watch events (streams stay open, events are dropped from delivery while set;
      * used to test read-your-writes timeouts). */
     bool watch_stall;
+    /* Unused and never read: it fills what was the struct's tail padding before list_delay_*
+     * were added (bytes an older caller passes but need not have zeroed; docs/abi.md). */
+    unsigned reserved_pad_;
+    /* Each collection LIST (a GET of a collection, not a watch) is answered after a uniform random
+     * delay in [min,max] ms — an API server's read from its storage before the first byte; the
+     * server goes on serving other requests meanwhile. 0,0 = no delay. */
+    unsigned list_delay_min_ms, list_delay_max_ms;
 } kc_server_faults;
 
 /* Options. Zero-initialised means the defaults given. Strings are copied. */
@@ -199,6 +206,7 @@ KC_API int kc_server_duration_parse(const char *text, unsigned *ret_ms, kc_error
  * (the others keep their value). field is one of the admin endpoint's names (PUT /admin/faults):
  *   "watchDelay"   MIN[-MAX], two durations as above ("10ms-500ms", "50ms", "0"; MAX >= MIN)
  *                  → watch_delay_min_ms, watch_delay_max_ms
+ *   "listDelay"    MIN[-MAX], the same syntax → list_delay_min_ms, list_delay_max_ms
  *   "rate429", "rate500", "rate503"
  *                  RATE[:VERB,VERB…] with RATE in 0..1 and verbs get, list, watch, create, update,
  *                  patch, delete, deletecollection (any case); without a verb list RATE applies

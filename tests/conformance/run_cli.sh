@@ -18,7 +18,7 @@ t_help() {
     local h
     h=$("$BIN" serve --help) || return 1
     for f in --listen --kubeconfig-out --tls --token --history --bookmark-interval --max-watch \
-        --max-body --watch-queue --watch-delay --fail-429 --fail-500 --fail-503 --retry-after \
+        --max-body --watch-queue --watch-delay --list-delay --fail-429 --fail-500 --fail-503 --retry-after \
         --watch-close-every --watch-close-prob --seed-objects --fixtures --seed --quiet \
         --service-cluster-ip-range --service-node-port-range --controllers --shard-selector \
         /admin/faults /admin/compact /admin/restart /admin/sharding; do
@@ -27,8 +27,8 @@ t_help() {
 }
 t_bad_args() {
     local a rc
-    for a in "--bogus" "--listen nope" "--history x" "--watch-delay 5xs" "--fail-429 2" \
-        "--fail-503 0.1:fly" "--seed-objects widgets=1" "--max-body 3Q" "stray" \
+    for a in "--bogus" "--listen nope" "--history x" "--watch-delay 5xs" "--list-delay 9-1s" \
+        "--fail-429 2" "--fail-503 0.1:fly" "--seed-objects widgets=1" "--max-body 3Q" "stray" \
         "--controllers gc" "--service-cluster-ip-range 10.0.0.0/8" "--shard-selector off"; do
         # shellcheck disable=SC2086
         timeout 10 "$BIN" serve $a >/dev/null 2>"$KC_TMP/bad.err"

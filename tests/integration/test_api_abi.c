@@ -81,6 +81,29 @@ static void test_api_abi_nested_size_zero_is_inval(void **st)
     kc_server_free(srv);
 }
 
+/* A caller built before list_delay_* existed passes the old sizeof, whose tail padding (after
+ * watch_stall) it need not have zeroed: no list delay may come out of those bytes. */
+static void test_api_abi_old_faults_padding_not_read(void **st)
+{
+    kc_server_opts so = {.listen = "127.0.0.1:0", .quiet = true};
+    kc_server *srv = NULL;
+    assert_int_equal(kc_server_new(&so, &srv, NULL), 0);
+    kc_server_faults f;
+    memset(&f, 0x5a, sizeof f); /* garbage in the padding, and past the old size */
+    size_t end = offsetof(kc_server_faults, watch_stall) + sizeof f.watch_stall;
+    size_t al = _Alignof(kc_server_faults), old_size = (end + al - 1) / al * al;
+    assert_true(old_size <= offsetof(kc_server_faults, list_delay_min_ms));
+    memset(&f, 0, end);
+    f.watch_delay_max_ms = 7;
+    (kc_server_set_faults)(srv, &f, old_size);
+    kc_server_faults got;
+    kc_server_get_faults(srv, &got);
+    assert_int_equal(got.watch_delay_max_ms, 7);
+    assert_int_equal(got.list_delay_min_ms, 0);
+    assert_int_equal(got.list_delay_max_ms, 0);
+    kc_server_free(srv);
+}
+
 /* The first n bytes of b are 0 and the following len - n keep the 0x5a they were filled with. */
 static void assert_written_up_to(const void *b, size_t n, size_t len)
 {
@@ -128,6 +151,7 @@ int main(void)
         cmocka_unit_test(test_api_abi_longer_struct_unknown_field_refused),
         cmocka_unit_test(test_api_abi_shorter_struct_gets_defaults),
         cmocka_unit_test(test_api_abi_nested_size_zero_is_inval),
+        cmocka_unit_test(test_api_abi_old_faults_padding_not_read),
         cmocka_unit_test(test_api_abi_result_written_up_to_size),
         cmocka_unit_test(test_api_abi_struct_sizes_stable_for_arrays),
     };

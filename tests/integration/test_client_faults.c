@@ -2,11 +2,13 @@
  * test_client_faults.c — retries and limits against injected server faults
  * (kc_server_set_faults): 429 with Retry-After retried until success (GET and POST), the
  * Retry-After surfaced when retries run out, 500 without Retry-After surfaced at once, 503 with
- * Retry-After never re-sent for a POST, and the client-side rate limiter holding its QPS within
- * 10 % end to end.
+ * Retry-After never re-sent for a POST, the client-side rate limiter holding its QPS within
+ * 10 % end to end, and the server's list delay holding back a LIST but not a concurrent GET.
  */
 #include "kcache/client.h"
 #include "kcache/server.h"
+
+#include "core/internal.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,6 +19,8 @@
 #include <time.h>
 
 #include <cmocka.h>
+#include <pthread.h>
+#include <stdatomic.h>
 
 #define TOKEN "faults-token"
 
@@ -192,6 +196,64 @@ static void test_client_faults_rate_limiter_within_10_percent(void **state)
     kc_client_free(c);
 }
 
+/* A LIST on its own thread: ready is passed just before it is sent, done set once answered. */
+typedef struct list_run {
+    kc_client *c;
+    pthread_barrier_t ready;
+    atomic_bool done;
+    int rc;
+} list_run;
+
+static void *list_thread(void *arg)
+{
+    list_run *r = arg;
+    pthread_barrier_wait(&r->ready);
+    r->rc = kc_client_list(r->c, &CM, "default", NULL, NULL, NULL, NULL, NULL);
+    atomic_store(&r->done, true);
+    return NULL;
+}
+
+/* listDelay 300 ms: a collection LIST takes at least that long, and a single-object GET sent
+ * while a LIST is held back is answered before it (the delay does not block the server). */
+static void test_client_faults_list_delay_holds_list_not_get(void **state)
+{
+    kc_client *lc = new_client(0, -1, 0), *gc = new_client(0, -1, 0);
+    const char *b = "{\"metadata\":{\"name\":\"ldelay\"}}";
+    assert_int_equal(kc_client_create(gc, &CM, "default", b, strlen(b), NULL, NULL, NULL), 0);
+    /* both connections open before the fault, so neither pays a handshake under it */
+    assert_int_equal(kc_client_list(lc, &CM, "default", NULL, NULL, NULL, NULL, NULL), 0);
+    kc_server_faults f = {.list_delay_min_ms = 300, .list_delay_max_ms = 300};
+    kc_server_set_faults(srv, &f);
+
+    uint64_t t0 = kc__now_ns();
+    assert_int_equal(kc_client_list(lc, &CM, "default", NULL, NULL, NULL, NULL, NULL), 0);
+    uint64_t took = kc__now_ns() - t0;
+    if (took < 300 * KC__NS_PER_MS)
+        fail_msg("LIST with listDelay 300ms took %llu ms", (unsigned long long)(took / 1000000));
+
+    list_run r = {.c = lc};
+    assert_int_equal(pthread_barrier_init(&r.ready, NULL, 2), 0);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, list_thread, &r), 0);
+    pthread_barrier_wait(&r.ready);
+    kc_obj *o = NULL;
+    kc_error err = KC_ERROR_INIT;
+    int rc = kc_client_get(gc, &CM, "default", "ldelay", &o, &err);
+    if (rc)
+        fail_msg("GET during a delayed LIST: %s %s", kc_errno_name(rc), err.message);
+    kc_obj_unref(o);
+    bool list_done = atomic_load(&r.done);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    pthread_barrier_destroy(&r.ready);
+    assert_false(list_done); /* the GET was not queued behind the delayed LIST */
+    assert_int_equal(r.rc, 0);
+
+    kc_server_faults none = {0};
+    kc_server_set_faults(srv, &none);
+    kc_client_free(gc);
+    kc_client_free(lc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -204,6 +266,7 @@ int main(void)
         cmocka_unit_test_teardown(test_client_faults_503_post_not_resent, reset_faults),
         cmocka_unit_test_teardown(test_client_faults_503_get_retry_count_bounded, reset_faults),
         cmocka_unit_test_teardown(test_client_faults_rate_limiter_within_10_percent, reset_faults),
+        cmocka_unit_test_teardown(test_client_faults_list_delay_holds_list_not_get, reset_faults),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -122,10 +122,16 @@ static void test_server_faults_public_parse_rejects(void **state)
     const struct {
         const char *field, *text, *named;
     } bad[] = {
-        {"watchDelay", "500ms-10ms", "smaller"},     {"watchDelay", "10", "10"},
-        {"rate429", "0.1:frobnicate", "frobnicate"}, {"rate429", "2", "2"},
-        {"rate500", "0.5:", "empty verb list"},      {"rateTeapot", "0.5", "rateTeapot"},
+        {"watchDelay", "500ms-10ms", "smaller"},
+        {"watchDelay", "10", "10"},
+        {"rate429", "0.1:frobnicate", "frobnicate"},
+        {"rate429", "2", "2"},
+        {"rate500", "0.5:", "empty verb list"},
+        {"rateTeapot", "0.5", "rateTeapot"},
         {"watch-delay", "1s", "watch-delay"},
+        {"listDelay", "20ms-5ms", "smaller"},
+        {"listDelay", "5", "5"},
+        {"listDelay", "", "bad delay"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         kc_error err = KC_ERROR_INIT;
@@ -245,11 +251,67 @@ static void test_server_faults_delay_within_range(void **state)
     kc__faults_free(st);
 }
 
+/* listDelay: the text form sets only the list delay fields; an unknown field's error lists it. */
+static void test_server_faults_list_delay_parse(void **state)
+{
+    kc_server_faults f = {.watch_delay_min_ms = 1, .watch_delay_max_ms = 2};
+    assert_int_equal(kc_server_faults_parse("listDelay", "5ms-20ms", &f, NULL), 0);
+    assert_int_equal(f.list_delay_min_ms, 5);
+    assert_int_equal(f.list_delay_max_ms, 20);
+    assert_int_equal(f.watch_delay_min_ms, 1);
+    assert_int_equal(f.watch_delay_max_ms, 2);
+    assert_int_equal(kc_server_faults_parse("listDelay", "1s", &f, NULL), 0);
+    assert_int_equal(f.list_delay_min_ms, 1000);
+    assert_int_equal(f.list_delay_max_ms, 1000);
+    kc_error err = KC_ERROR_INIT;
+    assert_int_equal(kc_server_faults_parse("listdelay", "1s", &f, &err), KC_EINVAL);
+    assert_non_null(strstr(err.message, "listDelay"));
+    kc_error_clear(&err);
+}
+
+/* The list delay is drawn from [min,max] ms, and is 0 with no fault set. */
+static void test_server_faults_list_delay_within_range(void **state)
+{
+    kc__faults *st = kc__faults_new(NULL, 5);
+    assert_int_equal(kc__faults_list_delay_ns(st), 0);
+    kc_server_faults f = {.list_delay_min_ms = 5, .list_delay_max_ms = 20};
+    kc__faults_set(st, &f);
+    for (int i = 0; i < 1000; i++)
+        assert_in_range(kc__faults_list_delay_ns(st), 5000000ull, 20000000ull);
+    assert_int_equal(kc__faults_watch_delay_ns(st), 0); /* the watch delay is its own */
+    kc__faults_free(st);
+}
+
+/* listDelayMinMs/MaxMs round-trip through the admin JSON; the "listDelay" string sets both. */
+static void test_server_faults_list_delay_json(void **state)
+{
+    kc_server_faults f = {.list_delay_min_ms = 5, .list_delay_max_ms = 20};
+    char *s = kc__faults_to_json(&f);
+    assert_non_null(s);
+    assert_non_null(strstr(s, "\"listDelayMinMs\":5"));
+    assert_non_null(strstr(s, "\"listDelayMaxMs\":20"));
+    kc_server_faults g = {0};
+    assert_int_equal(kc__faults_from_json(s, strlen(s), &g, NULL), 0);
+    assert_int_equal(g.list_delay_min_ms, 5);
+    assert_int_equal(g.list_delay_max_ms, 20);
+    free(s);
+    const char *doc = "{\"listDelay\":\"10ms-1s\"}";
+    assert_int_equal(kc__faults_from_json(doc, strlen(doc), &g, NULL), 0);
+    assert_int_equal(g.list_delay_min_ms, 10);
+    assert_int_equal(g.list_delay_max_ms, 1000);
+    const char *doc2 = "{\"listDelayMinMs\":0,\"listDelayMaxMs\":0}";
+    assert_int_equal(kc__faults_from_json(doc2, strlen(doc2), &g, NULL), 0);
+    assert_int_equal(g.list_delay_min_ms, 0);
+    assert_int_equal(g.list_delay_max_ms, 0);
+}
+
 static void test_server_faults_json_round_trip(void **state)
 {
     kc_server_faults f = {0};
     f.watch_delay_min_ms = 10;
     f.watch_delay_max_ms = 500;
+    f.list_delay_min_ms = 3;
+    f.list_delay_max_ms = 30;
     f.rate_429[KC_SERVER_VERB_LIST] = 0.5;
     f.rate_503[KC_SERVER_VERB_WATCH] = 0.25;
     f.retry_after_s = 2;
@@ -293,7 +355,11 @@ static void test_server_faults_json_rejects_bad_fields(void **state)
                          "{\"retryAfterSeconds\":-1}",
                          "{\"watchStall\":\"yes\"}",
                          "{\"watchDelay\":\"soon\"}",
-                         "{\"watchDelayMinMs\":5,\"watchDelayMaxMs\":1}"};
+                         "{\"watchDelayMinMs\":5,\"watchDelayMaxMs\":1}",
+                         "{\"listDelay\":\"soon\"}",
+                         "{\"listDelay\":20}",
+                         "{\"listDelayMinMs\":-1}",
+                         "{\"listDelayMinMs\":5,\"listDelayMaxMs\":1}"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         kc_server_faults f = {.retry_after_s = 4};
         kc_error err = KC_ERROR_INIT;
@@ -366,6 +432,9 @@ int main(void)
         cmocka_unit_test(test_server_faults_close_every_n),
         cmocka_unit_test(test_server_faults_close_probability),
         cmocka_unit_test(test_server_faults_delay_within_range),
+        cmocka_unit_test(test_server_faults_list_delay_parse),
+        cmocka_unit_test(test_server_faults_list_delay_within_range),
+        cmocka_unit_test(test_server_faults_list_delay_json),
         cmocka_unit_test(test_server_faults_json_round_trip),
         cmocka_unit_test(test_server_faults_json_partial_keeps_other_fields),
         cmocka_unit_test(test_server_faults_json_rejects_bad_fields),

@@ -89,6 +89,8 @@ static const char usage_text[] =
     "Faults (also changeable at run time, see below):\n"
     "  --watch-delay MIN[-MAX]   deliver each watch event after a uniform random delay, never\n"
     "                            before an earlier event of the same stream (e.g. 10ms-500ms)\n"
+    "  --list-delay MIN[-MAX]    answer each collection LIST (not a watch) after a uniform\n"
+    "                            random delay, serving other requests meanwhile (e.g. 5ms-20ms)\n"
     "  --fail-429 RATE[:VERBS]   inject 429 with probability RATE (0..1) per request, for the\n"
     "                            listed verbs (get,list,watch,create,update,patch,delete,\n"
     "                            deletecollection; default all)\n"
@@ -106,7 +108,9 @@ static const char usage_text[] =
     "  GET  /admin/faults        the faults in force as JSON\n"
     "  PUT  /admin/faults        change faults; fields absent keep their value:\n"
     "                            {\"watchDelay\":\"10ms-500ms\", \"watchDelayMinMs\":N,\n"
-    "                             \"watchDelayMaxMs\":N, \"rate429\":R, \"rate500\":R,\n"
+    "                             \"watchDelayMaxMs\":N, \"listDelay\":\"5ms-20ms\",\n"
+    "                             \"listDelayMinMs\":N, \"listDelayMaxMs\":N,\n"
+    "                             \"rate429\":R, \"rate500\":R,\n"
     "                             \"rate503\":R, \"retryAfterSeconds\":N,\n"
     "                             \"watchCloseEvery\":N, \"watchCloseProb\":P,\n"
     "                             \"watchStall\":true|false}\n"
@@ -246,6 +250,7 @@ static const char *const value_flags[] = {
     "--max-body",
     "--watch-queue",
     "--watch-delay",
+    "--list-delay",
     "--fail-429",
     "--fail-500",
     "--fail-503",
@@ -420,6 +425,9 @@ static int parse_fault_flag(const char *flag, const char *val, kc_server_faults 
     kc_error err = KC_ERROR_INIT;
     if (!strcmp(flag, "--watch-delay")) {
         if (kc_server_faults_parse("watchDelay", val, f, &err))
+            return usage_error_from(flag, &err);
+    } else if (!strcmp(flag, "--list-delay")) {
+        if (kc_server_faults_parse("listDelay", val, f, &err))
             return usage_error_from(flag, &err);
     } else if (!strcmp(flag, "--fail-429") || !strcmp(flag, "--fail-500") ||
                !strcmp(flag, "--fail-503")) {

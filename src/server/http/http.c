@@ -13,6 +13,8 @@
  * request — are offloaded: the connection is suspended (MHD_suspend_connection), a detached
  * helper thread runs the handler and resumes it, and MHD's next call queues the reply made there.
  * Single-object reads and writes and watches run inline (short, under srv->mu only briefly).
+ * The listDelay fault is applied on that helper thread: a collection LIST waits there, in slices
+ * of at most 10 ms that end early once the server is stopping, before it runs.
  * kc_server_stop waits for offloaded requests (srv->offloaded, under its own srv->off_mu) before
  * stopping the daemon, since MHD must not be stopped with suspended connections. A request takes
  * srv->mu only inside the verbs (briefly to resolve the resource here).
@@ -27,6 +29,7 @@ typedef struct conn_ctx {
     kc__buf body;
     bool too_large;
     bool offloaded; /* the request runs (ran) on a helper thread; req holds its reply */
+    uint64_t delay_ns; /* listDelay fault: the helper thread waits this long before running it */
     kc__req req;
 } conn_ctx;
 
@@ -379,23 +382,24 @@ static enum MHD_Result queue(struct MHD_Connection *conn, kc__req *req)
     return r;
 }
 
-/* May this request take long (large collections, cascades, Table rendering)? */
-static bool may_be_slow(const kc__req *req)
+/* May this request take long (large collections, cascades, Table rendering)? *ret_list: it is
+ * a collection LIST (a GET of a collection, not a watch), which the listDelay fault holds back. */
+static bool may_be_slow(const kc__req *req, bool *ret_list)
 {
     kc__route rt;
+    *ret_list = false;
     if (req->method == KC__M_OTHER || kc__route_parse(req->path, &rt) != 0 ||
         rt.kind != KC__R_RESOURCE)
         return false;
-    if (req->accept && strstr(req->accept, "as=Table"))
+    if (req->method == KC__M_GET && !rt.has_name && !rt.watch_path) {
+        const char *w = MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, "watch");
+        *ret_list = !w || !kc__param_bool(w);
+    }
+    if (*ret_list || (req->accept && strstr(req->accept, "as=Table")))
         return true;
     if (rt.has_name)
         return req->method == KC__M_DELETE && !rt.has_ns && !strcmp(rt.plural, "namespaces");
-    if (req->method == KC__M_DELETE)
-        return true;
-    if (req->method != KC__M_GET || rt.watch_path)
-        return false;
-    const char *w = MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, "watch");
-    return !w || !kc__param_bool(w);
+    return req->method == KC__M_DELETE;
 }
 
 static void run(kc__req *req)
@@ -404,10 +408,25 @@ static void run(kc__req *req)
         kc__fail(&req->err, 500, "InternalError", "out of memory");
 }
 
+/* The listDelay fault, on a helper thread: wait ns, in slices of at most 10 ms under off_mu, so
+ * kc_server_stop (which waits for offloaded requests) is held up by no more than one slice. */
+static void list_delay(kc_server *srv, uint64_t ns)
+{
+    uint64_t deadline = kc__now_ns() + ns, now;
+    pthread_mutex_lock(&srv->off_mu);
+    while (!srv->stopping && (now = kc__now_ns()) < deadline) {
+        uint64_t slice = now + 10 * KC__NS_PER_MS;
+        kc__cond_wait_until(&srv->off_cond, &srv->off_mu, slice < deadline ? slice : deadline);
+    }
+    pthread_mutex_unlock(&srv->off_mu);
+}
+
 static void *offload_main(void *arg)
 {
     conn_ctx *cc = arg;
     kc_server *srv = cc->req.srv;
+    if (cc->delay_ns)
+        list_delay(srv, cc->delay_ns);
     run(&cc->req);
     MHD_resume_connection(cc->req.conn); /* MHD calls on_request again: it queues the reply */
     pthread_mutex_lock(&srv->off_mu);
@@ -417,9 +436,9 @@ static void *offload_main(void *arg)
     return NULL;
 }
 
-/* Run cc->req on a detached helper thread with the connection suspended. false = not started
- * (server stopping, no thread): run it inline. */
-static bool offload(conn_ctx *cc)
+/* Run cc->req on a detached helper thread with the connection suspended, after delay_ns (the
+ * listDelay fault; 0 = none). false = not started (server stopping, no thread): run it inline. */
+static bool offload(conn_ctx *cc, uint64_t delay_ns)
 {
     kc_server *srv = cc->req.srv;
     pthread_mutex_lock(&srv->off_mu); /* not srv->mu: that may be held long */
@@ -432,6 +451,7 @@ static bool offload(conn_ctx *cc)
     if (!ok)
         return false;
     cc->offloaded = true;
+    cc->delay_ns = delay_ns;
     MHD_suspend_connection(cc->req.conn);
     pthread_attr_t a;
     pthread_t th;
@@ -439,8 +459,10 @@ static bool offload(conn_ctx *cc)
     pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
     int rc = pthread_create(&th, &a, offload_main, cc);
     pthread_attr_destroy(&a);
-    if (rc != 0)
+    if (rc != 0) {
+        cc->delay_ns = 0; /* never wait on an MHD thread */
         offload_main(cc); /* runs it here and resumes: the reply is queued on the next call */
+    }
     return true;
 }
 
@@ -514,10 +536,12 @@ enum MHD_Result kc__http_on_request(void *cls, struct MHD_Connection *conn, cons
         MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
     req->body = cc->body.data ? cc->body.data : "";
     req->body_len = cc->body.len;
+    bool list;
     if (cc->too_large) {
         kc__fail(&req->err, 413, "RequestEntityTooLarge",
                  "the request body is larger than the limit of %zu bytes", max);
-    } else if (may_be_slow(req) && offload(cc)) {
+    } else if (may_be_slow(req, &list) &&
+               offload(cc, list ? kc__faults_list_delay_ns(srv->faults) : 0)) {
         return MHD_YES;
     } else {
         run(req);

@@ -163,17 +163,28 @@ int kc__faults_inject(kc__faults *f, kc_server_verb verb, unsigned *ret_retry_af
     return status;
 }
 
-uint64_t kc__faults_watch_delay_ns(kc__faults *f)
+/* A delay in ns drawn uniformly from [lo,hi] ms (hi < lo counts as lo; 0 when both are 0). */
+static uint64_t draw_delay_ns(kc__faults *f, const unsigned *lo_ms, const unsigned *hi_ms)
 {
     uint64_t ns = 0;
     pthread_mutex_lock(&f->mu);
-    unsigned lo = f->cur.watch_delay_min_ms, hi = f->cur.watch_delay_max_ms;
+    unsigned lo = *lo_ms, hi = *hi_ms;
     if (hi < lo)
         hi = lo;
     if (hi > 0)
         ns = kc__rng_range(&f->rng, (uint64_t)lo * KC__NS_PER_MS, (uint64_t)hi * KC__NS_PER_MS);
     pthread_mutex_unlock(&f->mu);
     return ns;
+}
+
+uint64_t kc__faults_watch_delay_ns(kc__faults *f)
+{
+    return draw_delay_ns(f, &f->cur.watch_delay_min_ms, &f->cur.watch_delay_max_ms);
+}
+
+uint64_t kc__faults_list_delay_ns(kc__faults *f)
+{
+    return draw_delay_ns(f, &f->cur.list_delay_min_ms, &f->cur.list_delay_max_ms);
 }
 
 bool kc__faults_close_watch(kc__faults *f, uint64_t sent)
@@ -328,6 +339,8 @@ int(kc_server_faults_parse)(const char *field, const char *text, kc_server_fault
     int rc;
     if (!strcmp(field, "watchDelay")) {
         rc = kc__faults_parse_delay(text, &f->watch_delay_min_ms, &f->watch_delay_max_ms, err);
+    } else if (!strcmp(field, "listDelay")) {
+        rc = kc__faults_parse_delay(text, &f->list_delay_min_ms, &f->list_delay_max_ms, err);
     } else {
         double *rates = !strcmp(field, "rate429")   ? f->rate_429
                         : !strcmp(field, "rate500") ? f->rate_500
@@ -336,7 +349,8 @@ int(kc_server_faults_parse)(const char *field, const char *text, kc_server_fault
         if (!rates)
             return kc_error_set(
                 err, KC_EINVAL,
-                "faults: unknown field '%s' (watchDelay, rate429, rate500, rate503)", field);
+                "faults: unknown field '%s' (watchDelay, listDelay, rate429, rate500, rate503)",
+                field);
         rc = kc__faults_parse_rate(text, rates, err);
     }
     if (!rc)
@@ -361,13 +375,14 @@ static json_t *rates_json(const double *rates)
 
 char *kc__faults_to_json(const kc_server_faults *fl)
 {
-    json_t *o = json_pack("{s:I,s:I,s:o*,s:o*,s:o*,s:I,s:I,s:f,s:b}", "watchDelayMinMs",
-                          (json_int_t)fl->watch_delay_min_ms, "watchDelayMaxMs",
-                          (json_int_t)fl->watch_delay_max_ms, "rate429", rates_json(fl->rate_429),
-                          "rate500", rates_json(fl->rate_500), "rate503", rates_json(fl->rate_503),
-                          "retryAfterSeconds", (json_int_t)fl->retry_after_s, "watchCloseEvery",
-                          (json_int_t)fl->watch_close_every, "watchCloseProb", fl->watch_close_prob,
-                          "watchStall", fl->watch_stall);
+    json_t *o = json_pack(
+        "{s:I,s:I,s:I,s:I,s:o*,s:o*,s:o*,s:I,s:I,s:f,s:b}", "watchDelayMinMs",
+        (json_int_t)fl->watch_delay_min_ms, "watchDelayMaxMs", (json_int_t)fl->watch_delay_max_ms,
+        "listDelayMinMs", (json_int_t)fl->list_delay_min_ms, "listDelayMaxMs",
+        (json_int_t)fl->list_delay_max_ms, "rate429", rates_json(fl->rate_429), "rate500",
+        rates_json(fl->rate_500), "rate503", rates_json(fl->rate_503), "retryAfterSeconds",
+        (json_int_t)fl->retry_after_s, "watchCloseEvery", (json_int_t)fl->watch_close_every,
+        "watchCloseProb", fl->watch_close_prob, "watchStall", fl->watch_stall);
     if (!o)
         return NULL;
     char *s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(15));
@@ -381,6 +396,29 @@ static int get_uint(json_t *v, const char *field, unsigned *out, kc_error *err)
         json_integer_value(v) > (json_int_t)UINT32_MAX / 2)
         return kc_error_set(err, KC_EBADREQUEST, "%s: expected a non-negative integer", field);
     *out = (unsigned)json_integer_value(v);
+    return 0;
+}
+
+/* k is NAME, NAMEMinMs or NAMEMaxMs: the keys of one delay fault (watchDelay, listDelay). */
+static bool is_delay_key(const char *k, const char *name)
+{
+    size_t n = strlen(name);
+    return !strncmp(k, name, n) && (!k[n] || !strcmp(k + n, "MinMs") || !strcmp(k + n, "MaxMs"));
+}
+
+/* A delay fault's key (is_delay_key): NAMEMinMs and NAMEMaxMs an integer each, NAME a
+ * "MIN[-MAX]" string setting both. */
+static int get_delay(json_t *v, const char *k, unsigned *min_ms, unsigned *max_ms, kc_error *err)
+{
+    size_t n = strlen(k);
+    if (n > 5 && !strcmp(k + n - 5, "MinMs"))
+        return get_uint(v, k, min_ms, err);
+    if (n > 5 && !strcmp(k + n - 5, "MaxMs"))
+        return get_uint(v, k, max_ms, err);
+    if (!json_is_string(v))
+        return kc_error_set(err, KC_EBADREQUEST, "%s: expected \"MIN[-MAX]\"", k);
+    if (kc__faults_parse_delay(json_string_value(v), min_ms, max_ms, NULL))
+        return kc_error_set(err, KC_EBADREQUEST, "%s: bad duration '%s'", k, json_string_value(v));
     return 0;
 }
 
@@ -448,18 +486,11 @@ int kc__faults_from_json(const char *text, size_t len, kc_server_faults *inout, 
     json_t *v;
     json_object_foreach(o, k, v)
     {
-        if (!strcmp(k, "watchDelayMinMs"))
-            rc = get_uint(v, k, &f.watch_delay_min_ms, err);
-        else if (!strcmp(k, "watchDelayMaxMs"))
-            rc = get_uint(v, k, &f.watch_delay_max_ms, err);
-        else if (!strcmp(k, "watchDelay")) {
-            if (!json_is_string(v))
-                rc = kc_error_set(err, KC_EBADREQUEST, "watchDelay: expected \"MIN[-MAX]\"");
-            else if (kc__faults_parse_delay(json_string_value(v), &f.watch_delay_min_ms,
-                                            &f.watch_delay_max_ms, NULL))
-                rc = kc_error_set(err, KC_EBADREQUEST, "watchDelay: bad duration '%s'",
-                                  json_string_value(v));
-        } else if (!strcmp(k, "rate429"))
+        if (is_delay_key(k, "watchDelay"))
+            rc = get_delay(v, k, &f.watch_delay_min_ms, &f.watch_delay_max_ms, err);
+        else if (is_delay_key(k, "listDelay"))
+            rc = get_delay(v, k, &f.list_delay_min_ms, &f.list_delay_max_ms, err);
+        else if (!strcmp(k, "rate429"))
             rc = get_rates(v, k, f.rate_429, err);
         else if (!strcmp(k, "rate500"))
             rc = get_rates(v, k, f.rate_500, err);
@@ -483,6 +514,10 @@ int kc__faults_from_json(const char *text, size_t len, kc_server_faults *inout, 
     }
     if (f.watch_delay_max_ms < f.watch_delay_min_ms) {
         rc = kc_error_set(err, KC_EBADREQUEST, "watchDelayMaxMs is smaller than watchDelayMinMs");
+        goto out;
+    }
+    if (f.list_delay_max_ms < f.list_delay_min_ms) {
+        rc = kc_error_set(err, KC_EBADREQUEST, "listDelayMaxMs is smaller than listDelayMinMs");
         goto out;
     }
     *inout = f;

@@ -23,6 +23,8 @@ int kc__faults_inject(kc__faults *f, kc_server_verb verb, unsigned *ret_retry_af
 
 /* A random watch-event delay in nanoseconds drawn from [min,max] ms (0 when no delay set). */
 uint64_t kc__faults_watch_delay_ns(kc__faults *f);
+/* A random collection-LIST delay in nanoseconds drawn from [min,max] ms (0 when no delay set). */
+uint64_t kc__faults_list_delay_ns(kc__faults *f);
 
 /* After a stream has sent `sent` events (sent >= 1): should the server close it now? */
 bool kc__faults_close_watch(kc__faults *f, uint64_t sent);

@@ -210,6 +210,11 @@ typedef struct kc__http_req {
     void (*on_idle)(void *idle_ud);
     void *idle_ud;
     size_t max_body; /* collected body ceiling; 0 = KC__RESPONSE_MAX_BYTES */
+    /* not stream: called with body_ud and the body collected so far after each chunk of a 2xx
+     * response is appended (a paged LIST reads its continue token from the head while the rest
+     * is still arriving); may be NULL. Must not modify the buffer. */
+    void (*on_body)(void *body_ud, const kc__buf *body);
+    void *body_ud;
 } kc__http_req;
 
 typedef struct kc__http_resp {

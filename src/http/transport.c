@@ -258,13 +258,14 @@ typedef struct kc__xfer {
     kc__http_resp *resp;
     CURL *easy;
     int status_known; /* 0 unknown, 1 stream to on_data, 2 collect */
+    bool ok;          /* the status is 2xx */
     int fail_code;    /* set by the write callback */
 } kc__xfer;
 
 /* One allocation for a body of known length, with the padding a decoder parsing in place reads.
  * When that allocation is new memory of 256 KiB or more (a LIST page), it is populated in one
  * call before the body is copied in: a page fault per 4 KiB costs about twice as much
- * (core/populate.h; a cold paged LIST faulted its two 3 MB page buffers this way). */
+ * (core/populate.h; a cold paged LIST faulted its 3 MB page buffers this way). */
 static void reserve_body(kc__buf *b, size_t cl)
 {
     size_t had = b->cap;
@@ -281,7 +282,8 @@ static size_t kc__on_write(char *p, size_t size, size_t nmemb, void *ud)
     if (!x->status_known) {
         long code = 0;
         curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &code);
-        x->status_known = (x->req->stream && code >= 200 && code < 300) ? 1 : 2;
+        x->ok = code >= 200 && code < 300;
+        x->status_known = (x->req->stream && x->ok) ? 1 : 2;
         curl_off_t cl = -1;
         if (x->status_known == 2 &&
             curl_easy_getinfo(x->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl) == CURLE_OK &&
@@ -299,6 +301,8 @@ static size_t kc__on_write(char *p, size_t size, size_t nmemb, void *ud)
         x->fail_code = rc;
         return 0;
     }
+    if (x->req->on_body && x->ok)
+        x->req->on_body(x->req->body_ud, &x->resp->body);
     return n;
 }
 

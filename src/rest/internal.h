@@ -88,14 +88,20 @@ int kc__list_opts_paged(const kc_client *c, const kc_list_opts *opts, kc_list_op
  * reused). 0 for a 2xx response, else the mapped error. */
 int kc__get_call(kc_client *c, const kc_gvr *gvr, const char *ns, const char *name,
                  const kc_list_opts *opts, const char *accept, kc__http_resp *resp, kc_error *err);
+/* kc__get_call of a collection, calling on_body(body_ud, body so far) after each chunk of a 2xx
+ * body arrives (on the calling thread; see kc__http_req.on_body). */
+int kc__list_call_watched(kc_client *c, const kc_gvr *gvr, const char *ns, const kc_list_opts *opts,
+                          const char *accept, void (*on_body)(void *body_ud, const kc__buf *body),
+                          void *body_ud, kc__http_resp *resp, kc_error *err);
 
 /*
- * kc_client_list_all, pipelined (pager.c): page k is decoded on a worker thread while page k+1 is
- * downloaded on the calling thread; the next continue token is read from the page's head (the
- * list metadata precedes items) before its items are decoded. on_item is called in order, one
- * call at a time, but on the worker thread (the caller is blocked in this call meanwhile). Two
- * response buffers are reused across pages and parsed in place (no copy of the body). Same
- * results and errors as kc_client_list_all; falls back to it when the thread cannot start.
+ * kc_client_list_all, pipelined (pager.c): page k+1 is asked for as soon as page k's head (the
+ * list metadata, with its continue token, precedes items) has arrived — the calling thread and a
+ * helper take pages in turn — and a worker thread decodes the pages in order while the next ones
+ * download. on_item is called in order, one call at a time, but on the worker thread (the caller
+ * is blocked in this call meanwhile). Three response buffers are reused across pages and parsed in
+ * place (no copy of the body). Same results and errors as kc_client_list_all; falls back to it
+ * when the worker cannot start, and fetches alone when the helper cannot.
  */
 int kc__client_list_pipelined(kc_client *c, const kc_gvr *gvr, const char *ns,
                               const kc_list_opts *opts, kc_list_meta *ret_meta,

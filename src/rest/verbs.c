@@ -135,20 +135,39 @@ static int kc__list_query(kc__buf *p, const kc_list_opts *o)
 
 /* GET the collection (name NULL; opts' selectors, limit, continue… in the query) or one object,
  * with the given Accept (NULL = JSON), into *resp (the caller frees it). */
-int kc__get_call(kc_client *c, const kc_gvr *gvr, const char *ns, const char *name,
-                 const kc_list_opts *opts, const char *accept, kc__http_resp *resp, kc_error *err)
+static int get_call(kc_client *c, const kc_gvr *gvr, const char *ns, const char *name,
+                    const kc_list_opts *opts, const char *accept,
+                    void (*on_body)(void *, const kc__buf *), void *body_ud, kc__http_resp *resp,
+                    kc_error *err)
 {
     kc__buf p = KC__BUF_INIT(0);
     int rc = kc__build_path(&p, gvr, ns, name, NULL, err);
     if (!rc && !name && kc__list_query(&p, opts))
         rc = kc_error_set(err, KC_ENOMEM, "out of memory");
     if (!rc) {
-        kc__http_req req = {
-            .method = "GET", .path = p.data, .cancel = opts->cancel, .accept = accept};
+        kc__http_req req = {.method = "GET",
+                            .path = p.data,
+                            .cancel = opts->cancel,
+                            .accept = accept,
+                            .on_body = on_body,
+                            .body_ud = body_ud};
         rc = kc__client_call(c, &req, true, resp, err);
     }
     kc__buf_free(&p);
     return rc;
+}
+
+int kc__get_call(kc_client *c, const kc_gvr *gvr, const char *ns, const char *name,
+                 const kc_list_opts *opts, const char *accept, kc__http_resp *resp, kc_error *err)
+{
+    return get_call(c, gvr, ns, name, opts, accept, NULL, NULL, resp, err);
+}
+
+int kc__list_call_watched(kc_client *c, const kc_gvr *gvr, const char *ns, const kc_list_opts *opts,
+                          const char *accept, void (*on_body)(void *body_ud, const kc__buf *body),
+                          void *body_ud, kc__http_resp *resp, kc_error *err)
+{
+    return get_call(c, gvr, ns, NULL, opts, accept, on_body, body_ud, resp, err);
 }
 
 /* One LIST page (opts a full-size copy or NULL); ext (may be NULL) gets what kc_list_meta cannot

@@ -2,7 +2,8 @@
  * test_client_pager.c — kc__client_list_pipelined (rest/pager.c), the informer's paged LIST with
  * download and decode overlapped, against the embedded server over TLS: the same items in the same
  * order as kc_client_list_all, callbacks one at a time on one worker thread, and every way out
- * (callback error, cancel, an expired continue token) returns its code with no callback after.
+ * (callback error, cancel, an expired continue token) returns its code with no callback after;
+ * the next page is asked for before the previous one is decoded.
  * Pagination rules: apiserver-semantics §3 (limit/continue, 410 on an expired token).
  */
 #include "test_client_fixture.h"
@@ -136,12 +137,14 @@ static void test_client_pager_cancel(void **state)
 }
 
 /* The history compacted while the first page is being decoded: a later continue request gets 410,
- * returned as KC_EGONE with the HTTP status in err (the informer relists from scratch). */
+ * returned as KC_EGONE with the HTTP status in err (the informer relists from scratch). Pages of
+ * one item: at most two pages are fetched ahead of the page being decoded (three buffers), so the
+ * requests for pages 3-7 follow the compaction. */
 static void test_client_pager_expired_continue_is_gone(void **state)
 {
     seen *s = calloc(1, sizeof *s);
     s->compact_at_first = true;
-    kc_list_opts lo = {.limit = 2};
+    kc_list_opts lo = {.limit = 1};
     kc_error err = KC_ERROR_INIT;
     assert_int_equal(kc__client_list_pipelined(cli, &CM, "pexp", &lo, NULL, seen_cb, s, &err),
                      KC_EGONE);
@@ -151,6 +154,41 @@ static void test_client_pager_expired_continue_is_gone(void **state)
     free(s);
 }
 
+typedef struct ahead {
+    uint64_t start, want, got; /* bytes received: at the start, needed, seen in the callback */
+    int n;
+} ahead;
+
+/* The first item waits (up to 10 s) until the client has received `want` more bytes. */
+static int ahead_cb(void *ud, kc_obj *o)
+{
+    ahead *a = ud;
+    kc_obj_unref(o);
+    if (a->n++ == 0) {
+        uint64_t until = kc__now_ns() + 10 * KC__NS_PER_SEC;
+        while ((a->got = kc__http_bytes_received(cli->http) - a->start) < a->want &&
+               kc__now_ns() < until)
+            kc__sleep_ns(KC__NS_PER_MS);
+    }
+    return 0;
+}
+
+/* The next page is asked for as soon as this page's head (its continue token) has arrived, not
+ * after the page is decoded: while the first page's first callback blocks, the pages after it
+ * still arrive — two of them (three buffers: the one being decoded, two being received). A
+ * pager that waits for the decoder before asking again receives at most one. */
+static void test_client_pager_fetches_ahead_of_the_decoder(void **state)
+{
+    kc_list_opts lo = {.limit = 2};
+    uint64_t b0 = kc__http_bytes_received(cli->http);
+    assert_int_equal(kc_client_list(cli, &CM, "pp", &lo, NULL, NULL, NULL, NULL), 0); /* a page */
+    uint64_t page = kc__http_bytes_received(cli->http) - b0;
+    ahead a = {.start = kc__http_bytes_received(cli->http), .want = page * 5 / 2};
+    assert_int_equal(kc__client_list_pipelined(cli, &CM, "pp", &lo, NULL, ahead_cb, &a, NULL), 0);
+    assert_int_equal(a.n, N_CM);
+    assert_true(a.got >= a.want); /* pages 1 and 2 arrived while page 0 was being decoded */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -158,6 +196,7 @@ int main(void)
         cmocka_unit_test(test_client_pager_callback_error_stops),
         cmocka_unit_test(test_client_pager_cancel),
         cmocka_unit_test(test_client_pager_expired_continue_is_gone),
+        cmocka_unit_test(test_client_pager_fetches_ahead_of_the_decoder),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -27,7 +27,10 @@
  * plain kc_store is filled by kc_client_list_all and replaced once) and after deleting half of the
  * objects (every other key), both after malloc_trim and a wait of 2.5 s: the object arena returns
  * the chunks and pages freed by the replace or the deletes after a decay of 1 s (src/core/slab.c).
- * Usage: bench_sync [N=20000] [--reps R=5] [--page P=500] [--node]
+ * Usage: bench_sync [N=20000] [--reps R=5] [--page P=500] [--list-delay MS=0] [--node]
+ * (--list-delay: the server answers every LIST — each page, raw or informer — after MS ms, the
+ * time a kube-apiserver spends reading a page from etcd before its first byte; the streaming
+ * list, a watch, is not delayed)
  * (--node: one @kubernetes/client-node makeInformer sync of the same server, as bench_informer;
  * KC_NODE_MODULES names its node_modules when this checkout has none). bench/plot_sync.sh runs
  * it over several N and draws docs/img/sync.png.
@@ -409,6 +412,8 @@ int main(int argc, char **argv)
             page = atoi(argv[++i]);
         else if (strcmp(argv[i], "--node") == 0)
             node = true;
+        else if (strcmp(argv[i], "--list-delay") == 0 && i + 1 < argc)
+            child_list_delay_ms = (unsigned)atoi(argv[++i]);
         else
             n = atoi(argv[i]);
     }
@@ -418,8 +423,8 @@ int main(int argc, char **argv)
     child c;
     if (child_start(&c, n, 0))
         return 1;
-    printf("bench_sync: %d Pods, page %d, %d alternated rounds; server pid %d\n", n, page, reps,
-           (int)c.pid);
+    printf("bench_sync: %d Pods, page %d, %d alternated rounds; server pid %d; LIST delay %u ms\n",
+           n, page, reps, (int)c.pid, child_list_delay_ms);
     rawres warmup;
     raw_transfer(&c, false, page, &warmup);
     raw_transfer(&c, true, page, &warmup);

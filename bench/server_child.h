@@ -10,6 +10,7 @@
  *       updates + 1000 events). Fills c->url, c->kubeconfig and the RVs before and after the
  *       creates. 0 on success, -1 (with "server child did not start" on stderr) when the child
  *       did not report.
+ *       With child_list_delay_ms set first, every collection LIST is answered after that delay.
  *   void child_stop(child *c)
  *       Tells the child to stop, reaps it and removes the kubeconfig.
  */
@@ -102,6 +103,10 @@ static void child_creates(const char *url, int m)
     kc_config_unref(cfg);
 }
 
+/* Set before child_start: the server answers each collection LIST after this many ms
+ * (kc_server_faults.list_delay_min_ms/max_ms), as an API server reading its storage would. */
+static unsigned child_list_delay_ms;
+
 static int child_start(child *c, int n, int updates)
 {
     int up[2], down[2];
@@ -120,6 +125,12 @@ static int child_start(child *c, int n, int updates)
                             .quiet = true,
                             .history = (size_t)updates + 1000,
                             .watch_queue = 1000000};
+        kc_server_faults faults = {.list_delay_min_ms = child_list_delay_ms,
+                                   .list_delay_max_ms = child_list_delay_ms};
+        if (child_list_delay_ms) {
+            o.faults = &faults;
+            o.faults_size = sizeof faults;
+        }
         kc_server *srv = NULL;
         kc_error e = KC_ERROR_INIT;
         if (kc_server_new(&o, &srv, &e) || kc_server_start(srv, &e)) {

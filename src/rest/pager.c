@@ -22,9 +22,11 @@
  * waits for the decode's token; a decoded token that differs from the head's is a parse error.
  *
  * Pages are handed to the worker strictly in order, one at a time. Three response buffers
- * rotate (two being received, one being decoded), so after the first three pages no page
- * allocates or faults in fresh memory for its body; the transport reserves the body with
- * KC_DECODE_PADDING spare bytes, so the worker parses it in place (KC_DECODE_INPUT_PADDED).
+ * rotate (two being received, one being decoded). The caller fetches the first page alone, then
+ * sizes the idle buffers for pages like it (a quarter more, populated in one call) and only then
+ * starts the helper: buffers the helper grew would stay in its glibc arena after the list. So no
+ * later page allocates or faults in fresh memory for its body; the bodies carry KC_DECODE_PADDING
+ * spare bytes, so the worker parses them in place (KC_DECODE_INPUT_PADDED).
  *
  * Ordering and errors: on_item runs on the worker, page after page, in order, never concurrently.
  * The first failure (request, decode, callback, cancel) stops every thread; a request already in

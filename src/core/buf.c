@@ -6,6 +6,7 @@
  * leaves the buffer exactly as it was.
  */
 #include "core/internal.h"
+#include "core/populate.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,6 +66,15 @@ int kc__buf_reserve(kc__buf *b, size_t extra)
     b->data = d;
     b->cap = cap;
     return 0;
+}
+
+int kc__buf_reserve_populated(kc__buf *b, size_t extra)
+{
+    size_t had = b->cap;
+    int rc = kc__buf_reserve(b, extra);
+    if (rc == 0 && b->cap != had && extra >= ((size_t)256 << 10))
+        (void)kc__mem_populate_ex(b->data + b->len, extra, false);
+    return rc;
 }
 
 int kc__buf_append(kc__buf *b, const void *p, size_t n)

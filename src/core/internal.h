@@ -198,6 +198,10 @@ void kc__buf_free(kc__buf *b);
 void kc__buf_reset(kc__buf *b);
 /* Make room for extra more bytes (plus the NUL). KC_ETOOLARGE past max, KC_ENOMEM. */
 int kc__buf_reserve(kc__buf *b, size_t extra);
+/* kc__buf_reserve for a body about to be written whole: when the room for extra bytes is new
+ * memory and extra is 256 KiB or more, [len, len + extra) is populated in one call first
+ * (core/populate.h: a fault per 4 KiB costs about twice as much). Same errors. */
+int kc__buf_reserve_populated(kc__buf *b, size_t extra);
 /* Append n bytes. 0, KC_ETOOLARGE or KC_ENOMEM (buffer unchanged on failure). */
 int kc__buf_append(kc__buf *b, const void *p, size_t n);
 int kc__buf_append_str(kc__buf *b, const char *s);

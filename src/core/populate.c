@@ -48,6 +48,7 @@ static _Atomic int available = -1; /* -1 not read yet */
 static _Atomic uint64_t avg_ns[2]; /* [0] small pages, [1] huge: cost of 2 MiB, 0 = unmeasured */
 static _Atomic size_t maps[2];
 static _Atomic uint64_t total_ns, total_bytes; /* every timed population, cumulative */
+static _Atomic unsigned picks;
 
 /* The calling thread's CPU time: a population's cost without the time it waited for a CPU. */
 static uint64_t thread_cpu_ns(void)
@@ -55,9 +56,8 @@ static uint64_t thread_cpu_ns(void)
     struct timespec ts;
     if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
         return 0;
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    return (uint64_t)ts.tv_sec * KC__NS_PER_SEC + (uint64_t)ts.tv_nsec;
 }
-static _Atomic unsigned picks;
 
 static bool thp_available(void)
 {

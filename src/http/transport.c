@@ -20,7 +20,6 @@
  *     headers, so secrets never reach the log.
  */
 #include "http/internal.h"
-#include "core/populate.h"
 #include "kcache/obj.h" /* KC_DECODE_PADDING */
 
 #include <curl/curl.h>
@@ -262,18 +261,6 @@ typedef struct kc__xfer {
     int fail_code;    /* set by the write callback */
 } kc__xfer;
 
-/* One allocation for a body of known length, with the padding a decoder parsing in place reads.
- * When that allocation is new memory of 256 KiB or more (a LIST page), it is populated in one
- * call before the body is copied in: a page fault per 4 KiB costs about twice as much
- * (core/populate.h; a cold paged LIST faulted its 3 MB page buffers this way). */
-static void reserve_body(kc__buf *b, size_t cl)
-{
-    size_t had = b->cap;
-    if (kc__buf_reserve(b, cl + KC_DECODE_PADDING) == 0 && b->cap != had &&
-        cl >= ((size_t)256 << 10))
-        (void)kc__mem_populate_ex(b->data + b->len, cl, false);
-}
-
 static size_t kc__on_write(char *p, size_t size, size_t nmemb, void *ud)
 {
     kc__xfer *x = ud;
@@ -288,7 +275,9 @@ static size_t kc__on_write(char *p, size_t size, size_t nmemb, void *ud)
         if (x->status_known == 2 &&
             curl_easy_getinfo(x->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl) == CURLE_OK &&
             cl > 0 && (uint64_t)cl <= x->resp->body.max)
-            reserve_body(&x->resp->body, (size_t)cl);
+            /* one allocation for big LISTs, with the padding a decoder parsing in place reads,
+             * populated when new (a cold paged LIST faulted its page buffers 4 KiB at a time) */
+            kc__buf_reserve_populated(&x->resp->body, (size_t)cl + KC_DECODE_PADDING);
     }
     if (x->status_known == 1) {
         size_t got = x->req->on_data(x->req->ud, p, n);

@@ -35,7 +35,6 @@
  * start, the caller fetches alone (requests in sequence, decoding still overlapped).
  */
 #include "rest/internal.h"
-#include "core/populate.h"
 #include "core/slab.h"
 
 #include <pthread.h>
@@ -271,15 +270,12 @@ static int fetch(pager *p, long k, const char *tok, pbuf *b, headw *h, kc_error 
  * MALLOC_ARENA_MAX=1, 405). The transport then finds them big enough and never reallocates. */
 static void size_buffers(pager *p, const bool mine[NBUF], size_t len)
 {
-    size_t want = len + len / 4 + KC_DECODE_PADDING;
-    for (int i = 0; i < NBUF; i++) {
-        kc__buf *b = &p->bufs[i].resp.body;
-        if (!mine[i] || b->cap > want)
-            continue;
-        size_t had = b->cap;
-        if (kc__buf_reserve(b, want) == 0 && b->cap != had)
-            (void)kc__mem_populate_ex(b->data, want, false);
-    }
+    for (int i = 0; i < NBUF; i++)
+        if (mine[i]) {
+            kc__buf_reset(&p->bufs[i].resp.body); /* the transport resets it anyway */
+            (void)kc__buf_reserve_populated(&p->bufs[i].resp.body,
+                                            len + len / 4 + KC_DECODE_PADDING);
+        }
 }
 
 static void *helper_main(void *arg);

@@ -242,18 +242,25 @@ static bool vm_flag(const void *p, const char *flag)
     return found;
 }
 
+/* Skip without THP in madvise or always mode; else empty the pool, so that the chunks a test maps
+ * next are mapped then, and force them onto huge pages (the test sets -1 back). */
+static void huge_chunks_or_skip(void)
+{
+    kc__mem_huge_stats hs;
+    kc__mem_huge_stats_get(&hs);
+    if (!hs.available)
+        skip();
+    kc__slab_trim();
+    kc__mem_huge_set(1);
+}
+
 /* On transparent huge pages (forced on, when the kernel has THP in madvise or always mode): the
  * freed pages are still returned one by one, and a chunk with returned pages is marked
  * MADV_NOHUGEPAGE, so that khugepaged cannot collapse it back into a whole resident 2 MiB. */
 static void test_core_slab_huge_chunks_return_pages(void **state)
 {
     (void)state;
-    kc__mem_huge_stats hs;
-    kc__mem_huge_stats_get(&hs);
-    if (!hs.available)
-        skip();
-    kc__slab_trim(); /* nothing pooled: the chunks below are mapped now, on huge pages */
-    kc__mem_huge_set(1);
+    huge_chunks_or_skip();
     size_t got = 0;
     unsigned char *probe = kc__slab_alloc(64, &got);
     assert_non_null(probe);
@@ -271,12 +278,7 @@ static void test_core_slab_huge_chunks_return_pages(void **state)
 static void test_core_slab_swept_chunk_is_nohugepage(void **state)
 {
     (void)state;
-    kc__mem_huge_stats hs;
-    kc__mem_huge_stats_get(&hs);
-    if (!hs.available)
-        skip();
-    kc__slab_trim();
-    kc__mem_huge_set(1);
+    huge_chunks_or_skip();
     enum { N = 100 };
     blk v[N];
     for (unsigned i = 0; i < N; i++) {

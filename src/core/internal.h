@@ -182,12 +182,16 @@ bool kc__is_dns1123_label(const char *s, size_t n);
 typedef struct kc__buf {
     char *data;
     size_t len;
-    size_t cap; /* allocated bytes (including room for the NUL) */
-    size_t max; /* ceiling for len; 0 = KC__BUF_DEFAULT_MAX */
+    size_t cap;  /* allocated bytes (including room for the NUL) */
+    size_t max;  /* ceiling for len; 0 = KC__BUF_DEFAULT_MAX */
+    bool huge;   /* set by the owner: a capacity of 2 MiB or more is mapped 2 MiB-aligned, in
+                  * whole 2 MiB, and kc__buf_reserve_populated may put it on huge pages (page
+                  * buffers reused for many large bodies); kept by kc__buf_free */
+    bool mapped; /* data is such a mapping (munmap, not free) */
 } kc__buf;
 
 /* clang-format off */
-#define KC__BUF_INIT(max_bytes) {NULL, 0, 0, (max_bytes)}
+#define KC__BUF_INIT(max_bytes) {NULL, 0, 0, (max_bytes), false, false}
 /* clang-format on */
 
 /* Initialise an empty buffer with the given ceiling (0 = default). Never fails, no allocation. */
@@ -200,7 +204,8 @@ void kc__buf_reset(kc__buf *b);
 int kc__buf_reserve(kc__buf *b, size_t extra);
 /* kc__buf_reserve for a body about to be written whole: when the room for extra bytes is new
  * memory and extra is 256 KiB or more, [len, len + extra) is populated in one call first
- * (core/populate.h: a fault per 4 KiB costs about twice as much). Same errors. */
+ * (core/populate.h: a fault per 4 KiB costs about twice as much); in a huge buffer of 2 MiB or
+ * more the whole new mapping is, on huge pages when kc__mem_huge_pick says so. Same errors. */
 int kc__buf_reserve_populated(kc__buf *b, size_t extra);
 /* Append n bytes. 0, KC_ETOOLARGE or KC_ENOMEM (buffer unchanged on failure). */
 int kc__buf_append(kc__buf *b, const void *p, size_t n);
@@ -215,7 +220,7 @@ void kc__buf_truncate(kc__buf *b, size_t len);
 void kc__buf_consume(kc__buf *b, size_t n);
 /* Hand the contents over: returns the NUL-terminated data (an allocated "" when empty; NULL only
  * on out of memory), *ret_len (may be NULL) gets the length; the buffer is left empty. Caller
- * frees the result. */
+ * frees the result (with free(): a mapped buffer's contents are copied into malloc'd memory). */
 char *kc__buf_steal(kc__buf *b, size_t *ret_len);
 
 /* ---- monotonic time and deadlines ------------------------------------------------------------ */

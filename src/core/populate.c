@@ -135,6 +135,25 @@ static void record(int k, uint64_t ns, size_t n)
     atomic_fetch_add_explicit(&maps[k], 1, memory_order_relaxed);
 }
 
+void *kc__mem_map_aligned(size_t n, void *hint)
+{
+    char *m = mmap(hint, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED)
+        return NULL;
+    if (!((uintptr_t)m & (HUGE - 1)))
+        return m;
+    munmap(m, n); /* not aligned: map 2 MiB more and cut */
+    char *w = mmap(NULL, n + HUGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (w == MAP_FAILED)
+        return NULL;
+    char *a = (char *)(((uintptr_t)w + HUGE - 1) & ~(uintptr_t)(HUGE - 1));
+    if (a > w)
+        munmap(w, (size_t)(a - w));
+    if (a + n < w + n + HUGE)
+        munmap(a + n, (size_t)(w + n + HUGE - (a + n)));
+    return a;
+}
+
 bool kc__mem_populate_ex(void *p, size_t n, bool huge)
 {
     char *a = (char *)(((uintptr_t)p + PAGE - 1) & ~(uintptr_t)(PAGE - 1));

@@ -23,6 +23,13 @@ extern "C" {
  * huge pages. */
 bool kc__mem_populate_ex(void *p, size_t n, bool huge);
 
+/* Map n bytes (a multiple of 4 KiB) of private anonymous memory aligned to 2 MiB, so that every
+ * whole 2 MiB of it can be a transparent huge page: asked at hint first (NULL: anywhere), and
+ * when the kernel's answer is not aligned, 2 MiB more is mapped and the excess cut off.
+ * Returns the mapping (release with munmap(p, n)) or NULL when out of address space. Nothing is
+ * advised or populated. Thread-safe. */
+void *kc__mem_map_aligned(size_t n, void *hint);
+
 /* Whether the next bulk population should use transparent huge pages. Huge pages turn 512 page
  * faults (or one populate of 512 PTEs) into one; on a VM with shadow page tables that is 10-30x
  * cheaper per byte, but when the kernel must compact memory first (THP defrag "madvise") it is
@@ -37,12 +44,12 @@ bool kc__mem_huge_pick(void);
 void kc__mem_huge_set(int mode);
 
 typedef struct kc__mem_huge_stats {
-    uint64_t huge_ns, small_ns;   /* running average cost of populating 2 MiB; 0 = not measured */
-    size_t huge_maps, small_maps; /* populations of each kind, cumulative */
+    uint64_t huge_ns, small_ns;     /* running average cost of populating 2 MiB; 0 = not measured */
+    size_t huge_maps, small_maps;   /* populations of each kind, cumulative */
     uint64_t total_ns, total_bytes; /* every population of a range with a whole 2 MiB in it,
                                      * either kind, cumulative: the populating threads' CPU
                                      * time (the cost of fresh memory) and the bytes */
-    bool available;               /* the kernel has THP in madvise or always mode */
+    bool available;                 /* the kernel has THP in madvise or always mode */
 } kc__mem_huge_stats;
 /* Copy the counters into *st (caller-owned). Thread-safe; the fields are read one by one, not as
  * one snapshot. */

@@ -126,22 +126,10 @@ static __thread size_t t_bump;
 
 static chunk *map_chunk(bool populate)
 {
-    void *m = mmap((void *)atomic_load_explicit(&map_hint, memory_order_relaxed), CHUNK,
-                   PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (m == MAP_FAILED)
+    void *m =
+        kc__mem_map_aligned(CHUNK, (void *)atomic_load_explicit(&map_hint, memory_order_relaxed));
+    if (!m)
         return NULL;
-    if ((uintptr_t)m & (CHUNK - 1)) { /* not aligned: map twice the size and cut */
-        munmap(m, CHUNK);
-        char *w = mmap(NULL, 2 * CHUNK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (w == MAP_FAILED)
-            return NULL;
-        char *a = (char *)(((uintptr_t)w + CHUNK - 1) & ~(uintptr_t)(CHUNK - 1));
-        if (a > w)
-            munmap(w, (size_t)(a - w));
-        if (a + CHUNK < w + 2 * CHUNK)
-            munmap(a + CHUNK, (size_t)(w + 2 * CHUNK - (a + CHUNK)));
-        m = a;
-    }
     atomic_store_explicit(&map_hint, (uintptr_t)m + CHUNK, memory_order_relaxed); /* a hint */
     bool huge = populate && kc__mem_populate_ex(m, CHUNK, true);
     ((chunk *)m)->huge = huge; /* the header's page is populated, or faults in here */

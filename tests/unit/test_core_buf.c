@@ -122,6 +122,64 @@ static void test_core_buf_grows_through_many_appends(void **state)
     kc__buf_free(&b);
 }
 
+/* A huge buffer (the pager's page buffers) maps a capacity of 2 MiB or more 2 MiB-aligned in whole
+ * 2 MiB; growth keeps the contents, free keeps the mark, steal hands over malloc'd memory. */
+static void test_core_buf_huge_maps_aligned_and_keeps_contents(void **state)
+{
+    const size_t mib2 = (size_t)2 << 20;
+    kc__buf b = KC__BUF_INIT(0);
+    b.huge = true;
+    assert_int_equal(kc__buf_append_str(&b, "head"), 0);
+    assert_false(b.mapped); /* small: malloc's */
+    assert_int_equal(kc__buf_reserve_populated(&b, 3 << 20), 0);
+    assert_true(b.mapped);
+    assert_int_equal((uintptr_t)b.data % mib2, 0);
+    assert_int_equal(b.cap % mib2, 0);
+    assert_true(b.cap >= 4 + ((size_t)3 << 20) + 1);
+    assert_string_equal(b.data, "head");
+    memset(b.data + b.len, 'x', (size_t)3 << 20); /* every byte of the room is writable */
+    b.len += (size_t)3 << 20;
+    b.data[b.len] = '\0';
+    size_t cap = b.cap;
+    assert_int_equal(kc__buf_append(&b, "tail", 4), 0); /* within the capacity: same mapping */
+    assert_int_equal(b.cap, cap);
+    assert_int_equal(kc__buf_reserve(&b, cap), 0); /* beyond it: a new mapping, contents kept */
+    assert_true(b.mapped);
+    assert_int_equal((uintptr_t)b.data % mib2, 0);
+    assert_memory_equal(b.data, "headxx", 6);
+    assert_string_equal(b.data + b.len - 5, "xtail");
+    size_t len = b.len, n = 0;
+    char *s = kc__buf_steal(&b, &n);
+    assert_non_null(s);
+    assert_int_equal(n, len);
+    assert_string_equal(s + n - 4, "tail");
+    free(s); /* malloc'd: a mapping would crash free() */
+    assert_false(b.mapped);
+    assert_null(b.data);
+    assert_int_equal(kc__buf_reserve_populated(&b, 5 << 20), 0);
+    assert_true(b.mapped);
+    kc__buf_free(&b);
+    assert_true(b.huge); /* the owner's mark survives */
+    assert_false(b.mapped);
+    assert_null(b.data);
+}
+
+/* An unmarked buffer never maps, however large; the ceiling still holds for a huge one. */
+static void test_core_buf_huge_only_when_marked_and_bounded(void **state)
+{
+    kc__buf b = KC__BUF_INIT(0);
+    assert_int_equal(kc__buf_reserve_populated(&b, 3 << 20), 0);
+    assert_false(b.mapped);
+    kc__buf_free(&b);
+    kc__buf h = KC__BUF_INIT(3 << 20);
+    h.huge = true;
+    assert_int_equal(kc__buf_reserve_populated(&h, (3 << 20) + 1), KC_ETOOLARGE);
+    assert_null(h.data); /* unchanged on failure */
+    assert_int_equal(kc__buf_reserve_populated(&h, 3 << 20), 0);
+    assert_true(h.mapped);
+    kc__buf_free(&h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -134,6 +192,8 @@ int main(void)
         cmocka_unit_test(test_core_buf_reset_keeps_memory),
         cmocka_unit_test(test_core_buf_steal_hands_over_and_empties),
         cmocka_unit_test(test_core_buf_grows_through_many_appends),
+        cmocka_unit_test(test_core_buf_huge_maps_aligned_and_keeps_contents),
+        cmocka_unit_test(test_core_buf_huge_only_when_marked_and_bounded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -53,12 +53,13 @@ KC_API int(kc_list_decode)(const char *body, size_t len, const kc_decode_opts *o
 
 /*
  * Reusable LIST decoder. Decoding needs scratch memory (a copy of the body plus simdjson's
- * structural index, together about 2-5x the body). kc_list_decode keeps a per-thread scratch
- * between calls only while it is under 16 MiB (a LIST page); larger scratch is freed after the
- * call. A kc_list_decoder keeps its scratch whatever the size, which avoids fresh-page faults
- * when big LISTs are decoded repeatedly. new: opts may be NULL (copied); errors KC_EINVAL (ret
- * NULL), KC_ENOMEM; on success *ret is new — caller frees with kc_list_decoder_free(). One
- * decoder is used by one thread at a time.
+ * structural index, together about 2-5x the body); bodies over 16 MiB are decoded in windows of
+ * about 4 MiB, so their scratch stays near 20 MiB whatever the body's size. kc_list_decode keeps a
+ * per-thread scratch between calls only while it is under 16 MiB (a LIST page); larger scratch is
+ * freed after the call. A kc_list_decoder keeps its scratch whatever the size, which avoids
+ * fresh-page faults when big LISTs are decoded repeatedly. new: opts may be NULL (copied); errors
+ * KC_EINVAL (ret NULL), KC_ENOMEM; on success *ret is new — caller frees with
+ * kc_list_decoder_free(). One decoder is used by one thread at a time.
  */
 typedef struct kc_list_decoder kc_list_decoder;
 KC_API int(kc_list_decoder_new)(const kc_decode_opts *opts, size_t opts_size, kc_list_decoder **ret,

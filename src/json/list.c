@@ -7,7 +7,8 @@
  * apiVersion and kind (minus "List") when the item lacks them.
  *
  * kc_list_decode is one-shot: its scratch (compact copy of the body + simdjson's structural index,
- * together ~2-5x the body) is allocated and freed per call — cold memory. A kc_list_decoder keeps
+ * together ~2-5x the body, or of a ~4 MiB window of a body over 16 MiB: sj_list.cpp) is freed
+ * after a call when over 16 MiB — cold memory. A kc_list_decoder keeps
  * it between calls (warm), for callers that decode many LIST pages.
  *
  * With a shard filter (kc__list_decode_ex, json/decode_internal.h) the walker stops reading an
@@ -89,7 +90,7 @@ static int item_cb(void *ud, const kc__sj_list_info *info, const kc__sj_meta *m,
         }
         if (m->len > st->max * 2 + 4096) {
             e->code = KC_ETOOLARGE;
-            e->offset = m->text - info->text_base;
+            e->offset = m->text - info->text_base + info->base_off;
             snprintf(e->msg, sizeof e->msg, "item of %zu bytes is over the limit of %zu", m->len,
                      st->max);
             return KC_ETOOLARGE;
@@ -98,7 +99,7 @@ static int item_cb(void *ud, const kc__sj_list_info *info, const kc__sj_meta *m,
         r = kc__sj_object(tctx, m->text, m->len, (st->flags & KC_DECODE_STRICT) != 0, redo_cb, &rd,
                           e);
         if (r && e->offset >= 0)
-            e->offset += m->text - info->text_base;
+            e->offset += m->text - info->text_base + info->base_off;
         obj = rd.obj;
     }
     if (r)

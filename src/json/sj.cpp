@@ -189,7 +189,7 @@ int make_compact(kc__sj_ctx *ctx, const char *json, size_t len, size_t *out_len,
 }
 
 int iterate(kc__sj_ctx *ctx, const char *text, size_t len, size_t cap, od::document &doc,
-            kc__sj_err *e, int64_t bias)
+            kc__sj_err *e, int64_t bias, error_code *why)
 {
     od::parser *p = get_parser(ctx);
     if (!p)
@@ -205,8 +205,11 @@ int iterate(kc__sj_ctx *ctx, const char *text, size_t len, size_t cap, od::docum
         (void)grown; /* on failure iterate() allocates the exact size, or reports the failure */
     }
     auto res = p->iterate(text, len, cap);
-    if (auto c = std::move(res).get(doc))
+    if (auto c = std::move(res).get(doc)) {
+        if (why)
+            *why = c;
         return sjfail(e, c, bias + stage1_error_at(c, text, len), "malformed JSON");
+    }
     return 0;
 }
 

@@ -74,7 +74,8 @@ typedef struct kc__sj_list_info {
     int64_t remaining;
     kc__sj_str shard_selector; /* metadata.shardInfo.selector */
     bool has_shard_info;       /* metadata.shardInfo present (not null) */
-    const char *text_base;     /* start of the body text item spans point into (offsets) */
+    const char *text_base;     /* start of the text item spans point into … */
+    int64_t base_off;          /* … at this offset of the body (a window of it; else 0) */
 } kc__sj_list_info;
 
 /* Item callback for lists: info carries the list's kind/apiVersion (known before items are
@@ -176,6 +177,12 @@ int kc__sj_object(kc__sj_ctx *ctx, const char *json, size_t len, bool strict, kc
  * with whitespace through kc__sj_object. */
 int kc__sj_list(kc__sj_ctx *ctx, const char *body, size_t len, bool padded, bool strict,
                 kc__sj_item_fn item_fn, kc__sj_list_fn list_fn, void *ud, kc__sj_err *e);
+/* Bodies over min_len bytes are decoded by kc__sj_list in windows of about window bytes of items
+ * (defaults when 0: KC__SJ_LIST_WINDOW_MIN, KC__SJ_LIST_WINDOW). Process-wide; tests and fuzzing,
+ * which use tiny windows to cross every boundary. */
+void kc__sj_list_window_set(size_t min_len, size_t window);
+#define KC__SJ_LIST_WINDOW_MIN ((size_t)16 << 20)
+#define KC__SJ_LIST_WINDOW     ((size_t)4 << 20)
 
 /* One watch event line (no newline; trailing CR/space allowed). readable: bytes readable from
  * line (>= len). compact: the caller found no byte <= 0x20 in it. Decoded in place when it is

@@ -70,7 +70,8 @@ struct kc__sj_ctx {
     size_t cap = 0;
     std::vector<kc__sj_label> labels;
     std::vector<kc__sj_cause> causes;
-    std::string list_kind, list_api_version;    /* survive a rewind of the parser */
+    std::string list_kind, list_api_version; /* survive a rewind of the parser */
+    std::string list_head[7]; /* a windowed LIST's head members, kept while windows replace buf */
     std::unique_ptr<simdjson::dom::parser> dom; /* full validation of rare, bracket-heavy objects */
     size_t dom_depth = 0;
     const kc_shard_selector *shard = nullptr; /* kc__sj_ctx_set_shard */
@@ -117,9 +118,10 @@ inline int unminify_error(int r, kc__sj_err *e, const char *json, size_t len, bo
         e->offset = kc__json_unminify(json, len, e->offset);
     return r;
 }
-/* Stage 1 over text[0..len) (cap readable bytes) into doc. bias: added to error offsets. */
+/* Stage 1 over text[0..len) (cap readable bytes) into doc. bias: added to error offsets. why (may
+ * be NULL): simdjson's own code of a failure. */
 int iterate(kc__sj_ctx *ctx, const char *text, size_t len, size_t cap, od::document &doc,
-            kc__sj_err *e, int64_t bias);
+            kc__sj_err *e, int64_t bias, error_code *why = nullptr);
 
 /* A JSON type named with its article, for messages: "an array", "a string", ... */
 inline const char *type_name(od::json_type t)

@@ -10,11 +10,15 @@
  * exercised through every accessor, a JSON Pointer lookup, and must decode again from its own
  * stored text to the same metadata. KC_EPARSE must name a byte offset within the body.
  *
+ * It is decoded a third time in windows (json/sj_list.cpp) of 1-76 bytes (the high nibble of the
+ * first byte): accepted exactly when the one-pass decode accepts it, with as many items.
+ *
  * Then the body is decoded with KC_DECODE_STRICT: what strict mode accepts the default accepts,
  * with the same items, and it must be valid JSON by simdjson's DOM parser (json_oracle.h). And
  * the decoders' minifier must agree with the reference minifier on the body.
  */
 #include "core/slab.h"
+#include "json/sj.h" /* kc__sj_list_window_set */
 #include "kcache/decode.h"
 
 #include "json_oracle.h"
@@ -141,6 +145,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check_err(rc2, &err, len);
         kc_error_clear(&err);
         kc_list_decoder_free(dec);
+    }
+    struct run r3 = {0, flags};
+    kc__sj_list_window_set(1, 1 + (size_t)(data[0] >> 4) * 5);
+    int rc3 = kc_list_decode(exact, len, &o1, NULL, on_item, &r3, &err);
+    kc__sj_list_window_set(0, 0);
+    check_err(rc3, &err, len);
+    kc_error_clear(&err);
+    if ((rc3 == 0) != (rc1 == 0) || (rc1 == 0 && r3.items != r1.items)) {
+        fprintf(stderr, "in windows: %d (%zu items), in one pass: %d (%zu items)\n", rc3, r3.items,
+                rc1, r1.items);
+        abort();
     }
     check_strict(exact, len, flags, rc1, r1.items);
     check_minify(exact, len);

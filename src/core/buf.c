@@ -62,9 +62,19 @@ void kc__buf_reset(kc__buf *b)
 }
 
 /* A huge buffer's new capacity cap (whole 2 MiB): a fresh aligned mapping holding the contents,
- * populated first when asked to (the contents are copied into populated memory). */
+ * populated first when asked to (the contents are copied into populated memory). A mapping that
+ * grows by appends (a body without Content-Length) is moved by the kernel instead, pages and
+ * all: no copy, and never the old and the new buffer resident together (a 600 MB body). */
 static int remap(kc__buf *b, size_t cap, bool populate)
 {
+    if (b->mapped && !populate) {
+        void *m = mremap(b->data, b->cap, cap, MREMAP_MAYMOVE);
+        if (m == MAP_FAILED)
+            return KC_ENOMEM;
+        b->data = m;
+        b->cap = cap;
+        return 0;
+    }
     char *d = kc__mem_map_aligned(cap, NULL);
     if (!d)
         return KC_ENOMEM;
@@ -91,6 +101,8 @@ static int reserve(kc__buf *b, size_t extra, bool populate, bool *grown)
     if (need <= b->cap)
         return 0;
     size_t cap = b->cap ? b->cap : 64;
+    if (b->huge && populate && need >= HUGE_MIN)
+        cap = need; /* a body of known size: no doubling (the whole mapping gets populated) */
     while (cap < need) {
         if (cap > (SIZE_MAX / 2)) {
             cap = need;

@@ -26,7 +26,9 @@
  * sizes the idle buffers for pages like it (a quarter more, populated in one call; they are
  * kc__buf.huge, so on huge pages where that is cheaper: 4-5 us per 4 KiB of first touch on small
  * pages here, 12-19 ms of a warm 20k-Pod sync's CPU, core/buf.c) and only then
- * starts the helper: buffers the helper grew would stay in its glibc arena after the list. So no
+ * starts the helper: buffers the helper grew would stay in its glibc arena after the list. A list
+ * whose first page is its last (a server ignoring limit: 600 MB for 100k Pods) sizes nothing and
+ * starts no helper: two spare buffers of 1.25x that page cost 1.5 GB, populated. So no
  * later page allocates or faults in fresh memory for its body; the bodies carry KC_DECODE_PADDING
  * spare bytes, so the worker parses them in place (KC_DECODE_INPUT_PADDED).
  *
@@ -40,6 +42,7 @@
 #include "core/slab.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -282,6 +285,13 @@ static void size_buffers(pager *p, const bool mine[NBUF], size_t len)
 
 static void *helper_main(void *arg);
 
+static _Atomic uint64_t helpers_started;
+
+uint64_t kc__pager_helpers_started(void)
+{
+    return atomic_load_explicit(&helpers_started, memory_order_relaxed);
+}
+
 /* After the caller's first page: size the idle buffers (held busy meanwhile), then start the
  * helper fetcher (once). Called with mu held, by the caller. */
 static void start_helper(pager *p, size_t len)
@@ -294,6 +304,8 @@ static void start_helper(pager *p, size_t len)
     pthread_mutex_unlock(&p->mu);
     size_buffers(p, mine, len);
     bool ok = pthread_create(&p->helper, NULL, helper_main, p) == 0;
+    if (ok)
+        atomic_fetch_add_explicit(&helpers_started, 1, memory_order_relaxed);
     pthread_mutex_lock(&p->mu);
     for (int i = 0; i < NBUF; i++)
         if (mine[i])
@@ -333,8 +345,8 @@ static void fetch_loop(pager *p, bool caller)
             b->busy = p->job == b;
             break;
         }
-        if (caller && !p->helper_tried)
-            start_helper(p, len);
+        if (caller && !p->helper_tried && p->tok_state != 2)
+            start_helper(p, len); /* not for a list of one page (a server ignoring limit) */
     }
     pthread_mutex_unlock(&p->mu);
 }

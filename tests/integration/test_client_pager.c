@@ -189,6 +189,23 @@ static void test_client_pager_fetches_ahead_of_the_decoder(void **state)
     assert_true(a.got >= a.want); /* pages 1 and 2 arrived while page 0 was being decoded */
 }
 
+/* A list that fits one page (limit above the count: what a server ignoring limit sends) starts no
+ * helper fetcher and sizes no spare buffers; a list of several pages starts one. */
+static void test_client_pager_one_page_starts_no_helper(void **state)
+{
+    seen s = {0};
+    kc_list_opts one = {.limit = 500};
+    uint64_t h0 = kc__pager_helpers_started();
+    assert_int_equal(kc__client_list_pipelined(cli, &CM, "pp", &one, NULL, seen_cb, &s, NULL), 0);
+    assert_int_equal(s.n, N_CM);
+    assert_int_equal(kc__pager_helpers_started(), h0);
+    seen t = {0};
+    kc_list_opts paged = {.limit = 5};
+    assert_int_equal(kc__client_list_pipelined(cli, &CM, "pp", &paged, NULL, seen_cb, &t, NULL), 0);
+    assert_int_equal(t.n, N_CM);
+    assert_int_equal(kc__pager_helpers_started(), h0 + 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -197,6 +214,7 @@ int main(void)
         cmocka_unit_test(test_client_pager_cancel),
         cmocka_unit_test(test_client_pager_expired_continue_is_gone),
         cmocka_unit_test(test_client_pager_fetches_ahead_of_the_decoder),
+        cmocka_unit_test(test_client_pager_one_page_starts_no_helper),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

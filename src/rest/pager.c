@@ -270,9 +270,10 @@ static int fetch(pager *p, long k, const char *tok, pbuf *b, headw *h, kc_error 
 }
 
 /* Size the buffers in mine[] for pages like the first one (len bytes, a quarter more), allocated
- * and populated on the calling thread. Were the helper to grow them, its glibc arena would keep
- * their pages after the list (bench_sync: RSS after a relist 400 -> 432 MiB at 100k Pods; with
- * MALLOC_ARENA_MAX=1, 405). The transport then finds them big enough and never reallocates. */
+ * and populated on the calling thread. Buffers of 2 MiB or more are their own mappings
+ * (kc__buf.huge); smaller ones come from malloc, and were the helper to grow them its glibc arena
+ * would keep their pages after the list (bench_sync, before the mappings: RSS after a relist 400
+ * -> 432 MiB at 100k Pods). The transport then finds them big enough and never reallocates. */
 static void size_buffers(pager *p, const bool mine[NBUF], size_t len)
 {
     for (int i = 0; i < NBUF; i++)

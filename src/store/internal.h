@@ -25,9 +25,10 @@
 /* Deferred frees (store.c): memory a lock-free reader may still be reading is handed to the
  * retirer (core/htab.h) instead of being freed; it is released after a grace period
  * (docs/informer.md, "Lock-free Get"). kind: KC__RETIRE_MEM (free), KC__RETIRE_OBJ (kc_obj_unref),
- * KC__RETIRE_STAB (whole table). The hash table itself (kc__htab, kc__hash) is core's.
+ * KC__RETIRE_STAB (whole table), KC__RETIRE_ENT (kc__ent_free). The hash table itself (kc__htab,
+ * kc__hash) is core's.
  */
-enum { KC__RETIRE_OBJ = 1, KC__RETIRE_STAB = 2 };
+enum { KC__RETIRE_OBJ = 1, KC__RETIRE_STAB = 2, KC__RETIRE_ENT = 3 };
 
 struct kc__bucket;
 typedef struct kc__ixref {
@@ -43,7 +44,8 @@ typedef struct kc__ent {
     kc__hent h;
     kc_obj *obj; /* one reference owned by the entry */
     uint64_t seq;
-    unsigned flags; /* relist bookkeeping (writer only) */
+    unsigned flags : 31; /* relist bookkeeping (writer only) */
+    unsigned arena : 1;  /* allocated from the object arena (core/slab.h), else malloc'd */
     uint32_t nrefs;
     kc__ixref *refs;
     kc__ixref inl[2];
@@ -83,6 +85,7 @@ typedef struct kc__stab {
     size_t nidx; /* 1 + user indexers */
     kc__htab idx[1 + KC_STORE_MAX_INDEXERS];
     char max_rv[KC_STORE_RV_MAX]; /* highest comparable item RV (batches) */
+    bool bulk; /* a batch being filled by a list: entries come from the object arena */
 } kc__stab;
 
 /* Up to this many bytes of key; longer keys are rejected (ns ≤ 63 + '/' + name ≤ 253). */
@@ -107,6 +110,8 @@ int kc__stab_set(kc__stab *t, const kc__indexer *ixs, kc__ent *e, kc_obj *obj, k
 kc_obj *kc__stab_remove(kc__stab *t, kc__ent *e);
 /* Free everything (dropping references). Accepts NULL. */
 void kc__stab_free(kc__stab *t);
+/* Frees an entry (its own memory only: not its object or refs), arena or malloc. Accepts NULL. */
+void kc__ent_free(kc__ent *e);
 kc__stab *kc__stab_new(size_t nidx);
 
 /* Waiters (wait.c). */

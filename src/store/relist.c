@@ -37,6 +37,8 @@ int kc_store_batch_new(kc_store *s, kc_store_batch **ret, kc_error *err)
         size_t nidx = s->nixs;
         pthread_mutex_unlock(&s->mu);
         b->tab = kc__stab_new(nidx);
+        if (b->tab)
+            b->tab->bulk = true;
     }
     if (!b || !b->tab) {
         free(b);
@@ -101,6 +103,7 @@ int kc_store_replace(kc_store *s, kc_store_batch *b, const char *list_rv,
     KC__STORE_WRITER_ENTER(s);
     kc__stab *nt = b->tab, *ot = s->tab; /* ot: only this (writer) thread mutates it */
     free(b);
+    nt->bulk = false; /* the store's table now: a watch event's entry is malloc'd */
     uint64_t seq = s->seq; /* written only by the writer thread */
     /* Pass 1 (unpublished): sequence numbers for changed keys, marks on vanished ones. */
     for (size_t i = 0; i < nt->map.cap; i++) {

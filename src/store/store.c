@@ -50,6 +50,8 @@ static void release_one(const kc__retired *r)
         kc_obj_unref(r->p);
     else if (r->kind == KC__RETIRE_STAB)
         kc__stab_free(r->p);
+    else if (r->kind == KC__RETIRE_ENT)
+        kc__ent_free(r->p);
     else
         free(r->p);
 }

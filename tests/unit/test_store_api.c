@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "core/slab.h"
 #include "kcache/rv.h"
 #include "kcache/store.h"
 
@@ -512,6 +513,56 @@ static void test_store_lock_free_get_under_writes(void **st)
     (void)st;
 }
 
+/* A batch's entries come from the object arena when it is on (store/table.c, ent_alloc: a list's
+ * decoding thread then faults in no heap pages for them); watch events' entries from malloc.
+ * Every path frees them with the right size — a replace retiring the old table, deletes retiring
+ * single entries, the store's free — so every arena chunk ends: a wrong size or a double free
+ * would leave one in use (or trip AddressSanitizer's poisoning of the arena's free space). */
+static void test_store_batch_entries_from_arena(void **st)
+{
+    (void)st;
+    bool was = kc__slab_enabled();
+    kc__slab_set_enabled(true);
+    kc__slab_release_thread();
+    kc__slab_trim();
+    kc__slab_stats s0, s1;
+    kc__slab_stats_get(&s0);
+    kc_store *s = new_store();
+    char name[32], uid[32];
+    for (int round = 0; round < 2; round++) {
+        kc_store_batch *b = NULL;
+        assert_int_equal(kc_store_batch_new(s, &b, NULL), 0);
+        for (int i = 0; i < 3000; i++) {
+            snprintf(name, sizeof name, "p%d", i);
+            snprintf(uid, sizeof uid, "u%d", i);
+            kc_obj *o = mk("ns", name, uid, round ? "11" : "10", NULL);
+            assert_int_equal(kc_store_batch_add(b, o, NULL), 0);
+            kc_obj_unref(o);
+        }
+        kc__slab_stats_get(&s1);
+        assert_true(s1.chunks_in_use > s0.chunks_in_use); /* the objects are malloc'd: entries */
+        assert_int_equal(kc_store_replace(s, b, round ? "11" : "10", NULL, NULL, NULL), 0);
+    }
+    for (int i = 0; i < 3000; i += 2) {
+        snprintf(name, sizeof name, "p%d", i);
+        snprintf(uid, sizeof uid, "u%d", i);
+        put(s, KC_WATCH_DELETED, mk("ns", name, uid, "12", NULL));
+    }
+    put(s, KC_WATCH_ADDED, mk("ns", "new", "u-new", "13", NULL));
+    put(s, KC_WATCH_MODIFIED, mk("ns", "p1", "u1", "14", "changed"));
+    assert_int_equal(kc_store_len(s), 1501);
+    kc_obj *g = kc_store_get(s, "ns", "p2999");
+    assert_non_null(g);
+    assert_string_equal(kc_obj_resource_version(g), "11");
+    kc_obj_unref(g);
+    assert_null(kc_store_get(s, "ns", "p2998"));
+    kc_store_free(s);
+    kc__slab_release_thread();
+    kc__slab_stats_get(&s1);
+    assert_int_equal(s1.chunks_in_use, s0.chunks_in_use);
+    kc__slab_set_enabled(was);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -530,6 +581,7 @@ int main(void)
         cmocka_unit_test(test_store_wait_rejects_bad_condition),
         cmocka_unit_test(test_store_wait_many_waiters_distinct_keys),
         cmocka_unit_test(test_store_lock_free_get_under_writes),
+        cmocka_unit_test(test_store_batch_entries_from_arena),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -103,7 +103,7 @@ int kc_store_replace(kc_store *s, kc_store_batch *b, const char *list_rv,
     KC__STORE_WRITER_ENTER(s);
     kc__stab *nt = b->tab, *ot = s->tab; /* ot: only this (writer) thread mutates it */
     free(b);
-    nt->bulk = false; /* the store's table now: a watch event's entry is malloc'd */
+    nt->bulk = false;      /* the store's table now: a watch event's entry is malloc'd */
     uint64_t seq = s->seq; /* written only by the writer thread */
     /* Pass 1 (unpublished): sequence numbers for changed keys, marks on vanished ones. */
     for (size_t i = 0; i < nt->map.cap; i++) {

@@ -172,24 +172,48 @@ static void slots_free(kc__retirer *ret, kc__slot *slots)
         free(slots - 1);
 }
 
-int kc__htab_insert(kc__htab *t, kc__hent *e)
+/* Moves every member to a new array of ncap slots. */
+static int rehash(kc__htab *t, size_t ncap)
+{
+    kc__slot *ns = ncap ? slots_alloc(ncap) : NULL;
+    if (!ns)
+        return KC_ENOMEM;
+    for (size_t i = 0; i < t->cap; i++)
+        if (t->slots[i].e)
+            htab_place(ns, ncap, t->slots[i]);
+    kc__slot *old = t->slots;
+    __atomic_store_n(&t->slots, ns, __ATOMIC_RELEASE); /* complete before readers see it */
+    t->cap = ncap;
+    slots_free(t->ret, old);
+    return 0;
+}
+
+int kc__htab_reserve(kc__htab *t, size_t n)
+{
+    size_t cap = t->cap ? t->cap : 16;
+    while (n * 4 > cap * 3) {
+        if (cap > SIZE_MAX / 2 / sizeof(kc__slot))
+            return KC_ENOMEM;
+        cap *= 2;
+    }
+    return cap > t->cap ? rehash(t, cap) : 0;
+}
+
+int kc__htab_insert_slot(kc__htab *t, kc__slot sl)
 {
     if ((t->n + 1) * 4 > t->cap * 3) {
         size_t ncap = kc__grow_cap(t->cap, t->cap + 1, sizeof(kc__slot), 16);
-        kc__slot *ns = ncap ? slots_alloc(ncap) : NULL;
-        if (!ns)
+        if (rehash(t, ncap) < 0)
             return KC_ENOMEM;
-        for (size_t i = 0; i < t->cap; i++)
-            if (t->slots[i].e)
-                htab_place(ns, ncap, t->slots[i]);
-        kc__slot *old = t->slots;
-        __atomic_store_n(&t->slots, ns, __ATOMIC_RELEASE); /* complete before readers see it */
-        t->cap = ncap;
-        slots_free(t->ret, old);
     }
-    htab_place(t->slots, t->cap, (kc__slot){e->hash, e, NULL, e->klen});
+    htab_place(t->slots, t->cap, sl);
     t->n++;
     return 0;
+}
+
+int kc__htab_insert(kc__htab *t, kc__hent *e)
+{
+    return kc__htab_insert_slot(t, (kc__slot){e->hash, e, NULL, e->klen});
 }
 
 /* Empty slot i, then move later members of its probe run into the hole when allowed. */

@@ -179,6 +179,19 @@ kc__slot *kc__htab_slot_of(const kc__htab *t, const kc__hent *e);
 /* Insert e (its hash, klen and key set; the key absent unless duplicates are meant). Grows the
  * slot array (doubling, overflow-checked) past load 0.75. 0 or KC_ENOMEM (then t unchanged). */
 int kc__htab_insert(kc__htab *t, kc__hent *e);
+/* kc__htab_insert of a whole slot (hash, e, aux, klen): *sl.e is not read, so a bulk insert touches
+ * only the slot array. Same result codes. */
+int kc__htab_insert_slot(kc__htab *t, kc__slot sl);
+/* Grow now so that n members fit under the load factor (a bulk insert of a known count then never
+ * rehashes). 0 or KC_ENOMEM (then t unchanged). */
+int kc__htab_reserve(kc__htab *t, size_t n);
+/* Ask for the home slot of hash ahead of an insert or a find (a bulk loop prefetches a few
+ * iterations ahead: the slots are random lines of a table larger than the caches). */
+static inline void kc__htab_prefetch(const kc__htab *t, uint64_t hash)
+{
+    if (t->cap)
+        __builtin_prefetch(&t->slots[hash & (t->cap - 1)], 1);
+}
 /* Remove and return the (first) entry with key, or NULL. */
 kc__hent *kc__htab_remove(kc__htab *t, const char *key, size_t klen, uint64_t hash);
 /* Remove e itself (which must be in t). */

@@ -99,6 +99,13 @@ int kc__store_key(const char *ns, const char *name, char *buf, size_t cap);
 size_t kc__stab_values(const kc__indexer *ixs, size_t i, const kc_obj *obj, const char **vals);
 
 /* New entry for obj (takes a reference) under key, indexed into t. 0 / KC_ENOMEM. */
+/* A new entry for key → obj (a new reference to obj), in t's indexes but not yet in its key map:
+ * a bulk fill places it later (kc__htab_insert_slot with the object as the slot's aux). 0 or
+ * KC_ENOMEM. */
+int kc__stab_ent_new(kc__stab *t, const kc__indexer *ixs, const char *key, size_t klen,
+                     uint64_t hash, kc_obj *obj, kc__ent **ret);
+/* Undo kc__stab_ent_new for an entry that never entered the key map. */
+void kc__stab_ent_drop(kc__stab *t, kc__ent *e);
 int kc__stab_insert(kc__stab *t, const kc__indexer *ixs, const char *key, size_t klen,
                     uint64_t hash, kc_obj *obj, uint64_t seq, kc__ent **ret);
 /* Replace e's object (takes a reference to obj, returns the old one's reference to the caller),
@@ -180,9 +187,20 @@ struct kc_store {
     kc__waiter *to_post; /* claimed waiters, posted after the mutex is released */
 };
 
+/* A batch entry not yet in the batch's key map (relist.c: placed in one pass, presized). */
+typedef struct kc__pend {
+    uint64_t hash;
+    kc__ent *e;
+    kc_obj *obj; /* e->obj when added, so that placing never reads the entry (stale after) */
+    size_t klen;
+} kc__pend;
+
 struct kc_store_batch {
     kc_store *s;
     kc__stab *tab;
+    kc__pend *pend; /* every entry added, in order; [0, placed) are in the map (e NULL: a
+                       later one of the same key replaced it) */
+    size_t npend, cpend, placed;
 };
 
 /* With s->mu held: evaluate w's condition (1 holds, 0 not); may update w->seen. */

@@ -216,8 +216,8 @@ void kc__ent_free(kc__ent *e)
         free(e);
 }
 
-int kc__stab_insert(kc__stab *t, const kc__indexer *ixs, const char *key, size_t klen,
-                    uint64_t hash, kc_obj *obj, uint64_t seq, kc__ent **ret)
+int kc__stab_ent_new(kc__stab *t, const kc__indexer *ixs, const char *key, size_t klen,
+                     uint64_t hash, kc_obj *obj, kc__ent **ret)
 {
     kc__ent *e = ent_alloc(t, klen);
     if (!e)
@@ -227,22 +227,36 @@ int kc__stab_insert(kc__stab *t, const kc__indexer *ixs, const char *key, size_t
     e->h.klen = klen;
     e->h.hash = hash;
     e->obj = obj;
-    e->seq = seq;
     e->refs = e->inl;
-    if (kc__htab_insert(&t->map, &e->h) < 0) {
+    if (ent_index(t, ixs, e) < 0) { /* in no map yet: no reader can have seen it */
         kc__ent_free(e);
         return KC_ENOMEM;
     }
-    if (ent_index(t, ixs, e) < 0) {
-        kc__htab_remove(&t->map, key, klen, hash);
-        if (t->map.ret) /* a lock-free reader may have seen it */
-            t->map.ret->fn(t->map.ret, KC__RETIRE_ENT, e);
-        else
-            kc__ent_free(e);
+    kc_obj_ref(obj);
+    *ret = e;
+    return 0;
+}
+
+void kc__stab_ent_drop(kc__stab *t, kc__ent *e)
+{
+    ent_unindex(t, e);
+    kc_obj_unref(e->obj);
+    kc__ent_free(e);
+}
+
+int kc__stab_insert(kc__stab *t, const kc__indexer *ixs, const char *key, size_t klen,
+                    uint64_t hash, kc_obj *obj, uint64_t seq, kc__ent **ret)
+{
+    kc__ent *e = NULL;
+    int rc = kc__stab_ent_new(t, ixs, key, klen, hash, obj, &e);
+    if (rc < 0)
+        return rc;
+    e->seq = seq;
+    /* the object goes into the slot with the entry: a lock-free Get reads it from there */
+    if (kc__htab_insert_slot(&t->map, (kc__slot){hash, &e->h, obj, klen}) < 0) {
+        kc__stab_ent_drop(t, e);
         return KC_ENOMEM;
     }
-    __atomic_store_n(&kc__htab_slot_of(&t->map, &e->h)->aux, obj, __ATOMIC_RELEASE);
-    kc_obj_ref(obj);
     if (ret)
         *ret = e;
     return 0;

@@ -513,6 +513,56 @@ static void test_store_lock_free_get_under_writes(void **st)
     (void)st;
 }
 
+/* A key added to a batch more than once keeps the object added last — before and after the batch
+ * placed its entries (kc_store_batch_len places what is pending; relist.c defers placement to
+ * size the map once) — with the indexes and the change callbacks following that last object. */
+static void test_store_batch_same_key_twice_keeps_the_last(void **st)
+{
+    (void)st;
+    kc_store *s = new_store();
+    assert_int_equal(kc_store_add_indexer(s, "app", by_app, NULL, NULL), 0);
+    kc_store_batch *b;
+    assert_int_equal(kc_store_batch_new(s, &b, NULL), 0);
+    const char *apps[] = {"one", "two", "three", "four"};
+    for (int i = 0; i < 4; i++) {
+        char rv[8];
+        snprintf(rv, sizeof rv, "%d", 10 + i);
+        kc_obj *o = mk("n", "a", "u1", rv, apps[i]);
+        assert_int_equal(kc_store_batch_add(b, o, NULL), 0);
+        kc_obj_unref(o);
+        kc_obj *other = mk("n", i % 2 ? "c" : "b", "u2", rv, "other");
+        assert_int_equal(kc_store_batch_add(b, other, NULL), 0);
+        kc_obj_unref(other);
+        if (i == 1) /* places the pending entries: later adds meet placed ones */
+            assert_int_equal(kc_store_batch_len(b), 3);
+    }
+    assert_int_equal(kc_store_batch_len(b), 3);
+    int counts[4] = {0};
+    assert_int_equal(kc_store_replace(s, b, "20", collect, counts, NULL), 0);
+    assert_int_equal(counts[KC_STORE_CHANGE_ADDED], 3);
+    assert_int_equal(kc_store_len(s), 3);
+    kc_obj *g = kc_store_get(s, "n", "a");
+    assert_string_equal(kc_obj_resource_version(g), "13");
+    kc_obj_unref(g);
+    g = kc_store_get(s, "n", "b");
+    assert_string_equal(kc_obj_resource_version(g), "12");
+    kc_obj_unref(g);
+    kc_obj **v = NULL;
+    size_t n = 0;
+    for (int i = 0; i < 3; i++) { /* the earlier objects' index values are gone */
+        assert_int_equal(kc_store_list_by_index(s, "app", apps[i], &v, &n, NULL), 0);
+        assert_int_equal(n, 0);
+        kc_obj_array_free(v, n);
+    }
+    assert_int_equal(kc_store_list_by_index(s, "app", "four", &v, &n, NULL), 0);
+    assert_int_equal(n, 1);
+    kc_obj_array_free(v, n);
+    assert_int_equal(kc_store_list_by_index(s, "app", "other", &v, &n, NULL), 0);
+    assert_int_equal(n, 2);
+    kc_obj_array_free(v, n);
+    kc_store_free(s);
+}
+
 /* A batch's entries come from the object arena when it is on (store/table.c, ent_alloc: a list's
  * decoding thread then faults in no heap pages for them); watch events' entries from malloc.
  * Every path frees them with the right size — a replace retiring the old table, deletes retiring
@@ -582,6 +632,7 @@ int main(void)
         cmocka_unit_test(test_store_wait_many_waiters_distinct_keys),
         cmocka_unit_test(test_store_lock_free_get_under_writes),
         cmocka_unit_test(test_store_batch_entries_from_arena),
+        cmocka_unit_test(test_store_batch_same_key_twice_keeps_the_last),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -187,20 +187,12 @@ struct kc_store {
     kc__waiter *to_post; /* claimed waiters, posted after the mutex is released */
 };
 
-/* A batch entry not yet in the batch's key map (relist.c: placed in one pass, presized). */
-typedef struct kc__pend {
-    uint64_t hash;
-    kc__ent *e;
-    kc_obj *obj; /* e->obj when added, so that placing never reads the entry (stale after) */
-    size_t klen;
-} kc__pend;
-
 struct kc_store_batch {
     kc_store *s;
     kc__stab *tab;
-    kc__pend *pend; /* every entry added, in order; [0, placed) are in the map (e NULL: a
-                       later one of the same key replaced it) */
-    size_t npend, cpend, placed;
+    kc__ent **order; /* every entry added, in order; [0, placed) are in the map (NULL: a later
+                        one of the same key replaced it) */
+    size_t n, cap, placed;
 };
 
 /* With s->mu held: evaluate w's condition (1 holds, 0 not); may update w->seen. */

@@ -138,12 +138,49 @@ static void test_core_htab_composite_keys_split_where_their_parts_do(void **stat
     kc__htab_free(&t);
 }
 
+/* kc__htab_reserve sizes the table once for a bulk insert: kc__htab_insert_slot then never moves
+ * the slot array (no rehash), keeps the caller's aux, and every key is found; a reserve below the
+ * current size changes nothing. */
+static void test_core_htab_reserve_then_insert_slots_never_rehashes(void **state)
+{
+    (void)state;
+    enum { N = 3000 };
+    item *v = calloc(N, sizeof(*v));
+    assert_non_null(v);
+    kc__htab t = {0};
+    assert_int_equal(kc__htab_reserve(&t, N), 0);
+    assert_true(t.cap * 3 >= (size_t)N * 4);
+    kc__slot *slots = t.slots;
+    size_t cap = t.cap;
+    for (int i = 0; i < N; i++) {
+        item_init(&v[i], i, false);
+        kc__htab_prefetch(&t, v[i].h.hash);
+        assert_int_equal(
+            kc__htab_insert_slot(&t, (kc__slot){v[i].h.hash, &v[i].h, &v[i].id, v[i].h.klen}), 0);
+    }
+    assert_ptr_equal(t.slots, slots);
+    assert_int_equal(t.cap, cap);
+    assert_int_equal(kc__htab_reserve(&t, 10), 0); /* smaller: nothing moves */
+    assert_ptr_equal(t.slots, slots);
+    for (int i = 0; i < N; i++) {
+        assert_ptr_equal(find(&t, v[i].buf), &v[i]);
+        assert_ptr_equal(kc__htab_slot_of(&t, &v[i].h)->aux, &v[i].id);
+    }
+    assert_int_equal(kc__htab_reserve(&t, 4 * N), 0); /* larger: a rehash keeps everything */
+    assert_true(t.cap > cap);
+    for (int i = 0; i < N; i++)
+        assert_ptr_equal(kc__htab_slot_of(&t, &v[i].h)->aux, &v[i].id);
+    kc__htab_free(&t);
+    free(v);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_core_htab_finds_every_key_through_growth_and_churn),
         cmocka_unit_test(test_core_htab_duplicates_are_found_one_by_one),
         cmocka_unit_test(test_core_htab_composite_keys_split_where_their_parts_do),
+        cmocka_unit_test(test_core_htab_reserve_then_insert_slots_never_rehashes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

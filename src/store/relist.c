@@ -146,6 +146,37 @@ static bool same_version(const kc_obj *a, const kc_obj *b)
     return a == b || strcmp(kc_obj_resource_version(a), kc_obj_resource_version(b)) == 0;
 }
 
+/* Pass 1 of a replace (unpublished): sequence numbers from seq on for the changed keys of nt,
+ * marks on the vanished ones of ot (counted in *vanished). Returns the last sequence number. In
+ * the order of the list, with the entries (and their old counterparts' slots) prefetched a few
+ * ahead: walking nt's slots instead reached the entries in random order, a cache miss each. */
+static uint64_t mark(kc__ent **ents, size_t nents, const kc__stab *nt, const kc__stab *ot,
+                     uint64_t seq, size_t *vanished)
+{
+    for (size_t i = 0; i < nents; i++) {
+        ahead(ents, nents, i, &ot->map);
+        kc__ent *e = ents[i];
+        if (!e)
+            continue;
+        kc__ent *o = (kc__ent *)kc__htab_find(&ot->map, e->h.key, e->h.klen, e->h.hash);
+        if (o && same_version(o->obj, e->obj)) {
+            e->seq = o->seq;
+            e->flags = 0;
+        } else {
+            e->seq = ++seq;
+            e->flags = KC__ENT_CHANGED;
+        }
+    }
+    for (size_t i = 0; i < ot->map.cap; i++) {
+        kc__ent *o = (kc__ent *)KC__HTAB_AT(&ot->map, i);
+        if (!o)
+            continue;
+        o->flags = kc__htab_find(&nt->map, o->h.key, o->h.klen, o->h.hash) ? 0 : KC__ENT_VANISHED;
+        *vanished += o->flags ? 1 : 0;
+    }
+    return seq;
+}
+
 int kc_store_replace(kc_store *s, kc_store_batch *b, const char *list_rv,
                      kc_store_change_cb on_change, void *ud, kc_error *err)
 {
@@ -164,31 +195,8 @@ int kc_store_replace(kc_store *s, kc_store_batch *b, const char *list_rv,
     free(b);
     nt->bulk = false;      /* the store's table now: a watch event's entry is malloc'd */
     uint64_t seq = s->seq; /* written only by the writer thread */
-    /* Pass 1 (unpublished): sequence numbers for changed keys, marks on vanished ones. In the
-     * order of the list, with the entries (and their old counterparts' slots) prefetched a few
-     * ahead: walking nt's slots instead reached the entries in random order, a cache miss each. */
-    for (size_t i = 0; i < nents; i++) {
-        ahead(ents, nents, i, &ot->map);
-        kc__ent *e = ents[i];
-        if (!e)
-            continue;
-        kc__ent *o = (kc__ent *)kc__htab_find(&ot->map, e->h.key, e->h.klen, e->h.hash);
-        if (o && same_version(o->obj, e->obj)) {
-            e->seq = o->seq;
-            e->flags = 0;
-        } else {
-            e->seq = ++seq;
-            e->flags = KC__ENT_CHANGED;
-        }
-    }
     size_t vanished = 0;
-    for (size_t i = 0; i < ot->map.cap; i++) {
-        kc__ent *o = (kc__ent *)KC__HTAB_AT(&ot->map, i);
-        if (!o)
-            continue;
-        o->flags = kc__htab_find(&nt->map, o->h.key, o->h.klen, o->h.hash) ? 0 : KC__ENT_VANISHED;
-        vanished += o->flags ? 1 : 0;
-    }
+    seq = mark(ents, nents, nt, ot, seq, &vanished);
     /* Publish. */
     pthread_mutex_lock(&s->mu);
     kc__store_swap_tab(s, nt);

@@ -232,12 +232,15 @@ KC_API int kc_store_batch_new(kc_store *s, kc_store_batch **ret, kc_error *err);
 /* Add obj (borrowed: the batch takes its own reference; a later object with the same key replaces
  * an earlier one). Errors: KC_EINVAL (no name), KC_ENOMEM. */
 KC_API int kc_store_batch_add(kc_store_batch *b, kc_obj *obj, kc_error *err);
+/* The number of distinct keys added so far (0 for NULL). Not constant-time: it places the objects
+ * added since the last call in the batch's map (the replace would; same builder thread). */
 KC_API size_t kc_store_batch_len(const kc_store_batch *b);
 /* Accepts NULL. */
 KC_API void kc_store_batch_free(kc_store_batch *b);
 
 /* Called by kc_store_replace for each change, after the swap, outside the store lock, in this
- * order: adds/updates (in table order), then deletes (tombstone = true). ch is borrowed for the
+ * order: adds/updates (in the order the batch's objects were added), then deletes (tombstone =
+ * true). ch is borrowed for the
  * call (take references to keep objects). Return 0 to go on, non-zero to stop notifying. */
 typedef int (*kc_store_change_cb)(void *ud, const kc_store_change *ch);
 

@@ -240,8 +240,8 @@ KC_API void kc_store_batch_free(kc_store_batch *b);
 
 /* Called by kc_store_replace for each change, after the swap, outside the store lock, in this
  * order: adds/updates (in the order the batch's objects were added), then deletes (tombstone =
- * true). ch is borrowed for the
- * call (take references to keep objects). Return 0 to go on, non-zero to stop notifying. */
+ * true). ch is borrowed for the call (take references to keep objects). Return 0 to go on,
+ * non-zero to stop notifying. */
 typedef int (*kc_store_change_cb)(void *ud, const kc_store_change *ch);
 
 /*

@@ -488,7 +488,7 @@ void *kc__slab_alloc(size_t n, size_t *got)
 {
     if (!kc__slab_enabled() || n == 0 || n > KC__SLAB_MAX)
         return NULL;
-    n = (n + KC__SLAB_GRAIN - 1) & ~(KC__SLAB_GRAIN - 1);
+    n = kc__slab_size(n);
     chunk *c = t_cur;
     size_t b = t_bump;
     if (KC__UNLIKELY(!c || b + n > CHUNK)) {

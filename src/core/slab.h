@@ -27,6 +27,11 @@ extern "C" {
 #define KC__SLAB_MAX ((size_t)256 << 10)
 /* Allocation granule: sizes are rounded up to it; returned memory is aligned to it. */
 #define KC__SLAB_GRAIN ((size_t)16)
+/* The size kc__slab_alloc reports in *got for n bytes (what kc__slab_free wants back). */
+static inline size_t kc__slab_size(size_t n)
+{
+    return (n + KC__SLAB_GRAIN - 1) & ~(KC__SLAB_GRAIN - 1);
+}
 
 /* n bytes from the arena (n rounded up to KC__SLAB_GRAIN, written to *got), or NULL: the arena is
  * off, n > KC__SLAB_MAX, or no memory — the caller then uses malloc. Never blocks on the

@@ -98,7 +98,6 @@ int kc__store_key(const char *ns, const char *name, char *buf, size_t cap);
  */
 size_t kc__stab_values(const kc__indexer *ixs, size_t i, const kc_obj *obj, const char **vals);
 
-/* New entry for obj (takes a reference) under key, indexed into t. 0 / KC_ENOMEM. */
 /* A new entry for key → obj (a new reference to obj), in t's indexes but not yet in its key map:
  * a bulk fill places it later (kc__htab_insert_slot with the object as the slot's aux). 0 or
  * KC_ENOMEM. */
@@ -106,6 +105,8 @@ int kc__stab_ent_new(kc__stab *t, const kc__indexer *ixs, const char *key, size_
                      uint64_t hash, kc_obj *obj, kc__ent **ret);
 /* Undo kc__stab_ent_new for an entry that never entered the key map. */
 void kc__stab_ent_drop(kc__stab *t, kc__ent *e);
+/* New entry for obj (takes a reference) under key, indexed into t and in its key map. 0 /
+ * KC_ENOMEM. */
 int kc__stab_insert(kc__stab *t, const kc__indexer *ixs, const char *key, size_t klen,
                     uint64_t hash, kc_obj *obj, uint64_t seq, kc__ent **ret);
 /* Replace e's object (takes a reference to obj, returns the old one's reference to the caller),

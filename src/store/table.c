@@ -211,7 +211,7 @@ static kc__ent *ent_alloc(const kc__stab *t, size_t klen)
 void kc__ent_free(kc__ent *e)
 {
     if (e && e->arena)
-        kc__slab_free(e, (ent_size(e->h.klen) + KC__SLAB_GRAIN - 1) & ~(KC__SLAB_GRAIN - 1));
+        kc__slab_free(e, kc__slab_size(ent_size(e->h.klen)));
     else
         free(e);
 }

@@ -75,6 +75,40 @@ bool reserve(kc__sj_ctx *ctx, size_t n)
     return true;
 }
 
+/* The parser's stage-1 index, populated when it grows for a big text.
+ *
+ * Why: stage 1 writes 4 bytes per structural character of the text into an index that simdjson
+ * allocates with new[] when the parser grows — fresh memory, which stage 1 then faults in a
+ * 4 KiB page at a time: ~0.9 bytes of index per byte of a Pod LIST page, so ~700 faults for a
+ * page of 500 Pods, 8-14 ms of the first page's decode of every paged LIST on the VMs we measure
+ * on (later pages reuse the index: ~1 ms each). Populated in one call, on huge pages where
+ * core/populate.c measures them cheaper, the same first decode takes 2-5 ms. Only about the part
+ * stage 1 is about to write is populated (len bytes, for ~0.9 per byte of a Pod page; denser text
+ * faults in the rest as before), so the RSS is what the faults would have made resident anyway.
+ *
+ * How it reaches the index: ondemand::parser keeps its dom_parser_implementation (whose
+ * structural_indexes is public) in a private member. An explicit instantiation may name a private
+ * member ([temp.spec] in the C++ standard), so a template instantiated with its member pointer
+ * hands it out without a cast. A simdjson that renames it stops this file compiling, loudly. */
+template <auto M> struct parser_impl_access {
+    friend std::unique_ptr<simdjson::internal::dom_parser_implementation> &
+    parser_impl_of(od::parser &p)
+    {
+        return p.*M;
+    }
+};
+template struct parser_impl_access<&od::parser::implementation>;
+std::unique_ptr<simdjson::internal::dom_parser_implementation> &parser_impl_of(od::parser &p);
+
+static void populate_index(od::parser *p, size_t len)
+{
+    if (len < (size_t(1) << 20))
+        return; /* a small index: a few faults, and watch lines grow the parser in small steps */
+    auto &impl = parser_impl_of(*p);
+    if (impl && impl->structural_indexes)
+        (void)kc__mem_populate_ex(impl->structural_indexes.get(), len, true);
+}
+
 static od::parser *get_parser(kc__sj_ctx *ctx)
 {
     if (!ctx->parser)
@@ -202,7 +236,9 @@ int iterate(kc__sj_ctx *ctx, const char *text, size_t len, size_t cap, od::docum
         if (want > p->max_capacity())
             want = p->max_capacity();
         simdjson::error_code grown = p->allocate(want, p->max_depth());
-        (void)grown; /* on failure iterate() allocates the exact size, or reports the failure */
+        /* on failure iterate() allocates the exact size, or reports the failure */
+        if (grown == simdjson::SUCCESS)
+            populate_index(p, len);
     }
     auto res = p->iterate(text, len, cap);
     if (auto c = std::move(res).get(doc)) {

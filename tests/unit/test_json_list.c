@@ -11,11 +11,15 @@
 
 #include <kcache/decode.h>
 
-#include "json/sj.h" /* kc__sj_list_window_set */
+#include "core/populate.h" /* kc__mem_huge_stats_get */
+#include "core/slab.h"     /* kc__slab_set_enabled */
+#include "json/sj.h"       /* kc__sj_list_window_set */
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+static int windowed; /* its address is the state of the suite's run in windows */
 
 struct items {
     kc_obj *objs[64];
@@ -220,6 +224,40 @@ static void test_json_list_padded_input(void **state)
     assert_int_equal(it.n, 3);
     assert_string_equal(kc_obj_name(it.objs[2]), "web-7d9f8c6b5-00002");
     drop(&it);
+    free(padded);
+    free(body);
+}
+
+/* A parser grown for a body of a MiB or more has its stage-1 index populated in one call
+ * (sj.cpp, populate_index) instead of faulted in by stage 1 a page at a time: the fresh memory
+ * core/populate.c counts grows by at least the body's length. The body is padded (decoded in
+ * place: no scratch copy) and the object arena is off, so nothing else that big is populated. */
+static void test_json_list_big_body_populates_the_index(void **state)
+{
+    if (*state == &windowed)
+        skip(); /* in windows the index is window-sized: nothing big to populate */
+    size_t len;
+    char *body = kc_genpod_list(800, &len); /* ~4.8 MB */
+    char *padded = malloc(len + KC_DECODE_PADDING);
+    assert_non_null(padded);
+    memcpy(padded, body, len);
+    memset(padded + len, ' ', KC_DECODE_PADDING);
+    bool arena = kc__slab_enabled();
+    kc__slab_set_enabled(false);
+    kc_decode_opts o = {.flags = KC_DECODE_INPUT_PADDED};
+    kc_list_decoder *dec = NULL;
+    assert_int_equal(kc_list_decoder_new(&o, &dec, NULL), 0);
+    kc__mem_huge_stats a, b;
+    kc__mem_huge_stats_get(&a);
+    assert_int_equal(kc_list_decoder_decode(dec, padded, len, NULL, NULL, NULL, NULL), 0);
+    kc__mem_huge_stats_get(&b);
+    assert_true(b.total_bytes - a.total_bytes >= len - 8192);
+    kc__mem_huge_stats_get(&a); /* a second body of the same size: the index is reused */
+    assert_int_equal(kc_list_decoder_decode(dec, padded, len, NULL, NULL, NULL, NULL), 0);
+    kc__mem_huge_stats_get(&b);
+    assert_int_equal(b.total_bytes, a.total_bytes);
+    kc_list_decoder_free(dec);
+    kc__slab_set_enabled(arena);
     free(padded);
     free(body);
 }
@@ -566,7 +604,7 @@ static void test_json_list_windows_same_depth_limits(void **state)
 
 static int windows_on(void **state)
 {
-    (void)state;
+    *state = &windowed;
     kc__sj_list_window_set(1, 13);
     return 0;
 }
@@ -589,6 +627,7 @@ int main(void)
         cmocka_unit_test(test_json_list_transforms),
         cmocka_unit_test(test_json_list_pretty_body),
         cmocka_unit_test(test_json_list_padded_input),
+        cmocka_unit_test(test_json_list_big_body_populates_the_index),
         cmocka_unit_test(test_json_list_callback_stops),
         cmocka_unit_test(test_json_list_bad_bodies),
         cmocka_unit_test(test_json_list_deep_item),

@@ -484,6 +484,12 @@ static chunk *take_chunk(void)
     return c;
 }
 
+void kc__slab_prepare(void)
+{
+    if (kc__slab_enabled() && !t_cur)
+        (void)take_chunk(); /* NULL: no memory; the first allocation tries again */
+}
+
 void *kc__slab_alloc(size_t n, size_t *got)
 {
     if (!kc__slab_enabled() || n == 0 || n > KC__SLAB_MAX)

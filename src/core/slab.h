@@ -40,6 +40,12 @@ void *kc__slab_alloc(size_t n, size_t *got);
 /* Free p, allocated with kc__slab_alloc for got bytes (the size it reported). */
 void kc__slab_free(void *p, size_t got);
 
+/* Gives the calling thread its current chunk now, when it has none and the arena is on: a thread
+ * about to decode in bulk that is waiting anyway (the pager's worker, while the first page is on
+ * the wire) pays for taking the chunk — mapping and populating it when the pool is empty, and
+ * starting the populate-ahead — before its first object instead of at it. */
+void kc__slab_prepare(void);
+
 /* The calling thread's current chunk, if any, stops being allocated from (its unused tail is
  * returned after the decay). Call when a thread ends a bulk decode (a whole LIST) but lives on:
  * otherwise it keeps its populated chunk until it exits. */

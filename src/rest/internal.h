@@ -107,8 +107,11 @@ int kc__client_list_pipelined(kc_client *c, const kc_gvr *gvr, const char *ns,
                               const kc_list_opts *opts, kc_list_meta *ret_meta,
                               kc_list_item_cb on_item, void *ud, kc_error *err);
 /* Helper fetchers kc__client_list_pipelined has started in this process (tests: a list of one
- * page, which a server ignoring limit sends, starts none and sizes no spare buffers). */
+ * page, which a server ignoring limit sends, starts none). */
 uint64_t kc__pager_helpers_started(void);
+/* The bytes of page 0's body received when the last helper started (tests: it starts from the
+ * page's head, not once the whole page is in). */
+uint64_t kc__pager_helper_start_len(void);
 
 /* Map a non-2xx response to a code and detail. */
 int kc__client_status_error(const kc__http_resp *resp, const char *method, const char *path,

@@ -22,15 +22,19 @@
  * waits for the decode's token; a decoded token that differs from the head's is a parse error.
  *
  * Pages are handed to the worker strictly in order, one at a time. Three response buffers
- * rotate (two being received, one being decoded). The caller fetches the first page alone, then
- * sizes the idle buffers for pages like it (a quarter more, populated in one call; they are
- * kc__buf.huge, so on huge pages where that is cheaper: 4-5 us per 4 KiB of first touch on small
- * pages here, 12-19 ms of a warm 20k-Pod sync's CPU, core/buf.c) and only then
- * starts the helper: buffers the helper grew would stay in its glibc arena after the list. A list
- * whose first page is its last (a server ignoring limit: 600 MB for 100k Pods) sizes nothing and
- * starts no helper: two spare buffers of 1.25x that page cost 1.5 GB, populated. So no
- * later page allocates or faults in fresh memory for its body; the bodies carry KC_DECODE_PADDING
- * spare bytes, so the worker parses them in place (KC_DECODE_INPUT_PADDED).
+ * rotate (two being received, one being decoded). The helper starts as soon as page 1 can be asked
+ * for — from page 0's head, while page 0 is still arriving — so no set-up stands between the
+ * two requests (sizing the spare buffers first, as an earlier version did, kept page 1 waiting
+ * 10-20 ms while they were populated). Each buffer is sized once, by the transport, from the
+ * Content-Length of the first page it receives (kc__buf.huge: 2 MiB or more is its own mapping in
+ * whole 2 MiB, populated in one call, on huge pages where that is cheaper — 4-5 us per 4 KiB of
+ * first touch on small pages here, core/buf.c), and reused for later pages, which are about the
+ * same size; the bodies carry KC_DECODE_PADDING spare bytes, so the worker parses them in place
+ * (KC_DECODE_INPUT_PADDED). Because a helper-grown buffer of 2 MiB or more is a mapping, it is
+ * unmapped after the list rather than left in the helper's glibc arena. A list whose first page
+ * is its last (a server ignoring limit: 600 MB for 100k Pods) starts no helper. While page 0 is
+ * on the wire the worker takes its first chunk of the object arena (kc__slab_prepare), which its
+ * first objects would otherwise wait for.
  *
  * Ordering and errors: on_item runs on the worker, page after page, in order, never concurrently.
  * The first failure (request, decode, callback, cancel) stops every thread; a request already in
@@ -106,6 +110,7 @@ static void fail_locked(pager *p, int rc, kc_error *e)
 static void *worker_main(void *arg)
 {
     pager *p = arg;
+    kc__slab_prepare(); /* the objects' first chunk, while page 0 is on the wire (core/slab.h) */
     pthread_mutex_lock(&p->mu);
     for (;;) {
         while (!p->job && !p->quit)
@@ -140,6 +145,32 @@ static void *worker_main(void *arg)
     pthread_mutex_unlock(&p->mu);
     kc__slab_release_thread(); /* the objects' arena chunk (core/slab.h) */
     return NULL;
+}
+
+static void *helper_main(void *arg);
+
+static _Atomic uint64_t helpers_started, helper_start_len;
+
+uint64_t kc__pager_helpers_started(void)
+{
+    return atomic_load_explicit(&helpers_started, memory_order_relaxed);
+}
+
+uint64_t kc__pager_helper_start_len(void)
+{
+    return atomic_load_explicit(&helper_start_len, memory_order_relaxed);
+}
+
+/* Start the helper fetcher (once), as soon as page 1 can be asked for; page 0 has `len` bytes of
+ * its body in. Called with mu held, by the caller (from page 0's head, or after page 0's decode
+ * when its head showed no token). */
+static void start_helper(pager *p, size_t len)
+{
+    p->helper_tried = true;
+    atomic_store_explicit(&helper_start_len, len, memory_order_relaxed);
+    p->helper_started = pthread_create(&p->helper, NULL, helper_main, p) == 0;
+    if (p->helper_started)
+        atomic_fetch_add_explicit(&helpers_started, 1, memory_order_relaxed);
 }
 
 /* The continue token from a body's head ending at `at` (malloc'd; NULL when the head shows none
@@ -199,6 +230,8 @@ static void on_body(void *ud, const kc__buf *body)
         p->tok = tok;
         p->tok_state = 1;
         h->peek = copy;
+        if (h->page == 0 && !p->helper_tried)
+            start_helper(p, body->len); /* page 0 is the caller's: page 1 goes out now */
         pthread_cond_broadcast(&p->cv);
     } else {
         free(tok);
@@ -269,52 +302,6 @@ static int fetch(pager *p, long k, const char *tok, pbuf *b, headw *h, kc_error 
     return rc;
 }
 
-/* Size the buffers in mine[] for pages like the first one (len bytes, a quarter more), allocated
- * and populated on the calling thread. Buffers of 2 MiB or more are their own mappings
- * (kc__buf.huge); smaller ones come from malloc, and were the helper to grow them its glibc arena
- * would keep their pages after the list (bench_sync, before the mappings: RSS after a relist 400
- * -> 432 MiB at 100k Pods). The transport then finds them big enough and never reallocates. */
-static void size_buffers(pager *p, const bool mine[NBUF], size_t len)
-{
-    for (int i = 0; i < NBUF; i++)
-        if (mine[i]) {
-            kc__buf_reset(&p->bufs[i].resp.body); /* the transport resets it anyway */
-            (void)kc__buf_reserve_populated(&p->bufs[i].resp.body,
-                                            len + len / 4 + KC_DECODE_PADDING);
-        }
-}
-
-static void *helper_main(void *arg);
-
-static _Atomic uint64_t helpers_started;
-
-uint64_t kc__pager_helpers_started(void)
-{
-    return atomic_load_explicit(&helpers_started, memory_order_relaxed);
-}
-
-/* After the caller's first page: size the idle buffers (held busy meanwhile), then start the
- * helper fetcher (once). Called with mu held, by the caller. */
-static void start_helper(pager *p, size_t len)
-{
-    bool mine[NBUF];
-    p->helper_tried = true;
-    for (int i = 0; i < NBUF; i++)
-        if ((mine[i] = !p->bufs[i].busy))
-            p->bufs[i].busy = true;
-    pthread_mutex_unlock(&p->mu);
-    size_buffers(p, mine, len);
-    bool ok = pthread_create(&p->helper, NULL, helper_main, p) == 0;
-    if (ok)
-        atomic_fetch_add_explicit(&helpers_started, 1, memory_order_relaxed);
-    pthread_mutex_lock(&p->mu);
-    for (int i = 0; i < NBUF; i++)
-        if (mine[i])
-            p->bufs[i].busy = false;
-    p->helper_started = ok;
-    pthread_cond_broadcast(&p->cv);
-}
-
 /* A fetcher: take the next page whose token is known, fetch it, hand it over; until the end or a
  * failure. Run by the caller (which starts the helper after its first page) and the helper. */
 static void fetch_loop(pager *p, bool caller)
@@ -336,7 +323,6 @@ static void fetch_loop(pager *p, bool caller)
         kc_error e = KC_ERROR_INIT;
         int rc = fetch(p, k, tok, b, &h, &e);
         free(tok);
-        size_t len = b->resp.body.len;
         pthread_mutex_lock(&p->mu);
         if (rc)
             fail_locked(p, rc, &e);
@@ -346,8 +332,8 @@ static void fetch_loop(pager *p, bool caller)
             b->busy = p->job == b;
             break;
         }
-        if (caller && !p->helper_tried && p->tok_state != 2)
-            start_helper(p, len); /* not for a list of one page (a server ignoring limit) */
+        if (caller && !p->helper_tried && p->tok_state != 2) /* not for a list of one page */
+            start_helper(p, b->resp.body.len);
     }
     pthread_mutex_unlock(&p->mu);
 }

@@ -3,7 +3,8 @@
  * download and decode overlapped, against the embedded server over TLS: the same items in the same
  * order as kc_client_list_all, callbacks one at a time on one worker thread, and every way out
  * (callback error, cancel, an expired continue token) returns its code with no callback after;
- * the next page is asked for before the previous one is decoded.
+ * the next page is asked for before the previous one is decoded, its fetcher started from the
+ * first page's head.
  * Pagination rules: apiserver-semantics §3 (limit/continue, 410 on an expired token).
  */
 #include "test_client_fixture.h"
@@ -19,7 +20,7 @@
 
 static int group_setup(void **state)
 {
-    static const char *const nss[] = {"pp", "pexp", NULL};
+    static const char *const nss[] = {"pp", "pexp", "pbig", NULL};
     if (client_fixture_up(TOKEN, nss))
         return -1;
     for (int i = 0; i < N_CM; i++) {
@@ -189,8 +190,44 @@ static void test_client_pager_fetches_ahead_of_the_decoder(void **state)
     assert_true(a.got >= a.want); /* pages 1 and 2 arrived while page 0 was being decoded */
 }
 
+/* The helper fetcher starts from page 0's head (its continue token), while page 0 is still
+ * arriving, so page 1's request does not wait for the rest of page 0. Pages of one ConfigMap of
+ * 600 KB: libcurl hands a body over in pieces of at most its 256 KiB receive buffer, so the head
+ * is seen with at most that much of the page in. A pager that starts the helper once page 0 is
+ * received starts it with all 600 KB in. */
+static void test_client_pager_helper_starts_at_the_first_head(void **state)
+{
+    enum { BIG = 600 * 1024 };
+    char *body = malloc(BIG + 256);
+    assert_non_null(body);
+    for (int i = 0; i < 3; i++) {
+        int n = snprintf(body, 256,
+                         "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":"
+                         "{\"name\":\"big%d\"},\"data\":{\"k\":\"",
+                         i);
+        memset(body + n, 'x', BIG);
+        memcpy(body + n + BIG, "\"}}", 4);
+        kc_obj *o = NULL;
+        kc_error err = KC_ERROR_INIT;
+        int rc = kc_client_create(cli, &CM, "pbig", body, strlen(body), NULL, &o, &err);
+        if (rc)
+            fail_msg("create big%d: %s %s", i, kc_errno_name(rc), err.message);
+        kc_obj_unref(o);
+    }
+    free(body);
+    seen s = {0};
+    kc_list_opts lo = {.limit = 1};
+    uint64_t h0 = kc__pager_helpers_started();
+    assert_int_equal(kc__client_list_pipelined(cli, &CM, "pbig", &lo, NULL, seen_cb, &s, NULL), 0);
+    assert_int_equal(s.n, 3);
+    assert_int_equal(kc__pager_helpers_started(), h0 + 1);
+    uint64_t at = kc__pager_helper_start_len();
+    assert_true(at > 0);
+    assert_true(at <= 256 * 1024); /* the head, not the page: BIG is over twice that */
+}
+
 /* A list that fits one page (limit above the count: what a server ignoring limit sends) starts no
- * helper fetcher and sizes no spare buffers; a list of several pages starts one. */
+ * helper fetcher; a list of several pages starts one. */
 static void test_client_pager_one_page_starts_no_helper(void **state)
 {
     seen s = {0};
@@ -214,6 +251,7 @@ int main(void)
         cmocka_unit_test(test_client_pager_cancel),
         cmocka_unit_test(test_client_pager_expired_continue_is_gone),
         cmocka_unit_test(test_client_pager_fetches_ahead_of_the_decoder),
+        cmocka_unit_test(test_client_pager_helper_starts_at_the_first_head),
         cmocka_unit_test(test_client_pager_one_page_starts_no_helper),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -2,7 +2,8 @@
  * goes back to the pool when its last object and its owner are gone, and is reused before anything
  * new is mapped; pages of a live chunk that no object touches are returned (mincore says so) by
  * kc__slab_trim and, without it, by the background thread after the decay, while live objects keep
- * their bytes; a thread's chunk is retired when the thread exits; objects cross threads (TSan);
+ * their bytes; kc__slab_prepare takes a thread's chunk before its first allocation; a thread's
+ * chunk is retired when the thread exits; objects cross threads (TSan);
  * fork() leaves a usable arena in the child; AddressSanitizer sees freed space as poisoned; on
  * transparent huge pages, freed pages are returned alike and a swept chunk is MADV_NOHUGEPAGE. */
 #include "core/internal.h"
@@ -299,6 +300,32 @@ static void test_core_slab_swept_chunk_is_nohugepage(void **state)
     kc__slab_release_thread();
 }
 
+/* kc__slab_prepare takes the thread's chunk ahead of its first allocation, which then needs no
+ * other; a second prepare with a current chunk takes nothing; the chunk is retired as usual. */
+static void test_core_slab_prepare_takes_the_chunk_first(void **state)
+{
+    (void)state;
+    kc__slab_stats s0 = stats();
+    kc__slab_prepare();
+    kc__slab_stats s1 = stats();
+    assert_int_equal(s1.chunks_in_use, s0.chunks_in_use + 1);
+    kc__slab_prepare();
+    assert_int_equal(stats().chunks_in_use, s1.chunks_in_use);
+    blk b = {.n = 1000};
+    b.p = kc__slab_alloc(b.n, &b.got);
+    assert_non_null(b.p);
+    kc__slab_stats s2 = stats();
+    assert_int_equal(s2.chunks_in_use, s1.chunks_in_use); /* it went into the prepared chunk */
+    assert_int_equal(s2.chunks_mapped + s2.chunks_reused, s1.chunks_mapped + s1.chunks_reused);
+    kc__slab_free(b.p, b.got);
+    kc__slab_release_thread();
+    assert_int_equal(stats().chunks_in_use, s0.chunks_in_use);
+    kc__slab_set_enabled(false); /* off: prepare takes nothing */
+    kc__slab_prepare();
+    assert_int_equal(stats().chunks_in_use, s0.chunks_in_use);
+    kc__slab_set_enabled(true);
+}
+
 static void *alloc_and_exit(void *arg)
 {
     blk *v = arg;
@@ -476,6 +503,7 @@ int main(void)
         cmocka_unit_test_setup(test_core_slab_decay_returns_free_pages, setup),
         cmocka_unit_test_setup(test_core_slab_huge_chunks_return_pages, setup),
         cmocka_unit_test_setup(test_core_slab_swept_chunk_is_nohugepage, setup),
+        cmocka_unit_test_setup(test_core_slab_prepare_takes_the_chunk_first, setup),
         cmocka_unit_test_setup(test_core_slab_thread_exit_retires_its_chunk, setup),
         cmocka_unit_test_setup(test_core_slab_objects_cross_threads, setup),
         cmocka_unit_test_setup(test_core_slab_fork_child_allocates, setup),

@@ -31,7 +31,8 @@
  * first touch on small pages here, core/buf.c), and reused for later pages, which are about the
  * same size; the bodies carry KC_DECODE_PADDING spare bytes, so the worker parses them in place
  * (KC_DECODE_INPUT_PADDED). Because a helper-grown buffer of 2 MiB or more is a mapping, it is
- * unmapped after the list rather than left in the helper's glibc arena. A list whose first page
+ * unmapped after the list rather than left in the helper's glibc arena (a smaller one is malloc'd
+ * there; with pages of 100 Pods the RSS after a relist measured the same). A list whose first page
  * is its last (a server ignoring limit: 600 MB for 100k Pods) starts no helper. While page 0 is
  * on the wire the worker takes its first chunk of the object arena (kc__slab_prepare), which its
  * first objects would otherwise wait for.
@@ -303,7 +304,8 @@ static int fetch(pager *p, long k, const char *tok, pbuf *b, headw *h, kc_error 
 }
 
 /* A fetcher: take the next page whose token is known, fetch it, hand it over; until the end or a
- * failure. Run by the caller (which starts the helper after its first page) and the helper. */
+ * failure. Run by the caller (which starts the helper from its first page's head, or after that
+ * page when its head showed no token) and the helper. */
 static void fetch_loop(pager *p, bool caller)
 {
     pthread_mutex_lock(&p->mu);

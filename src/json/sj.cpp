@@ -81,10 +81,13 @@ bool reserve(kc__sj_ctx *ctx, size_t n)
  * allocates with new[] when the parser grows — fresh memory, which stage 1 then faults in a
  * 4 KiB page at a time: ~0.9 bytes of index per byte of a Pod LIST page, so ~700 faults for a
  * page of 500 Pods, 8-14 ms of the first page's decode of every paged LIST on the VMs we measure
- * on (later pages reuse the index: ~1 ms each). Populated in one call, on huge pages where
- * core/populate.c measures them cheaper, the same first decode takes 2-5 ms. Only about the part
- * stage 1 is about to write is populated (len bytes, for ~0.9 per byte of a Pod page; denser text
- * faults in the rest as before), so the RSS is what the faults would have made resident anyway.
+ * on (later pages reuse the index: ~1 ms each). Populated in one call, the same first decode takes
+ * 2-5 ms. Only about the part stage 1 is about to write is populated (len bytes, for ~0.9 per byte
+ * of a Pod page; denser text faults in the rest as before), so the RSS is what the faults would
+ * have made resident anyway. Small pages, as for the scratch (reserve, above): an index under
+ * 32 MiB may be part of glibc's heap, which must not be advised to use huge pages, and for a page
+ * of 500 Pods they measured the same (first decode in a fresh process, 8 runs each: 5.4-8.3 ms
+ * small, 5.5-8.4 ms huge, 8.5-12.9 ms not populated).
  *
  * How it reaches the index: ondemand::parser keeps its dom_parser_implementation (whose
  * structural_indexes is public) in a private member. An explicit instantiation may name a private
@@ -105,8 +108,9 @@ static void populate_index(od::parser *p, size_t len)
     if (len < (size_t(1) << 20))
         return; /* a small index: a few faults, and watch lines grow the parser in small steps */
     auto &impl = parser_impl_of(*p);
-    if (impl && impl->structural_indexes)
-        (void)kc__mem_populate_ex(impl->structural_indexes.get(), len, true);
+    if (impl && impl->structural_indexes) /* 4 bytes per byte of capacity */
+        (void)kc__mem_populate_ex(impl->structural_indexes.get(), len,
+                                  p->capacity() >= (size_t(8) << 20));
 }
 
 static od::parser *get_parser(kc__sj_ctx *ctx)

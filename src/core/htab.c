@@ -190,13 +190,14 @@ static int rehash(kc__htab *t, size_t ncap)
 
 int kc__htab_reserve(kc__htab *t, size_t n)
 {
-    size_t cap = t->cap ? t->cap : 16;
-    while (n * 4 > cap * 3) {
-        if (cap > SIZE_MAX / 2 / sizeof(kc__slot))
-            return KC_ENOMEM;
-        cap *= 2;
-    }
-    return cap > t->cap ? rehash(t, cap) : 0;
+    size_t need; /* slots for n members at load <= 0.75: ceil(4n / 3) */
+    if (!kc__size_mul(n, 4, &need))
+        return KC_ENOMEM;
+    need = need / 3 + (need % 3 != 0);
+    if (need <= t->cap)
+        return 0;
+    size_t cap = kc__grow_cap(t->cap, need, sizeof(kc__slot), 16);
+    return cap ? rehash(t, cap) : KC_ENOMEM;
 }
 
 int kc__htab_insert_slot(kc__htab *t, kc__slot sl)

@@ -230,10 +230,14 @@ KC_API void kc_store_bookmark(kc_store *s, const char *rv);
  * kc_store_batch_free. */
 KC_API int kc_store_batch_new(kc_store *s, kc_store_batch **ret, kc_error *err);
 /* Add obj (borrowed: the batch takes its own reference; a later object with the same key replaces
- * an earlier one). Errors: KC_EINVAL (no name), KC_ENOMEM. */
+ * an earlier one). Errors: KC_EINVAL (no name), KC_ENOMEM (also when an earlier placement by
+ * kc_store_batch_len ran out of memory: the batch can then only be freed). */
 KC_API int kc_store_batch_add(kc_store_batch *b, kc_obj *obj, kc_error *err);
-/* The number of distinct keys added so far (0 for NULL). Not constant-time: it places the objects
- * added since the last call in the batch's map (the replace would; same builder thread). */
+/* The number of distinct keys added so far (0 for NULL). The builder thread only, like the other
+ * batch calls; not constant-time: it places the objects added since the last call in the batch's
+ * map, as the replace would. No error result: when placing runs out of memory the objects not
+ * placed are not counted, and the batch is then refused by kc_store_batch_add and
+ * kc_store_replace (KC_ENOMEM). */
 KC_API size_t kc_store_batch_len(const kc_store_batch *b);
 /* Accepts NULL. */
 KC_API void kc_store_batch_free(kc_store_batch *b);

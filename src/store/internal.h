@@ -194,6 +194,8 @@ struct kc_store_batch {
     kc__ent **order; /* every entry added, in order; [0, placed) are in the map (NULL: a later
                         one of the same key replaced it) */
     size_t n, cap, placed;
+    int failed; /* a placement ran out of memory after dropping objects: the batch can only be
+                   freed (kc_store_batch_add and kc_store_replace report it) */
 };
 
 /* With s->mu held: evaluate w's condition (1 holds, 0 not); may update w->seen. */

@@ -52,6 +52,8 @@ int kc_store_batch_add(kc_store_batch *b, kc_obj *obj, kc_error *err)
 {
     if (!b || !obj)
         return kc_error_set(err, KC_EINVAL, "store batch: batch and obj are required");
+    if (b->failed)
+        return kc_error_set(err, b->failed, "store batch: out of memory placing earlier objects");
     char key[KC__KEY_MAX];
     int kl = kc__store_key(kc_obj_namespace(obj), kc_obj_name(obj), key, sizeof(key));
     if (kl < 0)
@@ -93,8 +95,8 @@ static int place_pending(kc_store_batch *b)
 {
     kc__htab *m = &b->tab->map;
     size_t n = b->n;
-    if (b->placed == n)
-        return 0;
+    if (b->failed || b->placed == n)
+        return b->failed;
     if (kc__htab_reserve(m, m->n + (n - b->placed)) < 0)
         return KC_ENOMEM;
     for (size_t i = b->placed; i < n; i++) {
@@ -114,6 +116,7 @@ static int place_pending(kc_store_batch *b)
             for (size_t j = i + 1; j < n; j++)
                 kc__stab_ent_drop(b->tab, b->order[j]);
             b->placed = b->n = i + 1;
+            b->failed = rc; /* objects were dropped: a replace must not install the rest */
             return rc;
         }
     }

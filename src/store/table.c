@@ -145,7 +145,7 @@ static int ent_index(kc__stab *t, const kc__indexer *ixs, kc__ent *e)
     }
     kc__ixref *refs = e->inl;
     if (n > KC__ARRAY_LEN(e->inl)) {
-        refs = malloc(n * sizeof(*refs));
+        refs = kc__calloc("store.index_refs", n, sizeof(*refs)); /* a test can fail it */
         if (!refs) {
             drop_refs(t, tmp, n);
             return KC_ENOMEM;

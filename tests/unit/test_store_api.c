@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "core/internal.h" /* kc__alloc_fail_hook_set */
 #include "core/slab.h"
 #include "kcache/rv.h"
 #include "kcache/store.h"
@@ -563,6 +564,55 @@ static void test_store_batch_same_key_twice_keeps_the_last(void **st)
     kc_store_free(s);
 }
 
+/* app and a constant: with the namespace, three index values per object (two fit in an entry,
+ * the third makes it allocate its refs: "store.index_refs"). */
+static size_t by_app_and_all(void *ud, const kc_obj *obj, const char **vals, size_t max)
+{
+    (void)ud;
+    const char *v = kc_obj_label(obj, "app");
+    if (!v || max < 2)
+        return 0;
+    vals[0] = v;
+    vals[1] = "all";
+    return 2;
+}
+
+static bool fail_index_refs(const char *site)
+{
+    return strcmp(site, "store.index_refs") == 0;
+}
+
+/* Placing a batch's objects (kc_store_batch_len, or the replace) re-indexes the entry of a key
+ * added twice; when that runs out of memory the objects after it are dropped, so the batch must not
+ * be installed: later adds and the replace report KC_ENOMEM, and the store keeps what it had. */
+static void test_store_batch_placement_out_of_memory_refuses_the_batch(void **st)
+{
+    (void)st;
+    kc_store *s = new_store();
+    assert_int_equal(kc_store_add_indexer(s, "app", by_app_and_all, NULL, NULL), 0);
+    put(s, KC_WATCH_ADDED, mk("n", "keep", "u0", "5", "old"));
+    kc_store_batch *b;
+    assert_int_equal(kc_store_batch_new(s, &b, NULL), 0);
+    const char *apps[] = {"one", "two"};
+    for (int i = 0; i < 2; i++) {
+        kc_obj *o = mk("n", "a", "u1", i ? "11" : "10", apps[i]);
+        assert_int_equal(kc_store_batch_add(b, o, NULL), 0);
+        kc_obj_unref(o);
+    }
+    kc__alloc_fail_hook_set(fail_index_refs);
+    assert_int_equal(kc_store_batch_len(b), 1); /* the second "a" could not be placed */
+    kc__alloc_fail_hook_set(NULL);
+    kc_obj *c = mk("n", "c", "u2", "12", "three");
+    assert_int_equal(kc_store_batch_add(b, c, NULL), KC_ENOMEM);
+    kc_obj_unref(c);
+    assert_int_equal(kc_store_replace(s, b, "20", NULL, NULL, NULL), KC_ENOMEM); /* consumed */
+    assert_int_equal(kc_store_len(s), 1);
+    kc_obj *g = kc_store_get(s, "n", "keep");
+    assert_non_null(g);
+    kc_obj_unref(g);
+    kc_store_free(s);
+}
+
 /* A batch's entries come from the object arena when it is on (store/table.c, ent_alloc: a list's
  * decoding thread then faults in no heap pages for them); watch events' entries from malloc.
  * Every path frees them with the right size — a replace retiring the old table, deletes retiring
@@ -633,6 +683,7 @@ int main(void)
         cmocka_unit_test(test_store_lock_free_get_under_writes),
         cmocka_unit_test(test_store_batch_entries_from_arena),
         cmocka_unit_test(test_store_batch_same_key_twice_keeps_the_last),
+        cmocka_unit_test(test_store_batch_placement_out_of_memory_refuses_the_batch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -212,13 +212,25 @@ void kc__store_post(kc__waiter *list);
 bool kc__store_advance(kc_store *s, const char *rv);
 
 /* store.c, for relist.c. With s->mu held: publish t as the live table inside a seqlock
- * window; record a tombstone for key (seq; rv and uid may be NULL) / drop one. Without the lock,
- * by the writer: retire t (no longer reachable) and free it once no lock-free reader can hold it.
+ * window; record a tombstone for key (seq; rv and uid may be NULL) / drop one. reclaim.c, for
+ * relist.c: without the lock, by the writer, retire t (no longer reachable) and free it once no
+ * lock-free reader can hold it.
  */
 void kc__store_swap_tab(kc_store *s, kc__stab *t);
 void kc__store_tomb_put(kc_store *s, const char *key, size_t kl, uint64_t h, uint64_t seq,
                         const char *rv, const char *uid);
 void kc__store_tomb_drop(kc_store *s, const char *key, size_t kl, uint64_t h);
 void kc__store_retire_tab(kc_store *s, kc__stab *t);
+
+/* reclaim.c, the writer's side of the epoch-based reclamation (no lock of its own; the single
+ * writer). kc__store_retire: the store's kc__retirer function (defer freeing p, of kind
+ * KC__RETIRE_*, until no lock-free reader can hold it). kc__store_reclaim: after a write, release
+ * what the readers of the previous epoch could hold, without blocking. kc__store_reclaim_all:
+ * wait out every announced reader, then release everything retired. kc__store_release_retired:
+ * kc_store_free's release of everything retired (no reader can be inside). */
+void kc__store_retire(kc__retirer *r, int kind, void *p);
+void kc__store_reclaim(kc_store *s);
+void kc__store_reclaim_all(kc_store *s);
+void kc__store_release_retired(kc_store *s);
 
 #endif

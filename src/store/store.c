@@ -8,7 +8,7 @@
  * (the reflector) mutates under it too; a relist batch is built without the lock and swapped in
  * under it.
  *
- * Relist (kc_store_replace, batches): relist.c.
+ * Relist (kc_store_replace, batches): relist.c. Grace periods and the retired items: reclaim.c.
  *
  * Lock-free Get: kc_store_get / kc_store_get_key take no lock. Two mechanisms:
  *   - a seqlock (s->rseq, odd while the writer mutates the live key map, always inside s->mu) makes
@@ -24,13 +24,9 @@
  *     itself in readers[epoch & 1] (seq_cst increment, then re-checks the epoch — the Dekker pair
  *     with the writer's seq_cst epoch flip and counter load), and the writer hands everything a
  *     reader could still hold (replaced slot arrays, removed entries, one extra reference to each
- *     replaced or removed object, relisted-away tables) to the retirer instead of freeing it. An
- *     item retired during epoch e is released once the readers of epoch e have drained: after each
- *     write the writer, without blocking, frees the items of epoch e-1 and flips to e+1 when the
- *     e-1 counter is zero (all of epoch e-1's readers have left, and readers that enter from now on
- *     read the table after the unlink). A relist waits for both parities to drain (readers stay a
- *     few dozen ns inside) so the old table is released at once. Readers never block the writer
- *     and never wait on the mutex while announced, so no deadlock.
+ *     replaced or removed object, relisted-away tables) to the retirer instead of freeing it; it
+ *     is released after a grace period (reclaim.c). Readers never block the writer and never wait
+ *     on the mutex while announced, so no deadlock.
  * The reference the reader takes is on an object the store still holds (directly or through the
  * retired extra reference), so it never resurrects a freed object.
  */
@@ -38,80 +34,8 @@
 
 #include "kcache/rv.h"
 
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- reclamation (see the header comment) ---------------------------------------------------- */
-
-static void release_one(const kc__retired *r)
-{
-    if (r->kind == KC__RETIRE_OBJ)
-        kc_obj_unref(r->p);
-    else if (r->kind == KC__RETIRE_STAB)
-        kc__stab_free(r->p);
-    else if (r->kind == KC__RETIRE_ENT)
-        kc__ent_free(r->p);
-    else
-        free(r->p);
-}
-
-static void release_list(kc__retire_list *l)
-{
-    for (size_t i = 0; i < l->n; i++)
-        release_one(&l->v[i]);
-    l->n = 0;
-}
-
-/* Block until every reader announced before this call has left (writer; no lock needed). */
-static void wait_readers(kc_store *s)
-{
-    for (int k = 0; k < 2; k++) {
-        unsigned e = atomic_load_explicit(&s->epoch, memory_order_relaxed);
-        atomic_store_explicit(&s->epoch, e + 1, memory_order_seq_cst);
-        for (unsigned spin = 0;
-             atomic_load_explicit(&s->readers[e & 1].n, memory_order_seq_cst) != 0; spin++)
-            if (spin > 64)
-                sched_yield();
-    }
-}
-
-/* Writer: release everything retired so far (blocking grace period). */
-static void reclaim_all(kc_store *s)
-{
-    if (!s->pend[0].n && !s->pend[1].n)
-        return;
-    wait_readers(s);
-    release_list(&s->pend[0]);
-    release_list(&s->pend[1]);
-}
-
-/* Writer, after a write: free epoch e-1's items and move to e+1 when e-1's readers are gone. */
-static void reclaim(kc_store *s)
-{
-    if (!s->pend[0].n && !s->pend[1].n)
-        return;
-    unsigned e = atomic_load_explicit(&s->epoch, memory_order_relaxed);
-    if (atomic_load_explicit(&s->readers[(e + 1) & 1].n, memory_order_seq_cst) != 0)
-        return; /* a reader of epoch e-1 is still inside: try again after the next write */
-    release_list(&s->pend[(e + 1) & 1]);
-    atomic_store_explicit(&s->epoch, e + 1, memory_order_seq_cst);
-}
-
-static void retire(kc__retirer *r, int kind, void *p)
-{
-    kc_store *s = (kc_store *)((char *)r - offsetof(kc_store, retirer));
-    kc__retire_list *l = &s->pend[atomic_load_explicit(&s->epoch, memory_order_relaxed) & 1];
-    if (kc__grow(&l->v, &l->cap, l->n + 1, sizeof(*l->v), 16) < 0) {
-        /* cannot defer: wait out the readers, then free now */
-        reclaim_all(s);
-        kc__retired one = {kind, p};
-        wait_readers(s);
-        release_one(&one);
-        return;
-    }
-    l->v[l->n++] = (kc__retired){kind, p};
-}
 
 /* Reader side. */
 static inline unsigned reader_enter(kc_store *s)
@@ -158,13 +82,6 @@ void kc__store_swap_tab(kc_store *s, kc__stab *t)
     write_end(s);
 }
 
-void kc__store_retire_tab(kc_store *s, kc__stab *t)
-{
-    t->map.ret = NULL;
-    retire(&s->retirer, KC__RETIRE_STAB, t);
-    reclaim_all(s);
-}
-
 int(kc_store_new)(const kc_store_opts *opts, size_t opts_size, kc_store **ret, kc_error *err)
 {
     KC__OPTS_TAKE(opts, kc_store_opts, err);
@@ -174,7 +91,7 @@ int(kc_store_new)(const kc_store_opts *opts, size_t opts_size, kc_store **ret, k
     if (!s)
         return kc_error_set(err, KC_ENOMEM, "store: out of memory");
     memset(s, 0, sizeof(*s));
-    s->retirer.fn = retire;
+    s->retirer.fn = kc__store_retire;
     s->max_tombs = (opts && opts->max_tombstones) ? opts->max_tombstones : 65536;
     s->nixs = 1;
     s->ixs[0].name = KC_STORE_INDEX_NAMESPACE;
@@ -212,10 +129,7 @@ void kc_store_free(kc_store *s)
 {
     if (!s)
         return;
-    release_list(&s->pend[0]); /* no call in flight: no reader */
-    release_list(&s->pend[1]);
-    free(s->pend[0].v);
-    free(s->pend[1].v);
+    kc__store_release_retired(s); /* no call in flight: no reader */
     s->tab->map.ret = NULL;
     kc__stab_free(s->tab);
     tombs_clear(s);
@@ -635,7 +549,7 @@ int kc_store_apply(kc_store *s, kc_watch_type type, kc_obj *obj, kc_store_change
         kc__store_advance(s, kc_obj_resource_version(obj));
         kc__store_wake_key(s, h, key, (size_t)kl);
     }
-    reclaim(s);
+    kc__store_reclaim(s);
     kc__waiter *wk = kc__store_take_posts(s);
     pthread_mutex_unlock(&s->mu);
     KC__STORE_WRITER_EXIT(s);

@@ -53,6 +53,8 @@ typedef enum kc_reconcile_code {
  * controller treats it as KC_RECONCILE_ERROR (rate-limited requeue, so the key is not lost),
  * counts it in kc_controller_stats.unknown (and in errors), and logs it at error level with the
  * key and the code through the library's log. The queue keeps running.
+ * Frozen (docs/abi.md): the callback returns it by value, so its layout never changes within a
+ * major version; what a later version needs beyond these two fields comes as a new callback type.
  */
 typedef struct kc_reconcile_result {
     int code;                  /* kc_reconcile_code */

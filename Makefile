@@ -5,6 +5,10 @@ FUZZ_SECONDS ?= 60
 CMAKE_ARGS ?=
 PREFIX     ?= /usr/local
 
+# Quiet recursion: CMake's generated makefiles otherwise print an "Entering/Leaving directory"
+# pair for every target (half of a build's output); compiler warnings and errors still show.
+MAKEFLAGS += --no-print-directory
+
 .PHONY: all deps configure build test test-no-server check asan tsan fuzz fuzz-build bench soak demo install format clean help
 
 all: build
@@ -60,8 +64,11 @@ bench: deps build
 soak: deps build
 	$(BUILD)/bin/kcache_soak $(SOAK_ARGS)
 
-## make demo: run the read-your-writes demo on the embedded API server
-demo: deps build
+## make demo: run the read-your-writes demo on the embedded API server (builds the CLI only)
+demo:
+	@scripts/install-deps --no-npm
+	@$(MAKE) -s configure
+	cmake --build $(BUILD) -j $(JOBS) --target kcache_cli
 	$(BUILD)/bin/kcache demo
 
 install: build

@@ -46,8 +46,10 @@ done
 [ -z "$(find "$prefix/include" -name '*.h' -path '*/src/*')" ] || fail "internal headers installed"
 echo "install test: layout ok (${libdir#$prefix/}, $mode)"
 
+# No LD_LIBRARY_PATH: an installed program finds the libraries by its RPATH (CMake's for
+# find_package, the .pc files' -Wl,-rpath for pkg-config).
 run() { # name, executable
-  out=$(LD_LIBRARY_PATH="$libdir" "$2") || fail "$1: consumer exited $?: $out"
+  out=$(env -u LD_LIBRARY_PATH "$2") || fail "$1: consumer exited $?: $out"
   echo "install test: $1: $out"
 }
 # The consumer of libkcache alone must not link the server or jansson: $1 names it, $2 is its
@@ -74,9 +76,17 @@ for static in OFF ON; do
 done
 
 pkg-config --exists kcache || fail "pkg-config cannot find kcache"
+# Consumers get our include path and nothing else (no dependency's flags leak).
+for pc in kcache $([ "$mode" = server ] && echo kcache-server); do
+  cf=$(pkg-config --cflags "$pc" | xargs)
+  [[ "$cf" == -I* && "$cf" != *" "* && "$(realpath "${cf#-I}")" = "$(realpath "$prefix/include")" ]] \
+    || fail "pkg-config --cflags $pc is '$cf', want only -I$prefix/include"
+done
+# The dependencies of the static archives, without the archives' own -l.
+deps_of() { pkg-config --static --libs-only-l "$@" | tr ' ' '\n' | grep -Ev '^-lkcache(-server)?$' | xargs; }
 [ "$(pkg-config --modversion kcache)" = "$(sed -n 's/^#define KC_VERSION_STRING "\(.*\)"/\1/p' "$prefix/include/kcache/common.h")" ] \
   || fail "pkg-config version differs from the header"
-no_server "pkg-config kcache" "$(pkg-config --libs kcache) $(pkg-config --print-requires kcache) $(pkg-config --print-requires-private kcache)"
+no_server "pkg-config kcache" "$(pkg-config --static --libs kcache) $(pkg-config --print-requires kcache) $(pkg-config --print-requires-private kcache)"
 # shellcheck disable=SC2046
 "$cc" -o "$tmp/pc-shared" "$here/consumer/consumer.c" $(pkg-config --cflags --libs kcache) \
   || fail "pkg-config shared link"
@@ -87,7 +97,7 @@ run "pkg-config shared" "$tmp/pc-shared"
 # jansson is not on this line: were libkcache.a to need it, the link would fail.
 # shellcheck disable=SC2046
 "$cc" -o "$tmp/pc-static" "$here/consumer/consumer.c" $(pkg-config --cflags kcache) \
-  "$libdir/libkcache.a" $(pkg-config --libs $(pkg-config --print-requires-private kcache)) \
+  "$libdir/libkcache.a" $(deps_of kcache) \
   -lpthread -lm -lstdc++ || fail "pkg-config static link"
 ldd "$tmp/pc-static" | grep -q libkcache && fail "static consumer depends on libkcache.so"
 no_server "pkg-config static" "$tmp/pc-static"
@@ -112,7 +122,7 @@ if [ "$mode" = server ]; then
   # shellcheck disable=SC2046
   "$cc" -o "$tmp/pcs-static" "$here/consumer_server/consumer_server.c" \
     $(pkg-config --cflags kcache-server) "$libdir/libkcache-server.a" "$libdir/libkcache.a" \
-    $(pkg-config --libs $(pkg-config --print-requires-private kcache-server kcache)) \
+    $(deps_of kcache-server kcache) \
     -lpthread -lm -lstdc++ || fail "pkg-config server static link"
   ldd "$tmp/pcs-static" | grep -q libkcache && fail "static server consumer depends on a libkcache .so"
   run "pkg-config server static" "$tmp/pcs-static"

@@ -1,11 +1,11 @@
 /*
  * leader.c — kc_leader_elector's handle (kcache/leader.h): options and their validation (spec
- * L6), the default identity, start / stop / free, accessors, the gates the controller registers
- * (kc_controller_opts.leader_elector) and the L11 metrics. The run itself — campaign, renew,
- * loss, release — is leader_run.c.
+ * L6), the default identity, start / stop / free, accessors, the gates — callbacks the elector
+ * is handed (the controller hands it one for kc_controller_opts.leader_elector) — and the L11
+ * metrics. The run itself — campaign, renew, loss, release — is leader_run.c.
  *
  * Ownership: the elector owns its Lease lock (kc__lease_lock, driven only by the run thread) and
- * its fence. Gates are borrowed controllers that remove themselves before they are freed.
+ * its fence. A gate's ud is borrowed: whoever added the gate removes it before freeing ud.
  */
 #include "controller/leader_internal.h"
 
@@ -238,33 +238,33 @@ void kc__leader_gates_set(kc_leader_elector *el, bool active)
 {
     pthread_mutex_lock(&el->gate_mu);
     for (size_t i = 0; i < el->n_gates; i++)
-        kc_controller_set_active(el->gates[i], active);
+        el->gates[i].set(el->gates[i].ud, active);
     pthread_mutex_unlock(&el->gate_mu);
 }
 
-int kc__leader_elector_add_gate(kc_leader_elector *el, kc_controller *ctrl)
+int kc__leader_elector_add_gate(kc_leader_elector *el, kc__leader_gate_fn set, void *ud)
 {
-    if (!el || !ctrl)
+    if (!el || !set)
         return KC_EINVAL;
     pthread_mutex_lock(&el->gate_mu);
     int rc = 0;
     if (el->n_gates == KC__LEADER_GATES_MAX)
         rc = KC_ETOOLARGE;
     else {
-        el->gates[el->n_gates++] = ctrl;
-        kc_controller_set_active(ctrl, atomic_load(&el->leading));
+        el->gates[el->n_gates++] = (kc__leader_gate){set, ud};
+        set(ud, atomic_load(&el->leading));
     }
     pthread_mutex_unlock(&el->gate_mu);
     return rc;
 }
 
-void kc__leader_elector_remove_gate(kc_leader_elector *el, kc_controller *ctrl)
+void kc__leader_elector_remove_gate(kc_leader_elector *el, kc__leader_gate_fn set, void *ud)
 {
     if (!el)
         return;
     pthread_mutex_lock(&el->gate_mu);
     for (size_t i = 0; i < el->n_gates; i++)
-        if (el->gates[i] == ctrl) {
+        if (el->gates[i].set == set && el->gates[i].ud == ud) {
             el->gates[i] = el->gates[--el->n_gates];
             break;
         }

@@ -11,10 +11,10 @@
  * every get and wait on the condition variable while it is closed (run.c), so closing it takes
  * effect for the next key at once, without polling. With opts.leader_elector, the controller hands
  * the elector a gate (ctrl_gate, a callback that sets it), so leadership drives the gate while the
- * elector knows no controller and calls none by name.
+ * elector, a layer below (src/leader/), knows no controller and calls none by name.
  */
 #include "controller/controller_internal.h"
-#include "controller/leader_internal.h"
+#include "leader/internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

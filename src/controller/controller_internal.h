@@ -1,7 +1,8 @@
 /*
  * controller/controller_internal.h — internals of kc_controller shared by the files of
- * src/controller/ (the work queue, kc_workqueue, lives in the same folder but keeps its own
- * internals).
+ * src/controller/. The controller is the top of the client stack: it uses the cached client, the
+ * work queue (src/workqueue/), the leader elector (src/leader/) and the shard coordinator
+ * (src/coordinator/), each through its own headers; none of them calls it back by name.
  *
  *   controller.c  struct, new/free, options, getters, stats, enqueue, the gate
  *   sources.c     watched types: handlers, predicates, owner mapping (spec C7, C8)

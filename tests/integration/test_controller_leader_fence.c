@@ -6,7 +6,7 @@
  * for SIGSTOP), and /readyz reports "synced", not "leading". A paused leader's fence deadline is
  * before its successor's start (no overlap, P4).
  */
-#include "controller/leader_internal.h"
+#include "leader/internal.h"
 #include "test_controller_fixture.h"
 #include "test_leader_fixture.h"
 

@@ -1,5 +1,5 @@
 /*
- * test_controller_lease_lock.c — the internal Lease lock (src/controller/lease_lock.h) against the
+ * test_controller_lease_lock.c — the internal Lease lock (src/leader/lease_lock.h) against the
  * embedded API server, with a fake monotonic clock per lock so expiry is stepped, never slept:
  * acquire on a fresh Lease (L3 step 2), renew keeps holder and acquireTime (L3 step 5), a held
  * Lease is taken over only once LD has passed since the last observed change (L5), renewTime far
@@ -7,7 +7,7 @@
  * (L9), strategy / preferredHolder kept and coordinated mode (L2), the fence deadline from t_send
  * (L12a), and caller annotations (A8).
  */
-#include "controller/lease_lock.h"
+#include "leader/lease_lock.h"
 #include "test_informer_fixture.h"
 
 static const kc_gvr leases = {"coordination.k8s.io", "v1", "leases"};

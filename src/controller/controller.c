@@ -13,7 +13,7 @@
  * the elector a gate (ctrl_gate, a callback that sets it), so leadership drives the gate while the
  * elector, a layer below (src/leader/), knows no controller and calls none by name.
  */
-#include "controller/controller_internal.h"
+#include "controller/internal.h"
 #include "leader/internal.h"
 
 #include <stdio.h>

@@ -21,7 +21,7 @@
  * server cannot filter by (A15 option 1) — and their keys are filtered at admission.
  */
 #include "coordinator/internal.h"
-#include "controller/controller_internal.h"
+#include "controller/internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,8 +1,9 @@
 /*
- * controller/controller_internal.h — internals of kc_controller shared by the files of
- * src/controller/. The controller is the top of the client stack: it uses the cached client, the
- * work queue (src/workqueue/), the leader elector (src/leader/) and the shard coordinator
- * (src/coordinator/), each through its own headers; none of them calls it back by name.
+ * controller/internal.h — internals of kc_controller shared by the files of src/controller/
+ * (named as every layer's internal header; until the split this name held the work queue's,
+ * now workqueue/internal.h). The controller is the top of the client stack: it uses the cached
+ * client, the work queue (src/workqueue/), the leader elector (src/leader/) and the shard
+ * coordinator (src/coordinator/), each through its own headers; none of them calls it back.
  *
  *   controller.c  struct, new/free, options, getters, stats, enqueue, the gate
  *   sources.c     watched types: handlers, predicates, owner mapping (spec C7, C8)
@@ -15,8 +16,8 @@
  * while calling out (queue, cache, informer, reconcile). Counters are atomics. Handlers run on
  * informer dispatcher threads and only touch the queue (thread-safe) and the atomics.
  */
-#ifndef KC_CONTROLLER_CONTROLLER_INTERNAL_H
-#define KC_CONTROLLER_CONTROLLER_INTERNAL_H
+#ifndef KC_CONTROLLER_INTERNAL_H
+#define KC_CONTROLLER_INTERNAL_H
 
 #include "core/internal.h"
 #include "kcache/controller.h"

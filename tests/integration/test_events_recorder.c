@@ -259,7 +259,7 @@ static void test_invalid_events_refused(void **state)
 }
 
 /* Options: an unknown api or a negative count or timing is KC_EINVAL; nothing is returned on
- * failure (events.k8s.io/v1 is covered by test_controller_events_v1). */
+ * failure (events.k8s.io/v1 is covered by test_events_v1). */
 static void test_options_refused(void **state)
 {
     (void)state;

@@ -1,5 +1,5 @@
 /*
- * test_controller_leader.c — kc_leader_elector against the embedded API server with short
+ * test_leader_elector.c — kc_leader_elector against the embedded API server with short
  * timings (LD 600 ms, RD 400 ms, RP 100 ms): option validation (L6), acquire on a fresh Lease
  * (L3), renew keeps holder and acquireTime (L3 step 5), takeover after the leader stops renewing
  * judged by observation (L5, with renewTime far in the future and the past), a race of three

@@ -1,5 +1,5 @@
 /*
- * test_controller_leader_fence.c — a stale leader cannot write (spec L10, L12a): the cached
+ * test_leader_fence.c — a stale leader cannot write (spec L10, L12a): the cached
  * client refuses every write with KC_EFENCED once its fence passed, without sending it; a
  * leader-only controller (kc_controller_opts.leader_elector) reconciles only while leading, puts
  * keys back once the fence passed even while the renew thread is paused (the test hook stands in

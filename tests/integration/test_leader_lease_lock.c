@@ -1,5 +1,5 @@
 /*
- * test_controller_lease_lock.c — the internal Lease lock (src/leader/lease_lock.h) against the
+ * test_leader_lease_lock.c — the internal Lease lock (src/leader/lease_lock.h) against the
  * embedded API server, with a fake monotonic clock per lock so expiry is stepped, never slept:
  * acquire on a fresh Lease (L3 step 2), renew keeps holder and acquireTime (L3 step 5), a held
  * Lease is taken over only once LD has passed since the last observed change (L5), renewTime far

@@ -1,5 +1,5 @@
 /*
- * test_controller_leader_procs.c — leader election across processes (spec L4, L5, L7, L12a;
+ * test_leader_procs.c — leader election across processes (spec L4, L5, L7, L12a;
  * property P4 "no overlap"): this process hosts the API server on loopback; three helper_leader
  * processes run electors on one Lease (LD 600 ms, RD 400 ms, RP 100 ms) and log their leading
  * intervals [start, fence deadline) on CLOCK_MONOTONIC. The driver does 50 random actions —

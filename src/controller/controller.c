@@ -9,10 +9,12 @@
  *
  * The gate (kc_controller_set_active) is a flag under the controller mutex; workers test it after
  * every get and wait on the condition variable while it is closed (run.c), so closing it takes
- * effect for the next key at once, without polling.
+ * effect for the next key at once, without polling. With opts.leader_elector, the controller hands
+ * the elector a gate (ctrl_gate, a callback that sets it), so leadership drives the gate while the
+ * elector, a layer below (src/leader/), knows no controller and calls none by name.
  */
-#include "controller/controller_internal.h"
-#include "controller/leader_internal.h"
+#include "controller/internal.h"
+#include "leader/internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,9 +35,17 @@ static int opts_check(const kc_controller_opts *o, kc_error *err)
     return 0;
 }
 
+/* The gate the leader elector is handed (kc__leader_elector_add_gate): leadership opens and
+ * closes the controller's activity gate, as kc_controller_set_active does. */
+static void ctrl_gate(void *ud, bool active)
+{
+    kc_controller_set_active(ud, active);
+}
+
 static void ctrl_destroy(kc_controller *c)
 {
-    kc__leader_elector_remove_gate(c->elector, c); /* no call from the elector after this */
+    /* no call from the elector after this */
+    kc__leader_elector_remove_gate(c->elector, ctrl_gate, c);
     kc__ctrl_shard_detach(c);
     kc__ctrl_keymap_free(c->keymap);
     kc_health_free(c->health); /* before the cache it reads */
@@ -159,7 +169,7 @@ int(kc_controller_new)(kc_client *client, const kc_controller_opts *opts, size_t
         return kc_error_set(err, KC_ENOMEM, "controller: out of memory");
     }
     rc = ctrl_build(c, opts, err);
-    if (rc == 0 && c->elector && kc__leader_elector_add_gate(c->elector, c) < 0) {
+    if (rc == 0 && c->elector && kc__leader_elector_add_gate(c->elector, ctrl_gate, c) < 0) {
         c->elector = NULL;
         rc = kc_error_set(err, KC_ETOOLARGE,
                           "controller %s: the elector gates too many "

@@ -1,192 +1,144 @@
 /*
- * controller/internal.h — library-internal declarations of the controller layer (prefix kc__).
- * Not installed. Include as "controller/internal.h".
+ * controller/internal.h — internals of kc_controller shared by the files of src/controller/
+ * (named as every layer's internal header; until the split this name held the work queue's,
+ * now workqueue/internal.h). The controller is the top of the client stack: it uses the cached
+ * client, the work queue (src/workqueue/), the leader elector (src/leader/) and the shard
+ * coordinator (src/coordinator/), each through its own headers; none of them calls it back.
  *
- * The work queue (workqueue.c, wq_table.c, wq_delay.c, wq_limit.c, wq_metrics.c) keeps ONE record
- * per key it knows (kc__wq_ent, the key interned inline), found through one hash table. The record
- * carries the key's whole state as flags — dirty, processing, queued (in the FIFO), waiting (in
- * the delay heap) — plus the rate limiter's failure count and the metrics' timestamps, so an add,
- * get, done or a delayed add is one hash lookup and no allocation once the record exists. A record
- * is released when no flag is set and its failure count is 0. Everything is behind q->mu (one lock
- * per queue; see docs/controller.md, "Work queue").
+ *   controller.c  struct, new/free, options, getters, stats, enqueue, the gate
+ *   sources.c     watched types: handlers, predicates, owner mapping (spec C7, C8)
+ *   run.c         start (readiness gate, C9), worker loop and result handling (C3, C4), stop
+ *   shard_ctrl.c  running sharded under a kc_shard_coordinator (A11, A12, A15): key → range,
+ *                 admission through the coordinator's gate, re-enqueue on a gained range
+ *   shard_keys.c  the key → shard hash map of a sharded controller
+ *
+ * Locking: one mutex (mu) guards the lifecycle state (state, active, running) and is never held
+ * while calling out (queue, cache, informer, reconcile). Counters are atomics. Handlers run on
+ * informer dispatcher threads and only touch the queue (thread-safe) and the atomics.
  */
 #ifndef KC_CONTROLLER_INTERNAL_H
 #define KC_CONTROLLER_INTERNAL_H
 
 #include "core/internal.h"
-#include "kcache/workqueue.h"
+#include "kcache/controller.h"
+#include "kcache/coordinator.h"
+#include "kcache/health.h"
 
 #include <pthread.h>
-#include <stdbool.h>
-#include <stdint.h>
+#include <stdatomic.h>
 
-/* ---- key records ----------------------------------------------------------------------------- */
+/* Longest key: a namespace (63) + '/' + a name (253) + NUL, rounded up. */
+#define KC__CTRL_KEY_MAX 320
 
-enum {
-    KC__WQ_DIRTY = 1u << 0,      /* W1: needs processing (queued, or re-added while processing) */
-    KC__WQ_PROCESSING = 1u << 1, /* W5: handed out by get, not yet done */
-    KC__WQ_QUEUED = 1u << 2,     /* in the FIFO (implies DIRTY and not PROCESSING: W1) */
-    KC__WQ_WAITING = 1u << 3,    /* in the delay heap (D1–D3) */
-};
+typedef struct kc__ctrl_keymap kc__ctrl_keymap;
 
-/* Failure counts saturate here (24 bits beside the flags keep the record header at 32 bytes). */
-#define KC__WQ_FAILURES_MAX 0xffffffu
+typedef enum kc__ctrl_role {
+    KC__CTRL_PRIMARY = 0,
+    KC__CTRL_OWNED = 1,
+    KC__CTRL_WATCH = 2,
+} kc__ctrl_role;
 
-typedef struct kc__wq_ent {
-    struct kc__wq_ent *hnext; /* hash chain */
-    union {
-        struct kc__wq_ent *qnext; /* FIFO link while QUEUED */
-        uint64_t t_start;         /* get time while PROCESSING (never QUEUED then) */
-    } u;
-    uint64_t t_add;         /* time the key entered dirty (queue duration, M2) */
-    uint32_t heap_idx;      /* slot in the delay heap while WAITING */
-    uint32_t flags : 8;     /* KC__WQ_* */
-    uint32_t failures : 24; /* R2: exponential backoff count (num_requeues), saturating */
-    char key[];             /* NUL-terminated */
-} kc__wq_ent;
+/* One watched type: owned copies of the caller's strings and informer options. */
+typedef struct kc__ctrl_source {
+    kc_controller *ctrl;
+    kc__ctrl_role role;
+    char *group, *version, *resource, *kind;
+    kc_informer_opts iopts; /* strings and decode below */
+    kc_decode_opts decode;
+    char *ns, *label_selector, *field_selector, *iname;
+    kc_shard_range *shard_ranges; /* iopts.shard_ranges points here (copied) */
+    bool has_iopts;
+    bool follow_ranges; /* sharded primary: the informer's ranges follow the coordinator (A14) */
+    kc_predicate pred;
+    kc_controller_map_fn map;
+    void *map_ud;
+    kc_informer *inf;     /* borrowed from the cache, set at start */
+    kc_informer_reg *reg; /* our registration, removed at stop */
+} kc__ctrl_source;
 
-/* A delay-heap slot: when the key becomes ready, and its record. */
-typedef struct kc__wq_timer {
-    uint64_t ready_ns;
-    kc__wq_ent *e;
-} kc__wq_timer;
+typedef enum kc__ctrl_state {
+    KC__CTRL_NEW = 0,
+    KC__CTRL_STARTING = 1,
+    KC__CTRL_RUNNING = 2,
+    KC__CTRL_STOPPED = 3,
+} kc__ctrl_state;
 
-/* A Prometheus histogram with client-go's workqueue buckets 1e-8·10^k s, k = 0..11 (M1). */
-#define KC__WQ_BUCKETS 12
-typedef struct kc__wq_hist {
-    uint64_t le[KC__WQ_BUCKETS]; /* non-cumulative counts; rendered cumulatively */
-    uint64_t count;
-    double sum_s;
-} kc__wq_hist;
-
-/* Recycled records: freed records of the first KC__WQ_POOL_CLASSES size classes (16-byte steps of
- * malloc chunks: keys up to about 16·KC__WQ_POOL_CLASSES − 41 bytes) are kept, at most
- * KC__WQ_POOL_MAX of them, and reused, so a key that comes and goes costs no malloc. */
-#define KC__WQ_POOL_CLASSES 12
-#define KC__WQ_POOL_MAX     1024
-
-struct kc_workqueue {
-    pthread_mutex_t mu;
-    pthread_cond_t cond;       /* workers: a key was queued, or shutdown (W4, W8) */
-    pthread_cond_t drain_cond; /* shutdown_drain: processing emptied, or drain released (W9) */
-    pthread_cond_t timer_cond; /* the timer thread: heap head changed, or shutdown (D4) */
-
-    /* hash table of every record (chained; cap a power of two) */
-    kc__wq_ent **buckets;
-    size_t cap, n;
-    kc__wq_ent *pool[KC__WQ_POOL_CLASSES]; /* recycled records by size class (through hnext) */
-    size_t pool_n;
-
-    /* FIFO of QUEUED records */
-    kc__wq_ent *head, *tail;
-    size_t qlen;
-
-    /* delay heap (min-heap on ready_ns) and its thread */
-    kc__wq_timer *heap;
-    size_t heap_n, heap_cap;
-    pthread_t timer;
-    bool timer_started;
-
-    /* lifecycle */
-    bool shutting_down;
-    bool draining; /* a shutdown_drain is waiting; kc_workqueue_shutdown clears it (W9) */
-    size_t n_processing;
-    size_t waiters; /* threads blocked in get */
-
-    /* rate limiter (R2, R3, R5) */
-    uint64_t base_ns, max_ns;
-    double qps; /* <= 0: no bucket */
-    double burst, tokens;
-    uint64_t tokens_at_ns;
-
-    /* clock (injectable for tests; with an injected clock the timer thread fires nothing and the
-     * test pumps the heap itself, so delays fire exactly when the test moves time) */
-    uint64_t (*now_ns)(void *ud);
-    void *clock_ud;
-    bool manual_pump;
-
-    /* metrics (M1, M2); only kept when named */
+struct kc_controller {
     char *name;
-    uint64_t depth, adds_total, retries_total;
-    kc__wq_hist queue_hist, work_hist;
+    kc_client *client; /* borrowed */
+    kc_cache *cache;
+    bool own_cache;
+    kc_cached_client *cc;
+    kc_workqueue *q;
+    kc_health *health;
+    char *health_listen;
+    kc_reconcile_fn reconcile;
+    void *ud;
+    unsigned workers;
+    int64_t sync_timeout_ms, stop_timeout_ms;
+    bool primary_cluster_scoped;
+
+    kc__ctrl_source **sources; /* [0] is the primary type */
+    size_t n_sources;
+
+    pthread_t *threads;
+    size_t n_threads;
+
+    pthread_mutex_t mu;
+    pthread_cond_t cv; /* state, active or running changed */
+    kc__ctrl_state state;
+    bool stopping;      /* stop has begun: take no more keys */
+    bool start_waiting; /* a start is inside the sync wait */
+    bool active;
+    unsigned running;
+    int stop_rc;
+
+    kc_shard_coordinator *coord; /* borrowed; NULL = not sharded */
+    kc__ctrl_keymap *keymap;     /* sharded: key → hash of its uid (A15) */
+    bool coord_listening;
+
+    atomic_uint_fast64_t n_shard_dropped;
+    atomic_uint_fast64_t n_reconciles, n_done, n_requeue_after, n_errors, n_terminal, n_unknown,
+        n_put_back, n_enqueued, n_filtered, n_fenced;
+    kc_leader_elector *elector; /* borrowed; NULL = not leader-only */
+    const kc_fence *fence;      /* the elector's; checked before each reconcile */
 };
 
-/* q->now_ns(q->clock_ud). */
-static inline uint64_t kc__wq_now(const kc_workqueue *q)
-{
-    return q->now_ns(q->clock_ud);
-}
+/* sources.c */
+kc__ctrl_source *kc__ctrl_source_new(kc_controller *ctrl, kc__ctrl_role role,
+                                     const kc_controller_type *type, kc_error *err);
+void kc__ctrl_source_free(kc__ctrl_source *s);
+/* Get the informer from the cache and register the handlers. */
+int kc__ctrl_source_start(kc__ctrl_source *s, kc_error *err);
+/* Remove the registration (joins its dispatcher). */
+void kc__ctrl_source_stop(kc__ctrl_source *s);
+/* Whether pred passes the event (spec C8). */
+bool kc__ctrl_predicate_pass(const kc_predicate *pred, kc_controller_event ev, kc_obj *old_obj,
+                             kc_obj *new_obj);
+/* Enqueue the controller owner of obj if it is of the primary type (spec C7). */
+void kc__ctrl_enqueue_owner(kc_controller *ctrl, kc_obj *obj);
 
-/* ---- wq_table.c: the record table (q->mu held) ----------------------------------------------- */
+/* shard_keys.c */
+kc__ctrl_keymap *kc__ctrl_keymap_new(void);
+void kc__ctrl_keymap_free(kc__ctrl_keymap *m);
+void kc__ctrl_keymap_put(kc__ctrl_keymap *m, const char *key, uint64_t h);
+bool kc__ctrl_keymap_get(kc__ctrl_keymap *m, const char *key, uint64_t *ret);
+void kc__ctrl_keymap_del(kc__ctrl_keymap *m, const char *key);
 
-/* The record of key (hash: kc__wq_hash of it), or NULL. */
-kc__wq_ent *kc__wq_find(kc_workqueue *q, const char *key, uint32_t hash);
-/* The record of key, created (no flags, 0 failures) when absent; NULL on out of memory. */
-kc__wq_ent *kc__wq_intern(kc_workqueue *q, const char *key, size_t klen, uint32_t hash);
-/* Release e when nothing refers to it any more (no flag, no failures); hash is its key's. */
-void kc__wq_release_if_idle(kc_workqueue *q, kc__wq_ent *e, uint32_t hash);
-/* Hash of key as the table uses it. */
-uint32_t kc__wq_hash(const char *key, size_t klen);
-/* Free every record and the pool (kc_workqueue_free). */
-void kc__wq_table_free(kc_workqueue *q);
+/* shard_ctrl.c (all no-ops when the controller is not sharded) */
+/* Enqueue ns/name, recording the hash of uid (the object's, or its controller owner's) for it. */
+void kc__ctrl_enqueue_sharded(kc_controller *ctrl, const char *ns, const char *name,
+                              const char *uid);
+/* Admit key (true: *ret_range set, its gate entered; call kc__ctrl_shard_leave after) or drop
+ * it (false: not held, draining, fenced or of unknown range; counted). */
+bool kc__ctrl_shard_admit(kc_controller *ctrl, const char *key, uint32_t *ret_range);
+void kc__ctrl_shard_leave(kc_controller *ctrl, const char *key, uint32_t range);
+/* Listen to the coordinator (start) / stop listening (stop, free). */
+int kc__ctrl_shard_attach(kc_controller *ctrl, kc_error *err);
+void kc__ctrl_shard_detach(kc_controller *ctrl);
 
-/* ---- workqueue.c ------------------------------------------------------------------------------
- */
-
-/* W3/W4 on an existing record: mark dirty and queue unless processing; q->mu held. */
-void kc__wq_add_locked(kc_workqueue *q, kc__wq_ent *e, uint64_t now);
-
-/*
- * The prologue of every call that takes a key: check q and key (KC_EINVAL for NULL or a key
- * longer than KC_WORKQUEUE_KEY_MAX), hash the key outside the lock, take q->mu and look the key's
- * record up into *e (NULL when absent). With KC__WQ_ADDING the record is created when absent, and
- * a shutting-down queue is KC_ESTOPPED (W2, D1); out of memory is KC_ENOMEM. Returns 0 with q->mu
- * HELD (*hash = the key's hash), or a negative code with q->mu not held.
- */
-#define KC__WQ_ADDING 1
-int kc__wq_lock_key(kc_workqueue *q, const char *key, int mode, kc__wq_ent **e, uint32_t *hash);
-
-/* ---- wq_delay.c: delayed adds -------------------------------------------------------------- */
-
-/* Start the timer thread. 0 or KC_ENOMEM. */
-int kc__wq_delay_start(kc_workqueue *q);
-/* Wake and join the timer thread (shutdown must have been set). */
-void kc__wq_delay_join(kc_workqueue *q);
-/* D1–D2 under q->mu: queue e at now + delay_ns (earlier time wins); delay 0 adds now. 0 or
- * KC_ENOMEM. */
-int kc__wq_add_after_locked(kc_workqueue *q, kc__wq_ent *e, uint64_t now, uint64_t delay_ns);
-/* D3 under q->mu: add every waiting key whose time has come; returns the next ready time
- * (UINT64_MAX when none waits). */
-uint64_t kc__wq_delay_fire_locked(kc_workqueue *q, uint64_t now);
-/* Drop every waiting key (shutdown; D4). */
-void kc__wq_delay_clear_locked(kc_workqueue *q);
-
-/* ---- wq_limit.c: the rate limiter ---------------------------------------------------------- */
-
-/* R4/R5: the delay for one more failure of e (increments its count, spends a token). */
-uint64_t kc__wq_limiter_when_locked(kc_workqueue *q, kc__wq_ent *e, uint64_t now);
-
-/* ---- wq_metrics.c ---------------------------------------------------------------------------- */
-
-/* Record one observation of seconds s. */
-void kc__wq_hist_observe(kc__wq_hist *h, double s);
-
-/* ---- test hooks --------------------------------------------------------------------------------
- */
-
-/* Replace the queue's clock (monotonic ns; NULL = CLOCK_MONOTONIC). Call before any add. Delays,
- * the token bucket and metric durations all read it. With an injected clock the timer thread
- * stands still: a test calls kc__workqueue_pump after moving its time. */
-void kc__workqueue_set_clock(kc_workqueue *q, uint64_t (*now_ns)(void *ud), void *ud);
-/* Add every delayed key whose time has come by the queue's clock, now, in the calling thread
- * (what the timer thread does when it wakes). Returns how many were added. */
-size_t kc__workqueue_pump(kc_workqueue *q);
-/* Ready time (queue clock, ns) of the first waiting key; UINT64_MAX when none waits. */
-uint64_t kc__workqueue_next_ready(kc_workqueue *q);
-/* Number of keys waiting in the delay heap. */
-size_t kc__workqueue_waiting(kc_workqueue *q);
-/* Number of key records the queue holds (for leak checks: 0 once everything is done and
- * forgotten). */
-size_t kc__workqueue_records(kc_workqueue *q);
+/* run.c */
+int kc__ctrl_start(kc_controller *ctrl, kc_error *err);
+int kc__ctrl_stop(kc_controller *ctrl);
 
 #endif

@@ -21,7 +21,7 @@
  * shutdown_drain bounded by stop_timeout_ms for the reconciles in flight, handlers removed, the
  * cache stopped when owned (wakes a reconcile blocked in a read-your-writes wait), workers joined.
  */
-#include "controller/controller_internal.h"
+#include "controller/internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -20,8 +20,8 @@
  * Owned and watched types stay unsharded — an owned object's range is its owner's, which the
  * server cannot filter by (A15 option 1) — and their keys are filtered at admission.
  */
-#include "controller/coordinator_internal.h"
-#include "controller/controller_internal.h"
+#include "coordinator/internal.h"
+#include "controller/internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

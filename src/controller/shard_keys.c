@@ -10,7 +10,7 @@
  *
  * One chained hash table behind one mutex; never held while calling out.
  */
-#include "controller/controller_internal.h"
+#include "controller/internal.h"
 #include "store/internal.h" /* kc__hash */
 
 #include <stdlib.h>

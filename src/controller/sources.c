@@ -15,7 +15,7 @@
  * (thread-safe) and bump atomics. Objects are borrowed for the callback and never kept.
  */
 #include "cached/internal.h"
-#include "controller/controller_internal.h"
+#include "controller/internal.h"
 #include "rest/internal.h"
 
 #include <stdint.h>

@@ -1,6 +1,6 @@
 /*
- * events_fixture.h — what the event recorder's integration tests share (test_controller_events.c,
- * test_controller_events_v1.c): a recorder on the client fixture's kc_client with fast retries,
+ * events_fixture.h — what the event recorder's integration tests share (test_events_recorder.c,
+ * test_events_v1.c): a recorder on the client fixture's kc_client with fast retries,
  * flush and stats that fail the test on error, and string reads of an Event. Header-only (static).
  */
 #ifndef KC_TEST_EVENTS_FIXTURE_H

@@ -1,5 +1,5 @@
 /*
- * helper_leader — one replica for test_controller_leader_procs: runs a kc_leader_elector
+ * helper_leader — one replica for test_leader_procs: runs a kc_leader_elector
  * (LD 600 ms, RD 400 ms, RP 100 ms) on one Lease and logs its leading intervals, on
  * CLOCK_MONOTONIC (shared by every process of the machine), to a file opened O_APPEND (each line
  * one write, so lines of several processes never interleave):

@@ -12,7 +12,7 @@
  */
 #include "test_controller_fixture.h"
 
-#include "controller/controller_internal.h"
+#include "controller/internal.h"
 
 /* A started controller over ConfigMaps owning Secrets. */
 static void owner_up(cfx *o)

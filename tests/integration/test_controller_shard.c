@@ -10,7 +10,7 @@
  * (which no callback exposes), never a sleep used as synchronisation. The failover bounds get a
  * generous absolute slack for a loaded machine (ε below) and the measured times are printed.
  */
-#include "controller/coordinator_internal.h"
+#include "coordinator/internal.h"
 #include "test_informer_fixture.h"
 
 #include "kcache/controller.h"

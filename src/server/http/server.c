@@ -205,7 +205,7 @@ KC_API int kc_server_start(kc_server *srv, kc_error *err)
     struct sockaddr_in a4;
     struct sockaddr *sa;
     /* A small pool of epoll threads serves every connection; watch streams park with
-     * MHD_suspend_connection while they have nothing to send (watch.c), so 50 open watches are
+     * MHD_suspend_connection while they have nothing to send (api/watch.c), so 50 open watches are
      * not 50 threads. */
     unsigned flags =
         MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC;

@@ -352,6 +352,8 @@ typedef struct kc__req {
 /* Reply helpers: take over body (malloc'd). Return 0, or KC_ENOMEM. */
 int kc__reply(kc__req *req, unsigned status, char *body, size_t len);
 int kc__reply_text(kc__req *req, unsigned status, const char *text);
+/* The body as given (no Go escapes, no final newline added: /version), the Warning headers. */
+int kc__reply_raw(kc__req *req, unsigned status, char *body, size_t len);
 /* Reply with the Status of err (code and details). Always returns 0 unless out of memory. */
 int kc__reply_error(kc__req *req, const kc_error *err);
 int kc__reply_obj(kc__req *req, unsigned status, kc__rsrc *r, kc_obj *obj);

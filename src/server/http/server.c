@@ -181,6 +181,7 @@ KC_API int(kc_server_new)(const kc_server_opts *opts, size_t opts_size, kc_serve
     if (!srv->faults || !srv->hub || kc__store_init(srv) != 0 ||
         kc__registry_init_builtins(srv) != 0)
         goto fail;
+    kc__crd_install(srv);                /* discovery's CRD hooks, before any write */
     srv->ctl = kc__controllers_ops(srv); /* before the built-in namespaces: their accounts */
     if ((rc = create_builtin_namespaces(srv, false)) != 0)
         goto fail_set;

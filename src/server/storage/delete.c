@@ -56,7 +56,8 @@ int kc__write_remove(kc_server *srv, kc__rsrc *r, kc__entry *cur, kc_obj **ret_l
             if (srv->rsrcs[i]->crd_name && strcmp(srv->rsrcs[i]->crd_name, kc_obj_name(old)) == 0 &&
                 (rc = remove_all(srv, srv->rsrcs[i], NULL, err)) != 0)
                 goto out;
-        kc__crd_unregister(srv, kc_obj_name(old));
+        if (srv->crd)
+            srv->crd->removed(srv, kc_obj_name(old));
     }
     cur = kc__store_find(r, kc_obj_namespace(old), kc_obj_name(old));
     if (!cur) {

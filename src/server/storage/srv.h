@@ -159,7 +159,8 @@ struct kc_server {
     kc_decode_opts dopts;
     struct kc__svc_alloc *svc_alloc; /* Service cluster IPs and node ports (defaults room) */
     char *service_cidr, *node_port_range;
-    const struct kc__ctl_ops *ctl; /* optional controllers (controllers/); NULL = none */
+    const struct kc__ctl_ops *ctl;   /* optional controllers (controllers/); NULL = none */
+    const struct kc__crd_hooks *crd; /* CRD hooks (discovery/crd.c); NULL = CRDs inert */
     /* sharded list and watch (shard.c): shardSelector ignored (S12); sharded watches open; events
      * the shard selectors of watches filtered out (metrics) */
     _Atomic bool shard_ignored;
@@ -184,9 +185,31 @@ typedef struct kc__ctl_ops {
     bool (*holds)(kc_server *srv, const kc__rsrc *r, const kc__entry *cur);
 } kc__ctl_ops;
 
+/* ---- CRD hooks (installed by discovery/crd.c) --------------------------------------------- */
+
+/* What the write path calls when it stores CustomResourceDefinitions and custom resources, all
+ * with mu held, none on a dry run except validate. The discovery room, which owns what a CRD
+ * means (its resources in the registry, its schemas), hands the table to storage
+ * (kc__store_set_crd_hooks) when the server is built; without it a CRD is an inert object.
+ * prepare: a CRD about to be created: validate it and fill its status (422 Invalid).
+ * stored: a CRD about to be committed (create or update): register its resources, or refresh
+ * the schemas and printer columns of those it registered. removed: a CRD gone (its objects
+ * already removed): unregister its resources. validate: a custom resource of r about to be stored
+ * at the request's version, against that version's schema (422 Invalid, as upstream's create and
+ * update strategies; status left out when skip_status). */
+typedef struct kc__crd_hooks {
+    int (*prepare)(kc_server *srv, json_t *doc, kc_error *err);
+    int (*stored)(kc_server *srv, const kc_obj *crd, kc_error *err);
+    void (*removed)(kc_server *srv, const char *crd_name);
+    int (*validate)(kc__rsrc *r, const char *version, const json_t *doc, const char *name,
+                    bool skip_status, kc_error *err);
+} kc__crd_hooks;
+
 /* ---- store (store.c) ------------------------------------------------------------------------ */
 
 int kc__store_init(kc_server *srv);
+/* Hand storage the CRD hooks (before any write; hooks static, not copied). */
+void kc__store_set_crd_hooks(kc_server *srv, const kc__crd_hooks *hooks);
 void kc__store_destroy(kc_server *srv);
 /* Lookup (mu held). NULL when absent. */
 kc__entry *kc__store_find(kc__rsrc *r, const char *ns, const char *name);
@@ -257,30 +280,25 @@ char *kc__discovery_resources(kc_server *srv, const char *group, const char *ver
 char *kc__discovery_aggregated(kc_server *srv, bool core, size_t *ret_len);
 /* Content-Type of an aggregated discovery body. */
 #define KC__AGGREGATED_CTYPE "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
-/* Validate a CRD document and fill its status (create path, mu held). */
-int kc__crd_prepare(kc_server *srv, json_t *doc, kc_error *err);
 /* The OpenAPI v3 index and group-version documents and the v2 document (openapi.c; mu held),
  * JSON, malloc'd. accept: the request's Accept (v2 is JSON only). NULL when the path has no
  * document (→ 404). */
 char *kc__openapi_doc(kc_server *srv, const char *path, const char *accept, size_t *ret_len);
 /* Custom resources against their CRD's schema (crd.c). The schema of version (NULL when the CRD
- * has none) comes from r->crd_versions; these take their own reference, so they may run with or
- * without mu. decode: prune doc (unknown fields reported through fn, as kc__schema_unknown) and
- * apply the schema's defaults. validate: 422 Invalid as the API server words it (status left
- * out when skip_status: a create drops it). */
+ * has none) comes from r->crd_versions with its own reference, so this may run with or without
+ * mu: prune doc (unknown fields reported through fn, as kc__schema_unknown) and apply the
+ * schema's defaults. */
 int kc__crd_decode(kc__rsrc *r, const char *version, json_t *doc, const json_t *base,
                    int (*fn)(void *, const char *, json_t *, const char *), void *ud);
-int kc__crd_validate_obj(kc__rsrc *r, const char *version, const json_t *doc, const char *name,
-                         bool skip_status, kc_error *err);
 /* r->crd_versions with a new reference (caller json_decref), NULL when none. */
 json_t *kc__crd_versions_ref(kc__rsrc *r);
 /* The openAPIV3Schema of version in a CRD's spec.versions (borrowed from versions), NULL when
  * that version has none. */
 const json_t *kc__crd_schema_of(const json_t *versions, const char *version);
-/* CRD hooks (mu held): register the resources of a stored CRD (an update of a registered CRD
- * replaces its schemas and printer columns; names and scope stay); unregister them. */
-int kc__crd_register(kc_server *srv, const kc_obj *crd, kc_error *err);
-void kc__crd_unregister(kc_server *srv, const char *crd_name);
+/* Install the CRD hooks (kc__crd_hooks) in srv's storage: prepare and validate as above,
+ * stored registers the resources of a stored CRD (an update of a registered CRD replaces its
+ * schemas and printer columns; names and scope stay), removed unregisters them. */
+void kc__crd_install(kc_server *srv);
 /* Registry add (mu held); takes over r. */
 int kc__registry_add(kc_server *srv, kc__rsrc *r);
 void kc__registry_remove(kc_server *srv, kc__rsrc *r);

@@ -269,6 +269,11 @@ int kc__store_init(kc_server *srv)
     return 0;
 }
 
+void kc__store_set_crd_hooks(kc_server *srv, const kc__crd_hooks *hooks)
+{
+    srv->crd = hooks;
+}
+
 void kc__store_destroy(kc_server *srv)
 {
     if (srv->hist)

@@ -11,7 +11,7 @@
  * (kc__fail_generic: upstream's NewGenericServerResponse) carries "details":{}.
  * Thread-safe (request-local state only).
  */
-#include "server/storage/srv.h"
+#include "server/api/api_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

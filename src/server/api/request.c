@@ -4,7 +4,7 @@
  * and the shardSelector (KEP-5866) as a parsed selector. Failures fill req->err (400/422) as the
  * API server words them. Thread-safety: request-local; the shard switch is an atomic.
  */
-#include "server/storage/srv.h"
+#include "server/api/api_internal.h"
 
 #include <stdatomic.h>
 #include <stdio.h>

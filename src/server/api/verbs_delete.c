@@ -5,7 +5,7 @@
  * Pods and service accounts reply with the object, other types with a Success Status (uid in
  * details).
  */
-#include "server/storage/srv.h"
+#include "server/api/api_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -6,7 +6,7 @@
  * and the patch engines (patch.h) run under srv->mu so a patch always applies to the latest
  * object and its result is committed atomically.
  */
-#include "server/storage/srv.h"
+#include "server/api/api_internal.h"
 
 #include "server/patch/patch.h"
 

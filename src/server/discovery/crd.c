@@ -14,7 +14,7 @@
  * kc__crd_install hands it (srv->crd: prepare, stored, removed, validate).
  * Every function runs with srv->mu held.
  */
-#include "server/storage/srv.h"
+#include "server/discovery/discovery_internal.h"
 
 #include "server/schema/schema.h"
 

@@ -8,7 +8,7 @@
  * (storage/resources.c; custom resources: all verbs, status when the CRD turns it on). All
  * functions run with srv->mu held.
  */
-#include "server/storage/srv.h"
+#include "server/discovery/discovery.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -18,7 +18,8 @@
  * stopping the daemon, since MHD must not be stopped with suspended connections. A request takes
  * srv->mu only inside the verbs (briefly to resolve the resource here).
  */
-#include "server/storage/srv.h"
+#include "server/http/http.h"
+#include "server/discovery/discovery.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -399,10 +400,6 @@ void kc__http_wait_offloaded(kc_server *srv)
 enum MHD_Result kc__http_on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                     const char *method, const char *version,
                                     const char *upload_data, size_t *upload_data_size,
-                                    void **con_cls);
-enum MHD_Result kc__http_on_request(void *cls, struct MHD_Connection *conn, const char *url,
-                                    const char *method, const char *version,
-                                    const char *upload_data, size_t *upload_data_size,
                                     void **con_cls)
 {
     kc_server *srv = cls;
@@ -465,8 +462,6 @@ enum MHD_Result kc__http_on_request(void *cls, struct MHD_Connection *conn, cons
     return r;
 }
 
-void kc__http_on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
-                           enum MHD_RequestTerminationCode toe);
 void kc__http_on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                            enum MHD_RequestTerminationCode toe)
 {

@@ -8,7 +8,9 @@
  * current RV, kubeconfig.
  * Thread-safety: as documented in server.h; all store state is under srv->mu.
  */
-#include "server/storage/srv.h"
+#include "server/http/http.h"
+#include "server/storage/write.h"
+#include "server/discovery/discovery.h"
 
 #include "server/controllers/controllers.h"
 #include "server/defaults/service_alloc.h"
@@ -22,14 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-enum MHD_Result kc__http_on_request(void *cls, struct MHD_Connection *conn, const char *url,
-                                    const char *method, const char *version,
-                                    const char *upload_data, size_t *upload_data_size,
-                                    void **con_cls);
-void kc__http_on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
-                           enum MHD_RequestTerminationCode toe);
-void kc__http_wait_offloaded(kc_server *srv);
 
 /* libmicrohttpd worker threads (each an epoll loop over its share of the connections). */
 #ifndef KC__SERVER_THREADS

@@ -12,7 +12,7 @@
  * Also kc__create_json(_ex): an object from JSON text (seeding, the namespace controller's
  * "default" ServiceAccount) through this path or the general create path of write.c.
  */
-#include "server/storage/srv.h"
+#include "server/storage/storage_internal.h"
 
 #include "server/defaults/defaults.h"
 
@@ -20,7 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-int kc__create_fast(kc_server *srv, kc__rsrc *r, kc_obj *o0, kc_error *err)
+/* The fast path (mu held). o0 borrowed. KC_EUNSUPPORTED when the object needs the general path. */
+static int create_fast(kc_server *srv, kc__rsrc *r, kc_obj *o0, kc_error *err)
 {
     kc_obj *obj = NULL;
     int rc;
@@ -103,7 +104,7 @@ int kc__create_json_ex(kc_server *srv, const char *json, size_t len, bool have_l
          * kinds without defaults */
         if (fr && !as_stored && !fr->is_crd && kc__defaults_known(fr->group, fr->kind))
             fr = NULL;
-        int frc = fr ? kc__create_fast(srv, fr, o0, err) : KC_EUNSUPPORTED;
+        int frc = fr ? create_fast(srv, fr, o0, err) : KC_EUNSUPPORTED;
         if (!have_lock)
             pthread_mutex_unlock(&srv->mu);
         kc_obj_unref(o0);

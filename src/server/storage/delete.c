@@ -10,7 +10,7 @@
  * removing a CRD removes its objects and unregisters its resources.
  * Returns objects and a kc_error; the verbs (api/verbs_delete.c) reply.
  */
-#include "server/storage/srv.h"
+#include "server/storage/storage_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -4,7 +4,7 @@
  * The filling itself is the schema room's (kc__serr_*: one implementation, usable from below).
  * Thread-safe (no shared state).
  */
-#include "server/storage/srv.h"
+#include "server/storage/storage_internal.h"
 
 #include "server/schema/schema.h"
 

@@ -6,7 +6,7 @@
  * exact. Applied to every stored object's text (store.c) and every reply body (api/reply.c); the
  * pass is idempotent. Thread-safe: pure functions.
  */
-#include "server/storage/srv.h"
+#include "server/storage/storage_internal.h"
 
 #include <stdint.h>
 #include <stdlib.h>

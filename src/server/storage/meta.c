@@ -3,7 +3,7 @@
  * the write path of the embedded server. Documents are request-local: no locking needed, except
  * kc__check_namespace which reads the store (srv->mu held).
  */
-#include "server/storage/srv.h"
+#include "server/storage/storage_internal.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -15,7 +15,7 @@
  * permanent). An empty parameter value is the same as no parameter, as upstream, where the field
  * is a plain string whose zero value means unset.
  */
-#include "server/storage/srv.h"
+#include "server/storage/storage_internal.h"
 
 #include <stdatomic.h>
 #include <string.h>

@@ -14,7 +14,7 @@
  * every page of one list reads the same state; a bounded table, least recently created evicted (→
  * 410 Expired). Every function here runs with srv->mu held, except the object parse helpers.
  */
-#include "server/storage/srv.h"
+#include "server/storage/storage_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -11,7 +11,7 @@
  * Documents are jansson trees owned by the caller; stored objects are parsed from their compact
  * dump (KC_DECODE_KEEP_MANAGED_FIELDS).
  */
-#include "server/storage/srv.h"
+#include "server/storage/storage_internal.h"
 
 #include "server/patch/patch.h"
 

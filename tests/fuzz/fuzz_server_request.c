@@ -11,7 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/storage/srv.h"
+#include "server/api/api_internal.h"
+#include "server/http/http.h"
 #include "server/testbed/faults.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

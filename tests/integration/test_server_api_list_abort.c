@@ -4,7 +4,7 @@
  * embedded server nothing: no crash, no leak (ASan), the next request answered. Regression: a
  * LIST sent as a libmicrohttpd iovec (0.9.75) aborted the process in MHD_destroy_response
  * ("Failed to destroy mutex") when the connection closed mid-transfer; the body is a content
- * callback again (src/server/http/encode.c).
+ * callback again (src/server/api/encode.c).
  */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "server/storage/srv.h"
+#include "server/storage/write.h"
 #include "test_server_util.h"
 
 #define MERGE "application/merge-patch+json"

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "server/storage/srv.h"
+#include "server/storage/write.h"
 #include "test_server_util.h"
 
 static kc_server *start_with(unsigned bookmark_ms, size_t history)

@@ -8,7 +8,8 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "server/storage/srv.h"
+#include "server/api/api_internal.h"
+#include "server/http/http.h"
 
 #include <string.h>
 

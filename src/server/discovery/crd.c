@@ -10,9 +10,11 @@
  * checks (server/schema/schema_crd*.c: pruning, defaults, validation) and Table columns may run
  * with or without srv->mu.
  * `selectableFields` of the storage version become supported field selectors.
+ * Storage does not call this room: the write path reaches these rules through the hooks table
+ * kc__crd_install hands it (srv->crd: prepare, stored, removed, validate).
  * Every function runs with srv->mu held.
  */
-#include "server/storage/srv.h"
+#include "server/discovery/discovery_internal.h"
 
 #include "server/schema/schema.h"
 
@@ -32,7 +34,7 @@ static int crd_invalid(kc_error *err, const char *name, const char *field, const
     return rc;
 }
 
-int kc__crd_prepare(kc_server *srv, json_t *doc, kc_error *err)
+static int crd_prepare(kc_server *srv, json_t *doc, kc_error *err)
 {
     const char *name = kc__meta_str(doc, "name");
     json_t *spec = json_object_get(doc, "spec");
@@ -156,8 +158,8 @@ int kc__crd_decode(kc__rsrc *r, const char *version, json_t *doc, const json_t *
     return rc;
 }
 
-int kc__crd_validate_obj(kc__rsrc *r, const char *version, const json_t *doc, const char *name,
-                         bool skip_status, kc_error *err)
+static int crd_validate_obj(kc__rsrc *r, const char *version, const json_t *doc, const char *name,
+                            bool skip_status, kc_error *err)
 {
     json_t *versions = kc__crd_versions_ref(r);
     const json_t *schema = kc__crd_schema_of(versions, version);
@@ -174,7 +176,7 @@ int kc__crd_validate_obj(kc__rsrc *r, const char *version, const json_t *doc, co
     return rc;
 }
 
-int kc__crd_register(kc_server *srv, const kc_obj *crd, kc_error *err)
+static int crd_register(kc_server *srv, const kc_obj *crd, kc_error *err)
 {
     json_t *doc = kc__doc_from_obj(crd);
     if (!doc)
@@ -266,11 +268,22 @@ fail_set:
     return rc;
 }
 
-void kc__crd_unregister(kc_server *srv, const char *crd_name)
+static void crd_unregister(kc_server *srv, const char *crd_name)
 {
     for (size_t i = srv->n_rsrcs; i-- > 0;) {
         kc__rsrc *r = srv->rsrcs[i];
         if (r->crd_name && !strcmp(r->crd_name, crd_name))
             kc__registry_remove(srv, r);
     }
+}
+
+void kc__crd_install(kc_server *srv)
+{
+    static const kc__crd_hooks hooks = {
+        .prepare = crd_prepare,
+        .stored = crd_register,
+        .removed = crd_unregister,
+        .validate = crd_validate_obj,
+    };
+    kc__store_set_crd_hooks(srv, &hooks);
 }

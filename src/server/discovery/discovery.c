@@ -4,11 +4,11 @@
  * APIGroupList, /apis/{g} APIGroup, /api/v1 and /apis/{g}/{v} APIResourceList) and aggregated
  * discovery (apidiscovery.k8s.io/v2 APIGroupDiscoveryList at /api and /apis, which kubectl and
  * client-go ask for first and which answers them in two requests, #4). Each resource lists the
- * verbs, short names, categories and subresources of its row in the resource table (resources.c;
- * custom resources: all verbs, status when the CRD turns it on).
- * All functions run with srv->mu held.
+ * verbs, short names, categories and subresources of its row in the resource table
+ * (storage/resources.c; custom resources: all verbs, status when the CRD turns it on). All
+ * functions run with srv->mu held.
  */
-#include "server/storage/srv.h"
+#include "server/discovery/discovery.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -20,7 +20,7 @@
  *                              v2 fetch) gets 404, as before: the server has no protobuf encoder
  * Runs with srv->mu held by the caller.
  */
-#include "server/storage/srv.h"
+#include "server/discovery/discovery_internal.h"
 
 #include "server/schema/schema.h"
 

@@ -9,6 +9,7 @@
 #include <jansson.h>
 
 #include "kcache/obj.h"
+#include "server/storage/storage.h"
 
 /* A Table for items of one resource (plural name, e.g. "pods", "deployments"; group may be "").
  * Columns follow kubectl's defaults for known resources (pods: Name, Ready, Status, Restarts,
@@ -34,5 +35,11 @@ void kc__human_duration(int64_t seconds, char out[32]);
 /* Seconds since the epoch of an RFC 3339 timestamp (fraction and offset allowed); -1 when it
  * does not parse or s is NULL (table_printers.c). */
 int64_t kc__rfc3339_seconds(const char *s);
+
+/* The Table of items of r (table_crd.c): a custom resource's CRD printer columns (Name, Age
+ * without), a built-in's kubectl columns (kc__table_build). New reference, NULL on ENOMEM; items
+ * borrowed. Runs with or without mu. */
+json_t *kc__table_for(kc__rsrc *r, kc_obj *const *items, size_t n, const char *rv, const char *cont,
+                      bool with_columns);
 
 #endif

@@ -14,7 +14,7 @@
  * resource's crd_mu (kc__crd_versions_ref), so this runs without srv->mu.
  */
 #include "server/discovery/table_internal.h"
-#include "server/storage/srv.h"
+#include "server/discovery/discovery_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -12,7 +12,7 @@
  *                                 server (S12) from now on, or honour it again
  * Replies are JSON; errors are Status. Thread-safe through the server API it calls.
  */
-#include "server/storage/srv.h"
+#include "server/http/http.h"
 
 #include <stdatomic.h>
 #include <stdio.h>

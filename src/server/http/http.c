@@ -3,12 +3,11 @@
  * limit (413 once the whole body has been read and discarded, so the client reads the answer;
  * at once when the client waits for "100 Continue"), authentication (401), non-resource endpoints
  * (/version, /healthz, /readyz, /livez, /openapi/v2 and /openapi/v3 (openapi.c), /admin/...),
- * routing to discovery or to the
- * verbs (405 for wrong methods, 404 for unknown resources), injected faults, and reply helpers.
- * Every error body is a Status.
+ * routing to discovery or to the verbs of the api room (405 for wrong methods, 404 for unknown
+ * resources), injected faults. Replies are made with api/reply.c; every error body is a Status.
  *
  * Threads: MHD runs a small pool of epoll threads shared by every connection (server.c), so a
- * handler must not block it: watch streams suspend their connection while idle (watch.c), and
+ * handler must not block it: watch streams suspend their connection while idle (api/watch.c), and
  * requests that may take long — collection LISTs, DELETECOLLECTION, namespace deletion, any Table
  * request — are offloaded: the connection is suspended (MHD_suspend_connection), a detached
  * helper thread runs the handler and resumes it, and MHD's next call queues the reply made there.
@@ -19,7 +18,8 @@
  * stopping the daemon, since MHD must not be stopped with suspended connections. A request takes
  * srv->mu only inside the verbs (briefly to resolve the resource here).
  */
-#include "server/storage/srv.h"
+#include "server/http/http.h"
+#include "server/discovery/discovery.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,95 +28,10 @@
 typedef struct conn_ctx {
     kc__buf body;
     bool too_large;
-    bool offloaded; /* the request runs (ran) on a helper thread; req holds its reply */
+    bool offloaded;    /* the request runs (ran) on a helper thread; req holds its reply */
     uint64_t delay_ns; /* listDelay fault: the helper thread waits this long before running it */
     kc__req req;
 } conn_ctx;
-
-/* ---- reply helpers -------------------------------------------------------------------------- */
-
-/* The body as given (taken over), Content-Type application/json, the Warning headers. */
-static int reply_raw(kc__req *req, unsigned status, char *body, size_t len)
-{
-    struct MHD_Response *resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
-    if (!resp) {
-        free(body);
-        return KC_ENOMEM;
-    }
-    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
-    for (int i = 0; i < req->n_warnings; i++) {
-        char h[KC__WARNING_MAX + 16];
-        snprintf(h, sizeof(h), "299 - \"%s\"", req->warnings[i]);
-        MHD_add_response_header(resp, "Warning", h);
-    }
-    if (req->resp)
-        MHD_destroy_response(req->resp);
-    req->resp = resp;
-    req->status = status;
-    return 0;
-}
-
-int kc__reply(kc__req *req, unsigned status, char *body, size_t len)
-{
-    /* Go's json.Encoder is HTML-safe and ends every document with a newline; so does the API
-     * server's. */
-    size_t elen = 0;
-    char *esc = kc__go_json_escape(body, len, &elen);
-    if (esc) {
-        free(body);
-        body = esc;
-        len = elen;
-    }
-    if (len == 0 || body[len - 1] != '\n') {
-        char *b = realloc(body, len + 2);
-        if (!b) {
-            free(body);
-            return KC_ENOMEM;
-        }
-        b[len++] = '\n';
-        b[len] = '\0';
-        body = b;
-    }
-    return reply_raw(req, status, body, len);
-}
-
-int kc__reply_text(kc__req *req, unsigned status, const char *text)
-{
-    char *b = kc__strdup(text);
-    if (!b)
-        return KC_ENOMEM;
-    int rc = reply_raw(req, status, b, strlen(b));
-    if (rc == 0) {
-        MHD_del_response_header(req->resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
-        MHD_add_response_header(req->resp, MHD_HTTP_HEADER_CONTENT_TYPE,
-                                "text/plain; charset=utf-8");
-    }
-    return rc;
-}
-
-int kc__reply_error(kc__req *req, const kc_error *err)
-{
-    size_t len;
-    char *s = kc__status_json(err, &len);
-    if (!s)
-        return KC_ENOMEM;
-    int rc = kc__reply(req, (unsigned)kc__err_http(err), s, len);
-    if (rc == 0 && err->retry_after_s > 0) {
-        char ra[16];
-        snprintf(ra, sizeof(ra), "%d", err->retry_after_s);
-        MHD_add_response_header(req->resp, MHD_HTTP_HEADER_RETRY_AFTER, ra);
-    }
-    return rc;
-}
-
-int kc__reply_doc(kc__req *req, unsigned status, json_t *doc)
-{
-    char *s = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
-    json_decref(doc);
-    if (!s)
-        return KC_ENOMEM;
-    return kc__reply(req, status, s, strlen(s));
-}
 
 /* ---- non-resource endpoints ----------------------------------------------------------------- */
 
@@ -129,7 +44,7 @@ static int reply_version(kc__req *req)
     /* upstream writes /version with json.MarshalIndent: two-space indent, no final newline */
     char *s = v ? json_dumps(v, JSON_INDENT(2)) : NULL;
     json_decref(v);
-    return s ? reply_raw(req, 200, s, strlen(s)) : KC_ENOMEM;
+    return s ? kc__reply_raw(req, 200, s, strlen(s)) : KC_ENOMEM;
 }
 
 static bool auth_ok(kc__req *req)
@@ -485,10 +400,6 @@ void kc__http_wait_offloaded(kc_server *srv)
 enum MHD_Result kc__http_on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                     const char *method, const char *version,
                                     const char *upload_data, size_t *upload_data_size,
-                                    void **con_cls);
-enum MHD_Result kc__http_on_request(void *cls, struct MHD_Connection *conn, const char *url,
-                                    const char *method, const char *version,
-                                    const char *upload_data, size_t *upload_data_size,
                                     void **con_cls)
 {
     kc_server *srv = cls;
@@ -551,8 +462,6 @@ enum MHD_Result kc__http_on_request(void *cls, struct MHD_Connection *conn, cons
     return r;
 }
 
-void kc__http_on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
-                           enum MHD_RequestTerminationCode toe);
 void kc__http_on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                            enum MHD_RequestTerminationCode toe)
 {

@@ -9,7 +9,7 @@
  *   anything else (protobuf, yaml, cbor) is skipped. None left → 406 (#25).
  * q-values are ignored (clients list in preference order). Thread-safe.
  */
-#include "server/storage/srv.h"
+#include "server/http/http.h"
 
 #include <string.h>
 #include <strings.h>

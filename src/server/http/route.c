@@ -10,7 +10,7 @@
  * Query: MHD's parsed GET arguments; booleans follow Convert_Slice_string_To_bool (false only for
  * "0" / "false"); integers must be decimal (400 otherwise). Thread-safe (no shared state).
  */
-#include "server/storage/srv.h"
+#include "server/http/http.h"
 
 #include <errno.h>
 #include <stdlib.h>

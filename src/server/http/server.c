@@ -8,7 +8,9 @@
  * current RV, kubeconfig.
  * Thread-safety: as documented in server.h; all store state is under srv->mu.
  */
-#include "server/storage/srv.h"
+#include "server/http/http.h"
+#include "server/storage/write.h"
+#include "server/discovery/discovery.h"
 
 #include "server/controllers/controllers.h"
 #include "server/defaults/service_alloc.h"
@@ -22,14 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-enum MHD_Result kc__http_on_request(void *cls, struct MHD_Connection *conn, const char *url,
-                                    const char *method, const char *version,
-                                    const char *upload_data, size_t *upload_data_size,
-                                    void **con_cls);
-void kc__http_on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
-                           enum MHD_RequestTerminationCode toe);
-void kc__http_wait_offloaded(kc_server *srv);
 
 /* libmicrohttpd worker threads (each an epoll loop over its share of the connections). */
 #ifndef KC__SERVER_THREADS
@@ -181,6 +175,7 @@ KC_API int(kc_server_new)(const kc_server_opts *opts, size_t opts_size, kc_serve
     if (!srv->faults || !srv->hub || kc__store_init(srv) != 0 ||
         kc__registry_init_builtins(srv) != 0)
         goto fail;
+    kc__crd_install(srv);                /* discovery's CRD hooks, before any write */
     srv->ctl = kc__controllers_ops(srv); /* before the built-in namespaces: their accounts */
     if ((rc = create_builtin_namespaces(srv, false)) != 0)
         goto fail_set;
@@ -205,7 +200,7 @@ KC_API int kc_server_start(kc_server *srv, kc_error *err)
     struct sockaddr_in a4;
     struct sockaddr *sa;
     /* A small pool of epoll threads serves every connection; watch streams park with
-     * MHD_suspend_connection while they have nothing to send (watch.c), so 50 open watches are
+     * MHD_suspend_connection while they have nothing to send (api/watch.c), so 50 open watches are
      * not 50 threads. */
     unsigned flags =
         MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC;

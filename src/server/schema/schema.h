@@ -56,7 +56,8 @@ extern const size_t kc__n_smodels;
 extern const kc__sfield kc__sfields[];
 extern const size_t kc__n_sfields;
 
-/* ---- API failure details (schema_util.c; also what http/status.c uses) --------------------- */
+/* ---- API failure details (schema_util.c; also what storage/errors.c uses) ---------------------
+ */
 
 /* An API failure into err: code from the HTTP status and reason (KC_EHTTP when none maps),
  * http_status, reason (may be NULL), message from fmt. Returns the code; err may be NULL. */

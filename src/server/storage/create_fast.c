@@ -9,14 +9,19 @@
  * Objects this path cannot handle (uid or resourceVersion already set, no metadata object,
  * generateName, CRDs, namespaces) are reported as KC_EUNSUPPORTED and the caller uses the
  * general path. Runs with srv->mu held.
+ * Also kc__create_json(_ex): an object from JSON text (seeding, the namespace controller's
+ * "default" ServiceAccount) through this path or the general create path of write.c.
  */
-#include "server/storage/srv.h"
+#include "server/storage/storage_internal.h"
+
+#include "server/defaults/defaults.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-int kc__create_fast(kc_server *srv, kc__rsrc *r, kc_obj *o0, kc_error *err)
+/* The fast path (mu held). o0 borrowed. KC_EUNSUPPORTED when the object needs the general path. */
+static int create_fast(kc_server *srv, kc__rsrc *r, kc_obj *o0, kc_error *err)
 {
     kc_obj *obj = NULL;
     int rc;
@@ -85,4 +90,64 @@ int kc__create_fast(kc_server *srv, kc__rsrc *r, kc_obj *o0, kc_error *err)
 out:
     kc_obj_unref(obj);
     return rc;
+}
+
+int kc__create_json_ex(kc_server *srv, const char *json, size_t len, bool have_lock, bool as_stored,
+                       kc_error *err)
+{
+    kc_obj *o0 = NULL;
+    if (kc_obj_parse(json, len, &srv->dopts, &o0, NULL) == 0) {
+        if (!have_lock)
+            pthread_mutex_lock(&srv->mu);
+        kc__rsrc *fr = kc__registry_find_kind(srv, kc_obj_api_version(o0), kc_obj_kind(o0));
+        /* the fast path stores objects as given: only for text already in the stored form or
+         * kinds without defaults */
+        if (fr && !as_stored && !fr->is_crd && kc__defaults_known(fr->group, fr->kind))
+            fr = NULL;
+        int frc = fr ? create_fast(srv, fr, o0, err) : KC_EUNSUPPORTED;
+        if (!have_lock)
+            pthread_mutex_unlock(&srv->mu);
+        kc_obj_unref(o0);
+        if (frc != KC_EUNSUPPORTED)
+            return frc;
+        kc_error_clear(err);
+    }
+    json_error_t je;
+    json_t *doc = json_loadb(json, len, 0, &je);
+    if (!json_is_object(doc)) {
+        json_decref(doc);
+        return kc__fail(err, 400, "BadRequest", "seed object is not a JSON object: %s", je.text);
+    }
+    const char *av = json_string_value(json_object_get(doc, "apiVersion"));
+    const char *kind = json_string_value(json_object_get(doc, "kind"));
+    int rc;
+    if (!have_lock)
+        pthread_mutex_lock(&srv->mu);
+    kc__rsrc *r = av && kind ? kc__registry_find_kind(srv, av, kind) : NULL;
+    if (!r) {
+        rc = kc__fail(err, 404, "NotFound", "no resource for apiVersion %s kind %s", av ? av : "?",
+                      kind ? kind : "?");
+    } else {
+        const char *ns = kc__meta_str(doc, "namespace");
+        const char *slash = strchr(av, '/');
+        kc__write w = {.r = r,
+                       .ns = r->namespaced ? (ns && *ns ? ns : "default") : "",
+                       .version = slash ? slash + 1 : av,
+                       .keep_status = true};
+        char nsbuf[256];
+        snprintf(nsbuf, sizeof(nsbuf), "%s", w.ns);
+        w.ns = nsbuf;
+        kc_obj *obj = NULL;
+        rc = kc__write_create(srv, &w, doc, &obj, err);
+        kc_obj_unref(obj);
+    }
+    if (!have_lock)
+        pthread_mutex_unlock(&srv->mu);
+    json_decref(doc);
+    return rc;
+}
+
+int kc__create_json(kc_server *srv, const char *json, size_t len, bool as_stored, kc_error *err)
+{
+    return kc__create_json_ex(srv, json, len, false, as_stored, err);
 }

@@ -15,7 +15,7 @@
  * Custom resources are left alone (their defaults come from their schemas). Runs with srv->mu
  * held.
  */
-#include "server/storage/srv.h"
+#include "server/storage/storage_internal.h"
 
 #include "server/defaults/defaults.h"
 #include "server/defaults/service_alloc.h"

@@ -3,10 +3,10 @@
  * JSON body the server sends matches the API server's: Go's encoder is HTML-safe (<, > and &
  * inside strings become \u003c, \u003e, \u0026) and escapes U+2028 / U+2029 (\u2028, \u2029).
  * Those bytes can only occur inside JSON strings, so a byte-level pass over compact text is
- * exact. Applied to every stored object's text (store.c) and every reply body (http.c); the
+ * exact. Applied to every stored object's text (store.c) and every reply body (api/reply.c); the
  * pass is idempotent. Thread-safe: pure functions.
  */
-#include "server/storage/srv.h"
+#include "server/storage/storage_internal.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -3,7 +3,7 @@
  * the write path of the embedded server. Documents are request-local: no locking needed, except
  * kc__check_namespace which reads the store (srv->mu held).
  */
-#include "server/storage/srv.h"
+#include "server/storage/storage_internal.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -67,22 +67,4 @@ int kc__check_namespace(kc_server *srv, const char *ns, const kc__rsrc *r, const
         return rc;
     }
     return 0;
-}
-
-int kc__dry_run_parse(const char *v, bool *ret, kc_error *err)
-{
-    if (!v || !*v) {
-        *ret = false;
-        return 0;
-    }
-    if (strcmp(v, "All") == 0) {
-        *ret = true;
-        return 0;
-    }
-    int rc = kc__fail(err, 422, "Invalid",
-                      "dryRun: Unsupported value: \"%s\": supported values: "
-                      "\"All\"",
-                      v);
-    kc__fail_cause(err, "FieldValueNotSupported", "dryRun", "supported values: \"All\"");
-    return rc;
 }

@@ -1,9 +1,10 @@
 /*
  * shard.c — server-side sharded list and watch (KEP-5866; controller-semantics S1–S14 as
- * docs/serve.md "Sharded list and watch" describes them): the request's shardSelector, parsed by
- * the shared parser of kcache/shard.h (json layer; no second grammar here), the per-event shard
- * hashes of the watch fan-out and the run-time switch that makes the server ignore the parameter
- * as an old or gate-off server does (S12).
+ * docs/serve.md "Sharded list and watch" describes them): the per-event shard hashes of the watch
+ * fan-out, the match of an event against a selector, and the run-time switch that makes the
+ * server ignore the parameter as an old or gate-off server does (S12). The request's
+ * shardSelector is parsed in api/request.c by the shared parser of kcache/shard.h (json layer; no
+ * second grammar here).
  *
  * An object is kept iff the FNV-1a hash of its uid or namespace falls in a term of the selector
  * (S7). uid and namespace never change, so an event's old and new state are in the same shard and
@@ -14,30 +15,10 @@
  * permanent). An empty parameter value is the same as no parameter, as upstream, where the field
  * is a plain string whose zero value means unset.
  */
-#include "server/storage/srv.h"
+#include "server/storage/storage_internal.h"
 
 #include <stdatomic.h>
 #include <string.h>
-
-int kc__shard_selector_of(kc__req *req, kc_shard_selector **ret)
-{
-    *ret = NULL;
-    const char *text = req->q.shard_sel;
-    if (!text || !*text || atomic_load(&req->srv->shard_ignored))
-        return 0;
-    kc_error perr = KC_ERROR_INIT;
-    int rc = kc_shard_selector_parse(text, ret, &perr);
-    if (rc == KC_ENOMEM)
-        rc = kc_error_set(&req->err, KC_ENOMEM, "out of memory");
-    else if (rc) { /* the parser's messages mostly carry upstream's prefix already */
-        const char *m = perr.message ? perr.message : "parse error";
-        static const char pre[] = "invalid shard selector: ";
-        bool has = !strncmp(m, pre, sizeof(pre) - 1);
-        rc = kc__fail(&req->err, 400, "BadRequest", "%s%s", has ? "" : pre, m);
-    }
-    kc_error_clear(&perr);
-    return rc;
-}
 
 void kc__shard_event_hash(kc_server *srv, kc__hub_event *ev)
 {

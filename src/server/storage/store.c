@@ -14,7 +14,7 @@
  * every page of one list reads the same state; a bounded table, least recently created evicted (→
  * 410 Expired). Every function here runs with srv->mu held, except the object parse helpers.
  */
-#include "server/storage/srv.h"
+#include "server/storage/storage_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -267,6 +267,11 @@ int kc__store_init(kc_server *srv)
     srv->dopts.flags = KC_DECODE_KEEP_MANAGED_FIELDS;
     srv->dopts.max_object_size = (srv->opts.max_body ? srv->opts.max_body : 3u << 20) * 2 + 4096;
     return 0;
+}
+
+void kc__store_set_crd_hooks(kc_server *srv, const kc__crd_hooks *hooks)
+{
+    srv->crd = hooks;
 }
 
 void kc__store_destroy(kc_server *srv)

@@ -1,7 +1,7 @@
 /*
  * write.c — the storage-side write rules shared by create, update, patch, apply and delete
  * (spec §2, §3.1, §3.3, §3.5): names and generateName, namespace checks, system fields (uid,
- * creationTimestamp, resourceVersion), custom resources' schema validation (kc__crd_validate_obj;
+ * creationTimestamp, resourceVersion), custom resources' schema validation (srv->crd->validate;
  * 422 with causes), status dropping and the status subresource, generation,
  * finalizers and deletionTimestamp, optimistic concurrency, no-op writes, dry runs, and the
  * managedFields "Update" entry of non-apply writes (#46; kc__write.manager, docs/server.md).
@@ -11,7 +11,7 @@
  * Documents are jansson trees owned by the caller; stored objects are parsed from their compact
  * dump (KC_DECODE_KEEP_MANAGED_FIELDS).
  */
-#include "server/storage/srv.h"
+#include "server/storage/storage_internal.h"
 
 #include "server/patch/patch.h"
 
@@ -241,8 +241,8 @@ static int create_commit(kc_server *srv, const kc__write *w, json_t *doc, kc_obj
     if ((rc = kc__obj_from_doc(srv, doc, &obj, err)) != 0)
         goto fail;
     if (!w->dry_run) {
-        if (strcmp(r->plural, "customresourcedefinitions") == 0 && !r->is_crd &&
-            (rc = kc__crd_register(srv, obj, err)) != 0)
+        if (srv->crd && strcmp(r->plural, "customresourcedefinitions") == 0 && !r->is_crd &&
+            (rc = srv->crd->stored(srv, obj, err)) != 0)
             goto fail;
         if ((rc = kc__store_commit(srv, r, KC_WATCH_ADDED, obj, NULL, rv)) != 0) {
             rc = kc_error_set(err, rc, "out of memory");
@@ -278,8 +278,9 @@ int kc__write_create(kc_server *srv, const kc__write *w, json_t *doc, kc_obj **r
         return rc;
     /* schema validation (custom resources), after the name and before storage, as upstream's
      * create strategy; the status a create drops is not validated */
-    if (r->is_crd && (rc = kc__crd_validate_obj(r, w->version, doc, name,
-                                                r->has_status && !w->keep_status, err)) != 0)
+    if (r->is_crd && srv->crd &&
+        (rc = srv->crd->validate(r, w->version, doc, name, r->has_status && !w->keep_status,
+                                 err)) != 0)
         return rc;
     if (kc__store_find(r, w->ns, name)) {
         char q[300];
@@ -291,8 +292,8 @@ int kc__write_create(kc_server *srv, const kc__write *w, json_t *doc, kc_obj **r
     create_system_fields(srv, w, doc, m);
     if ((rc = kc__write_defaults(srv, w, doc, err)) != 0)
         return rc;
-    if (r->plural && strcmp(r->plural, "customresourcedefinitions") == 0 &&
-        (rc = kc__crd_prepare(srv, doc, err)) != 0)
+    if (srv->crd && r->plural && strcmp(r->plural, "customresourcedefinitions") == 0 &&
+        (rc = srv->crd->prepare(srv, doc, err)) != 0)
         return rc;
     if ((rc = record_manager(w, doc, NULL, err)) != 0 ||
         (rc = kc__write_prepare(srv, w, doc, NULL, err)) != 0)
@@ -437,7 +438,8 @@ static int update_prepare(kc_server *srv, const kc__write *w, kc__entry *cur, js
         return rc;
     }
     /* schema validation (custom resources) of the object the update would store */
-    if (r->is_crd && (rc = kc__crd_validate_obj(r, w->version, nu, cur->name, false, err)) != 0) {
+    if (r->is_crd && srv->crd &&
+        (rc = srv->crd->validate(r, w->version, nu, cur->name, false, err)) != 0) {
         /* every failure after kc__write_prepare settles (a no-op unless the kind allocates) */
         kc__write_settle(srv, w, nu, old, false);
         return rc;
@@ -489,8 +491,8 @@ static int update_commit(kc_server *srv, const kc__write *w, kc__entry *cur, jso
         *ret_obj = obj;
         return 0;
     }
-    if (r->plural && strcmp(r->plural, "customresourcedefinitions") == 0 && !r->is_crd &&
-        (rc = kc__crd_register(srv, obj, err)) != 0)
+    if (srv->crd && r->plural && strcmp(r->plural, "customresourcedefinitions") == 0 &&
+        !r->is_crd && (rc = srv->crd->stored(srv, obj, err)) != 0)
         goto fail;
     if ((rc = kc__store_commit(srv, r, KC_WATCH_MODIFIED, obj, cur->obj, rv)) != 0) {
         rc = kc_error_set(err, rc, "out of memory");

@@ -1,51 +1,21 @@
 /*
- * status.c — metav1.Status error bodies of the embedded API server (spec §3.7).
- *
- * Verbs describe a failure in a kc_error (http_status, reason, message, details name/group/kind,
- * causes, retry_after_s); this file fills those fields and renders the full Status in the Go
- * struct's field order, as the API server's encoder writes it:
+ * reply.c — the replies of the verbs (spec §3.7): a body (taken over) into the request's
+ * libmicrohttpd response with Go's encoder's bytes (gojson.c: HTML-safe escapes, a final newline)
+ * and the Warning headers of fieldValidation=Warn, plain text, a document, and a failure as a
+ * metav1.Status. Rooms below the verbs describe a failure in a kc_error (filled by
+ * storage/errors.c); this file renders the full Status in the Go struct's field order, as the API
+ * server's encoder writes it:
  * {"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message","reason",
  *  "details":{name,group,kind,uid,causes,retryAfterSeconds},"code"} — empty strings omitted
  * (omitempty), "details" present when any detail was set, so a generic error
  * (kc__fail_generic: upstream's NewGenericServerResponse) carries "details":{}.
- * Thread-safe (no shared state).
+ * Thread-safe (request-local state only).
  */
-#include "server/storage/srv.h"
-
-#include "server/schema/schema.h"
+#include "server/api/api_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-int kc__fail(kc_error *err, int http, const char *reason, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int code = kc__serr_v(err, http, reason, fmt, ap); /* the schema room's, as below */
-    va_end(ap);
-    return code;
-}
-
-/* details and causes: the schema room's helpers (one implementation; it cannot call up here) */
-void kc__fail_details(kc_error *err, const char *name, const char *group, const char *kind)
-{
-    kc__serr_details(err, name, group, kind);
-}
-
-int kc__fail_cause(kc_error *err, const char *reason, const char *field, const char *msg)
-{
-    return kc__serr_cause(err, reason, field, msg);
-}
-
-int kc__fail_notfound(kc_error *err, const kc__rsrc *r, const char *name)
-{
-    char q[300];
-    kc__rsrc_qualified(r, q, sizeof(q));
-    int code = kc__fail(err, 404, "NotFound", "%s \"%s\" not found", q, name);
-    kc__fail_details(err, name, r->group[0] ? r->group : NULL, r->plural);
-    return code;
-}
 
 static const struct {
     int code;
@@ -90,17 +60,6 @@ static const char *err_reason(const kc_error *err)
         if (code_map[i].code == err->code)
             return code_map[i].reason;
     return "InternalError";
-}
-
-int kc__fail_generic(kc_error *err, int http)
-{
-    int code = http == 405 ? kc__fail(err, 405, "MethodNotAllowed",
-                                      "the server does not allow this method on the requested "
-                                      "resource")
-                           : kc__fail(err, 404, "NotFound",
-                                      "the server could not find the requested resource");
-    kc__fail_details(err, "", NULL, NULL); /* empty StatusDetails: "details":{} */
-    return code;
 }
 
 /* Add key: v to o when v is a non-empty string (Go's omitempty). */
@@ -176,4 +135,89 @@ char *kc__status_success_json(const kc__rsrc *r, const char *name, const char *u
     if (s && ret_len)
         *ret_len = strlen(s);
     return s;
+}
+
+/* ---- reply helpers -------------------------------------------------------------------------- */
+
+/* The body as given (taken over), Content-Type application/json, the Warning headers. */
+int kc__reply_raw(kc__req *req, unsigned status, char *body, size_t len)
+{
+    struct MHD_Response *resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+    if (!resp) {
+        free(body);
+        return KC_ENOMEM;
+    }
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+    for (int i = 0; i < req->n_warnings; i++) {
+        char h[KC__WARNING_MAX + 16];
+        snprintf(h, sizeof(h), "299 - \"%s\"", req->warnings[i]);
+        MHD_add_response_header(resp, "Warning", h);
+    }
+    if (req->resp)
+        MHD_destroy_response(req->resp);
+    req->resp = resp;
+    req->status = status;
+    return 0;
+}
+
+int kc__reply(kc__req *req, unsigned status, char *body, size_t len)
+{
+    /* Go's json.Encoder is HTML-safe and ends every document with a newline; so does the API
+     * server's. */
+    size_t elen = 0;
+    char *esc = kc__go_json_escape(body, len, &elen);
+    if (esc) {
+        free(body);
+        body = esc;
+        len = elen;
+    }
+    if (len == 0 || body[len - 1] != '\n') {
+        char *b = realloc(body, len + 2);
+        if (!b) {
+            free(body);
+            return KC_ENOMEM;
+        }
+        b[len++] = '\n';
+        b[len] = '\0';
+        body = b;
+    }
+    return kc__reply_raw(req, status, body, len);
+}
+
+int kc__reply_text(kc__req *req, unsigned status, const char *text)
+{
+    char *b = kc__strdup(text);
+    if (!b)
+        return KC_ENOMEM;
+    int rc = kc__reply_raw(req, status, b, strlen(b));
+    if (rc == 0) {
+        MHD_del_response_header(req->resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+        MHD_add_response_header(req->resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+                                "text/plain; charset=utf-8");
+    }
+    return rc;
+}
+
+int kc__reply_error(kc__req *req, const kc_error *err)
+{
+    size_t len;
+    char *s = kc__status_json(err, &len);
+    if (!s)
+        return KC_ENOMEM;
+    int rc = kc__reply(req, (unsigned)kc__err_http(err), s, len);
+    if (rc == 0 && err->retry_after_s > 0) {
+        char ra[16];
+        snprintf(ra, sizeof(ra), "%d", err->retry_after_s);
+        MHD_add_response_header(req->resp, MHD_HTTP_HEADER_RETRY_AFTER, ra);
+    }
+    return rc;
+}
+
+int kc__reply_doc(kc__req *req, unsigned status, json_t *doc)
+{
+    char *s = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+    json_decref(doc);
+    if (!s)
+        return KC_ENOMEM;
+    return kc__reply(req, status, s, strlen(s));
 }

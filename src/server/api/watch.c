@@ -23,7 +23,7 @@
  * resource removal (CRD deleted) and whether the client hung up (POLLRDHUP on the socket; MHD does
  * not watch suspended sockets). Each event is one compact JSON line.
  */
-#include "server/storage/srv.h"
+#include "server/api/api_internal.h"
 
 #include <poll.h>
 #include <stdatomic.h>

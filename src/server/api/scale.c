@@ -7,7 +7,7 @@
  * Scale's metadata, generation bump, MODIFIED event). Runs the storage part under srv->mu like the
  * other verbs.
  */
-#include "server/storage/srv.h"
+#include "server/api/api_internal.h"
 
 #include "server/patch/patch.h"
 

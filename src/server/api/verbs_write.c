@@ -1,15 +1,13 @@
 /*
  * verbs_write.c — the GET, POST (create), PUT (update, incl. /status) and PATCH (merge, JSON,
- * strategic, apply) verbs of the embedded API server (spec §3.1–§3.4; #9–#47), plus the seeding
- * entry point that creates objects from JSON text through the same create path.
+ * strategic, apply) verbs of the embedded API server (spec §3.1–§3.4; #9–#47).
  *
- * Request bodies are parsed with jansson outside the lock; the storage rules (write.c) and the
- * patch engines (patch.h) run under srv->mu so a patch always applies to the latest object and
- * its result is committed atomically.
+ * Request bodies are parsed with jansson outside the lock; the storage rules (storage/write.c)
+ * and the patch engines (patch.h) run under srv->mu so a patch always applies to the latest
+ * object and its result is committed atomically.
  */
-#include "server/storage/srv.h"
+#include "server/api/api_internal.h"
 
-#include "server/defaults/defaults.h"
 #include "server/patch/patch.h"
 
 #include <stdlib.h>
@@ -30,50 +28,6 @@ static int parse_body(kc__req *req, json_t **ret)
         return kc__fail(&req->err, 400, "BadRequest", "the request body is not a JSON object");
     }
     *ret = doc;
-    return 0;
-}
-
-/* Printable ASCII or any byte of a UTF-8 sequence (upstream: unicode.IsPrint; the non-ASCII
- * classes are not checked here). */
-static bool printable(unsigned char c)
-{
-    return c >= 0x20 && c != 0x7f;
-}
-
-int kc__write_manager(kc__req *req, char out[KC__FIELD_MANAGER_MAX + 1])
-{
-    out[0] = 0;
-    const char *fm = req->q.field_manager;
-    if (fm && *fm) {
-        size_t n = strlen(fm);
-        if (n > KC__FIELD_MANAGER_MAX) {
-            int rc = kc__fail(&req->err, 422, "Invalid",
-                              "fieldManager: Too long: may not be more than %d bytes",
-                              KC__FIELD_MANAGER_MAX);
-            kc__fail_cause(&req->err, "FieldValueTooLong", "fieldManager", "Too long");
-            return rc;
-        }
-        for (size_t i = 0; i < n; i++) {
-            if (!printable((unsigned char)fm[i])) {
-                int rc = kc__fail(&req->err, 422, "Invalid",
-                                  "fieldManager: Invalid value: \"%s\": must only contain "
-                                  "printable characters",
-                                  fm);
-                kc__fail_cause(&req->err, "FieldValueInvalid", "fieldManager", "Invalid value");
-                return rc;
-            }
-        }
-        memcpy(out, fm, n + 1);
-        return 0;
-    }
-    /* upstream prefixFromUserAgent: the part before the first '/', printable only, cut at the
-     * limit ("kubectl/v1.30.0 (linux/amd64) …" → "kubectl"). */
-    const char *ua = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, "User-Agent");
-    size_t o = 0;
-    for (const char *p = ua; p && *p && *p != '/' && o < KC__FIELD_MANAGER_MAX; p++)
-        if (printable((unsigned char)*p))
-            out[o++] = *p;
-    out[o] = 0;
     return 0;
 }
 
@@ -323,64 +277,4 @@ int kc__verb_patch(kc__req *req, kc__rsrc *r)
     rc = kc__reply_obj(req, status, r, obj);
     kc_obj_unref(obj);
     return rc;
-}
-
-int kc__create_json_ex(kc_server *srv, const char *json, size_t len, bool have_lock, bool as_stored,
-                       kc_error *err)
-{
-    kc_obj *o0 = NULL;
-    if (kc_obj_parse(json, len, &srv->dopts, &o0, NULL) == 0) {
-        if (!have_lock)
-            pthread_mutex_lock(&srv->mu);
-        kc__rsrc *fr = kc__registry_find_kind(srv, kc_obj_api_version(o0), kc_obj_kind(o0));
-        /* the fast path stores objects as given: only for text already in the stored form or
-         * kinds without defaults */
-        if (fr && !as_stored && !fr->is_crd && kc__defaults_known(fr->group, fr->kind))
-            fr = NULL;
-        int frc = fr ? kc__create_fast(srv, fr, o0, err) : KC_EUNSUPPORTED;
-        if (!have_lock)
-            pthread_mutex_unlock(&srv->mu);
-        kc_obj_unref(o0);
-        if (frc != KC_EUNSUPPORTED)
-            return frc;
-        kc_error_clear(err);
-    }
-    json_error_t je;
-    json_t *doc = json_loadb(json, len, 0, &je);
-    if (!json_is_object(doc)) {
-        json_decref(doc);
-        return kc__fail(err, 400, "BadRequest", "seed object is not a JSON object: %s", je.text);
-    }
-    const char *av = json_string_value(json_object_get(doc, "apiVersion"));
-    const char *kind = json_string_value(json_object_get(doc, "kind"));
-    int rc;
-    if (!have_lock)
-        pthread_mutex_lock(&srv->mu);
-    kc__rsrc *r = av && kind ? kc__registry_find_kind(srv, av, kind) : NULL;
-    if (!r) {
-        rc = kc__fail(err, 404, "NotFound", "no resource for apiVersion %s kind %s", av ? av : "?",
-                      kind ? kind : "?");
-    } else {
-        const char *ns = kc__meta_str(doc, "namespace");
-        const char *slash = strchr(av, '/');
-        kc__write w = {.r = r,
-                       .ns = r->namespaced ? (ns && *ns ? ns : "default") : "",
-                       .version = slash ? slash + 1 : av,
-                       .keep_status = true};
-        char nsbuf[256];
-        snprintf(nsbuf, sizeof(nsbuf), "%s", w.ns);
-        w.ns = nsbuf;
-        kc_obj *obj = NULL;
-        rc = kc__write_create(srv, &w, doc, &obj, err);
-        kc_obj_unref(obj);
-    }
-    if (!have_lock)
-        pthread_mutex_unlock(&srv->mu);
-    json_decref(doc);
-    return rc;
-}
-
-int kc__create_json(kc_server *srv, const char *json, size_t len, bool as_stored, kc_error *err)
-{
-    return kc__create_json_ex(srv, json, len, false, as_stored, err);
 }

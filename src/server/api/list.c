@@ -13,7 +13,7 @@
  * Sharded lists (shardSelector, shard.c): each page keeps the items of the shard in its stretch
  * of the snapshot, so a page may be short but paging ends and returns each match once (S9).
  */
-#include "server/storage/srv.h"
+#include "server/api/api_internal.h"
 
 #include <openssl/evp.h>
 #include <stdlib.h>

@@ -21,7 +21,8 @@
  * custom resources get their schema's defaults after pruning (kc__decode_check).
  * Thread-safety: per request; no shared state.
  */
-#include "server/storage/srv.h"
+#include "server/api/api_internal.h"
+#include "server/discovery/discovery.h"
 
 #include "server/patch/patch.h"
 #include "server/schema/schema.h"

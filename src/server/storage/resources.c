@@ -15,7 +15,7 @@
  * lists them, and answer 404.
  * Thread-safety: const data.
  */
-#include "server/storage/srv.h"
+#include "server/storage/storage_internal.h"
 
 #include <string.h>
 

@@ -9,7 +9,7 @@
  * destroyed, so writers never wait for a slow reader. Tables and metadata-only lists are small
  * per item and built in a buffer.
  */
-#include "server/storage/srv.h"
+#include "server/api/api_internal.h"
 
 #include "server/discovery/table.h"
 

@@ -5,7 +5,7 @@
  * The discovery documents built from it are in discovery.c.
  * All functions run with srv->mu held except kc__rsrc_free.
  */
-#include "server/storage/srv.h"
+#include "server/storage/storage_internal.h"
 
 #include "server/schema/schema.h"
 

@@ -1,19 +1,16 @@
 /*
- * verbs_delete.c — DELETE of one object and of a collection (spec §3.5, §3.6; #48–#58).
- *
- * Rules: preconditions (uid, resourceVersion → 409); objects with finalizers get
- * deletionTimestamp (+ generation bump) and stay (MODIFIED; repeated deletes return them
- * unchanged); pods bound to a node and not finished are deleted gracefully (deletionTimestamp =
- * now + grace) unless gracePeriodSeconds=0; everything else is removed at once with a DELETED
- * event carrying the last state at the deletion RV. propagationPolicy is validated; it matters
- * only with the optional garbage collector (controllers/gc.c), which srv->ctl->deleting and
- * ->removed call into. Deleting a namespace removes its contents first unless the optional
- * namespace controller runs its lifecycle; deleting a CRD removes its objects and unregisters
- * its resources.
- * Pods and service accounts reply with the object, other types with a Success Status (uid in
- * details). Storage functions run with srv->mu held.
+ * delete.c — the storage side of DELETE (spec §3.5; #48–#58), on one entry with srv->mu held:
+ * preconditions (uid, resourceVersion → 409); objects with finalizers get deletionTimestamp
+ * (+ generation bump) and stay (MODIFIED; repeated deletes return them unchanged); pods bound to
+ * a node and not finished are deleted gracefully (deletionTimestamp = now + grace) unless
+ * gracePeriodSeconds=0; everything else is removed at once with a DELETED event carrying the last
+ * state at the deletion RV. propagationPolicy matters only with the optional garbage collector
+ * (controllers/gc.c), which srv->ctl->deleting and ->removed call into. Removing a namespace
+ * removes its contents first (unless the optional namespace controller runs its lifecycle);
+ * removing a CRD removes its objects and unregisters its resources.
+ * Returns objects and a kc_error; the verbs (api/verbs_delete.c) reply.
  */
-#include "server/storage/srv.h"
+#include "server/storage/storage_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -59,7 +56,8 @@ int kc__write_remove(kc_server *srv, kc__rsrc *r, kc__entry *cur, kc_obj **ret_l
             if (srv->rsrcs[i]->crd_name && strcmp(srv->rsrcs[i]->crd_name, kc_obj_name(old)) == 0 &&
                 (rc = remove_all(srv, srv->rsrcs[i], NULL, err)) != 0)
                 goto out;
-        kc__crd_unregister(srv, kc_obj_name(old));
+        if (srv->crd)
+            srv->crd->removed(srv, kc_obj_name(old));
     }
     cur = kc__store_find(r, kc_obj_namespace(old), kc_obj_name(old));
     if (!cur) {
@@ -212,144 +210,4 @@ int kc__delete_one(kc_server *srv, kc__rsrc *r, kc__entry *cur, json_t *opts, bo
         return 0;
     }
     return kc__write_remove(srv, r, cur, ret_obj, err);
-}
-
-/* DeleteOptions from the body (wins when non-empty) or the query. */
-static int delete_opts(kc__req *req, json_t **ret_opts, bool *ret_dry, int64_t *ret_grace)
-{
-    json_t *opts = NULL;
-    if (req->body_len) {
-        json_error_t je;
-        opts = json_loadb(req->body, req->body_len, 0, &je);
-        if (!json_is_object(opts)) {
-            json_decref(opts);
-            return kc__fail(&req->err, 400, "BadRequest", "invalid DeleteOptions: %s", je.text);
-        }
-    } else {
-        opts = json_object();
-    }
-    const char *prop = json_string_value(json_object_get(opts, "propagationPolicy"));
-    if (!prop && req->q.propagation && *req->q.propagation) {
-        prop = req->q.propagation; /* one place for the controllers to read it */
-        json_object_set_new(opts, "propagationPolicy", json_string(prop));
-    }
-    if (prop && *prop && strcmp(prop, "Orphan") && strcmp(prop, "Background") &&
-        strcmp(prop, "Foreground")) {
-        json_decref(opts);
-        int rc = kc__fail(&req->err, 422, "Invalid",
-                          "propagationPolicy: Unsupported value: \"%s\": supported values: "
-                          "\"Foreground\", \"Background\", \"Orphan\"",
-                          prop);
-        kc__fail_cause(&req->err, "FieldValueNotSupported", "propagationPolicy", prop);
-        return rc;
-    }
-    const char *dry = req->q.dry_run;
-    json_t *bd = json_object_get(opts, "dryRun");
-    if (json_is_array(bd) && json_array_size(bd))
-        dry = json_string_value(json_array_get(bd, 0));
-    int rc = kc__dry_run_parse(dry, ret_dry, &req->err);
-    if (rc) {
-        json_decref(opts);
-        return rc;
-    }
-    json_t *g = json_object_get(opts, "gracePeriodSeconds");
-    *ret_grace = json_is_integer(g) ? json_integer_value(g) : req->q.grace;
-    *ret_opts = opts;
-    return 0;
-}
-
-static int reply_deleted(kc__req *req, kc__rsrc *r, kc_obj *obj, bool gone)
-{
-    if (!gone || r->return_deleted)
-        return kc__reply_obj(req, 200, r, obj);
-    size_t len;
-    char *s = kc__status_success_json(r, kc_obj_name(obj), kc_obj_uid(obj), &len);
-    if (!s)
-        return KC_ENOMEM;
-    return kc__reply(req, 200, s, len);
-}
-
-int kc__verb_delete(kc__req *req, kc__rsrc *r)
-{
-    kc_server *srv = req->srv;
-    json_t *opts;
-    bool dry;
-    int64_t grace;
-    int rc = delete_opts(req, &opts, &dry, &grace);
-    if (rc)
-        return rc;
-    const char *ns = r->namespaced ? req->route.ns : "";
-    kc_obj *obj = NULL;
-    bool gone = false;
-    pthread_mutex_lock(&srv->mu);
-    kc__entry *cur = kc__store_find(r, ns, req->route.name);
-    if (!cur)
-        rc = kc__fail_notfound(&req->err, r, req->route.name);
-    else
-        rc = kc__delete_one(srv, r, cur, opts, dry, grace, &obj, &gone, &req->err);
-    pthread_mutex_unlock(&srv->mu);
-    json_decref(opts);
-    if (rc)
-        return rc;
-    rc = reply_deleted(req, r, obj, gone);
-    kc_obj_unref(obj);
-    return rc;
-}
-
-int kc__verb_deletecollection(kc__req *req, kc__rsrc *r)
-{
-    kc_server *srv = req->srv;
-    kc_label_selector *ls = NULL;
-    kc_field_selector *fs = NULL;
-    json_t *opts = NULL;
-    bool dry;
-    int64_t grace;
-    int rc = delete_opts(req, &opts, &dry, &grace);
-    if (rc)
-        return rc;
-    if (kc_label_selector_parse(req->q.label_sel, &ls, NULL) != 0 ||
-        kc_field_selector_parse(req->q.field_sel, &fs, NULL) != 0) {
-        rc = kc__fail(&req->err, 400, "BadRequest", "unable to parse the selectors");
-        goto out;
-    }
-    const char *ns = req->route.has_ns ? req->route.ns : NULL;
-    pthread_mutex_lock(&srv->mu);
-    size_t n;
-    kc__entry **s = kc__store_sorted(r, &n);
-    kc_obj **objs = n ? malloc(n * sizeof(*objs)) : NULL;
-    size_t k = 0;
-    for (size_t i = 0; i < n && objs && s; i++)
-        if ((!ns || !strcmp(s[i]->ns, ns)) && kc_label_selector_match(ls, s[i]->obj) &&
-            kc_field_selector_match(fs, s[i]->obj))
-            objs[k++] = kc_obj_ref(s[i]->obj);
-    kc_obj **deleted = k ? malloc(k * sizeof(*deleted)) : NULL;
-    size_t nd = 0;
-    for (size_t i = 0; i < k && rc == 0; i++) {
-        kc__entry *e = kc__store_find(r, kc_obj_namespace(objs[i]), kc_obj_name(objs[i]));
-        kc_obj *res = NULL;
-        bool gone;
-        if (e && (rc = kc__delete_one(srv, r, e, opts, dry, grace, &res, &gone, &req->err)) == 0) {
-            if (deleted)
-                deleted[nd++] = res;
-            else
-                kc_obj_unref(res);
-        }
-    }
-    uint64_t rv = srv->rv;
-    pthread_mutex_unlock(&srv->mu);
-    for (size_t i = 0; i < k; i++)
-        kc_obj_unref(objs[i]);
-    free(objs);
-    if (rc == 0) {
-        rc = kc__reply_list(req, r, deleted, nd, rv, NULL, -1); /* takes deleted */
-    } else {
-        for (size_t i = 0; i < nd; i++)
-            kc_obj_unref(deleted[i]);
-        free(deleted);
-    }
-out:
-    kc_label_selector_free(ls);
-    kc_field_selector_free(fs);
-    json_decref(opts);
-    return rc;
 }

@@ -14,7 +14,7 @@
  * as the accepted type. Unknown fields are skipped. Limits: nesting depth 16, body size bounded
  * by the request body limit. Thread-safe.
  */
-#include "server/storage/srv.h"
+#include "server/api/api_internal.h"
 
 #include <openssl/evp.h>
 #include <stdlib.h>

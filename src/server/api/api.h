@@ -1,0 +1,93 @@
+/*
+ * api.h — what the api room (src/server/api/: the verbs) gives the http room: the request as the
+ * verbs see it (route, query, headers, body; http/ parses and fills it), the verbs and the scale
+ * subresource (request in, reply out: a verb fills req's reply or req->err and returns its code),
+ * and the reply helpers (reply.c) the http room answers non-resource requests with.
+ * Not installed.
+ */
+#ifndef KC_SERVER_API_API_H
+#define KC_SERVER_API_API_H
+
+#include <microhttpd.h>
+
+#include "server/storage/storage.h"
+
+/* ---- requests (filled by http/: http.c, route.c, negotiate.c) ------------------------------ */
+
+enum kc__method { KC__M_GET = 1, KC__M_POST, KC__M_PUT, KC__M_PATCH, KC__M_DELETE, KC__M_OTHER };
+
+typedef struct kc__route {
+    enum {
+        KC__R_NONE = 0,
+        KC__R_API,      /* /api */
+        KC__R_APIS,     /* /apis */
+        KC__R_GROUP,    /* /apis/{g} */
+        KC__R_GV,       /* /api/v1, /apis/{g}/{v} */
+        KC__R_RESOURCE, /* resource paths */
+    } kind;
+    char group[128], version[64], plural[128], ns[256], name[256], sub[64];
+    bool has_ns, has_name, has_sub, watch_path;
+} kc__route;
+
+/* Query options of a resource request. Strings borrowed from MHD (valid during the request). */
+typedef struct kc__query {
+    bool watch, watch_set, bookmarks, send_initial, send_initial_set, force, force_set;
+    const char *rv, *rv_match, *label_sel, *field_sel, *cont, *dry_run, *field_manager,
+        *field_validation, *propagation, *limit_s, *timeout_s, *grace_s, *include_object,
+        *shard_sel;
+    int64_t limit, timeout, grace; /* -1 when absent */
+} kc__query;
+
+enum kc__fmt { KC__FMT_JSON = 0, KC__FMT_TABLE, KC__FMT_PARTIAL };
+
+#define KC__MAX_WARNINGS 8   /* Warning headers per reply; more unknown fields are not named */
+#define KC__WARNING_MAX  160 /* bytes of one warning text, NUL included */
+
+typedef struct kc__req {
+    kc_server *srv;
+    struct MHD_Connection *conn;
+    enum kc__method method;
+    const char *method_name; /* as received ("GET", "HEAD", …), for the request log */
+    const char *path;
+    kc__route route;
+    kc__query q;
+    enum kc__fmt fmt;
+    const char *accept, *content_type;
+    const char *body;
+    size_t body_len;
+    /* reply (set by the verb) */
+    struct MHD_Response *resp;
+    unsigned status;
+    /* `Warning: 299 - "<text>"` headers for the reply (fieldValidation=Warn), added by kc__reply */
+    char warnings[KC__MAX_WARNINGS][KC__WARNING_MAX];
+    int n_warnings;
+    kc_error err; /* verbs that fail fill it and return its code; http.c replies with it */
+    /* the canonical shardSelector a list echoes in metadata.shardInfo.selector (S8); NULL = none
+     * (borrowed from the verb's parsed selector, valid while it replies) */
+    const char *shard_echo;
+} kc__req;
+
+/* Reply helpers: take over body (malloc'd). Return 0, or KC_ENOMEM. */
+int kc__reply(kc__req *req, unsigned status, char *body, size_t len);
+int kc__reply_text(kc__req *req, unsigned status, const char *text);
+/* The body as given (no Go escapes, no final newline added: /version), the Warning headers. */
+int kc__reply_raw(kc__req *req, unsigned status, char *body, size_t len);
+/* Reply with the Status of err (code and details). Always returns 0 unless out of memory. */
+int kc__reply_error(kc__req *req, const kc_error *err);
+
+/* ---- verbs ---------------------------------------------------------------------------------- */
+
+int kc__verb_get(kc__req *req, kc__rsrc *r);
+int kc__verb_list(kc__req *req, kc__rsrc *r);
+int kc__verb_watch(kc__req *req, kc__rsrc *r);
+int kc__verb_create(kc__req *req, kc__rsrc *r);
+int kc__verb_update(kc__req *req, kc__rsrc *r);
+int kc__verb_patch(kc__req *req, kc__rsrc *r);
+int kc__verb_delete(kc__req *req, kc__rsrc *r);
+int kc__verb_deletecollection(kc__req *req, kc__rsrc *r);
+/* The scale subresource (scale.c). */
+bool kc__rsrc_has_scale(const kc__rsrc *r);
+int kc__scale_get(kc__req *req, kc__rsrc *r);
+int kc__scale_write(kc__req *req, kc__rsrc *r, bool patch);
+
+#endif

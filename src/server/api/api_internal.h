@@ -1,0 +1,60 @@
+/*
+ * api_internal.h — what the files of the api room share: replies of objects, lists and watch
+ * events in the negotiated format (encode.c), Status bodies (reply.c), protobuf bodies
+ * (proto.c), and what the verbs read from a request (request.c, field_validation.c).
+ * Not installed.
+ */
+#ifndef KC_SERVER_API_INTERNAL_H
+#define KC_SERVER_API_INTERNAL_H
+
+#include "server/api/api.h"
+#include "server/storage/write.h"
+
+/* ---- replies (reply.c, encode.c) ------------------------------------------------------------ */
+
+int kc__reply_obj(kc__req *req, unsigned status, kc__rsrc *r, kc_obj *obj);
+int kc__reply_doc(kc__req *req, unsigned status, json_t *doc);
+/* The Status JSON for err (new malloc'd). */
+char *kc__status_json(const kc_error *err, size_t *ret_len);
+/* Success Status of a delete. */
+char *kc__status_success_json(const kc__rsrc *r, const char *name, const char *uid,
+                              size_t *ret_len);
+/* Map err to its HTTP status (err->http_status or derived from code). */
+int kc__err_http(const kc_error *err);
+/* Reply with a list of items in the negotiated format. Takes over items (a malloc'd array, may
+ * be NULL when n is 0) and the n references in it, also on failure. */
+int kc__reply_list(kc__req *req, kc__rsrc *r, kc_obj **items, size_t n, uint64_t rv,
+                   const char *cont, int64_t remaining);
+/* One watch event line in the negotiated format, appended to out. first: Table columns. */
+int kc__encode_event(kc__buf *out, enum kc__fmt fmt, kc__rsrc *r, const char *type, kc_obj *obj,
+                     bool first);
+
+/* ---- request bodies and options (proto.c, request.c, field_validation.c) -------------------- */
+
+/* Decode a Kubernetes protobuf request body ("k8s\0" + runtime.Unknown) of a supported kind
+ * into a new JSON document (proto.c). 400 when malformed, 415 for other kinds. */
+int kc__proto_to_json(const char *body, size_t len, json_t **ret, kc_error *err);
+/* Maximum length of a field manager name (bytes), as upstream. */
+#define KC__FIELD_MANAGER_MAX 128
+/* The field manager of a non-apply write into out: the fieldManager query parameter (validated:
+ * at most 128 bytes, printable, else 422), else the User-Agent up to its first '/' (non-printable
+ * characters dropped, cut at 128 bytes), as upstream. out is "" when neither gives a name. */
+int kc__write_manager(kc__req *req, char out[KC__FIELD_MANAGER_MAX + 1]);
+
+/* fieldValidation (field_validation.c): the request's mode ("Strict", "Warn" — the default — or
+ * "Ignore"; *ret_mode static), 400 for any other value. */
+int kc__field_validation_mode(kc__req *req, const char **ret_mode);
+/* Check doc's top-level (built-in kinds) and metadata fields under the request's mode: Strict →
+ * 400 naming the first unknown field; Warn → a warning per unknown field (req->warnings) and the
+ * field removed from doc; Ignore → removed. Fields base (the stored object a patch started from,
+ * or NULL) already has at the same place are accepted. */
+int kc__field_check(kc__req *req, const kc__rsrc *r, json_t *doc, const json_t *base);
+
+/* Validate dryRun query ("All" or absent). */
+int kc__dry_run_parse(const char *v, bool *ret, kc_error *err);
+/* Sharded list and watch (request.c; KEP-5866, docs/serve.md). The shardSelector of the request as
+ * a new selector in *ret (NULL when the parameter is absent or empty, or the server ignores it:
+ * S12); an invalid one → 400 BadRequest "invalid shard selector: <why>" (S11). */
+int kc__shard_selector_of(kc__req *req, kc_shard_selector **ret);
+
+#endif

@@ -23,7 +23,8 @@
  *     "Retry-After: 999999" waits backoff_max_ms, 30 s by default, not 11 days).
  *   - A cancelled call (stop, a shard range change) is not the server's doing: no step.
  * So between two steps (each >= initial_ns apart) or healthy watches there are at most
- * KC__BACKOFF_FREE_MAX requests: LIST at RV, LIST at "", WATCH.
+ * KC__BACKOFF_FREE_MAX calls: LIST at RV, LIST at "", WATCH. (A streaming list the server
+ * rejects falls back to a paged LIST within the same call: at most two requests per list call.)
  */
 #ifndef KC_INFORMER_BACKOFF_H
 #define KC_INFORMER_BACKOFF_H

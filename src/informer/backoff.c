@@ -89,6 +89,42 @@ kc__refl_next kc__refl_decide(kc__backoff *b, const kc__refl_result *r)
     return n;
 }
 
+/* The code of an ERROR event. A 504 whose Status says "Too large resource version" (cause
+ * ResourceVersionTooLarge) means the server is behind our RV: it went back in time. */
+int kc__refl_error_code(const kc_error *e)
+{
+    if (!e)
+        return KC_ESERVER;
+    if (e->code == KC_ERV_TOO_LARGE || e->code == KC_EGONE)
+        return e->code;
+    bool too_large = e->message && strstr(e->message, "Too large resource version");
+    for (size_t i = 0; !too_large && i < e->n_causes; i++)
+        too_large =
+            e->causes[i].reason && strcmp(e->causes[i].reason, "ResourceVersionTooLarge") == 0;
+    if (too_large || (e->reason && strcmp(e->reason, "ResourceVersionTooLarge") == 0))
+        return KC_ERV_TOO_LARGE;
+    if (e->http_status == 410)
+        return KC_EGONE;
+    return e->code ? e->code : KC_ESERVER;
+}
+
+kc__refl_end kc__refl_end_of(int rc)
+{
+    switch (rc) {
+    case 0:
+        return KC__END_OK;
+    case KC_ECANCELED:
+    case KC_ESTOPPED:
+        return KC__END_CANCELED;
+    case KC_EGONE:
+        return KC__END_GONE;
+    case KC_ERV_TOO_LARGE:
+        return KC__END_RV_BACK;
+    default:
+        return KC__END_ERROR;
+    }
+}
+
 kc__ev_verdict kc__refl_classify(bool initial, int type, const char *resume_rv, const char *rv,
                                  bool initial_events_end, int error_code)
 {

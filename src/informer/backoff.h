@@ -80,6 +80,10 @@ typedef struct kc__refl_next {
     bool stepped;      /* the delay is a backoff step */
 } kc__refl_next;
 
+/* The end of a call that returned rc (0, KC_ECANCELED / KC_ESTOPPED, KC_EGONE,
+ * KC_ERV_TOO_LARGE, anything else). */
+kc__refl_end kc__refl_end_of(int rc);
+
 /* What to do after the call r ended (steps b when it backs off). */
 kc__refl_next kc__refl_decide(kc__backoff *b, const kc__refl_result *r);
 
@@ -94,6 +98,12 @@ typedef enum kc__ev_verdict {
     KC__EV_STOP_ERROR,   /* end the stream: another ERROR event, a DELETED in the initial events,
                             an unknown type */
 } kc__ev_verdict;
+
+/* The code of an ERROR event's Status (e NULL: KC_ESERVER): KC_EGONE for 410, KC_ERV_TOO_LARGE
+ * for a 504 whose Status says "Too large resource version" (cause ResourceVersionTooLarge: the
+ * server is behind our RV, it went back in time), else its code. Also classifies a LIST's HTTP
+ * error the same way. */
+int kc__refl_error_code(const kc_error *e);
 
 /* initial: before the initial-events-end bookmark of a streaming list; resume_rv: the RV the
  * watch resumed from ("" when none); rv: the event object's ("" or NULL when none); error_code:

@@ -47,10 +47,9 @@ typedef struct refl {
     kc_informer *inf;
     char rv[KC_STORE_RV_MAX]; /* last synced RV (resume point) */
     bool need_list;
-    bool list_at_rv;    /* next list at rv with NotOlderThan (after 410) */
-    kc__backoff bo;     /* backoff.c: every restart after an early end steps it */
-    uint64_t streak;    /* failures since the last success (as kc_informer_status says) */
-    uint64_t warned_ns; /* when the current streak was last logged at warning level; 0 = not */
+    bool list_at_rv;       /* next list at rv with NotOlderThan (after 410) */
+    kc__backoff bo;        /* backoff.c: every restart after an early end steps it */
+    kc__inf_streak streak; /* failures since the last success, as logged (status.c) */
     kc__rng rng;
     uint64_t timeout_ns; /* the current watch's timeoutSeconds */
     /* streaming attempt */
@@ -67,73 +66,6 @@ static void set_rv(refl *r, const char *rv)
         strcpy(r->rv, rv);
 }
 
-/* Failures in a row before they are logged at warning level (a lone failure is routine: a
- * dropped connection, a 429); then at most one warning per KC__WARN_EVERY_NS while they last. */
-#define KC__WARN_AFTER    3
-#define KC__WARN_EVERY_NS (60 * KC__NS_PER_SEC)
-
-/* Say that the failure streak ended (after a warning: at info level). */
-static void on_success(refl *r)
-{
-    if (r->warned_ns)
-        KC__LOG_INFO("informer", "informer %s: recovered after %llu failures", r->inf->name,
-                     (unsigned long long)r->streak);
-    r->warned_ns = 0;
-    r->streak = 0;
-}
-
-static void log_failure(refl *r, const char *what, uint64_t n, bool permanent, uint64_t retry_ns)
-{
-    kc_informer *inf = r->inf;
-    uint64_t now = kc__now_ns();
-    bool warn = (permanent && n == 1) || n == KC__WARN_AFTER ||
-                (r->warned_ns && now - r->warned_ns >= KC__WARN_EVERY_NS);
-    kc_log_level level = warn ? KC_LOG_LEVEL_WARN : KC_LOG_LEVEL_DEBUG;
-    if (!kc_log_enabled(level))
-        return;
-    if (warn)
-        r->warned_ns = now;
-    kc_informer_status st;
-    kc_informer_get_status(inf, &st);
-    kc__buf b = KC__BUF_INIT(4096);
-    kc__inf_error_text(&st, &b);
-    kc__log(level, "informer",
-            "informer %s: %s failed%s%s (%llu in a row): %s; retrying in %llu ms", inf->name, what,
-            permanent ? " permanently" : "",
-            permanent ? " (waiters fail at once until it succeeds)" : "", (unsigned long long)n,
-            b.data ? b.data : "error", (unsigned long long)(retry_ns / KC__NS_PER_MS));
-    kc__buf_free(&b);
-}
-
-/* Record a failed list or watch: counters, the last error, the log (retrying in retry_ns). */
-static void record_failure(refl *r, const char *what, int rc, const kc_error *e, uint64_t retry_ns)
-{
-    kc_informer *inf = r->inf;
-    atomic_fetch_add(&inf->errors, 1);
-    kc__inf_set_connected(inf, false);
-    uint64_t n = kc__inf_note_failure(inf, rc, e);
-    r->streak = n;
-    bool permanent = kc__inf_permanent(rc) && !kc_informer_has_synced(inf);
-    log_failure(r, what, n, permanent, retry_ns);
-}
-
-static kc__refl_end end_of(int rc)
-{
-    switch (rc) {
-    case 0:
-        return KC__END_OK;
-    case KC_ECANCELED:
-    case KC_ESTOPPED:
-        return KC__END_CANCELED;
-    case KC_EGONE:
-        return KC__END_GONE;
-    case KC_ERV_TOO_LARGE:
-        return KC__END_RV_BACK;
-    default:
-        return KC__END_ERROR;
-    }
-}
-
 /* A call that started at t0 (a list when `list`, asked at the last RV when `at_rv`) ended with rc:
  * decide (backoff.c) whether to relist and how long to wait, record a failure, and wait. A 410 or
  * the server going back in time is a failure for a list asked at "", routine for a watch. */
@@ -142,7 +74,7 @@ static void conclude(refl *r, const char *what, bool list, bool at_rv, uint64_t 
 {
     kc__refl_result res = {.list = list,
                            .list_at_rv = at_rv,
-                           .end = end_of(rc),
+                           .end = kc__refl_end_of(rc),
                            .started_ns = t0,
                            .ended_ns = kc__now_ns(),
                            .timeout_ns = list ? 0 : r->timeout_ns,
@@ -152,7 +84,7 @@ static void conclude(refl *r, const char *what, bool list, bool at_rv, uint64_t 
     r->list_at_rv = n.list_at_rv;
     if (res.end == KC__END_ERROR ||
         (list && !at_rv && res.end != KC__END_OK && res.end != KC__END_CANCELED))
-        record_failure(r, what, rc, err, n.delay_ns);
+        kc__inf_record_failure(r->inf, &r->streak, what, rc, err, n.delay_ns);
     else if (res.end == KC__END_GONE || res.end == KC__END_RV_BACK)
         KC__LOG_DEBUG("informer", "informer %s: %s ended with %s; relisting in %llu ms",
                       r->inf->name, what, kc_strerror(rc),
@@ -200,7 +132,7 @@ static int install(refl *r, kc_store_batch *b, const char *list_rv, uint64_t t0,
     inf->last_sync_s = (double)(kc__now_ns() - t0) / 1e9;
     pthread_mutex_unlock(&inf->st_mu);
     kc__inf_set_connected(inf, true); /* first: whoever sees "synced" sees the streak ended */
-    on_success(r);
+    kc__inf_streak_end(r->inf, &r->streak);
     kc__inf_mark_synced(inf);
     r->need_list = false;
     r->list_at_rv = false;
@@ -238,25 +170,6 @@ static void flush_cb(void *ud)
     pthread_mutex_unlock(&r->inf->ev_mu);
 }
 
-/* The code of an ERROR event. A 504 whose Status says "Too large resource version" (cause
- * ResourceVersionTooLarge) means the server is behind our RV: it went back in time. */
-static int stream_error_code(const kc_error *e)
-{
-    if (!e)
-        return KC_ESERVER;
-    if (e->code == KC_ERV_TOO_LARGE || e->code == KC_EGONE)
-        return e->code;
-    bool too_large = e->message && strstr(e->message, "Too large resource version");
-    for (size_t i = 0; !too_large && i < e->n_causes; i++)
-        too_large =
-            e->causes[i].reason && strcmp(e->causes[i].reason, "ResourceVersionTooLarge") == 0;
-    if (too_large || (e->reason && strcmp(e->reason, "ResourceVersionTooLarge") == 0))
-        return KC_ERV_TOO_LARGE;
-    if (e->http_status == 410)
-        return KC_EGONE;
-    return e->code ? e->code : KC_ESERVER;
-}
-
 /* The initial-events-end bookmark: swap the streaming list's batch in at its RV. */
 static int initial_end(refl *r, const char *rv)
 {
@@ -283,12 +196,12 @@ static int watch_cb(void *ud, const kc_watch_event *ev)
         r->watched_event = true;
         if (!r->initial) {
             kc__inf_set_connected(inf, true);
-            on_success(r);
+            kc__inf_streak_end(r->inf, &r->streak);
         }
     }
     if (ev->type == KC_WATCH_BOOKMARK)
         atomic_fetch_add(&inf->bookmarks, 1);
-    int code = ev->type == KC_WATCH_ERROR ? stream_error_code(ev->error) : 0, stop = KC_EPARSE;
+    int code = ev->type == KC_WATCH_ERROR ? kc__refl_error_code(ev->error) : 0, stop = KC_EPARSE;
     const char *rv = ev->obj ? kc_obj_resource_version(ev->obj) : "";
     switch (kc__refl_classify(r->initial, (int)ev->type, r->rv, rv, ev->initial_events_end, code)) {
     case KC__EV_SKIP:
@@ -553,7 +466,7 @@ static void list_cycle(refl *r)
         /* A LIST answered 410 or 504 ResourceVersionTooLarge (the server went back in time below
          * the RV we listed at) arrives as a plain HTTP error: classify it like a watch ERROR
          * event, or a relist at the last RV would retry that RV forever. */
-        int c = stream_error_code(&err);
+        int c = kc__refl_error_code(&err);
         if (c == KC_EGONE || c == KC_ERV_TOO_LARGE)
             rc = c;
     }

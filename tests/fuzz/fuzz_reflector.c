@@ -74,7 +74,32 @@ static void next_rv(sim *s, uint8_t b, char *out, size_t cap)
         snprintf(out, cap, "%ld", cur + (int8_t)b > 1 ? cur + (int8_t)b : 1);
 }
 
-static const int error_codes[4] = {KC_EGONE, KC_ERV_TOO_LARGE, KC_ESERVER, KC_ETHROTTLED};
+/* An ERROR event's Status, as the decoder would fill it, classified by kc__refl_error_code: a
+ * code, or an HTTP status / reason / message / cause that says 410 or too large. */
+static int error_code(uint8_t b)
+{
+    static const int codes[4] = {0, KC_ESERVER, KC_ETHROTTLED, KC_EGONE};
+    static const int http[4] = {0, 410, 504, 500};
+    static char *reasons[4] = {NULL, "Expired", "ResourceVersionTooLarge", "Timeout"};
+    static char *messages[4] = {NULL, "Too large resource version: 12, current: 10",
+                                "too old resource version", "boom"};
+    kc_cause cause = {0};
+    cause.reason = "ResourceVersionTooLarge";
+    kc_error e = KC_ERROR_INIT;
+    e.code = codes[b & 3];
+    e.http_status = http[(b >> 2) & 3];
+    e.reason = reasons[(b >> 4) & 3];
+    e.message = messages[(b >> 6) & 3];
+    if ((b & 0xc0) == 0xc0) {
+        e.causes = &cause;
+        e.n_causes = 1;
+    }
+    int code = kc__refl_error_code(b == 0xff ? NULL : &e);
+    CHECK(code < 0);
+    if (e.http_status == 410 && code != KC_ERV_TOO_LARGE)
+        CHECK(code == KC_EGONE);
+    return code;
+}
 
 /* The events of one call, as watch_cb handles them. Returns the call's rc (0: the stream ends
  * by the input's choice). *listed: a streaming list reached its initial-events-end bookmark. */
@@ -86,7 +111,7 @@ static int events(sim *s, in *f, bool initial, bool *listed)
         int type = (t & 7) == 6 ? 0 : (t & 7) == 7 ? 99 : (t & 7); /* 0 and 99: unknown */
         char rv[32];
         next_rv(s, rb, rv, sizeof(rv));
-        int code = type == KC_WATCH_ERROR ? error_codes[(t >> 3) & 3] : 0;
+        int code = type == KC_WATCH_ERROR ? error_code(byte(f)) : 0;
         kc__ev_verdict v = kc__refl_classify(initial, type, s->rv, rv, (t & 0x80) != 0, code);
         bool back = s->rv[0] && rv[0] && kc_rv_compare(rv, s->rv) == KC_RV_LESS;
         switch (v) {
@@ -122,17 +147,6 @@ static int events(sim *s, in *f, bool initial, bool *listed)
         }
     }
     return 0;
-}
-
-static kc__refl_end end_of(int rc)
-{
-    if (rc == 0)
-        return KC__END_OK;
-    if (rc == KC_ECANCELED)
-        return KC__END_CANCELED;
-    if (rc == KC_EGONE)
-        return KC__END_GONE;
-    return rc == KC_ERV_TOO_LARGE ? KC__END_RV_BACK : KC__END_ERROR;
 }
 
 /* Check one decision against backoff.h's contract and advance the virtual clock. */
@@ -221,7 +235,7 @@ static void call(sim *s, in *f)
     }
     kc__refl_result r = {.list = list && !listed,
                          .list_at_rv = at_rv && !listed,
-                         .end = end_of(rc),
+                         .end = kc__refl_end_of(rc),
                          .started_ns = s->now,
                          .ended_ns = s->now + dur_ms * KC__NS_PER_MS,
                          .timeout_ns = list && !listed ? 0 : s->timeout_ns,

@@ -24,9 +24,11 @@
  * (the server ended it on schedule) or backoff_reset_ms —, so the routine relist after a 410 at
  * the end of a long watch goes at once; the retry at "" of a list at the last RV that failed with
  * 410 or too large (once); the watch after a successful list (which does not reset the steps).
- * So at most 3 requests go between two steps. Retry-After is honoured but bounded: the wait is
- * at least min(Retry-After, backoff_max_ms). Watches also count in the client's token bucket
- * (kc_client_opts.qps/burst), whose own Retry-After retries are capped (retry_after_max_ms).
+ * So at most 3 calls go between two steps: LIST at the last RV, LIST at "", WATCH (a streaming
+ * list answered 404 is followed by a paged LIST in the same call). Retry-After is honoured but
+ * bounded: the wait is at least min(Retry-After, backoff_max_ms) and never longer than
+ * backoff_max_ms. Watches also count in the client's token bucket (kc_client_opts.qps/burst),
+ * whose own Retry-After retries are capped too (kc_client_opts.retry_after_max_ms).
  *
  * Readiness: "synced" means the initial list has been applied in full. By default it stays true
  * through later relists (the old view is still served); with max_staleness_ms, kc_informer_ready

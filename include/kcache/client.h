@@ -11,14 +11,18 @@
  * race with calls in flight.
  *
  * Every request:
- *   - waits for the client-side token bucket (qps/burst; watches exempt);
+ *   - waits for the client-side token bucket (qps/burst), watches included — so a server that
+ *     ends every watch at once gets at most qps of them (the informer backs off too; see
+ *     kcache/informer.h); a cancelled request stops waiting;
  *   - authenticates from the kc_config (bearer token, token file re-read when it changes,
  *     client certificate, basic, exec plugin with cached credential; on 401 the credential is
  *     refreshed once and the request re-sent);
  *   - is retried on 429 or 5xx only when the response carries an integer Retry-After, at most
- *     max_retries times and within the request timeout budget, and only for idempotent verbs (GET,
- *     LIST, PUT, DELETE) — POST and PATCH are re-sent only after a 429, which the server answers
- *     before doing anything;
+ *     max_retries times and within a budget of 60 s of such sleeps per call, and only for
+ *     idempotent verbs (GET, LIST, PUT, DELETE) — POST and PATCH are re-sent only after a 429,
+ *     which the server answers before doing anything. Each sleep is the Retry-After capped at
+ *     retry_after_max_ms (a hostile "Retry-After: 999999" costs 10 s by default, not 11 days);
+ *     the error returned when retries run out keeps the server's value in err->retry_after_s;
  *   - maps failures to the error model: a Status body → code + detail (kc_status_parse); transport
  *     failures → KC_EDNS, KC_ETLS (the verification reason in the message), KC_ETIMEOUT, KC_EIO.
  * Credentials are never sent over plain http to a non-loopback host unless
@@ -43,6 +47,9 @@ typedef struct kc_client_opts {
     int64_t request_timeout_ms;      /* per request (watches exempt); 0 → 30000; < 0 → none */
     bool allow_insecure_credentials; /* allow credentials over http to a non-loopback host */
     const char *user_agent;          /* NULL → "kcache/<version>" */
+    /* The longest one Retry-After retry sleeps, whatever the server asks; 0 (or < 0) → 10000;
+     * values above 60000 (the per-call budget of Retry-After sleeps) act as 60000. (appended) */
+    int64_t retry_after_max_ms;
 } kc_client_opts;
 
 /*

@@ -13,8 +13,22 @@
  * streaming list (4xx) or a bookmark that does not come within initial_events_timeout_ms falls back
  * to LIST. Watches ask for bookmarks and resume from the last RV; 410 → relist at the last RV, then
  * at "" ; a list RV older than the watermark or ResourceVersionTooLarge → relist from scratch.
- * Errors back off exponentially with jitter (800 ms → 30 s; reset after 2 min of stable watch);
- * Retry-After is honoured.
+ *
+ * Backoff — the informer never hot-loops against its server. Every restart after a list or watch
+ * that ended early waits one exponential step with jitter (client-go's: backoff_initial_ms, 800
+ * ms, doubling to backoff_max_ms, 30 s; each wait in [step, 2 × step) capped at backoff_max_ms),
+ * whatever ended it: a clean close after any number of events or bookmarks, a network error, a
+ * 429/5xx, a 410 Expired or ResourceVersionTooLarge ERROR event, an event or bookmark older than
+ * the resume RV, a failed list. The steps reset once backoff_reset_ms (2 min) pass without one.
+ * At once, without a step: the restart after a healthy watch — one that lasted its timeoutSeconds
+ * (the server ended it on schedule) or backoff_reset_ms —, so the routine relist after a 410 at
+ * the end of a long watch goes at once; the retry at "" of a list at the last RV that failed with
+ * 410 or too large (once); the watch after a successful list (which does not reset the steps).
+ * So at most 3 calls go between two steps: LIST at the last RV, LIST at "", WATCH (a streaming
+ * list answered 404 is followed by a paged LIST in the same call). Retry-After is honoured but
+ * bounded: the wait is at least min(Retry-After, backoff_max_ms) and never longer than
+ * backoff_max_ms. Watches also count in the client's token bucket (kc_client_opts.qps/burst),
+ * whose own Retry-After retries are capped too (kc_client_opts.retry_after_max_ms).
  *
  * Readiness: "synced" means the initial list has been applied in full. By default it stays true
  * through later relists (the old view is still served); with max_staleness_ms, kc_informer_ready
@@ -63,9 +77,11 @@ typedef struct kc_informer_opts {
     int64_t initial_events_timeout_ms; /* streaming list bound before falling back; 0 = 10000 */
     int64_t max_staleness_ms;   /* ready=false after the watch is down this long; 0 = never */
     size_t handler_queue_cap;   /* events per handler queue before coalescing; 0 = 65536 */
-    int64_t backoff_initial_ms; /* 0 = 800 */
-    int64_t backoff_max_ms;     /* 0 = 30000 */
-    int64_t backoff_reset_ms;   /* stable watch time that resets the backoff; 0 = 120000 */
+    int64_t backoff_initial_ms; /* first backoff step; 0 = 800 */
+    int64_t backoff_max_ms;     /* step cap, and the cap of a Retry-After wait; 0 = 30000 (taken
+                                   as backoff_initial_ms when smaller) */
+    int64_t backoff_reset_ms;   /* time without a step that resets the steps, and a watch this
+                                   long is healthy (restarts at once); 0 = 120000 */
     int64_t watch_timeout_s;    /* server-side timeoutSeconds per watch; 0 = random 300..600 */
     const char *name;           /* display name for /readyz and /metrics; NULL = derived (see
                                    kc_informer_name); must be unique within a kc_cache */

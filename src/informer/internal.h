@@ -189,6 +189,17 @@ bool kc__inf_failed_permanently(kc_informer *inf);
 bool kc__inf_permanent(int code);
 /* status.c: "KC_ENOTFOUND (HTTP 404 NotFound): message" for st's last error, appended to b. */
 void kc__inf_error_text(const kc_informer_status *st, kc__buf *b);
+/* status.c, reflector thread: a streak of failures as logged (n in a row; when last warned). */
+typedef struct kc__inf_streak {
+    uint64_t n, warned_ns;
+} kc__inf_streak;
+/* status.c, reflector thread: record a failed list or watch (the errors counter, the last error,
+ * disconnected) and log it — at warning level from the third failure in a row, then at most once
+ * a minute while they last, and at once for a permanent one — saying it retries in retry_ns. */
+void kc__inf_record_failure(kc_informer *inf, kc__inf_streak *s, const char *what, int rc,
+                            const kc_error *e, uint64_t retry_ns);
+/* status.c, reflector thread: a success ended the streak (said at info level after a warning). */
+void kc__inf_streak_end(kc_informer *inf, kc__inf_streak *s);
 
 /* shard.c: the selector of field + n ranges (*ret NULL for NONE without ranges, and for a field
  * with n 0: no range at all — the caller tells the two apart by the field); KC_EINVAL with

@@ -15,22 +15,26 @@
  *     │   list asked at the last RV that returns an RV older than the watermark is retried unset.
  *     ▼
  *   WATCH from the last RV (bookmarks on, timeoutSeconds random 300..600)
- *     clean close / network error / 429 / 5xx → WATCH again from the last RV (errors back off)
+ *     clean close / network error / 429 / 5xx → WATCH again from the last RV
  *     410 (status or ERROR event)             → LIST at the last RV, then at ""
  *     504 ResourceVersionTooLarge, or an      → the server went back in time: LIST from scratch
- *       event older than the resume RV
+ *       event or bookmark older than the resume RV
  *
  * Sharding (shard.c): the selector goes with every LIST page and WATCH and filters in the
  * decoders; each complete LIST records whether the server echoed it. A range change cancels the
  * call in flight; the loop takes it between calls and relists from scratch.
  *
- * Backoff: exponential from backoff_initial_ms to backoff_max_ms with jitter factor 1.0
- * (client-go), reset when the previous failure is older than backoff_reset_ms; at least Retry-After
- * when the server sent one. Sleeps wait on the informer's condition variable, so stop interrupts
- * them. Store writes and handler pushes happen under the informer's event lock (see
- * informer/internal.h).
+ * Backoff (issue 29 points 1-3): what each event means and what to do after a call ended — relist
+ * or not, how long to wait — are pure functions in backoff.c, with the policy in backoff.h: every
+ * restart after a call that ended early (any end: a clean close after any number of events, an
+ * error, 410, the server going back in time) waits one exponential step (backoff_initial_ms to
+ * backoff_max_ms, jitter 1.0, reset after backoff_reset_ms without a step; Retry-After honoured up
+ * to backoff_max_ms); a healthy watch (it lasted its timeoutSeconds or backoff_reset_ms) restarts
+ * at once. Sleeps wait on the informer's condition variable, so stop interrupts them. Store writes
+ * and handler pushes happen under the informer's event lock (see informer/internal.h).
  */
 // clang-format on
+#include "informer/backoff.h"
 #include "informer/internal.h"
 
 #include "rest/internal.h"
@@ -43,12 +47,11 @@ typedef struct refl {
     kc_informer *inf;
     char rv[KC_STORE_RV_MAX]; /* last synced RV (resume point) */
     bool need_list;
-    bool list_at_rv;   /* next list at rv with NotOlderThan (after 410) */
-    unsigned attempts; /* consecutive failures (for the backoff; reset after backoff_reset_ms) */
-    uint64_t last_fail_ns;
-    uint64_t streak;    /* failures since the last success (as kc_informer_status says) */
-    uint64_t warned_ns; /* when the current streak was last logged at warning level; 0 = not */
+    bool list_at_rv;       /* next list at rv with NotOlderThan (after 410) */
+    kc__backoff bo;        /* backoff.c: every restart after an early end steps it */
+    kc__inf_streak streak; /* failures since the last success, as logged (status.c) */
     kc__rng rng;
+    uint64_t timeout_ns; /* the current watch's timeoutSeconds */
     /* streaming attempt */
     kc_store_batch *batch;
     bool initial;       /* before the initial-events-end bookmark */
@@ -63,71 +66,35 @@ static void set_rv(refl *r, const char *rv)
         strcpy(r->rv, rv);
 }
 
-/* Failures in a row before they are logged at warning level (a lone failure is routine: a
- * dropped connection, a 429); then at most one warning per KC__WARN_EVERY_NS while they last. */
-#define KC__WARN_AFTER    3
-#define KC__WARN_EVERY_NS (60 * KC__NS_PER_SEC)
-
-/* Say that the failure streak ended (after a warning: at info level). */
-static void on_success(refl *r)
+/* A call that started at t0 (a list when `list`, asked at the last RV when `at_rv`) ended with rc:
+ * decide (backoff.c) whether to relist and how long to wait, record a failure, and wait. A 410 or
+ * the server going back in time is a failure for a list asked at "", routine for a watch. */
+static void conclude(refl *r, const char *what, bool list, bool at_rv, uint64_t t0, int rc,
+                     const kc_error *err)
 {
-    if (r->warned_ns)
-        KC__LOG_INFO("informer", "informer %s: recovered after %llu failures", r->inf->name,
-                     (unsigned long long)r->streak);
-    r->warned_ns = 0;
-    r->streak = 0;
-}
-
-static void log_failure(refl *r, const char *what, uint64_t n, bool permanent, uint64_t retry_ns)
-{
-    kc_informer *inf = r->inf;
-    uint64_t now = kc__now_ns();
-    bool warn = (permanent && n == 1) || n == KC__WARN_AFTER ||
-                (r->warned_ns && now - r->warned_ns >= KC__WARN_EVERY_NS);
-    kc_log_level level = warn ? KC_LOG_LEVEL_WARN : KC_LOG_LEVEL_DEBUG;
-    if (!kc_log_enabled(level))
-        return;
-    if (warn)
-        r->warned_ns = now;
-    kc_informer_status st;
-    kc_informer_get_status(inf, &st);
-    kc__buf b = KC__BUF_INIT(4096);
-    kc__inf_error_text(&st, &b);
-    kc__log(level, "informer",
-            "informer %s: %s failed%s%s (%llu in a row): %s; retrying in %llu ms", inf->name, what,
-            permanent ? " permanently" : "",
-            permanent ? " (waiters fail at once until it succeeds)" : "", (unsigned long long)n,
-            b.data ? b.data : "error", (unsigned long long)(retry_ns / KC__NS_PER_MS));
-    kc__buf_free(&b);
-}
-
-static void on_fail(refl *r, const char *what, int rc, const kc_error *e)
-{
-    kc_informer *inf = r->inf;
-    atomic_fetch_add(&inf->errors, 1);
-    kc__inf_set_connected(inf, false);
-    uint64_t n = kc__inf_note_failure(inf, rc, e);
-    r->streak = n;
-    bool permanent = kc__inf_permanent(rc) && !kc_informer_has_synced(inf);
-    uint64_t now = kc__now_ns();
-    if (r->last_fail_ns &&
-        now - r->last_fail_ns > (uint64_t)inf->o.backoff_reset_ms * KC__NS_PER_MS)
-        r->attempts = 0;
-    r->last_fail_ns = now;
-    uint64_t base = (uint64_t)inf->o.backoff_initial_ms * KC__NS_PER_MS;
-    uint64_t max = (uint64_t)inf->o.backoff_max_ms * KC__NS_PER_MS;
-    for (unsigned i = 0; i < r->attempts && base < max; i++)
-        base *= 2;
-    if (base > max)
-        base = max;
-    uint64_t d = kc__rng_jitter(&r->rng, base, 1.0);
-    if (d > max)
-        d = max;
-    if (e && e->retry_after_s > 0 && (uint64_t)e->retry_after_s * KC__NS_PER_SEC > d)
-        d = (uint64_t)e->retry_after_s * KC__NS_PER_SEC;
-    r->attempts++;
-    log_failure(r, what, n, permanent, d);
-    kc__inf_sleep(inf, d);
+    kc__refl_result res = {.list = list,
+                           .list_at_rv = at_rv,
+                           .end = kc__refl_end_of(rc),
+                           .started_ns = t0,
+                           .ended_ns = kc__now_ns(),
+                           .timeout_ns = list ? 0 : r->timeout_ns,
+                           .retry_after_s = err ? err->retry_after_s : -1};
+    kc__refl_next n = kc__refl_decide(&r->bo, &res);
+    r->need_list = n.need_list;
+    r->list_at_rv = n.list_at_rv;
+    if (res.end == KC__END_ERROR ||
+        (list && !at_rv && res.end != KC__END_OK && res.end != KC__END_CANCELED))
+        kc__inf_record_failure(r->inf, &r->streak, what, rc, err, n.delay_ns);
+    else if (res.end == KC__END_GONE || res.end == KC__END_RV_BACK)
+        KC__LOG_DEBUG("informer", "informer %s: %s ended with %s; relisting in %llu ms",
+                      r->inf->name, what, kc_strerror(rc),
+                      (unsigned long long)(n.delay_ns / KC__NS_PER_MS));
+    else if (n.delay_ns)
+        KC__LOG_DEBUG("informer", "informer %s: %s closed after %llu ms; next in %llu ms",
+                      r->inf->name, what, (unsigned long long)((res.ended_ns - t0) / KC__NS_PER_MS),
+                      (unsigned long long)(n.delay_ns / KC__NS_PER_MS));
+    if (n.delay_ns)
+        kc__inf_sleep(r->inf, n.delay_ns);
 }
 
 /* ---- applying events ------------------------------------------------------------------------ */
@@ -165,7 +132,7 @@ static int install(refl *r, kc_store_batch *b, const char *list_rv, uint64_t t0,
     inf->last_sync_s = (double)(kc__now_ns() - t0) / 1e9;
     pthread_mutex_unlock(&inf->st_mu);
     kc__inf_set_connected(inf, true); /* first: whoever sees "synced" sees the streak ended */
-    on_success(r);
+    kc__inf_streak_end(r->inf, &r->streak);
     kc__inf_mark_synced(inf);
     r->need_list = false;
     r->list_at_rv = false;
@@ -203,32 +170,23 @@ static void flush_cb(void *ud)
     pthread_mutex_unlock(&r->inf->ev_mu);
 }
 
-/* The code of an ERROR event. A 504 whose Status says "Too large resource version" (cause
- * ResourceVersionTooLarge) means the server is behind our RV: it went back in time. */
-static int stream_error_code(const kc_error *e)
+/* The initial-events-end bookmark: swap the streaming list's batch in at its RV. */
+static int initial_end(refl *r, const char *rv)
 {
-    if (!e)
-        return KC_ESERVER;
-    if (e->code == KC_ERV_TOO_LARGE || e->code == KC_EGONE)
-        return e->code;
-    bool too_large = e->message && strstr(e->message, "Too large resource version");
-    for (size_t i = 0; !too_large && i < e->n_causes; i++)
-        too_large =
-            e->causes[i].reason && strcmp(e->causes[i].reason, "ResourceVersionTooLarge") == 0;
-    if (too_large || (e->reason && strcmp(e->reason, "ResourceVersionTooLarge") == 0))
-        return KC_ERV_TOO_LARGE;
-    if (e->http_status == 410)
-        return KC_EGONE;
-    return e->code ? e->code : KC_ESERVER;
+    kc_informer *inf = r->inf;
+    kc_store_batch *b = r->batch;
+    r->batch = NULL;
+    r->initial = false;
+    pthread_mutex_lock(&inf->st_mu);
+    inf->initial_end_seen = true;
+    pthread_cond_broadcast(&inf->st_cv);
+    pthread_mutex_unlock(&inf->st_mu);
+    set_rv(r, rv);
+    return install(r, b, rv, inf->sync_start_ns, NULL);
 }
 
-/* An event or bookmark older than the RV the watch resumed from: the server lost its history
- * (restart with an RV reset). */
-static bool went_back(const refl *r, const char *rv)
-{
-    return r->rv[0] && rv && kc_rv_compare(rv, r->rv) == KC_RV_LESS;
-}
-
+/* Each event, as backoff.c classifies it against the last RV (an event or bookmark older than it:
+ * the server lost its history, e.g. restarted with an RV reset). */
 static int watch_cb(void *ud, const kc_watch_event *ev)
 {
     refl *r = ud;
@@ -238,48 +196,38 @@ static int watch_cb(void *ud, const kc_watch_event *ev)
         r->watched_event = true;
         if (!r->initial) {
             kc__inf_set_connected(inf, true);
-            on_success(r);
+            kc__inf_streak_end(r->inf, &r->streak);
         }
     }
-    switch (ev->type) {
-    case KC_WATCH_ERROR:
-        r->stream_error = stream_error_code(ev->error);
-        return r->stream_error;
-    case KC_WATCH_BOOKMARK: {
+    if (ev->type == KC_WATCH_BOOKMARK)
         atomic_fetch_add(&inf->bookmarks, 1);
-        const char *rv = ev->obj ? kc_obj_resource_version(ev->obj) : "";
-        if (r->initial) {
-            if (!ev->initial_events_end)
-                return 0;
-            kc_store_batch *b = r->batch;
-            r->batch = NULL;
-            r->initial = false;
-            pthread_mutex_lock(&inf->st_mu);
-            inf->initial_end_seen = true;
-            pthread_cond_broadcast(&inf->st_cv);
-            pthread_mutex_unlock(&inf->st_mu);
-            set_rv(r, rv);
-            return install(r, b, rv, inf->sync_start_ns, NULL);
-        }
-        if (went_back(r, rv))
-            return KC_ERV_TOO_LARGE;
+    int code = ev->type == KC_WATCH_ERROR ? kc__refl_error_code(ev->error) : 0, stop = KC_EPARSE;
+    const char *rv = ev->obj ? kc_obj_resource_version(ev->obj) : "";
+    switch (kc__refl_classify(r->initial, (int)ev->type, r->rv, rv, ev->initial_events_end, code)) {
+    case KC__EV_SKIP:
+        return 0;
+    case KC__EV_BOOKMARK:
         kc_store_bookmark(inf->store, rv);
         set_rv(r, rv);
         return 0;
-    }
-    case KC_WATCH_ADDED:
-    case KC_WATCH_MODIFIED:
-    case KC_WATCH_DELETED:
-        if (r->initial) {
-            if (ev->type == KC_WATCH_DELETED)
-                return KC_EPARSE; /* not part of a streaming list's initial state */
+    case KC__EV_INITIAL_END:
+        return initial_end(r, rv);
+    case KC__EV_APPLY:
+        if (r->initial)
             return kc_store_batch_add(r->batch, ev->obj, NULL);
-        }
-        if (went_back(r, kc_obj_resource_version(ev->obj)))
-            return KC_ERV_TOO_LARGE;
         return apply_event(r, ev->type, ev->obj);
+    case KC__EV_STOP_GONE:
+        stop = KC_EGONE;
+        break;
+    case KC__EV_STOP_RV_BACK:
+        stop = KC_ERV_TOO_LARGE;
+        break;
+    case KC__EV_STOP_ERROR: /* a DELETED in the initial events, an unknown type */
+        break;
     }
-    return 0;
+    if (ev->type == KC_WATCH_ERROR)
+        return r->stream_error = code;
+    return stop;
 }
 
 /* ---- streaming list watchdog ---------------------------------------------------------------- */
@@ -336,6 +284,7 @@ static void watch_opts_fill(refl *r, kc_watch_opts *wo)
     wo->shard_selector = inf->shard ? kc_shard_selector_string(inf->shard) : NULL;
     wo->timeout_s = inf->o.watch_timeout_s > 0 ? inf->o.watch_timeout_s
                                                : (int64_t)kc__rng_range(&r->rng, 300, 600);
+    r->timeout_ns = (uint64_t)wo->timeout_s * KC__NS_PER_SEC;
 }
 
 static int batch_add_cb(void *ud, kc_obj *item)
@@ -392,8 +341,8 @@ static int paged_list(refl *r, kc_error *err)
         if (kc_store_watermark(inf->store, wm, sizeof(wm)) > 0 && lrv &&
             kc_rv_compare(lrv, wm) == KC_RV_LESS) {
             if (r->list_at_rv) {
-                /* Older than what we have seen although asked NotOlderThan: retry consistently. */
-                r->list_at_rv = false;
+                /* Older than what we have seen although asked NotOlderThan: retry consistently
+                 * (at "", at once: backoff.c). */
                 kc_store_batch_free(b);
                 kc_list_meta_clear(&meta);
                 return kc_error_set(err, KC_ERV_TOO_LARGE, "list RV older than the watermark");
@@ -481,8 +430,10 @@ static void list_cycle(refl *r)
     kc_informer *inf = r->inf;
     kc_error err = KC_ERROR_INIT;
     bool streaming = inf->o.list_mode != KC_INFORMER_LIST_PAGED && !inf->streaming_unsupported;
+    bool at_rv = r->list_at_rv && r->rv[0];
+    uint64_t t0 = kc__now_ns();
     pthread_mutex_lock(&inf->st_mu);
-    inf->sync_start_ns = kc__now_ns();
+    inf->sync_start_ns = t0;
     pthread_mutex_unlock(&inf->st_mu);
     if (kc_informer_has_synced(inf))
         kc__inf_set_phase(inf, KC_INFORMER_PHASE_RESYNCING);
@@ -492,10 +443,9 @@ static void list_cycle(refl *r)
         set_streaming(inf, true);
         rc = do_watch(r, true, &err);
         if (!r->need_list) { /* the initial events ended: the stream was the watch */
+            conclude(r, "watch", false, false, t0, rc, &err);
             kc_error_clear(&err);
-            if (rc == 0 || rc == KC_ECANCELED)
-                return;
-            goto watch_result;
+            return;
         }
         if (rc == KC_ENOTFOUND && inf->o.list_mode == KC_INFORMER_LIST_AUTO) {
             /* Most likely the resource is not served: let the paged LIST say so (and report it),
@@ -516,32 +466,13 @@ static void list_cycle(refl *r)
         /* A LIST answered 410 or 504 ResourceVersionTooLarge (the server went back in time below
          * the RV we listed at) arrives as a plain HTTP error: classify it like a watch ERROR
          * event, or a relist at the last RV would retry that RV forever. */
-        int c = stream_error_code(&err);
+        int c = kc__refl_error_code(&err);
         if (c == KC_EGONE || c == KC_ERV_TOO_LARGE)
             rc = c;
     }
-    if (rc == 0 || rc == KC_ESTOPPED || rc == KC_ECANCELED) {
-        kc_error_clear(&err);
-        return;
-    }
-    if ((rc == KC_EGONE || rc == KC_ERV_TOO_LARGE) && r->list_at_rv) {
-        r->list_at_rv = false; /* retry at "" right away */
-        kc_error_clear(&err);
-        return;
-    }
-    on_fail(r, "list", rc, &err);
-    kc_error_clear(&err);
-    return;
-watch_result:
-    if (rc == KC_EGONE) {
-        r->need_list = true;
-        r->list_at_rv = true;
-    } else if (rc == KC_ERV_TOO_LARGE) {
-        r->need_list = true;
-        r->list_at_rv = false;
-    } else {
-        on_fail(r, "watch", rc, &err);
-    }
+    /* done: watch at once; failed at the last RV with 410 or too large: retry at "" at once;
+     * any other failure backs off (backoff.c) */
+    conclude(r, "list", true, at_rv, t0, rc, &err);
     kc_error_clear(&err);
 }
 
@@ -552,23 +483,7 @@ static void watch_cycle(refl *r)
     uint64_t t0 = kc__now_ns();
     int rc = do_watch(r, false, &err);
     atomic_fetch_add(&inf->watch_restarts, 1);
-    if (rc == 0 || rc == KC_ECANCELED) {
-        /* Clean close: resume. A stream that closes at once without data backs off a little. */
-        if (rc == 0 && !r->watched_event && kc__now_ns() - t0 < 100 * KC__NS_PER_MS)
-            kc__inf_sleep(inf, (uint64_t)inf->o.backoff_initial_ms * KC__NS_PER_MS / 4);
-    } else if (rc == KC_EGONE) {
-        KC__LOG_DEBUG("informer", "informer %s: watch expired (410); relisting", inf->name);
-        r->need_list = true;
-        r->list_at_rv = true;
-    } else if (rc == KC_ERV_TOO_LARGE) {
-        KC__LOG_INFO("informer",
-                     "informer %s: server is behind our RV (went back in time); relisting",
-                     inf->name);
-        r->need_list = true;
-        r->list_at_rv = false;
-    } else {
-        on_fail(r, "watch", rc, &err);
-    }
+    conclude(r, "watch", false, false, t0, rc, &err);
     kc_error_clear(&err);
 }
 
@@ -603,6 +518,9 @@ void *kc__reflector_main(void *arg)
         r.need_list = false;
     }
     kc__rng_seed_auto(&r.rng);
+    kc_informer_opts *o = &r.inf->o;
+    kc__backoff_init(&r.bo, o->backoff_initial_ms, o->backoff_max_ms, o->backoff_reset_ms,
+                     kc__rng_next(&r.rng));
     while (!kc__inf_stopping(r.inf)) {
         if (kc__inf_shard_take(r.inf)) { /* new ranges: relist from scratch with them */
             r.need_list = true;

@@ -242,3 +242,55 @@ void(kc_informer_get_status)(kc_informer *inf, kc_informer_status *ret, size_t r
     st.lagging_handlers = kc__inf_lagging_count(inf);
     kc__result_copy(ret, ret_size, &st, sizeof st);
 }
+
+/* ---- the reflector's failures, logged ------------------------------------------------------- */
+
+/* Failures in a row before they are logged at warning level (a lone failure is routine: a
+ * dropped connection, a 429); then at most one warning per KC__WARN_EVERY_NS while they last. */
+#define KC__WARN_AFTER    3
+#define KC__WARN_EVERY_NS (60 * KC__NS_PER_SEC)
+
+/* Say that the failure streak ended (after a warning: at info level). */
+void kc__inf_streak_end(kc_informer *inf, kc__inf_streak *s)
+{
+    if (s->warned_ns)
+        KC__LOG_INFO("informer", "informer %s: recovered after %llu failures", inf->name,
+                     (unsigned long long)s->n);
+    s->warned_ns = 0;
+    s->n = 0;
+}
+
+static void log_failure(kc_informer *inf, kc__inf_streak *s, const char *what, uint64_t n,
+                        bool permanent, uint64_t retry_ns)
+{
+    uint64_t now = kc__now_ns();
+    bool warn = (permanent && n == 1) || n == KC__WARN_AFTER ||
+                (s->warned_ns && now - s->warned_ns >= KC__WARN_EVERY_NS);
+    kc_log_level level = warn ? KC_LOG_LEVEL_WARN : KC_LOG_LEVEL_DEBUG;
+    if (!kc_log_enabled(level))
+        return;
+    if (warn)
+        s->warned_ns = now;
+    kc_informer_status st;
+    kc_informer_get_status(inf, &st);
+    kc__buf b = KC__BUF_INIT(4096);
+    kc__inf_error_text(&st, &b);
+    kc__log(level, "informer",
+            "informer %s: %s failed%s%s (%llu in a row): %s; retrying in %llu ms", inf->name, what,
+            permanent ? " permanently" : "",
+            permanent ? " (waiters fail at once until it succeeds)" : "", (unsigned long long)n,
+            b.data ? b.data : "error", (unsigned long long)(retry_ns / KC__NS_PER_MS));
+    kc__buf_free(&b);
+}
+
+/* Record a failed list or watch: counters, the last error, the log (retrying in retry_ns). */
+void kc__inf_record_failure(kc_informer *inf, kc__inf_streak *s, const char *what, int rc,
+                            const kc_error *e, uint64_t retry_ns)
+{
+    atomic_fetch_add(&inf->errors, 1);
+    kc__inf_set_connected(inf, false);
+    uint64_t n = kc__inf_note_failure(inf, rc, e);
+    s->n = n;
+    bool permanent = kc__inf_permanent(rc) && !kc_informer_has_synced(inf);
+    log_failure(inf, s, what, n, permanent, retry_ns);
+}

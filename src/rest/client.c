@@ -2,12 +2,15 @@
  * rest/client.c — kc_client lifecycle and the request core every verb goes through:
  *
  *   for each attempt:
- *     wait for the token bucket (not for watches)
+ *     wait for the token bucket (watches too: a watch that a server ends at once must not
+ *       restart faster than qps; the wait ends early when the request is cancelled)
  *     take the current credential (exec plugin / token file refresh happens here)
  *     send (transport.c)
  *     401 and the credential can be refreshed → refresh once, re-send
  *     429 or 5xx with an integer Retry-After, attempts left, budget left, and the verb is
- *       idempotent (or the status is 429: the server did not process the request) → sleep, re-send
+ *       idempotent (or the status is 429: the server did not process the request) → sleep
+ *       min(Retry-After, retry_after_max_ms), re-send (a hostile "Retry-After: 999999" costs at
+ *       most the cap per attempt, never the call's whole budget; issue 29 point 3)
  *     otherwise map the status: 2xx → 0; Status body → kc_status_parse; other body → code from
  *       the HTTP status with the start of the body as message
  *
@@ -23,6 +26,7 @@
 #define KC__DEFAULT_BURST      100
 #define KC__DEFAULT_RETRIES    5
 #define KC__DEFAULT_TIMEOUT_MS 30000
+#define KC__DEFAULT_RA_MAX_MS  10000
 
 static bool kc__config_has_credentials(const kc_config *c)
 {
@@ -55,6 +59,10 @@ int(kc_client_new)(const kc_config *cfg, const kc_client_opts *opts, size_t opts
                                             : (opts->max_retries < 0 ? 0 : opts->max_retries);
     c->timeout_ms =
         opts->request_timeout_ms == 0 ? KC__DEFAULT_TIMEOUT_MS : opts->request_timeout_ms;
+    c->retry_after_max_ms =
+        opts->retry_after_max_ms <= 0 ? KC__DEFAULT_RA_MAX_MS : opts->retry_after_max_ms;
+    if (c->retry_after_max_ms > KC__RETRY_BUDGET_MS)
+        c->retry_after_max_ms = KC__RETRY_BUDGET_MS;
     int rc = kc__ratelimit_init(&c->rl, qps, burst);
     if (rc) {
         pthread_mutex_destroy(&c->disc_mu);
@@ -143,6 +151,21 @@ int kc__client_status_error(const kc__http_resp *resp, const char *method, const
     return code;
 }
 
+/* Sleep ns in slices, so a cancelled request (a watch being stopped) does not wait it out; false
+ * when cancelled. */
+static bool sleep_unless_cancelled(const kc_cancel *cancel, uint64_t ns)
+{
+    uint64_t until = kc__now_ns() + ns;
+    while (!(cancel && kc_cancel_fired(cancel))) {
+        uint64_t now = kc__now_ns();
+        if (now >= until)
+            return true;
+        uint64_t left = until - now;
+        kc__sleep_ns(left < 50 * KC__NS_PER_MS ? left : 50 * KC__NS_PER_MS);
+    }
+    return false;
+}
+
 int kc__client_call(kc_client *c, kc__http_req *req, bool idempotent, kc__http_resp *resp,
                     kc_error *err)
 {
@@ -150,8 +173,8 @@ int kc__client_call(kc_client *c, kc__http_req *req, bool idempotent, kc__http_r
     int attempts = 0;
     bool refreshed = false;
     for (;;) {
-        if (!req->stream)
-            kc__ratelimit_wait(&c->rl);
+        if (!sleep_unless_cancelled(req->cancel, kc__ratelimit_reserve(&c->rl)))
+            return kc_error_set(err, KC_ECANCELED, "request cancelled");
         kc__cred cred = {0};
         int rc = kc__auth_get(c->auth, &cred, err);
         if (rc)
@@ -175,18 +198,15 @@ int kc__client_call(kc_client *c, kc__http_req *req, bool idempotent, kc__http_r
                          (idempotent || st == 429) && attempts < c->max_retries;
         if (retryable) {
             uint64_t wait_ms = (uint64_t)resp->retry_after_s * 1000;
+            if (wait_ms > (uint64_t)c->retry_after_max_ms)
+                wait_ms = (uint64_t)c->retry_after_max_ms; /* honoured, but bounded */
             if (kc__now_ms() - start + wait_ms <= KC__RETRY_BUDGET_MS &&
                 !(req->cancel && kc_cancel_fired(req->cancel))) {
                 attempts++;
-                KC__LOG_DEBUG("rest", "%s %s: HTTP %d, retry %d after %d s", req->method, req->path,
-                              st, attempts, resp->retry_after_s);
-                /* sleep in slices so a cancelled watch does not wait out a Retry-After */
-                uint64_t until = kc__now_ms() + wait_ms;
-                while (kc__now_ms() < until && !(req->cancel && kc_cancel_fired(req->cancel))) {
-                    uint64_t left = until - kc__now_ms();
-                    kc__sleep_ns((left < 50 ? left : 50) * KC__NS_PER_MS);
-                }
-                if (req->cancel && kc_cancel_fired(req->cancel))
+                KC__LOG_DEBUG("rest", "%s %s: HTTP %d, retry %d after %llu ms (Retry-After: %d)",
+                              req->method, req->path, st, attempts, (unsigned long long)wait_ms,
+                              resp->retry_after_s);
+                if (!sleep_unless_cancelled(req->cancel, wait_ms * KC__NS_PER_MS))
                     return kc_error_set(err, KC_ECANCELED, "request cancelled");
                 continue;
             }

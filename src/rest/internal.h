@@ -20,7 +20,8 @@ struct kc_client {
     kc__ratelimit rl;
     int max_retries;
     int64_t timeout_ms;
-    pthread_mutex_t disc_mu; /* guards disc (the pointer; a kc__disc is immutable) */
+    int64_t retry_after_max_ms; /* cap of one Retry-After sleep (opts; <= KC__RETRY_BUDGET_MS) */
+    pthread_mutex_t disc_mu;    /* guards disc (the pointer; a kc__disc is immutable) */
     kc__disc *disc;
 };
 

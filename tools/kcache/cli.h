@@ -137,7 +137,8 @@ void kc__cli_sigstop_end(kc__cli_sigstop *s);
 /* cli_watch.c: why a watch ended (kc_client_watch's rc and err), on stderr for cmd, with where
  * ("after N events, last resourceVersion RV"): the server closing the stream, a broken
  * connection or timeout (in words, not the transport's), or the error. KC_ECANCELED
- * (interrupted) is a success: 0; else KC_CLI_EXIT_FAIL. */
+ * (interrupted) is a success: 0, and so is the server closing the stream under get -w (kubectl's
+ * status there); else KC_CLI_EXIT_FAIL. */
 int kc__cli_watch_ended(const char *cmd, int rc, const kc_error *err, unsigned long events,
                         const char *last_rv);
 

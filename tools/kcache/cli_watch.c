@@ -5,7 +5,8 @@
  * Design: SIGINT and SIGTERM are blocked in every thread and taken by a small thread with
  * sigwait(), which fires the watch's kc_cancel (a signal handler could not safely do that);
  * SIGUSR1 tells that thread the watch ended by itself. A watch that ends is explained as: the
- * server closed the stream (with the last resourceVersion, to resume from), the connection broke
+ * server closed the stream (with the last resourceVersion, to resume from with watch --rv; get -w
+ * then exits 0 as kubectl get -w does), the connection broke
  * or timed out (libcurl's text is not shown: it names internals such as "transfer closed with
  * outstanding read data remaining"), or the error from the server as every command reports it.
  */
@@ -68,10 +69,14 @@ int kc__cli_watch_ended(const char *cmd, int rc, const kc_error *err, unsigned l
              *last_rv ? ", last resourceVersion " : "", last_rv);
     if (rc == KC_ECANCELED) /* interrupted: what the user asked for */
         return 0;
+    bool resumable = !strcmp(cmd, "watch"); /* only watch takes --rv */
     if (rc == 0) {
         fprintf(stderr, "kcache %s: the server closed the watch stream %s%s%s\n", cmd, where,
-                *last_rv ? "; resume with --rv " : "", *last_rv ? last_rv : "");
-    } else if (rc == KC_EIO && !(err && err->http_status)) {
+                *last_rv && resumable ? "; resume with --rv " : "",
+                *last_rv && resumable ? last_rv : "");
+        return resumable ? KC_CLI_EXIT_FAIL : 0; /* get -w: kubectl exits 0 there */
+    }
+    if (rc == KC_EIO && !(err && err->http_status)) {
         fprintf(stderr, "kcache %s: the connection to the server broke (%s)\n", cmd, where);
     } else if (rc == KC_ETIMEOUT && !(err && err->http_status)) {
         fprintf(stderr, "kcache %s: the server stopped answering (%s)\n", cmd, where);

@@ -347,7 +347,7 @@ static void print_tables(get_run *r, get_table **tabs, const kc_resource_info **
             continue;
         if (!first)
             fputc('\n', stdout);
-        get_table_print(tabs[i], stdout, types > 1 || r->n_all, !r->a.out.no_headers);
+        get_table_print(tabs[i], stdout, types > 1 || r->n_all, !r->a.out.no_headers, NULL);
         first = false;
     }
     if (first && !r->failed) {

@@ -126,11 +126,15 @@ void get_table_row_id(const get_table *t, size_t r, const char **ns, const char 
 int get_table_permute(get_table *t, const size_t *order);
 /* Print (header unless !header) and rows aligned as kubectl's tabwriter does (3 spaces of
  * padding, minimum width 6, the last column unpadded); with_kind prefixes names with
- * "kind.group/". */
-void get_table_print(const get_table *t, FILE *out, bool with_kind, bool header);
+ * "kind.group/". widths (get_table_cols entries, or NULL): columns at least that wide, updated
+ * to the widths used (a watch's rows stay aligned with what was printed before, as kubectl's). */
+void get_table_print(const get_table *t, FILE *out, bool with_kind, bool header, size_t *widths);
+/* The number of columns (known after the first fetch). */
+size_t get_table_cols(const get_table *t);
 
-/* kubectl's tabwriter over a matrix of nrows × ncols cells (row-major; header included). */
-void get_tab_print(FILE *out, char *const *cells, size_t nrows, size_t ncols);
+/* kubectl's tabwriter over a matrix of nrows × ncols cells (row-major; header included); widths
+ * as get_table_print's. */
+void get_tab_print(FILE *out, char *const *cells, size_t nrows, size_t ncols, size_t *widths);
 
 /* ---- collected objects: --sort-by, jsonpath, custom columns (get_collect.c) -------------------
  */

@@ -49,7 +49,7 @@ void get_usage(FILE *f)
         "                          NAME) until interrupted\n"
         "      --watch-only        print only the changes, not the current objects\n"
         "      --sort-by PATH      sort by a JSONPath field (.metadata.name, {.spec.replicas}):\n"
-        "                          numbers numerically, strings in natural order\n"
+        "                          numbers numerically, strings bytewise\n"
         "      --show-labels       a LABELS column last (table output)\n"
         "  -L, --label-columns K,… a column per label key (table output; repeatable)\n"
         "      --no-headers        no header line (table and custom-columns output)\n"

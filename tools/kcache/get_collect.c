@@ -6,9 +6,9 @@
  * Design: objects are collected as they are read, each with its JSON loaded once into a jansson
  * tree (the CLI's way to walk a document, as get_print.c does). --sort-by orders them as kubectl's
  * sorter does: by the first value its relaxed JSONPath finds, objects without one first, numbers
- * numerically, strings in natural order (digit runs compared as numbers: pod-2 < pod-10), a
- * stable sort. The table's rows are reordered by the same order (get_items_rank). Streaming
- * output (json, yaml, name without --sort-by) does not come here.
+ * numerically, strings bytewise (as kubectl 1.32 does: w-10 < w-100 < w-9), a stable sort. The
+ * table's rows are reordered by the same order (get_items_rank). Streaming output (json, yaml, name
+ * without --sort-by) does not come here.
  */
 #include "get.h"
 #include "jsonpath.h"
@@ -52,45 +52,6 @@ void get_items_clear(get_items *l)
 
 /* ---- --sort-by ------------------------------------------------------------------------------- */
 
-static bool is_digit(char c)
-{
-    return c >= '0' && c <= '9';
-}
-
-/* sortorder.NaturalLess, which kubectl's sorter uses for strings. */
-static int natural_cmp(const char *a, const char *b)
-{
-    size_t i = 0, j = 0, la = strlen(a), lb = strlen(b);
-    while (i < la && j < lb) {
-        bool da = is_digit(a[i]), db = is_digit(b[j]);
-        if (da != db)
-            return da ? -1 : 1; /* digits before other characters */
-        if (!da) {
-            if (a[i] != b[j])
-                return (unsigned char)a[i] < (unsigned char)b[j] ? -1 : 1;
-            i++, j++;
-            continue;
-        }
-        while (i < la && a[i] == '0')
-            i++;
-        while (j < lb && b[j] == '0')
-            j++;
-        size_t si = i, sj = j;
-        while (i < la && is_digit(a[i]))
-            i++;
-        while (j < lb && is_digit(b[j]))
-            j++;
-        if (i - si != j - sj)
-            return i - si < j - sj ? -1 : 1;
-        int c = strncmp(a + si, b + sj, i - si);
-        if (c)
-            return c < 0 ? -1 : 1;
-        if (si != sj)
-            return si < sj ? -1 : 1;
-    }
-    return la - i < lb - j ? -1 : la - i > lb - j;
-}
-
 /* Order of two sort keys (NULL: the object has none, first). */
 static int key_cmp(json_t *a, json_t *b)
 {
@@ -105,7 +66,7 @@ static int key_cmp(json_t *a, json_t *b)
                    ? -1
                    : json_number_value(a) > json_number_value(b);
     if (json_is_string(a) && json_is_string(b))
-        return natural_cmp(json_string_value(a), json_string_value(b));
+        return strcmp(json_string_value(a), json_string_value(b));
     if (json_is_boolean(a) && json_is_boolean(b))
         return json_is_true(a) - json_is_true(b);
     if (json_typeof(a) != json_typeof(b))

@@ -203,7 +203,7 @@ void get_cols_print(get_cols *c, FILE *out, bool header)
         if (header)
             memcpy(m, c->head, c->n * sizeof(*m));
         memcpy(m + first * c->n, c->cells, c->nrows * c->n * sizeof(*m));
-        get_tab_print(out, m, c->nrows + first, c->n);
+        get_tab_print(out, m, c->nrows + first, c->n, NULL);
         free(m);
     }
     for (size_t i = 0; i < c->nrows * c->n; i++)

@@ -77,6 +77,11 @@ void get_table_free(get_table *t)
     free(t);
 }
 
+size_t get_table_cols(const get_table *t)
+{
+    return t->ncols;
+}
+
 size_t get_table_rows(const get_table *t)
 {
     return t->nrows;
@@ -367,11 +372,13 @@ static size_t width(const char *s)
     return w;
 }
 
-void get_tab_print(FILE *out, char *const *cells, size_t nrows, size_t ncols)
+void get_tab_print(FILE *out, char *const *cells, size_t nrows, size_t ncols, size_t *widths)
 {
     size_t *w = calloc(ncols ? ncols : 1, sizeof(*w));
     if (!w)
         return;
+    if (widths)
+        memcpy(w, widths, ncols * sizeof(*w));
     for (size_t c = 0; c < ncols; c++)
         for (size_t r = 0; r < nrows; r++) {
             size_t x = width(cells[r * ncols + c]);
@@ -389,10 +396,12 @@ void get_tab_print(FILE *out, char *const *cells, size_t nrows, size_t ncols)
         }
         fputc('\n', out);
     }
+    if (widths)
+        memcpy(widths, w, ncols * sizeof(*w));
     free(w);
 }
 
-void get_table_print(const get_table *t, FILE *out, bool with_kind, bool header)
+void get_table_print(const get_table *t, FILE *out, bool with_kind, bool header, size_t *widths)
 {
     if (!t->have_cols)
         return;
@@ -415,7 +424,7 @@ void get_table_print(const get_table *t, FILE *out, bool with_kind, bool header)
             m[(r + first) * t->ncols + (size_t)t->name_col] = named[r];
         }
     }
-    get_tab_print(out, m, nrows, t->ncols);
+    get_tab_print(out, m, nrows, t->ncols, widths);
     for (size_t r = 0; r < t->nrows; r++)
         free(named[r]);
     free(named);

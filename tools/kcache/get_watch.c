@@ -26,6 +26,8 @@ typedef struct wstate {
     char last_rv[64];
     char **keys, **lines; /* the last table line printed for each "ns/name" */
     size_t nlines;
+    size_t *widths; /* the table's column widths so far */
+    size_t ncols;
     kc_error stop; /* an ERROR event */
 } wstate;
 
@@ -77,7 +79,9 @@ static void print_table(wstate *s, const get_table *t, bool header)
     FILE *f = open_memstream(&buf, &len);
     if (!f)
         return;
-    get_table_print(t, f, false, header);
+    if (!s->widths && (s->ncols = get_table_cols(t)))
+        s->widths = calloc(s->ncols, sizeof(*s->widths));
+    get_table_print(t, f, false, header, get_table_cols(t) == s->ncols ? s->widths : NULL);
     if (fclose(f)) {
         free(buf);
         return;
@@ -275,5 +279,6 @@ int get_watch_run(const get_watch_req *w)
     }
     free(s.keys);
     free(s.lines);
+    free(s.widths);
     return status;
 }

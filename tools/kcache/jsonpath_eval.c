@@ -245,6 +245,10 @@ static int eval_path(jp_run *r, const jp_path *p, json_t *cur, vlist *out)
  * or from 6 up. */
 static void go_float(char *buf, size_t size, double v)
 {
+    if (isfinite(v) && v == floor(v) && fabs(v) < 9.2e18) {
+        snprintf(buf, size, "%lld", (long long)v);
+        return;
+    }
     if (!isfinite(v)) {
         snprintf(buf, size, "%s", isnan(v) ? "NaN" : v > 0 ? "+Inf" : "-Inf");
         return;
@@ -265,7 +269,8 @@ static void go_float(char *buf, size_t size, double v)
     snprintf(buf, size, "%.*f", decimals > 0 ? decimals : 0, v);
 }
 
-/* A scalar as fmt.Fprint prints it; objects and arrays as compact JSON. */
+/* A scalar as fmt.Fprint prints it; objects and arrays as compact JSON. A real with an integral
+ * value that int64 holds is an integer (apimachinery decodes 1000000.0 as int64, 1.5e300 not). */
 static int print_value(FILE *out, json_t *v)
 {
     char num[64];

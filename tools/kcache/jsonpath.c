@@ -21,6 +21,7 @@ typedef struct jp_parser {
     size_t pos, len;
     int depth;
     size_t off_shift; /* relaxed expressions are parsed as "{." + text + "}": offsets shift back */
+    size_t src_len;   /* the text as given: no offset beyond its end */
     char *err;
     size_t errsz;
     bool failed;
@@ -40,6 +41,8 @@ static int perr(jp_parser *p, size_t at, const char *fmt, ...)
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
     size_t off = at > p->off_shift ? at - p->off_shift : 0;
+    if (off > p->src_len) /* at the '}' a relaxed expression was given */
+        off = p->src_len;
     snprintf(p->err, p->errsz, "jsonpath: %s at offset %zu", what, off);
     return -1;
 }
@@ -488,7 +491,7 @@ static char *relax(const char *src, size_t *shift)
 
 int jp_parse(const char *src, bool relaxed, jp_tmpl **ret, char *err, size_t errsz)
 {
-    jp_parser p = {.err = err, .errsz = errsz};
+    jp_parser p = {.err = err, .errsz = errsz, .src_len = strlen(src)};
     *ret = NULL;
     if (strlen(src) > JP_MAX_LEN)
         return perr(&p, JP_MAX_LEN, "longer than %d bytes", JP_MAX_LEN);

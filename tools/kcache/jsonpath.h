@@ -9,9 +9,11 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-/* Bounds of a template: its length in bytes, and the nesting of {range}, filters and brackets. */
-#define JP_MAX_LEN   4096
-#define JP_MAX_DEPTH 16
+/* Bounds of a template: its length in bytes, and the nesting of {range}, filters and brackets;
+ * and of an evaluation: the values one step may yield (..*..*.. multiplies them). */
+#define JP_MAX_LEN     4096
+#define JP_MAX_DEPTH   16
+#define JP_MAX_RESULTS (1u << 20)
 
 typedef struct jp_tmpl jp_tmpl;
 

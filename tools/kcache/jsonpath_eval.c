@@ -48,6 +48,8 @@ static int rerr(jp_run *r, const char *fmt, ...)
 
 static int push(jp_run *r, vlist *l, json_t *v)
 {
+    if (l->n >= JP_MAX_RESULTS)
+        return rerr(r, "jsonpath: more than %u values in one step", JP_MAX_RESULTS);
     if (l->n == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 16;
         json_t **n = realloc(l->v, cap * sizeof(*n));

@@ -87,7 +87,9 @@ t_jsonpath_fixed() {
         [ "$(kg wd -o jsonpath='{.items[?(@.metadata.labels.tier=="gold")].metadata.name}')" = "w-10" ] &&
         [ "$(kg wd -o jsonpath='{.items[?(@.spec.on)].metadata.name}')" = "w-10" ] &&
         [ "$(kg wd w-10 -o jsonpath='{.spec.ratio} {.spec.big} {.spec.tiny} {.spec.on} {.metadata.labels.app\.kubernetes\.io/name}')" = "0.25 1.5e+300 1e-09 true shop" ] &&
-        [ "$(kg deploy web -o jsonpath="{..containers[*].name} {.spec.template.spec.containers[1]['image']}")" = "web side busybox" ]
+        [ "$(kg deploy web -o jsonpath="{..containers[*].name} {.spec.template.spec.containers[1]['image']}")" = "web side busybox" ] &&
+        [ "$(kg wd w-9 -o jsonpath='{.spec.ratio}')" = "1e+06" ] && # kubectl: a List's integral reals are integers
+        [ "$(kg wd -o jsonpath='{.items[?(@.metadata.name=="w-9")].spec.ratio}')" = "1000000" ]
 }
 t_jsonpath_kubectl() {
     local t
@@ -98,7 +100,8 @@ t_jsonpath_kubectl() {
         like_kubectl cat pods -o "jsonpath=$t" || return 1
     done
     like_kubectl cat wd -o 'jsonpath={range .items[*]}{.metadata.name}={.spec.size},{.spec.ratio}|{.spec.big} {.spec.tiny}{"\n"}{end}' &&
-        like_kubectl cat wd w-10 -o 'jsonpath={.spec}' && like_kubectl cat deploy web -o 'jsonpath={.metadata.name}'
+        like_kubectl cat wd w-10 -o 'jsonpath={.spec}' && like_kubectl cat deploy web -o 'jsonpath={.metadata.name}' &&
+        like_kubectl cat wd w-9 -o 'jsonpath={.spec.ratio} {.spec}'
 }
 t_jsonpath_file() {
     printf '{range .items[*]}{.metadata.name}{"\\n"}{end}\n' >"$KC_TMP/tmpl"
@@ -132,7 +135,8 @@ t_columns_errors() {
 t_columns_kubectl() {
     like_kubectl cat pods -o custom-columns='NAME:.metadata.name,RV:.metadata.resourceVersion,NODE:.spec.nodeName,NOPE:.spec.nope' &&
         like_kubectl cat pods -o custom-columns='C:.spec.containers[*].name,L:.metadata.labels,P:.spec.containers[0].ports' &&
-        like_kubectl cat wd -o custom-columns='N:metadata.name,R:.spec.ratio,B:.spec.big,T:.spec.tiny'
+        like_kubectl cat wd -o custom-columns='N:metadata.name,R:.spec.ratio,B:.spec.big,T:.spec.tiny' &&
+        like_kubectl cat wd w-9 -o custom-columns='N:metadata.name,R:.spec.ratio,S:.spec'
 }
 check "-o custom-columns / custom-columns-file: the columns, aligned, <none> for missing" t_columns
 check "-o custom-columns: bad specs are kubectl's errors (exit 2)" t_columns_errors

@@ -54,13 +54,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             continue;
         }
         if (!relaxed) {
-            (void)jp_print(t, doc, out, err, sizeof err);
+            (void)jp_print(t, doc, size & 1, out, err, sizeof err);
         } else {
             json_t **vals = NULL;
             size_t n = 0;
             if (jp_find(t, doc, &vals, &n) == 0)
                 for (size_t i = 0; i < n; i++)
-                    free(jp_sprint(vals[i]));
+                    free(jp_sprint(vals[i], size & 1));
             free(vals);
         }
         jp_free(t);

@@ -193,9 +193,9 @@ int get_all_types(kc_client *c, char ***ret, size_t *n);
  * kubectl's relaxed JSONPath), or with file_form a custom-columns-file's text (a line of headers
  * and a line of paths, separated by blanks). 0 and *ret, or -1 with the reason in err. */
 int get_cols_parse(const char *spec, bool file_form, get_cols **ret, char *err, size_t errsz);
-/* One row from obj: each column's values joined with ",", <none> when there is none. -1 on out
- * of memory. */
-int get_cols_add(get_cols *c, json_t *obj);
+/* One row from obj: each column's values joined with ",", <none> when there is none; list: obj
+ * is one of several (numbers as jp_sprint's list). -1 on out of memory. */
+int get_cols_add(get_cols *c, json_t *obj, bool list);
 /* Print (the header unless !header) and the rows added since the last print, then drop them. */
 void get_cols_print(get_cols *c, FILE *out, bool header);
 /* Accepts NULL. */

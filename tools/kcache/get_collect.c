@@ -71,7 +71,7 @@ static int key_cmp(json_t *a, json_t *b)
         return json_is_true(a) - json_is_true(b);
     if (json_typeof(a) != json_typeof(b))
         return json_typeof(a) < json_typeof(b) ? -1 : 1;
-    char *sa = jp_sprint(a), *sb = jp_sprint(b); /* objects, arrays: by their text */
+    char *sa = jp_sprint(a, false), *sb = jp_sprint(b, false); /* objects, arrays: by their text */
     int c = sa && sb ? strcmp(sa, sb) : 0;
     free(sa);
     free(sb);
@@ -158,7 +158,7 @@ int get_items_print(const get_items *l, const get_out *o, bool single, FILE *out
     char err[256];
     if (o->fmt == GET_JSONPATH) {
         json_t *root = template_root(l, single);
-        int rc = root ? jp_print(o->tmpl, root, out, err, sizeof err) : 0;
+        int rc = root ? jp_print(o->tmpl, root, !single, out, err, sizeof err) : 0;
         json_decref(root);
         if (rc)
             fprintf(stderr, "kcache get: error executing jsonpath \"%s\": %s\n", o->tmpl_text, err);
@@ -166,7 +166,7 @@ int get_items_print(const get_items *l, const get_out *o, bool single, FILE *out
     }
     if (o->fmt == GET_COLUMNS) {
         for (size_t i = 0; i < l->n; i++)
-            if (get_cols_add(o->cols, l->v[i].doc))
+            if (get_cols_add(o->cols, l->v[i].doc, !single))
                 return -1;
         if (l->n)
             get_cols_print(o->cols, out, !o->no_headers);

@@ -143,7 +143,7 @@ int get_cols_parse(const char *spec, bool file_form, get_cols **ret, char *err, 
 }
 
 /* Column i of obj: its values (fmt.Sprint) joined with ",", or <none>. NULL on OOM. */
-static char *col_cell(const get_cols *c, size_t i, json_t *obj)
+static char *col_cell(const get_cols *c, size_t i, json_t *obj, bool list)
 {
     json_t **vals = NULL;
     size_t n = 0;
@@ -157,7 +157,7 @@ static char *col_cell(const get_cols *c, size_t i, json_t *obj)
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     for (size_t k = 0; f && k < n; k++) {
-        char *s = jp_sprint(vals[k]);
+        char *s = jp_sprint(vals[k], list);
         if (s) {
             for (char *q = s; *q; q++) /* printers.EscapeTerminal: no control characters */
                 if ((unsigned char)*q < 0x20 || *q == 0x7f)
@@ -174,7 +174,7 @@ static char *col_cell(const get_cols *c, size_t i, json_t *obj)
     return buf;
 }
 
-int get_cols_add(get_cols *c, json_t *obj)
+int get_cols_add(get_cols *c, json_t *obj, bool list)
 {
     if (c->nrows == c->cap) {
         size_t cap = c->cap ? c->cap * 2 : 32;
@@ -186,7 +186,7 @@ int get_cols_add(get_cols *c, json_t *obj)
     }
     char **row = c->cells + c->nrows * c->n;
     for (size_t i = 0; i < c->n; i++)
-        if (!(row[i] = col_cell(c, i, obj))) {
+        if (!(row[i] = col_cell(c, i, obj, list))) {
             for (size_t j = 0; j < i; j++)
                 free(row[j]);
             return -1;

@@ -33,18 +33,19 @@ void jp_free(jp_tmpl *t);
 /*
  * Print the template against root as kubectl does: text as is, each action's results separated
  * by one space, strings and numbers as Go's fmt prints them, objects and arrays as compact JSON
- * (keys sorted); a missing field prints nothing. 0, or -1 (out of memory, or a comparison kubectl
- * refuses) with the reason in err.
+ * (keys sorted); a missing field prints nothing. list: root is a List kubectl built, whose
+ * integral reals it prints as integers (1000000.0 → 1000000; alone it prints 1e+06). 0, or -1
+ * (out of memory, an index out of bounds, too many values) with the reason in err.
  */
-int jp_print(const jp_tmpl *t, json_t *root, FILE *out, char *err, size_t errsz);
+int jp_print(const jp_tmpl *t, json_t *root, bool list, FILE *out, char *err, size_t errsz);
 
 /* The values of a relaxed expression in root: a new array of borrowed values (caller frees the
  * array; NULL when there are none) and their count in *n. -1 on out of memory. */
 int jp_find(const jp_tmpl *t, json_t *root, json_t ***vals, size_t *n);
 
 /* v as Go's fmt.Sprint prints a value decoded from JSON (custom-columns cells): strings as is,
- * integers, floats (%v: 0.25, 1e+06), true, <nil>, map[k:v …] with sorted keys, [a b]. New
- * malloc'd; NULL on out of memory. */
-char *jp_sprint(json_t *v);
+ * integers, floats (%v: 0.25, 1e+06), true, <nil>, map[k:v …] with sorted keys, [a b]; list as
+ * jp_print's. New malloc'd; NULL on out of memory. */
+char *jp_sprint(json_t *v, bool list);
 
 #endif

@@ -27,6 +27,7 @@ typedef struct vlist {
 
 typedef struct jp_run {
     json_t *root;
+    bool ints; /* integral reals print as integers (jp_print's list) */
     char *err;
     size_t errsz;
     bool failed;
@@ -247,10 +248,6 @@ static int eval_path(jp_run *r, const jp_path *p, json_t *cur, vlist *out)
  * or from 6 up. */
 static void go_float(char *buf, size_t size, double v)
 {
-    if (isfinite(v) && v == floor(v) && fabs(v) < 9.2e18) {
-        snprintf(buf, size, "%lld", (long long)v);
-        return;
-    }
     if (!isfinite(v)) {
         snprintf(buf, size, "%s", isnan(v) ? "NaN" : v > 0 ? "+Inf" : "-Inf");
         return;
@@ -271,9 +268,11 @@ static void go_float(char *buf, size_t size, double v)
     snprintf(buf, size, "%.*f", decimals > 0 ? decimals : 0, v);
 }
 
-/* A scalar as fmt.Fprint prints it; objects and arrays as compact JSON. A real with an integral
- * value that int64 holds is an integer (apimachinery decodes 1000000.0 as int64, 1.5e300 not). */
-static int print_value(FILE *out, json_t *v)
+/* A scalar as fmt.Fprint prints it; objects and arrays as compact JSON. ints: a real with an
+ * integral value int64 holds prints as an integer — kubectl re-encodes a list's items, Go writes
+ * 1000000.0 as 1000000 and reads it back as int64 (1e+20 stays a float); a single object keeps
+ * its reals (1e+06). */
+static int print_value(FILE *out, json_t *v, bool ints)
 {
     char num[64];
     switch (json_typeof(v)) {
@@ -287,6 +286,11 @@ static int print_value(FILE *out, json_t *v)
         fprintf(out, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
         return 0;
     case JSON_REAL:
+        if (ints && json_real_value(v) == floor(json_real_value(v)) &&
+            fabs(json_real_value(v)) < 9.2e18) {
+            fprintf(out, "%lld", (long long)json_real_value(v));
+            return 0;
+        }
         go_float(num, sizeof num, json_real_value(v));
         fputs(num, out);
         return 0;
@@ -323,7 +327,7 @@ static int exec_nodes(jp_run *r, const jp_tmpl *t, size_t from, size_t to, json_
             }
             if (k)
                 fputc(' ', out);
-            if (print_value(out, vals.v[k]))
+            if (print_value(out, vals.v[k], r->ints))
                 rc = rerr(r, "jsonpath: out of memory");
         }
         free(vals.v);
@@ -335,9 +339,9 @@ static int exec_nodes(jp_run *r, const jp_tmpl *t, size_t from, size_t to, json_
     return 0;
 }
 
-int jp_print(const jp_tmpl *t, json_t *root, FILE *out, char *err, size_t errsz)
+int jp_print(const jp_tmpl *t, json_t *root, bool list, FILE *out, char *err, size_t errsz)
 {
-    jp_run r = {.root = root, .err = err, .errsz = errsz};
+    jp_run r = {.root = root, .ints = list, .err = err, .errsz = errsz};
     return exec_nodes(&r, t, 0, t->n, root, out);
 }
 
@@ -360,7 +364,7 @@ int jp_find(const jp_tmpl *t, json_t *root, json_t ***vals, size_t *n)
 
 /* ---- fmt.Sprint ------------------------------------------------------------------------------ */
 
-static void sprint(FILE *f, json_t *v, int depth)
+static void sprint(FILE *f, json_t *v, bool ints)
 {
     if (json_is_string(v)) {
         fwrite(json_string_value(v), 1, json_string_length(v), f);
@@ -371,7 +375,7 @@ static void sprint(FILE *f, json_t *v, int depth)
         for (size_t i = 0; i < json_array_size(v); i++) {
             if (i)
                 fputc(' ', f);
-            sprint(f, json_array_get(v, i), depth + 1);
+            sprint(f, json_array_get(v, i), ints);
         }
         fputc(']', f);
     } else if (json_is_object(v)) {
@@ -380,23 +384,23 @@ static void sprint(FILE *f, json_t *v, int depth)
         fputs("map[", f);
         for (size_t i = 0; keys && i < n; i++) {
             fprintf(f, "%s%s:", i ? " " : "", keys[i]);
-            sprint(f, json_object_get(v, keys[i]), depth + 1);
+            sprint(f, json_object_get(v, keys[i]), ints);
         }
         fputc(']', f);
         free(keys);
     } else {
-        print_value(f, v);
+        print_value(f, v, ints);
     }
 }
 
-char *jp_sprint(json_t *v)
+char *jp_sprint(json_t *v, bool list)
 {
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     if (!f)
         return NULL;
-    sprint(f, v, 0);
+    sprint(f, v, list);
     if (fclose(f)) {
         free(buf);
         return NULL;

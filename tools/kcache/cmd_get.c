@@ -133,7 +133,7 @@ static int expand_all(get_run *r)
 /* Resolve every target's type (equal strings share one lookup). 0, or the error reported. */
 static int resolve_all(get_run *r)
 {
-    if (!(r->ris = calloc(r->n, sizeof(*r->ris))))
+    if (!(r->ris = calloc(r->n + 1, sizeof(*r->ris))))
         return KC_ENOMEM;
     for (size_t i = 0; i < r->n; i++) {
         for (size_t j = 0; j < i && !r->t[i].ri; j++)
@@ -441,6 +441,10 @@ static int run(get_run *r)
 {
     if (expand_all(r) || resolve_all(r))
         return KC_CLI_EXIT_FAIL;
+    if (!r->n) { /* `get all` on a server with nothing in that category */
+        fprintf(stderr, "No resources found\n");
+        return 0;
+    }
     if (r->a.watch)
         return run_watch(r);
     get_fmt f = r->a.out.fmt;

@@ -162,7 +162,7 @@ static void print_rows(const shards_result *r, const char *indent)
         q->ingest_share_max, 2, "");
     row(indent, r, "a killed replica's ranges taken over after", p->failover_ms, q->failover_ms, 0,
         "ms");
-    row(indent, r, "writes accepted from a replica without the range (must be 0)",
+    row(indent, r, "writes from a replica not holding the range (must be 0)",
         p->stale_leader_writes, q->stale_leader_writes, 0, "");
     row(indent, r, "Pods reconciled by two replicas at once (must be 0)", p->overlap_violations,
         q->overlap_violations, 0, "");

@@ -19,24 +19,10 @@ PY=/usr/bin/python3
 command -v curl >/dev/null || { echo "SKIP: curl not found"; exit 77; }
 . "$(dirname "$0")/lib.sh"
 kc_setup
-HAVE_KUBECTL=0
-command -v kubectl >/dev/null && HAVE_KUBECTL=1
+. "$(dirname "$0")/cli_lib.sh"
 
 mkdir -p "$KC_TMP/fx"
-cat >"$KC_TMP/fx/10-crd.yaml" <<'Y'
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: widgets.example.com}
-spec:
-  group: example.com
-  scope: Namespaced
-  names: {plural: widgets, singular: widget, kind: Widget, shortNames: [wd]}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
-Y
+cli_widget_crd "$KC_TMP/fx/10-crd.yaml"
 cat >"$KC_TMP/fx/20-objects.yaml" <<'Y'
 apiVersion: example.com/v1
 kind: Widget
@@ -76,28 +62,7 @@ printf '%s' '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"ctrl","na
 kc_start "$BIN" --fixtures "$KC_TMP/fx" --seed-objects "pods=3:ns=default,configmaps=3:ns=default" ||
     { fail "server start"; kc_summary; }
 
-kg() { timeout 30 "$BIN" get --kubeconfig "$KC_KUBECONFIG" "$@"; }
-kw() { timeout 30 "$BIN" watch --kubeconfig "$KC_KUBECONFIG" "$@"; }
-k() { timeout 40 kubectl --kubeconfig "$KC_KUBECONFIG" --cache-dir "$KC_TMP/cache" "$@"; }
 c() { curl -s --max-time 10 "$@"; }
-# A table without its last column (AGE in the default tables) and without an age-like value
-# elsewhere (-o wide puts AGE before its extra columns): ages tick between the two commands.
-noage() { sed -E 's/ +[^ ]+$//; s/ +[0-9]+[smhdy]([0-9]+[smh])?( {2,})/\2/'; }
-lines_ge() { [ "$(wc -l <"$1")" -ge "$2" ]; }
-
-# like_kubectl FILTER ARGS… — stdout of `kcache get ARGS` equals kubectl's, through FILTER.
-like_kubectl() {
-    local filter=$1
-    shift
-    [ $HAVE_KUBECTL = 1 ] || return 0
-    kg "$@" 2>/dev/null | $filter >"$KC_TMP/ours" || true
-    k get "$@" 2>/dev/null | $filter >"$KC_TMP/theirs" || true
-    cmp -s "$KC_TMP/ours" "$KC_TMP/theirs" && [ -s "$KC_TMP/ours" ] ||
-        { echo "kcache get $* differs from kubectl:"; diff "$KC_TMP/ours" "$KC_TMP/theirs" | head -20; return 1; }
-}
-kcheck() { # like check, but only when kubectl is there
-    if [ $HAVE_KUBECTL = 1 ]; then check "$@"; else echo "SKIP: $1 (kubectl not found)"; fi
-}
 
 # ---- point 14: -o json / yaml -----------------------------------------------------------------
 t_json_list() {

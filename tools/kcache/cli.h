@@ -53,19 +53,24 @@ int kc__cli_getopt_error(const char *cmd, int ch, const char *optstring, char **
 /*
  * The flags that pick what to read and from where, shared by get and watch as kubectl spells
  * them: -n/--namespace NS, -A/--all-namespaces, -l/--selector SEL, --field-selector S,
- * --kubeconfig PATH, --context NAME. A command lists KC__CLI_SCOPE_OPTIONS in its getopt_long
- * table (and "n:Al:" in its optstring), numbers its own long-only options from KC_CLI_OPT_OWN,
- * and hands every getopt_long return to kc__cli_scope_flag before its own switch.
+ * --kubeconfig PATH, --context NAME, --request-timeout T. A command lists KC__CLI_SCOPE_OPTIONS in
+ * its getopt_long table (and "n:Al:" in its optstring), numbers its own long-only options from
+ * KC_CLI_OPT_OWN, and hands every getopt_long return to kc__cli_scope_flag before its own switch.
+ * kubectl's global ones (-n, --kubeconfig, --context, --request-timeout) may also come before
+ * the command (kcache --kubeconfig F get pods): main.c moves them after it.
  */
 typedef struct kc__cli_scope {
     const char *ns, *label_selector, *field_selector, *kubeconfig, *context; /* argv's */
     bool all_ns;
+    const char *request_timeout; /* as typed; NULL = the library's default (30 s) */
+    int64_t timeout_ms;          /* parsed: > 0, or -1 for none ("0") */
 } kc__cli_scope;
 
 enum {
     KC_CLI_OPT_FIELD = KC_CLI_LONG_ONLY,
     KC_CLI_OPT_KUBECONFIG,
     KC_CLI_OPT_CONTEXT,
+    KC_CLI_OPT_TIMEOUT,
     KC_CLI_OPT_OWN
 };
 
@@ -76,15 +81,34 @@ enum {
     {"selector", required_argument, NULL, 'l'},                                                    \
     {"field-selector", required_argument, NULL, KC_CLI_OPT_FIELD},                                 \
     {"kubeconfig", required_argument, NULL, KC_CLI_OPT_KUBECONFIG},                                \
-    {"context", required_argument, NULL, KC_CLI_OPT_CONTEXT}
+    {"context", required_argument, NULL, KC_CLI_OPT_CONTEXT},                                      \
+    {"request-timeout", required_argument, NULL, KC_CLI_OPT_TIMEOUT}
 /* clang-format on */
 
-/* ch (a getopt_long return, its value in arg) stored into *s when it is one of those flags:
- * true; false for any other. */
-bool kc__cli_scope_flag(kc__cli_scope *s, int ch, const char *arg);
+/* The help lines of those flags, for a command's --help. */
+#define KC__CLI_SCOPE_HELP                                                                         \
+    "      --kubeconfig PATH   kubeconfig file (default: $KUBECONFIG, ~/.kube/config)\n"           \
+    "      --context NAME      kubeconfig context\n"                                               \
+    "      --request-timeout T how long one request may take: 0 (no limit), 5s, 1m, 500ms, or\n"   \
+    "                          a number of seconds (default 30s; a watch is not limited)\n"
+
+/* ch (a getopt_long return, its value in arg) stored into *s when it is one of those flags: 1;
+ * 0 for any other; -1 when its value is wrong (reported for cmd, exit status KC_CLI_EXIT_USAGE). */
+int kc__cli_scope_flag(const char *cmd, kc__cli_scope *s, int ch, const char *arg);
+
+/* kubectl's --request-timeout value: "0" (none: *ms = -1), a bare number of seconds, or Go
+ * durations (1h2m3.5s, 300ms, 10us, 5ns; rounded up to whole milliseconds). 0, or -1 if bad. */
+int kc__cli_parse_timeout(const char *s, int64_t *ms);
+
+/* Move kubectl's global flags that precede the command (kcache --kubeconfig F -n NS get pods)
+ * after it, in place: argv[1] becomes the command. 0, or the exit status of a bad argument (an
+ * unknown flag before the command, or a missing value). */
+int kc__cli_hoist_globals(int argc, char **argv);
 
 /* A failure at run time: "kcache CMD: MESSAGE" on stderr. MESSAGE is "error from server (REASON):
- * message" when err carries an HTTP answer, else err's message, else kc_strerror(rc). */
+ * message" when err carries an HTTP answer; for KC_ETIMEOUT, that the server did not answer
+ * within the request timeout (naming it and --request-timeout); else err's message, else
+ * kc_strerror(rc). */
 void kc__cli_error(const char *cmd, int rc, const kc_error *err);
 
 /* cli_log.c: install the CLI's log sink (warnings, or up to KCACHE_LOG, on stderr). request_log:
@@ -98,9 +122,25 @@ int kc__cli_check_cpu(void);
  * a resource type \"x\""). */
 int kc__cli_resolve(const char *cmd, kc_client *c, const char *type, kc_resource_info *ret);
 
-/* Connect as kubectl does (--kubeconfig, $KUBECONFIG, ~/.kube/config, in-cluster; --context).
- * 0 and a new client in *ret (caller frees), or the error, already reported for cmd. */
-int kc__cli_connect(const char *cmd, const char *kubeconfig, const char *context, kc_client **ret);
+/* Connect as kubectl does (--kubeconfig, $KUBECONFIG, ~/.kube/config, in-cluster; --context),
+ * with s's --request-timeout. 0 and a new client in *ret (caller frees), or the error, already
+ * reported for cmd. */
+int kc__cli_connect(const char *cmd, const kc__cli_scope *s, kc_client **ret);
+
+/* cli_watch.c: stop a watch on Ctrl-C / SIGTERM — block them in every thread (call before
+ * starting others) and fire cancel from a thread that waits for them. NULL when it cannot (the
+ * watch then runs uninterruptible by us). _end stops that thread; accepts NULL. */
+typedef struct kc__cli_sigstop kc__cli_sigstop;
+kc__cli_sigstop *kc__cli_sigstop_start(kc_cancel *cancel);
+void kc__cli_sigstop_end(kc__cli_sigstop *s);
+
+/* cli_watch.c: why a watch ended (kc_client_watch's rc and err), on stderr for cmd, with where
+ * ("after N events, last resourceVersion RV"): the server closing the stream, a broken
+ * connection or timeout (in words, not the transport's), or the error. KC_ECANCELED
+ * (interrupted) is a success: 0, and so is the server closing the stream under get -w (kubectl's
+ * status there); else KC_CLI_EXIT_FAIL. */
+int kc__cli_watch_ended(const char *cmd, int rc, const kc_error *err, unsigned long events,
+                        const char *last_rv);
 
 /* The monotonic clock (CLOCK_MONOTONIC) in nanoseconds. */
 uint64_t kc__cli_now_ns(void);

@@ -1,8 +1,8 @@
 /*
- * cmd_watch.c — `kcache watch RESOURCE`: stream watch events (TYPE, namespace/name,
- * resourceVersion, or JSON) until interrupted. SIGINT/SIGTERM are blocked in every thread and
- * taken by a small thread with sigwait(), which fires the watch's kc_cancel (a signal handler
- * could not safely do that). Without --rv the stream starts with the current state (ADDED).
+ * cmd_watch.c — `kcache watch TYPE [NAME]`: stream watch events (TYPE, namespace/name,
+ * resourceVersion, or JSON) until interrupted (Ctrl-C: cli_watch.c). One object (NAME, or
+ * TYPE/NAME) is watched as kubectl does, through the field selector metadata.name=NAME. Without
+ * --rv the stream starts with the current state (ADDED).
  *
  * Only an interruption is a success (exit 0). Everything else that ends the stream is a failure
  * the user must hear about (exit 1, with why on stderr): an ERROR event (printed like any event,
@@ -14,8 +14,6 @@
 
 #include <getopt.h>
 #include <jansson.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,62 +118,34 @@ static int on_event(void *ud, const kc_watch_event *ev)
 /* Why the watch ended, on stderr. Returns the exit status. */
 static int explain_end(int rc, const kc_error *err, const watch_out *o)
 {
-    char where[200];
-    snprintf(where, sizeof where, "after %lu event%s%s%s", o->n, o->n == 1 ? "" : "s",
-             *o->last_rv ? ", last resourceVersion " : "", o->last_rv);
-    if (rc == KC_ECANCELED) /* interrupted: what the user asked for */
-        return 0;
-    if (o->stop.code) {
-        const char *hint = o->stop.http_status == 410
-                               ? "; start again without --rv (the current state first) or from "
-                                 "a newer resourceVersion"
-                           : o->stop.code == KC_ERV_TOO_LARGE ||
-                                   (o->stop.message && strstr(o->stop.message, "Too large"))
-                               ? "; the server has not reached that resourceVersion"
-                               : "";
-        fprintf(stderr, "kcache watch: stopped by an ERROR event (%d %s): %s%s\n",
-                o->stop.http_status, o->stop.reason ? o->stop.reason : "",
-                o->stop.message ? o->stop.message : "", hint);
-    } else if (rc == 0) {
-        fprintf(stderr, "kcache watch: the server closed the watch stream %s%s%s\n", where,
-                *o->last_rv ? "; resume with --rv " : "", o->last_rv);
-    } else {
-        char msg[1024];
-        snprintf(msg, sizeof msg, "%s (%s)", err->message ? err->message : kc_strerror(rc), where);
-        kc_error shown = *err;
-        shown.message = msg;
-        kc__cli_error("watch", rc, &shown);
-    }
+    if (rc == KC_ECANCELED || !o->stop.code)
+        return kc__cli_watch_ended("watch", rc, err, o->n, o->last_rv);
+    const char *hint = o->stop.http_status == 410
+                           ? "; start again without --rv (the current state first) or from "
+                             "a newer resourceVersion"
+                       : o->stop.code == KC_ERV_TOO_LARGE ||
+                               (o->stop.message && strstr(o->stop.message, "Too large"))
+                           ? "; the server has not reached that resourceVersion"
+                           : "";
+    fprintf(stderr, "kcache watch: stopped by an ERROR event (%d %s): %s%s\n", o->stop.http_status,
+            o->stop.reason ? o->stop.reason : "", o->stop.message ? o->stop.message : "", hint);
     return KC_CLI_EXIT_FAIL;
-}
-
-typedef struct sigctx {
-    sigset_t set;
-    kc_cancel *cancel;
-} sigctx;
-
-static void *sig_thread(void *p)
-{
-    sigctx *s = p;
-    int sig = 0;
-    sigwait(&s->set, &sig);
-    if (sig != SIGUSR1) /* SIGUSR1: the watch ended by itself, just exit */
-        kc_cancel_fire(s->cancel);
-    return NULL;
 }
 
 static void watch_usage(FILE *f)
 {
     fprintf(f,
-            "Usage: kcache watch TYPE [options]\n"
+            "Usage: kcache watch TYPE [NAME] [options]\n"
+            "       kcache watch TYPE/NAME [options]\n"
             "\n"
-            "Stream the watch events of a resource until interrupted (Ctrl-C / SIGTERM:\n"
-            "exit 0). An ERROR event (410 Expired, a too-large resourceVersion…), the server\n"
-            "closing the stream or a broken connection end it with exit 1 and the reason on\n"
-            "stderr (with the last resourceVersion, to resume with --rv). Bad arguments exit 2.\n"
+            "Stream the watch events of a resource (or of one object: NAME) until interrupted\n"
+            "(Ctrl-C / SIGTERM: exit 0). An ERROR event (410 Expired, a too-large\n"
+            "resourceVersion…), the server closing the stream or a broken connection end it\n"
+            "with exit 1 and the reason on stderr (with the last resourceVersion, to resume with\n"
+            "--rv). Bad arguments exit 2.\n"
             "\n"
             "  -n, --namespace NS      namespace (default: the context's)\n"
-            "  -A, --all-namespaces    all namespaces\n"
+            "  -A, --all-namespaces    all namespaces (not with NAME)\n"
             "  -l, --selector SEL      label selector\n"
             "      --field-selector S  field selector\n"
             "      --rv RV             start after this resourceVersion (default: current "
@@ -184,9 +154,7 @@ static void watch_usage(FILE *f)
             "  -o, --output FMT        line (default): TYPE namespace/name resourceVersion, or\n"
             "                          ERROR code reason: message; json: each event as the\n"
             "                          server sent it, {\"type\":…,\"object\":…} (an ERROR's\n"
-            "                          object is its Status)\n"
-            "      --kubeconfig PATH   kubeconfig file\n"
-            "      --context NAME      kubeconfig context\n"
+            "                          object is its Status)\n" KC__CLI_SCOPE_HELP
             "  -h, --help              this help\n");
 }
 
@@ -198,7 +166,46 @@ typedef struct watch_args {
     kc__cli_scope s;
     bool json;
     kc_watch_opts wo;
+    char *type;   /* TYPE (a copy: TYPE/NAME is split) */
+    char *fields; /* the field selector with metadata.name=NAME added */
 } watch_args;
+
+/* TYPE [NAME] or TYPE/NAME: one object is watched through metadata.name=NAME (kubectl's way). */
+static int parse_target(int argc, char **argv, watch_args *a)
+{
+    if (optind >= argc)
+        return kc__cli_usage_error("watch", "TYPE: missing (e.g. kcache watch pods)");
+    if (optind + 2 < argc || (optind + 1 < argc && strchr(argv[optind], '/')))
+        return kc__cli_usage_error("watch",
+                                   "%s: unexpected argument (one TYPE and at most one NAME are "
+                                   "watched)",
+                                   argv[argc - 1]);
+    if (!(a->type = strdup(argv[optind])))
+        return KC_CLI_EXIT_FAIL;
+    char *slash = strchr(a->type, '/');
+    const char *name = optind + 1 < argc ? argv[optind + 1] : NULL;
+    if (slash) {
+        *slash = '\0';
+        name = slash + 1;
+        if (!*name || !*a->type || strchr(name, '/'))
+            return kc__cli_usage_error("watch",
+                                       "%s: arguments in resource/name form must have a single "
+                                       "resource and name",
+                                       argv[optind]);
+    }
+    if (!name)
+        return -1;
+    if (a->s.all_ns)
+        return kc__cli_usage_error("watch",
+                                   "a resource cannot be retrieved by name across all namespaces");
+    const char *fs = a->s.field_selector;
+    size_t n = strlen(name) + (fs ? strlen(fs) : 0) + 32;
+    if (!(a->fields = malloc(n)))
+        return KC_CLI_EXIT_FAIL;
+    snprintf(a->fields, n, "metadata.name=%s%s%s", name, fs ? "," : "", fs ? fs : "");
+    a->wo.field_selector = a->fields;
+    return -1;
+}
 
 /* -1 to go on, else the exit status. */
 static int parse_args(int argc, char **argv, watch_args *a)
@@ -213,7 +220,10 @@ static int parse_args(int argc, char **argv, watch_args *a)
     opterr = 0;
     optind = 1;
     while ((ch = getopt_long(argc, argv, watch_optstring, longopts, NULL)) != -1) {
-        if (kc__cli_scope_flag(&a->s, ch, optarg))
+        int sf = kc__cli_scope_flag("watch", &a->s, ch, optarg);
+        if (sf < 0)
+            return KC_CLI_EXIT_USAGE;
+        if (sf)
             continue;
         switch (ch) {
         case OPT_RV:
@@ -237,59 +247,49 @@ static int parse_args(int argc, char **argv, watch_args *a)
     }
     a->wo.label_selector = a->s.label_selector;
     a->wo.field_selector = a->s.field_selector;
-    if (optind >= argc)
-        return kc__cli_usage_error("watch", "TYPE: missing (e.g. kcache watch pods)");
-    if (optind + 1 < argc)
-        return kc__cli_usage_error("watch", "%s: unexpected argument (one TYPE is watched)",
-                                   argv[optind + 1]);
-    return -1;
+    return parse_target(argc, argv, a);
 }
 
 static int cmd_watch(int argc, char **argv)
 {
     watch_args a = {0};
     int status = parse_args(argc, argv, &a);
-    if (status >= 0)
-        return status;
     kc_client *c = NULL;
-    if (kc__cli_connect("watch", a.s.kubeconfig, a.s.context, &c))
-        return KC_CLI_EXIT_FAIL;
+    if (status < 0 && kc__cli_connect("watch", &a.s, &c))
+        status = KC_CLI_EXIT_FAIL;
+    if (status >= 0) {
+        free(a.type);
+        free(a.fields);
+        return status;
+    }
     kc_error err = KC_ERROR_INIT;
     kc_resource_info ri = {0};
-    sigctx s = {0};
-    pthread_t th;
-    bool have_thread = false;
+    kc_cancel *cancel = NULL;
+    kc__cli_sigstop *stop = NULL;
     watch_out o = {.json = a.json, .stop = KC_ERROR_INIT};
-    int rc = kc_cancel_new(&s.cancel, NULL);
+    int rc = kc_cancel_new(&cancel, NULL);
     if (rc == 0)
-        rc = kc__cli_resolve("watch", c, argv[optind], &ri);
+        rc = kc__cli_resolve("watch", c, a.type, &ri);
     if (rc) {
         status = KC_CLI_EXIT_FAIL;
-        goto out;
+    } else {
+        stop = kc__cli_sigstop_start(cancel);
+        kc_gvr gvr = {ri.group, ri.version, ri.resource};
+        const char *ns =
+            ri.namespaced && !a.s.all_ns ? (a.s.ns ? a.s.ns : kc_client_namespace(c)) : NULL;
+        rc = kc_client_watch(c, &gvr, ns, &a.wo, on_event, &o, cancel, &err);
+        status = explain_end(rc, &err, &o);
     }
-    sigemptyset(&s.set);
-    sigaddset(&s.set, SIGINT);
-    sigaddset(&s.set, SIGTERM);
-    sigaddset(&s.set, SIGUSR1);
-    pthread_sigmask(SIG_BLOCK, &s.set, NULL);
-    have_thread = pthread_create(&th, NULL, sig_thread, &s) == 0;
-    kc_gvr gvr = {ri.group, ri.version, ri.resource};
-    const char *ns =
-        ri.namespaced && !a.s.all_ns ? (a.s.ns ? a.s.ns : kc_client_namespace(c)) : NULL;
-    rc = kc_client_watch(c, &gvr, ns, &a.wo, on_event, &o, s.cancel, &err);
-    status = explain_end(rc, &err, &o);
-out:
-    if (have_thread) {
-        if (!kc_cancel_fired(s.cancel))
-            pthread_kill(th, SIGUSR1);
-        pthread_join(th, NULL);
-    }
+    kc__cli_sigstop_end(stop);
     kc_error_clear(&err);
     kc_error_clear(&o.stop);
     kc_resource_info_clear(&ri);
-    kc_cancel_free(s.cancel);
+    kc_cancel_free(cancel);
     kc_client_free(c);
+    free(a.type);
+    free(a.fields);
     return status;
 }
 
-KC_CLI_COMMAND(watch, "stream watch events of a resource until interrupted", cmd_watch)
+KC_CLI_COMMAND(watch, "stream watch events of a resource (or one object) until interrupted",
+               cmd_watch)

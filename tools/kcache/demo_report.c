@@ -107,6 +107,11 @@ void demo_print_table(const demo_results *r, const demo_opts *o)
         printf("\n");
     }
     bool ok = r->modes[DEMO_BLOCK_ON_WRITE].stale == 0 && r->modes[DEMO_BLOCK_ON_READ].stale == 0;
+    printf(
+        "   (stale reads: reads that did not see the write just made; p50 / p99: half / 99 %% of\n"
+        "   the writes or reads took at most this long; no wait: read the cache at once;\n"
+        "   block-on-write: the create returns once the cache has it; block-on-read: the read\n"
+        "   waits until the cache has caught up)\n");
     printf("   → %s\n\n",
            ok ? "no stale read with either wait mode; without waiting the cache lags the writes"
               : "STALE READS WITH A WAIT MODE — this is a bug");
@@ -114,17 +119,17 @@ void demo_print_table(const demo_results *r, const demo_opts *o)
     printf("2. Discovery: %u PersistentVolumes read one by one (mig-controller saw 10.01 s vs "
            "354 ms)\n\n",
            r->disc_n);
-    printf("   %-15s %12.6f s\n", "API GETs", r->disc_api_s);
-    printf("   %-15s %12.6f s\n", "cache", r->disc_cache_s);
-    printf("   %-15s %12.0f ×\n\n", "ratio", r->disc_ratio);
+    printf("   %-34s %12.6f s\n", "one GET each from the API server", r->disc_api_s);
+    printf("   %-34s %12.6f s\n", "the same reads from the cache", r->disc_cache_s);
+    printf("   %-34s %12.0f ×\n\n", "the cache is faster by", r->disc_ratio);
 
     printf("3. Readiness: every cache synced %.1f ms after start\n", r->synced_ms);
     if (r->ctrl_done)
         print_controller(r);
     if (!r->shards_done)
         return;
-    printf("\n5. Scale-out: ");
-    demo_shards_print(&r->shards, false);
+    printf("\n");
+    demo_shards_print_section(&r->shards);
     printf("   → %s\n", demo_shards_clean(&r->shards)
                             ? "no stale write, no key reconciled by two replicas at once, every "
                               "Pod owned by its range's holder"
@@ -145,6 +150,7 @@ static void print_controller(const demo_results *r)
            r->ctrl_reconciles_ryw);
     printf("   %-38s %8u %11u\n", "restarted over existing (before sync)", r->ctrl_before_sync,
            r->ctrl_reconciles_restart);
+    printf("   (failed: reconciles that did not find the Secret they had just created)\n");
     printf("   all Ready %.0f ms after the first create; reconcile p99 %.1f ms (read-your-writes "
            "on)\n",
            r->ctrl_all_ready_ms, r->ctrl_reconcile_p99_ms);

@@ -74,6 +74,8 @@ typedef struct shards_result {
 /* The parent: run the scenario. 0, or a negative code with err saying why. */
 int demo_shards_run(const shards_opts *o, shards_result *ret, kc_error *err);
 void demo_shards_print(const shards_result *r, bool json);
+/* The same table as section 5 of `kcache demo` (heading and indent of its other sections). */
+void demo_shards_print_section(const shards_result *r);
 /* "shards":{…} without surrounding braces (the section of `kcache demo --json`). */
 void demo_shards_print_json(const shards_result *r);
 /* No violation in any pass: stale writes, overlapping reconciles, unowned objects all 0. */

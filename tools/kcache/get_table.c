@@ -23,15 +23,23 @@
 #define TAB_PADDING  3
 #define TAB_MINWIDTH 6
 
+#define SRC_NAMESPACE (-1)
+#define SRC_LABELS    (-2)
+#define SRC_LABEL0    (-3) /* SRC_LABEL0 - i: the -L column of label_keys[i] */
+
 struct get_table {
     const kc_resource_info *ri;
-    bool wide, show_ns, have_cols;
-    size_t ncols; /* shown columns */
-    char **head;  /* their headers */
-    int *src;     /* the server's cell index of each shown column; -1 = NAMESPACE */
-    int name_col; /* shown index of the name column */
-    char **cells; /* nrows × ncols */
+    bool wide, show_ns, have_cols, show_labels;
+    char *const *label_keys; /* -L */
+    size_t n_label_keys;
+    size_t ncols;  /* shown columns */
+    char **head;   /* their headers */
+    int *src;      /* the server's cell index of each shown column, or SRC_* */
+    int name_col;  /* shown index of the name column */
+    char **cells;  /* nrows × ncols */
+    char **row_ns; /* each row's namespace */
     size_t nrows, cap;
+    char rv[64]; /* the last page's resourceVersion */
 };
 
 get_table *get_table_new(const kc_resource_info *ri, bool wide, bool show_ns)
@@ -45,6 +53,13 @@ get_table *get_table_new(const kc_resource_info *ri, bool wide, bool show_ns)
     return t;
 }
 
+void get_table_labels(get_table *t, char *const *keys, size_t n, bool show_labels)
+{
+    t->label_keys = keys;
+    t->n_label_keys = n;
+    t->show_labels = show_labels;
+}
+
 void get_table_free(get_table *t)
 {
     if (!t)
@@ -53,15 +68,54 @@ void get_table_free(get_table *t)
         free(t->head[i]);
     for (size_t i = 0; i < t->nrows * t->ncols; i++)
         free(t->cells[i]);
+    for (size_t i = 0; i < t->nrows; i++)
+        free(t->row_ns[i]);
+    free(t->row_ns);
     free(t->head);
     free(t->src);
     free(t->cells);
     free(t);
 }
 
+size_t get_table_cols(const get_table *t)
+{
+    return t->ncols;
+}
+
 size_t get_table_rows(const get_table *t)
 {
     return t->nrows;
+}
+
+const char *get_table_rv(const get_table *t)
+{
+    return t->rv;
+}
+
+void get_table_row_id(const get_table *t, size_t r, const char **ns, const char **name)
+{
+    *ns = t->row_ns[r];
+    *name = t->cells[r * t->ncols + (size_t)t->name_col];
+}
+
+int get_table_permute(get_table *t, const size_t *order)
+{
+    char **cells = malloc((t->nrows * t->ncols + 1) * sizeof(*cells));
+    char **ns = malloc((t->nrows + 1) * sizeof(*ns));
+    if (!cells || !ns) {
+        free(cells);
+        free(ns);
+        return -1;
+    }
+    for (size_t r = 0; r < t->nrows; r++) {
+        memcpy(cells + r * t->ncols, t->cells + order[r] * t->ncols, t->ncols * sizeof(*cells));
+        ns[r] = t->row_ns[order[r]];
+    }
+    memcpy(t->cells, cells, t->nrows * t->ncols * sizeof(*cells));
+    memcpy(t->row_ns, ns, t->nrows * sizeof(*ns));
+    free(cells);
+    free(ns);
+    return 0;
 }
 
 /* ---- columns and cells ----------------------------------------------------------------------- */
@@ -77,13 +131,13 @@ static char *upper(const char *s)
 /* Choose the shown columns from columnDefinitions (NULL: a plain NAME column). -1 on OOM. */
 static int set_columns(get_table *t, json_t *defs)
 {
-    size_t n = json_array_size(defs), k = 0;
-    t->head = calloc(n + 2, sizeof(*t->head));
-    t->src = calloc(n + 2, sizeof(*t->src));
+    size_t n = json_array_size(defs), k = 0, extra = t->n_label_keys + 3;
+    t->head = calloc(n + extra, sizeof(*t->head));
+    t->src = calloc(n + extra, sizeof(*t->src));
     if (!t->head || !t->src)
         return -1;
     if (t->show_ns) {
-        t->src[k] = -1;
+        t->src[k] = SRC_NAMESPACE;
         t->head[k++] = strdup("NAMESPACE");
     }
     t->name_col = (int)k;
@@ -103,6 +157,15 @@ static int set_columns(get_table *t, json_t *defs)
     if (k == (t->show_ns ? 1u : 0u)) { /* no columns from the server: the objects' names */
         t->src[k] = 0;
         t->head[k++] = strdup("NAME");
+    }
+    for (size_t i = 0; i < t->n_label_keys; i++) { /* -L: kubectl's header is the last part */
+        const char *slash = strrchr(t->label_keys[i], '/');
+        t->src[k] = SRC_LABEL0 - (int)i;
+        t->head[k++] = upper(slash ? slash + 1 : t->label_keys[i]);
+    }
+    if (t->show_labels) {
+        t->src[k] = SRC_LABELS;
+        t->head[k++] = strdup("LABELS");
     }
     t->ncols = k;
     t->have_cols = true;
@@ -147,24 +210,70 @@ static char *cell_text(json_t *v)
     }
 }
 
-/* Append one row: cells (the server's array), ns (the object's namespace). -1 on OOM. */
-static int add_row(get_table *t, json_t *cells, const char *ns)
+/* "k=v,k2=v2" (keys sorted) or <none>: kubectl's LABELS cell. New malloc'd; NULL on OOM. */
+static char *labels_text(json_t *labels)
+{
+    size_t n;
+    const char **keys = get_sorted_keys(labels, &n);
+    if (!keys)
+        return strdup("<none>");
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    for (size_t i = 0; f && i < n; i++)
+        fprintf(f, "%s%s=%s", i ? "," : "", keys[i],
+                json_string_value(json_object_get(labels, keys[i])) ?: "");
+    free(keys);
+    if (!f || fclose(f)) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+/* The cell of shown column i: from the server's cells, or the object's namespace or labels. */
+static char *row_cell(const get_table *t, size_t i, json_t *cells, json_t *meta)
+{
+    int src = t->src[i];
+    json_t *labels = json_object_get(meta, "labels");
+    if (src == SRC_NAMESPACE) {
+        const char *ns = json_string_value(json_object_get(meta, "namespace"));
+        return strdup(ns ? ns : "");
+    }
+    if (src == SRC_LABELS)
+        return labels_text(labels);
+    if (src <= SRC_LABEL0) {
+        const char *v = json_string_value(json_object_get(labels, t->label_keys[SRC_LABEL0 - src]));
+        return strdup(v ? v : "");
+    }
+    json_t *v = json_array_get(cells, (size_t)src);
+    return v ? cell_text(v) : strdup("");
+}
+
+/* Append one row: cells (the server's array) of the object whose metadata is meta. -1 on OOM. */
+static int add_row(get_table *t, json_t *cells, json_t *meta)
 {
     if (t->nrows == t->cap) {
         size_t cap = t->cap ? t->cap * 2 : 64;
         char **c = realloc(t->cells, cap * t->ncols * sizeof(*c));
-        if (!c)
+        if (c)
+            t->cells = c;
+        char **ns = realloc(t->row_ns, cap * sizeof(*ns));
+        if (ns)
+            t->row_ns = ns;
+        if (!c || !ns)
             return -1;
-        t->cells = c;
         t->cap = cap;
     }
     char **row = t->cells + t->nrows * t->ncols;
+    const char *ns = json_string_value(json_object_get(meta, "namespace"));
+    if (!(t->row_ns[t->nrows] = strdup(ns ? ns : "")))
+        return -1;
     for (size_t i = 0; i < t->ncols; i++) {
-        json_t *v = t->src[i] < 0 ? NULL : json_array_get(cells, (size_t)t->src[i]);
-        row[i] = t->src[i] < 0 ? strdup(ns ? ns : "") : v ? cell_text(v) : strdup("");
-        if (!row[i]) {
+        if (!(row[i] = row_cell(t, i, cells, meta))) {
             for (size_t j = 0; j < i; j++)
                 free(row[j]);
+            free(t->row_ns[t->nrows]);
             return -1;
         }
     }
@@ -190,7 +299,7 @@ static int add_doc(get_table *t, json_t *doc, kc_error *err)
         json_array_foreach(json_object_get(doc, "rows"), i, row)
         {
             json_t *obj = json_object_get(row, "object");
-            if (add_row(t, json_object_get(row, "cells"), meta_str(obj, "namespace")))
+            if (add_row(t, json_object_get(row, "cells"), json_object_get(obj, "metadata")))
                 return kc_error_set(err, KC_ENOMEM, "out of memory");
         }
         return 0;
@@ -205,7 +314,7 @@ static int add_doc(get_table *t, json_t *doc, kc_error *err)
         const char *name = meta_str(obj, "name");
         json_t *cells = json_pack("[s]", name ? name : "");
         /* the NAME column is the first server cell here */
-        int rc = cells ? add_row(t, cells, meta_str(obj, "namespace")) : -1;
+        int rc = cells ? add_row(t, cells, json_object_get(obj, "metadata")) : -1;
         json_decref(cells);
         if (rc)
             return kc_error_set(err, KC_ENOMEM, "out of memory");
@@ -239,6 +348,9 @@ int get_table_fetch(get_table *t, kc_client *c, const kc_gvr *gvr, const char *n
             return kc_error_set(err, KC_EPARSE, "%s: the server's answer is not JSON: %s",
                                 t->ri->resource, je.text);
         rc = add_doc(t, doc, err);
+        const char *rv = meta_str(doc, "resourceVersion");
+        if (rv)
+            snprintf(t->rv, sizeof t->rv, "%s", rv);
         const char *next = name ? NULL : meta_str(doc, "continue");
         if (!rc && next && *next && !(cont = strdup(next)))
             rc = kc_error_set(err, KC_ENOMEM, "out of memory");
@@ -260,40 +372,23 @@ static size_t width(const char *s)
     return w;
 }
 
-void get_table_print(const get_table *t, FILE *out, bool with_kind)
+void get_tab_print(FILE *out, char *const *cells, size_t nrows, size_t ncols, size_t *widths)
 {
-    if (!t->have_cols)
+    size_t *w = calloc(ncols ? ncols : 1, sizeof(*w));
+    if (!w)
         return;
-    size_t *w = calloc(t->ncols, sizeof(*w));
-    char **named = calloc(t->nrows + 1, sizeof(*named));
-    if (!w || !named) {
-        free(w);
-        free(named);
-        return;
-    }
-    for (size_t r = 0; r < t->nrows; r++) {
-        const char *n = t->cells[r * t->ncols + (size_t)t->name_col];
-        size_t need = strlen(n) + strlen(t->ri->kind) + strlen(t->ri->group) + 4;
-        if (with_kind && (named[r] = malloc(need)))
-            get_kind_name(named[r], need, t->ri, n);
-    }
-    for (size_t c = 0; c < t->ncols; c++) {
-        w[c] = width(t->head[c]);
-        for (size_t r = 0; r < t->nrows; r++) {
-            const char *s = t->cells[r * t->ncols + c];
-            if ((int)c == t->name_col && named[r])
-                s = named[r];
-            size_t x = width(s);
+    if (widths)
+        memcpy(w, widths, ncols * sizeof(*w));
+    for (size_t c = 0; c < ncols; c++)
+        for (size_t r = 0; r < nrows; r++) {
+            size_t x = width(cells[r * ncols + c]);
             w[c] = x > w[c] ? x : w[c];
         }
-    }
-    for (size_t r = 0; r <= t->nrows; r++) {
-        for (size_t c = 0; c < t->ncols; c++) {
-            const char *s = r == 0 ? t->head[c] : t->cells[(r - 1) * t->ncols + c];
-            if (r > 0 && (int)c == t->name_col && named[r - 1])
-                s = named[r - 1];
+    for (size_t r = 0; r < nrows; r++) {
+        for (size_t c = 0; c < ncols; c++) {
+            const char *s = cells[r * ncols + c];
             fputs(s, out);
-            if (c + 1 == t->ncols)
+            if (c + 1 == ncols)
                 break;
             size_t cw = w[c] + TAB_PADDING < TAB_MINWIDTH ? TAB_MINWIDTH : w[c] + TAB_PADDING;
             for (size_t k = width(s); k < cw; k++)
@@ -301,8 +396,37 @@ void get_table_print(const get_table *t, FILE *out, bool with_kind)
         }
         fputc('\n', out);
     }
+    if (widths)
+        memcpy(widths, w, ncols * sizeof(*w));
+    free(w);
+}
+
+void get_table_print(const get_table *t, FILE *out, bool with_kind, bool header, size_t *widths)
+{
+    if (!t->have_cols)
+        return;
+    size_t first = header ? 1 : 0, nrows = t->nrows + first;
+    char **m = calloc(nrows * t->ncols + 1, sizeof(*m));
+    char **named = calloc(t->nrows + 1, sizeof(*named));
+    if (!m || !named) {
+        free(m);
+        free(named);
+        return;
+    }
+    if (header)
+        memcpy(m, t->head, t->ncols * sizeof(*m));
+    memcpy(m + first * t->ncols, t->cells, t->nrows * t->ncols * sizeof(*m));
+    for (size_t r = 0; with_kind && r < t->nrows; r++) {
+        const char *n = t->cells[r * t->ncols + (size_t)t->name_col];
+        size_t need = strlen(n) + strlen(t->ri->kind) + strlen(t->ri->group) + 4;
+        if ((named[r] = malloc(need))) {
+            get_kind_name(named[r], need, t->ri, n);
+            m[(r + first) * t->ncols + (size_t)t->name_col] = named[r];
+        }
+    }
+    get_tab_print(out, m, nrows, t->ncols, widths);
     for (size_t r = 0; r < t->nrows; r++)
         free(named[r]);
     free(named);
-    free(w);
+    free(m);
 }

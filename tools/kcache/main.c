@@ -3,7 +3,9 @@
  * registers itself from a constructor with kc__cli_register(), so adding a command touches no
  * shared file. `kcache --help` lists what is registered; `kcache help CMD` is `kcache CMD --help`.
  * Every command takes -h/--help, reports bad arguments in one format (cli_util.c) and exits
- * 0 (success), 1 (failure) or 2 (bad arguments).
+ * 0 (success), 1 (failure) or 2 (bad arguments). kubectl's global flags may precede the command
+ * (kcache --kubeconfig F -n NS get pods): they are moved after it (cli_util.c) and the command
+ * parses them as its own.
  */
 #include "cli.h"
 
@@ -26,14 +28,16 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "kcache %s — a correct, fast, lean local cache of Kubernetes API objects\n\n"
-            "Usage: kcache <command> [options]   (kcache help <command> for details)\n\n"
+            "Usage: kcache [global flags] <command> [options]   (kcache help <command>)\n\n"
             "Commands:\n",
             kc_version());
     for (int i = 0; i < n_cmds; i++)
         fprintf(f, "  %-10s %s\n", cmds[i].name, cmds[i].summary);
     fprintf(f, "  %-10s %s\n", "help", "help of a command (kcache help get)");
     fprintf(f, "  %-10s %s\n", "version", "print the version");
-    fprintf(f, "\nExit status: 0 success, 1 failure, 2 bad arguments.\n");
+    fprintf(f, "\nGlobal flags (before or after the command, as kubectl takes them):\n"
+               "  -n, --namespace NS, --kubeconfig PATH, --context NAME, --request-timeout T\n"
+               "\nExit status: 0 success, 1 failure, 2 bad arguments.\n");
 }
 
 static bool is_help(const char *a)
@@ -84,6 +88,9 @@ static int cmd_help(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    int hoisted = kc__cli_hoist_globals(argc, argv);
+    if (hoisted)
+        return hoisted;
     if (argc < 2) {
         usage(stderr);
         return KC_CLI_EXIT_USAGE;

@@ -109,9 +109,9 @@ static int item_cb(void *ud, const kc__sj_list_info *info, const kc__sj_meta *m,
         return 0;
     }
     r = st->on_item(st->ud, obj);
-    if (r) {
+    if (r) { /* "items[i]: " is put before the message (sj_list.cpp); the offset is the item's */
         e->code = r;
-        e->offset = -1;
+        e->offset = m->text - info->text_base + info->base_off;
         snprintf(e->msg, sizeof e->msg, "stopped by the item callback (%s)", kc_errno_name(r));
     }
     return r;

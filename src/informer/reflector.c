@@ -269,15 +269,19 @@ static int watch_cb(void *ud, const kc_watch_event *ev)
     }
     case KC_WATCH_ADDED:
     case KC_WATCH_MODIFIED:
-    case KC_WATCH_DELETED:
+    case KC_WATCH_DELETED: {
+        int rc = kc__inf_check_event(inf, ev->obj); /* issue 29 point 11 (verify.c) */
+        if (rc)
+            return rc;
         if (r->initial) {
             if (ev->type == KC_WATCH_DELETED)
                 return KC_EPARSE; /* not part of a streaming list's initial state */
-            return kc_store_batch_add(r->batch, ev->obj, NULL);
+            return kc__inf_batch_add(inf, r->batch, ev->obj);
         }
         if (went_back(r, kc_obj_resource_version(ev->obj)))
             return KC_ERV_TOO_LARGE;
         return apply_event(r, ev->type, ev->obj);
+    }
     }
     return 0;
 }
@@ -338,9 +342,15 @@ static void watch_opts_fill(refl *r, kc_watch_opts *wo)
                                                : (int64_t)kc__rng_range(&r->rng, 300, 600);
 }
 
+struct batch_ud {
+    kc_informer *inf;
+    kc_store_batch *b;
+};
+
 static int batch_add_cb(void *ud, kc_obj *item)
 {
-    int rc = kc_store_batch_add(ud, item, NULL);
+    struct batch_ud *bu = ud;
+    int rc = kc__inf_batch_add(bu->inf, bu->b, item); /* keeps the reason (verify.c) */
     kc_obj_unref(item);
     return rc;
 }
@@ -376,13 +386,15 @@ static int paged_list(refl *r, kc_error *err)
     }
     lo.cancel = c;
     kc__list_echo echo = {0};
+    struct batch_ud bu = {inf, b};
     if (inf->shard)
         rc = kc__client_list_all_ex(inf->client, &inf->gvr, inf->o.ns, &lo, inf->shard, &meta,
-                                    &echo, batch_add_cb, b, err);
+                                    &echo, batch_add_cb, &bu, err);
     else /* pages decoded on a worker while the next one downloads (rest/pager.c); the batch is
           * only touched by that worker until the call returns */
         rc = kc__client_list_pipelined(inf->client, &inf->gvr, inf->o.ns, &lo, &meta, batch_add_cb,
-                                       b, err);
+                                       &bu, err);
+    kc__inf_item_error(inf, rc, err); /* the store's reason for a refused item (issue 29 p. 10) */
     kc__inf_drop_cancel(inf, c);
     if (rc == 0)
         kc__inf_shard_note_list(inf, &echo);
@@ -402,6 +414,7 @@ static int paged_list(refl *r, kc_error *err)
                          "informer %s: server resourceVersion went back (%s < %s); relisted",
                          inf->name, lrv, wm);
         }
+        kc__inf_expect_type(inf, meta.kind, meta.api_version); /* watch events' (verify.c) */
         set_streaming(inf, false);
         r->rv[0] = '\0';
         set_rv(r, lrv);
@@ -448,6 +461,7 @@ static int do_watch(refl *r, bool streaming, kc_error *err)
         wd_started = pthread_create(&wd, NULL, watchdog_main, inf) == 0;
     int rc = kc__client_watch_ex(inf->client, &inf->gvr, inf->o.ns, &wo, inf->shard, watch_cb,
                                  flush_cb, r, c, err);
+    kc__inf_item_error(inf, rc, err); /* why an event was refused (verify.c) */
     flush_cb(r);
     if (wd_started) {
         pthread_mutex_lock(&inf->st_mu);

@@ -20,7 +20,9 @@
  *     LIST, PUT, DELETE) — POST and PATCH are re-sent only after a 429, which the server answers
  *     before doing anything;
  *   - maps failures to the error model: a Status body → code + detail (kc_status_parse); transport
- *     failures → KC_EDNS, KC_ETLS (the verification reason in the message), KC_ETIMEOUT, KC_EIO.
+ *     failures → KC_EDNS, KC_ETLS (the verification reason in the message), KC_ETIMEOUT, KC_EIO;
+ *     a response header over libcurl's limit (CURL_MAX_HTTP_HEADER, 100 KiB a header line) →
+ *     KC_ETOOLARGE naming it (libcurl itself says "Out of memory").
  * Credentials are never sent over plain http to a non-loopback host unless
  * allow_insecure_credentials is set (KC_ECONFIG otherwise), and never logged.
  */

@@ -11,8 +11,9 @@
  * sendInitialEvents=true, resourceVersionMatch=NotOlderThan, ends at the k8s.io/initial-events-end
  * bookmark) when the server supports it, else paged LIST then WATCH from the list RV. A rejected
  * streaming list (4xx) or a bookmark that does not come within initial_events_timeout_ms falls back
- * to LIST. Watches ask for bookmarks and resume from the last RV; 410 → relist at the last RV, then
- * at "" ; a list RV older than the watermark or ResourceVersionTooLarge → relist from scratch.
+ * to LIST (with KC_INFORMER_LIST_STREAMING the latter is a KC_ETIMEOUT failure, "streaming list
+ * timed out"). Watches ask for bookmarks and resume from the last RV; 410 → relist at the last RV,
+ * then at "" ; a list RV older than the watermark or ResourceVersionTooLarge → relist from scratch.
  * Errors back off exponentially with jitter (800 ms → 30 s; reset after 2 min of stable watch);
  * Retry-After is honoured.
  *

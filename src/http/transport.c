@@ -301,10 +301,29 @@ static int kc__on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut
     return (x->req->cancel && kc_cancel_fired(x->req->cancel)) ? 1 : 0;
 }
 
+/* A response header over libcurl's limits: one header line over CURL_MAX_HTTP_HEADER (libcurl
+ * says "Out of memory", CURLE_OUT_OF_MEMORY, before any of the body; CURLE_TOO_LARGE from curl
+ * 8.6), or all of them over its total (CURLE_RECV_ERROR "Too large response headers"). */
+static bool header_too_large(CURLcode cc, const char *what, bool body_started)
+{
+#if LIBCURL_VERSION_NUM >= 0x080600
+    if (cc == CURLE_TOO_LARGE)
+        return true;
+#endif
+    if (cc == CURLE_OUT_OF_MEMORY)
+        return !body_started;
+    return cc == CURLE_RECV_ERROR && strstr(what, "Too large response header");
+}
+
 static int kc__map_curl_error(kc__http *h, CURL *easy, CURLcode cc, const char *errbuf,
-                              kc_error *err)
+                              bool body_started, kc_error *err)
 {
     const char *what = errbuf[0] ? errbuf : curl_easy_strerror(cc);
+    if (header_too_large(cc, what, body_started)) /* issue 29 point 12 */
+        return kc_error_set(err, KC_ETOOLARGE,
+                            "%s: a response header is over libcurl's limit (%d bytes per header, "
+                            "CURL_MAX_HTTP_HEADER; libcurl says: %s)",
+                            h->cfg->server, (int)CURL_MAX_HTTP_HEADER, what);
     switch (cc) {
     case CURLE_COULDNT_RESOLVE_HOST:
     case CURLE_COULDNT_RESOLVE_PROXY:
@@ -537,7 +556,7 @@ static int transfer_result(kc__http *h, CURL *e, const kc__xfer *x, const kc__ht
     }
     if (cc != CURLE_OK) {
         *reusable = false;
-        return kc__map_curl_error(h, e, cc, errbuf, err);
+        return kc__map_curl_error(h, e, cc, errbuf, x->status_known != 0, err);
     }
     return 0;
 }

@@ -118,6 +118,7 @@ struct kc_informer {
     bool exit_registered;        /* listed for the exit handler (exit.c; its mutex) */
     bool exit_pinned;            /* st_mu: the exit handler is stopping it; free waits */
     bool initial_end_seen;       /* streaming attempt reached the bookmark (watchdog reads it) */
+    bool initial_timed_out;      /* st_mu: the watchdog gave up on the streaming attempt */
     uint64_t disconnected_since_ns;
     uint64_t sync_start_ns;
     double last_sync_s;

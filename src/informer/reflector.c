@@ -303,6 +303,7 @@ static void *watchdog_main(void *arg)
             KC__LOG_INFO("informer",
                          "informer %s: no initial-events-end bookmark; falling back to LIST",
                          inf->name);
+            inf->initial_timed_out = true; /* do_watch says so (issue 29 point 12) */
             if (inf->cancel)
                 kc_cancel_fire(inf->cancel);
             break;
@@ -446,6 +447,7 @@ static int do_watch(refl *r, bool streaming, kc_error *err)
         wo.resource_version = (r->list_at_rv && r->rv[0]) ? r->rv : "";
         pthread_mutex_lock(&inf->st_mu);
         inf->initial_end_seen = false;
+        inf->initial_timed_out = false;
         pthread_mutex_unlock(&inf->st_mu);
         atomic_store(&inf->last_event_ns, kc__now_ns());
     } else {
@@ -478,8 +480,16 @@ static int do_watch(refl *r, bool streaming, kc_error *err)
         r->batch = NULL;
         if (rc == KC_ECANCELED && kc__inf_shard_pending(inf))
             return rc; /* cancelled for a range change: not a streaming-list failure */
-        if (rc == 0 || (rc == KC_ECANCELED && !kc__inf_stopping(inf)))
-            rc = KC_EUNSUPPORTED; /* closed or timed out before the bookmark */
+        if (rc == KC_ECANCELED && inf->initial_timed_out && !kc__inf_stopping(inf)) /* joined */
+            rc = kc_error_set(err, KC_ETIMEOUT,
+                              "streaming list timed out: no initial-events-end bookmark "
+                              "(initial_events_timeout_ms %lld ms without an event, or 10 times "
+                              "that in all)",
+                              (long long)inf->o.initial_events_timeout_ms);
+        else if (rc == 0 || (rc == KC_ECANCELED && !kc__inf_stopping(inf)))
+            rc = kc_error_set(err, KC_EUNSUPPORTED,
+                              "streaming list: the stream ended before its initial-events-end "
+                              "bookmark");
     }
     return rc;
 }
@@ -516,7 +526,8 @@ static void list_cycle(refl *r)
              * without giving up streaming lists for when it is. */
             kc_error_clear(&err);
             rc = paged_list(r, &err);
-        } else if (is_rejection(rc) && inf->o.list_mode == KC_INFORMER_LIST_AUTO) {
+        } else if ((is_rejection(rc) || (rc == KC_ETIMEOUT && inf->initial_timed_out)) &&
+                   inf->o.list_mode == KC_INFORMER_LIST_AUTO) {
             KC__LOG_INFO("informer", "informer %s: streaming list not available (%s); using LIST",
                          inf->name, kc_strerror(rc));
             inf->streaming_unsupported = true;

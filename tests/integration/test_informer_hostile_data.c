@@ -235,6 +235,31 @@ static void test_hostile_watch_event_of_another_kind(void **st)
     stop(&f);
 }
 
+/* Point 12: a streaming list that never ends its initial events says it timed out. */
+static void test_hostile_streaming_list_times_out(void **st)
+{
+    (void)st;
+    script s = {.stream = "{\"type\":\"ADDED\",\"object\":{\"kind\":\"ConfigMap\",\"apiVersion\":"
+                          "\"v1\",\"metadata\":{\"name\":\"a\",\"namespace\":\"d\","
+                          "\"resourceVersion\":\"9\"}}}\n"};
+    hfx f = start(&s, KC_INFORMER_LIST_STREAMING);
+    kc_informer_status status =
+        failed(&f, "sendInitialEvents=true", 2, "streaming list timed out", NULL);
+    assert_int_equal(status.last_error_code, KC_ETIMEOUT);
+    stop(&f);
+}
+
+/* Point 12: a response header over libcurl's limit is KC_ETOOLARGE naming it. */
+static void test_hostile_huge_response_header(void **st)
+{
+    (void)st;
+    script s = {.list = CM_LIST(""), .header_bytes = 110 * 1024};
+    hfx f = start(&s, KC_INFORMER_LIST_PAGED);
+    kc_informer_status status = failed(&f, "limit=", 2, "CURL_MAX_HTTP_HEADER", "102400", NULL);
+    assert_int_equal(status.last_error_code, KC_ETOOLARGE);
+    stop(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -245,6 +270,8 @@ int main(void)
         cmocka_unit_test(test_hostile_parse_error_offset_in_status),
         cmocka_unit_test(test_hostile_item_of_another_kind_or_api_version),
         cmocka_unit_test(test_hostile_watch_event_of_another_kind),
+        cmocka_unit_test(test_hostile_streaming_list_times_out),
+        cmocka_unit_test(test_hostile_huge_response_header),
     };
     /* A failed test leaves its server running with a dead script: run one at a time to see
      * each fail (KC_TEST_ONLY=test_hostile_nul_in_name). */

@@ -12,7 +12,9 @@
  *   - an item whose kind or apiVersion is not the list's (a Secret inside a ConfigMapList);
  *     absent is fine, and lists whose kind says nothing (v1 "List") are not checked;
  *   - errors about an item name it: "items[i]: " and its offset, also when the item callback
- *     stopped the decode.
+ *     stopped the decode;
+ *   - kc__obj_get_cstring, the library's own read of a string it uses as a C string (discovery,
+ *     lease holders, owner references): a NUL is refused, or kept visible as \u0000.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,6 +22,8 @@
 #include <cmocka.h>
 
 #include <kcache/decode.h>
+
+#include "json/decode_internal.h" /* kc__obj_get_cstring */
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -258,6 +262,34 @@ static void test_callback_error_names_the_item(void **st)
     assert_int_equal(oc.off, strstr(body, "},{") + 2 - body);
 }
 
+/* The library's own reads of strings it uses as C strings (discovery, leases, owner references)
+ * refuse a NUL, or keep it visible as \u0000 where absent would mean something else. */
+static void test_get_cstring_refuses_or_escapes_nul(void **st)
+{
+    (void)st;
+    const char *j = "{\"spec\":{\"holderIdentity\":\"replica-a\\u0000x\",\"ok\":\"b\"}}";
+    kc_obj *o = NULL;
+    assert_int_equal(kc_obj_parse(j, strlen(j), NULL, &o, NULL), 0);
+    char *s = NULL;
+    size_t n = 0;
+    assert_int_equal(kc_obj_get_string(o, "/spec/holderIdentity", &s, &n, NULL), 0);
+    assert_int_equal(n, 11); /* the public accessor returns it whole, with its length */
+    free(s);
+    s = NULL;
+    kc_error err = KC_ERROR_INIT;
+    assert_int_equal(kc__obj_get_cstring(o, "/spec/holderIdentity", &s, false, &err), KC_EPARSE);
+    assert_null(s);
+    assert_non_null(strstr(err.message, "/spec/holderIdentity contains a NUL"));
+    kc_error_clear(&err);
+    assert_int_equal(kc__obj_get_cstring(o, "/spec/holderIdentity", &s, true, NULL), 0);
+    assert_string_equal(s, "replica-a\\u0000x");
+    free(s);
+    assert_int_equal(kc__obj_get_cstring(o, "/spec/ok", &s, false, NULL), 0);
+    assert_string_equal(s, "b");
+    free(s);
+    kc_obj_unref(o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -267,6 +299,7 @@ int main(void)
         cmocka_unit_test(test_escapes_without_nul_and_raw_nul),
         cmocka_unit_test(test_item_kind_or_api_version_not_the_lists),
         cmocka_unit_test(test_callback_error_names_the_item),
+        cmocka_unit_test(test_get_cstring_refuses_or_escapes_nul),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

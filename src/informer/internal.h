@@ -183,6 +183,9 @@ kc_cancel *kc__inf_new_cancel(kc_informer *inf);
 void kc__inf_drop_cancel(kc_informer *inf, kc_cancel *c);
 bool kc__inf_stopping(kc_informer *inf);
 
+/* verify.c: keep e (consumed) as the reason an object was refused, for kc__inf_item_error;
+ * returns rc. */
+int kc__inf_keep_reason(kc_informer *inf, int rc, kc_error *e);
 /* verify.c: obj into the batch; the store's reason for a refusal is kept for
  * kc__inf_item_error. */
 int kc__inf_batch_add(kc_informer *inf, kc_store_batch *b, kc_obj *obj);

@@ -178,11 +178,14 @@ static int apply_event(refl *r, kc_watch_type type, kc_obj *obj)
 {
     kc_informer *inf = r->inf;
     kc_store_change ch;
+    kc_error e = KC_ERROR_INIT;
     pthread_mutex_lock(&inf->ev_mu);
-    int rc = kc_store_apply(inf->store, type, obj, &ch, NULL);
+    int rc = kc_store_apply(inf->store, type, obj, &ch, &e);
     if (rc == 0)
         kc__inf_push_change_owned(inf, &ch);
     pthread_mutex_unlock(&inf->ev_mu);
+    if (rc)
+        kc__inf_keep_reason(inf, rc, &e); /* the store's reason (verify.c) */
     if (rc == 0) {
         r->unflushed = true;
         atomic_fetch_add_explicit(&inf->events_applied, 1, memory_order_relaxed);

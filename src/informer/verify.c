@@ -6,7 +6,8 @@
  * The reason an object was refused. The store and these checks say why in a kc_error, but the
  * list decoder's item callback and the watch decoder's event callback return only a code, so the
  * decoders report "stopped by the item callback (KC_EINVAL)". The reflector adds objects through
- * kc__inf_batch_add / kc__inf_check_event, which keep the reason (inf->item_err); after the call,
+ * kc__inf_batch_add / kc__inf_check_event, and hands what kc_store_apply refused to
+ * kc__inf_keep_reason, which keep the reason (inf->item_err); after the call,
  * kc__inf_item_error puts it into the call's kc_error in place of the callback text, keeping what
  * the decoder said around it ("items[3]: ") and its byte offset. It is what kc_informer_status and
  * kc_informer_wait_synced then show ("items[3]: store: object without a name…").
@@ -37,8 +38,7 @@ void kc__inf_expect_type(kc_informer *inf, const char *list_kind, const char *ap
         strcpy(inf->want_api, api_version);
 }
 
-/* Keep the reason of a refusal for kc__inf_item_error. */
-static int keep(kc_informer *inf, int rc, kc_error *e)
+int kc__inf_keep_reason(kc_informer *inf, int rc, kc_error *e)
 {
     kc_error_clear(&inf->item_err);
     inf->item_err = *e;
@@ -51,7 +51,7 @@ int kc__inf_batch_add(kc_informer *inf, kc_store_batch *b, kc_obj *obj)
     kc_error e = KC_ERROR_INIT;
     int rc = kc_store_batch_add(b, obj, &e);
     if (rc)
-        return keep(inf, rc, &e);
+        return kc__inf_keep_reason(inf, rc, &e);
     return 0;
 }
 
@@ -73,7 +73,7 @@ int kc__inf_check_event(kc_informer *inf, const kc_obj *obj)
                      kc_obj_namespace(obj), kc_obj_name(obj), api, inf->want_api);
     else
         return 0;
-    return keep(inf, KC_EPARSE, &e);
+    return kc__inf_keep_reason(inf, KC_EPARSE, &e);
 }
 
 void kc__inf_item_error(kc_informer *inf, int rc, kc_error *err)

@@ -183,6 +183,23 @@ static void test_hostile_items_without_metadata_or_name(void **st)
     stop(&f);
 }
 
+/* Point 10: a watch event whose object has no name says so too. */
+static void test_hostile_watch_event_without_name(void **st)
+{
+    (void)st;
+    script s = {.list = CM_LIST(""),
+                .watch = "{\"type\":\"ADDED\",\"object\":{\"kind\":\"ConfigMap\",\"metadata\":"
+                         "{\"namespace\":\"d\",\"resourceVersion\":\"11\"}}}\n"};
+    hfx f = start(&s, KC_INFORMER_LIST_PAGED);
+    assert_int_equal(kc_badsrv_wait(f.bs, "watch=", 2, 20000), 2);
+    kc_informer_status status;
+    kc_informer_get_status(f.inf, &status);
+    assert_int_equal(status.last_error_code, KC_EINVAL);
+    if (!strstr(status.last_error_message, "store: object without a name"))
+        fail_msg("status: %s", status.last_error_message);
+    stop(&f);
+}
+
 /* Point 10: a parse error's byte offset reaches kc_informer_status. */
 static void test_hostile_parse_error_offset_in_status(void **st)
 {
@@ -267,6 +284,7 @@ int main(void)
         cmocka_unit_test(test_hostile_nul_in_namespace),
         cmocka_unit_test(test_hostile_nul_in_label_key_and_value),
         cmocka_unit_test(test_hostile_items_without_metadata_or_name),
+        cmocka_unit_test(test_hostile_watch_event_without_name),
         cmocka_unit_test(test_hostile_parse_error_offset_in_status),
         cmocka_unit_test(test_hostile_item_of_another_kind_or_api_version),
         cmocka_unit_test(test_hostile_watch_event_of_another_kind),

@@ -108,6 +108,19 @@ static kc_informer_status failed(hfx *f, const char *needle, uint64_t n, ...)
     return st;
 }
 
+/* The informer synced, then its watch failed (the server saw the retry): the status says code
+ * and w1, w2 (may be NULL). */
+static void watch_failed(hfx *f, int code, const char *w1, const char *w2)
+{
+    assert_int_equal(kc_badsrv_wait(f->bs, "watch=", 2, 20000), 2);
+    kc_informer_status st;
+    kc_informer_get_status(f->inf, &st);
+    assert_true(st.synced);
+    assert_int_equal(st.last_error_code, code);
+    if (!strstr(st.last_error_message, w1) || (w2 && !strstr(st.last_error_message, w2)))
+        fail_msg("status: %s", st.last_error_message);
+}
+
 static int64_t offset_of(const char *text, const char *needle)
 {
     const char *p = strstr(text, needle);
@@ -191,12 +204,7 @@ static void test_hostile_watch_event_without_name(void **st)
                 .watch = "{\"type\":\"ADDED\",\"object\":{\"kind\":\"ConfigMap\",\"metadata\":"
                          "{\"namespace\":\"d\",\"resourceVersion\":\"11\"}}}\n"};
     hfx f = start(&s, KC_INFORMER_LIST_PAGED);
-    assert_int_equal(kc_badsrv_wait(f.bs, "watch=", 2, 20000), 2);
-    kc_informer_status status;
-    kc_informer_get_status(f.inf, &status);
-    assert_int_equal(status.last_error_code, KC_EINVAL);
-    if (!strstr(status.last_error_message, "store: object without a name"))
-        fail_msg("status: %s", status.last_error_message);
+    watch_failed(&f, KC_EINVAL, "store: object without a name", NULL);
     stop(&f);
 }
 
@@ -240,13 +248,7 @@ static void test_hostile_watch_event_of_another_kind(void **st)
                          "\"v1\",\"metadata\":{\"name\":\"s\",\"namespace\":\"d\","
                          "\"resourceVersion\":\"11\"}}}\n"};
     hfx f = start(&s, KC_INFORMER_LIST_PAGED);
-    assert_int_equal(kc_badsrv_wait(f.bs, "watch=", 2, 20000), 2);
-    kc_informer_status status;
-    kc_informer_get_status(f.inf, &status);
-    assert_int_equal(status.last_error_code, KC_EPARSE);
-    if (!strstr(status.last_error_message, "\"Secret\"") ||
-        !strstr(status.last_error_message, "expected \"ConfigMap\""))
-        fail_msg("status: %s", status.last_error_message);
+    watch_failed(&f, KC_EPARSE, "\"Secret\"", "expected \"ConfigMap\"");
     assert_null(kc_store_get(kc_informer_store(f.inf), "d", "s"));
     assert_non_null(kc_store_get(kc_informer_store(f.inf), "d", "a"));
     stop(&f);

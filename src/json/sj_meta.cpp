@@ -45,11 +45,13 @@ int walker::nullable(od::value &v, od::json_type want, bool *present, const char
 
 int walker::opt_string(od::value &v, kc__sj_str *out, const char *field)
 {
-    bool present = false;
-    int r = nullable(v, od::json_type::string, &present, field);
-    if (r || !present)
-        return r;
     string_view raw = v.raw_json_token();
+    if (raw[0] != '"') { /* null (absent), or not a string: nullable says which */
+        bool present = false;
+        int r = nullable(v, od::json_type::string, &present, field);
+        if (r || !present)
+            return r;
+    }
     string_view s;
     if (auto c = v.get_string().get(s))
         return err(c, field);
@@ -181,7 +183,8 @@ int walker::labels(od::value &v)
             return err(c, nm.value);
         if (int r = no_nul(s, raw, nm.value))
             return r;
-        if (memchr(k.data(), 0, k.size())) /* keys are short: no escape test first */
+        /* "key":value with no escape and no whitespace in it: the key cannot hold a NUL */
+        if (k.size() + 3 != static_cast<size_t>(raw.data() - kat) && memchr(k.data(), 0, k.size()))
             return nul_err(nm.key, kat);
         ctx->labels.push_back({{k.data(), k.size()}, {s.data(), s.size()}});
         return 0;

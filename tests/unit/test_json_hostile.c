@@ -153,6 +153,8 @@ static void test_nul_in_each_field(void **st)
          "metadata.labels value"},
         {"{\"metadata\":{\"name\":\"a\",\"labels\":{\"ok\":\"1\",\"ap\\u0000p\":\"x\"}}}",
          "\"ap\\u0000p\"", "metadata.labels key"},
+        {"{\"metadata\": {\"name\": \"a\", \"labels\": {\"ap\\u0000p\" : \"x\"}}}",
+         "\"ap\\u0000p\"", "metadata.labels key"}, /* with whitespace: no fast path */
         {"{\"metadata\":{\"name\":\"a\",\"ownerReferences\":[{\"controller\":true,\"uid\":"
          "\"o\\u0000\"}]}}",
          "\"o\\u0000\"", "metadata.ownerReferences[].uid"},

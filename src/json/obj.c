@@ -162,34 +162,6 @@ static int build_fail(kc__sj_err *e, int code, int64_t off, const char *fmt, ...
     return code;
 }
 
-static bool str_eq(kc__sj_str a, const char *b, size_t bn)
-{
-    return a.n == bn && (bn == 0 || memcmp(a.p, b, bn) == 0);
-}
-
-/* An item that says what it is must be what the list holds: kind = the list's kind minus "List"
- * and apiVersion = the list's (a Secret inside a ConfigMapList would otherwise be stored, and
- * served, as a ConfigMap). Items usually omit both (absent is fine). Not checked when the list's
- * kind does not end in "List" after a name (the generic v1 "List" holds any kind; a CRD may name
- * its list kind freely) or when the list does not say. */
-static int check_item_type(const kc__sj_meta *m, const kc__sj_list_info *list, kc__sj_err *e)
-{
-    if (!list || !list->has_kind || !ends_with_list(list->kind))
-        return 0;
-    size_t kn = list->kind.n - 4;
-    if (m->has_kind && !str_eq(m->kind, list->kind.p, kn))
-        return build_fail(e, KC_EPARSE, m->off + (int64_t)m->kind_off,
-                          "kind \"%.*s\" in a %.*s (expected \"%.*s\"): refused", (int)m->kind.n,
-                          m->kind.p, (int)list->kind.n, list->kind.p, (int)kn, list->kind.p);
-    if (m->has_api_version && list->has_api_version &&
-        !str_eq(m->api_version, list->api_version.p, list->api_version.n))
-        return build_fail(e, KC_EPARSE, m->off + (int64_t)m->apiv_off,
-                          "apiVersion \"%.*s\" in a %.*s of apiVersion \"%.*s\": refused",
-                          (int)m->api_version.n, m->api_version.p, (int)list->kind.n, list->kind.p,
-                          (int)list->api_version.n, list->api_version.p);
-    return 0;
-}
-
 /* Injections from the list: its kind (minus "List") and apiVersion for an item without them. */
 static void plan_injections(const kc__sj_meta *m, const kc__sj_list_info *list, build_plan *p)
 {
@@ -385,11 +357,6 @@ int kc__obj_build(const kc__sj_meta *m, unsigned flags, size_t max_size,
             return KC__OBJ_NOT_COMPACT; /* minified, it may fit */
         return build_fail(e, KC_ETOOLARGE, m->off, "object of %zu bytes is over the limit of %zu",
                           m->len, max_size);
-    }
-    if (list && (m->has_kind || m->has_api_version)) {
-        int r = check_item_type(m, list, e);
-        if (r)
-            return r;
     }
     build_plan p = {0};
     plan_injections(m, list, &p);

@@ -254,7 +254,9 @@ static void test_hostile_watch_event_of_another_kind(void **st)
     hfx f = start(&s, KC_INFORMER_LIST_PAGED);
     watch_failed(&f, KC_EPARSE, "\"Secret\"", "expected \"ConfigMap\"");
     assert_null(kc_store_get(kc_informer_store(f.inf), "d", "s"));
-    assert_non_null(kc_store_get(kc_informer_store(f.inf), "d", "a"));
+    kc_obj *a = kc_store_get(kc_informer_store(f.inf), "d", "a"); /* the list's item stays */
+    assert_non_null(a);
+    kc_obj_unref(a);
     stop(&f);
 }
 

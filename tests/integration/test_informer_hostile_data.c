@@ -260,6 +260,22 @@ static void test_hostile_watch_event_of_another_kind(void **st)
     stop(&f);
 }
 
+/* Point 11 in a streaming list: no LIST says the kind, the first event does. */
+static void test_hostile_streaming_list_event_of_another_kind(void **st)
+{
+    (void)st;
+    script s = {.stream = "{\"type\":\"ADDED\",\"object\":{\"kind\":\"ConfigMap\",\"apiVersion\":"
+                          "\"v1\",\"metadata\":{\"name\":\"a\",\"namespace\":\"d\","
+                          "\"resourceVersion\":\"9\"}}}\n{\"type\":\"ADDED\",\"object\":{\"kind\":"
+                          "\"Secret\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"s\","
+                          "\"namespace\":\"d\",\"resourceVersion\":\"10\"}}}\n"};
+    hfx f = start(&s, KC_INFORMER_LIST_STREAMING);
+    kc_informer_status status =
+        failed(&f, "sendInitialEvents=true", 2, "\"Secret\"", "expected \"ConfigMap\"", NULL);
+    assert_int_equal(status.last_error_code, KC_EPARSE);
+    stop(&f);
+}
+
 /* Point 12: a streaming list that never ends its initial events says it timed out. */
 static void test_hostile_streaming_list_times_out(void **st)
 {
@@ -302,6 +318,7 @@ int main(void)
         cmocka_unit_test(test_hostile_parse_error_offset_in_status),
         cmocka_unit_test(test_hostile_item_of_another_kind_or_api_version),
         cmocka_unit_test(test_hostile_watch_event_of_another_kind),
+        cmocka_unit_test(test_hostile_streaming_list_event_of_another_kind),
         cmocka_unit_test(test_hostile_streaming_list_times_out),
         cmocka_unit_test(test_hostile_huge_response_header),
     };

@@ -24,7 +24,9 @@
  *     retry_after_max_ms (a hostile "Retry-After: 999999" costs 10 s by default, not 11 days);
  *     the error returned when retries run out keeps the server's value in err->retry_after_s;
  *   - maps failures to the error model: a Status body → code + detail (kc_status_parse); transport
- *     failures → KC_EDNS, KC_ETLS (the verification reason in the message), KC_ETIMEOUT, KC_EIO.
+ *     failures → KC_EDNS, KC_ETLS (the verification reason in the message), KC_ETIMEOUT, KC_EIO;
+ *     a response header over libcurl's limit (CURL_MAX_HTTP_HEADER, 100 KiB a header line) →
+ *     KC_ETOOLARGE naming it (libcurl itself says "Out of memory").
  * Credentials are never sent over plain http to a non-loopback host unless
  * allow_insecure_credentials is set (KC_ECONFIG otherwise), and never logged.
  */

@@ -4,7 +4,14 @@
  *
  * Both decoders use simdjson; items are minified and transformed (managedFields stripped by
  * default) straight into kc_obj without a general DOM. List items that lack apiVersion/kind get
- * them from the list (kind without its "List" suffix), as the API server omits them.
+ * them from the list (kind without its "List" suffix), as the API server omits them; an item
+ * that has them must agree with the list (a Secret in a ConfigMapList, or apiVersion "v2" in a
+ * v1 list, is KC_EPARSE) unless the list's kind is not "<Kind>List" (the generic v1 "List").
+ *
+ * A string that becomes a C string (kc_obj_name and the other accessors, the list's metadata, a
+ * watch event's type) with a NUL character (\u0000) in it is KC_EPARSE naming the field: cut at
+ * the NUL, two different names would become one store key. Errors about a LIST item start with
+ * its index ("items[3]: ") and give its byte offset, also when the item callback stopped.
  *
  * Malformed input is KC_EPARSE with the byte offset of the fault in kc_error.offset (the end of
  * the input when it is truncated); it is never rewritten. Sub-trees the decoders do not read are

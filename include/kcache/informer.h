@@ -11,8 +11,9 @@
  * sendInitialEvents=true, resourceVersionMatch=NotOlderThan, ends at the k8s.io/initial-events-end
  * bookmark) when the server supports it, else paged LIST then WATCH from the list RV. A rejected
  * streaming list (4xx) or a bookmark that does not come within initial_events_timeout_ms falls back
- * to LIST. Watches ask for bookmarks and resume from the last RV; 410 → relist at the last RV, then
- * at "" ; a list RV older than the watermark or ResourceVersionTooLarge → relist from scratch.
+ * to LIST (with KC_INFORMER_LIST_STREAMING the latter is a KC_ETIMEOUT failure, "streaming list
+ * timed out"). Watches ask for bookmarks and resume from the last RV; 410 → relist at the last RV,
+ * then at "" ; a list RV older than the watermark or ResourceVersionTooLarge → relist from scratch.
  *
  * Backoff — the informer never hot-loops against its server. Every restart after a list or watch
  * that ended early waits one exponential step with jitter (client-go's: backoff_initial_ms, 800
@@ -29,6 +30,13 @@
  * bounded: the wait is at least min(Retry-After, backoff_max_ms) and never longer than
  * backoff_max_ms. Watches also count in the client's token bucket (kc_client_opts.qps/burst),
  * whose own Retry-After retries are capped too (kc_client_opts.retry_after_max_ms).
+ *
+ * Bad data is refused, never stored: an object the decoders refuse (kcache/decode.h: a NUL in a
+ * name, an item whose kind or apiVersion is not its list's), one the store refuses (without a
+ * name), and a watch event whose object says another kind or apiVersion than the informer's
+ * objects (those of the last LIST — its kind minus "List" — or, before any, of the first event
+ * that says one) fail the list or watch with KC_EPARSE / KC_EINVAL, backed off like any failure;
+ * the error names the item ("items[3]: …") and, for bad data, its byte offset (status below).
  *
  * Readiness: "synced" means the initial list has been applied in full. By default it stays true
  * through later relists (the old view is still served); with max_staleness_ms, kc_informer_ready
@@ -166,7 +174,8 @@ KC_API bool kc_informer_ready(kc_informer *inf);
  * field selector the server does not support —, KC_EMETHOD); the reflector keeps retrying with
  * backoff, so a CRD installed later still syncs. err (may be NULL) says why on failure: the
  * informer's name and its last error (code, HTTP status, reason, message, how long ago, how many
- * in a row), also on KC_ETIMEOUT; err->http_status and err->reason are those of the last error.
+ * in a row), also on KC_ETIMEOUT; err->http_status, err->reason and err->offset are those of the
+ * last error.
  * KC_EINVAL for a NULL inf. Thread-safe.
  */
 KC_API int kc_informer_wait_synced(kc_informer *inf, int64_t timeout_ms, kc_error *err);
@@ -226,6 +235,10 @@ typedef struct kc_informer_status {
      * also logged at warning level ("informer" subsystem). 0 in a healthy process. */
     uint64_t events_dropped;
     kc_informer_server_sharding server_sharding; /* (appended) */
+    /* (appended) Byte offset of the last error in the body it was found in (a LIST page, a watch
+     * stream's line), as kc_error.offset says: where bad data from the server was (a parse error,
+     * an item refused: "items[3]: …"); -1 when not about a position. */
+    int64_t last_error_offset;
 } kc_informer_status;
 
 /* Fill *ret (copied). inf NULL: *ret is zeroed; ret NULL: nothing. Thread-safe. */

@@ -55,8 +55,10 @@ typedef struct kc_decode_opts {
  * Build an object from one JSON object text (json need not be NUL-terminated; it is copied,
  * minified and transformed). opts may be NULL (defaults). Errors: KC_EINVAL (ret_obj NULL, or
  * json NULL with len > 0), KC_EPARSE (not JSON, not an object, metadata fields of the wrong type
- * or given twice, invalid UTF-8, two values with only whitespace between them, nesting deeper
- * than 512 levels, truncated; err names what and the byte offset in json), KC_ETOOLARGE,
+ * or given twice, a NUL character (\u0000) in a string that becomes a C string below — name,
+ * namespace, uid, resourceVersion, kind, apiVersion, a label key or value, an owner's uid —,
+ * invalid UTF-8, two values with only whitespace between them, nesting deeper than 512 levels,
+ * truncated; err names what and the byte offset in json), KC_ETOOLARGE,
  * KC_ENOMEM. On success *ret_obj is a new reference — caller unrefs. Thread-safe (uses a
  * per-thread parser, kept between calls for objects up to 1 MiB).
  */
@@ -81,7 +83,8 @@ KC_API const char *kc_obj_json(const kc_obj *obj, size_t *ret_len);
 
 /*
  * Extracted metadata. Each returns a NUL-terminated string borrowed from obj (valid while the
- * caller holds a reference), "" when the field is absent (never NULL). Thread-safe. These and
+ * caller holds a reference), "" when the field is absent (never NULL); the whole field: a
+ * decoder refuses a value with a NUL in it (KC_EPARSE) rather than cut it. Thread-safe. These and
  * the other accessors below take a NULL obj as an object without fields ("", 0, false; NULL from
  * kc_obj_label, KC_EINVAL from kc_obj_label_at).
  */
@@ -121,7 +124,9 @@ KC_API int kc_obj_label_at(const kc_obj *obj, size_t i, const char **ret_key,
  * value has another JSON type (err says which type it has). Thread-safe.
  */
 /* String value, unescaped: *ret_str is a new malloc'd NUL-terminated string — caller frees with
- * free(); *ret_len (may be NULL) gets its length. */
+ * free(); *ret_len (may be NULL) gets its length. Any string is returned, one with a \u0000
+ * escape too: then *ret_len is more than strlen(*ret_str) — compare them before using the value
+ * as a C string (a name, a key). */
 KC_API int kc_obj_get_string(const kc_obj *obj, const char *pointer, char **ret_str,
                              size_t *ret_len, kc_error *err);
 /* Integer value (JSON number without fraction that fits int64). */

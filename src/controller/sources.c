@@ -103,11 +103,11 @@ static int controller_ref(kc_obj *obj, char **ret_api, char **ret_kind, char **r
             continue;
         char *api = NULL, *kind = NULL, *name = NULL;
         snprintf(ptr, sizeof(ptr), "/metadata/ownerReferences/%zu/apiVersion", i);
-        kc_obj_get_string(obj, ptr, &api, NULL, NULL);
+        kc__obj_get_cstring(obj, ptr, &api, false, NULL);
         snprintf(ptr, sizeof(ptr), "/metadata/ownerReferences/%zu/kind", i);
-        kc_obj_get_string(obj, ptr, &kind, NULL, NULL);
+        kc__obj_get_cstring(obj, ptr, &kind, false, NULL);
         snprintf(ptr, sizeof(ptr), "/metadata/ownerReferences/%zu/name", i);
-        kc_obj_get_string(obj, ptr, &name, NULL, NULL);
+        kc__obj_get_cstring(obj, ptr, &name, false, NULL);
         if (!api || !kind || !name) {
             free(api);
             free(kind);

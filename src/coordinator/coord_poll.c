@@ -17,6 +17,7 @@
  *      informer), then the Lease release (L9); LOSE: gate drop, on_lost.
  */
 #include "coordinator/internal.h"
+#include "json/decode_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,13 +47,13 @@ static void observe_obj(kc__coord_obs *ob, kc_obj *obj, uint64_t now)
     ob->observed_ms = now;
     char *h = NULL;
     ob->holder[0] = '\0';
-    if (kc_obj_get_string(obj, "/spec/holderIdentity", &h, NULL, NULL) == 0 && h)
+    if (kc__obj_get_cstring(obj, "/spec/holderIdentity", &h, true, NULL) == 0 && h)
         snprintf(ob->holder, sizeof ob->holder, "%s", h);
     free(h);
     char *kv = NULL;
     ob->k = 0;
-    if (kc_obj_get_string(obj, "/metadata/annotations/kcache.io~1shard-ranges", &kv, NULL, NULL) ==
-            0 &&
+    if (kc__obj_get_cstring(obj, "/metadata/annotations/kcache.io~1shard-ranges", &kv, false,
+                            NULL) == 0 &&
         kv)
         ob->k = (uint32_t)strtoul(kv, NULL, 10);
     free(kv);

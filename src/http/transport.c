@@ -301,10 +301,36 @@ static int kc__on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut
     return (x->req->cancel && kc_cancel_fired(x->req->cancel)) ? 1 : 0;
 }
 
+/* A response header over libcurl's limits: one header line over CURL_MAX_HTTP_HEADER (libcurl
+ * says "Out of memory", CURLE_OUT_OF_MEMORY, before any of the body; CURLE_TOO_LARGE from curl
+ * 8.6) → 1; all of them over its total of 300 KiB (CURLE_RECV_ERROR "Too large response
+ * headers") → 2; else 0. */
+static int header_too_large(CURLcode cc, const char *what, bool body_started)
+{
+#if LIBCURL_VERSION_NUM >= 0x080600
+    if (cc == CURLE_TOO_LARGE)
+        return 1;
+#endif
+    if (cc == CURLE_OUT_OF_MEMORY)
+        return body_started ? 0 : 1;
+    return cc == CURLE_RECV_ERROR && strstr(what, "Too large response header") ? 2 : 0;
+}
+
 static int kc__map_curl_error(kc__http *h, CURL *easy, CURLcode cc, const char *errbuf,
-                              kc_error *err)
+                              bool body_started, kc_error *err)
 {
     const char *what = errbuf[0] ? errbuf : curl_easy_strerror(cc);
+    int big = header_too_large(cc, what, body_started); /* issue 29 point 12 */
+    if (big == 1)
+        return kc_error_set(err, KC_ETOOLARGE,
+                            "%s: a response header line is over libcurl's limit of %d bytes "
+                            "(CURL_MAX_HTTP_HEADER; libcurl says: %s)",
+                            h->cfg->server, (int)CURL_MAX_HTTP_HEADER, what);
+    if (big == 2)
+        return kc_error_set(err, KC_ETOOLARGE,
+                            "%s: the response headers are over libcurl's limit of 300 KiB in all "
+                            "(libcurl says: %s)",
+                            h->cfg->server, what);
     switch (cc) {
     case CURLE_COULDNT_RESOLVE_HOST:
     case CURLE_COULDNT_RESOLVE_PROXY:
@@ -537,7 +563,7 @@ static int transfer_result(kc__http *h, CURL *e, const kc__xfer *x, const kc__ht
     }
     if (cc != CURLE_OK) {
         *reusable = false;
-        return kc__map_curl_error(h, e, cc, errbuf, err);
+        return kc__map_curl_error(h, e, cc, errbuf, x->status_known != 0, err);
     }
     return 0;
 }

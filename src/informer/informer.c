@@ -30,6 +30,7 @@ void kc_informer_free(kc_informer *inf)
     kc_store_free(inf->store);
     if (inf->sync_fd >= 0)
         close(inf->sync_fd);
+    kc_error_clear(&inf->item_err);
     kc__inf_spec_clear(&inf->spec);
     kc_shard_selector_free(inf->shard);
     kc_shard_selector_free(inf->shard_next);

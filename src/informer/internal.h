@@ -86,6 +86,7 @@ typedef struct kc__inf_err {
     char reason[64], message[256];
     int64_t unix_ms;
     uint64_t mono_ns;
+    int64_t offset; /* kc_error.offset; -1 none */
 } kc__inf_err;
 
 struct kc_informer {
@@ -117,6 +118,7 @@ struct kc_informer {
     bool exit_registered;        /* listed for the exit handler (exit.c; its mutex) */
     bool exit_pinned;            /* st_mu: the exit handler is stopping it; free waits */
     bool initial_end_seen;       /* streaming attempt reached the bookmark (watchdog reads it) */
+    bool initial_timed_out;      /* st_mu: the watchdog gave up on the streaming attempt */
     uint64_t disconnected_since_ns;
     uint64_t sync_start_ns;
     double last_sync_s;
@@ -137,6 +139,11 @@ struct kc_informer {
     bool shard_none;               /* no range at all (shard NULL): empty, synced, no requests */
     bool shard_next_none;          /* st_mu: the pending change is to no range */
     kc_informer_server_sharding server_sharding; /* st_mu */
+
+    /* verify.c (the reflector's): why the last object was refused; the kind and apiVersion of
+     * the objects ("" until the first LIST or event says) */
+    kc_error item_err;
+    char want_kind[128], want_api[128];
 
     _Atomic uint64_t relists, watch_restarts, events_applied, bookmarks, errors;
     _Atomic uint64_t events_dropped; /* handlers.c: changes lost on out of memory */
@@ -175,6 +182,22 @@ bool kc__inf_sleep(kc_informer *inf, uint64_t ns);
 kc_cancel *kc__inf_new_cancel(kc_informer *inf);
 void kc__inf_drop_cancel(kc_informer *inf, kc_cancel *c);
 bool kc__inf_stopping(kc_informer *inf);
+
+/* verify.c: keep e (consumed) as the reason an object was refused, for kc__inf_item_error;
+ * returns rc. */
+int kc__inf_keep_reason(kc_informer *inf, int rc, kc_error *e);
+/* verify.c: obj into the batch; the store's reason for a refusal is kept for
+ * kc__inf_item_error. */
+int kc__inf_batch_add(kc_informer *inf, kc_store_batch *b, kc_obj *obj);
+/* verify.c: 0, or KC_EPARSE (reason kept) when a watch event's object says another kind or
+ * apiVersion than the informer's objects have. */
+int kc__inf_check_event(kc_informer *inf, const kc_obj *obj);
+/* verify.c: the kind of the informer's objects is list_kind minus "List" (NULL or not so named:
+ * unchanged), their apiVersion api_version (NULL or "": unchanged). */
+void kc__inf_expect_type(kc_informer *inf, const char *list_kind, const char *api_version);
+/* verify.c: after a list or watch call that returned rc with err: when an object was refused
+ * during it, err says why instead of "stopped by the … callback". */
+void kc__inf_item_error(kc_informer *inf, int rc, kc_error *err);
 
 /* status.c: a list or watch failed with code (detail e, may be NULL): record it as the last
  * error and wake sync waiters (they return at once on a permanent failure). Returns the number

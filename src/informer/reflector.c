@@ -145,11 +145,14 @@ static int apply_event(refl *r, kc_watch_type type, kc_obj *obj)
 {
     kc_informer *inf = r->inf;
     kc_store_change ch;
+    kc_error e = KC_ERROR_INIT;
     pthread_mutex_lock(&inf->ev_mu);
-    int rc = kc_store_apply(inf->store, type, obj, &ch, NULL);
+    int rc = kc_store_apply(inf->store, type, obj, &ch, &e);
     if (rc == 0)
         kc__inf_push_change_owned(inf, &ch);
     pthread_mutex_unlock(&inf->ev_mu);
+    if (rc)
+        kc__inf_keep_reason(inf, rc, &e); /* the store's reason (verify.c) */
     if (rc == 0) {
         r->unflushed = true;
         atomic_fetch_add_explicit(&inf->events_applied, 1, memory_order_relaxed);
@@ -212,10 +215,14 @@ static int watch_cb(void *ud, const kc_watch_event *ev)
         return 0;
     case KC__EV_INITIAL_END:
         return initial_end(r, rv);
-    case KC__EV_APPLY:
+    case KC__EV_APPLY: {
+        int rc = kc__inf_check_event(inf, ev->obj); /* issue 29 point 11 (verify.c) */
+        if (rc)
+            return rc;
         if (r->initial)
-            return kc_store_batch_add(r->batch, ev->obj, NULL);
+            return kc__inf_batch_add(inf, r->batch, ev->obj);
         return apply_event(r, ev->type, ev->obj);
+    }
     case KC__EV_STOP_GONE:
         stop = KC_EGONE;
         break;
@@ -247,6 +254,7 @@ static void *watchdog_main(void *arg)
             KC__LOG_INFO("informer",
                          "informer %s: no initial-events-end bookmark; falling back to LIST",
                          inf->name);
+            inf->initial_timed_out = true; /* do_watch says so (issue 29 point 12) */
             if (inf->cancel)
                 kc_cancel_fire(inf->cancel);
             break;
@@ -287,9 +295,15 @@ static void watch_opts_fill(refl *r, kc_watch_opts *wo)
     r->timeout_ns = (uint64_t)wo->timeout_s * KC__NS_PER_SEC;
 }
 
+struct batch_ud {
+    kc_informer *inf;
+    kc_store_batch *b;
+};
+
 static int batch_add_cb(void *ud, kc_obj *item)
 {
-    int rc = kc_store_batch_add(ud, item, NULL);
+    struct batch_ud *bu = ud;
+    int rc = kc__inf_batch_add(bu->inf, bu->b, item); /* keeps the reason (verify.c) */
     kc_obj_unref(item);
     return rc;
 }
@@ -325,13 +339,15 @@ static int paged_list(refl *r, kc_error *err)
     }
     lo.cancel = c;
     kc__list_echo echo = {0};
+    struct batch_ud bu = {inf, b};
     if (inf->shard)
         rc = kc__client_list_all_ex(inf->client, &inf->gvr, inf->o.ns, &lo, inf->shard, &meta,
-                                    &echo, batch_add_cb, b, err);
+                                    &echo, batch_add_cb, &bu, err);
     else /* pages decoded on a worker while the next one downloads (rest/pager.c); the batch is
           * only touched by that worker until the call returns */
         rc = kc__client_list_pipelined(inf->client, &inf->gvr, inf->o.ns, &lo, &meta, batch_add_cb,
-                                       b, err);
+                                       &bu, err);
+    kc__inf_item_error(inf, rc, err); /* the store's reason for a refused item (issue 29 p. 10) */
     kc__inf_drop_cancel(inf, c);
     if (rc == 0)
         kc__inf_shard_note_list(inf, &echo);
@@ -351,6 +367,7 @@ static int paged_list(refl *r, kc_error *err)
                          "informer %s: server resourceVersion went back (%s < %s); relisted",
                          inf->name, lrv, wm);
         }
+        kc__inf_expect_type(inf, meta.kind, meta.api_version); /* watch events' (verify.c) */
         set_streaming(inf, false);
         r->rv[0] = '\0';
         set_rv(r, lrv);
@@ -382,6 +399,7 @@ static int do_watch(refl *r, bool streaming, kc_error *err)
         wo.resource_version = (r->list_at_rv && r->rv[0]) ? r->rv : "";
         pthread_mutex_lock(&inf->st_mu);
         inf->initial_end_seen = false;
+        inf->initial_timed_out = false;
         pthread_mutex_unlock(&inf->st_mu);
         atomic_store(&inf->last_event_ns, kc__now_ns());
     } else {
@@ -397,6 +415,7 @@ static int do_watch(refl *r, bool streaming, kc_error *err)
         wd_started = pthread_create(&wd, NULL, watchdog_main, inf) == 0;
     int rc = kc__client_watch_ex(inf->client, &inf->gvr, inf->o.ns, &wo, inf->shard, watch_cb,
                                  flush_cb, r, c, err);
+    kc__inf_item_error(inf, rc, err); /* why an event was refused (verify.c) */
     flush_cb(r);
     if (wd_started) {
         pthread_mutex_lock(&inf->st_mu);
@@ -413,8 +432,16 @@ static int do_watch(refl *r, bool streaming, kc_error *err)
         r->batch = NULL;
         if (rc == KC_ECANCELED && kc__inf_shard_pending(inf))
             return rc; /* cancelled for a range change: not a streaming-list failure */
-        if (rc == 0 || (rc == KC_ECANCELED && !kc__inf_stopping(inf)))
-            rc = KC_EUNSUPPORTED; /* closed or timed out before the bookmark */
+        if (rc == KC_ECANCELED && inf->initial_timed_out && !kc__inf_stopping(inf)) /* joined */
+            rc = kc_error_set(err, KC_ETIMEOUT,
+                              "streaming list timed out: no initial-events-end bookmark "
+                              "(initial_events_timeout_ms %lld ms without an event, or 10 times "
+                              "that in all)",
+                              (long long)inf->o.initial_events_timeout_ms);
+        else if (rc == 0 || (rc == KC_ECANCELED && !kc__inf_stopping(inf)))
+            rc = kc_error_set(err, KC_EUNSUPPORTED,
+                              "streaming list: the stream ended before its initial-events-end "
+                              "bookmark");
     }
     return rc;
 }
@@ -452,7 +479,8 @@ static void list_cycle(refl *r)
              * without giving up streaming lists for when it is. */
             kc_error_clear(&err);
             rc = paged_list(r, &err);
-        } else if (is_rejection(rc) && inf->o.list_mode == KC_INFORMER_LIST_AUTO) {
+        } else if ((is_rejection(rc) || (rc == KC_ETIMEOUT && inf->initial_timed_out)) &&
+                   inf->o.list_mode == KC_INFORMER_LIST_AUTO) {
             KC__LOG_INFO("informer", "informer %s: streaming list not available (%s); using LIST",
                          inf->name, kc_strerror(rc));
             inf->streaming_unsupported = true;

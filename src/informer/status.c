@@ -42,6 +42,7 @@ uint64_t kc__inf_note_failure(kc_informer *inf, int code, const kc_error *e)
     le.http_status = e ? e->http_status : 0;
     copy_str(le.reason, sizeof(le.reason), e ? e->reason : NULL);
     copy_str(le.message, sizeof(le.message), e && e->message ? e->message : kc_strerror(le.code));
+    le.offset = e ? e->offset : -1;
     le.unix_ms = (int64_t)kc__wall_ms();
     le.mono_ns = kc__now_ns();
     pthread_mutex_lock(&inf->st_mu);
@@ -62,6 +63,8 @@ void kc__inf_error_text(const kc_informer_status *st, kc__buf *b)
                        st->last_error_reason[0] ? " " : "", st->last_error_reason);
     if (st->last_error_message[0])
         kc__buf_printf(b, ": %s", st->last_error_message);
+    if (st->last_error_offset >= 0 && st->last_error_code)
+        kc__buf_printf(b, " (at byte %lld)", (long long)st->last_error_offset);
 }
 
 /* ---- readiness ------------------------------------------------------------------------------ */
@@ -130,6 +133,7 @@ static int wait_error(kc_informer *inf, int rc, int64_t waited_ms, const kc_info
         err->http_status = st->last_error_http_status;
         free(err->reason);
         err->reason = st->last_error_reason[0] ? kc__strdup(st->last_error_reason) : NULL;
+        err->offset = st->last_error_offset;
     }
     return rc;
 }
@@ -205,6 +209,7 @@ void(kc_informer_get_status)(kc_informer *inf, kc_informer_status *ret, size_t r
         return;
     kc_informer_status st;
     memset(&st, 0, sizeof(st));
+    st.last_error_offset = -1;
     if (!inf) {
         kc__result_copy(ret, ret_size, &st, sizeof st);
         return;
@@ -226,6 +231,7 @@ void(kc_informer_get_status)(kc_informer *inf, kc_informer_status *ret, size_t r
     memcpy(st.last_error_reason, le->reason, sizeof(st.last_error_reason));
     memcpy(st.last_error_message, le->message, sizeof(st.last_error_message));
     st.last_error_unix_ms = le->unix_ms;
+    st.last_error_offset = le->code ? le->offset : -1;
     st.last_error_age_ms = le->code ? (int64_t)((now - le->mono_ns) / KC__NS_PER_MS) : 0;
     st.consecutive_errors = inf->consecutive_errors;
     st.server_sharding = inf->server_sharding;

@@ -35,4 +35,12 @@ void kc__watch_decoder_set_shard(kc_watch_decoder *dec, const kc_shard_selector 
  * decoder is freed before it). */
 void kc__watch_decoder_set_initial_arena(kc_watch_decoder *dec);
 
+/* kc_obj_get_string for a value used as a C string (a name, a version, an identity): cut at a
+ * NUL character (\u0000), "a\u0000b" would read as "a" (issue 29 point 9). A string with a NUL
+ * in it is KC_EPARSE (err names the pointer; *ret_str untouched) or, with escape, returned with
+ * each NUL written as the six characters \u0000 — for values that are compared, where absent
+ * would mean something else (a lease holder: absent is a free lease). */
+int kc__obj_get_cstring(const kc_obj *obj, const char *pointer, char **ret_str, bool escape,
+                        kc_error *err);
+
 #endif

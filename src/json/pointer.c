@@ -5,7 +5,10 @@
  * obj.c leaves KC__SJ_PADDING readable bytes after it) with the calling thread's parser, walks the
  * pointer's tokens and reads only the target value. The pointer's syntax is checked here first so
  * that simdjson's errors can be reported as "not found" versus "malformed pointer" precisely.
+ * kc__obj_get_cstring is the internal callers' way to read a string they use as a C string: one
+ * with a NUL inside is refused rather than cut.
  */
+#include "json/decode_internal.h"
 #include "json/obj_internal.h"
 
 #include <stdlib.h>
@@ -80,6 +83,51 @@ int kc_obj_get_string(const kc_obj *obj, const char *pointer, char **ret_str, si
         free(s);
     if (ret_len)
         *ret_len = out.str.n;
+    return 0;
+}
+
+/* s (n bytes, with NULs) with each NUL as the six characters \u0000; NULL on out of memory. */
+static char *escape_nul(const char *s, size_t n)
+{
+    size_t nuls = 0;
+    for (size_t i = 0; i < n; i++)
+        nuls += s[i] == '\0';
+    char *d = malloc(n + nuls * 5 + 1), *p = d;
+    if (!d)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i]) {
+            *p++ = s[i];
+        } else {
+            memcpy(p, "\\u0000", 6);
+            p += 6;
+        }
+    }
+    *p = '\0';
+    return d;
+}
+
+int kc__obj_get_cstring(const kc_obj *obj, const char *pointer, char **ret_str, bool escape,
+                        kc_error *err)
+{
+    char *s = NULL;
+    size_t n = 0;
+    int r = kc_obj_get_string(obj, pointer, &s, &n, err);
+    if (r)
+        return r;
+    if (strlen(s) != n) {
+        char *e = escape ? escape_nul(s, n) : NULL;
+        free(s);
+        if (!escape)
+            return kc_error_set(err, KC_EPARSE, "%s contains a NUL character (\\u0000)", pointer);
+        if (!e)
+            return kc_error_set(err, KC_ENOMEM, "out of memory");
+        s = e;
+    }
+    if (ret_str)
+        *ret_str = s;
+    else
+        free(s);
     return 0;
 }
 

@@ -76,6 +76,8 @@ typedef struct kc__sj_list_info {
     bool has_shard_info;       /* metadata.shardInfo present (not null) */
     const char *text_base;     /* start of the text item spans point into … */
     int64_t base_off;          /* … at this offset of the body (a window of it; else 0) */
+    size_t n_items; /* items[] elements delivered so far: the index of the one being delivered
+                       (errors about an item start "items[i]: ") */
 } kc__sj_list_info;
 
 /* Item callback for lists: info carries the list's kind/apiVersion (known before items are

@@ -235,8 +235,23 @@ struct walker {
     /* A field that must be of type want or null: 0 and *present = not null, or a type error
      * naming field. */
     int nullable(od::value &v, od::json_type want, bool *present, const char *field);
-    /* A string field that may be null (= absent: out unchanged). */
+    /* A string field that may be null (= absent: out unchanged). A string with a NUL character
+     * (\u0000) is KC_EPARSE: every string the walker extracts becomes a C string (kc_obj_name,
+     * the store key, list metadata, a Status' reason…), which would silently end at the NUL — two
+     * pods "p\u0000one" and "p\u0000two" would both be "p". */
     int opt_string(od::value &v, kc__sj_str *out, const char *field);
+    /* KC_EPARSE at `at`: field contains a NUL character. */
+    __attribute__((cold, noinline)) int nul_err(const char *field, const char *at);
+    /* s, unescaped from the raw token raw (quotes included, maybe trailing whitespace): 0, or
+     * nul_err when it holds a NUL. Escapes always shorten a string, so an unescaped string as long
+     * as its raw text had none and holds no NUL (stage 1 refuses raw control characters inside
+     * strings): the usual case costs a comparison, the rest a memchr. */
+    int no_nul(string_view s, string_view raw, const char *field)
+    {
+        if (s.size() + 2 == tok_trim(raw).size() || !memchr(s.data(), 0, s.size()))
+            return 0;
+        return nul_err(field, raw.data());
+    }
     /* A field that must be an object (or array) or null: *present tells which. */
     int opt_object(od::value &v, od::object &o, bool *present, const char *field);
     int opt_array(od::value &v, od::array &a, bool *present, const char *field);

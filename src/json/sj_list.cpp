@@ -128,22 +128,40 @@ int list_type(walker &w, od::field &f, od::raw_json_string k, kc__sj_list_info &
     return 0;
 }
 
+/* r, with "items[i]: " put before e's message (which item of the list it is about). */
+__attribute__((cold, noinline)) int item_error(int r, kc__sj_err *e, size_t i)
+{
+    char head[32];
+    int n = snprintf(head, sizeof head, "items[%zu]: ", i);
+    size_t len = strnlen(e->msg, sizeof e->msg - 1);
+    if (n <= 0 || strncmp(e->msg, head, static_cast<size_t>(n)) == 0)
+        return r;
+    size_t keep = len + static_cast<size_t>(n) < sizeof e->msg ? len : sizeof e->msg - 1 - n;
+    memmove(e->msg + n, e->msg, keep);
+    memcpy(e->msg, head, static_cast<size_t>(n));
+    e->msg[n + keep] = '\0';
+    return r;
+}
+
 /* One items[] element: walked, then handed to item_fn. *end: just after its closing brace.
- * *cb: the error is item_fn's (not the text's). */
+ * *cb: the error is item_fn's (not the text's). Errors name the element (items[i]: …). */
 int list_item(walker &w, od::value &item, kc__sj_list_info &info, kc__sj_item_fn item_fn, void *ud,
               const char **end, bool *cb)
 {
     const char *start = item.raw_json_token().data();
     od::object io;
     if (int r = w.req_object(item, io, "an items[] element"))
-        return r;
+        return item_error(r, w.e, info.n_items);
     kc__sj_meta m = {};
     if (int r = w.object(io, start, &m))
-        return r;
+        return item_error(r, w.e, info.n_items);
     *end = m.text + m.len;
     int r = item_fn(ud, &info, &m, w.e);
     *cb = r != 0;
-    return r;
+    if (r)
+        return item_error(r, w.e, info.n_items);
+    info.n_items++;
+    return 0;
 }
 
 /* ---- large bodies, in windows -------------------------------------------------------------

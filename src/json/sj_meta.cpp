@@ -45,16 +45,28 @@ int walker::nullable(od::value &v, od::json_type want, bool *present, const char
 
 int walker::opt_string(od::value &v, kc__sj_str *out, const char *field)
 {
-    bool present = false;
-    int r = nullable(v, od::json_type::string, &present, field);
-    if (r || !present)
-        return r;
+    string_view raw = v.raw_json_token();
+    if (raw[0] != '"') { /* null (absent), or not a string: nullable says which */
+        bool present = false;
+        int r = nullable(v, od::json_type::string, &present, field);
+        if (r || !present)
+            return r;
+    }
     string_view s;
     if (auto c = v.get_string().get(s))
         return err(c, field);
+    if (int r = no_nul(s, raw, field))
+        return r;
     out->p = s.data();
     out->n = s.size();
     return 0;
+}
+
+int walker::nul_err(const char *field, const char *at)
+{
+    return fail(e, KC_EPARSE, off(at),
+                "%s contains a NUL character (\\u0000): refused, its C string would be cut short",
+                field);
 }
 
 int walker::opt_object(od::value &v, od::object &o, bool *present, const char *field)
@@ -163,10 +175,17 @@ int walker::labels(od::value &v)
                                         "metadata.labels value", "a metadata.labels value"};
     return string_map(*this, v, nm, [&](od::field &f) -> int {
         string_view k, s;
+        const char *kat = f.key().raw() - 1; /* unescaped_key() forgets the raw key */
         if (auto c = f.unescaped_key().get(k))
             return err(c, nm.key);
+        string_view raw = f.value().raw_json_token();
         if (auto c = f.value().get_string().get(s))
             return err(c, nm.value);
+        if (int r = no_nul(s, raw, nm.value))
+            return r;
+        /* "key":value with no escape and no whitespace in it: the key cannot hold a NUL */
+        if (k.size() + 3 != static_cast<size_t>(raw.data() - kat) && memchr(k.data(), 0, k.size()))
+            return nul_err(nm.key, kat);
         ctx->labels.push_back({{k.data(), k.size()}, {s.data(), s.size()}});
         return 0;
     });

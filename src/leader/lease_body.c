@@ -14,6 +14,7 @@
  */
 #include "leader/lease_body.h"
 
+#include "json/decode_internal.h"
 #include "kcache/obj.h"
 
 #include <stdio.h>
@@ -21,10 +22,14 @@
 #include <string.h>
 #include <time.h>
 
+/* The string at ptr, NULL when absent. One holding a NUL (\u0000) keeps it written as the six
+ * characters \u0000: cut at the NUL, "replica-a\u0000x" would read as "replica-a" — another
+ * replica's identity, which would then believe it holds the lease (issue 29 point 9); read as
+ * absent, the lease would look free. */
 static char *get_str(const kc_obj *obj, const char *ptr)
 {
     char *s = NULL;
-    if (kc_obj_get_string(obj, ptr, &s, NULL, NULL) < 0)
+    if (kc__obj_get_cstring(obj, ptr, &s, true, NULL) < 0)
         return NULL;
     return s;
 }
@@ -306,7 +311,7 @@ int kc__lease_lock_annotation(const kc__lease_lock *l, const char *key, char **r
              : *c == '/' ? kc__buf_append_str(&p, "~1")
                          : kc__buf_append_char(&p, *c);
     if (rc == 0)
-        rc = kc_obj_get_string(l->obj, p.data, ret, NULL, NULL);
+        rc = kc__obj_get_cstring(l->obj, p.data, ret, false, NULL);
     kc__buf_free(&p);
     return rc == KC_EINVAL ? KC_ENOTFOUND : rc;
 }

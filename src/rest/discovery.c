@@ -121,7 +121,7 @@ static int kc__str_array(const kc_obj *o, const char *ptr, char ***ret, size_t *
         char p[64];
         char *s = NULL;
         snprintf(p, sizeof p, "%s/%zu", ptr, i);
-        if (kc_obj_get_string(o, p, &s, NULL, NULL) != 0)
+        if (kc__obj_get_cstring(o, p, &s, false, NULL) != 0)
             break;
         char **v = realloc(*ret, (i + 1) * sizeof *v);
         if (!v) {
@@ -139,7 +139,7 @@ static int kc__disc_add(kc__disc *d, const char *group, const char *version, boo
                         const kc_obj *r)
 {
     char *name = NULL;
-    if (kc_obj_get_string(r, "/name", &name, NULL, NULL) != 0)
+    if (kc__obj_get_cstring(r, "/name", &name, false, NULL) != 0)
         return 0;
     if (strchr(name, '/') || d->n >= KC__DISC_MAX_RESOURCES) { /* subresource */
         free(name);
@@ -154,8 +154,8 @@ static int kc__disc_add(kc__disc *d, const char *group, const char *version, boo
     e->preferred = preferred;
     kc_resource_info *i = &e->info;
     i->resource = name;
-    kc_obj_get_string(r, "/kind", &i->kind, NULL, NULL);
-    kc_obj_get_string(r, "/singularName", &i->singular, NULL, NULL);
+    kc__obj_get_cstring(r, "/kind", &i->kind, false, NULL);
+    kc__obj_get_cstring(r, "/singularName", &i->singular, false, NULL);
     kc_obj_get_bool(r, "/namespaced", &i->namespaced, NULL);
     if (i->singular && !*i->singular) {
         free(i->singular);
@@ -234,7 +234,7 @@ static int kc__disc_fetch(kc_client *c, kc__disc **ret, kc_error *err)
     for (size_t i = 0; rc == 0 && api && i < KC__DISC_MAX_LIST; i++) {
         char p[48];
         snprintf(p, sizeof p, "/versions/%zu", i);
-        if (kc_obj_get_string(api, p, &v, NULL, NULL) != 0)
+        if (kc__obj_get_cstring(api, p, &v, false, NULL) != 0)
             break;
         if (kc__safe_segment(v))
             rc = kc__disc_gv(c, d, "", v, i == 0, err);
@@ -246,13 +246,13 @@ static int kc__disc_fetch(kc_client *c, kc__disc **ret, kc_error *err)
         char p[96];
         char *name = NULL, *pref = NULL;
         snprintf(p, sizeof p, "/groups/%zu/name", g);
-        if (kc_obj_get_string(apis, p, &name, NULL, NULL) != 0)
+        if (kc__obj_get_cstring(apis, p, &name, false, NULL) != 0)
             break;
         snprintf(p, sizeof p, "/groups/%zu/preferredVersion/version", g);
-        kc_obj_get_string(apis, p, &pref, NULL, NULL);
+        kc__obj_get_cstring(apis, p, &pref, false, NULL);
         for (size_t k = 0; rc == 0 && k < KC__DISC_MAX_LIST; k++) {
             snprintf(p, sizeof p, "/groups/%zu/versions/%zu/version", g, k);
-            if (kc_obj_get_string(apis, p, &v, NULL, NULL) != 0)
+            if (kc__obj_get_cstring(apis, p, &v, false, NULL) != 0)
                 break;
             bool preferred = pref ? strcmp(pref, v) == 0 : k == 0;
             if (kc__safe_segment(name) && kc__safe_segment(v))

@@ -501,7 +501,7 @@ int kc__client_delete_ex(kc_client *c, const kc_gvr *gvr, const char *ns, const 
     if (ret_status_uid) {
         *ret_status_uid = NULL; /* absent, or not a string: unknown */
         if (status)
-            kc_obj_get_string(status, "/details/uid", ret_status_uid, NULL, NULL);
+            kc__obj_get_cstring(status, "/details/uid", ret_status_uid, false, NULL);
     }
     kc_obj_unref(status);
     kc__buf_free(&p);

@@ -47,6 +47,7 @@ static void check_obj(const kc_obj *o, unsigned flags)
     }
     (void)kc_obj_rv_int(o);
     (void)kc_obj_generation(o);
+    check_cstrings(o);
     char *s = NULL;
     if (kc_obj_get_string(o, "/metadata/name", &s, NULL, NULL) == 0)
         free(s);

@@ -58,6 +58,7 @@ static int on_event(void *ud, const kc_watch_event *ev)
     const char *j = kc_obj_json(ev->obj, &len);
     if (j[len] != '\0')
         abort();
+    check_cstrings(ev->obj);
     r->sum = r->sum * 31 + len + strlen(kc_obj_name(ev->obj)) + kc_obj_label_count(ev->obj) +
              ev->initial_events_end;
     return 0;

@@ -7,6 +7,9 @@
  * parser rejects integers beyond 64 bits, which are valid JSON and which strict mode accepts: a
  * DOM "number" error is therefore not held against a text with a run of 19 or more digits.
  *
+ * check_cstrings: every C string an object's accessors return is the whole value in its stored
+ * text — nothing cut at a NUL (\u0000), which the decoders refuse (issue 29 point 9).
+ *
  * check_minify compares the decoders' vectorised minifier (kc__sj_minify) with the reference
  * (simdjson::minify, then the scalar join check of locate.c) on any text, and the vectorised
  * scan for whitespace outside strings with its scalar reference.
@@ -63,6 +66,57 @@ static inline void check_valid_json(const char *text, size_t len)
         fprintf(stderr, "strict mode accepted invalid JSON (%s): %.*s\n", e.msg,
                 (int)(len > 2000 ? 2000 : len), text);
         abort();
+    }
+}
+
+/* The accessor's C string is the whole value the stored text holds at pointer (when it is a
+ * string there): nothing cut at a NUL (issue 29 point 9; the decoders refuse such values). */
+static inline void check_whole(const kc_obj *o, const char *pointer, const char *got)
+{
+    char *s = NULL;
+    size_t n = 0;
+    if (kc_obj_get_string(o, pointer, &s, &n, NULL) != 0)
+        return;
+    bool same = strlen(got) == n && memcmp(got, s, n) == 0;
+    free(s);
+    if (!same) {
+        fprintf(stderr, "%s: the accessor's \"%s\" is not the stored value (%zu bytes)\n", pointer,
+                got, n);
+        abort();
+    }
+}
+
+/* check_whole for every extracted string of o: name, namespace, uid, resourceVersion, kind,
+ * apiVersion and each label key's value (a key cut at a NUL would not find it). */
+static inline void check_cstrings(const kc_obj *o)
+{
+    check_whole(o, "/metadata/name", kc_obj_name(o));
+    check_whole(o, "/metadata/namespace", kc_obj_namespace(o));
+    check_whole(o, "/metadata/uid", kc_obj_uid(o));
+    check_whole(o, "/metadata/resourceVersion", kc_obj_resource_version(o));
+    check_whole(o, "/kind", kc_obj_kind(o));
+    check_whole(o, "/apiVersion", kc_obj_api_version(o));
+    for (size_t i = 0; i < kc_obj_label_count(o) && i < 8; i++) {
+        const char *k = NULL, *v = NULL;
+        char ptr[512] = "/metadata/labels/";
+        size_t at = strlen(ptr);
+        if (kc_obj_label_at(o, i, &k, &v))
+            abort();
+        for (; *k && at + 3 < sizeof ptr; k++) /* RFC 6901: ~ → ~0, / → ~1 */
+            at += (size_t)snprintf(ptr + at, sizeof ptr - at, "%s",
+                                   *k == '~'   ? "~0"
+                                   : *k == '/' ? "~1"
+                                               : (char[2]){*k, 0});
+        if (*k)
+            continue; /* too long for the buffer */
+        char *s = NULL;
+        size_t n = 0;
+        if (kc_obj_get_string(o, ptr, &s, &n, NULL) != 0)
+            continue; /* a key written with escapes: JSON Pointer matches raw keys */
+        bool same = strlen(v) == n && memcmp(v, s, n) == 0;
+        free(s);
+        if (!same)
+            abort();
     }
 }
 

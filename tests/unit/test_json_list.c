@@ -94,7 +94,9 @@ static void test_json_list_injects_kind_and_api_version(void **state)
     const char *body = "{\"kind\":\"DeploymentList\",\"apiVersion\":\"apps/v1\",\"metadata\":{},"
                        "\"items\":[{\"metadata\":{\"name\":\"a\"}},{\"kind\":\"Deployment\","
                        "\"apiVersion\":\"apps/v1\",\"metadata\":{\"name\":\"b\"}},{},"
-                       "{\"apiVersion\":\"apps/v2\",\"metadata\":{}}]}";
+                       "{\"metadata\":{}}]}";
+    /* an item's own apiVersion other than the list's is refused (issue 29 point 11:
+     * test_json_hostile) */
     assert_int_equal(decode(body, 0, &meta, &it, NULL), 0);
     assert_int_equal(it.n, 4);
     assert_string_equal(
@@ -110,8 +112,8 @@ static void test_json_list_injects_kind_and_api_version(void **state)
     assert_string_equal(kc_obj_json(it.objs[2], NULL),
                         "{\"kind\":\"Deployment\",\"apiVersion\":\"apps/v1\"}");
     assert_string_equal(kc_obj_json(it.objs[3], NULL),
-                        "{\"kind\":\"Deployment\",\"apiVersion\":\"apps/v2\",\"metadata\":{}}");
-    assert_string_equal(kc_obj_api_version(it.objs[3]), "apps/v2");
+                        "{\"kind\":\"Deployment\",\"apiVersion\":\"apps/v1\",\"metadata\":{}}");
+    assert_string_equal(kc_obj_api_version(it.objs[3]), "apps/v1");
     kc_list_meta_clear(&meta);
     drop(&it);
 }

@@ -43,6 +43,13 @@ typedef struct kc_client_opts {
     int64_t request_timeout_ms;      /* per request (watches exempt); 0 → 30000; < 0 → none */
     bool allow_insecure_credentials; /* allow credentials over http to a non-loopback host */
     const char *user_agent;          /* NULL → "kcache/<version>" */
+    /* The most bytes one response body may have when it is collected whole (every call but a
+     * watch's event stream: a LIST page, a GET, an error Status): more is KC_ETOOLARGE, naming
+     * this field — at once when Content-Length announces more. The body's buffer grows with the
+     * bytes that arrive, never with what Content-Length announces (at most 8 MiB is reserved
+     * ahead), so this bounds what one response costs in memory. A LIST whose first page is its
+     * last (a server ignoring limit) must fit: 100k Pods are ~600 MB. 0 → 1 GiB (1073741824). */
+    size_t max_response_bytes;
 } kc_client_opts;
 
 /*

@@ -20,6 +20,7 @@ struct kc_client {
     kc__ratelimit rl;
     int max_retries;
     int64_t timeout_ms;
+    size_t max_response;     /* kc_client_opts.max_response_bytes (default applied) */
     pthread_mutex_t disc_mu; /* guards disc (the pointer; a kc__disc is immutable) */
     kc__disc *disc;
 };

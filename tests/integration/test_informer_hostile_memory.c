@@ -1,0 +1,219 @@
+/*
+ * test_informer_hostile_memory.c — memory bounded by what arrived, not by what a misbehaving
+ * server announces (issue 29 points 4-8), against kc_badsrv.h.
+ *
+ * Memory is asserted in bytes: the process's peak resident set (VmHWM, reset through
+ * /proc/self/clear_refs before the fault) above its resident set at that moment. RSS, not
+ * mallinfo2, because the library maps big buffers itself (core/buf.c: a pager's page buffers)
+ * and populates what it reserves (core/populate.c), so a reservation shows up as resident at
+ * once. Each fault is sized so that the unfixed client's peak (hundreds of MB) is far above the
+ * bound and still under 1 GB. Requests are counted on the fixture's log and the tests wait on
+ * it (kc_badsrv_wait): no sleeps. A handler that must keep a later request in flight (so that
+ * the informer's status still shows the first failure) stalls it until the server stops.
+ */
+#include "kc_badsrv.h"
+#include "test_informer_fixture.h"
+
+#include <stdatomic.h>
+
+typedef struct hm {
+    uint64_t stall_from; /* requests with this index and later stall until the server stops */
+    size_t item_bytes;   /* huge_item: the size of the one item's string */
+    _Atomic uint64_t events;
+} hm;
+
+/* ---- memory ---------------------------------------------------------------------------------- */
+
+static long status_kb(const char *key)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    assert_non_null(f);
+    char line[256];
+    long v = -1;
+    size_t kl = strlen(key);
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, key, kl) == 0 && line[kl] == ':')
+            v = strtol(line + kl + 1, NULL, 10);
+    fclose(f);
+    assert_true(v >= 0);
+    return v;
+}
+
+/* Reset the peak to the current RSS; returns that RSS (kB). */
+static long peak_reset(void)
+{
+    FILE *f = fopen("/proc/self/clear_refs", "w");
+    assert_non_null(f);
+    fputs("5", f);
+    fclose(f);
+    return status_kb("VmRSS");
+}
+
+/* The peak RSS since peak_reset(base), above base, in MiB. */
+static double peak_mib(long base)
+{
+    return (double)(status_kb("VmHWM") - base) / 1024.0;
+}
+
+/* ---- set-up ---------------------------------------------------------------------------------- */
+
+/* A client of bs without rate limiter or retries; max_response: kc_client_opts'. */
+static kc_client *client_on(kc_badsrv *bs, kc_config **cfg, size_t max_response)
+{
+    kc_error e = KC_ERROR_INIT;
+    IFX_RC(kc_config_from_url(kc_badsrv_url(bs), NULL, NULL, cfg, &e), 0, &e);
+    kc_client_opts co = {.qps = -1, .max_retries = -1, .max_response_bytes = max_response};
+    kc_client *client = NULL;
+    IFX_RC(kc_client_new(*cfg, &co, &client, &e), 0, &e);
+    return client;
+}
+
+/* ---- point 5: Content-Length is not a reservation -------------------------------------------- */
+
+#define LIE_CL 600000000ull
+
+/* n bytes of a ConfigMapList: items of ~10 KB, each {"metadata":{"name":"cmI","namespace":"d"},
+ * "data":{"x":"<letters>"}}, then spaces up to n (malloc'd; *ret_items: how many). */
+static char *list_of(size_t n, size_t *ret_items)
+{
+    char *b = malloc(n + 1);
+    assert_non_null(b);
+    size_t at = (size_t)sprintf(b, "{\"kind\":\"ConfigMapList\",\"apiVersion\":\"v1\","
+                                   "\"metadata\":{\"resourceVersion\":\"10\"},\"items\":[");
+    size_t k = 0;
+    while (at + 10240 + 128 < n) {
+        at += (size_t)sprintf(b + at,
+                              "%s{\"metadata\":{\"name\":\"cm%zu\",\"namespace\":\"d\"},"
+                              "\"data\":{\"x\":\"",
+                              k ? "," : "", k);
+        for (size_t i = 0; i < 10000; i++)
+            b[at++] = (char)('a' + (i + k) % 26);
+        at += (size_t)sprintf(b + at, "\"}}");
+        k++;
+    }
+    at += (size_t)sprintf(b + at, "]}");
+    memset(b + at, ' ', n - at);
+    b[n] = '\0';
+    *ret_items = k;
+    return b;
+}
+
+static int lying_length(void *ud, const kc_badsrv_req *req, kc_badsrv_conn *c)
+{
+    (void)ud;
+    if (strstr(req->target, "/namespaces/true/")) { /* 20 MB: grows past the first reservation */
+        size_t n = 20u << 20, k;
+        char *b = list_of(n, &k);
+        kc_badsrv_printf(c,
+                         "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                         "Content-Length: %zu\r\n\r\n",
+                         n);
+        kc_badsrv_write(c, b, n);
+        free(b);
+        return KC_BADSRV_KEEP;
+    }
+    kc_badsrv_printf(c,
+                     "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                     "Content-Length: %llu\r\n\r\n{\"kind\":\"ConfigMapList\",\"items\"",
+                     LIE_CL);
+    kc_badsrv_stall(c, 300); /* held open; the client reserved (or not) at the first byte */
+    return KC_BADSRV_CLOSE;
+}
+
+static int count_item(void *ud, kc_obj *o)
+{
+    size_t len = 0;
+    kc_obj_json(o, &len);
+    assert_true(len > 10000);
+    (*(size_t *)ud)++;
+    kc_obj_unref(o);
+    return 0;
+}
+
+/* Issue 29 point 5: a 27-byte reply announcing 600 MB costs the client a few MiB, not 600 MB
+ * (unfixed: ~573 MiB populated for the whole request); a true 20 MB body still arrives whole. */
+static void test_hostile_lying_content_length_reserves_little(void **st)
+{
+    (void)st;
+    kc_badsrv *bs = kc_badsrv_start(lying_length, NULL);
+    assert_non_null(bs);
+    kc_error e = KC_ERROR_INIT;
+    kc_config *cfg = NULL;
+    kc_client *client = client_on(bs, &cfg, 0);
+    size_t n = 0;
+    long base = peak_reset();
+    int rc = kc_client_list(client, &ifx_cm, "lie", NULL, NULL, count_item, &n, &e);
+    double peak = peak_mib(base);
+    fprintf(stderr, "27 bytes announcing %llu: %s (%s); peak +%.1f MiB\n", LIE_CL,
+            kc_errno_name(rc), e.message ? e.message : "", peak);
+    assert_true(rc < 0); /* the connection closed early */
+    kc_error_clear(&e);
+    assert_true(peak < 32.0);
+    size_t want = 0;
+    free(list_of(20u << 20, &want));
+    IFX_RC(kc_client_list(client, &ifx_cm, "true", NULL, NULL, count_item, &n, &e), 0, &e);
+    assert_int_equal(n, want);
+    kc_client_free(client);
+    kc_config_unref(cfg);
+    kc_badsrv_stop(bs);
+}
+
+/* ---- point 8: the response cap is an option -------------------------------------------------- */
+
+static int sized_reply(void *ud, const kc_badsrv_req *req, kc_badsrv_conn *c)
+{
+    (void)ud;
+    size_t n = strstr(req->target, "/small/") ? (512u << 10) : (2u << 20), k;
+    char *b = list_of(n, &k);
+    if (strstr(req->target, "/chunked/")) {
+        if (kc_badsrv_chunked(c, 200, NULL))
+            for (size_t i = 0; i < n && kc_badsrv_chunk(c, b + i, 64u << 10); i += 64u << 10)
+                ;
+        kc_badsrv_chunk(c, "", 0);
+    } else {
+        kc_badsrv_printf(c,
+                         "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                         "Content-Length: %zu\r\n\r\n",
+                         n);
+        kc_badsrv_write(c, b, n);
+    }
+    free(b);
+    return KC_BADSRV_CLOSE;
+}
+
+/* Issue 29 point 8: kc_client_opts.max_response_bytes bounds a collected body — announced
+ * (refused before a byte is stored) or chunked — and the error names it. */
+static void test_hostile_max_response_bytes_is_honoured(void **st)
+{
+    (void)st;
+    kc_badsrv *bs = kc_badsrv_start(sized_reply, NULL);
+    assert_non_null(bs);
+    kc_error e = KC_ERROR_INIT;
+    kc_config *cfg = NULL;
+    kc_client *client = client_on(bs, &cfg, 1u << 20);
+    const char *nss[] = {"cl", "chunked"};
+    size_t n = 0;
+    for (int i = 0; i < 2; i++) {
+        int rc = kc_client_list(client, &ifx_cm, nss[i], NULL, NULL, count_item, &n, &e);
+        fprintf(stderr, "%s: %s\n", nss[i], e.message ? e.message : "");
+        assert_int_equal(rc, KC_ETOOLARGE);
+        assert_non_null(strstr(e.message, "max_response_bytes"));
+        assert_true(i == 1 || strstr(e.message, "Content-Length"));
+        kc_error_clear(&e);
+    }
+    assert_int_equal(n, 0);
+    IFX_RC(kc_client_list(client, &ifx_cm, "small", NULL, NULL, count_item, &n, &e), 0, &e);
+    assert_true(n > 40);
+    kc_client_free(client);
+    kc_config_unref(cfg);
+    kc_badsrv_stop(bs);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_hostile_lying_content_length_reserves_little),
+        cmocka_unit_test(test_hostile_max_response_bytes_is_honoured),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

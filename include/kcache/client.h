@@ -108,6 +108,10 @@ typedef struct kc_list_opts {
      * server ignores it and returns everything; to filter regardless, also set decode->shard.
      * NULL = none. */
     const char *shard_selector;
+    /* kc_client_list_all: the most pages one walk may take; a page beyond it (a server whose
+     * continue tokens never end) stops the walk with KC_ETOOLARGE naming this field. An informer
+     * sets it from kc_informer_opts.max_list_pages. 0 = no limit. */
+    int64_t max_pages;
 } kc_list_opts;
 
 /* WATCH options. Zero-initialised (or NULL) means none. Strings borrowed for the call. */

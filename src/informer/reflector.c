@@ -51,6 +51,7 @@ typedef struct refl {
     kc__rng rng;
     /* streaming attempt */
     kc_store_batch *batch;
+    kc__list_limits lim;
     bool initial;       /* before the initial-events-end bookmark */
     bool watched_event; /* the current watch delivered something */
     bool unflushed;     /* changes applied since the last flush_cb */
@@ -273,7 +274,7 @@ static int watch_cb(void *ud, const kc_watch_event *ev)
         if (r->initial) {
             if (ev->type == KC_WATCH_DELETED)
                 return KC_EPARSE; /* not part of a streaming list's initial state */
-            return kc_store_batch_add(r->batch, ev->obj, NULL);
+            return kc__list_limits_add(&r->lim, ev->obj);
         }
         if (went_back(r, kc_obj_resource_version(ev->obj)))
             return KC_ERV_TOO_LARGE;
@@ -340,7 +341,7 @@ static void watch_opts_fill(refl *r, kc_watch_opts *wo)
 
 static int batch_add_cb(void *ud, kc_obj *item)
 {
-    int rc = kc_store_batch_add(ud, item, NULL);
+    int rc = kc__list_limits_add(ud, item);
     kc_obj_unref(item);
     return rc;
 }
@@ -376,13 +377,17 @@ static int paged_list(refl *r, kc_error *err)
     }
     lo.cancel = c;
     kc__list_echo echo = {0};
+    kc__list_limits lim;
+    kc__list_limits_init(&lim, inf, b);
+    kc__list_limits_opts(inf, &lo);
     if (inf->shard)
         rc = kc__client_list_all_ex(inf->client, &inf->gvr, inf->o.ns, &lo, inf->shard, &meta,
-                                    &echo, batch_add_cb, b, err);
+                                    &echo, batch_add_cb, &lim, err);
     else /* pages decoded on a worker while the next one downloads (rest/pager.c); the batch is
           * only touched by that worker until the call returns */
         rc = kc__client_list_pipelined(inf->client, &inf->gvr, inf->o.ns, &lo, &meta, batch_add_cb,
-                                       b, err);
+                                       &lim, err);
+    rc = kc__list_limits_result(&lim, rc, err);
     kc__inf_drop_cancel(inf, c);
     if (rc == 0)
         kc__inf_shard_note_list(inf, &echo);
@@ -428,6 +433,7 @@ static int do_watch(refl *r, bool streaming, kc_error *err)
         int rc = kc_store_batch_new(inf->store, &r->batch, err);
         if (rc < 0)
             return rc;
+        kc__list_limits_init(&r->lim, inf, r->batch);
         wo.send_initial_events = true;
         wo.resource_version_match = "NotOlderThan";
         wo.resource_version = (r->list_at_rv && r->rv[0]) ? r->rv : "";
@@ -448,6 +454,8 @@ static int do_watch(refl *r, bool streaming, kc_error *err)
         wd_started = pthread_create(&wd, NULL, watchdog_main, inf) == 0;
     int rc = kc__client_watch_ex(inf->client, &inf->gvr, inf->o.ns, &wo, inf->shard, watch_cb,
                                  flush_cb, r, c, err);
+    if (streaming)
+        rc = kc__list_limits_result(&r->lim, rc, err);
     flush_cb(r);
     if (wd_started) {
         pthread_mutex_lock(&inf->st_mu);

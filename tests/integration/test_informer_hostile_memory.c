@@ -101,6 +101,45 @@ static void assert_last_error(kc_informer *inf, int code, const char *want)
     assert_false(st.synced);
 }
 
+/* ---- point 4: continue tokens that never end ------------------------------------------------- */
+
+static int endless_pages(void *ud, const kc_badsrv_req *req, kc_badsrv_conn *c)
+{
+    hm *h = ud;
+    if (req->index >= h->stall_from) {
+        kc_badsrv_stall(c, -1);
+        return KC_BADSRV_CLOSE;
+    }
+    char body[512];
+    snprintf(body, sizeof body,
+             "{\"kind\":\"ConfigMapList\",\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":"
+             "\"10\",\"continue\":\"c%llu\"},\"items\":[{\"metadata\":{\"name\":\"cm%llu\","
+             "\"namespace\":\"d\",\"resourceVersion\":\"9\"}}]}",
+             (unsigned long long)req->index, (unsigned long long)req->index);
+    kc_badsrv_reply(c, 200, NULL, body);
+    return KC_BADSRV_KEEP;
+}
+
+/* Issue 29 point 4: a paged LIST whose continue tokens never end stops at max_list_pages with an
+ * error naming it, and the next list comes after the backoff (40 ms at least), not at once. */
+static void test_hostile_endless_continue_tokens_end_at_max_list_pages(void **st)
+{
+    (void)st;
+    hm h = {.stall_from = 21};
+    kc_badsrv *bs = kc_badsrv_start(endless_pages, &h);
+    assert_non_null(bs);
+    kc_client *client = NULL;
+    kc_config *cfg = NULL;
+    kc_informer_opts o = {.list_mode = KC_INFORMER_LIST_PAGED, .max_list_pages = 20};
+    kc_informer *inf = start_inf(bs, &client, &cfg, &o);
+    assert_int_equal(kc_badsrv_wait(bs, "limit=", 21, 20000), 21);
+    uint64_t t19 = kc_badsrv_time_ns(bs, "limit=", 19), t20 = kc_badsrv_time_ns(bs, "limit=", 20);
+    fprintf(stderr, "20 pages, then the next list after %.1f ms\n", (double)(t20 - t19) / 1e6);
+    assert_last_error(inf, KC_ETOOLARGE, "max_list_pages");
+    assert_true(t20 - t19 >= 40 * 1000000ull);
+    stop_all(bs, inf, client, cfg);
+}
+
 /* ---- point 5: Content-Length is not a reservation -------------------------------------------- */
 
 #define LIE_CL 600000000ull
@@ -239,6 +278,71 @@ static void test_hostile_huge_item_rejected_at_a_window(void **st)
     stop_all(bs, inf, client, cfg);
 }
 
+/* ---- point 7: a streaming list that never ends ----------------------------------------------- */
+
+static int endless_stream(void *ud, const kc_badsrv_req *req, kc_badsrv_conn *c)
+{
+    hm *h = ud;
+    if (req->index >= h->stall_from || !strstr(req->target, "sendInitialEvents=true")) {
+        kc_badsrv_stall(c, -1);
+        return KC_BADSRV_CLOSE;
+    }
+    if (!kc_badsrv_chunked(c, 200, NULL))
+        return KC_BADSRV_CLOSE;
+    char buf[64 * 200];
+    for (uint64_t i = 0;;) {
+        size_t n = 0;
+        for (int k = 0; k < 64; k++, i++)
+            n += (size_t)snprintf(buf + n, sizeof buf - n,
+                                  "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":"
+                                  "\"cm%llu\",\"namespace\":\"d\",\"resourceVersion\":\"9\"}}}\n",
+                                  (unsigned long long)i);
+        if (!kc_badsrv_chunk(c, buf, n))
+            break;
+        atomic_fetch_add(&h->events, 64);
+    }
+    return KC_BADSRV_CLOSE;
+}
+
+/* One endless streaming list against an informer with o's limits: ended by the limit named want
+ * (before the initial-events watchdog, set to a minute), then retried after the backoff. */
+static void endless_stream_case(kc_informer_opts *o, const char *want)
+{
+    hm h = {.stall_from = 1};
+    kc_badsrv *bs = kc_badsrv_start(endless_stream, &h);
+    assert_non_null(bs);
+    kc_client *client = NULL;
+    kc_config *cfg = NULL;
+    o->list_mode = KC_INFORMER_LIST_STREAMING;
+    o->initial_events_timeout_ms = 60000;
+    long base = peak_reset();
+    kc_informer *inf = start_inf(bs, &client, &cfg, o);
+    assert_int_equal(kc_badsrv_wait(bs, "watch=", 2, 20000), 2);
+    double peak = peak_mib(base);
+    fprintf(stderr, "%s: the server wrote %llu events; peak +%.1f MiB\n", want,
+            (unsigned long long)atomic_load(&h.events), peak);
+    assert_last_error(inf, KC_ETOOLARGE, want);
+    assert_true(peak < 48.0);
+    stop_all(bs, inf, client, cfg);
+}
+
+/* Issue 29 point 7: endless ADDED events without the initial-events-end bookmark end at
+ * max_list_items (20000) or max_list_bytes (4 MiB), with a backoff; unfixed, the batch grew until
+ * the watchdog (2 GiB in about a second was measured). */
+static void test_hostile_endless_streaming_list_ends_at_max_list_items(void **st)
+{
+    (void)st;
+    kc_informer_opts o = {.max_list_items = 20000};
+    endless_stream_case(&o, "max_list_items");
+}
+
+static void test_hostile_endless_streaming_list_ends_at_max_list_bytes(void **st)
+{
+    (void)st;
+    kc_informer_opts o = {.max_list_items = -1, .max_list_bytes = 4 << 20};
+    endless_stream_case(&o, "max_list_bytes");
+}
+
 /* ---- point 8: the response cap is an option -------------------------------------------------- */
 
 static int sized_reply(void *ud, const kc_badsrv_req *req, kc_badsrv_conn *c)
@@ -293,8 +397,11 @@ static void test_hostile_max_response_bytes_is_honoured(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_hostile_endless_continue_tokens_end_at_max_list_pages),
         cmocka_unit_test(test_hostile_lying_content_length_reserves_little),
         cmocka_unit_test(test_hostile_huge_item_rejected_at_a_window),
+        cmocka_unit_test(test_hostile_endless_streaming_list_ends_at_max_list_items),
+        cmocka_unit_test(test_hostile_endless_streaming_list_ends_at_max_list_bytes),
         cmocka_unit_test(test_hostile_max_response_bytes_is_honoured),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

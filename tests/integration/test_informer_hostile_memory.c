@@ -140,6 +140,35 @@ static void test_hostile_endless_continue_tokens_end_at_max_list_pages(void **st
     stop_all(bs, inf, client, cfg);
 }
 
+static int drop_item(void *ud, kc_obj *o)
+{
+    (void)ud;
+    kc_obj_unref(o);
+    return 0;
+}
+
+/* The same bound in kc_client_list_all (the sharded informer's walk): kc_list_opts.max_pages. */
+static void test_hostile_endless_continue_tokens_end_at_max_pages(void **st)
+{
+    (void)st;
+    hm h = {.stall_from = 100};
+    kc_badsrv *bs = kc_badsrv_start(endless_pages, &h);
+    assert_non_null(bs);
+    kc_config *cfg = NULL;
+    kc_client *client = client_on(bs, &cfg, 0);
+    kc_list_opts lo = {.max_pages = 5};
+    kc_error e = KC_ERROR_INIT;
+    assert_int_equal(kc_client_list_all(client, &ifx_cm, NULL, &lo, NULL, drop_item, NULL, &e),
+                     KC_ETOOLARGE);
+    fprintf(stderr, "%s\n", e.message);
+    assert_non_null(strstr(e.message, "max_pages"));
+    assert_int_equal(kc_badsrv_count(bs, "limit="), 5);
+    kc_error_clear(&e);
+    kc_client_free(client);
+    kc_config_unref(cfg);
+    kc_badsrv_stop(bs);
+}
+
 /* ---- point 5: Content-Length is not a reservation -------------------------------------------- */
 
 #define LIE_CL 600000000ull
@@ -398,6 +427,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hostile_endless_continue_tokens_end_at_max_list_pages),
+        cmocka_unit_test(test_hostile_endless_continue_tokens_end_at_max_pages),
         cmocka_unit_test(test_hostile_lying_content_length_reserves_little),
         cmocka_unit_test(test_hostile_huge_item_rejected_at_a_window),
         cmocka_unit_test(test_hostile_endless_streaming_list_ends_at_max_list_items),

@@ -16,6 +16,19 @@
 
 #include <stdatomic.h>
 
+/* Under ASan or TSan the shadow memory of every byte touched counts in the RSS (TSan's is 4x):
+ * the peaks are printed but not asserted there, and the huge item is smaller. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+#ifndef SANITIZED
+#define SANITIZED 0
+#endif
+
 typedef struct hm {
     uint64_t stall_from; /* requests with this index and later stall until the server stops */
     size_t item_bytes;   /* huge_item: the size of the one item's string */
@@ -249,7 +262,7 @@ static void test_hostile_lying_content_length_reserves_little(void **st)
             kc_errno_name(rc), e.message ? e.message : "", peak);
     assert_true(rc < 0); /* the connection closed early */
     kc_error_clear(&e);
-    assert_true(peak < 32.0);
+    assert_true(SANITIZED || peak < 32.0);
     size_t want = 0;
     free(list_of(20u << 20, &want));
     IFX_RC(kc_client_list(client, &ifx_cm, "true", NULL, NULL, count_item, &n, &e), 0, &e);
@@ -292,8 +305,8 @@ static int huge_item(void *ud, const kc_badsrv_req *req, kc_badsrv_conn *c)
 static void test_hostile_huge_item_rejected_at_a_window(void **st)
 {
     (void)st;
-    const char *mb = getenv("KC_TEST_HUGE_ITEM_MB"); /* another size, to measure (CI: 128) */
-    hm h = {.stall_from = 1, .item_bytes = (size_t)(mb ? atoi(mb) : 128) << 20};
+    const char *mb = getenv("KC_TEST_HUGE_ITEM_MB"); /* another size, to measure */
+    hm h = {.stall_from = 1, .item_bytes = (size_t)(mb ? atoi(mb) : SANITIZED ? 32 : 128) << 20};
     kc_badsrv *bs = kc_badsrv_start(huge_item, &h);
     assert_non_null(bs);
     kc_client *client = NULL;
@@ -304,7 +317,7 @@ static void test_hostile_huge_item_rejected_at_a_window(void **st)
     assert_int_equal(kc_badsrv_wait(bs, "limit=", 2, 60000), 2);
     double peak = peak_mib(base), item = (double)h.item_bytes / 1048576.0;
     fprintf(stderr, "a %.0f MiB item: peak +%.1f MiB\n", item, peak);
-    assert_true(peak < item + 64.0);
+    assert_true(SANITIZED || peak < item + 64.0);
     assert_last_error(inf, KC_ETOOLARGE, "max_object_size");
     stop_all(bs, inf, client, cfg);
 }
@@ -353,7 +366,7 @@ static void endless_stream_case(kc_informer_opts *o, const char *want)
     fprintf(stderr, "%s: the server wrote %llu events; peak +%.1f MiB\n", want,
             (unsigned long long)atomic_load(&h.events), peak);
     assert_last_error(inf, KC_ETOOLARGE, want);
-    assert_true(peak < 48.0);
+    assert_true(SANITIZED || peak < 48.0);
     stop_all(bs, inf, client, cfg);
 }
 

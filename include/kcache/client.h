@@ -198,7 +198,8 @@ KC_API int(kc_client_list)(kc_client *client, const kc_gvr *gvr, const char *ns,
 /*
  * LIST every page: follows metadata.continue (limit from opts, default 500 when 0). ret_meta gets
  * the metadata of the last page (its resource_version is the list's RV; continue_token NULL).
- * A 410 on a continue request is returned as KC_EGONE (the caller relists from scratch).
+ * A 410 on a continue request is returned as KC_EGONE (the caller relists from scratch); a
+ * continue token on page opts->max_pages (when set) as KC_ETOOLARGE.
  */
 KC_API int(kc_client_list_all)(kc_client *client, const kc_gvr *gvr, const char *ns,
                                const kc_list_opts *opts, size_t opts_size, kc_list_meta *ret_meta,

@@ -70,36 +70,42 @@ static double peak_mib(long base)
 
 /* ---- set-up ---------------------------------------------------------------------------------- */
 
-/* A client of bs without rate limiter or retries; max_response: kc_client_opts'. */
-static kc_client *client_on(kc_badsrv *bs, kc_config **cfg, size_t max_response)
+/* One test's server, and a client of it without rate limiter or retries, and maybe an informer. */
+typedef struct rig {
+    kc_badsrv *bs;
+    kc_config *cfg;
+    kc_client *client;
+    kc_informer *inf; /* NULL until rig_informer */
+} rig;
+
+/* Serve h(ud); max_response: the client's kc_client_opts.max_response_bytes. */
+static void rig_up(rig *r, kc_badsrv_handler h, void *ud, size_t max_response)
 {
+    memset(r, 0, sizeof *r);
+    r->bs = kc_badsrv_start(h, ud);
+    assert_non_null(r->bs);
     kc_error e = KC_ERROR_INIT;
-    IFX_RC(kc_config_from_url(kc_badsrv_url(bs), NULL, NULL, cfg, &e), 0, &e);
+    IFX_RC(kc_config_from_url(kc_badsrv_url(r->bs), NULL, NULL, &r->cfg, &e), 0, &e);
     kc_client_opts co = {.qps = -1, .max_retries = -1, .max_response_bytes = max_response};
-    kc_client *client = NULL;
-    IFX_RC(kc_client_new(*cfg, &co, &client, &e), 0, &e);
-    return client;
+    IFX_RC(kc_client_new(r->cfg, &co, &r->client, &e), 0, &e);
 }
 
-static kc_informer *start_inf(kc_badsrv *bs, kc_client **client, kc_config **cfg,
-                              kc_informer_opts *o)
+/* Start a ConfigMap informer with o and a 40 ms backoff (160 ms at most). */
+static void rig_informer(rig *r, kc_informer_opts *o)
 {
     kc_error e = KC_ERROR_INIT;
-    *client = client_on(bs, cfg, 0);
     o->backoff_initial_ms = 40;
     o->backoff_max_ms = 160;
-    kc_informer *inf = NULL;
-    IFX_RC(kc_informer_new(*client, &ifx_cm, o, &inf, &e), 0, &e);
-    IFX_RC(kc_informer_start(inf, &e), 0, &e);
-    return inf;
+    IFX_RC(kc_informer_new(r->client, &ifx_cm, o, &r->inf, &e), 0, &e);
+    IFX_RC(kc_informer_start(r->inf, &e), 0, &e);
 }
 
-static void stop_all(kc_badsrv *bs, kc_informer *inf, kc_client *client, kc_config *cfg)
+static void rig_down(rig *r)
 {
-    kc_informer_free(inf);
-    kc_client_free(client);
-    kc_config_unref(cfg);
-    kc_badsrv_stop(bs);
+    kc_informer_free(r->inf);
+    kc_client_free(r->client);
+    kc_config_unref(r->cfg);
+    kc_badsrv_stop(r->bs);
 }
 
 /* The informer's last error: its code, and its message contains want. */
@@ -139,18 +145,17 @@ static void test_hostile_endless_continue_tokens_end_at_max_list_pages(void **st
 {
     (void)st;
     hm h = {.stall_from = 21};
-    kc_badsrv *bs = kc_badsrv_start(endless_pages, &h);
-    assert_non_null(bs);
-    kc_client *client = NULL;
-    kc_config *cfg = NULL;
+    rig r;
+    rig_up(&r, endless_pages, &h, 0);
     kc_informer_opts o = {.list_mode = KC_INFORMER_LIST_PAGED, .max_list_pages = 20};
-    kc_informer *inf = start_inf(bs, &client, &cfg, &o);
-    assert_int_equal(kc_badsrv_wait(bs, "limit=", 21, 20000), 21);
-    uint64_t t19 = kc_badsrv_time_ns(bs, "limit=", 19), t20 = kc_badsrv_time_ns(bs, "limit=", 20);
+    rig_informer(&r, &o);
+    assert_int_equal(kc_badsrv_wait(r.bs, "limit=", 21, 20000), 21);
+    uint64_t t19 = kc_badsrv_time_ns(r.bs, "limit=", 19),
+             t20 = kc_badsrv_time_ns(r.bs, "limit=", 20);
     fprintf(stderr, "20 pages, then the next list after %.1f ms\n", (double)(t20 - t19) / 1e6);
-    assert_last_error(inf, KC_ETOOLARGE, "max_list_pages");
+    assert_last_error(r.inf, KC_ETOOLARGE, "max_list_pages");
     assert_true(t20 - t19 >= 40 * 1000000ull);
-    stop_all(bs, inf, client, cfg);
+    rig_down(&r);
 }
 
 static int drop_item(void *ud, kc_obj *o)
@@ -165,21 +170,17 @@ static void test_hostile_endless_continue_tokens_end_at_max_pages(void **st)
 {
     (void)st;
     hm h = {.stall_from = 100};
-    kc_badsrv *bs = kc_badsrv_start(endless_pages, &h);
-    assert_non_null(bs);
-    kc_config *cfg = NULL;
-    kc_client *client = client_on(bs, &cfg, 0);
+    rig r;
+    rig_up(&r, endless_pages, &h, 0);
     kc_list_opts lo = {.max_pages = 5};
     kc_error e = KC_ERROR_INIT;
-    assert_int_equal(kc_client_list_all(client, &ifx_cm, NULL, &lo, NULL, drop_item, NULL, &e),
+    assert_int_equal(kc_client_list_all(r.client, &ifx_cm, NULL, &lo, NULL, drop_item, NULL, &e),
                      KC_ETOOLARGE);
     fprintf(stderr, "%s\n", e.message);
     assert_non_null(strstr(e.message, "max_pages"));
-    assert_int_equal(kc_badsrv_count(bs, "limit="), 5);
+    assert_int_equal(kc_badsrv_count(r.bs, "limit="), 5);
     kc_error_clear(&e);
-    kc_client_free(client);
-    kc_config_unref(cfg);
-    kc_badsrv_stop(bs);
+    rig_down(&r);
 }
 
 /* ---- point 5: Content-Length is not a reservation -------------------------------------------- */
@@ -249,14 +250,12 @@ static int count_item(void *ud, kc_obj *o)
 static void test_hostile_lying_content_length_reserves_little(void **st)
 {
     (void)st;
-    kc_badsrv *bs = kc_badsrv_start(lying_length, NULL);
-    assert_non_null(bs);
+    rig r;
+    rig_up(&r, lying_length, NULL, 0);
     kc_error e = KC_ERROR_INIT;
-    kc_config *cfg = NULL;
-    kc_client *client = client_on(bs, &cfg, 0);
     size_t n = 0;
     long base = peak_reset();
-    int rc = kc_client_list(client, &ifx_cm, "lie", NULL, NULL, count_item, &n, &e);
+    int rc = kc_client_list(r.client, &ifx_cm, "lie", NULL, NULL, count_item, &n, &e);
     double peak = peak_mib(base);
     fprintf(stderr, "27 bytes announcing %llu: %s (%s); peak +%.1f MiB\n", LIE_CL,
             kc_errno_name(rc), e.message ? e.message : "", peak);
@@ -265,11 +264,9 @@ static void test_hostile_lying_content_length_reserves_little(void **st)
     assert_true(SANITIZED || peak < 32.0);
     size_t want = 0;
     free(list_of(20u << 20, &want));
-    IFX_RC(kc_client_list(client, &ifx_cm, "true", NULL, NULL, count_item, &n, &e), 0, &e);
+    IFX_RC(kc_client_list(r.client, &ifx_cm, "true", NULL, NULL, count_item, &n, &e), 0, &e);
     assert_int_equal(n, want);
-    kc_client_free(client);
-    kc_config_unref(cfg);
-    kc_badsrv_stop(bs);
+    rig_down(&r);
 }
 
 /* ---- point 6: one huge item ------------------------------------------------------------------ */
@@ -307,19 +304,17 @@ static void test_hostile_huge_item_rejected_at_a_window(void **st)
     (void)st;
     const char *mb = getenv("KC_TEST_HUGE_ITEM_MB"); /* another size, to measure */
     hm h = {.stall_from = 1, .item_bytes = (size_t)(mb ? atoi(mb) : SANITIZED ? 32 : 128) << 20};
-    kc_badsrv *bs = kc_badsrv_start(huge_item, &h);
-    assert_non_null(bs);
-    kc_client *client = NULL;
-    kc_config *cfg = NULL;
+    rig r;
+    rig_up(&r, huge_item, &h, 0);
     kc_informer_opts o = {.list_mode = KC_INFORMER_LIST_PAGED};
     long base = peak_reset();
-    kc_informer *inf = start_inf(bs, &client, &cfg, &o);
-    assert_int_equal(kc_badsrv_wait(bs, "limit=", 2, 60000), 2);
+    rig_informer(&r, &o);
+    assert_int_equal(kc_badsrv_wait(r.bs, "limit=", 2, 60000), 2);
     double peak = peak_mib(base), item = (double)h.item_bytes / 1048576.0;
     fprintf(stderr, "a %.0f MiB item: peak +%.1f MiB\n", item, peak);
     assert_true(SANITIZED || peak < item + 64.0);
-    assert_last_error(inf, KC_ETOOLARGE, "max_object_size");
-    stop_all(bs, inf, client, cfg);
+    assert_last_error(r.inf, KC_ETOOLARGE, "max_object_size");
+    rig_down(&r);
 }
 
 /* ---- point 7: a streaming list that never ends ----------------------------------------------- */
@@ -353,21 +348,19 @@ static int endless_stream(void *ud, const kc_badsrv_req *req, kc_badsrv_conn *c)
 static void endless_stream_case(kc_informer_opts *o, const char *want)
 {
     hm h = {.stall_from = 1};
-    kc_badsrv *bs = kc_badsrv_start(endless_stream, &h);
-    assert_non_null(bs);
-    kc_client *client = NULL;
-    kc_config *cfg = NULL;
+    rig r;
+    rig_up(&r, endless_stream, &h, 0);
     o->list_mode = KC_INFORMER_LIST_STREAMING;
     o->initial_events_timeout_ms = 60000;
     long base = peak_reset();
-    kc_informer *inf = start_inf(bs, &client, &cfg, o);
-    assert_int_equal(kc_badsrv_wait(bs, "watch=", 2, 20000), 2);
+    rig_informer(&r, o);
+    assert_int_equal(kc_badsrv_wait(r.bs, "watch=", 2, 20000), 2);
     double peak = peak_mib(base);
     fprintf(stderr, "%s: the server wrote %llu events; peak +%.1f MiB\n", want,
             (unsigned long long)atomic_load(&h.events), peak);
-    assert_last_error(inf, KC_ETOOLARGE, want);
+    assert_last_error(r.inf, KC_ETOOLARGE, want);
     assert_true(SANITIZED || peak < 48.0);
-    stop_all(bs, inf, client, cfg);
+    rig_down(&r);
 }
 
 /* Issue 29 point 7: endless ADDED events without the initial-events-end bookmark end at
@@ -415,15 +408,13 @@ static int sized_reply(void *ud, const kc_badsrv_req *req, kc_badsrv_conn *c)
 static void test_hostile_max_response_bytes_is_honoured(void **st)
 {
     (void)st;
-    kc_badsrv *bs = kc_badsrv_start(sized_reply, NULL);
-    assert_non_null(bs);
+    rig r;
+    rig_up(&r, sized_reply, NULL, 1u << 20);
     kc_error e = KC_ERROR_INIT;
-    kc_config *cfg = NULL;
-    kc_client *client = client_on(bs, &cfg, 1u << 20);
     const char *nss[] = {"cl", "chunked"};
     size_t n = 0;
     for (int i = 0; i < 2; i++) {
-        int rc = kc_client_list(client, &ifx_cm, nss[i], NULL, NULL, count_item, &n, &e);
+        int rc = kc_client_list(r.client, &ifx_cm, nss[i], NULL, NULL, count_item, &n, &e);
         fprintf(stderr, "%s: %s\n", nss[i], e.message ? e.message : "");
         assert_int_equal(rc, KC_ETOOLARGE);
         assert_non_null(strstr(e.message, "max_response_bytes"));
@@ -431,11 +422,9 @@ static void test_hostile_max_response_bytes_is_honoured(void **st)
         kc_error_clear(&e);
     }
     assert_int_equal(n, 0);
-    IFX_RC(kc_client_list(client, &ifx_cm, "small", NULL, NULL, count_item, &n, &e), 0, &e);
+    IFX_RC(kc_client_list(r.client, &ifx_cm, "small", NULL, NULL, count_item, &n, &e), 0, &e);
     assert_true(n > 40);
-    kc_client_free(client);
-    kc_config_unref(cfg);
-    kc_badsrv_stop(bs);
+    rig_down(&r);
 }
 
 int main(void)

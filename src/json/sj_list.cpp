@@ -175,8 +175,9 @@ int list_item(walker &w, od::value &item, kc__sj_list_info &info, kc__sj_item_fn
  * put just after a "},{" found past the nominal size (an item boundary unless it is inside a
  * string), moved back to a UTF-8 sequence's first byte, and when stage 1 still finds an unclosed
  * string it moves past that string's closing quote (a '"' not escaped by an odd run of '\').
- * Anything else unusual (no items, items before both kind and apiVersion, a head larger than the
- * body's window sizes) leaves the body to the one-shot walk, which decides as before.
+ * Items before both kind and apiVersion (look_ahead) are walked twice: once delivering nothing,
+ * to read them from the tail, then as usual. Anything else unusual (no items, a head larger than
+ * the body's window sizes) leaves the body to the one-shot walk, which decides as before.
  */
 std::atomic<size_t> window_min{0}, window_len{0};
 
@@ -313,8 +314,9 @@ int list_member(walker &w, od::field &f, kc__sj_list_info &info, unsigned *seen,
     return w.skip(f.value(), "list");
 }
 
-/* The members before items into info; *items: body offset just after items' '['. Non-zero: not
- * for windows (the one-shot walk decides). Windows are cut at their nominal end even inside a
+/* The members before items into info; *items: body offset just after items' '['. 2: neither
+ * kind nor apiVersion came before items (look_ahead); 1: not for windows (the one-shot walk
+ * decides). Windows are cut at their nominal end even inside a
  * string (load's stop: a huge first item's string is not copied whole); what is read is used
  * only when the items key was reached, and so lies before the cut. */
 int head(wlist &L, kc__sj_list_info &info, unsigned *seen, size_t *items)
@@ -337,12 +339,12 @@ int head(wlist &L, kc__sj_list_info &info, unsigned *seen, size_t *items)
                 break;
             if (!at)
                 continue;
-            if ((!info.has_kind && !info.has_api_version) || *at != '[')
+            if (*at != '[')
                 return 1;
             *seen |= 8;
             *items = static_cast<size_t>(at - L.text) + 1;
             keep(L.ctx, info);
-            return 0;
+            return info.has_kind || info.has_api_version ? 0 : 2;
         }
     }
     return 1;
@@ -480,6 +482,31 @@ int tail(wlist &L, size_t from, kc__sj_list_info &info, unsigned *seen)
     return 0;
 }
 
+int skip_item(void *, const kc__sj_list_info *, const kc__sj_meta *, kc__sj_err *)
+{
+    return 0;
+}
+
+/* Items come before kind and apiVersion, which are injected into them (a hostile order: an API
+ * server writes them first): as the one pass looks ahead for them, a first pass in windows walks
+ * items delivering nothing — each item bounded as in the second — and reads what follows them;
+ * kind and apiVersion go into info (kept). */
+int look_ahead(wlist &L, size_t from, kc__sj_list_info &info, unsigned seen)
+{
+    kc__sj_list_info ahead = info;
+    size_t end = 0;
+    int r = items(L, from, ahead, skip_item, nullptr, &end);
+    if (!r)
+        r = tail(L, end, ahead, &seen);
+    if (r)
+        return r;
+    info.kind = ahead.kind, info.raw_kind = ahead.raw_kind, info.has_kind = ahead.has_kind;
+    info.api_version = ahead.api_version, info.raw_api_version = ahead.raw_api_version;
+    info.has_api_version = ahead.has_api_version;
+    keep(L.ctx, info);
+    return 0;
+}
+
 /* The body in windows; *fallback: not for windows (nothing was delivered). */
 int list_windowed(kc__sj_ctx *ctx, const char *body, size_t len, bool strict, size_t max_item,
                   kc__sj_item_fn item_fn, kc__sj_list_fn list_fn, void *ud, kc__sj_err *e,
@@ -489,11 +516,14 @@ int list_windowed(kc__sj_ctx *ctx, const char *body, size_t len, bool strict, si
     kc__sj_list_info info = {};
     unsigned seen = 0;
     size_t from = 0, end = 0;
-    if (head(L, info, &seen, &from)) {
+    int h = head(L, info, &seen, &from);
+    if (h == 1) {
         *fallback = true;
         return 0;
     }
-    int r = items(L, from, info, item_fn, ud, &end);
+    int r = h == 2 ? look_ahead(L, from, info, seen) : 0;
+    if (!r)
+        r = items(L, from, info, item_fn, ud, &end);
     if (!r)
         r = tail(L, end, info, &seen);
     if (r) { /* a token load added (the closing bracket, the padding after it) is the body's end */

@@ -30,8 +30,11 @@ static size_t heap_in_use(void)
     return m.uordblks + m.hblkhd;
 }
 
+/* Counts the items; each must have the kind and apiVersion the list injects. */
 static int count(void *ud, kc_obj *o)
 {
+    assert_string_equal(kc_obj_kind(o), "ConfigMap");
+    assert_string_equal(kc_obj_api_version(o), "v1");
     (*(size_t *)ud)++;
     kc_obj_unref(o);
     return 0;
@@ -65,6 +68,24 @@ static char *body_with(size_t small, size_t big, size_t after, const char *big_t
     }
     at += (size_t)sprintf(b + at, "]}");
     *len = at;
+    return b;
+}
+
+/* body (from body_with, freed) with kind and apiVersion after items: the order that made the
+ * decoder leave the body to the one pass, which indexed it whole. */
+static char *items_first(char *body, size_t *len)
+{
+    static const char head[] = "{\"kind\":\"ConfigMapList\",\"apiVersion\":\"v1\",";
+    static const char tail[] = ",\"kind\":\"ConfigMapList\",\"apiVersion\":\"v1\"}";
+    size_t h = sizeof head - 1, n = *len - h + sizeof tail - 1;
+    assert_memory_equal(body, head, h);
+    char *b = malloc(n + 1);
+    assert_non_null(b);
+    b[0] = '{';
+    memcpy(b + 1, body + h, *len - h - 1); /* all but the head and the closing brace */
+    memcpy(b + *len - h, tail, sizeof tail);
+    free(body);
+    *len = n;
     return b;
 }
 
@@ -129,6 +150,24 @@ static void test_json_list_limit_huge_item_costs_a_window(void **st)
     free(body);
 }
 
+/* The same with kind and apiVersion after items: a first pass over the items in windows finds
+ * them, bounded alike (unfixed: the body went to the one pass, +132 MiB of scratch for a 128 MiB
+ * item); a body of small items in that order decodes whole, kind and apiVersion injected. */
+static void test_json_list_limit_items_before_kind(void **st)
+{
+    (void)st;
+    size_t len, items, scratch;
+    char *body = items_first(body_with(10, (size_t)4 << 20, 5, "\"}}", &len), &len);
+    check_too_large(body, len, 0); /* found in the first pass: nothing delivered */
+    free(body);
+    body = items_first(body_with(2000, 0, 0, "", &len), &len);
+    assert_true(len > (64u << 10));
+    kc_error e = KC_ERROR_INIT;
+    assert_int_equal(decode(body, len, &items, &scratch, &e), 0);
+    assert_int_equal(items, 2000);
+    free(body);
+}
+
 /* A big item whose string is escapes only (\\ and \", so a window bound falls in a run of
  * backslashes), and one of 40000 short members (no string reaches a window bound): the same. */
 static void test_json_list_limit_huge_item_of_escapes_or_members(void **st)
@@ -181,6 +220,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_json_list_limit_huge_item_costs_a_window),
+        cmocka_unit_test(test_json_list_limit_items_before_kind),
         cmocka_unit_test(test_json_list_limit_huge_item_of_escapes_or_members),
         cmocka_unit_test(test_json_list_limit_within_the_limit_decodes),
     };

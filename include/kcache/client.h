@@ -52,6 +52,13 @@ typedef struct kc_client_opts {
     /* The longest one Retry-After retry sleeps, whatever the server asks; 0 (or < 0) → 10000;
      * values above 60000 (the per-call budget of Retry-After sleeps) act as 60000. (appended) */
     int64_t retry_after_max_ms;
+    /* The most bytes one response body may have when it is collected whole (every call but a
+     * watch's event stream: a LIST page, a GET, an error Status): more is KC_ETOOLARGE, naming
+     * this field — at once when Content-Length announces more. The body's buffer grows with the
+     * bytes that arrive, never with what Content-Length announces (at most 8 MiB is reserved
+     * ahead), so this bounds what one response costs in memory. A LIST whose first page is its
+     * last (a server ignoring limit) must fit: 100k Pods are ~600 MB. 0 → 1 GiB (1073741824). */
+    size_t max_response_bytes;
 } kc_client_opts;
 
 /*
@@ -110,6 +117,10 @@ typedef struct kc_list_opts {
      * server ignores it and returns everything; to filter regardless, also set decode->shard.
      * NULL = none. */
     const char *shard_selector;
+    /* kc_client_list_all: the most pages one walk may take; a page beyond it (a server whose
+     * continue tokens never end) stops the walk with KC_ETOOLARGE naming this field. An informer
+     * sets it from kc_informer_opts.max_list_pages. 0 = no limit. */
+    int64_t max_pages;
 } kc_list_opts;
 
 /* WATCH options. Zero-initialised (or NULL) means none. Strings borrowed for the call. */
@@ -196,7 +207,8 @@ KC_API int(kc_client_list)(kc_client *client, const kc_gvr *gvr, const char *ns,
 /*
  * LIST every page: follows metadata.continue (limit from opts, default 500 when 0). ret_meta gets
  * the metadata of the last page (its resource_version is the list's RV; continue_token NULL).
- * A 410 on a continue request is returned as KC_EGONE (the caller relists from scratch).
+ * A 410 on a continue request is returned as KC_EGONE (the caller relists from scratch); a
+ * continue token on page opts->max_pages (when set) as KC_ETOOLARGE.
  */
 KC_API int(kc_client_list_all)(kc_client *client, const kc_gvr *gvr, const char *ns,
                                const kc_list_opts *opts, size_t opts_size, kc_list_meta *ret_meta,

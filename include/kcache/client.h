@@ -303,7 +303,9 @@ KC_API int(kc_client_delete_collection)(kc_client *client, const kc_gvr *gvr, co
 /*
  * Raw request (escape hatch, tools and tests): method "GET"/"POST"/…, path_and_query starting with
  * '/' (already escaped), optional body with its content type (NULL → application/json). Returns 0
- * for any HTTP response (check *ret_status) or a transport error. *ret_body (may be NULL) gets the
+ * for any complete HTTP response (check *ret_status) or a transport error — also when the status
+ * line arrived but the body did not (cut short, over max_response_bytes, a timeout: the status is
+ * not an answer then). *ret_body (may be NULL) gets the
  * response body (new malloc'd, NUL-terminated — caller frees), *ret_len its length. Subject to the
  * rate limiter, authentication and Retry-After retries for idempotent methods.
  */

@@ -234,13 +234,22 @@ int kc_client_raw(kc_client *c, const char *method, const char *path_and_query,
     kc__http_resp resp;
     kc__http_resp_init(&resp);
     bool idem = strcmp(method, "POST") != 0 && strcmp(method, "PATCH") != 0;
-    int rc = kc__client_call(c, &req, idem, &resp, err);
-    if (rc && resp.status == 0) {
+    kc_error e = KC_ERROR_INIT;
+    int rc = kc__client_call(c, &req, idem, &resp, &e);
+    /* An HTTP answer (any status: the caller reads it) is 0. A transfer that failed — also after
+     * its status line arrived (a body cut short, over max_response_bytes, a timeout mid-body) —
+     * is its error: only a status error carries the HTTP status in its kc_error. */
+    if (rc && !(resp.status != 0 && e.http_status == resp.status)) {
         kc__http_resp_free(&resp);
+        if (err) {
+            kc_error_clear(err);
+            *err = e;
+        } else {
+            kc_error_clear(&e);
+        }
         return rc;
     }
-    if (rc)
-        kc_error_clear(err); /* an HTTP answer: the caller reads the status */
+    kc_error_clear(&e);
     if (ret_body) {
         char *b = kc__buf_steal(&resp.body, ret_len);
         if (!b) {

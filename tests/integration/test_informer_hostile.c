@@ -128,7 +128,7 @@ static void assert_watches_back_off(const char *events, const char *what)
     script s = {.watch_events = events};
     run r;
     start_run(&r, &s, NULL, NULL);
-    assert_int_equal(kc_badsrv_wait(r.bs, "watch=", 8, 20000), 8);
+    assert_true(kc_badsrv_wait(r.bs, "watch=", 8, 20000) >= 8);
     uint64_t t0 = kc_badsrv_time_ns(r.bs, "watch=", 0), t7 = kc_badsrv_time_ns(r.bs, "watch=", 7);
     uint64_t lists = count_between(r.bs, "limit=", t0, t7);
     fprintf(stderr, "%s: 8 watches in %.0f ms, %llu LISTs meanwhile\n", what,
@@ -183,7 +183,7 @@ static void test_hostile_410_after_healthy_watch_relists_at_once(void **st)
                           .watch_timeout_s = 1,
                           .list_mode = KC_INFORMER_LIST_PAGED};
     start_run(&r, &s, NULL, &o);
-    assert_int_equal(kc_badsrv_wait(r.bs, "limit=", 2, 10000), 2);
+    assert_true(kc_badsrv_wait(r.bs, "limit=", 2, 10000) >= 2);
     end_run(&r);
 }
 
@@ -197,7 +197,7 @@ static void test_hostile_retry_after_is_capped_by_backoff_max(void **st)
     kc_informer_opts o = {
         .backoff_initial_ms = 50, .backoff_max_ms = 200, .list_mode = KC_INFORMER_LIST_PAGED};
     start_run(&r, &s, NULL, &o);
-    assert_int_equal(kc_badsrv_wait(r.bs, "limit=", 2, 10000), 2);
+    assert_true(kc_badsrv_wait(r.bs, "limit=", 2, 10000) >= 2);
     kc_error e = KC_ERROR_INIT;
     IFX_RC(kc_informer_wait_synced(r.inf, 10000, &e), 0, &e);
     end_run(&r);
@@ -246,7 +246,7 @@ static void test_hostile_watches_count_in_rate_limiter(void **st)
     kc_informer_opts o = {
         .backoff_initial_ms = 1, .backoff_max_ms = 1, .list_mode = KC_INFORMER_LIST_PAGED};
     start_run(&r, &s, &co, &o);
-    assert_int_equal(kc_badsrv_wait(r.bs, NULL, 12, 20000), 12);
+    assert_true(kc_badsrv_wait(r.bs, NULL, 12, 20000) >= 12);
     uint64_t t11 = kc_badsrv_time_ns(r.bs, NULL, 11);
     fprintf(stderr, "qps 10: 12 requests %.0f ms after the client's creation\n",
             (double)(t11 - r.t_client_ns) / 1e6);

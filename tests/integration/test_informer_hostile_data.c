@@ -92,7 +92,7 @@ static void stop(hfx *f)
  * and wait_synced's error, which must be a timeout whose message holds each word (NULL-ended). */
 static kc_informer_status failed(hfx *f, const char *needle, uint64_t n, ...)
 {
-    assert_int_equal(kc_badsrv_wait(f->bs, needle, n, 20000), n);
+    assert_true(kc_badsrv_wait(f->bs, needle, n, 20000) >= n);
     kc_informer_status st;
     kc_informer_get_status(f->inf, &st);
     kc_error e = KC_ERROR_INIT;
@@ -116,7 +116,7 @@ static kc_informer_status failed(hfx *f, const char *needle, uint64_t n, ...)
  * and w1, w2 (may be NULL). */
 static void watch_failed(hfx *f, int code, const char *w1, const char *w2)
 {
-    assert_int_equal(kc_badsrv_wait(f->bs, "watch=", 2, 20000), 2);
+    assert_true(kc_badsrv_wait(f->bs, "watch=", 2, 20000) >= 2);
     kc_informer_status st;
     kc_informer_get_status(f->inf, &st);
     assert_true(st.synced);

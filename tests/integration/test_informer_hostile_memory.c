@@ -149,7 +149,7 @@ static void test_hostile_endless_continue_tokens_end_at_max_list_pages(void **st
     rig_up(&r, endless_pages, &h, 0);
     kc_informer_opts o = {.list_mode = KC_INFORMER_LIST_PAGED, .max_list_pages = 20};
     rig_informer(&r, &o);
-    assert_int_equal(kc_badsrv_wait(r.bs, "limit=", 21, 20000), 21);
+    assert_true(kc_badsrv_wait(r.bs, "limit=", 21, 20000) >= 21);
     uint64_t t19 = kc_badsrv_time_ns(r.bs, "limit=", 19),
              t20 = kc_badsrv_time_ns(r.bs, "limit=", 20);
     fprintf(stderr, "20 pages, then the next list after %.1f ms\n", (double)(t20 - t19) / 1e6);
@@ -309,7 +309,7 @@ static void test_hostile_huge_item_rejected_at_a_window(void **st)
     kc_informer_opts o = {.list_mode = KC_INFORMER_LIST_PAGED};
     long base = peak_reset();
     rig_informer(&r, &o);
-    assert_int_equal(kc_badsrv_wait(r.bs, "limit=", 2, 60000), 2);
+    assert_true(kc_badsrv_wait(r.bs, "limit=", 2, 60000) >= 2);
     double peak = peak_mib(base), item = (double)h.item_bytes / 1048576.0;
     fprintf(stderr, "a %.0f MiB item: peak +%.1f MiB\n", item, peak);
     assert_true(SANITIZED || peak < item + 64.0);
@@ -354,7 +354,7 @@ static void endless_stream_case(kc_informer_opts *o, const char *want)
     o->initial_events_timeout_ms = 60000;
     long base = peak_reset();
     rig_informer(&r, o);
-    assert_int_equal(kc_badsrv_wait(r.bs, "watch=", 2, 20000), 2);
+    assert_true(kc_badsrv_wait(r.bs, "watch=", 2, 20000) >= 2);
     double peak = peak_mib(base);
     fprintf(stderr, "%s: the server wrote %llu events; peak +%.1f MiB\n", want,
             (unsigned long long)atomic_load(&h.events), peak);
@@ -427,6 +427,37 @@ static void test_hostile_max_response_bytes_is_honoured(void **st)
     rig_down(&r);
 }
 
+/* A reply whose body is cut short: 27 bytes of an announced 1000, then the connection closes. */
+static int cut_body(void *ud, const kc_badsrv_req *req, kc_badsrv_conn *c)
+{
+    (void)ud;
+    (void)req;
+    kc_badsrv_printf(c, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                        "Content-Length: 1000\r\n\r\n{\"kind\":\"ConfigMapList\",\"a\":");
+    return KC_BADSRV_CLOSE;
+}
+
+/* kc_client_raw: a transfer that failed after its status line is its error, not "HTTP 200" with
+ * a truncated body (it returned 0 with status 200 and 27 bytes before). */
+static void test_hostile_raw_call_with_a_cut_body_fails(void **st)
+{
+    (void)st;
+    rig r;
+    rig_up(&r, cut_body, NULL, 0);
+    kc_error e = KC_ERROR_INIT;
+    int status = 0;
+    char *body = NULL;
+    size_t len = 0;
+    int rc = kc_client_raw(r.client, "GET", "/api/v1/configmaps", NULL, NULL, 0, &status, &body,
+                           &len, &e);
+    fprintf(stderr, "raw: %s: %s\n", kc_errno_name(rc), e.message ? e.message : "");
+    assert_true(rc < 0);
+    assert_null(body);
+    assert_non_null(e.message);
+    kc_error_clear(&e);
+    rig_down(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -437,6 +468,7 @@ int main(void)
         cmocka_unit_test(test_hostile_endless_streaming_list_ends_at_max_list_items),
         cmocka_unit_test(test_hostile_endless_streaming_list_ends_at_max_list_bytes),
         cmocka_unit_test(test_hostile_max_response_bytes_is_honoured),
+        cmocka_unit_test(test_hostile_raw_call_with_a_cut_body_fails),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

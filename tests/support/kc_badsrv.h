@@ -78,7 +78,8 @@ kc_badsrv *kc_badsrv_of(kc_badsrv_conn *c);
 
 /* Requests whose target contains `needle` (NULL: all) so far. */
 uint64_t kc_badsrv_count(kc_badsrv *s, const char *needle);
-/* Block until at least n such requests arrived or timeout_ms passed; the count then. */
+/* Block until at least n such requests arrived or timeout_ms passed; the count then (more than n
+ * when more arrived before the waiter ran: assert >= n). */
 uint64_t kc_badsrv_wait(kc_badsrv *s, const char *needle, uint64_t n, int64_t timeout_ms);
 /* Arrival time (CLOCK_MONOTONIC ns) of the k-th (0-based) request whose target contains needle;
  * 0 when there is none. */

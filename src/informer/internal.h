@@ -199,6 +199,17 @@ void kc__inf_expect_type(kc_informer *inf, const char *list_kind, const char *ap
  * during it, err says why instead of "stopped by the … callback". */
 void kc__inf_item_error(kc_informer *inf, int rc, kc_error *err);
 
+/* watchdog.c: the streaming list's watchdog thread (fires the cancel token and sets
+ * initial_timed_out when the initial-events-end bookmark does not come). A zeroed kc__watchdog is
+ * not started; stop joins a started one and does nothing otherwise. */
+typedef struct kc__watchdog {
+    kc_informer *inf;
+    pthread_t th;
+    bool started;
+} kc__watchdog;
+void kc__watchdog_start(kc__watchdog *wd, kc_informer *inf);
+void kc__watchdog_stop(kc__watchdog *wd);
+
 /* status.c: a list or watch failed with code (detail e, may be NULL): record it as the last
  * error and wake sync waiters (they return at once on a permanent failure). Returns the number
  * of consecutive failures, this one included. */

@@ -7,9 +7,11 @@
  *     │ streaming: WATCH sendInitialEvents=true, RVMatch=NotOlderThan, bookmarks on; items go
  *     │   into a batch until the k8s.io/initial-events-end bookmark, which swaps the batch in
  *     │   (store RV = bookmark RV); the same stream then goes on as the WATCH. Rejected (4xx),
- *     │   or no bookmark within initial_events_timeout_ms of silence (a watchdog fires the
- *     │   cancel token) → paged LIST from now on.
- *     │ paged: LIST limit=page_size (all pages) into a batch, swapped in at the list RV.
+ *     │   or no bookmark within initial_events_timeout_ms of silence (the watchdog of
+ *     │   watchdog.c fires the cancel token) → paged LIST from now on.
+ *     │ paged: LIST limit=page_size (all pages; rest's kc__client_list_full picks how) into a
+ *     │   batch, swapped in at the list RV. Every item of a full list counts against its
+ *     │   bounds (limits.c) and a refused one keeps the store's reason (verify.c).
  *     │ The list's RV: unset (a consistent read) for the first list and after a reset; after a
  *     │   410, the last RV with NotOlderThan, then unset if that is 410 or too large again. A
  *     │   list asked at the last RV that returns an RV older than the watermark is retried unset.
@@ -238,34 +240,6 @@ static int watch_cb(void *ud, const kc_watch_event *ev)
     return stop;
 }
 
-/* ---- streaming list watchdog ---------------------------------------------------------------- */
-
-static void *watchdog_main(void *arg)
-{
-    kc_informer *inf = arg;
-    uint64_t quiet = (uint64_t)inf->o.initial_events_timeout_ms * KC__NS_PER_MS;
-    uint64_t hard = kc__now_ns() + quiet * 10;
-    pthread_mutex_lock(&inf->st_mu);
-    while (!inf->stopping && !inf->initial_end_seen) {
-        uint64_t last = atomic_load(&inf->last_event_ns);
-        uint64_t deadline = last + quiet;
-        if (deadline > hard)
-            deadline = hard;
-        if (kc__now_ns() >= deadline) {
-            KC__LOG_INFO("informer",
-                         "informer %s: no initial-events-end bookmark; falling back to LIST",
-                         inf->name);
-            inf->initial_timed_out = true; /* do_watch says so (issue 29 point 12) */
-            if (inf->cancel)
-                kc_cancel_fire(inf->cancel);
-            break;
-        }
-        kc__cond_wait_until(&inf->st_cv, &inf->st_mu, deadline);
-    }
-    pthread_mutex_unlock(&inf->st_mu);
-    return NULL;
-}
-
 /* ---- one cycle ------------------------------------------------------------------------------- */
 
 static void list_opts_fill(kc_informer *inf, kc_list_opts *lo)
@@ -339,13 +313,8 @@ static int paged_list(refl *r, kc_error *err)
     kc__list_limits lim;
     kc__list_limits_init(&lim, inf, b);
     kc__list_limits_opts(inf, &lo);
-    if (inf->shard)
-        rc = kc__client_list_all_ex(inf->client, &inf->gvr, inf->o.ns, &lo, inf->shard, &meta,
-                                    &echo, batch_add_cb, &lim, err);
-    else /* pages decoded on a worker while the next one downloads (rest/pager.c); the batch is
-          * only touched by that worker until the call returns */
-        rc = kc__client_list_pipelined(inf->client, &inf->gvr, inf->o.ns, &lo, &meta, batch_add_cb,
-                                       &lim, err);
+    rc = kc__client_list_full(inf->client, &inf->gvr, inf->o.ns, &lo, inf->shard, &meta, &echo,
+                              batch_add_cb, &lim, err);
     kc__inf_item_error(inf, rc, err); /* the store's reason for a refused item (issue 29 p. 10) */
     rc = kc__list_limits_result(&lim, rc, err);
     kc__inf_drop_cancel(inf, c);
@@ -388,8 +357,7 @@ static int do_watch(refl *r, bool streaming, kc_error *err)
     r->watched_event = false;
     r->stream_error = 0;
     r->initial = streaming;
-    pthread_t wd;
-    bool wd_started = false;
+    kc__watchdog wd = {0};
     if (streaming) {
         int rc = kc_store_batch_new(inf->store, &r->batch, err);
         if (rc < 0)
@@ -413,20 +381,14 @@ static int do_watch(refl *r, bool streaming, kc_error *err)
         return KC_ESTOPPED;
     }
     if (streaming)
-        wd_started = pthread_create(&wd, NULL, watchdog_main, inf) == 0;
+        kc__watchdog_start(&wd, inf);
     int rc = kc__client_watch_ex(inf->client, &inf->gvr, inf->o.ns, &wo, inf->shard, watch_cb,
                                  flush_cb, r, c, err);
     kc__inf_item_error(inf, rc, err); /* why an event was refused (verify.c) */
     if (streaming)
         rc = kc__list_limits_result(&r->lim, rc, err);
     flush_cb(r);
-    if (wd_started) {
-        pthread_mutex_lock(&inf->st_mu);
-        inf->initial_end_seen = true; /* ends the watchdog */
-        pthread_cond_broadcast(&inf->st_cv);
-        pthread_mutex_unlock(&inf->st_mu);
-        pthread_join(wd, NULL);
-    }
+    kc__watchdog_stop(&wd);
     kc__inf_drop_cancel(inf, c);
     if (r->stream_error && (rc == r->stream_error || rc == 0))
         rc = r->stream_error;

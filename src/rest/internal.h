@@ -111,6 +111,15 @@ int kc__list_call_watched(kc_client *c, const kc_gvr *gvr, const char *ns, const
 int kc__client_list_pipelined(kc_client *c, const kc_gvr *gvr, const char *ns,
                               const kc_list_opts *opts, kc_list_meta *ret_meta,
                               kc_list_item_cb on_item, void *ud, kc_error *err);
+/* The full LIST of a store (an informer's paged list): the one entry point, which picks the
+ * strategy — unsharded, kc__client_list_pipelined (pages fetched ahead on a second connection,
+ * decoded on a worker); sharded (shard not NULL), kc__client_list_all_ex page by page with the
+ * decoder's filter, counting each page's shardInfo echo into *echo (may be NULL). Same results
+ * and errors as kc_client_list_all. (The third way to a full list, the streaming list, is a watch:
+ * kc__client_watch_ex with send_initial_events.) */
+int kc__client_list_full(kc_client *c, const kc_gvr *gvr, const char *ns, const kc_list_opts *opts,
+                         const kc_shard_selector *shard, kc_list_meta *ret_meta,
+                         kc__list_echo *echo, kc_list_item_cb on_item, void *ud, kc_error *err);
 /* Helper fetchers kc__client_list_pipelined has started in this process (tests: a list of one
  * page, which a server ignoring limit sends, starts none). */
 uint64_t kc__pager_helpers_started(void);

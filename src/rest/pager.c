@@ -1,6 +1,8 @@
 /*
  * rest/pager.c — a paged LIST with the next page requested while this one arrives, and decoding
- * overlapped with both (kc__client_list_pipelined).
+ * overlapped with both (kc__client_list_pipelined); and kc__client_list_full, the one entry point
+ * of a store's full LIST, which takes this path unless the list is sharded (then page by page,
+ * counting each page's shardInfo echo: kc__client_list_all_ex).
  *
  * kc_client_list_all downloads a page, decodes it, then asks for the next one: the connection
  * idles while the client decodes, and the server idles while the page travels. Here two fetcher
@@ -425,4 +427,13 @@ int kc__client_list_pipelined(kc_client *c, const kc_gvr *gvr, const char *ns,
     }
     pager_destroy(&p);
     return rc;
+}
+
+int kc__client_list_full(kc_client *c, const kc_gvr *gvr, const char *ns, const kc_list_opts *opts,
+                         const kc_shard_selector *shard, kc_list_meta *ret_meta,
+                         kc__list_echo *echo, kc_list_item_cb on_item, void *ud, kc_error *err)
+{
+    if (shard) /* the echo is counted page by page: one fetcher */
+        return kc__client_list_all_ex(c, gvr, ns, opts, shard, ret_meta, echo, on_item, ud, err);
+    return kc__client_list_pipelined(c, gvr, ns, opts, ret_meta, on_item, ud, err);
 }

@@ -200,8 +200,8 @@ KC_API int(kc_cached_client_list_by_index)(kc_cached_client *cc, const kc_gvr *g
 
 /* Create (POST) json in ns. gvr, strings, options and the body are borrowed for the call; *ret_obj
  * is a new reference — caller unrefs. Errors: as the writes' common rules above (KC_ENOT_CAUGHT_UP
- * or KC_ESTOPPED with *ret_obj set, KC_EFENCED, KC_EINVAL, the API's errors). Thread-safe. Since
- * 0.1. */
+ * or KC_ESTOPPED with *ret_obj set, KC_EFENCED, KC_EINVAL, the API's errors). Thread-safe.
+ * Since 0.1. */
 KC_API int(kc_cached_client_create)(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
                                     const char *json, size_t len, const kc_write_opts *wo,
                                     size_t wo_size, const kc_cached_call_opts *call,

@@ -191,10 +191,10 @@ KC_API int kc_client_get(kc_client *client, const kc_gvr *gvr, const char *ns, c
  * metadata (caller clears with kc_list_meta_clear), on_item (may be NULL) gets each item (consumed:
  * the callback owns the reference). opts may be NULL. If the request fails, on_item is never
  * called; a decode error after some items were delivered is returned as is. gvr, ns and opts are
- * borrowed for the call; ret_meta's strings are new, owned by it. Errors: KC_EINVAL, the
- * server's mapped codes (KC_ENOTFOUND, KC_ECONFLICT, KC_EFORBIDDEN, …) and transport codes (KC_EIO,
- * KC_ETIMEOUT, KC_EDNS, KC_ETLS). KC_EPARSE,
- * KC_ECANCELED, the callback's code. Thread-safe. Since 0.1.
+ * borrowed for the call; ret_meta's strings are new, owned by it. Errors: KC_EINVAL, the server's
+ * mapped codes (KC_ENOTFOUND, KC_ECONFLICT, KC_EFORBIDDEN, …) and transport codes (KC_EIO,
+ * KC_ETIMEOUT, KC_EDNS, KC_ETLS), KC_EPARSE, KC_ECANCELED, the callback's code. Thread-safe.
+ * Since 0.1.
  */
 KC_API int(kc_client_list)(kc_client *client, const kc_gvr *gvr, const char *ns,
                            const kc_list_opts *opts, size_t opts_size, kc_list_meta *ret_meta,
@@ -253,11 +253,10 @@ KC_API int(kc_client_get_table)(kc_client *client, const kc_gvr *gvr, const char
     (kc_client_get_table)((client), (gvr), (ns), (name), (opts), sizeof(kc_list_opts), (ret_json), \
                           (ret_len), (err))
 
-/* POST json (len bytes; copied for the request) to the collection. ret_obj may be NULL.
- * gvr, ns, name, opts and the body are borrowed for
- * the call; *ret_obj (may be NULL) is a new reference — caller unrefs. Errors: KC_EINVAL, the
- * server's mapped codes (KC_ENOTFOUND, KC_ECONFLICT, KC_EFORBIDDEN, …) and transport codes (KC_EIO,
- * KC_ETIMEOUT, KC_EDNS, KC_ETLS). Thread-safe.
+/* POST json (len bytes; copied for the request) to the collection. ret_obj may be NULL. gvr, ns,
+ * name, opts and the body are borrowed for the call; *ret_obj (may be NULL) is a new reference —
+ * caller unrefs. Errors: KC_EINVAL, the server's mapped codes (KC_ENOTFOUND, KC_ECONFLICT,
+ * KC_EFORBIDDEN, …) and transport codes (KC_EIO, KC_ETIMEOUT, KC_EDNS, KC_ETLS). Thread-safe.
  * Since 0.1. */
 KC_API int(kc_client_create)(kc_client *client, const kc_gvr *gvr, const char *ns, const char *json,
                              size_t len, const kc_write_opts *opts, size_t opts_size,
@@ -266,11 +265,10 @@ KC_API int(kc_client_create)(kc_client *client, const kc_gvr *gvr, const char *n
     (kc_client_create)((client), (gvr), (ns), (json), (len), (opts), sizeof(kc_write_opts),        \
                        (ret_obj), (err))
 
-/* PUT json to the object (name taken from the body's metadata.name; KC_EINVAL if absent).
- * gvr, ns, name, opts and the body are borrowed for
- * the call; *ret_obj (may be NULL) is a new reference — caller unrefs. Errors: KC_EINVAL, the
- * server's mapped codes (KC_ENOTFOUND, KC_ECONFLICT, KC_EFORBIDDEN, …) and transport codes (KC_EIO,
- * KC_ETIMEOUT, KC_EDNS, KC_ETLS). Thread-safe.
+/* PUT json to the object (name taken from the body's metadata.name; KC_EINVAL if absent). gvr, ns,
+ * name, opts and the body are borrowed for the call; *ret_obj (may be NULL) is a new reference —
+ * caller unrefs. Errors: KC_EINVAL, the server's mapped codes (KC_ENOTFOUND, KC_ECONFLICT,
+ * KC_EFORBIDDEN, …) and transport codes (KC_EIO, KC_ETIMEOUT, KC_EDNS, KC_ETLS). Thread-safe.
  * Since 0.1. */
 KC_API int(kc_client_update)(kc_client *client, const kc_gvr *gvr, const char *ns, const char *json,
                              size_t len, const kc_write_opts *opts, size_t opts_size,
@@ -292,11 +290,10 @@ KC_API int(kc_client_update_status)(kc_client *client, const kc_gvr *gvr, const 
                               (ret_obj), (err))
 
 /* PATCH name with body (len bytes) of the given type. KC_PATCH_APPLY without a field manager is
- * KC_EINVAL. gvr, ns, name, opts and the body are borrowed for
- * the call; *ret_obj (may be NULL) is a new reference — caller unrefs. Errors: KC_EINVAL, the
- * server's mapped codes (KC_ENOTFOUND, KC_ECONFLICT, KC_EFORBIDDEN, …) and transport codes (KC_EIO,
- * KC_ETIMEOUT, KC_EDNS, KC_ETLS). Thread-safe.
- * Since 0.1. */
+ * KC_EINVAL. gvr, ns, name, opts and the body are borrowed for the call; *ret_obj (may be NULL) is
+ * a new reference — caller unrefs. Errors: KC_EINVAL, the server's mapped codes (KC_ENOTFOUND,
+ * KC_ECONFLICT, KC_EFORBIDDEN, …) and transport codes (KC_EIO, KC_ETIMEOUT, KC_EDNS, KC_ETLS).
+ * Thread-safe. Since 0.1. */
 KC_API int(kc_client_patch)(kc_client *client, const kc_gvr *gvr, const char *ns, const char *name,
                             kc_patch_type type, const char *body, size_t len,
                             const kc_patch_opts *opts, size_t opts_size, kc_obj **ret_obj,
@@ -320,9 +317,9 @@ KC_API int(kc_client_delete)(kc_client *client, const kc_gvr *gvr, const char *n
                        (err))
 
 /* DELETE the collection, filtered by opts->label_selector/field_selector. gvr, ns and opts are
- * borrowed for the call. Errors: KC_EINVAL, the
- * server's mapped codes (KC_ENOTFOUND, KC_ECONFLICT, KC_EFORBIDDEN, …) and transport codes (KC_EIO,
- * KC_ETIMEOUT, KC_EDNS, KC_ETLS). Thread-safe. Since 0.1. */
+ * borrowed for the call. Errors: KC_EINVAL, the server's mapped codes (KC_ENOTFOUND, KC_ECONFLICT,
+ * KC_EFORBIDDEN, …) and transport codes (KC_EIO, KC_ETIMEOUT, KC_EDNS, KC_ETLS). Thread-safe.
+ * Since 0.1. */
 KC_API int(kc_client_delete_collection)(kc_client *client, const kc_gvr *gvr, const char *ns,
                                         const kc_delete_opts *opts, size_t opts_size,
                                         kc_error *err);

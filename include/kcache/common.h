@@ -57,8 +57,8 @@
 
 KC_BEGIN_DECLS
 
-/* The library version string, e.g. "0.1.0". Borrowed (static). Thread-safe. Never fails. Since 0.1.
- */
+/* The library version string, e.g. "0.1.0". Borrowed (static). Thread-safe. Never fails.
+ * Since 0.1. */
 KC_API const char *kc_version(void);
 
 KC_END_DECLS

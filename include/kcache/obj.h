@@ -113,9 +113,8 @@ KC_API const char *kc_obj_uid(const kc_obj *obj);
 /* metadata.resourceVersion. Borrowed from obj (valid while the caller holds a reference).
  * Thread-safe. Never fails. Since 0.1. */
 KC_API const char *kc_obj_resource_version(const kc_obj *obj);
-/* Controller owner's uid (ownerReferences[] entry with controller=true), "" when none.
- * Borrowed from obj (valid while the caller holds a reference). Thread-safe. Never fails. Since
- * 0.1. */
+/* Controller owner's uid (ownerReferences[] entry with controller=true), "" when none. Borrowed
+ * from obj (valid while the caller holds a reference). Thread-safe. Never fails. Since 0.1. */
 KC_API const char *kc_obj_controller_uid(const kc_obj *obj);
 
 /* resourceVersion as an integer when it is a canonical decimal (no sign, no leading zero, not

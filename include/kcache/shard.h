@@ -83,10 +83,9 @@ KC_API int kc_shard_range_split(uint64_t n, uint64_t i, kc_shard_range *ret);
 KC_API int kc_shard_selector_parse(const char *text, kc_shard_selector **ret_sel, kc_error *err);
 
 /* Build a selector from n ranges on field (ranges copied; their order kept); *ret_sel is new —
- * caller frees with kc_shard_selector_free(). Errors: KC_EINVAL when
- * ret_sel is NULL, field is not UID or NAMESPACE, n is 0 or over KC_SHARD_SELECTOR_MAX_TERMS,
- * ranges is NULL, or a range is empty (start >= end without end_max); KC_ENOMEM. Thread-safe.
- * Since 0.1. */
+ * caller frees with kc_shard_selector_free(). Errors: KC_EINVAL when ret_sel is NULL, field is not
+ * UID or NAMESPACE, n is 0 or over KC_SHARD_SELECTOR_MAX_TERMS, ranges is NULL, or a range is empty
+ * (start >= end without end_max); KC_ENOMEM. Thread-safe. Since 0.1. */
 KC_API int kc_shard_selector_new(kc_shard_field field, const kc_shard_range *ranges, size_t n,
                                  kc_shard_selector **ret_sel, kc_error *err);
 

@@ -111,8 +111,8 @@ KC_API char *kc_workqueue_metrics_text(kc_workqueue *q);
 KC_API char *kc_workqueue_metrics_render(void *q);
 
 /* Shut down, join the timer thread, free (q is consumed). Accepts NULL. Not thread-safe: after
- * every worker has returned from kc_workqueue_get, with no other call in flight. Never fails. Since
- * 0.1. */
+ * every worker has returned from kc_workqueue_get, with no other call in flight. Never fails.
+ * Since 0.1. */
 KC_API void kc_workqueue_free(kc_workqueue *q);
 
 KC_END_DECLS

@@ -52,6 +52,13 @@ typedef struct kc_client_opts {
     /* The longest one Retry-After retry sleeps, whatever the server asks; 0 (or < 0) → 10000;
      * values above 60000 (the per-call budget of Retry-After sleeps) act as 60000. (appended) */
     int64_t retry_after_max_ms;
+    /* The most bytes one response body may have when it is collected whole (every call but a
+     * watch's event stream: a LIST page, a GET, an error Status): more is KC_ETOOLARGE, naming
+     * this field — at once when Content-Length announces more. The body's buffer grows with the
+     * bytes that arrive, never with what Content-Length announces (at most 8 MiB is reserved
+     * ahead), so this bounds what one response costs in memory. A LIST whose first page is its
+     * last (a server ignoring limit) must fit: 100k Pods are ~600 MB. 0 → 1 GiB (1073741824). */
+    size_t max_response_bytes;
 } kc_client_opts;
 
 /*
@@ -114,6 +121,10 @@ typedef struct kc_list_opts {
      * server ignores it and returns everything; to filter regardless, also set decode->shard.
      * NULL = none. */
     const char *shard_selector;
+    /* kc_client_list_all: the most pages one walk may take; a page beyond it (a server whose
+     * continue tokens never end) stops the walk with KC_ETOOLARGE naming this field. An informer
+     * sets it from kc_informer_opts.max_list_pages. 0 = no limit. */
+    int64_t max_pages;
 } kc_list_opts;
 
 /* WATCH options. Zero-initialised (or NULL) means none. Strings borrowed for the call. */
@@ -180,9 +191,9 @@ typedef struct kc_delete_opts {
  * carries the detail; out-parameters are untouched. All verbs are thread-safe.
  */
 
-/* GET one object. Errors: any mapped HTTP/transport code (KC_ENOTFOUND, …), KC_EINVAL. gvr, ns and
- * name are borrowed for the call; *ret_obj is a new reference — caller unrefs. Thread-safe.
- * Since 0.1. */
+/* GET one object. Errors: any mapped HTTP/transport code (KC_ENOTFOUND, …), KC_EINVAL, KC_ETOOLARGE
+ * (a body over max_response_bytes). gvr, ns and name are borrowed for the call; *ret_obj is a new
+ * reference — caller unrefs. Thread-safe. Since 0.1. */
 KC_API int kc_client_get(kc_client *client, const kc_gvr *gvr, const char *ns, const char *name,
                          kc_obj **ret_obj, kc_error *err);
 
@@ -193,8 +204,8 @@ KC_API int kc_client_get(kc_client *client, const kc_gvr *gvr, const char *ns, c
  * called; a decode error after some items were delivered is returned as is. gvr, ns and opts are
  * borrowed for the call; ret_meta's strings are new, owned by it. Errors: KC_EINVAL, the server's
  * mapped codes (KC_ENOTFOUND, KC_ECONFLICT, KC_EFORBIDDEN, …) and transport codes (KC_EIO,
- * KC_ETIMEOUT, KC_EDNS, KC_ETLS), KC_EPARSE, KC_ECANCELED, the callback's code. Thread-safe.
- * Since 0.1.
+ * KC_ETIMEOUT, KC_EDNS, KC_ETLS), KC_ETOOLARGE (a page over max_response_bytes), KC_EPARSE,
+ * KC_ECANCELED, the callback's code. Thread-safe. Since 0.1.
  */
 KC_API int(kc_client_list)(kc_client *client, const kc_gvr *gvr, const char *ns,
                            const kc_list_opts *opts, size_t opts_size, kc_list_meta *ret_meta,
@@ -206,9 +217,10 @@ KC_API int(kc_client_list)(kc_client *client, const kc_gvr *gvr, const char *ns,
 /*
  * LIST every page: follows metadata.continue (limit from opts, default 500 when 0). ret_meta gets
  * the metadata of the last page (its resource_version is the list's RV; continue_token NULL).
- * A 410 on a continue request is returned as KC_EGONE (the caller relists from scratch).
- * Ownership as kc_client_list (items consumed by on_item, ret_meta's strings owned by it).
- * Errors: as kc_client_list, and KC_EGONE. Thread-safe. Since 0.1.
+ * A 410 on a continue request is returned as KC_EGONE (the caller relists from scratch); a
+ * continue token on page opts->max_pages (when set) as KC_ETOOLARGE. Ownership as kc_client_list
+ * (items consumed by on_item, ret_meta's strings owned by it). Errors: as kc_client_list, and
+ * KC_EGONE, KC_ETOOLARGE. Thread-safe. Since 0.1.
  */
 KC_API int(kc_client_list_all)(kc_client *client, const kc_gvr *gvr, const char *ns,
                                const kc_list_opts *opts, size_t opts_size, kc_list_meta *ret_meta,
@@ -256,8 +268,8 @@ KC_API int(kc_client_get_table)(kc_client *client, const kc_gvr *gvr, const char
 /* POST json (len bytes; copied for the request) to the collection. ret_obj may be NULL. gvr, ns,
  * name, opts and the body are borrowed for the call; *ret_obj (may be NULL) is a new reference —
  * caller unrefs. Errors: KC_EINVAL, the server's mapped codes (KC_ENOTFOUND, KC_ECONFLICT,
- * KC_EFORBIDDEN, …) and transport codes (KC_EIO, KC_ETIMEOUT, KC_EDNS, KC_ETLS). Thread-safe.
- * Since 0.1. */
+ * KC_EFORBIDDEN, …) and transport codes (KC_EIO, KC_ETIMEOUT, KC_EDNS, KC_ETLS), KC_ETOOLARGE (a
+ * response over max_response_bytes). Thread-safe. Since 0.1. */
 KC_API int(kc_client_create)(kc_client *client, const kc_gvr *gvr, const char *ns, const char *json,
                              size_t len, const kc_write_opts *opts, size_t opts_size,
                              kc_obj **ret_obj, kc_error *err);
@@ -268,8 +280,8 @@ KC_API int(kc_client_create)(kc_client *client, const kc_gvr *gvr, const char *n
 /* PUT json to the object (name taken from the body's metadata.name; KC_EINVAL if absent). gvr, ns,
  * name, opts and the body are borrowed for the call; *ret_obj (may be NULL) is a new reference —
  * caller unrefs. Errors: KC_EINVAL, the server's mapped codes (KC_ENOTFOUND, KC_ECONFLICT,
- * KC_EFORBIDDEN, …) and transport codes (KC_EIO, KC_ETIMEOUT, KC_EDNS, KC_ETLS). Thread-safe.
- * Since 0.1. */
+ * KC_EFORBIDDEN, …) and transport codes (KC_EIO, KC_ETIMEOUT, KC_EDNS, KC_ETLS), KC_ETOOLARGE (a
+ * response over max_response_bytes). Thread-safe. Since 0.1. */
 KC_API int(kc_client_update)(kc_client *client, const kc_gvr *gvr, const char *ns, const char *json,
                              size_t len, const kc_write_opts *opts, size_t opts_size,
                              kc_obj **ret_obj, kc_error *err);
@@ -280,7 +292,7 @@ KC_API int(kc_client_update)(kc_client *client, const kc_gvr *gvr, const char *n
 /* PUT json to the object's /status subresource. gvr, ns, name, opts and the body are borrowed for
  * the call; *ret_obj (may be NULL) is a new reference — caller unrefs. Errors: KC_EINVAL, the
  * server's mapped codes (KC_ENOTFOUND, KC_ECONFLICT, KC_EFORBIDDEN, …) and transport codes (KC_EIO,
- * KC_ETIMEOUT, KC_EDNS, KC_ETLS). Thread-safe.
+ * KC_ETIMEOUT, KC_EDNS, KC_ETLS), KC_ETOOLARGE (a response over max_response_bytes). Thread-safe.
  * Since 0.1. */
 KC_API int(kc_client_update_status)(kc_client *client, const kc_gvr *gvr, const char *ns,
                                     const char *json, size_t len, const kc_write_opts *opts,
@@ -292,8 +304,8 @@ KC_API int(kc_client_update_status)(kc_client *client, const kc_gvr *gvr, const 
 /* PATCH name with body (len bytes) of the given type. KC_PATCH_APPLY without a field manager is
  * KC_EINVAL. gvr, ns, name, opts and the body are borrowed for the call; *ret_obj (may be NULL) is
  * a new reference — caller unrefs. Errors: KC_EINVAL, the server's mapped codes (KC_ENOTFOUND,
- * KC_ECONFLICT, KC_EFORBIDDEN, …) and transport codes (KC_EIO, KC_ETIMEOUT, KC_EDNS, KC_ETLS).
- * Thread-safe. Since 0.1. */
+ * KC_ECONFLICT, KC_EFORBIDDEN, …) and transport codes (KC_EIO, KC_ETIMEOUT, KC_EDNS, KC_ETLS),
+ * KC_ETOOLARGE (a response over max_response_bytes). Thread-safe. Since 0.1. */
 KC_API int(kc_client_patch)(kc_client *client, const kc_gvr *gvr, const char *ns, const char *name,
                             kc_patch_type type, const char *body, size_t len,
                             const kc_patch_opts *opts, size_t opts_size, kc_obj **ret_obj,
@@ -303,11 +315,11 @@ KC_API int(kc_client_patch)(kc_client *client, const kc_gvr *gvr, const char *ns
                       sizeof(kc_patch_opts), (ret_obj), (err))
 
 /* DELETE name (DeleteOptions sent as the JSON body). *ret_obj (may be NULL) gets the object when
- * the server returned one (e.g. with deletionTimestamp while finalizers are pending, or the
- * deleted pod) or NULL when it returned a Status. gvr, ns, name, opts and the body are borrowed for
- * the call; *ret_obj (may be NULL) is a new reference — caller unrefs. Errors: KC_EINVAL, the
- * server's mapped codes (KC_ENOTFOUND, KC_ECONFLICT, KC_EFORBIDDEN, …) and transport codes (KC_EIO,
- * KC_ETIMEOUT, KC_EDNS, KC_ETLS). Thread-safe.
+ * the server returned one (e.g. with deletionTimestamp while finalizers are pending, or the deleted
+ * pod) or NULL when it returned a Status. gvr, ns, name, opts and the body are borrowed for the
+ * call; *ret_obj (may be NULL) is a new reference — caller unrefs. Errors: KC_EINVAL, the server's
+ * mapped codes (KC_ENOTFOUND, KC_ECONFLICT, KC_EFORBIDDEN, …) and transport codes (KC_EIO,
+ * KC_ETIMEOUT, KC_EDNS, KC_ETLS), KC_ETOOLARGE (a response over max_response_bytes). Thread-safe.
  * Since 0.1. */
 KC_API int(kc_client_delete)(kc_client *client, const kc_gvr *gvr, const char *ns, const char *name,
                              const kc_delete_opts *opts, size_t opts_size, kc_obj **ret_obj,
@@ -318,8 +330,8 @@ KC_API int(kc_client_delete)(kc_client *client, const kc_gvr *gvr, const char *n
 
 /* DELETE the collection, filtered by opts->label_selector/field_selector. gvr, ns and opts are
  * borrowed for the call. Errors: KC_EINVAL, the server's mapped codes (KC_ENOTFOUND, KC_ECONFLICT,
- * KC_EFORBIDDEN, …) and transport codes (KC_EIO, KC_ETIMEOUT, KC_EDNS, KC_ETLS). Thread-safe.
- * Since 0.1. */
+ * KC_EFORBIDDEN, …) and transport codes (KC_EIO, KC_ETIMEOUT, KC_EDNS, KC_ETLS), KC_ETOOLARGE (a
+ * response over max_response_bytes). Thread-safe. Since 0.1. */
 KC_API int(kc_client_delete_collection)(kc_client *client, const kc_gvr *gvr, const char *ns,
                                         const kc_delete_opts *opts, size_t opts_size,
                                         kc_error *err);
@@ -333,7 +345,7 @@ KC_API int(kc_client_delete_collection)(kc_client *client, const kc_gvr *gvr, co
  * response body (new malloc'd, NUL-terminated — caller frees), *ret_len its length. Subject to the
  * rate limiter, authentication and Retry-After retries for idempotent methods. The arguments are
  * borrowed for the call. Errors: KC_EINVAL, transport codes (KC_EIO, KC_ETIMEOUT, KC_EDNS,
- * KC_ETLS), KC_ENOMEM. Thread-safe. Since 0.1.
+ * KC_ETLS), KC_ETOOLARGE (a body over max_response_bytes), KC_ENOMEM. Thread-safe. Since 0.1.
  */
 KC_API int kc_client_raw(kc_client *client, const char *method, const char *path_and_query,
                          const char *content_type, const char *body, size_t len, int *ret_status,

@@ -64,7 +64,10 @@ KC_API int(kc_list_decode)(const char *body, size_t len, const kc_decode_opts *o
 /*
  * Reusable LIST decoder. Decoding needs scratch memory (a copy of the body plus simdjson's
  * structural index, together about 2-5x the body); bodies over 16 MiB are decoded in windows of
- * about 4 MiB, so their scratch stays near 20 MiB whatever the body's size. kc_list_decode keeps a
+ * about 4 MiB, so their scratch stays near 20 MiB whatever the body's size. A window grows to hold
+ * an item bigger than it, but never past the item size limit (2 x max_object_size + 4096 bytes of
+ * raw text: 8 MiB by default): an item with no end within that is KC_ETOOLARGE at its first byte,
+ * for the cost of that window, whatever its size. kc_list_decode keeps a
  * per-thread scratch between calls only while it is under 16 MiB (a LIST page); larger scratch is
  * freed after the call. A kc_list_decoder keeps its scratch whatever the size, which avoids
  * fresh-page faults when big LISTs are decoded repeatedly. new: opts may be NULL (copied); errors

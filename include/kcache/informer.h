@@ -105,6 +105,15 @@ typedef struct kc_informer_opts {
     kc_shard_field shard_field;
     const kc_shard_range *shard_ranges;
     size_t shard_ranges_count;
+    /* Bounds of one full list, paged or streaming (a server whose list never ends: continue
+     * tokens forever, or a streaming list that never sends its initial-events-end bookmark).
+     * Past one, the list fails with KC_ETOOLARGE naming the field, and is retried after the
+     * informer's backoff; memory stays bounded by what the limits allow. 0 = the default,
+     * < 0 = no limit. */
+    int64_t max_list_items; /* items of one list; 0 = 10000000 */
+    int64_t max_list_bytes; /* their kc_obj_heap_size, summed; 0 = 8 GiB (8589934592) */
+    int64_t max_list_pages; /* pages of a paged list; 0 = max_list_items / page_size + 1000
+                             * (21000 with the defaults; no limit when max_list_items < 0) */
 } kc_informer_opts;
 
 /*

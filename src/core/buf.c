@@ -62,9 +62,11 @@ void kc__buf_reset(kc__buf *b)
 }
 
 /* A huge buffer's new capacity cap (whole 2 MiB): a fresh aligned mapping holding the contents,
- * populated first when asked to (the contents are copied into populated memory). A mapping that
- * grows by appends (a body without Content-Length) is moved by the kernel instead, pages and
- * all: no copy, and never the old and the new buffer resident together (a 600 MB body). */
+ * populated first when asked to. A mapping that grows by appends (a body without Content-Length)
+ * is moved by the kernel instead, pages and all: no copy, and never the old and the new buffer
+ * resident together (a 600 MB body). One that grows populated (a body growing towards its
+ * Content-Length in steps, http/transport.c) has its pages moved to the start of the new aligned
+ * mapping (mremap MREMAP_FIXED) and only the new part populated: no copy either. */
 static int remap(kc__buf *b, size_t cap, bool populate)
 {
     if (b->mapped && !populate) {
@@ -78,6 +80,12 @@ static int remap(kc__buf *b, size_t cap, bool populate)
     char *d = kc__mem_map_aligned(cap, NULL);
     if (!d)
         return KC_ENOMEM;
+    if (b->mapped && mremap(b->data, b->cap, b->cap, MREMAP_MAYMOVE | MREMAP_FIXED, d) == d) {
+        (void)kc__mem_populate_ex(d + b->cap, cap - b->cap, true);
+        b->data = d;
+        b->cap = cap;
+        return 0;
+    }
     if (populate)
         (void)kc__mem_populate_ex(d, cap, true);
     if (b->data)

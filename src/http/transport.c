@@ -15,6 +15,14 @@
  *     collected so the caller can parse the Status. req->on_idle runs after each receive step
  *     (curl_multi_perform: one read of up to the 256 KiB buffer, delivered as one on_data call per
  *     HTTP chunk in it), so a consumer can batch per read rather than per chunk.
+ *   - A collected body grows with the bytes that arrive, not with what Content-Length announces
+ *     (issue 29 point 5: a 27-byte reply announcing 1 GB held ~970 MiB for its whole timeout).
+ *     The first reservation is min(Content-Length, 8 MiB) + the decoder's padding — a LIST page
+ *     (~3 MB) still gets its one populated buffer at once —, and each later one
+ *     min(Content-Length, 2 × what arrived): a truthful big body is reached in a few doublings
+ *     (a huge buffer moves its pages with mremap, core/buf.c, so nothing is copied), and a lying
+ *     one costs at most twice what really came. A Content-Length over the body cap
+ *     (kc_client_opts.max_response_bytes) fails at once, before any byte is stored.
  *   - Errors: CURLcode → KC_EDNS / KC_ETLS (naming the OpenSSL verification failure) /
  *     KC_ETIMEOUT / KC_ECANCELED / KC_EIO. Credentials travel in headers only; nothing here logs
  *     headers, so secrets never reach the log.
@@ -29,6 +37,7 @@
 
 #define KC__POOL_MAX_IDLE      32
 #define KC__CONNECT_TIMEOUT_MS 15000
+#define KC__BODY_FIRST_RESERVE ((size_t)8 << 20) /* Content-Length trusted up to this at first */
 
 typedef struct kc__slot {
     CURL *easy;
@@ -256,35 +265,62 @@ typedef struct kc__xfer {
     const kc__http_req *req;
     kc__http_resp *resp;
     CURL *easy;
-    int status_known; /* 0 unknown, 1 stream to on_data, 2 collect */
-    bool ok;          /* the status is 2xx */
-    int fail_code;    /* set by the write callback */
+    int status_known;  /* 0 unknown, 1 stream to on_data, 2 collect */
+    bool ok;           /* the status is 2xx */
+    int fail_code;     /* set by the write callback */
+    int64_t announced; /* Content-Length of a collected body; -1 when none */
 } kc__xfer;
+
+/* Room for n more bytes of a collected body (and the decoder's padding after them), populated
+ * when new: up to what Content-Length announced, but never more than 2 × what arrived (or the
+ * first 8 MiB). Best effort: kc__buf_append grows the buffer when this could not. */
+static void body_grow(kc__xfer *x, size_t n)
+{
+    kc__buf *b = &x->resp->body;
+    size_t in = b->len + n, need = in + KC_DECODE_PADDING;
+    if (x->announced < 0 || need < b->cap || (uint64_t)x->announced < in)
+        return;
+    size_t target = (size_t)x->announced + KC_DECODE_PADDING;
+    size_t bound = in < KC__BODY_FIRST_RESERVE / 2 ? KC__BODY_FIRST_RESERVE : 2 * in;
+    if (target > bound)
+        target = bound;
+    if (target < need)
+        target = need;
+    (void)kc__buf_reserve_populated(b, target - b->len);
+}
+
+/* The status is known (the first body bytes): stream them or collect them. Content-Length over
+ * the body's cap: KC_ETOOLARGE now, before anything is stored. */
+static int on_first_write(kc__xfer *x)
+{
+    long code = 0;
+    curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &code);
+    x->ok = code >= 200 && code < 300;
+    x->status_known = (x->req->stream && x->ok) ? 1 : 2;
+    curl_off_t cl = -1;
+    if (x->status_known == 2 &&
+        curl_easy_getinfo(x->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl) == CURLE_OK && cl > 0) {
+        x->announced = (int64_t)cl;
+        if ((uint64_t)cl > x->resp->body.max)
+            return KC_ETOOLARGE;
+    }
+    return 0;
+}
 
 static size_t kc__on_write(char *p, size_t size, size_t nmemb, void *ud)
 {
     kc__xfer *x = ud;
     size_t n = size * nmemb;
     atomic_fetch_add_explicit(&x->h->n_body_bytes, n, memory_order_relaxed);
-    if (!x->status_known) {
-        long code = 0;
-        curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &code);
-        x->ok = code >= 200 && code < 300;
-        x->status_known = (x->req->stream && x->ok) ? 1 : 2;
-        curl_off_t cl = -1;
-        if (x->status_known == 2 &&
-            curl_easy_getinfo(x->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl) == CURLE_OK &&
-            cl > 0 && (uint64_t)cl <= x->resp->body.max)
-            /* one allocation for big LISTs, with the padding a decoder parsing in place reads,
-             * populated when new (a cold paged LIST faulted its page buffers 4 KiB at a time) */
-            kc__buf_reserve_populated(&x->resp->body, (size_t)cl + KC_DECODE_PADDING);
-    }
+    if (!x->status_known && (x->fail_code = on_first_write(x)))
+        return 0;
     if (x->status_known == 1) {
         size_t got = x->req->on_data(x->req->ud, p, n);
         if (got != n)
             x->fail_code = KC_ECANCELED;
         return got;
     }
+    body_grow(x, n);
     int rc = kc__buf_append(&x->resp->body, p, n);
     if (rc) {
         x->fail_code = rc;
@@ -557,9 +593,18 @@ static int transfer_result(kc__http *h, CURL *e, const kc__xfer *x, const kc__ht
     }
     if (x->fail_code) {
         *reusable = false;
-        return x->fail_code == KC_ETOOLARGE
-                   ? kc_error_set(err, KC_ETOOLARGE, "response body over %zu bytes", resp->body.max)
-                   : kc_error_set(err, x->fail_code, "transfer stopped by the receiver");
+        if (x->fail_code != KC_ETOOLARGE)
+            return kc_error_set(err, x->fail_code, "transfer stopped by the receiver");
+        if (x->announced > 0 && (uint64_t)x->announced > resp->body.max)
+            return kc_error_set(err, KC_ETOOLARGE,
+                                "%s %s: response body of %lld bytes (Content-Length) over the "
+                                "limit of %zu bytes (kc_client_opts.max_response_bytes)",
+                                x->req->method, x->req->path, (long long)x->announced,
+                                resp->body.max);
+        return kc_error_set(err, KC_ETOOLARGE,
+                            "%s %s: response body over the limit of %zu bytes "
+                            "(kc_client_opts.max_response_bytes)",
+                            x->req->method, x->req->path, resp->body.max);
     }
     if (cc != CURLE_OK) {
         *reusable = false;
@@ -581,7 +626,7 @@ int kc__http_do(kc__http *h, const kc__http_req *req, kc__http_resp *resp, kc_er
     struct curl_slist *hdrs = NULL, *cto = NULL;
     int rc = 0;
     bool reusable = true;
-    kc__xfer x = {.h = h, .req = req, .resp = resp, .easy = e};
+    kc__xfer x = {.h = h, .req = req, .resp = resp, .easy = e, .announced = -1};
     resp->status = 0;
     resp->retry_after_s = -1;
     kc__buf_reset(&resp->body);

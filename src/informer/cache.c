@@ -271,6 +271,9 @@ static kc_informer_opts merged(const kc_cache *c, const kc_informer_opts *o)
     KC__DEF(backoff_max_ms)
     KC__DEF(backoff_reset_ms)
     KC__DEF(watch_timeout_s)
+    KC__DEF(max_list_items)
+    KC__DEF(max_list_bytes)
+    KC__DEF(max_list_pages)
 #undef KC__DEF
     if (r.list_mode == KC_INFORMER_LIST_AUTO)
         r.list_mode = m.list_mode;

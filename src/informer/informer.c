@@ -67,6 +67,13 @@ static void set_opts(kc_informer *inf, const kc_informer_opts *opts)
         inf->o.backoff_max_ms = 30000;
     if (inf->o.backoff_reset_ms <= 0)
         inf->o.backoff_reset_ms = 120000;
+    if (inf->o.max_list_items == 0)
+        inf->o.max_list_items = 10000000;
+    if (inf->o.max_list_bytes == 0)
+        inf->o.max_list_bytes = (int64_t)8 << 30;
+    if (inf->o.max_list_pages == 0)
+        inf->o.max_list_pages =
+            inf->o.max_list_items > 0 ? inf->o.max_list_items / inf->o.page_size + 1000 : -1;
     if (inf->o.metadata_only)
         inf->dec.flags |= KC_DECODE_METADATA_ONLY;
 }

@@ -253,6 +253,26 @@ void kc__inf_shard_probe(kc_informer *inf);
 void kc__inf_exit_register(kc_informer *inf);
 void kc__inf_exit_unregister(kc_informer *inf);
 
+/* limits.c: one full list's items counted against kc_informer_opts.max_list_items and
+ * max_list_bytes on their way into its batch (issue 29 points 4 and 7). */
+typedef struct kc__list_limits {
+    kc_informer *inf;
+    kc_store_batch *batch; /* borrowed: where the items go */
+    uint64_t items, bytes; /* so far (bytes: kc_obj_heap_size) */
+    int rc;                /* KC_ETOOLARGE once a limit was passed; else 0 */
+    kc_error err;          /* its message */
+} kc__list_limits;
+/* Start counting a list whose items go into b. */
+void kc__list_limits_init(kc__list_limits *l, kc_informer *inf, kc_store_batch *b);
+/* Count obj (borrowed) and add it to the batch: 0, KC_ETOOLARGE past a limit (obj not added; the
+ * message kept for kc__list_limits_result), or kc_store_batch_add's code. */
+int kc__list_limits_add(kc__list_limits *l, kc_obj *obj);
+/* The list call returned rc: when a limit stopped it, its message goes into err (which the
+ * decoder filled with "stopped by the callback"). Releases what l holds; returns rc. */
+int kc__list_limits_result(kc__list_limits *l, int rc, kc_error *err);
+/* The pages bound of a paged list (kc_list_opts.max_pages from max_list_pages). */
+void kc__list_limits_opts(const kc_informer *inf, kc_list_opts *lo);
+
 /* informer.c, for benchmarks only: before kc_informer_start, make the reflector skip the initial
  * list and watch from rv (the informer never reports synced unless a relist happens). Lets
  * bench_informer measure the informer's watch path on a replayed history. 0, KC_EBUSY (started),

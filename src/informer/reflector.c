@@ -54,6 +54,7 @@ typedef struct refl {
     uint64_t timeout_ns; /* the current watch's timeoutSeconds */
     /* streaming attempt */
     kc_store_batch *batch;
+    kc__list_limits lim;
     bool initial;       /* before the initial-events-end bookmark */
     bool watched_event; /* the current watch delivered something */
     bool unflushed;     /* changes applied since the last flush_cb */
@@ -219,8 +220,8 @@ static int watch_cb(void *ud, const kc_watch_event *ev)
         int rc = kc__inf_check_event(inf, ev->obj); /* issue 29 point 11 (verify.c) */
         if (rc)
             return rc;
-        if (r->initial)
-            return kc__inf_batch_add(inf, r->batch, ev->obj);
+        if (r->initial) /* counted against the list's bounds (limits.c) */
+            return kc__list_limits_add(&r->lim, ev->obj);
         return apply_event(r, ev->type, ev->obj);
     }
     case KC__EV_STOP_GONE:
@@ -295,15 +296,11 @@ static void watch_opts_fill(refl *r, kc_watch_opts *wo)
     r->timeout_ns = (uint64_t)wo->timeout_s * KC__NS_PER_SEC;
 }
 
-struct batch_ud {
-    kc_informer *inf;
-    kc_store_batch *b;
-};
-
+/* Each LIST item: counted against the list's bounds and added to the batch (limits.c); ud is the
+ * list's kc__list_limits. */
 static int batch_add_cb(void *ud, kc_obj *item)
 {
-    struct batch_ud *bu = ud;
-    int rc = kc__inf_batch_add(bu->inf, bu->b, item); /* keeps the reason (verify.c) */
+    int rc = kc__list_limits_add(ud, item);
     kc_obj_unref(item);
     return rc;
 }
@@ -339,15 +336,18 @@ static int paged_list(refl *r, kc_error *err)
     }
     lo.cancel = c;
     kc__list_echo echo = {0};
-    struct batch_ud bu = {inf, b};
+    kc__list_limits lim;
+    kc__list_limits_init(&lim, inf, b);
+    kc__list_limits_opts(inf, &lo);
     if (inf->shard)
         rc = kc__client_list_all_ex(inf->client, &inf->gvr, inf->o.ns, &lo, inf->shard, &meta,
-                                    &echo, batch_add_cb, &bu, err);
+                                    &echo, batch_add_cb, &lim, err);
     else /* pages decoded on a worker while the next one downloads (rest/pager.c); the batch is
           * only touched by that worker until the call returns */
         rc = kc__client_list_pipelined(inf->client, &inf->gvr, inf->o.ns, &lo, &meta, batch_add_cb,
-                                       &bu, err);
+                                       &lim, err);
     kc__inf_item_error(inf, rc, err); /* the store's reason for a refused item (issue 29 p. 10) */
+    rc = kc__list_limits_result(&lim, rc, err);
     kc__inf_drop_cancel(inf, c);
     if (rc == 0)
         kc__inf_shard_note_list(inf, &echo);
@@ -394,6 +394,7 @@ static int do_watch(refl *r, bool streaming, kc_error *err)
         int rc = kc_store_batch_new(inf->store, &r->batch, err);
         if (rc < 0)
             return rc;
+        kc__list_limits_init(&r->lim, inf, r->batch);
         wo.send_initial_events = true;
         wo.resource_version_match = "NotOlderThan";
         wo.resource_version = (r->list_at_rv && r->rv[0]) ? r->rv : "";
@@ -416,6 +417,8 @@ static int do_watch(refl *r, bool streaming, kc_error *err)
     int rc = kc__client_watch_ex(inf->client, &inf->gvr, inf->o.ns, &wo, inf->shard, watch_cb,
                                  flush_cb, r, c, err);
     kc__inf_item_error(inf, rc, err); /* why an event was refused (verify.c) */
+    if (streaming)
+        rc = kc__list_limits_result(&r->lim, rc, err);
     flush_cb(r);
     if (wd_started) {
         pthread_mutex_lock(&inf->st_mu);

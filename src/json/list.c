@@ -217,8 +217,10 @@ static int decode(kc__sj_ctx *ctx, const kc_decode_opts *opts, const kc_shard_se
     kc__sj_err e = {0, -1, ""};
     bool padded = opts && (opts->flags & KC_DECODE_INPUT_PADDED) && body;
     kc__sj_ctx_set_shard(ctx, st.shard);
+    /* the raw text item_cb accepts at most (a pretty-printed item minifies to half or less) */
+    size_t max_item = st.max * 2 + 4096;
     int r = kc__sj_list(ctx, body ? body : "", len, padded, (st.flags & KC_DECODE_STRICT) != 0,
-                        item_cb, list_cb, &st, &e);
+                        max_item, item_cb, list_cb, &st, &e);
     kc__sj_ctx_set_shard(ctx, NULL);
     if (r) {
         kc_list_meta_clear(&st.meta);

@@ -176,9 +176,12 @@ int kc__sj_object(kc__sj_ctx *ctx, const char *json, size_t len, bool strict, kc
 /* A complete LIST body: item_fn per items[] element, then list_fn once. padded: body has
  * KC__SJ_PADDING readable bytes after len, and is parsed in place (else it is copied first). Item
  * spans are NOT made compact: the item callback checks (kc__sj_find_ws) and re-decodes an item
- * with whitespace through kc__sj_object. */
+ * with whitespace through kc__sj_object. max_item: in a body decoded in windows, an item whose
+ * raw text has no end within max_item bytes is KC_ETOOLARGE (at its first byte) once a window of
+ * that size shows it — the windows never grow to hold it; 0 = no limit. */
 int kc__sj_list(kc__sj_ctx *ctx, const char *body, size_t len, bool padded, bool strict,
-                kc__sj_item_fn item_fn, kc__sj_list_fn list_fn, void *ud, kc__sj_err *e);
+                size_t max_item, kc__sj_item_fn item_fn, kc__sj_list_fn list_fn, void *ud,
+                kc__sj_err *e);
 /* Bodies over min_len bytes are decoded by kc__sj_list in windows of about window bytes of items
  * (defaults when 0: KC__SJ_LIST_WINDOW_MIN, KC__SJ_LIST_WINDOW). Process-wide; tests and fuzzing,
  * which use tiny windows to cross every boundary. */

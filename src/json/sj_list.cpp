@@ -182,15 +182,20 @@ int list_item(walker &w, od::value &item, kc__sj_list_info &info, kc__sj_item_fn
  *          the list object, for depth limits). Every item walked completely is delivered; the first
  *          that is not — the window ends inside it — starts the next window. A window that
  *          delivers nothing doubles (an item larger than a window, or an error, which the last
- *          window reports with its offset in the body);
+ *          window reports with its offset in the body), but never past the item size limit
+ *          (max_item, the raw text list.c would accept): a window of more than that which
+ *          delivers nothing is the item's KC_ETOOLARGE, so one huge item costs a window of
+ *          scratch, not its size (issue 29 point 6) — nor does a window end moved past a string
+ *          (below) go further than that;
  *   tail   "{\"\":0 " + what follows items' "]" (normally "}"): members after items, duplicates
  *          and trailing data checked as in one pass.
  * A window must not end inside a string or a UTF-8 sequence (stage 1 rejects both): the end is
  * put just after a "},{" found past the nominal size (an item boundary unless it is inside a
  * string), moved back to a UTF-8 sequence's first byte, and when stage 1 still finds an unclosed
  * string it moves past that string's closing quote (a '"' not escaped by an odd run of '\').
- * Anything else unusual (no items, items before both kind and apiVersion, a head larger than the
- * body's window sizes) leaves the body to the one-shot walk, which decides as before.
+ * Items before both kind and apiVersion (look_ahead) are walked twice: once delivering nothing,
+ * to read them from the tail, then as usual. Anything else unusual (no items, a head larger than
+ * the body's window sizes) leaves the body to the one-shot walk, which decides as before.
  */
 std::atomic<size_t> window_min{0}, window_len{0};
 
@@ -212,6 +217,7 @@ struct wlist {
     size_t len;
     bool strict;
     kc__sj_err *e;
+    size_t max_item; /* an item's raw text over this is KC_ETOOLARGE; 0 = no limit */
     od::document doc{};
     const char *text = nullptr; /* the window's text in ctx->buf … */
     size_t tlen = 0;            /* … its length without the closing character load adds */
@@ -238,30 +244,53 @@ size_t after_string(const char *b, size_t from, size_t to, size_t len)
 
 /* prefix + body[from, *to) + close into ctx->buf, stage 1 into L.doc; *to: the end used. close
  * makes the last structural character match the first, which On-Demand requires of a document's
- * root before it walks it. */
-int load(wlist &L, const char *prefix, size_t plen, size_t from, size_t *to, const char *close)
+ * root before it walks it. A window ending inside a string is moved past its end, but not past
+ * stop (0: the body's end, else an items window's bound): a string still open there is cut at
+ * stop and closed with a quote, so the items before it are walked as usual and the one holding
+ * it ends early; *cut (may be NULL) is then set. */
+int load(wlist &L, const char *prefix, size_t plen, size_t from, size_t *to, const char *close,
+         size_t stop = 0, bool *cut = nullptr)
 {
+    size_t end = stop && stop < L.len ? stop : L.len;
     size_t clen = strlen(close);
     size_t t = *to;
+    bool quote = false;
     for (int tries = 0;; tries++) {
         while (t < L.len && t > from && (static_cast<unsigned char>(L.body[t]) & 0xC0) == 0x80)
             t--;
-        size_t n = plen + (t - from) + clen;
+        if (quote) { /* the added quote must not be escaped by the text's last backslash */
+            size_t bs = 0;
+            while (t - bs > from && L.body[t - bs - 1] == '\\')
+                bs++;
+            t -= bs & 1;
+        }
+        size_t q = quote ? 1 : 0, n = plen + (t - from) + q + clen;
         if (!reserve(L.ctx, n))
             return fail(L.e, KC_ENOMEM, -1, "out of memory for a %zu-byte scratch buffer", n);
         char *b = L.ctx->buf;
         memcpy(b, prefix, plen);
         memcpy(b + plen, L.body + from, t - from);
+        if (quote)
+            b[n - clen - 1] = '"';
         memcpy(b + n - clen, close, clen);
         memset(b + n, 0, KC__SJ_PADDING);
-        L.text = b, L.tlen = n - clen;
+        L.text = b, L.tlen = n - clen - q;
         L.bias = static_cast<int64_t>(from) - static_cast<int64_t>(plen);
         error_code why = simdjson::SUCCESS;
         int r = iterate(L.ctx, b, n, L.ctx->cap, L.doc, L.e, L.bias, &why);
         *to = t;
-        if (!r || why != simdjson::UNCLOSED_STRING || t == L.len || tries >= 2)
+        if (!r || why != simdjson::UNCLOSED_STRING || t == L.len || quote)
             return r;
-        t = after_string(L.body, from, t, L.len);
+        if (t >= end) {
+            if (!cut)
+                return r;
+            *cut = quote = true;
+            t = end;
+            continue;
+        }
+        if (tries >= 2)
+            return r;
+        t = after_string(L.body, from, t, end);
     }
 }
 
@@ -303,13 +332,17 @@ int list_member(walker &w, od::field &f, kc__sj_list_info &info, unsigned *seen,
     return w.skip(f.value(), "list");
 }
 
-/* The members before items into info; *items: body offset just after items' '['. Non-zero: not
- * for windows (the one-shot walk decides). */
+/* The members before items into info; *items: body offset just after items' '['. 2: neither
+ * kind nor apiVersion came before items (look_ahead); 1: not for windows (the one-shot walk
+ * decides). Windows are cut at their nominal end even inside a
+ * string (load's stop: a huge first item's string is not copied whole); what is read is used
+ * only when the items key was reached, and so lies before the cut. */
 int head(wlist &L, kc__sj_list_info &info, unsigned *seen, size_t *items)
 {
     for (size_t win = list_window(); win < L.len; win *= 2) {
         size_t to = win;
-        if (load(L, "", 0, 0, &to, "}") || to == L.len)
+        bool cut = false;
+        if (load(L, "", 0, 0, &to, "}", win, &cut) || to == L.len)
             continue;
         walker w{L.doc, L.text, L.text + L.tlen, L.bias, L.e, L.ctx, L.strict};
         info = {};
@@ -324,15 +357,41 @@ int head(wlist &L, kc__sj_list_info &info, unsigned *seen, size_t *items)
                 break;
             if (!at)
                 continue;
-            if ((!info.has_kind && !info.has_api_version) || *at != '[')
+            if (*at != '[')
                 return 1;
             *seen |= 8;
             *items = static_cast<size_t>(at - L.text) + 1;
             keep(L.ctx, info);
-            return 0;
+            return info.has_kind || info.has_api_version ? 0 : 2;
         }
     }
     return 1;
+}
+
+/* A window of more than max_item bytes from `from` delivered no item (issue 29 point 6): the item
+ * there is over the limit, and is rejected now — at the cost of this window, not of its whole
+ * size (a 200 MB item cost 790 MiB of scratch when the window doubled until the item fitted). A
+ * fault the walk found within the limit (r, not a window that merely ended early) is reported
+ * as it is. */
+int too_large(wlist &L, size_t lead, int r, bool early)
+{
+    if (r && !early &&
+        (r != KC_EPARSE ||
+         (L.e->offset >= 0 && static_cast<size_t>(L.e->offset) < lead + L.max_item)))
+        return r;
+    return fail(L.e, KC_ETOOLARGE, static_cast<int64_t>(lead),
+                "items[] element at byte %zu: no end within %zu bytes, over the object size "
+                "limit (kc_decode_opts.max_object_size)",
+                lead, L.max_item);
+}
+
+/* The first byte at or after from that is not whitespace or a comma (an item's first byte). */
+size_t skip_sep(const wlist &L, size_t from)
+{
+    while (from < L.len && (L.body[from] == ',' || L.body[from] == ' ' || L.body[from] == '\t' ||
+                            L.body[from] == '\n' || L.body[from] == '\r'))
+        from++;
+    return from;
 }
 
 /* items[] from body offset from (just after '['); *tail: just after its ']'. */
@@ -348,7 +407,10 @@ int items(wlist &L, size_t from, kc__sj_list_info &info, kc__sj_item_fn item_fn,
                 to = static_cast<size_t>(static_cast<const char *>(b) - L.body) + 1;
         }
         size_t plen = first ? 2 : 4, done = from, n = 0;
-        int r = load(L, first ? "[[" : "[[0 ", plen, from, &to, "]]");
+        bool early = false; /* r: the window ended before items did, not a fault in the text */
+        size_t lead = L.max_item ? skip_sep(L, from) : from;     /* the next item's first byte */
+        size_t stop = L.max_item ? lead + L.max_item + 8192 : 0; /* never a longer window */
+        int r = load(L, first ? "[[" : "[[0 ", plen, from, &to, "]]", stop, &early);
         bool last = to == L.len;
         if (!r) {
             walker w{L.doc, L.text, L.text + L.tlen, L.bias, L.e, L.ctx, L.strict};
@@ -398,12 +460,17 @@ int items(wlist &L, size_t from, kc__sj_list_info &info, kc__sj_item_fn item_fn,
                 }
                 r = fail(L.e, KC_EPARSE, static_cast<int64_t>(p),
                          "items: the text ends early (truncated?)");
+                early = true;
             }
         }
         if (last)
             return r;
         if (n == 0) {
+            if (L.max_item && to > lead && to - lead > L.max_item + 4096)
+                return too_large(L, lead, r, early);
             win = win > (L.len - from) / 2 ? L.len - from : win * 2;
+            if (L.max_item && win > lead - from + L.max_item + 8192)
+                win = lead - from + L.max_item + 8192; /* enough to tell, never a huge item */
         } else {
             from = done;
             first = false;
@@ -433,20 +500,48 @@ int tail(wlist &L, size_t from, kc__sj_list_info &info, unsigned *seen)
     return 0;
 }
 
+int skip_item(void *, const kc__sj_list_info *, const kc__sj_meta *, kc__sj_err *)
+{
+    return 0;
+}
+
+/* Items come before kind and apiVersion, which are injected into them (a hostile order: an API
+ * server writes them first): as the one pass looks ahead for them, a first pass in windows walks
+ * items delivering nothing — each item bounded as in the second — and reads what follows them;
+ * kind and apiVersion go into info (kept). */
+int look_ahead(wlist &L, size_t from, kc__sj_list_info &info, unsigned seen)
+{
+    kc__sj_list_info ahead = info;
+    size_t end = 0;
+    int r = items(L, from, ahead, skip_item, nullptr, &end);
+    if (!r)
+        r = tail(L, end, ahead, &seen);
+    if (r)
+        return r;
+    info.kind = ahead.kind, info.raw_kind = ahead.raw_kind, info.has_kind = ahead.has_kind;
+    info.api_version = ahead.api_version, info.raw_api_version = ahead.raw_api_version;
+    info.has_api_version = ahead.has_api_version;
+    keep(L.ctx, info);
+    return 0;
+}
+
 /* The body in windows; *fallback: not for windows (nothing was delivered). */
-int list_windowed(kc__sj_ctx *ctx, const char *body, size_t len, bool strict,
+int list_windowed(kc__sj_ctx *ctx, const char *body, size_t len, bool strict, size_t max_item,
                   kc__sj_item_fn item_fn, kc__sj_list_fn list_fn, void *ud, kc__sj_err *e,
                   bool *fallback)
 {
-    wlist L{ctx, body, len, strict, e};
+    wlist L{ctx, body, len, strict, e, max_item};
     kc__sj_list_info info = {};
     unsigned seen = 0;
     size_t from = 0, end = 0;
-    if (head(L, info, &seen, &from)) {
+    int h = head(L, info, &seen, &from);
+    if (h == 1) {
         *fallback = true;
         return 0;
     }
-    int r = items(L, from, info, item_fn, ud, &end);
+    int r = h == 2 ? look_ahead(L, from, info, seen) : 0;
+    if (!r)
+        r = items(L, from, info, item_fn, ud, &end);
     if (!r)
         r = tail(L, end, info, &seen);
     if (r) { /* a token load added (the closing bracket, the padding after it) is the body's end */
@@ -467,11 +562,12 @@ void kc__sj_list_window_set(size_t min_len, size_t window)
 }
 
 int kc__sj_list(kc__sj_ctx *ctx, const char *body, size_t len, bool padded, bool strict,
-                kc__sj_item_fn item_fn, kc__sj_list_fn list_fn, void *ud, kc__sj_err *e)
+                size_t max_item, kc__sj_item_fn item_fn, kc__sj_list_fn list_fn, void *ud,
+                kc__sj_err *e)
 {
     if (len > list_window_min()) {
         bool fallback = false;
-        int r = list_windowed(ctx, body, len, strict, item_fn, list_fn, ud, e, &fallback);
+        int r = list_windowed(ctx, body, len, strict, max_item, item_fn, list_fn, ud, e, &fallback);
         if (!fallback)
             return r;
     }

@@ -63,6 +63,7 @@ int(kc_client_new)(const kc_config *cfg, const kc_client_opts *opts, size_t opts
         opts->retry_after_max_ms <= 0 ? KC__DEFAULT_RA_MAX_MS : opts->retry_after_max_ms;
     if (c->retry_after_max_ms > KC__RETRY_BUDGET_MS)
         c->retry_after_max_ms = KC__RETRY_BUDGET_MS;
+    c->max_response = opts->max_response_bytes ? opts->max_response_bytes : KC__RESPONSE_MAX_BYTES;
     int rc = kc__ratelimit_init(&c->rl, qps, burst);
     if (rc) {
         pthread_mutex_destroy(&c->disc_mu);
@@ -181,6 +182,8 @@ int kc__client_call(kc_client *c, kc__http_req *req, bool idempotent, kc__http_r
             return rc;
         req->cred = &cred;
         req->timeout_ms = req->stream ? 0 : c->timeout_ms;
+        if (!req->max_body)
+            req->max_body = c->max_response;
         rc = kc__http_do(c->http, req, resp, err);
         req->cred = NULL;
         uint64_t gen = cred.generation;

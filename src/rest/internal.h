@@ -21,6 +21,7 @@ struct kc_client {
     int max_retries;
     int64_t timeout_ms;
     int64_t retry_after_max_ms; /* cap of one Retry-After sleep (opts; <= KC__RETRY_BUDGET_MS) */
+    size_t max_response;        /* kc_client_opts.max_response_bytes (default applied) */
     pthread_mutex_t disc_mu;    /* guards disc (the pointer; a kc__disc is immutable) */
     kc__disc *disc;
 };
@@ -84,6 +85,9 @@ kc_decode_opts kc__decode_opts(const kc_decode_opts *d, bool metadata_only);
  * is NULL (*ret untouched). */
 int kc__list_opts_paged(const kc_client *c, const kc_list_opts *opts, kc_list_opts *ret,
                         kc_error *err);
+/* The error of a paged LIST walk that took opts->max_pages pages and got a continue token again
+ * (issue 29 point 4): KC_ETOOLARGE naming the resource and the limit. */
+int kc__list_pages_exceeded(const kc_gvr *gvr, const kc_list_opts *opts, kc_error *err);
 /* GET the collection (name NULL; opts' selectors, limit, continue… in the query) or one object,
  * with the given Accept (NULL = JSON), into *resp (kept by the caller: its body's capacity is
  * reused). 0 for a 2xx response, else the mapped error. */

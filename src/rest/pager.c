@@ -37,6 +37,9 @@
  * on the wire the worker takes its first chunk of the object arena (kc__slab_prepare), which its
  * first objects would otherwise wait for.
  *
+ * Bounded: page opts->max_pages (when set) still having a continue token fails the walk with
+ * KC_ETOOLARGE before another page is asked for (continue tokens that never end, issue 29 point 4).
+ *
  * Ordering and errors: on_item runs on the worker, page after page, in order, never concurrently.
  * The first failure (request, decode, callback, cancel) stops every thread; a request already in
  * flight on the other fetcher completes and is dropped. The caller joins the helper and waits for
@@ -315,7 +318,13 @@ static void fetch_loop(pager *p, bool caller)
             pthread_cond_wait(&p->cv, &p->mu);
         if (p->stop || p->tok_state == 2)
             break;
-        long k = p->next++;
+        long k = p->next;
+        if (p->o->max_pages > 0 && k >= p->o->max_pages) { /* page max_pages has a token */
+            kc_error e = KC_ERROR_INIT;
+            fail_locked(p, kc__list_pages_exceeded(p->gvr, p->o, &e), &e);
+            break;
+        }
+        p->next++;
         char *tok = p->tok;
         p->tok = NULL;
         p->tok_state = 0;

@@ -279,6 +279,14 @@ int kc__client_list_page(kc_client *c, const kc_gvr *gvr, const char *ns, const 
     return rc;
 }
 
+int kc__list_pages_exceeded(const kc_gvr *gvr, const kc_list_opts *opts, kc_error *err)
+{
+    return kc_error_set(err, KC_ETOOLARGE,
+                        "list of %s: still a continue token after %lld pages "
+                        "(kc_list_opts.max_pages; an informer's kc_informer_opts.max_list_pages)",
+                        gvr && gvr->resource ? gvr->resource : "?", (long long)opts->max_pages);
+}
+
 int kc__client_list_all_ex(kc_client *c, const kc_gvr *gvr, const char *ns,
                            const kc_list_opts *opts, const kc_shard_selector *shard,
                            kc_list_meta *ret_meta, kc__list_echo *echo, kc_list_item_cb on_item,
@@ -291,6 +299,7 @@ int kc__client_list_all_ex(kc_client *c, const kc_gvr *gvr, const char *ns,
     kc_list_meta meta = {0};
     meta.remaining_item_count = -1;
     char *cont = NULL;
+    uint64_t pages = 0;
     for (;;) {
         if (o.cancel && kc_cancel_fired(o.cancel)) {
             free(cont);
@@ -306,6 +315,10 @@ int kc__client_list_all_ex(kc_client *c, const kc_gvr *gvr, const char *ns,
             break;
         if (!meta.continue_token || !*meta.continue_token)
             break;
+        if (o.max_pages > 0 && ++pages >= (uint64_t)o.max_pages) {
+            rc = kc__list_pages_exceeded(gvr, &o, err);
+            break;
+        }
         /* A continue token carries the snapshot RV: later pages must not pin another one. */
         o.resource_version = NULL;
         o.resource_version_match = NULL;

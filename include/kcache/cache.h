@@ -51,8 +51,8 @@ typedef struct kc_cache_opts {
 } kc_cache_opts;
 
 /* New cache over client (borrowed: must outlive the cache). opts may be NULL (copied).
- * Errors: KC_EINVAL (client or ret NULL, a bad indexer), KC_ENOMEM. *ret is new — free with
- * kc_cache_free. */
+ * Errors: KC_EINVAL (client or ret NULL, a bad indexer), KC_EUNSUPPORTED (opts of a newer
+ * header), KC_ENOMEM. *ret is new — caller frees with kc_cache_free. Thread-safe. Since 0.1. */
 KC_API int(kc_cache_new)(kc_client *client, const kc_cache_opts *opts, size_t opts_size,
                          kc_cache **ret, kc_error *err);
 #define kc_cache_new(client, opts, ret, err)                                                       \
@@ -64,7 +64,8 @@ KC_API int(kc_cache_new)(kc_client *client, const kc_cache_opts *opts, size_t op
  * client creates one on its first read or write of the type — else KC_EBUSY. Errors: KC_EINVAL
  * (NULL/empty name, "namespace", no fn, bad gvr, or the name already registered for gvr),
  * KC_ETOOLARGE (more than KC_STORE_MAX_INDEXERS for gvr), KC_ESTOPPED, KC_EBUSY, KC_ENOMEM.
- * Thread-safe.
+ * gvr and name are copied; fn and ud are kept (ud borrowed: must outlive the cache). Thread-safe.
+ * Since 0.1.
  */
 KC_API int kc_cache_add_indexer(kc_cache *cache, const kc_gvr *gvr, const char *name,
                                 kc_store_indexer_fn fn, void *ud, kc_error *err);
@@ -76,8 +77,9 @@ KC_API int kc_cache_add_indexer(kc_cache *cache, const kc_gvr *gvr, const char *
  * "a=1,b=2") and metadata_only identify the informer; other option fields of later callers are
  * ignored. opts->name, when given, must not be the name of another informer of this cache
  * (KC_EINVAL): names label /readyz and /metrics (see kc_informer_name). *ret_inf is borrowed:
- * valid until kc_cache_free. Errors: KC_EINVAL, KC_ESTOPPED, KC_ETOOLARGE (max_informers),
- * KC_ENOMEM.
+ * valid until kc_cache_free; gvr and opts are copied. Errors: KC_EINVAL, KC_ESTOPPED,
+ * KC_ETOOLARGE (max_informers), KC_EUNSUPPORTED (opts of a newer header), KC_ENOMEM, or an error
+ * of creating or starting the informer (kc_informer_new). Thread-safe. Since 0.1.
  */
 KC_API int(kc_cache_get_informer)(kc_cache *cache, const kc_gvr *gvr, const kc_informer_opts *opts,
                                   size_t opts_size, kc_informer **ret_inf, kc_error *err);
@@ -91,31 +93,40 @@ KC_API int(kc_cache_get_informer)(kc_cache *cache, const kc_gvr *gvr, const kc_i
  * server does not serve the resource; KC_EBADREQUEST, KC_EMETHOD — see kc_informer_wait_synced).
  * Event-driven. err (may be NULL) says why on failure: which informers are not synced and the
  * last error of each (code, HTTP status, reason, message, how long ago). KC_EINVAL for NULL.
+ * Errors: as listed (KC_ETIMEOUT, KC_ESTOPPED, KC_EINVAL, an informer's final code). No ownership
+ * transfer. Thread-safe. Since 0.1.
  */
 KC_API int kc_cache_wait_synced(kc_cache *cache, int64_t timeout_ms, kc_error *err);
 
-/* true when every required informer is synced (has_synced). false for NULL. */
+/* true when every required informer is synced (has_synced). false for NULL. No ownership
+ * transfer. Thread-safe. Never fails. Since 0.1. */
 KC_API bool kc_cache_has_synced(kc_cache *cache);
 
-/* true when every required informer is ready (synced and fresh enough). false for NULL. */
+/* true when every required informer is ready (synced and fresh enough). false for NULL. No
+ * ownership transfer. Thread-safe. Never fails. Since 0.1. */
 KC_API bool kc_cache_ready(kc_cache *cache);
 
 /* An eventfd readable exactly while every required informer has synced (a late-added informer
  * makes it unreadable again until it syncs). Borrowed: closed by kc_cache_free. Never read it.
- * KC_EINVAL for NULL. */
+ * Errors: KC_EINVAL for NULL. Thread-safe. Since 0.1. */
 KC_API int kc_cache_sync_fd(kc_cache *cache);
 
-/* Number of informers (0 for NULL), and the i-th (borrowed: valid until kc_cache_free; NULL out
- * of range or for a NULL cache). */
+/* Number of informers (0 for NULL). No ownership transfer. Thread-safe. Never fails. Since 0.1. */
 KC_API size_t kc_cache_informer_count(kc_cache *cache);
+/* The i-th informer (borrowed: valid until kc_cache_free; NULL out of range or for a NULL cache).
+ * Thread-safe. Never fails. Since 0.1. */
 KC_API kc_informer *kc_cache_informer_at(kc_cache *cache, size_t i);
-/* Whether the i-th informer is required for readiness (false out of range or for NULL). */
+/* Whether the i-th informer is required for readiness (false out of range or for NULL). No
+ * ownership transfer. Thread-safe. Never fails. Since 0.1. */
 KC_API bool kc_cache_informer_required(kc_cache *cache, size_t i);
 
-/* Stop every informer and wake every waiter (KC_ESTOPPED). Idempotent. Accepts NULL. */
+/* Stop every informer and wake every waiter (KC_ESTOPPED). Idempotent. Accepts NULL. No
+ * ownership transfer. Thread-safe. Never fails. Since 0.1. */
 KC_API void kc_cache_stop(kc_cache *cache);
 
-/* Stop if needed and free everything. Accepts NULL. */
+/* Stop if needed and free everything (cache is consumed; borrowed informers die with it).
+ * Accepts NULL. Not thread-safe: no other call on the cache may be in flight. Never fails.
+ * Since 0.1. */
 KC_API void kc_cache_free(kc_cache *cache);
 
 KC_END_DECLS

@@ -104,8 +104,9 @@ typedef struct kc_cached_client_stats {
  * New cached client over client and cache (both borrowed: must outlive the cached client; the
  * cache needs no informer yet — each type's informer is obtained from kc_cache on first use,
  * reads and writes alike; the cached client keeps none of its own). opts may be NULL
- * (copied). Errors: KC_EINVAL (bad mode, NULL client/cache), KC_ENOMEM. On success *ret is new —
- * caller frees with kc_cached_client_free(). Thread-safe.
+ * (copied). Errors: KC_EINVAL (bad mode, NULL client/cache), KC_EUNSUPPORTED (opts of a newer
+ * header), KC_ENOMEM. On success *ret is new — caller frees with kc_cached_client_free().
+ * Thread-safe. Since 0.1.
  */
 KC_API int(kc_cached_client_new)(kc_client *client, kc_cache *cache,
                                  const kc_cached_client_opts *opts, size_t opts_size,
@@ -113,15 +114,17 @@ KC_API int(kc_cached_client_new)(kc_client *client, kc_cache *cache,
 #define kc_cached_client_new(client, cache, opts, ret, err)                                        \
     (kc_cached_client_new)((client), (cache), (opts), sizeof(kc_cached_client_opts), (ret), (err))
 
-/* Free. No call may be in flight (stop the cache first to wake waiters). Accepts NULL. */
+/* Free (cc is consumed; the client and cache it borrowed are not freed). No call may be in flight
+ * (stop the cache first to wake waiters): not thread-safe. Accepts NULL. Never fails. Since 0.1. */
 KC_API void kc_cached_client_free(kc_cached_client *cc);
 
 /* Attach (fence non-NULL), replace or detach (NULL) the self-fence of every later write (see
  * kc_cached_client_opts.fence; borrowed). A write already past its check is not recalled.
- * Returns 0, KC_EINVAL (cc NULL). Thread-safe. */
+ * Returns 0. Errors: KC_EINVAL (cc NULL). Thread-safe. Since 0.1. */
 KC_API int kc_cached_client_set_fence(kc_cached_client *cc, const kc_fence *fence);
 
-/* Counters, copied into *ret. Thread-safe. */
+/* Counters, copied into *ret (the caller's). Thread-safe. Never fails (zeroes for a NULL cc).
+ * Since 0.1. */
 KC_API void(kc_cached_client_get_stats)(kc_cached_client *cc, kc_cached_client_stats *ret,
                                         size_t ret_size);
 #define kc_cached_client_get_stats(cc, ret)                                                        \
@@ -139,7 +142,9 @@ KC_API void(kc_cached_client_get_stats)(kc_cached_client *cc, kc_cached_client_s
  * resource). Thread-safe.
  */
 
-/* Get one object. On success *ret_obj is a new reference — caller unrefs. */
+/* Get one object. gvr, ns, name and call are borrowed for the call. On success *ret_obj is a new
+ * reference — caller unrefs. Errors: as the reads' common rules above (KC_ENOTFOUND, KC_EINVAL,
+ * KC_ETIMEOUT, KC_ENOT_CAUGHT_UP, KC_ESTOPPED, the API's errors). Thread-safe. Since 0.1. */
 KC_API int(kc_cached_client_get)(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
                                  const char *name, const kc_cached_call_opts *call,
                                  size_t call_size, kc_obj **ret_obj, kc_error *err);
@@ -151,7 +156,9 @@ KC_API int(kc_cached_client_get)(kc_cached_client *cc, const kc_gvr *gvr, const 
  * List objects of gvr in ns (NULL/"" = all namespaces) matching label_selector and field_selector
  * (NULL or "" = everything; KC_EINVAL when unparsable). On success *ret_items is a new malloc'd
  * array of *ret_n new references (sorted by namespace/name) — caller frees with
- * kc_obj_array_free(). An empty result gives *ret_n = 0 and a non-NULL array.
+ * kc_obj_array_free(). An empty result gives *ret_n = 0 and a non-NULL array. The arguments are
+ * borrowed for the call. Errors: as the reads' common rules above (KC_ENOTFOUND, KC_EINVAL,
+ * KC_ETIMEOUT, KC_ENOT_CAUGHT_UP, KC_ESTOPPED, the API's errors). Thread-safe. Since 0.1.
  */
 KC_API int(kc_cached_client_list)(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
                                   const char *label_selector, const char *field_selector,
@@ -166,7 +173,10 @@ KC_API int(kc_cached_client_list)(kc_cached_client *cc, const kc_gvr *gvr, const
  * List the objects of gvr whose index index_name holds value: KC_STORE_INDEX_NAMESPACE (always
  * there), or a user indexer registered for the type with kc_cache_add_indexer /
  * kc_cache_opts.indexers before the type's first use; KC_ENOTFOUND names a missing index. Always
- * served from the cache (call->live is KC_EINVAL here). Result as kc_cached_client_list.
+ * served from the cache (call->live is KC_EINVAL here). Result as kc_cached_client_list (a new
+ * array of new references — caller frees with kc_obj_array_free()); the arguments are borrowed for
+ * the call. Errors: as the reads' common rules above (KC_ENOTFOUND, KC_EINVAL, KC_ETIMEOUT,
+ * KC_ENOT_CAUGHT_UP, KC_ESTOPPED, the API's errors). Thread-safe. Since 0.1.
  */
 KC_API int(kc_cached_client_list_by_index)(kc_cached_client *cc, const kc_gvr *gvr,
                                            const char *index_name, const char *value,
@@ -188,7 +198,10 @@ KC_API int(kc_cached_client_list_by_index)(kc_cached_client *cc, const kc_gvr *g
  * wo/po/dopts) persist nothing and never wait. Thread-safe.
  */
 
-/* Create (POST) json in ns. */
+/* Create (POST) json in ns. gvr, strings, options and the body are borrowed for the call; *ret_obj
+ * is a new reference — caller unrefs. Errors: as the writes' common rules above (KC_ENOT_CAUGHT_UP
+ * or KC_ESTOPPED with *ret_obj set, KC_EFENCED, KC_EINVAL, the API's errors). Thread-safe.
+ * Since 0.1. */
 KC_API int(kc_cached_client_create)(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
                                     const char *json, size_t len, const kc_write_opts *wo,
                                     size_t wo_size, const kc_cached_call_opts *call,
@@ -197,7 +210,10 @@ KC_API int(kc_cached_client_create)(kc_cached_client *cc, const kc_gvr *gvr, con
     (kc_cached_client_create)((cc), (gvr), (ns), (json), (len), (wo), sizeof(kc_write_opts),       \
                               (call), sizeof(kc_cached_call_opts), (ret_obj), (err))
 
-/* Replace (PUT) the object named by the body's metadata.name. */
+/* Replace (PUT) the object named by the body's metadata.name. gvr, strings, options and the body
+ * are borrowed for the call; *ret_obj is a new reference — caller unrefs. Errors: as the writes'
+ * common rules above (KC_ENOT_CAUGHT_UP or KC_ESTOPPED with *ret_obj set, KC_EFENCED, KC_EINVAL,
+ * the API's errors). Thread-safe. Since 0.1. */
 KC_API int(kc_cached_client_update)(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
                                     const char *json, size_t len, const kc_write_opts *wo,
                                     size_t wo_size, const kc_cached_call_opts *call,
@@ -206,7 +222,10 @@ KC_API int(kc_cached_client_update)(kc_cached_client *cc, const kc_gvr *gvr, con
     (kc_cached_client_update)((cc), (gvr), (ns), (json), (len), (wo), sizeof(kc_write_opts),       \
                               (call), sizeof(kc_cached_call_opts), (ret_obj), (err))
 
-/* Replace the /status subresource. */
+/* Replace the /status subresource. gvr, strings, options and the body are borrowed for the call;
+ * *ret_obj is a new reference — caller unrefs. Errors: as the writes' common rules above
+ * (KC_ENOT_CAUGHT_UP or KC_ESTOPPED with *ret_obj set, KC_EFENCED, KC_EINVAL, the API's errors).
+ * Thread-safe. Since 0.1. */
 KC_API int(kc_cached_client_update_status)(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
                                            const char *json, size_t len, const kc_write_opts *wo,
                                            size_t wo_size, const kc_cached_call_opts *call,
@@ -216,7 +235,10 @@ KC_API int(kc_cached_client_update_status)(kc_cached_client *cc, const kc_gvr *g
                                      sizeof(kc_write_opts), (call), sizeof(kc_cached_call_opts),   \
                                      (ret_obj), (err))
 
-/* Patch name with a body of any kc_patch_type (po->subresource "status" patches the status). */
+/* Patch name with a body of any kc_patch_type (po->subresource "status" patches the status).
+ * gvr, strings, options and the body are borrowed for the call; *ret_obj is a new reference —
+ * caller unrefs. Errors: as the writes' common rules above (KC_ENOT_CAUGHT_UP or KC_ESTOPPED with
+ * *ret_obj set, KC_EFENCED, KC_EINVAL, the API's errors). Thread-safe. Since 0.1. */
 KC_API int(kc_cached_client_patch)(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
                                    const char *name, kc_patch_type type, const char *body,
                                    size_t len, const kc_patch_opts *po, size_t po_size,
@@ -228,7 +250,10 @@ KC_API int(kc_cached_client_patch)(kc_cached_client *cc, const kc_gvr *gvr, cons
                              (ret_obj), (err))
 
 /* Server-side apply (KC_PATCH_APPLY) of body (YAML or JSON) to name; the field manager is
- * po->field_manager, else the client's default. */
+ * po->field_manager, else the client's default. gvr, strings, options and the body are borrowed for
+ * the call; *ret_obj is a new reference — caller unrefs. Errors: as the writes' common rules above
+ * (KC_ENOT_CAUGHT_UP or KC_ESTOPPED with *ret_obj set, KC_EFENCED, KC_EINVAL, the API's errors).
+ * Thread-safe. Since 0.1. */
 KC_API int(kc_cached_client_apply)(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
                                    const char *name, const char *body, size_t len,
                                    const kc_patch_opts *po, size_t po_size,
@@ -243,7 +268,10 @@ KC_API int(kc_cached_client_apply)(kc_cached_client *cc, const kc_gvr *gvr, cons
  * Delete name. *ret_obj (may be NULL) gets the object when the server returned one (finalizers
  * pending: deletionTimestamp set; or a type that returns the deleted object, e.g. pods), else NULL.
  * Block-on-write waits until the cache has observed the deletion of the object's UID (see the top
- * of this file; with finalizers, until the returned RV is observed).
+ * of this file; with finalizers, until the returned RV is observed). gvr, strings, options and the
+ * body are borrowed for the call; *ret_obj is a new reference — caller unrefs. Errors: as the
+ * writes' common rules above (KC_ENOT_CAUGHT_UP or KC_ESTOPPED with *ret_obj set, KC_EFENCED,
+ * KC_EINVAL, the API's errors). Thread-safe. Since 0.1.
  */
 KC_API int(kc_cached_client_delete)(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
                                     const char *name, const kc_delete_opts *dopts,

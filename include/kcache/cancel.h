@@ -17,13 +17,16 @@ KC_BEGIN_DECLS
 typedef struct kc_cancel kc_cancel;
 
 /* New token (not fired). Errors: KC_EINVAL (ret NULL), KC_ENOMEM. On success *ret is new —
- * caller frees with kc_cancel_free(). */
+ * caller frees with kc_cancel_free(). Thread-safe. Since 0.1. */
 KC_API int kc_cancel_new(kc_cancel **ret, kc_error *err);
-/* Fire the token: calls in progress with it return KC_ECANCELED. Idempotent. Accepts NULL. */
+/* Fire the token: calls in progress with it return KC_ECANCELED. Idempotent. Accepts NULL.
+ * cancel is borrowed for the call. Thread-safe. Never fails. Since 0.1. */
 KC_API void kc_cancel_fire(kc_cancel *cancel);
-/* true once fired. false for NULL. */
+/* true once fired. false for NULL. cancel is borrowed for the call. Thread-safe. Never fails.
+ * Since 0.1. */
 KC_API bool kc_cancel_fired(const kc_cancel *cancel);
-/* Free. Accepts NULL. */
+/* Free (cancel is consumed). Accepts NULL. Not thread-safe: no call may be using the token.
+ * Never fails. Since 0.1. */
 KC_API void kc_cancel_free(kc_cancel *cancel);
 
 KC_END_DECLS

@@ -64,14 +64,16 @@ typedef struct kc_client_opts {
 /*
  * New client for cfg (the client keeps its own reference to cfg; the caller may free it).
  * opts may be NULL. Errors: KC_EINVAL, KC_ECONFIG (credentials over plain http to a remote host),
- * KC_ENOMEM. On success *ret is new — caller frees with kc_client_free(). Thread-safe.
+ * KC_EUNSUPPORTED (opts of a newer header), KC_ENOMEM. opts are copied. On success *ret is new —
+ * caller frees with kc_client_free(). Thread-safe. Since 0.1.
  */
 KC_API int(kc_client_new)(const kc_config *cfg, const kc_client_opts *opts, size_t opts_size,
                           kc_client **ret, kc_error *err);
 #define kc_client_new(cfg, opts, ret, err)                                                         \
     (kc_client_new)((cfg), (opts), sizeof(kc_client_opts), (ret), (err))
 
-/* Free the client. No call may be in flight. Accepts NULL. */
+/* Free the client (consumed; it drops its reference to the config). No call may be in flight: not
+ * thread-safe. Accepts NULL. Never fails. Since 0.1. */
 KC_API void kc_client_free(kc_client *client);
 
 /* Transport counters of a client (monotonic since kc_client_new). */
@@ -81,12 +83,14 @@ typedef struct kc_client_stats {
 } kc_client_stats;
 
 /* Counters into *ret (at most ret_size bytes; docs/abi.md). client NULL: zeroed; ret NULL:
- * nothing. Thread-safe. The macro passes sizeof(kc_client_stats). */
+ * nothing. Copied into the caller's *ret. Thread-safe. Never fails. The macro passes
+ * sizeof(kc_client_stats). Since 0.1. */
 KC_API void(kc_client_get_stats)(kc_client *client, kc_client_stats *ret, size_t ret_size);
 #define kc_client_get_stats(client, ret)                                                           \
     (kc_client_get_stats)((client), (ret), sizeof(kc_client_stats))
 
-/* Default namespace of the client's configuration. Borrowed: valid until the client is freed. */
+/* Default namespace of the client's configuration. Borrowed: valid until the client is freed.
+ * NULL for NULL. Thread-safe. Never fails. Since 0.1. */
 KC_API const char *kc_client_namespace(const kc_client *client);
 
 /* ---- resources and options ---------------------------------------------------------------- */
@@ -187,7 +191,9 @@ typedef struct kc_delete_opts {
  * carries the detail; out-parameters are untouched. All verbs are thread-safe.
  */
 
-/* GET one object. Errors: any mapped HTTP/transport code (KC_ENOTFOUND, …). */
+/* GET one object. Errors: any mapped HTTP/transport code (KC_ENOTFOUND, …), KC_EINVAL, KC_ETOOLARGE
+ * (a body over max_response_bytes). gvr, ns and name are borrowed for the call; *ret_obj is a new
+ * reference — caller unrefs. Thread-safe. Since 0.1. */
 KC_API int kc_client_get(kc_client *client, const kc_gvr *gvr, const char *ns, const char *name,
                          kc_obj **ret_obj, kc_error *err);
 
@@ -195,7 +201,11 @@ KC_API int kc_client_get(kc_client *client, const kc_gvr *gvr, const char *ns, c
  * LIST one page: the body is decoded with kc_list_decode; ret_meta (may be NULL) gets the list
  * metadata (caller clears with kc_list_meta_clear), on_item (may be NULL) gets each item (consumed:
  * the callback owns the reference). opts may be NULL. If the request fails, on_item is never
- * called; a decode error after some items were delivered is returned as is.
+ * called; a decode error after some items were delivered is returned as is. gvr, ns and opts are
+ * borrowed for the call; ret_meta's strings are new, owned by it. Errors: KC_EINVAL, the server's
+ * mapped codes (KC_ENOTFOUND, KC_ECONFLICT, KC_EFORBIDDEN, …) and transport codes (KC_EIO,
+ * KC_ETIMEOUT, KC_EDNS, KC_ETLS), KC_ETOOLARGE (a page over max_response_bytes), KC_EPARSE,
+ * KC_ECANCELED, the callback's code. Thread-safe. Since 0.1.
  */
 KC_API int(kc_client_list)(kc_client *client, const kc_gvr *gvr, const char *ns,
                            const kc_list_opts *opts, size_t opts_size, kc_list_meta *ret_meta,
@@ -208,7 +218,9 @@ KC_API int(kc_client_list)(kc_client *client, const kc_gvr *gvr, const char *ns,
  * LIST every page: follows metadata.continue (limit from opts, default 500 when 0). ret_meta gets
  * the metadata of the last page (its resource_version is the list's RV; continue_token NULL).
  * A 410 on a continue request is returned as KC_EGONE (the caller relists from scratch); a
- * continue token on page opts->max_pages (when set) as KC_ETOOLARGE.
+ * continue token on page opts->max_pages (when set) as KC_ETOOLARGE. Ownership as kc_client_list
+ * (items consumed by on_item, ret_meta's strings owned by it). Errors: as kc_client_list, and
+ * KC_EGONE, KC_ETOOLARGE. Thread-safe. Since 0.1.
  */
 KC_API int(kc_client_list_all)(kc_client *client, const kc_gvr *gvr, const char *ns,
                                const kc_list_opts *opts, size_t opts_size, kc_list_meta *ret_meta,
@@ -224,6 +236,9 @@ KC_API int(kc_client_list_all)(kc_client *client, const kc_gvr *gvr, const char 
  * the watch, or the error: the HTTP status of the watch request mapped (410 → KC_EGONE, 504
  * ResourceVersionTooLarge → KC_ERV_TOO_LARGE, …, with detail), transport errors, KC_EPARSE.
  * No client-side timeout applies (TCP keepalive is on); the rate limiter is not consulted.
+ * gvr, ns, opts and cancel are borrowed for the call; events' objects are borrowed for the
+ * callback (kc_obj_ref() to keep). Errors: KC_ECANCELED, KC_EGONE, KC_ERV_TOO_LARGE, KC_EPARSE,
+ * KC_EINVAL, other mapped and transport codes. Thread-safe. Since 0.1.
  */
 KC_API int(kc_client_watch)(kc_client *client, const kc_gvr *gvr, const char *ns,
                             const kc_watch_opts *opts, size_t opts_size, kc_watch_event_cb cb,
@@ -240,7 +255,8 @@ KC_API int(kc_client_watch)(kc_client *client, const kc_gvr *gvr, const char *ns
  * success *ret_json gets the response body (new malloc'd, NUL-terminated — caller frees) and
  * *ret_len (may be NULL) its length; a server without server-side printing answers with the
  * plain object or list instead (check its "kind"). Errors: KC_EINVAL (client or ret_json NULL,
- * name ""), then as kc_client_get. Thread-safe.
+ * name ""), then as kc_client_get. gvr, ns, name and opts are borrowed for the call. Thread-safe.
+ * Since 0.1.
  */
 KC_API int(kc_client_get_table)(kc_client *client, const kc_gvr *gvr, const char *ns,
                                 const char *name, const kc_list_opts *opts, size_t opts_size,
@@ -249,7 +265,11 @@ KC_API int(kc_client_get_table)(kc_client *client, const kc_gvr *gvr, const char
     (kc_client_get_table)((client), (gvr), (ns), (name), (opts), sizeof(kc_list_opts), (ret_json), \
                           (ret_len), (err))
 
-/* POST json (len bytes; copied for the request) to the collection. ret_obj may be NULL. */
+/* POST json (len bytes; copied for the request) to the collection. ret_obj may be NULL. gvr, ns,
+ * name, opts and the body are borrowed for the call; *ret_obj (may be NULL) is a new reference —
+ * caller unrefs. Errors: KC_EINVAL, the server's mapped codes (KC_ENOTFOUND, KC_ECONFLICT,
+ * KC_EFORBIDDEN, …) and transport codes (KC_EIO, KC_ETIMEOUT, KC_EDNS, KC_ETLS), KC_ETOOLARGE (a
+ * response over max_response_bytes). Thread-safe. Since 0.1. */
 KC_API int(kc_client_create)(kc_client *client, const kc_gvr *gvr, const char *ns, const char *json,
                              size_t len, const kc_write_opts *opts, size_t opts_size,
                              kc_obj **ret_obj, kc_error *err);
@@ -257,7 +277,11 @@ KC_API int(kc_client_create)(kc_client *client, const kc_gvr *gvr, const char *n
     (kc_client_create)((client), (gvr), (ns), (json), (len), (opts), sizeof(kc_write_opts),        \
                        (ret_obj), (err))
 
-/* PUT json to the object (name taken from the body's metadata.name; KC_EINVAL if absent). */
+/* PUT json to the object (name taken from the body's metadata.name; KC_EINVAL if absent). gvr, ns,
+ * name, opts and the body are borrowed for the call; *ret_obj (may be NULL) is a new reference —
+ * caller unrefs. Errors: KC_EINVAL, the server's mapped codes (KC_ENOTFOUND, KC_ECONFLICT,
+ * KC_EFORBIDDEN, …) and transport codes (KC_EIO, KC_ETIMEOUT, KC_EDNS, KC_ETLS), KC_ETOOLARGE (a
+ * response over max_response_bytes). Thread-safe. Since 0.1. */
 KC_API int(kc_client_update)(kc_client *client, const kc_gvr *gvr, const char *ns, const char *json,
                              size_t len, const kc_write_opts *opts, size_t opts_size,
                              kc_obj **ret_obj, kc_error *err);
@@ -265,7 +289,11 @@ KC_API int(kc_client_update)(kc_client *client, const kc_gvr *gvr, const char *n
     (kc_client_update)((client), (gvr), (ns), (json), (len), (opts), sizeof(kc_write_opts),        \
                        (ret_obj), (err))
 
-/* PUT json to the object's /status subresource. */
+/* PUT json to the object's /status subresource. gvr, ns, name, opts and the body are borrowed for
+ * the call; *ret_obj (may be NULL) is a new reference — caller unrefs. Errors: KC_EINVAL, the
+ * server's mapped codes (KC_ENOTFOUND, KC_ECONFLICT, KC_EFORBIDDEN, …) and transport codes (KC_EIO,
+ * KC_ETIMEOUT, KC_EDNS, KC_ETLS), KC_ETOOLARGE (a response over max_response_bytes). Thread-safe.
+ * Since 0.1. */
 KC_API int(kc_client_update_status)(kc_client *client, const kc_gvr *gvr, const char *ns,
                                     const char *json, size_t len, const kc_write_opts *opts,
                                     size_t opts_size, kc_obj **ret_obj, kc_error *err);
@@ -274,7 +302,10 @@ KC_API int(kc_client_update_status)(kc_client *client, const kc_gvr *gvr, const 
                               (ret_obj), (err))
 
 /* PATCH name with body (len bytes) of the given type. KC_PATCH_APPLY without a field manager is
- * KC_EINVAL. */
+ * KC_EINVAL. gvr, ns, name, opts and the body are borrowed for the call; *ret_obj (may be NULL) is
+ * a new reference — caller unrefs. Errors: KC_EINVAL, the server's mapped codes (KC_ENOTFOUND,
+ * KC_ECONFLICT, KC_EFORBIDDEN, …) and transport codes (KC_EIO, KC_ETIMEOUT, KC_EDNS, KC_ETLS),
+ * KC_ETOOLARGE (a response over max_response_bytes). Thread-safe. Since 0.1. */
 KC_API int(kc_client_patch)(kc_client *client, const kc_gvr *gvr, const char *ns, const char *name,
                             kc_patch_type type, const char *body, size_t len,
                             const kc_patch_opts *opts, size_t opts_size, kc_obj **ret_obj,
@@ -284,8 +315,12 @@ KC_API int(kc_client_patch)(kc_client *client, const kc_gvr *gvr, const char *ns
                       sizeof(kc_patch_opts), (ret_obj), (err))
 
 /* DELETE name (DeleteOptions sent as the JSON body). *ret_obj (may be NULL) gets the object when
- * the server returned one (e.g. with deletionTimestamp while finalizers are pending, or the
- * deleted pod) or NULL when it returned a Status. */
+ * the server returned one (e.g. with deletionTimestamp while finalizers are pending, or the deleted
+ * pod) or NULL when it returned a Status. gvr, ns, name, opts and the body are borrowed for the
+ * call; *ret_obj (may be NULL) is a new reference — caller unrefs. Errors: KC_EINVAL, the server's
+ * mapped codes (KC_ENOTFOUND, KC_ECONFLICT, KC_EFORBIDDEN, …) and transport codes (KC_EIO,
+ * KC_ETIMEOUT, KC_EDNS, KC_ETLS), KC_ETOOLARGE (a response over max_response_bytes). Thread-safe.
+ * Since 0.1. */
 KC_API int(kc_client_delete)(kc_client *client, const kc_gvr *gvr, const char *ns, const char *name,
                              const kc_delete_opts *opts, size_t opts_size, kc_obj **ret_obj,
                              kc_error *err);
@@ -293,7 +328,10 @@ KC_API int(kc_client_delete)(kc_client *client, const kc_gvr *gvr, const char *n
     (kc_client_delete)((client), (gvr), (ns), (name), (opts), sizeof(kc_delete_opts), (ret_obj),   \
                        (err))
 
-/* DELETE the collection, filtered by opts->label_selector/field_selector. */
+/* DELETE the collection, filtered by opts->label_selector/field_selector. gvr, ns and opts are
+ * borrowed for the call. Errors: KC_EINVAL, the server's mapped codes (KC_ENOTFOUND, KC_ECONFLICT,
+ * KC_EFORBIDDEN, …) and transport codes (KC_EIO, KC_ETIMEOUT, KC_EDNS, KC_ETLS), KC_ETOOLARGE (a
+ * response over max_response_bytes). Thread-safe. Since 0.1. */
 KC_API int(kc_client_delete_collection)(kc_client *client, const kc_gvr *gvr, const char *ns,
                                         const kc_delete_opts *opts, size_t opts_size,
                                         kc_error *err);
@@ -307,7 +345,9 @@ KC_API int(kc_client_delete_collection)(kc_client *client, const kc_gvr *gvr, co
  * line arrived but the body did not (cut short, over max_response_bytes, a timeout: the status is
  * not an answer then). *ret_body (may be NULL) gets the
  * response body (new malloc'd, NUL-terminated — caller frees), *ret_len its length. Subject to the
- * rate limiter, authentication and Retry-After retries for idempotent methods.
+ * rate limiter, authentication and Retry-After retries for idempotent methods. The arguments are
+ * borrowed for the call. Errors: KC_EINVAL, transport codes (KC_EIO, KC_ETIMEOUT, KC_EDNS,
+ * KC_ETLS), KC_ETOOLARGE (a body over max_response_bytes), KC_ENOMEM. Thread-safe. Since 0.1.
  */
 KC_API int kc_client_raw(kc_client *client, const char *method, const char *path_and_query,
                          const char *content_type, const char *body, size_t len, int *ret_status,
@@ -321,7 +361,8 @@ KC_API int kc_client_raw(kc_client *client, const char *method, const char *path
  * e.g. kc_json_format(&body, &len, err, "{\"metadata\":{\"name\":%s,\"labels\":{\"app\":%s}}}",
  * name, app). Other text is copied verbatim (it is the caller's JSON). *ret (new malloc'd,
  * NUL-terminated — caller frees) and *ret_len (may be NULL) are set on success. Errors: KC_EINVAL
- * (unknown directive), KC_ENOMEM, KC_ETOOLARGE (over 64 MiB). Thread-safe.
+ * (unknown directive), KC_ENOMEM, KC_ETOOLARGE (over 64 MiB). The arguments are borrowed for the
+ * call. Thread-safe. Since 0.1.
  */
 KC_API int kc_json_format(char **ret, size_t *ret_len, kc_error *err, const char *fmt, ...);
 
@@ -348,15 +389,19 @@ typedef struct kc_resource_info {
  * the preferred version of each group unless the version is given; the core group wins ties, then
  * discovery order. Discovery documents are fetched on first use and cached; a name not found in
  * the cache triggers one refresh (new CRDs) before KC_ENOTFOUND. On success *ret is filled (the
- * caller clears it). Thread-safe.
+ * caller clears it: its strings are new, owned by it — kc_resource_info_clear). name is borrowed
+ * for the call. Errors: KC_ENOTFOUND, KC_EINVAL, the discovery requests' mapped and transport
+ * codes, KC_ENOMEM. Thread-safe. Since 0.1.
  */
 KC_API int kc_client_resolve(kc_client *client, const char *name, kc_resource_info *ret,
                              kc_error *err);
 
-/* Free the strings of info and zero it. Accepts NULL. */
+/* Free the strings of info (borrowed; the strings it owns are freed) and zero it. Accepts NULL.
+ * Thread-safe for distinct infos. Never fails. Since 0.1. */
 KC_API void kc_resource_info_clear(kc_resource_info *info);
 
-/* Drop the cached discovery documents: the next resolve fetches them again. Thread-safe. */
+/* Drop the cached discovery documents: the next resolve fetches them again. No ownership
+ * transfer. Errors: KC_EINVAL (NULL). Thread-safe. Since 0.1. */
 KC_API int kc_client_discovery_invalidate(kc_client *client);
 
 KC_END_DECLS

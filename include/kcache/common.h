@@ -13,7 +13,12 @@
  *     "nothing" value — NULL, "" for strings documented never NULL, 0, false, or KC_EINVAL for an
  *     int (a file descriptor, a port). tests/integration/test_api_null.c holds every function to
  *     this.
- *   - Thread-safety is stated per function or per type.
+ *   - Thread-safety is stated in every function's comment: "Thread-safe", "Not thread-safe", or
+ *     "Threads: see the header" for the rule in the paragraph of the header's top comment that
+ *     starts "Threads:".
+ *   - Errors: "Errors:" lists the KC_E… codes a function returns (a NULL handle or argument is
+ *     always KC_EINVAL for an int function); "Never fails" for void functions and getters.
+ *   - "Since X.Y." is the version a function was added in (scripts/check-api-docs checks all four).
  *   - Structs: a function that reads or writes a caller's struct takes its size right after the
  *     pointer (`opts, opts_size`); a same-named macro passes sizeof, so callers write the call
  *     without it. Zero-initialise every struct passed in (zero = default). A struct nested in an
@@ -52,7 +57,8 @@
 
 KC_BEGIN_DECLS
 
-/* The library version string, e.g. "0.1.0". Borrowed (static). Thread-safe. */
+/* The library version string, e.g. "0.1.0". Borrowed (static). Thread-safe. Never fails.
+ * Since 0.1. */
 KC_API const char *kc_version(void);
 
 KC_END_DECLS

@@ -55,7 +55,8 @@ typedef struct kc_config_opts {
  * found at all; err->message names the file and what is wrong), KC_EUNSUPPORTED (auth-provider,
  * unknown exec apiVersion), KC_EIO (a referenced file cannot be read: err names it), KC_ENOMEM.
  * On success *ret_cfg is new — caller frees with kc_config_unref(). Thread-safe (reads the
- * environment: KUBECONFIG, HOME, KUBERNETES_SERVICE_HOST/_PORT — no other variable).
+ * environment: KUBECONFIG, HOME, KUBERNETES_SERVICE_HOST/_PORT — no other variable). opts are
+ * borrowed for the call (what is kept is copied). Since 0.1.
  */
 KC_API int(kc_config_load)(const kc_config_opts *opts, size_t opts_size, kc_config **ret_cfg,
                            kc_error *err);
@@ -66,28 +67,30 @@ KC_API int(kc_config_load)(const kc_config_opts *opts, size_t opts_size, kc_conf
  * A configuration for a fixed server URL (tests and the embedded server): url like
  * "https://127.0.0.1:41234"; ca_pem the PEM of the CA that signs the server certificate (NULL:
  * system CAs); token a bearer token (NULL: none). Strings are copied. Namespace is "default".
- * Errors: KC_EINVAL (bad URL), KC_ENOMEM. On success *ret_cfg is new — caller frees.
+ * Errors: KC_EINVAL (bad URL), KC_ENOMEM. On success *ret_cfg is new — caller unrefs with
+ * kc_config_unref(). Thread-safe. Since 0.1.
  */
 KC_API int kc_config_from_url(const char *url, const char *ca_pem, const char *token,
                               kc_config **ret_cfg, kc_error *err);
 
-/* Server base URL without a trailing '/'. Borrowed: valid until the config is freed. */
+/* Server base URL without a trailing '/'. Borrowed: valid until the config is freed. NULL for
+ * NULL. Thread-safe. Never fails. Since 0.1. */
 KC_API const char *kc_config_server(const kc_config *cfg);
 
 /* Default namespace ("default" unless the context, the namespace file or the override set one).
- * Borrowed: valid until the config is freed. */
+ * Borrowed: valid until the config is freed. NULL for NULL. Thread-safe. Never fails. Since 0.1. */
 KC_API const char *kc_config_namespace(const kc_config *cfg);
 
 /* Name of the kubeconfig context in use; NULL for in-cluster and kc_config_from_url configs.
- * Borrowed: valid until the config is freed. */
+ * Borrowed: valid until the config is freed. Thread-safe. Never fails. Since 0.1. */
 KC_API const char *kc_config_context(const kc_config *cfg);
 
-/* Take one more reference (the configuration is immutable: share it freely). Returns cfg.
- * Accepts NULL. Thread-safe. */
+/* Take one more reference (the configuration is immutable: share it freely). Returns cfg, a new
+ * reference — caller unrefs. Accepts NULL. Thread-safe. Never fails. Since 0.1. */
 KC_API kc_config *kc_config_ref(const kc_config *cfg);
 
 /* Drop one reference (clients keep their own); the last one frees the configuration. Accepts
- * NULL. Thread-safe. */
+ * NULL. The caller's reference is consumed. Thread-safe. Never fails. Since 0.1. */
 KC_API void kc_config_unref(kc_config *cfg);
 
 KC_END_DECLS

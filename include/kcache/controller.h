@@ -189,8 +189,9 @@ typedef struct kc_controller_opts {
  * names the bad one) and builds the queue, the cache (unless given) and the cached client; starts
  * nothing. Errors: KC_EINVAL (NULL client/opts/ret, no reconcile, primary missing, its gvr or kind
  * missing or bad, a nested pointer with a size of 0), KC_EUNSUPPORTED (a field this library does
- * not know is set: docs/abi.md), KC_ENOMEM. *ret is new — free with kc_controller_free.
- * Thread-safe. The macro passes sizeof(kc_controller_opts).
+ * not know is set: docs/abi.md), KC_ENOMEM. opts and what they point to are copied, except what
+ * they mark borrowed (cache, leader_elector, coordinator, ud). *ret is new — caller frees with
+ * kc_controller_free. Thread-safe. The macro passes sizeof(kc_controller_opts). Since 0.1.
  */
 KC_API int(kc_controller_new)(kc_client *client, const kc_controller_opts *opts, size_t opts_size,
                               kc_controller **ret, kc_error *err);
@@ -205,7 +206,8 @@ KC_API int(kc_controller_new)(kc_client *client, const kc_controller_opts *opts,
  * cluster-scoped primary type). type is copied; type->kind is not needed. Before start only.
  * Errors: KC_EINVAL (NULL, bad gvr, a nested pointer with a size of 0), KC_EUNSUPPORTED (a field
  * this library does not know is set), KC_EBUSY (already started), KC_ENOMEM. The macro passes
- * sizeof(kc_controller_type).
+ * sizeof(kc_controller_type). Not thread-safe: from the thread setting the controller up, before
+ * start. Since 0.1.
  */
 KC_API int(kc_controller_own)(kc_controller *ctrl, const kc_controller_type *type, size_t type_size,
                               kc_error *err);
@@ -222,7 +224,8 @@ typedef void (*kc_controller_map_fn)(void *ud, kc_controller *ctrl, kc_controlle
 
 /* Watch another type through a map function (ud borrowed: must outlive the controller). type
  * copied. Before start only. Errors: KC_EINVAL (NULL, no map, bad gvr, a nested pointer with a
- * size of 0), KC_EUNSUPPORTED, KC_EBUSY, KC_ENOMEM. The macro passes sizeof(kc_controller_type). */
+ * size of 0), KC_EUNSUPPORTED, KC_EBUSY, KC_ENOMEM. The macro passes sizeof(kc_controller_type).
+ * Not thread-safe: from the thread setting the controller up, before start. Since 0.1. */
 KC_API int(kc_controller_watch)(kc_controller *ctrl, const kc_controller_type *type,
                                 size_t type_size, kc_controller_map_fn map, void *ud,
                                 kc_error *err);
@@ -230,7 +233,7 @@ KC_API int(kc_controller_watch)(kc_controller *ctrl, const kc_controller_type *t
     (kc_controller_watch)((ctrl), (type), sizeof(kc_controller_type), (map), (ud), (err))
 
 /* Enqueue the request ns/name (ns NULL or "" for cluster-scoped; copied). Thread-safe; any time.
- * Errors: KC_EINVAL (NULL ctrl or name, or a name too long), KC_ESTOPPED, KC_ENOMEM. */
+ * Errors: KC_EINVAL (NULL ctrl or name, or a name too long), KC_ESTOPPED, KC_ENOMEM. Since 0.1. */
 KC_API int kc_controller_enqueue(kc_controller *ctrl, const char *ns, const char *name);
 
 /*
@@ -239,9 +242,9 @@ KC_API int kc_controller_enqueue(kc_controller *ctrl, const char *ns, const char
  * then start the workers. No reconcile runs before this returns 0. On failure the controller is
  * stopped and the call returns the code of kc_cache_wait_synced (KC_ETIMEOUT, KC_ENOTFOUND for a
  * resource the server does not serve, …) with err naming the informer that did not sync and its
- * last error. Errors also: KC_EINVAL (NULL), KC_EBUSY (started already), KC_ESTOPPED (stopped
- * meanwhile), KC_ENOMEM. Thread-safe with kc_controller_stop (which makes a waiting start return
- * KC_ESTOPPED).
+ * last error. Errors: those, and KC_EINVAL (NULL), KC_EBUSY (started already), KC_ESTOPPED (stopped
+ * meanwhile), KC_ENOMEM. No ownership transfer. Thread-safe with kc_controller_stop (which makes a
+ * waiting start return KC_ESTOPPED). Since 0.1.
  */
 KC_API int kc_controller_start(kc_controller *ctrl, kc_error *err);
 
@@ -249,12 +252,14 @@ KC_API int kc_controller_start(kc_controller *ctrl, kc_error *err);
  * Gate for leader election or shard ownership (wave 2.4). While inactive, workers take no key:
  * a key a worker got when the gate closed is put back (queued again, not reconciled), and events
  * keep being queued (deduplicated) for when it opens. Reconciles already running finish (C has
- * no cancellation; a long reconcile can check kc_controller_active before each write). Thread-
- * safe; any time, also before start. Returns 0, KC_EINVAL (NULL).
+ * no cancellation; a long reconcile can check kc_controller_active before each write).
+ * Thread-safe; any time, also before start. Returns 0. Errors: KC_EINVAL (NULL). No ownership
+ * transfer. Since 0.1.
  */
 KC_API int kc_controller_set_active(kc_controller *ctrl, bool active);
 
-/* Whether the gate is open. false for NULL. Thread-safe. */
+/* Whether the gate is open. false for NULL. No ownership transfer. Thread-safe. Never fails.
+ * Since 0.1. */
 KC_API bool kc_controller_active(kc_controller *ctrl);
 
 /* Counters (monotonic since new). */
@@ -275,17 +280,24 @@ typedef struct kc_controller_stats {
 } kc_controller_stats;
 
 /* Counters, written into *ret (at most ret_size bytes; docs/abi.md). ctrl NULL: zeroed. ret NULL:
- * nothing. Thread-safe. The macro passes sizeof(kc_controller_stats). */
+ * nothing. Copied into the caller's *ret. Thread-safe. Never fails. The macro passes
+ * sizeof(kc_controller_stats). Since 0.1. */
 KC_API void(kc_controller_get_stats)(kc_controller *ctrl, kc_controller_stats *ret,
                                      size_t ret_size);
 #define kc_controller_get_stats(ctrl, ret)                                                         \
     (kc_controller_get_stats)((ctrl), (ret), sizeof(kc_controller_stats))
 
-/* The controller's cache, cached client, queue and health URL (NULL when not serving); borrowed:
- * valid until kc_controller_free. NULL for NULL. Thread-safe. */
+/* The controller's cache; borrowed: valid until kc_controller_free. NULL for NULL. Thread-safe.
+ * Never fails. Since 0.1. */
 KC_API kc_cache *kc_controller_cache(kc_controller *ctrl);
+/* The reconciles' cached client; borrowed: valid until kc_controller_free. NULL for NULL.
+ * Thread-safe. Never fails. Since 0.1. */
 KC_API kc_cached_client *kc_controller_client(kc_controller *ctrl);
+/* The work queue; borrowed: valid until kc_controller_free. NULL for NULL. Thread-safe.
+ * Never fails. Since 0.1. */
 KC_API kc_workqueue *kc_controller_queue(kc_controller *ctrl);
+/* The health endpoint's URL (NULL when not serving, or for NULL); borrowed: valid until
+ * kc_controller_free. Thread-safe. Never fails. Since 0.1. */
 KC_API const char *kc_controller_health_url(kc_controller *ctrl);
 
 /*
@@ -294,11 +306,14 @@ KC_API const char *kc_controller_health_url(kc_controller *ctrl);
  * the cached client), join the workers. Returns 0, or KC_ETIMEOUT when reconciles were still
  * running at the bound (the cache was then stopped under them and the workers joined once they
  * returned). Idempotent (0 for a controller never started); KC_EINVAL for NULL. Must not be
- * called from a reconcile or a map function. Thread-safe with start.
+ * called from a reconcile or a map function. Errors: KC_ETIMEOUT, KC_EINVAL. No ownership
+ * transfer. Thread-safe with start. Since 0.1.
  */
 KC_API int kc_controller_stop(kc_controller *ctrl);
 
-/* Stop if needed and free (the cache too when the controller made it). Accepts NULL. */
+/* Stop if needed and free (ctrl is consumed; the cache too when the controller made it; borrowed
+ * objects are not freed). Accepts NULL. Not thread-safe: no other call on ctrl may be in flight.
+ * Never fails. Since 0.1. */
 KC_API void kc_controller_free(kc_controller *ctrl);
 
 KC_END_DECLS

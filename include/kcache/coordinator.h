@@ -61,8 +61,9 @@ typedef struct kc_shard_coordinator_opts {
  * New coordinator over client (borrowed: must outlive it). Checks the options; sends nothing.
  * Errors: KC_EINVAL (NULL client/opts/ret, a required field missing, K not a power of two or too
  * large, timings not LD > RD > 1.2·RP > 0), KC_EUNSUPPORTED (a field this library does not
- * know is set), KC_ENOMEM. *ret is new — free with kc_shard_coordinator_free. Thread-safe. The
- * macro passes sizeof(kc_shard_coordinator_opts).
+ * know is set), KC_ENOMEM. opts are copied (ud borrowed). *ret is new — caller frees with
+ * kc_shard_coordinator_free. Thread-safe. The macro passes sizeof(kc_shard_coordinator_opts).
+ * Since 0.1.
  */
 KC_API int(kc_shard_coordinator_new)(kc_client *client, const kc_shard_coordinator_opts *opts,
                                      size_t opts_size, kc_shard_coordinator **ret, kc_error *err);
@@ -71,7 +72,8 @@ KC_API int(kc_shard_coordinator_new)(kc_client *client, const kc_shard_coordinat
 
 /* Start: watch the Leases of the namespace (waits for the first list, bounded by 10 · LD), create
  * or renew the member Lease and start the coordinator's thread. Errors: KC_EINVAL (NULL),
- * KC_EBUSY (started already), KC_ESTOPPED, the informer's or the API's error. Thread-safe. */
+ * KC_EBUSY (started already), KC_ESTOPPED, the informer's or the API's error. No ownership
+ * transfer. Thread-safe. Since 0.1. */
 KC_API int kc_shard_coordinator_start(kc_shard_coordinator *c, kc_error *err);
 
 /*
@@ -81,19 +83,26 @@ KC_API int kc_shard_coordinator_start(kc_shard_coordinator *c, kc_error *err);
  * for up to RD, so an unreachable server adds up to RD per held range). Returns 0, KC_ETIMEOUT
  * when a drain
  * hit its bound (that range was released anyway: guarded work past the bound is the caller's
- * risk), KC_EINVAL (NULL). Idempotent. Must not be called from a callback. Thread-safe.
+ * risk), KC_EINVAL (NULL). Errors: KC_ETIMEOUT, KC_EINVAL. Idempotent. Must not be called from a
+ * callback. No ownership transfer. Thread-safe. Since 0.1.
  */
 KC_API int kc_shard_coordinator_stop(kc_shard_coordinator *c);
 
-/* Stop if needed and free. Accepts NULL. A controller using it must be freed first. */
+/* Stop if needed and free (c is consumed, its fences with it). Accepts NULL. A controller using
+ * it must be freed first. Not thread-safe: no other call on c may be in flight. Never fails.
+ * Since 0.1. */
 KC_API void kc_shard_coordinator_free(kc_shard_coordinator *c);
 
-/* K, and the range of hash h (its top log2 K bits). 0 for NULL. Thread-safe. */
+/* K, the number of ranges. 0 for NULL. No ownership transfer. Thread-safe. Never fails.
+ * Since 0.1. */
 KC_API uint32_t kc_shard_coordinator_ranges(const kc_shard_coordinator *c);
+/* The range of hash h (its top log2 K bits). 0 for NULL. No ownership transfer. Thread-safe.
+ * Never fails. Since 0.1. */
 KC_API uint32_t kc_shard_coordinator_range_of(const kc_shard_coordinator *c, uint64_t h);
 
 /* Whether this replica may act on range r now (spec A11): held, not draining, before its fence.
- * Check before each write of a long reconcile. false for NULL. Thread-safe. */
+ * Check before each write of a long reconcile. false for NULL. No ownership transfer.
+ * Thread-safe. Never fails. Since 0.1. */
 KC_API bool kc_shard_coordinator_holds(kc_shard_coordinator *c, uint32_t r);
 
 /* Range r's write fence (kcache/fence.h): valid until the range's deadline (the send time of its
@@ -101,7 +110,8 @@ KC_API bool kc_shard_coordinator_holds(kc_shard_coordinator *c, uint32_t r);
  * otherwise. Pass it to the writes acting on the range (kc_cached_call_opts.fence; a sharded
  * controller hands it to each reconcile as kc_reconcile_request.fence), so that a replica
  * paused between its check and its write cannot write after losing the range. Borrowed: lives as
- * long as the coordinator. NULL for c NULL or r >= the range count. Thread-safe. */
+ * long as the coordinator. NULL for c NULL or r >= the range count. Thread-safe. Never fails.
+ * Since 0.1. */
 KC_API const kc_fence *kc_shard_coordinator_fence(kc_shard_coordinator *c, uint32_t r);
 
 /* Counters and state. */
@@ -116,7 +126,8 @@ typedef struct kc_shard_coordinator_stats {
 } kc_shard_coordinator_stats;
 
 /* Counters into *ret (at most ret_size bytes; docs/abi.md). c NULL: zeroed; ret NULL: nothing.
- * Thread-safe. The macro passes sizeof(kc_shard_coordinator_stats). */
+ * Copied into the caller's *ret. Thread-safe. Never fails. The macro passes
+ * sizeof(kc_shard_coordinator_stats). Since 0.1. */
 KC_API void(kc_shard_coordinator_get_stats)(kc_shard_coordinator *c,
                                             kc_shard_coordinator_stats *ret, size_t ret_size);
 #define kc_shard_coordinator_get_stats(c, ret)                                                     \

@@ -34,7 +34,9 @@ typedef struct kc_list_meta {
     int64_t remaining_item_count; /* metadata.remainingItemCount; -1 when absent */
 } kc_list_meta;
 
-/* Free the strings of meta and zero it (remaining_item_count = -1). Accepts NULL. */
+/* Free the strings of meta (borrowed; the strings it owns are freed) and zero it
+ * (remaining_item_count = -1). Accepts NULL. Thread-safe for distinct metas. Never fails.
+ * Since 0.1. */
 KC_API void kc_list_meta_clear(kc_list_meta *meta);
 
 /* Called once per item, in order. item is consumed: the callback owns the reference and must
@@ -48,8 +50,9 @@ typedef int (*kc_list_item_cb)(void *ud, kc_obj *item);
  * decoded, validated and dropped). Errors: KC_EPARSE (err names what and the byte offset),
  * KC_ETOOLARGE (an item over opts->max_object_size), KC_ENOMEM, or the callback's code. On failure
  * ret_meta is untouched; items already delivered stay delivered. On success *ret_meta is
- * overwritten (clear it first if it held strings). Thread-safe (scratch is per thread; a callback
- * may itself call kc_list_decode).
+ * overwritten (clear it first if it held strings) — its strings are new, owned by the struct;
+ * body and opts are borrowed for the call; each item is a new reference handed to on_item.
+ * Thread-safe (scratch is per thread; a callback may itself call kc_list_decode). Since 0.1.
  */
 KC_API int(kc_list_decode)(const char *body, size_t len, const kc_decode_opts *opts,
                            size_t opts_size, kc_list_meta *ret_meta, kc_list_item_cb on_item,
@@ -72,17 +75,24 @@ KC_API int(kc_list_decode)(const char *body, size_t len, const kc_decode_opts *o
  * kc_list_decoder_free(). One decoder is used by one thread at a time.
  */
 typedef struct kc_list_decoder kc_list_decoder;
+/* New reusable LIST decoder (above): opts copied; *ret is new — caller frees with
+ * kc_list_decoder_free(). Errors: KC_EINVAL (ret NULL), KC_EUNSUPPORTED (opts of a newer header),
+ * KC_ENOMEM. Thread-safe (the decoder it returns is used by one thread at a time). Since 0.1. */
 KC_API int(kc_list_decoder_new)(const kc_decode_opts *opts, size_t opts_size, kc_list_decoder **ret,
                                 kc_error *err);
 #define kc_list_decoder_new(opts, ret, err)                                                        \
     (kc_list_decoder_new)((opts), sizeof(kc_decode_opts), (ret), (err))
-/* As kc_list_decode, with dec's options and retained scratch. */
+/* As kc_list_decode, with dec's options and retained scratch: body is borrowed for the call, each
+ * item is a new reference handed to on_item. Errors: KC_EPARSE, KC_ETOOLARGE, KC_ENOMEM,
+ * KC_EINVAL, the callback's code. Not thread-safe: one thread at a time per decoder. Since 0.1. */
 KC_API int kc_list_decoder_decode(kc_list_decoder *dec, const char *body, size_t len,
                                   kc_list_meta *ret_meta, kc_list_item_cb on_item, void *ud,
                                   kc_error *err);
-/* Release the retained scratch (the decoder stays usable). Accepts NULL. */
+/* Release the retained scratch (the decoder stays usable). Accepts NULL. No ownership transfer.
+ * Not thread-safe: one thread at a time per decoder. Never fails. Since 0.1. */
 KC_API void kc_list_decoder_trim(kc_list_decoder *dec);
-/* Free. Accepts NULL. */
+/* Free (dec is consumed). Accepts NULL. Not thread-safe: no other call on dec may be in flight.
+ * Never fails. Since 0.1. */
 KC_API void kc_list_decoder_free(kc_list_decoder *dec);
 
 typedef enum kc_watch_type {
@@ -93,7 +103,8 @@ typedef enum kc_watch_type {
     KC_WATCH_ERROR = 5,
 } kc_watch_type;
 
-/* Name of a watch type ("ADDED", …). Borrowed (static). */
+/* Name of a watch type ("ADDED", …). Borrowed (static). Thread-safe. Never fails ("UNKNOWN" for
+ * another value). Since 0.1. */
 KC_API const char *kc_watch_type_name(kc_watch_type type);
 
 /* One decoded watch event, valid only during the callback. */
@@ -112,8 +123,8 @@ typedef struct kc_watch_decoder kc_watch_decoder;
 
 /* New resumable decoder for a newline-delimited watch stream. opts may be NULL (copied).
  * Errors: KC_EINVAL (ret NULL), KC_ENOMEM. On success *ret is new — caller frees with
- * kc_watch_decoder_free(). One decoder per stream; not thread-safe (use from one thread at a
- * time). */
+ * kc_watch_decoder_free(). One decoder per stream, used from one thread at a time; this call is
+ * thread-safe. Also KC_EUNSUPPORTED (opts of a newer header). Since 0.1. */
 KC_API int(kc_watch_decoder_new)(const kc_decode_opts *opts, size_t opts_size,
                                  kc_watch_decoder **ret, kc_error *err);
 #define kc_watch_decoder_new(opts, ret, err)                                                       \
@@ -127,19 +138,25 @@ KC_API int(kc_watch_decoder_new)(const kc_decode_opts *opts, size_t opts_size,
  * 0), KC_EPARSE (a malformed event: err names what and the offset in the stream since the decoder
  * was created or reset), KC_ETOOLARGE (a line over max_object_size), KC_ENOMEM, or the callback's
  * code. After KC_EPARSE/KC_ETOOLARGE every call returns that code until the decoder is reset.
+ * Events' objects are borrowed for the callback (kc_obj_ref() to keep). Not thread-safe: one
+ * thread at a time per decoder. Since 0.1.
  */
 KC_API int kc_watch_decoder_feed(kc_watch_decoder *dec, const char *buf, size_t len,
                                  kc_watch_event_cb cb, void *ud, kc_error *err);
 
 /* Signal end of stream: a final event without a trailing newline is decoded. Returns as feed,
- * or KC_EPARSE when a partial event remains that is not valid JSON. */
+ * or KC_EPARSE when a partial event remains that is not valid JSON. Errors: as feed (KC_EPARSE,
+ * KC_ETOOLARGE, KC_ENOMEM, KC_EINVAL, the callback's code). Objects are borrowed for the callback.
+ * Not thread-safe: one thread at a time per decoder. Since 0.1. */
 KC_API int kc_watch_decoder_finish(kc_watch_decoder *dec, kc_watch_event_cb cb, void *ud,
                                    kc_error *err);
 
-/* Drop buffered bytes and error state; the decoder is ready for a new stream. */
+/* Drop buffered bytes and error state; the decoder is ready for a new stream. NULL: nothing. No
+ * ownership transfer. Not thread-safe: one thread at a time per decoder. Never fails. Since 0.1. */
 KC_API void kc_watch_decoder_reset(kc_watch_decoder *dec);
 
-/* Free. Accepts NULL. */
+/* Free (dec is consumed). Accepts NULL. Not thread-safe: no other call on dec may be in flight.
+ * Never fails. Since 0.1. */
 KC_API void kc_watch_decoder_free(kc_watch_decoder *dec);
 
 /* ---- Status bodies -------------------------------------------------------------------------- */
@@ -149,7 +166,8 @@ KC_API void kc_watch_decoder_free(kc_watch_decoder *dec);
  * code (from the Status `code` and `reason`), http_status, reason, message, details (name, group,
  * kind, uid, causes, retryAfterSeconds). Returns the mapped KC_E… code (negative) for a Failure
  * Status, 0 for a Success Status, or KC_EPARSE when the body is not a Status (err then says why).
- * Strings are copied. Thread-safe.
+ * Strings are copied into err (owned by it: kc_error_clear()); json is borrowed for the call.
+ * Errors: the mapped code of a Failure Status, KC_EPARSE. Thread-safe. Since 0.1.
  */
 KC_API int kc_status_parse(const char *json, size_t len, kc_error *err);
 

@@ -55,10 +55,11 @@ enum kc_errno {
 };
 
 /* Human-readable message for a code ("unknown error" for codes not in the table).
- * Borrowed (static). Thread-safe. */
+ * Borrowed (static). Thread-safe. Never fails. Since 0.1. */
 KC_API const char *kc_strerror(int code);
 
-/* The code's name, e.g. "KC_ENOTFOUND" ("KC_E?" when unknown). Borrowed (static). Thread-safe. */
+/* The code's name, e.g. "KC_ENOTFOUND" ("KC_E?" when unknown). Borrowed (static). Thread-safe.
+ * Never fails. Since 0.1. */
 KC_API const char *kc_errno_name(int code);
 
 /* One entry of a Status's details.causes[]. */
@@ -97,23 +98,28 @@ typedef struct kc_error {
         }                                                                                          \
     }
 
-/* Initialise to the empty state. Never fails. */
+/* Initialise to the empty state. err is borrowed for the call (nothing freed: use on a fresh
+ * kc_error). Thread-safe for distinct errs (it touches only err). Never fails. Since 0.1. */
 KC_API void kc_error_init(kc_error *err);
 
-/* Free everything err owns and re-initialise it. Accepts NULL. */
+/* Free everything err owns and re-initialise it. err is borrowed for the call. Accepts NULL.
+ * Thread-safe for distinct errs (it touches only err). Never fails. Since 0.1. */
 KC_API void kc_error_clear(kc_error *err);
 
 /*
  * Record a failure: clears err, sets err->code = code and a formatted message (copied).
  * Returns code, so `return kc_error_set(err, KC_EINVAL, "bad %s", what);` reads naturally.
- * err may be NULL (then only the code is returned).
+ * err may be NULL (then only the code is returned); err is borrowed for the call, fmt and its
+ * arguments are read during it. Thread-safe for distinct errs (it touches only err).
+ * Never fails: returns code (without memory for the message, err->message stays NULL). Since 0.1.
  */
 KC_API int kc_error_set(kc_error *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* Map an HTTP status and optional Kubernetes reason to a KC_E… code (0 for 2xx).
  * E.g. 409+"AlreadyExists" → KC_EEXISTS, 409 → KC_ECONFLICT, 410 → KC_EGONE, 504 with reason
- * "Timeout" → KC_ESERVER. reason may be NULL. Thread-safe. */
+ * "Timeout" → KC_ESERVER. reason may be NULL (borrowed for the call). Thread-safe. Never fails.
+ * Since 0.1. */
 KC_API int kc_errno_from_http(int http_status, const char *reason);
 
 KC_END_DECLS

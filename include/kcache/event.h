@@ -102,8 +102,8 @@ typedef struct kc_event_recorder_stats {
 /*
  * New recorder writing through client (borrowed: must outlive the recorder). Starts the sender
  * thread. opts may be NULL (copied). Errors: KC_EINVAL (NULL client, unknown api, bad option),
- * KC_ENOMEM, KC_EIO (thread creation failed). On success
- * *ret is new — caller frees with kc_event_recorder_free(). Thread-safe.
+ * KC_EUNSUPPORTED (opts of a newer header), KC_ENOMEM, KC_EIO (thread creation failed). On success
+ * *ret is new — caller frees with kc_event_recorder_free(). Thread-safe. Since 0.1.
  */
 KC_API int(kc_event_recorder_new)(kc_client *client, const kc_event_recorder_opts *opts,
                                   size_t opts_size, kc_event_recorder **ret, kc_error *err);
@@ -113,7 +113,8 @@ KC_API int(kc_event_recorder_new)(kc_client *client, const kc_event_recorder_opt
 /*
  * Stop the sender and free. An event being sent finishes its current request (bounded by the
  * client's timeout) but is not retried; events still queued are dropped and counted (call
- * kc_event_recorder_flush first to deliver them). Accepts NULL. Not concurrent with other calls.
+ * kc_event_recorder_flush first to deliver them). rec is consumed. Accepts NULL. Not thread-safe:
+ * not concurrent with other calls. Never fails. Since 0.1.
  */
 KC_API void kc_event_recorder_free(kc_event_recorder *rec);
 
@@ -122,14 +123,16 @@ KC_API void kc_event_recorder_free(kc_event_recorder *rec);
  * CamelCase word, required) and a printf-style message. Never blocks on the network or the sender:
  * returns 0 when queued, KC_EBUSY when the queue is full (the event is dropped and counted),
  * KC_EINVAL for a NULL recorder/ref/reason/fmt, a missing ref->kind or ref->name, or a type other
- * than Normal/Warning (E1; counted as invalid), KC_ENOMEM. Thread-safe.
+ * than Normal/Warning (E1; counted as invalid), KC_ENOMEM. ref, type, reason and the message are
+ * copied (borrowed for the call). Errors: KC_EBUSY, KC_EINVAL, KC_ENOMEM. Thread-safe. Since 0.1.
  */
 KC_API int kc_event_recorder_record(kc_event_recorder *rec, const kc_event_ref *ref,
                                     const char *type, const char *reason, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 
 /* As kc_event_recorder_record, about obj (borrowed for the call; apiVersion, kind, namespace,
- * name, uid and resourceVersion are taken from its metadata). Thread-safe. */
+ * name, uid and resourceVersion are copied from its metadata). Errors: as kc_event_recorder_record
+ * (KC_EBUSY, KC_EINVAL, KC_ENOMEM). Thread-safe. Since 0.1. */
 KC_API int kc_event_recorder_record_obj(kc_event_recorder *rec, const kc_obj *obj, const char *type,
                                         const char *reason, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
@@ -138,7 +141,8 @@ KC_API int kc_event_recorder_record_obj(kc_event_recorder *rec, const kc_obj *ob
  * As kc_event_recorder_record, with the action taken (events.k8s.io/v1 `action`, core/v1 `action`;
  * NULL or "" → the reason in events.k8s.io/v1, left out in core/v1) and a second object the
  * event is about (related; NULL = none; its strings borrowed for the call). regarding needs a kind
- * and a name as ref does. Thread-safe.
+ * and a name as ref does. Everything is copied (borrowed for the call). Errors: as
+ * kc_event_recorder_record (KC_EBUSY, KC_EINVAL, KC_ENOMEM). Thread-safe. Since 0.1.
  */
 KC_API int kc_event_recorder_record_action(kc_event_recorder *rec, const kc_event_ref *regarding,
                                            const kc_event_ref *related, const char *type,
@@ -148,11 +152,13 @@ KC_API int kc_event_recorder_record_action(kc_event_recorder *rec, const kc_even
 /*
  * Wait until every event recorded before the call has been handled (sent, patched, filtered or
  * given up) — for tests and shutdown. timeout_ms < 0 waits without bound. Errors: KC_EINVAL (NULL
- * recorder), KC_ETIMEOUT (events still pending at the deadline). Thread-safe.
+ * recorder), KC_ETIMEOUT (events still pending at the deadline). No ownership transfer.
+ * Thread-safe. Since 0.1.
  */
 KC_API int kc_event_recorder_flush(kc_event_recorder *rec, int64_t timeout_ms, kc_error *err);
 
-/* Counters, copied into *ret. A NULL recorder gives zeroes. Thread-safe. */
+/* Counters, copied into *ret (the caller's). A NULL recorder gives zeroes. Thread-safe.
+ * Never fails. Since 0.1. */
 KC_API void(kc_event_recorder_get_stats)(kc_event_recorder *rec, kc_event_recorder_stats *ret,
                                          size_t ret_size);
 #define kc_event_recorder_get_stats(rec, ret)                                                      \
@@ -165,12 +171,15 @@ KC_API void(kc_event_recorder_get_stats)(kc_event_recorder *rec, kc_event_record
  *   kcache_events_aggregated_total  counter: events folded into a combined Event (E4)
  *   kcache_events_retries_total     counter
  *   kcache_events_queue_depth       gauge
- * New malloc'd string (caller frees); NULL on out of memory or for NULL. Thread-safe.
+ * New malloc'd string (caller frees). Errors: NULL on out of memory or for NULL. Thread-safe.
+ * Since 0.1.
  */
 KC_API char *kc_event_recorder_metrics_text(kc_event_recorder *rec);
 
 /* kc_event_recorder_metrics_text with the signature of a health endpoint's metrics source
- * (render(void *ud) → malloc'd text): rec is a kc_event_recorder *. */
+ * (render(void *ud) → malloc'd text): rec is a kc_event_recorder * (borrowed for the call); a new
+ * string — caller (the endpoint) frees. Errors: NULL on out of memory or for NULL. Thread-safe.
+ * Since 0.1. */
 KC_API char *kc_event_recorder_metrics_render(void *rec);
 
 KC_END_DECLS

@@ -36,21 +36,23 @@ typedef struct kc_health_opts {
 /*
  * New endpoint for cache (borrowed: must outlive the endpoint), serving on return on listen
  * "ADDR:PORT" (NULL = "127.0.0.1:0"; port 0 picks a free port). Errors: KC_EINVAL (bad address,
- * cache or ret NULL), KC_EIO (cannot bind), KC_ENOMEM. *ret is new — release with
- * kc_health_free, which stops serving.
+ * cache or ret NULL), KC_EIO (cannot bind), KC_EUNSUPPORTED (opts of a newer header), KC_ENOMEM.
+ * listen and opts are copied. *ret is new — caller frees with kc_health_free, which stops serving.
+ * Thread-safe. Since 0.1.
  */
 KC_API int(kc_health_new)(kc_cache *cache, const char *listen, const kc_health_opts *opts,
                           size_t opts_size, kc_health **ret, kc_error *err);
 #define kc_health_new(cache, listen, opts, ret, err)                                               \
     (kc_health_new)((cache), (listen), (opts), sizeof(kc_health_opts), (ret), (err))
 
-/* "http://ADDR:PORT" of the endpoint. Borrowed: valid until kc_health_free. NULL for NULL. */
+/* "http://ADDR:PORT" of the endpoint. Borrowed: valid until kc_health_free. NULL for NULL.
+ * Thread-safe. Never fails. Since 0.1. */
 KC_API const char *kc_health_url(const kc_health *h);
-/* The port; KC_EINVAL for NULL. */
+/* The port. No ownership transfer. Errors: KC_EINVAL for NULL. Thread-safe. Since 0.1. */
 KC_API int kc_health_port(const kc_health *h);
 
-/* Render /metrics into a new malloc'd NUL-terminated string (caller frees). NULL on out of memory
- * or for a NULL cache. Usable without a running endpoint. */
+/* Render /metrics into a new malloc'd NUL-terminated string (caller frees). Usable without a
+ * running endpoint. Errors: NULL on out of memory or for a NULL cache. Thread-safe. Since 0.1. */
 KC_API char *kc_health_metrics_text(kc_cache *cache);
 
 /*
@@ -61,17 +63,18 @@ KC_API char *kc_health_metrics_text(kc_cache *cache);
  * borrowed: it must stay valid until kc_health_remove_metrics_source or kc_health_free. render
  * runs under the endpoint's source lock and must not call kc_health functions. At most
  * KC_HEALTH_METRICS_SOURCES_MAX sources. Thread-safe. Errors: KC_EINVAL (NULL h or render),
- * KC_EBUSY (too many sources), KC_ENOMEM.
+ * KC_EBUSY (too many sources), KC_ENOMEM. Since 0.1.
  */
 #define KC_HEALTH_METRICS_SOURCES_MAX 256
 KC_API int kc_health_add_metrics_source(kc_health *h, char *(*render)(void *ud), void *ud);
 
 /* Remove the source added with this (render, ud); on return render(ud) is not running and will
- * not be called again. Thread-safe (not from inside render). Errors: KC_EINVAL (NULL),
- * KC_ENOTFOUND (no such source). */
+ * not be called again. No ownership transfer (ud is the caller's again). Thread-safe (not from
+ * inside render). Errors: KC_EINVAL (NULL), KC_ENOTFOUND (no such source). Since 0.1. */
 KC_API int kc_health_remove_metrics_source(kc_health *h, char *(*render)(void *ud), void *ud);
 
-/* Stop serving and free. Accepts NULL. */
+/* Stop serving and free (h is consumed). Accepts NULL. Not thread-safe: must not race with other
+ * calls on the endpoint. Never fails. Since 0.1. */
 KC_API void kc_health_free(kc_health *h);
 
 KC_END_DECLS

@@ -129,7 +129,8 @@ typedef struct kc_informer_opts {
  *                ranges (0: no range), or NONE with none (kc_shard_selector_new's rules)
  * Selectors are kept in canonical form (kc_label_selector_string / kc_field_selector_string).
  * Errors: KC_EINVAL (err names the field, the reason and, for selectors, the byte offset;
- * client NULL, ret NULL), KC_ENOMEM. *ret is new — free with kc_informer_free. Thread-safe.
+ * client NULL, ret NULL), KC_EUNSUPPORTED (opts of a newer header), KC_ENOMEM. opts are copied.
+ * *ret is new — caller frees with kc_informer_free. Thread-safe. Since 0.1.
  */
 KC_API int(kc_informer_new)(kc_client *client, const kc_gvr *gvr, const kc_informer_opts *opts,
                             size_t opts_size, kc_informer **ret, kc_error *err);
@@ -137,21 +138,23 @@ KC_API int(kc_informer_new)(kc_client *client, const kc_gvr *gvr, const kc_infor
     (kc_informer_new)((client), (gvr), (opts), sizeof(kc_informer_opts), (ret), (err))
 
 /* Start the reflector thread. Errors: KC_EINVAL (inf NULL), KC_EBUSY (already started or
- * stopped), KC_ENOMEM. */
+ * stopped), KC_ENOMEM. No ownership transfer. Thread-safe. Since 0.1. */
 KC_API int kc_informer_start(kc_informer *inf, kc_error *err);
 
 /* Stop: cancel the watch, join every thread, wake every waiter with KC_ESTOPPED. Idempotent; a
  * call made while another is in progress returns once the threads are joined. Accepts NULL.
  * Returning from main (or exit()) while informers run is safe: an exit handler stops every
  * informer still running before the process tears down (docs/informer.md, "Exit"); stopping or
- * freeing them first is the orderly shutdown. */
+ * freeing them first is the orderly shutdown. No ownership transfer. Thread-safe. Never fails.
+ * Since 0.1. */
 KC_API void kc_informer_stop(kc_informer *inf);
 
-/* Stop if needed and free. Accepts NULL. */
+/* Stop if needed and free (inf is consumed, with its store and registrations). Accepts NULL.
+ * Not thread-safe: no call may race with it. Never fails. Since 0.1. */
 KC_API void kc_informer_free(kc_informer *inf);
 
 /* The informer's store. Borrowed: valid until kc_informer_free. Add indexers before start.
- * NULL when inf is NULL. */
+ * NULL when inf is NULL. Thread-safe. Never fails. Since 0.1. */
 KC_API kc_store *kc_informer_store(kc_informer *inf);
 
 /*
@@ -162,17 +165,18 @@ KC_API kc_store *kc_informer_store(kc_informer *inf);
  * it was created with; a later kc_informer_set_shard_ranges keeps the name); the core group shows
  * its version only when it is not v1 ("pods.v2."). Selectors appear in canonical form. /readyz
  * and the informer="…" label of /metrics use it. Borrowed: valid until kc_informer_free. "" when
- * inf is NULL.
+ * inf is NULL. Thread-safe. Never fails. Since 0.1.
  */
 KC_API const char *kc_informer_name(const kc_informer *inf);
 
 /* ---- readiness ------------------------------------------------------------------------------ */
 
 /* true once the initial list has been applied in full (stays true through relists). false for
- * NULL. */
+ * NULL. No ownership transfer. Thread-safe. Never fails. Since 0.1. */
 KC_API bool kc_informer_has_synced(kc_informer *inf);
 
-/* Synced and, with max_staleness_ms, not disconnected for longer than the bound. false for NULL. */
+/* Synced and, with max_staleness_ms, not disconnected for longer than the bound. false for NULL.
+ * No ownership transfer. Thread-safe. Never fails. Since 0.1. */
 KC_API bool kc_informer_ready(kc_informer *inf);
 
 /*
@@ -185,13 +189,14 @@ KC_API bool kc_informer_ready(kc_informer *inf);
  * informer's name and its last error (code, HTTP status, reason, message, how long ago, how many
  * in a row), also on KC_ETIMEOUT; err->http_status, err->reason and err->offset are those of the
  * last error.
- * KC_EINVAL for a NULL inf. Thread-safe.
+ * KC_EINVAL for a NULL inf. Errors: KC_ETIMEOUT, KC_ESTOPPED, KC_ENOTFOUND, KC_EBADREQUEST,
+ * KC_EMETHOD, KC_EINVAL. No ownership transfer. Thread-safe. Since 0.1.
  */
 KC_API int kc_informer_wait_synced(kc_informer *inf, int64_t timeout_ms, kc_error *err);
 
 /* A file descriptor (eventfd) that becomes readable exactly when the informer has synced, and
  * stays readable. Borrowed: owned by the informer, closed by kc_informer_free. Never read it.
- * KC_EINVAL for NULL. */
+ * Errors: KC_EINVAL for NULL. Thread-safe. Since 0.1. */
 KC_API int kc_informer_sync_fd(kc_informer *inf);
 
 typedef enum kc_informer_phase {
@@ -202,7 +207,8 @@ typedef enum kc_informer_phase {
     KC_INFORMER_PHASE_STOPPED = 4,
 } kc_informer_phase;
 
-/* Name of a phase ("syncing", …). Borrowed (static). */
+/* Name of a phase ("syncing", …; "unknown" for another value). Borrowed (static). Thread-safe.
+ * Never fails. Since 0.1. */
 KC_API const char *kc_informer_phase_name(kc_informer_phase phase);
 
 /* Whether the API server filters by the shard selector (controller-semantics S13.4). */
@@ -250,7 +256,8 @@ typedef struct kc_informer_status {
     int64_t last_error_offset;
 } kc_informer_status;
 
-/* Fill *ret (copied). inf NULL: *ret is zeroed; ret NULL: nothing. Thread-safe. */
+/* Fill *ret (copied). inf NULL: *ret is zeroed; ret NULL: nothing. Thread-safe. Never fails.
+ * Since 0.1. */
 KC_API void(kc_informer_get_status)(kc_informer *inf, kc_informer_status *ret, size_t ret_size);
 #define kc_informer_get_status(inf, ret)                                                           \
     (kc_informer_get_status)((inf), (ret), sizeof(kc_informer_status))
@@ -271,7 +278,7 @@ KC_API void(kc_informer_get_status)(kc_informer *inf, kc_informer_status *ret, s
  * untouched; the informer's name keeps the creation-time ranges. A change made before
  * kc_informer_start applies to the first list. Errors: KC_EINVAL (inf NULL; bad ranges, err naming
  * them), KC_ESTOPPED, KC_ENOMEM. Thread-safe (not from a handler's callback when it then waits for
- * the change).
+ * the change). Since 0.1.
  */
 KC_API int kc_informer_set_shard_ranges(kc_informer *inf, kc_shard_field field,
                                         const kc_shard_range *ranges, size_t n, kc_error *err);
@@ -296,7 +303,9 @@ typedef struct kc_informer_handler_opts {
  * Register handlers (copied). If the informer already holds objects, the registration first
  * receives them as adds; it is "synced" once it has been handed everything up to the informer's
  * initial sync. Can be called before or after start. *ret_reg (may be NULL) is borrowed: valid
- * until kc_informer_remove_handler or kc_informer_free. Errors: KC_ESTOPPED, KC_ENOMEM.
+ * until kc_informer_remove_handler or kc_informer_free. Errors: KC_ESTOPPED, KC_ENOMEM,
+ * KC_EINVAL (inf or h NULL), KC_EUNSUPPORTED (structs of a newer header). h and opts are copied (ud
+ * borrowed: must outlive the registration). Thread-safe. Since 0.1.
  */
 KC_API int(kc_informer_add_handler)(kc_informer *inf, const kc_informer_handlers *h, size_t h_size,
                                     const kc_informer_handler_opts *opts, size_t opts_size,
@@ -306,22 +315,28 @@ KC_API int(kc_informer_add_handler)(kc_informer *inf, const kc_informer_handlers
                               sizeof(kc_informer_handler_opts), (ret_reg), (err))
 
 /* Unregister: joins the registration's dispatcher (waits for a callback in progress; do not call
- * from a handler of the same registration). Accepts NULL reg. */
+ * from a handler of the same registration). Accepts NULL reg. reg is consumed (freed). Thread-safe,
+ * except that it must not race with kc_informer_stop or kc_informer_free. Never fails. Since 0.1.
+ */
 KC_API void kc_informer_remove_handler(kc_informer *inf, kc_informer_reg *reg);
 
-/* true once the registration has delivered the initial contents. */
+/* true once the registration has delivered the initial contents (false for NULL). No ownership
+ * transfer. Thread-safe. Never fails. Since 0.1. */
 KC_API bool kc_informer_reg_synced(kc_informer_reg *reg);
 
 /* Block until the registration is synced: 0, KC_ETIMEOUT, KC_ESTOPPED (err, may be NULL, says
- * which informer and how long). timeout_ms < 0 waits forever. */
+ * which informer and how long). timeout_ms < 0 waits forever. Errors: KC_ETIMEOUT, KC_ESTOPPED,
+ * KC_EINVAL (reg NULL). No ownership transfer. Thread-safe. Since 0.1. */
 KC_API int kc_informer_reg_wait_synced(kc_informer_reg *reg, int64_t timeout_ms, kc_error *err);
 
-/* true while the registration is coalescing (its queue overflowed). */
+/* true while the registration is coalescing (its queue overflowed; false for NULL). No ownership
+ * transfer. Thread-safe. Never fails. Since 0.1. */
 KC_API bool kc_informer_reg_lagging(kc_informer_reg *reg);
 
 /* Block until every change already visible in the informer's store has been handed to the
  * registration's callbacks: 0, KC_ETIMEOUT, KC_ESTOPPED (err as above). (For tests and orderly
- * shutdown.) */
+ * shutdown.) Errors: KC_ETIMEOUT, KC_ESTOPPED, KC_EINVAL (reg NULL). No ownership transfer.
+ * Thread-safe. Since 0.1. */
 KC_API int kc_informer_reg_wait_idle(kc_informer_reg *reg, int64_t timeout_ms, kc_error *err);
 
 KC_END_DECLS

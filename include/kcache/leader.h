@@ -80,8 +80,9 @@ typedef struct kc_leader_elector_opts {
 /*
  * New elector over client (borrowed: must outlive the elector). Starts nothing. Errors:
  * KC_EINVAL (NULL client/opts/ret, no name, bad timings: err names the rule), KC_EUNSUPPORTED (a
- * field this library does not know is set: docs/abi.md), KC_ENOMEM. *ret is new — free with
- * kc_leader_elector_free. Thread-safe. The macro passes sizeof(kc_leader_elector_opts).
+ * field this library does not know is set: docs/abi.md), KC_ENOMEM. opts are copied (ud and the
+ * recorder borrowed, as marked). *ret is new — caller frees with kc_leader_elector_free.
+ * Thread-safe. The macro passes sizeof(kc_leader_elector_opts). Since 0.1.
  */
 KC_API int(kc_leader_elector_new)(kc_client *client, const kc_leader_elector_opts *opts,
                                   size_t opts_size, kc_leader_elector **ret, kc_error *err);
@@ -91,37 +92,43 @@ KC_API int(kc_leader_elector_new)(kc_client *client, const kc_leader_elector_opt
 /* Start a run (the elector's thread). Errors: KC_EINVAL (NULL), KC_EBUSY (a run is going on, or
  * called from the elector's own callback), KC_ENOMEM / KC_EIO (no thread). A run that ended or is
  * ending (a loss: on_stopped_leading may have been called or be running) is joined first — start
- * waits for its callbacks to return — so start may follow stopped at once. Thread-safe. */
+ * waits for its callbacks to return — so start may follow stopped at once. No ownership transfer.
+ * Not thread-safe: from the one controlling thread, as stop and free. Since 0.1. */
 KC_API int kc_leader_elector_start(kc_leader_elector *el, kc_error *err);
 
 /* End the run: if leading, close the fence and the gates, release when asked (L9); then
  * on_stopped_leading (if the run had not ended already) and join the thread. Idempotent; 0 also
- * when never started; KC_EINVAL for NULL. Must not be called from a callback. */
+ * when never started. Errors: KC_EINVAL for NULL. Must not be called from a callback. No ownership
+ * transfer. Not thread-safe: from the one controlling thread, as start and free. Since 0.1. */
 KC_API int kc_leader_elector_stop(kc_leader_elector *el);
 
 /* Stop if needed and free. The fence goes with it: detach it from cached clients first (or free
- * them first). Accepts NULL. */
+ * them first). el is consumed. Accepts NULL. Not thread-safe: from the one controlling thread, not
+ * from a callback. Never fails. Since 0.1. */
 KC_API void kc_leader_elector_free(kc_leader_elector *el);
 
-/* Whether this replica leads now: the fence is valid (false for NULL). Thread-safe. */
+/* Whether this replica leads now: the fence is valid (false for NULL). No ownership transfer.
+ * Thread-safe. Never fails. Since 0.1. */
 KC_API bool kc_leader_elector_is_leader(kc_leader_elector *el);
 
 /* The last observed holder: *ret new malloc'd ("" when none or nothing observed yet) — caller
- * frees. Errors: KC_EINVAL (NULL), KC_ENOMEM. Thread-safe. */
+ * frees. Errors: KC_EINVAL (NULL), KC_ENOMEM. Thread-safe. Since 0.1. */
 KC_API int kc_leader_elector_leader(kc_leader_elector *el, char **ret);
 
-/* This elector's identity (borrowed: valid until free). NULL for NULL. Thread-safe. */
+/* This elector's identity (borrowed: valid until free). NULL for NULL. Thread-safe. Never fails.
+ * Since 0.1. */
 KC_API const char *kc_leader_elector_identity(kc_leader_elector *el);
 
 /* The elector's fence (borrowed: valid until free), to attach to cached clients
- * (kc_cached_client_opts.fence). NULL for NULL. Thread-safe. */
+ * (kc_cached_client_opts.fence). NULL for NULL. Thread-safe. Never fails. Since 0.1. */
 KC_API kc_fence *kc_leader_elector_fence(kc_leader_elector *el);
 
 /*
  * Prometheus text of the L11 metrics, for kc_health_add_metrics_source(h,
  * kc_leader_elector_metrics_render, el): leader_election_master_status{name="<lease>"} (0/1)
  * and leader_election_slowpath_total{name="<lease>"} (renewals that needed a Get first). ud is
- * the elector. New malloc'd string (caller frees), NULL on NULL or out of memory. Thread-safe.
+ * the elector (borrowed for the call). New malloc'd string (caller frees). Errors: NULL on NULL or
+ * out of memory. Thread-safe. Since 0.1.
  */
 KC_API char *kc_leader_elector_metrics_render(void *ud);
 

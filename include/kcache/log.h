@@ -57,25 +57,31 @@ typedef void (*kc_log_fn)(void *ud, kc_log_level level, const char *subsystem, c
  * level <= max_level. fn NULL: back to the default (nothing, or stderr per KCACHE_LOG). When it
  * returns, no thread is still inside the previous callback, so its ud may be freed.
  * Errors: KC_EINVAL (max_level out of range), KC_EBUSY (called from inside a sink).
- * Thread-safe.
+ * Thread-safe. Since 0.1.
  */
 KC_API int kc_log_set(kc_log_fn fn, void *ud, kc_log_level max_level);
 
-/* Would a message of this level reach the sink? Cheap (one atomic load). Thread-safe. */
+/* Would a message of this level reach the sink? Cheap (one atomic load). No ownership transfer.
+ * Thread-safe. Never fails. Since 0.1. */
 KC_API bool kc_log_enabled(kc_log_level level);
 
 /*
  * Send one message (copied, redacted first) to the sink, if its level is enabled. For companion
  * libraries (libkcache-server uses it) and applications that want their lines in the same log.
- * subsystem NULL → "app"; message NULL → nothing. Thread-safe.
+ * subsystem NULL → "app"; message NULL → nothing. subsystem is borrowed for the call.
+ * Thread-safe. Never fails (a message that cannot be formatted for lack of memory is dropped).
+ * Since 0.1.
  */
 KC_API void kc_log_write(kc_log_level level, const char *subsystem, const char *message);
 
 /* A ready-made sink: one line "kcache <level> <subsystem>: <message>\n" on stderr per message,
- * written with one write(2) so lines of different threads never interleave. ud is unused. */
+ * written with one write(2) so lines of different threads never interleave. ud is unused;
+ * subsystem and message are borrowed for the call. Thread-safe. Never fails (a failed write is
+ * ignored). Since 0.1. */
 KC_API void kc_log_stderr(void *ud, kc_log_level level, const char *subsystem, const char *message);
 
-/* "error", "warn", "info", "debug" ("?" out of range). Borrowed (static). Thread-safe. */
+/* "error", "warn", "info", "debug" ("?" out of range). Borrowed (static). Thread-safe.
+ * Never fails. Since 0.1. */
 KC_API const char *kc_log_level_name(kc_log_level level);
 
 KC_END_DECLS

@@ -59,26 +59,33 @@ typedef struct kc_decode_opts {
  * namespace, uid, resourceVersion, kind, apiVersion, a label key or value, an owner's uid —,
  * invalid UTF-8, two values with only whitespace between them, nesting deeper than 512 levels,
  * truncated; err names what and the byte offset in json), KC_ETOOLARGE,
- * KC_ENOMEM. On success *ret_obj is a new reference — caller unrefs. Thread-safe (uses a
- * per-thread parser, kept between calls for objects up to 1 MiB).
+ * KC_ENOMEM, KC_EUNSUPPORTED (opts longer than this library's, or a CPU the JSON parser does not
+ * support). json and opts are borrowed for the call. On success *ret_obj is a new reference —
+ * caller unrefs. Thread-safe (uses a per-thread parser, kept between calls for objects up to
+ * 1 MiB). Since 0.1.
  */
 KC_API int(kc_obj_parse)(const char *json, size_t len, const kc_decode_opts *opts, size_t opts_size,
                          kc_obj **ret_obj, kc_error *err);
 #define kc_obj_parse(json, len, opts, ret_obj, err)                                                \
     (kc_obj_parse)((json), (len), (opts), sizeof(kc_decode_opts), (ret_obj), (err))
 
-/* Take one more reference. Returns obj. Accepts NULL. Thread-safe. */
+/* Take one more reference: returns obj, a new reference — caller unrefs. Accepts NULL.
+ * Thread-safe. Never fails. Since 0.1. */
 KC_API kc_obj *kc_obj_ref(kc_obj *obj);
 
-/* Drop one reference; the last one frees the object. Accepts NULL. Thread-safe. */
+/* Drop one reference (consumed); the last one frees the object. Accepts NULL. Thread-safe.
+ * Never fails. Since 0.1. */
 KC_API void kc_obj_unref(kc_obj *obj);
 
 /* Release an array of references as the list functions return it (kc_store_list…,
- * kc_cached_client_list…): unref each of the n objects, then free(objs). Accepts NULL. */
+ * kc_cached_client_list…): unref each of the n objects, then free(objs) — the array and its
+ * references are consumed. Accepts NULL. Thread-safe (the array is the caller's). Never fails.
+ * Since 0.1. */
 KC_API void kc_obj_array_free(kc_obj **objs, size_t n);
 
 /* The stored minified JSON (NUL-terminated; *ret_len, if not NULL, gets its length without the
- * NUL). Borrowed: valid while the caller holds a reference. Thread-safe. "" for a NULL obj. */
+ * NUL). Borrowed: valid while the caller holds a reference. Thread-safe. "" for a NULL obj.
+ * Never fails. Since 0.1. */
 KC_API const char *kc_obj_json(const kc_obj *obj, size_t *ret_len);
 
 /*
@@ -88,57 +95,85 @@ KC_API const char *kc_obj_json(const kc_obj *obj, size_t *ret_len);
  * the other accessors below take a NULL obj as an object without fields ("", 0, false; NULL from
  * kc_obj_label, KC_EINVAL from kc_obj_label_at).
  */
+/* apiVersion. Borrowed from obj (valid while the caller holds a reference). Thread-safe. Never
+ * fails. Since 0.1. */
 KC_API const char *kc_obj_api_version(const kc_obj *obj);
+/* kind. Borrowed from obj (valid while the caller holds a reference). Thread-safe. Never fails.
+ * Since 0.1. */
 KC_API const char *kc_obj_kind(const kc_obj *obj);
+/* metadata.namespace. Borrowed from obj (valid while the caller holds a reference). Thread-safe.
+ * Never fails. Since 0.1. */
 KC_API const char *kc_obj_namespace(const kc_obj *obj);
+/* metadata.name. Borrowed from obj (valid while the caller holds a reference). Thread-safe. Never
+ * fails. Since 0.1. */
 KC_API const char *kc_obj_name(const kc_obj *obj);
+/* metadata.uid. Borrowed from obj (valid while the caller holds a reference). Thread-safe. Never
+ * fails. Since 0.1. */
 KC_API const char *kc_obj_uid(const kc_obj *obj);
+/* metadata.resourceVersion. Borrowed from obj (valid while the caller holds a reference).
+ * Thread-safe. Never fails. Since 0.1. */
 KC_API const char *kc_obj_resource_version(const kc_obj *obj);
-/* Controller owner's uid (ownerReferences[] entry with controller=true), "" when none. */
+/* Controller owner's uid (ownerReferences[] entry with controller=true), "" when none. Borrowed
+ * from obj (valid while the caller holds a reference). Thread-safe. Never fails. Since 0.1. */
 KC_API const char *kc_obj_controller_uid(const kc_obj *obj);
 
 /* resourceVersion as an integer when it is a canonical decimal (no sign, no leading zero, not
- * "0"); 0 otherwise. */
+ * "0"); 0 otherwise. No ownership transfer. Thread-safe. Never fails. Since 0.1. */
 KC_API uint64_t kc_obj_rv_int(const kc_obj *obj);
-/* metadata.generation, 0 when absent. */
+/* metadata.generation, 0 when absent. No ownership transfer. Thread-safe. Never fails. Since 0.1.
+ */
 KC_API int64_t kc_obj_generation(const kc_obj *obj);
-/* true when metadata.deletionTimestamp is present (the object is being deleted). */
+/* true when metadata.deletionTimestamp is present (the object is being deleted).
+ * No ownership transfer. Thread-safe. Never fails. Since 0.1. */
 KC_API bool kc_obj_deleting(const kc_obj *obj);
-/* Number of metadata.finalizers. */
+/* Number of metadata.finalizers. No ownership transfer. Thread-safe. Never fails. Since 0.1. */
 KC_API size_t kc_obj_finalizer_count(const kc_obj *obj);
-/* Number of metadata.ownerReferences. */
+/* Number of metadata.ownerReferences. No ownership transfer. Thread-safe. Never fails. Since 0.1.
+ */
 KC_API size_t kc_obj_owner_count(const kc_obj *obj);
 
 /* Label lookup (binary search over the sorted labels): the value borrowed from obj, or NULL
- * when the key is absent. Thread-safe. */
+ * when the key is absent (valid while the caller holds a reference); key is borrowed for the call.
+ * Thread-safe. Never fails. Since 0.1. */
 KC_API const char *kc_obj_label(const kc_obj *obj, const char *key);
-/* Number of labels, and the i-th (sorted by key) as borrowed strings. Returns KC_EINVAL when
- * i is out of range (outputs untouched). */
+/* Number of labels. No ownership transfer. Thread-safe. Never fails. Since 0.1. */
 KC_API size_t kc_obj_label_count(const kc_obj *obj);
+/* The i-th label (sorted by key): *ret_key and *ret_value (either may be NULL) are borrowed from
+ * obj, valid while the caller holds a reference. Errors: KC_EINVAL when i is out of range or obj is
+ * NULL (outputs untouched). Thread-safe. Since 0.1. */
 KC_API int kc_obj_label_at(const kc_obj *obj, size_t i, const char **ret_key,
                            const char **ret_value);
 
 /*
  * Field access by JSON Pointer (RFC 6901, e.g. "/spec/nodeName", "/metadata/labels/a~1b").
  * Errors: KC_ENOTFOUND when the path does not exist, KC_EINVAL when the pointer is malformed or the
- * value has another JSON type (err says which type it has). Thread-safe.
+ * value has another JSON type (err says which type it has), or obj or pointer is NULL; KC_ENOMEM;
+ * KC_EUNSUPPORTED (a CPU the JSON parser does not support). pointer is borrowed for the call.
+ * Thread-safe. Each function below repeats the four points for itself.
  */
 /* String value, unescaped: *ret_str is a new malloc'd NUL-terminated string — caller frees with
  * free(); *ret_len (may be NULL) gets its length. Any string is returned, one with a \u0000
  * escape too: then *ret_len is more than strlen(*ret_str) — compare them before using the value
- * as a C string (a name, a key). */
+ * as a C string (a name, a key). Errors: KC_ENOTFOUND, KC_EINVAL, KC_ENOMEM, KC_EUNSUPPORTED (as
+ * above). Thread-safe. Since 0.1. */
 KC_API int kc_obj_get_string(const kc_obj *obj, const char *pointer, char **ret_str,
                              size_t *ret_len, kc_error *err);
-/* Integer value (JSON number without fraction that fits int64). */
+/* Integer value (JSON number without fraction that fits int64) into *ret (the caller's; no
+ * ownership transfer). Errors: KC_ENOTFOUND, KC_EINVAL, KC_ENOMEM, KC_EUNSUPPORTED (as above).
+ * Thread-safe. Since 0.1. */
 KC_API int kc_obj_get_int(const kc_obj *obj, const char *pointer, int64_t *ret, kc_error *err);
-/* Boolean value. */
+/* Boolean value into *ret (the caller's; no ownership transfer). Errors: KC_ENOTFOUND, KC_EINVAL,
+ * KC_ENOMEM, KC_EUNSUPPORTED (as above). Thread-safe. Since 0.1. */
 KC_API int kc_obj_get_bool(const kc_obj *obj, const char *pointer, bool *ret, kc_error *err);
 /* Raw JSON of the sub-tree (any type), borrowed from obj's text: *ret_json points into
- * kc_obj_json(obj) and is NOT NUL-terminated; *ret_len is its length. */
+ * kc_obj_json(obj) and is NOT NUL-terminated (valid while the caller holds a reference);
+ * *ret_len is its length. Errors: KC_ENOTFOUND, KC_EINVAL, KC_ENOMEM, KC_EUNSUPPORTED (as above).
+ * Thread-safe. Since 0.1. */
 KC_API int kc_obj_get_raw(const kc_obj *obj, const char *pointer, const char **ret_json,
                           size_t *ret_len, kc_error *err);
 
-/* Bytes of heap this object holds (struct, text, metadata record), for memory accounting. */
+/* Bytes of heap this object holds (struct, text, metadata record), for memory accounting; 0 for
+ * NULL. No ownership transfer. Thread-safe. Never fails. Since 0.1. */
 KC_API size_t kc_obj_heap_size(const kc_obj *obj);
 
 KC_END_DECLS

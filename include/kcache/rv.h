@@ -21,15 +21,18 @@ typedef enum kc_rv_order {
     KC_RV_NOT_COMPARABLE = 2, /* either side is not a canonical decimal */
 } kc_rv_order;
 
-/* true when rv (NUL-terminated; NULL allowed → false) is a canonical decimal. Thread-safe. */
+/* true when rv (NUL-terminated; NULL allowed → false) is a canonical decimal. rv is borrowed for
+ * the call. Thread-safe. Never fails. Since 0.1. */
 KC_API bool kc_rv_is_canonical(const char *rv);
 
-/* Compare two resourceVersions (NULL treated as ""). Thread-safe. */
+/* Compare two resourceVersions (NULL treated as ""); a and b are borrowed for the call.
+ * Thread-safe. Never fails: KC_RV_NOT_COMPARABLE is an answer, not an error. Since 0.1. */
 KC_API kc_rv_order kc_rv_compare(const char *a, const char *b);
 
 /* Parse a canonical decimal that fits in uint64 into *ret. Returns 0, or KC_ENOT_COMPARABLE when
  * rv is not canonical, or KC_ETOOLARGE when it does not fit (*ret untouched; err, may be NULL,
- * says which). Thread-safe. */
+ * says which). rv is borrowed for the call; ret must not be NULL. Errors: KC_ENOT_COMPARABLE,
+ * KC_ETOOLARGE. Thread-safe. Since 0.1. */
 KC_API int kc_rv_parse(const char *rv, uint64_t *ret, kc_error *err);
 
 KC_END_DECLS

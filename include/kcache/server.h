@@ -113,10 +113,12 @@ typedef enum kc_server_controller {
     KC_SERVER_CONTROLLER_SERVICE_ACCOUNT = 1u << 2,
 } kc_server_controller;
 
-/* Create a server (not yet listening). On success *ret_srv is new — free with kc_server_free().
+/* Create a server (not yet listening); opts are copied. On success *ret_srv is new — caller frees
+ * with kc_server_free().
  * Errors: KC_EINVAL (bad option, err says which), KC_ENOMEM, KC_EIO or KC_EPARSE (a fixture
  * file: err names it), or the create error of a fixture or seed object the server refuses (err
- * names the file, the object and the reason; objects that already exist are skipped). */
+ * names the file, the object and the reason; objects that already exist are skipped),
+ * KC_EUNSUPPORTED (opts of a newer header). Thread-safe. Since 0.1. */
 KC_API int(kc_server_new)(const kc_server_opts *opts, size_t opts_size, kc_server **ret_srv,
                           kc_error *err);
 #define kc_server_new(opts, ret_srv, err)                                                          \
@@ -124,28 +126,32 @@ KC_API int(kc_server_new)(const kc_server_opts *opts, size_t opts_size, kc_serve
 
 /* Start listening and serving on background threads. Returns once connections are accepted.
  * Errors: KC_EIO (cannot bind: err names the address and the system's reason, e.g. "Address
- * already in use"), KC_ETLS (certificate generation),
- * KC_EBUSY (already started). */
+ * already in use"), KC_ETLS (certificate generation), KC_EBUSY (already started), KC_EINVAL
+ * (NULL). No ownership transfer. Not thread-safe: call it once, before other threads use the
+ * server (its already-started check takes no lock). Since 0.1. */
 KC_API int kc_server_start(kc_server *srv, kc_error *err);
 
 /* Base URL, e.g. "http://127.0.0.1:41234" or "https://…". Borrowed: valid until kc_server_free.
- * NULL before a successful start. */
+ * NULL before a successful start. Thread-safe. Never fails. Since 0.1. */
 KC_API const char *kc_server_url(const kc_server *srv);
 
-/* PEM of the generated CA when tls is on (borrowed, valid until kc_server_free), else NULL. */
+/* PEM of the generated CA when tls is on (borrowed, valid until kc_server_free), else NULL.
+ * Thread-safe. Never fails. Since 0.1. */
 KC_API const char *kc_server_ca_pem(const kc_server *srv);
 
 /* Write a kubeconfig (cluster, user, context, current-context; CA and token embedded) that
- * kubectl, python-kubernetes and client-node accept. Errors: KC_EIO, KC_EINVAL (not started). */
+ * kubectl, python-kubernetes and client-node accept. path is borrowed for the call.
+ * Errors: KC_EIO, KC_EINVAL (not started). Thread-safe. Since 0.1. */
 KC_API int kc_server_write_kubeconfig(const kc_server *srv, const char *path, kc_error *err);
 
 /* Replace the faults in force (copied). Takes effect for requests and events from now on.
- * Errors: KC_EINVAL (NULL srv or faults), KC_EUNSUPPORTED (see kcache/common.h, "Structs"). */
+ * Errors: KC_EINVAL (NULL srv or faults), KC_EUNSUPPORTED (see kcache/common.h, "Structs").
+ * Thread-safe. Since 0.1. */
 KC_API int(kc_server_set_faults)(kc_server *srv, const kc_server_faults *faults,
                                  size_t faults_size);
 #define kc_server_set_faults(srv, faults)                                                          \
     (kc_server_set_faults)((srv), (faults), sizeof(kc_server_faults))
-/* Current faults, copied into *ret. */
+/* Current faults, copied into *ret (the caller's). Thread-safe. Never fails. Since 0.1. */
 KC_API void(kc_server_get_faults)(const kc_server *srv, kc_server_faults *ret, size_t ret_size);
 #define kc_server_get_faults(srv, ret)                                                             \
     (kc_server_get_faults)((srv), (ret), sizeof(kc_server_faults))
@@ -153,13 +159,16 @@ KC_API void(kc_server_get_faults)(const kc_server *srv, kc_server_faults *ret, s
 /* Server-side sharded list and watch (KEP-5866; docs/serve.md "Sharded list and watch"): ignore
  * (true) or honour (false) the shardSelector parameter from now on, as kc_server_opts
  * .ignore_shard_selector. Requests already running keep the setting they started with (a watch
- * stays sharded or not for its life). Thread-safe. Errors: KC_EINVAL (NULL srv). */
+ * stays sharded or not for its life). No ownership transfer. Thread-safe. Errors: KC_EINVAL (NULL
+ * srv). Since 0.1. */
 KC_API int kc_server_set_shard_selector_ignored(kc_server *srv, bool ignored);
-/* Whether the server ignores shardSelector now. NULL srv → false. Thread-safe. */
+/* Whether the server ignores shardSelector now. NULL srv → false. No ownership transfer.
+ * Thread-safe. Never fails. Since 0.1. */
 KC_API bool kc_server_shard_selector_ignored(const kc_server *srv);
 
 /* Forget all watch history older than the current resourceVersion: later watches or lists from
- * an older RV get 410 Expired. Thread-safe. Errors: KC_EINVAL (NULL srv). */
+ * an older RV get 410 Expired. No ownership transfer. Thread-safe. Errors: KC_EINVAL (NULL srv).
+ * Since 0.1. */
 KC_API int kc_server_compact(kc_server *srv);
 
 /* What a simulated restart does with the stored objects (kc_server_restart). */
@@ -179,16 +188,20 @@ typedef enum kc_server_restart_mode {
  * Expired, and an update carrying an old RV 409 Conflict (unless it happens to be the object's
  * new RV), so clients must notice and relist. Thread-safe (takes the store lock).
  * Errors (err, may be NULL, says which): KC_EINVAL (NULL srv, unknown mode), KC_ENOMEM (RESTORE:
- * nothing changed; WIPE: the built-in namespaces could not all be recreated). */
+ * nothing changed; WIPE: the built-in namespaces could not all be recreated). No ownership
+ * transfer. Since 0.1. */
 KC_API int kc_server_restart(kc_server *srv, kc_server_restart_mode mode, kc_error *err);
 
-/* The current global resourceVersion (decimal). */
+/* The current global resourceVersion (decimal; 0 for NULL). No ownership transfer. Thread-safe.
+ * Never fails. Since 0.1. */
 KC_API uint64_t kc_server_current_rv(const kc_server *srv);
 
-/* Stop serving: close every connection and watch, join threads. Idempotent. */
+/* Stop serving: close every connection and watch, join threads. Idempotent; NULL: nothing. No
+ * ownership transfer. Thread-safe. Never fails. Since 0.1. */
 KC_API void kc_server_stop(kc_server *srv);
 
-/* Stop (if needed) and free. Accepts NULL. */
+/* Stop (if needed) and free (srv is consumed). Accepts NULL. Not thread-safe: must not race with
+ * other calls. Never fails. Since 0.1. */
 KC_API void kc_server_free(kc_server *srv);
 
 /* ---- text forms of settings ------------------------------------------------------------------
@@ -199,7 +212,7 @@ KC_API void kc_server_free(kc_server *srv);
 /* Parse a duration: a non-negative decimal number with a unit "us", "ms", "s" or "m" ("250us",
  * "50ms", "0.5s", "2m"), or a bare "0", into milliseconds (rounded to the nearest) in *ret_ms.
  * Errors: KC_EINVAL (NULL text or ret_ms, not a duration, or above 2^31 ms; err quotes the text);
- * *ret_ms is untouched on error. */
+ * *ret_ms is untouched on error. text is borrowed for the call. Thread-safe (pure). Since 0.1. */
 KC_API int kc_server_duration_parse(const char *text, unsigned *ret_ms, kc_error *err);
 
 /* Parse one fault setting given as text into *inout, changing only the fields that setting names
@@ -212,7 +225,8 @@ KC_API int kc_server_duration_parse(const char *text, unsigned *ret_ms, kc_error
  *                  patch, delete, deletecollection (any case); without a verb list RATE applies
  *                  to every verb, with one the verbs not listed get 0 → rate_429 / _500 / _503
  * Errors: KC_EINVAL (NULL argument, unknown field, or bad text: err names the bad part); *inout
- * is untouched on error. */
+ * is untouched on error. field and text are borrowed for the call; *inout is the caller's.
+ * Thread-safe (pure). Since 0.1. */
 KC_API int(kc_server_faults_parse)(const char *field, const char *text, kc_server_faults *inout,
                                    size_t inout_size, kc_error *err);
 #define kc_server_faults_parse(field, text, inout, err)                                            \
@@ -220,7 +234,8 @@ KC_API int(kc_server_faults_parse)(const char *field, const char *text, kc_serve
 
 /* Check a seed spec (kc_server_opts.seed_spec: KIND=N[:ns=NAME],… as `kcache serve --help`
  * describes it) without generating anything, so a program can reject it before creating a server.
- * Errors: KC_EINVAL (NULL or bad spec; err names the bad part, e.g. the unknown kind). */
+ * Errors: KC_EINVAL (NULL or bad spec; err names the bad part, e.g. the unknown kind). spec is
+ * borrowed for the call. Thread-safe (pure). Since 0.1. */
 KC_API int kc_server_seed_spec_check(const char *spec, kc_error *err);
 
 KC_END_DECLS

@@ -23,7 +23,8 @@
  *   shardRange(<field>, '0x<16 hex>', '0x<16 hex>' | '0x10000000000000000')
  * with terms in the order given, joined by " || ".
  *
- * Parsed selectors are immutable: matching and reading them is thread-safe.
+ * Threads: parsed selectors are immutable, so every function is thread-safe on any selector,
+ * except kc_shard_selector_free, which must not race with another use of the same selector.
  */
 #ifndef KCACHE_SHARD_H
 #define KCACHE_SHARD_H
@@ -55,50 +56,63 @@ typedef struct kc_shard_selector kc_shard_selector;
 /* The most terms one selector holds. */
 #define KC_SHARD_SELECTOR_MAX_TERMS 1024
 
-/* 64-bit FNV-1a of len bytes at s (s may be NULL when len is 0). Pure; thread-safe. */
+/* 64-bit FNV-1a of len bytes at s (s may be NULL when len is 0; borrowed for the call). Pure;
+ * thread-safe. Never fails. Since 0.1. */
 KC_API uint64_t kc_shard_hash(const void *s, size_t len);
 
-/* The shard key of obj for field: its uid or namespace (borrowed from obj, "" when absent), or
- * NULL when obj is NULL or field is not a known field. Thread-safe. */
+/* The shard key of obj for field: its uid or namespace (borrowed from obj, valid while the caller
+ * holds obj; "" when absent), or NULL when obj is NULL or field is not a known field. Thread-safe.
+ * Never fails. Since 0.1. */
 KC_API const char *kc_shard_key(const kc_obj *obj, kc_shard_field field);
 
-/* true when h falls in r. r NULL → false. Pure. */
+/* true when h falls in r (borrowed for the call). r NULL → false. Pure; thread-safe. Never fails.
+ * Since 0.1. */
 KC_API bool kc_shard_range_contains(const kc_shard_range *r, uint64_t h);
 
 /* The i-th of n even ranges of the hash space: start_i = floor(i·2^64/n), the last ends at 2^64
  * (for n = 3 the bounds are 0x5555555555555555 and 0xaaaaaaaaaaaaaaaa). Writes *ret. Errors:
- * KC_EINVAL when ret is NULL, n is 0 or i >= n. Pure. */
+ * KC_EINVAL when ret is NULL, n is 0 or i >= n. No ownership transfer (ret is the caller's).
+ * Pure; thread-safe. Since 0.1. */
 KC_API int kc_shard_range_split(uint64_t n, uint64_t i, kc_shard_range *ret);
 
-/* Parse selector text (NUL-terminated). On success *ret_sel is new — free with
- * kc_shard_selector_free(). Errors: KC_EINVAL with err naming the problem and its byte offset
- * (err->offset) — a short bound's message suggests the padded form; KC_ETOOLARGE when text is
- * longer than KC_SHARD_SELECTOR_MAX_LEN or has more than KC_SHARD_SELECTOR_MAX_TERMS terms;
- * KC_ENOMEM. Thread-safe. */
+/* Parse selector text (NUL-terminated; borrowed for the call). On success *ret_sel is new —
+ * caller frees with kc_shard_selector_free(). Errors: KC_EINVAL with err naming the problem and its
+ * byte offset (err->offset) — a short bound's message suggests the padded form; KC_ETOOLARGE when
+ * text is longer than KC_SHARD_SELECTOR_MAX_LEN or has more than KC_SHARD_SELECTOR_MAX_TERMS terms;
+ * KC_ENOMEM. Thread-safe. Since 0.1. */
 KC_API int kc_shard_selector_parse(const char *text, kc_shard_selector **ret_sel, kc_error *err);
 
-/* Build a selector from n ranges on field (ranges copied; their order kept). Errors: KC_EINVAL when
- * ret_sel is NULL, field is not UID or NAMESPACE, n is 0 or over KC_SHARD_SELECTOR_MAX_TERMS,
- * ranges is NULL, or a range is empty (start >= end without end_max); KC_ENOMEM. Thread-safe. */
+/* Build a selector from n ranges on field (ranges copied; their order kept); *ret_sel is new —
+ * caller frees with kc_shard_selector_free(). Errors: KC_EINVAL when ret_sel is NULL, field is not
+ * UID or NAMESPACE, n is 0 or over KC_SHARD_SELECTOR_MAX_TERMS, ranges is NULL, or a range is empty
+ * (start >= end without end_max); KC_ENOMEM. Thread-safe. Since 0.1. */
 KC_API int kc_shard_selector_new(kc_shard_field field, const kc_shard_range *ranges, size_t n,
                                  kc_shard_selector **ret_sel, kc_error *err);
 
-/* Free a selector (NULL is a no-op). */
+/* Free a selector (sel is consumed; NULL is a no-op). Threads: see the header. Never fails.
+ * Since 0.1. */
 KC_API void kc_shard_selector_free(kc_shard_selector *sel);
 
-/* The canonical text (borrowed; valid until the selector is freed). NULL sel → NULL. */
+/* The canonical text (borrowed; valid until the selector is freed). NULL sel → NULL.
+ * Thread-safe. Never fails. Since 0.1. */
 KC_API const char *kc_shard_selector_string(const kc_shard_selector *sel);
 
-/* The field (KC_SHARD_FIELD_NONE for NULL sel), the number of terms and the i-th range (borrowed;
- * NULL when i is out of range). */
+/* The field (KC_SHARD_FIELD_NONE for NULL sel). No ownership transfer. Thread-safe. Never fails.
+ * Since 0.1. */
 KC_API kc_shard_field kc_shard_selector_field(const kc_shard_selector *sel);
+/* The number of terms (0 for NULL sel). No ownership transfer. Thread-safe. Never fails.
+ * Since 0.1. */
 KC_API size_t kc_shard_selector_count(const kc_shard_selector *sel);
+/* The i-th range (borrowed; valid until the selector is freed; NULL when i is out of range or sel
+ * is NULL). Thread-safe. Never fails. Since 0.1. */
 KC_API const kc_shard_range *kc_shard_selector_range(const kc_shard_selector *sel, size_t i);
 
-/* true when hash h is in any term. sel NULL matches everything. Thread-safe. */
+/* true when hash h is in any term. sel NULL matches everything. sel is borrowed for the call.
+ * Thread-safe. Never fails. Since 0.1. */
 KC_API bool kc_shard_selector_match_hash(const kc_shard_selector *sel, uint64_t h);
 /* true when obj's shard key hashes into any term. sel NULL matches everything; obj NULL never
- * matches a non-NULL sel. Thread-safe. */
+ * matches a non-NULL sel. sel and obj are borrowed for the call. Thread-safe. Never fails.
+ * Since 0.1. */
 KC_API bool kc_shard_selector_match(const kc_shard_selector *sel, const kc_obj *obj);
 
 KC_END_DECLS

@@ -35,6 +35,10 @@
  * docs/informer.md, "Lock-free Get"), so they never wait for a writer. Waiters block on their own
  * futex word and are woken only by events on their key (hashed wait lists) or by watermark moves,
  * after the writer has released the lock.
+ *
+ * Threads: reads, waits, kc_store_seq/key_seq/watermark and kc_store_stop are thread-safe; the
+ * writes (kc_store_add_indexer, kc_store_apply, kc_store_bookmark, kc_store_replace) and a batch's
+ * calls are not: one writer thread at a time; kc_store_free must not race with any call.
  */
 #ifndef KCACHE_STORE_H
 #define KCACHE_STORE_H
@@ -67,23 +71,27 @@ typedef struct kc_store_opts {
     size_t max_tombstones; /* deleted-key records kept for "any later event" waits; 0 = 65536 */
 } kc_store_opts;
 
-/* New empty store. opts may be NULL. Errors: KC_ENOMEM. *ret is new — free with kc_store_free. */
+/* New empty store. opts may be NULL (copied). Errors: KC_EINVAL (ret NULL), KC_EUNSUPPORTED (opts
+ * of a newer header setting a field this library lacks), KC_ENOMEM. *ret is new — caller frees
+ * with kc_store_free. Thread-safe. Since 0.1. */
 KC_API int(kc_store_new)(const kc_store_opts *opts, size_t opts_size, kc_store **ret,
                          kc_error *err);
 #define kc_store_new(opts, ret, err) (kc_store_new)((opts), sizeof(kc_store_opts), (ret), (err))
 
 /* Stop: every current and future kc_store_wait returns KC_ESTOPPED. Reads keep working.
- * Idempotent. Thread-safe. */
+ * Idempotent. s is borrowed for the call. Thread-safe. Never fails. Since 0.1. */
 KC_API void kc_store_stop(kc_store *s);
 
-/* Free the store and drop its references. No call may be in flight (stop first if threads may be
- * waiting). Accepts NULL. */
+/* Free the store (consumed) and drop its references. No call may be in flight (stop first if
+ * threads may be waiting): not thread-safe. Accepts NULL. Never fails. Since 0.1. */
 KC_API void kc_store_free(kc_store *s);
 
 /*
  * Register a user indexer under name (copied). Must be called before the first object is added
  * (KC_EBUSY otherwise). Errors: KC_EINVAL (name NULL/empty/duplicate/"namespace"), KC_ETOOLARGE
- * (more than KC_STORE_MAX_INDEXERS), KC_ENOMEM. Not thread-safe with writes.
+ * (more than KC_STORE_MAX_INDEXERS), KC_ENOMEM. fn and ud are kept for the store's life (ud
+ * borrowed: must outlive the store). Not thread-safe with writes (Threads: see the header).
+ * Since 0.1.
  */
 KC_API int kc_store_add_indexer(kc_store *s, const char *name, kc_store_indexer_fn fn, void *ud,
                                 kc_error *err);
@@ -93,13 +101,15 @@ KC_API int kc_store_add_indexer(kc_store *s, const char *name, kc_store_indexer_
 /* The object at ns/name (ns NULL or "" for cluster-scoped), or NULL. New reference — caller
  * unrefs. Lock-free (falls back to the lock only when writes keep interfering); linearizable with
  * the writer's operations. Cost: one hash, one slot read, the entry's key words, the object's
- * reference count. */
+ * reference count. ns and name are borrowed for the call. Thread-safe. Never fails (NULL also
+ * for a NULL store). Since 0.1. */
 KC_API kc_obj *kc_store_get(kc_store *s, const char *ns, const char *name);
 
-/* The same by key "ns/name" (or "name"). New reference — caller unrefs; NULL when absent. */
+/* The same by key "ns/name" (or "name", borrowed for the call). New reference — caller unrefs;
+ * NULL when absent. Thread-safe. Never fails. Since 0.1. */
 KC_API kc_obj *kc_store_get_key(kc_store *s, const char *key);
 
-/* Number of objects. */
+/* Number of objects (0 for NULL). No ownership transfer. Thread-safe. Never fails. Since 0.1. */
 KC_API size_t kc_store_len(kc_store *s);
 
 /* Name of the built-in index every store keeps: objects by namespace (kc_store_list_by_namespace,
@@ -109,24 +119,31 @@ KC_API size_t kc_store_len(kc_store *s);
 /* A snapshot of references. *ret_objs is a new malloc'd array of *ret_n new references — caller
  * releases it with kc_obj_array_free(). An empty result gives *ret_objs = NULL, *ret_n = 0.
  * Errors (err, may be NULL, says which): KC_EINVAL (a NULL argument), KC_ENOMEM;
- * kc_store_list_by_index also KC_ENOTFOUND (no such index). */
+ * kc_store_list_by_index also KC_ENOTFOUND (no such index). Thread-safe. Since 0.1. */
 KC_API int kc_store_list(kc_store *s, kc_obj ***ret_objs, size_t *ret_n, kc_error *err);
-/* Objects of one namespace (ns NULL or "": cluster-scoped ones), through the built-in index. */
+/* Objects of one namespace (ns NULL or "": cluster-scoped ones; borrowed for the call), through
+ * the built-in index. *ret_objs: a new array of new references — caller frees with
+ * kc_obj_array_free(). Errors: KC_EINVAL, KC_ENOMEM. Thread-safe. Since 0.1. */
 KC_API int kc_store_list_by_namespace(kc_store *s, const char *ns, kc_obj ***ret_objs,
                                       size_t *ret_n, kc_error *err);
-/* Objects whose indexer `index` returned value. */
+/* Objects whose indexer `index` returned value (both borrowed for the call). *ret_objs: a new
+ * array of new references — caller frees with kc_obj_array_free(). Errors: KC_EINVAL, KC_ENOMEM,
+ * KC_ENOTFOUND (no such index). Thread-safe. Since 0.1. */
 KC_API int kc_store_list_by_index(kc_store *s, const char *index, const char *value,
                                   kc_obj ***ret_objs, size_t *ret_n, kc_error *err);
 
 /* Copy the watermark into buf (NUL-terminated; "" before anything comparable was applied).
- * Returns its length, or KC_ETOOLARGE when cap is too small (buf untouched). */
+ * Returns its length; buf is the caller's (copied into). Errors: KC_ETOOLARGE when cap is too
+ * small (buf untouched), KC_EINVAL (s or buf NULL). Thread-safe. Since 0.1. */
 KC_API int kc_store_watermark(kc_store *s, char *buf, size_t cap);
 
-/* Store-wide event sequence (grows with every applied event, relisted key and replace). */
+/* Store-wide event sequence (grows with every applied event, relisted key and replace); 0 for
+ * NULL. No ownership transfer. Thread-safe. Never fails. Since 0.1. */
 KC_API uint64_t kc_store_seq(kc_store *s);
 
 /* A sequence number for "events after now" on ns/name: every event applied to that key later gets
- * a larger one. Use as kc_store_cond.after_seq. */
+ * a larger one. Use as kc_store_cond.after_seq. ns and name are borrowed for the call.
+ * Thread-safe. Never fails (0 for a NULL store). Since 0.1. */
 KC_API uint64_t kc_store_key_seq(kc_store *s, const char *ns, const char *name);
 
 /* ---- waiters (thread-safe) ------------------------------------------------------------------ */
@@ -177,7 +194,8 @@ typedef struct kc_store_cond {
 } kc_store_cond;
 
 /* Non-blocking: 1 when c holds now, 0 when not, KC_EINVAL for a malformed condition (err, may be
- * NULL, says what is wrong with it). Thread-safe. */
+ * NULL, says what is wrong with it). c is borrowed for the call. Errors: KC_EINVAL.
+ * Thread-safe. Since 0.1. */
 KC_API int(kc_store_check)(kc_store *s, const kc_store_cond *c, size_t c_size, kc_error *err);
 #define kc_store_check(s, c, err) (kc_store_check)((s), (c), sizeof(kc_store_cond), (err))
 
@@ -185,7 +203,8 @@ KC_API int(kc_store_check)(kc_store *s, const kc_store_cond *c, size_t c_size, k
  * Block until c holds, the timeout passes, or the store stops. timeout_ms < 0 waits forever;
  * 0 only checks. Woken by the events that can satisfy c (no polling). Never holds the store lock
  * while returning to the caller. Returns 0, KC_ETIMEOUT, KC_ESTOPPED or KC_EINVAL (a malformed
- * condition); err (may be NULL) says which. Thread-safe.
+ * condition); err (may be NULL) says which. c is borrowed for the call (copied before blocking).
+ * Errors: KC_ETIMEOUT, KC_ESTOPPED, KC_EINVAL. Thread-safe. Since 0.1.
  */
 KC_API int(kc_store_wait)(kc_store *s, const kc_store_cond *c, size_t c_size, int64_t timeout_ms,
                           kc_error *err);
@@ -210,36 +229,42 @@ typedef struct kc_store_change {
     bool tombstone; /* delete whose final state is unknown (vanished across a relist) */
 } kc_store_change;
 
-/* Drop the references of ch and zero it. Accepts NULL. */
+/* Drop the references of ch (consumed) and zero it. Accepts NULL. Thread-safe for distinct chs.
+ * Never fails. Since 0.1. */
 KC_API void kc_store_change_clear(kc_store_change *ch);
 
 /*
  * Apply one watch event: KC_WATCH_ADDED/MODIFIED insert or replace obj (borrowed: the store takes
  * its own reference), KC_WATCH_DELETED removes the key. Advances the watermark with obj's RV and
  * wakes the waiters of that key. ret_change (may be NULL) reports what changed. Errors: KC_EINVAL
- * (other types, obj without a name), KC_ENOMEM.
+ * (other types, obj without a name), KC_ENOMEM. ret_change's objects are new references — caller
+ * releases them with kc_store_change_clear(). Not thread-safe: one writer at a time.
+ * Since 0.1.
  */
 KC_API int kc_store_apply(kc_store *s, kc_watch_type type, kc_obj *obj, kc_store_change *ret_change,
                           kc_error *err);
 
-/* Advance the watermark to rv (a bookmark). No-op when rv is not comparable or not newer. */
+/* Advance the watermark to rv (a bookmark; copied). No-op when rv is not comparable or not newer.
+ * Not thread-safe: one writer at a time. Never fails. Since 0.1. */
 KC_API void kc_store_bookmark(kc_store *s, const char *rv);
 
 /* A set of objects built off to the side for kc_store_replace. Not thread-safe (one builder).
- * Errors: KC_ENOMEM. *ret is new — consumed by kc_store_replace or freed with
- * kc_store_batch_free. */
+ * Errors: KC_EINVAL (s or ret NULL), KC_ENOMEM. *ret is new — consumed by kc_store_replace or
+ * caller frees with kc_store_batch_free. Since 0.1. */
 KC_API int kc_store_batch_new(kc_store *s, kc_store_batch **ret, kc_error *err);
 /* Add obj (borrowed: the batch takes its own reference; a later object with the same key replaces
  * an earlier one). Errors: KC_EINVAL (no name), KC_ENOMEM (also when an earlier placement by
- * kc_store_batch_len ran out of memory: the batch can then only be freed). */
+ * kc_store_batch_len ran out of memory: the batch can then only be freed). Not thread-safe (the
+ * builder thread only). Since 0.1. */
 KC_API int kc_store_batch_add(kc_store_batch *b, kc_obj *obj, kc_error *err);
 /* The number of distinct keys added so far (0 for NULL). The builder thread only, like the other
  * batch calls; not constant-time: it places the objects added since the last call in the batch's
  * map, as the replace would. No error result: when placing runs out of memory the objects not
  * placed are not counted, and the batch is then refused by kc_store_batch_add and
- * kc_store_replace (KC_ENOMEM). */
+ * kc_store_replace (KC_ENOMEM). Never fails. No ownership transfer. Not thread-safe. Since 0.1. */
 KC_API size_t kc_store_batch_len(const kc_store_batch *b);
-/* Accepts NULL. */
+/* Free a batch that was not replaced (consumed, with its references). Accepts NULL.
+ * Not thread-safe (the builder thread only). Never fails. Since 0.1. */
 KC_API void kc_store_batch_free(kc_store_batch *b);
 
 /* Called by kc_store_replace for each change, after the swap, outside the store lock, in this
@@ -254,7 +279,8 @@ typedef int (*kc_store_change_cb)(void *ud, const kc_store_change *ch);
  * comparable list_rv below the watermark means the server's RVs went back: the watermark is reset
  * to list_rv (or the highest item RV above it) — see "Watermark" above. Objects whose RV did not
  * change produce no change; vanished keys produce tombstone deletes. Wakes every waiter. on_change
- * may be NULL. Returns 0 or KC_ENOMEM.
+ * may be NULL; list_rv is borrowed for the call. Errors: KC_EINVAL (s or b NULL), KC_ENOMEM. Not
+ * thread-safe: one writer at a time (reads and waits run meanwhile). Since 0.1.
  */
 KC_API int kc_store_replace(kc_store *s, kc_store_batch *b, const char *list_rv,
                             kc_store_change_cb on_change, void *ud, kc_error *err);

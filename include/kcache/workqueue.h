@@ -38,8 +38,9 @@ typedef struct kc_workqueue_opts {
     unsigned bucket_burst;  /* 0 = 100 */
 } kc_workqueue_opts;
 
-/* New queue; opts copied (NULL = defaults). Errors: KC_EINVAL (ret NULL, bad option), KC_ENOMEM.
- * *ret is new — free with kc_workqueue_free. */
+/* New queue; opts copied (NULL = defaults). Errors: KC_EINVAL (ret NULL, bad option),
+ * KC_EUNSUPPORTED (opts of a newer header), KC_ENOMEM (also: the timer thread cannot start).
+ * *ret is new — caller frees with kc_workqueue_free. Thread-safe. Since 0.1. */
 KC_API int(kc_workqueue_new)(const kc_workqueue_opts *opts, size_t opts_size, kc_workqueue **ret,
                              kc_error *err);
 #define kc_workqueue_new(opts, ret, err)                                                           \
@@ -47,62 +48,71 @@ KC_API int(kc_workqueue_new)(const kc_workqueue_opts *opts, size_t opts_size, kc
 
 /* Queue key now (copied). No-op if key is already queued, or dirty while processing.
  * Errors: KC_EINVAL (NULL, or longer than KC_WORKQUEUE_KEY_MAX), KC_ESTOPPED (shutting down:
- * dropped), KC_ENOMEM. */
+ * dropped), KC_ENOMEM. Thread-safe. Since 0.1. */
 KC_API int kc_workqueue_add(kc_workqueue *q, const char *key);
 
-/* Queue key after delay_ms (0 = now); a key already waiting keeps the earlier time. Errors as
- * kc_workqueue_add. */
+/* Queue key (copied) after delay_ms (0 = now); a key already waiting keeps the earlier time.
+ * Errors: as kc_workqueue_add (KC_EINVAL, KC_ESTOPPED, KC_ENOMEM). Thread-safe. Since 0.1. */
 KC_API int kc_workqueue_add_after(kc_workqueue *q, const char *key, uint64_t delay_ms);
 
-/* Queue key after the rate limiter's delay for it (and count a requeue). Errors as
- * kc_workqueue_add. */
+/* Queue key (copied) after the rate limiter's delay for it (and count a requeue). Errors: as
+ * kc_workqueue_add (KC_EINVAL, KC_ESTOPPED, KC_ENOMEM). Thread-safe. Since 0.1. */
 KC_API int kc_workqueue_add_rate_limited(kc_workqueue *q, const char *key);
 
-/* Reset key's backoff (its requeue count goes to 0). Errors: KC_EINVAL. */
+/* Reset key's backoff (its requeue count goes to 0). key is borrowed for the call.
+ * Errors: KC_EINVAL (NULL, or a key too long). Thread-safe. Since 0.1. */
 KC_API int kc_workqueue_forget(kc_workqueue *q, const char *key);
 
-/* Times key was requeued through kc_workqueue_add_rate_limited since its last forget; KC_EINVAL
- * for NULL. */
+/* Times key (borrowed for the call) was requeued through kc_workqueue_add_rate_limited since its
+ * last forget. Errors: KC_EINVAL for NULL. Thread-safe. Since 0.1. */
 KC_API int kc_workqueue_num_requeues(kc_workqueue *q, const char *key);
 
 /*
  * Take the next key, waiting up to timeout_ms (< 0 = forever). *key is borrowed: valid until
  * kc_workqueue_done for it. Returns 0, KC_ETIMEOUT, or KC_ESTOPPED once the queue is shut down
- * and holds no more keys; KC_EINVAL for NULL.
+ * and holds no more keys; KC_EINVAL for NULL. Errors: KC_ETIMEOUT, KC_ESTOPPED, KC_EINVAL.
+ * Thread-safe. Since 0.1.
  */
 KC_API int kc_workqueue_get(kc_workqueue *q, int64_t timeout_ms, const char **key);
 
 /* Mark key processed; if it was added meanwhile it is queued again. key may be the pointer from
  * kc_workqueue_get or an equal string. Errors: KC_EINVAL (NULL, or key not being processed —
- * state unchanged). */
+ * state unchanged). key is borrowed for the call. Thread-safe. Since 0.1. */
 KC_API int kc_workqueue_done(kc_workqueue *q, const char *key);
 
-/* Keys queued now (not processing, not waiting for a delay); KC_EINVAL for NULL. */
+/* Keys queued now (not processing, not waiting for a delay). No ownership transfer.
+ * Errors: KC_EINVAL for NULL. Thread-safe. Since 0.1. */
 KC_API int kc_workqueue_len(kc_workqueue *q);
 
 /* Stop accepting adds; waiting and later kc_workqueue_get calls return what is queued, then
- * KC_ESTOPPED. Delayed keys are dropped. Idempotent; NULL is a no-op. */
+ * KC_ESTOPPED. Delayed keys are dropped. Idempotent; NULL is a no-op. No ownership transfer.
+ * Thread-safe. Never fails. Since 0.1. */
 KC_API void kc_workqueue_shutdown(kc_workqueue *q);
 
 /* kc_workqueue_shutdown, then wait up to timeout_ms (< 0 = forever) until no key is processing.
  * Returns 0, KC_ETIMEOUT, KC_EINVAL (NULL); KC_ECANCELED when a kc_workqueue_shutdown from
  * another thread released the wait while keys were still processing. Must not be called from a
- * worker holding a key. */
+ * worker holding a key. No ownership transfer. Errors: KC_ETIMEOUT, KC_EINVAL, KC_ECANCELED.
+ * Thread-safe. Since 0.1. */
 KC_API int kc_workqueue_shutdown_drain(kc_workqueue *q, int64_t timeout_ms);
 
 /* Prometheus text (0.0.4) of this queue's metrics under client-go's names (workqueue_depth,
  * workqueue_adds_total, workqueue_queue_duration_seconds, workqueue_work_duration_seconds,
  * workqueue_unfinished_work_seconds, workqueue_longest_running_processor_seconds,
  * workqueue_retries_total), labelled name="<opts.name>". New malloc'd string (caller frees); ""
- * for an unnamed queue; NULL on out of memory or for NULL. */
+ * for an unnamed queue. Errors: NULL on out of memory or for NULL. Thread-safe. Since 0.1. */
 KC_API char *kc_workqueue_metrics_text(kc_workqueue *q);
 
 /* kc_workqueue_metrics_text with the signature a metrics source of the health endpoint takes:
  * kc_health_add_metrics_source(h, kc_workqueue_metrics_render, q) serves the queue's metrics on
- * /metrics (remove the source before freeing the queue). q is a kc_workqueue *. */
+ * /metrics (remove the source before freeing the queue). q is a kc_workqueue * (borrowed for the
+ * call); the result is a new malloc'd string — caller (the endpoint) frees. Errors: NULL on out of
+ * memory or for NULL. Thread-safe. Since 0.1. */
 KC_API char *kc_workqueue_metrics_render(void *q);
 
-/* Shut down, join the timer thread, free. Accepts NULL. */
+/* Shut down, join the timer thread, free (q is consumed). Accepts NULL. Not thread-safe: after
+ * every worker has returned from kc_workqueue_get, with no other call in flight. Never fails.
+ * Since 0.1. */
 KC_API void kc_workqueue_free(kc_workqueue *q);
 
 KC_END_DECLS

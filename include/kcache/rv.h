@@ -31,7 +31,7 @@ KC_API kc_rv_order kc_rv_compare(const char *a, const char *b);
 
 /* Parse a canonical decimal that fits in uint64 into *ret. Returns 0, or KC_ENOT_COMPARABLE when
  * rv is not canonical, or KC_ETOOLARGE when it does not fit (*ret untouched; err, may be NULL,
- * says which). rv is borrowed for the call; ret must not be NULL. Errors: KC_ENOT_COMPARABLE,
+ * says which). rv is borrowed for the call. Errors: KC_EINVAL (ret NULL), KC_ENOT_COMPARABLE,
  * KC_ETOOLARGE. Thread-safe. Since 0.1. */
 KC_API int kc_rv_parse(const char *rv, uint64_t *ret, kc_error *err);
 

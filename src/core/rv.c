@@ -41,6 +41,8 @@ kc_rv_order kc_rv_compare(const char *a, const char *b)
 
 int kc_rv_parse(const char *rv, uint64_t *ret, kc_error *err)
 {
+    if (!ret)
+        return kc_error_set(err, KC_EINVAL, "kc_rv_parse: ret is NULL");
     size_t n = canonical_len(rv);
     if (!n)
         return kc_error_set(err, KC_ENOT_COMPARABLE,

@@ -78,6 +78,7 @@ static void test_core_rv_parse_values(void **state)
     assert_int_equal(v, 1234567);
     assert_int_equal(kc_rv_parse("18446744073709551615", &v, NULL), 0);
     assert_true(v == UINT64_MAX);
+    assert_int_equal(kc_rv_parse("1", NULL, NULL), KC_EINVAL); /* never a crash */
 }
 
 static void test_core_rv_parse_overflow_is_too_large(void **state)

@@ -231,6 +231,12 @@ void kc__http_free(kc__http *h);
 /* Perform one request. Returns 0 when an HTTP response arrived (any status), or a transport error:
  * KC_EDNS, KC_ETLS (reason in err), KC_ETIMEOUT, KC_ECANCELED, KC_EIO, KC_ETOOLARGE, or the code an
  * on_data callback stored (see kc__http_stream_error). */
+/* curl_result.c: the error of a failed transfer (cc, libcurl's errbuf text; body_started: some of
+ * the body had arrived) as a KC_E* code with err naming server; and the integer Retry-After of
+ * the response (seconds, at most 86400), or -1 when absent or not an integer. easy is a CURL *. */
+int kc__curl_error(const char *server, void *easy, int cc, const char *errbuf, bool body_started,
+                   kc_error *err);
+int kc__curl_retry_after(void *easy);
 int kc__http_do(kc__http *h, const kc__http_req *req, kc__http_resp *resp, kc_error *err);
 /* Number of new connections opened so far (bench and tests). */
 uint64_t kc__http_connections(kc__http *h);

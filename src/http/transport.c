@@ -23,15 +23,14 @@
  *     (a huge buffer moves its pages with mremap, core/buf.c, so nothing is copied), and a lying
  *     one costs at most twice what really came. A Content-Length over the body cap
  *     (kc_client_opts.max_response_bytes) fails at once, before any byte is stored.
- *   - Errors: CURLcode → KC_EDNS / KC_ETLS (naming the OpenSSL verification failure) /
- *     KC_ETIMEOUT / KC_ECANCELED / KC_EIO. Credentials travel in headers only; nothing here logs
- *     headers, so secrets never reach the log.
+ *   - Errors: CURLcode → KC_EDNS / KC_ETLS / KC_ETIMEOUT / KC_ECANCELED / KC_ETOOLARGE / KC_EIO
+ *     (curl_result.c, which also reads Retry-After). Credentials travel in headers only; nothing
+ * here logs headers, so secrets never reach the log.
  */
 #include "http/internal.h"
 #include "kcache/obj.h" /* KC_DECODE_PADDING */
 
 #include <curl/curl.h>
-#include <openssl/x509.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -337,93 +336,6 @@ static int kc__on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut
     return (x->req->cancel && kc_cancel_fired(x->req->cancel)) ? 1 : 0;
 }
 
-/* A response header over libcurl's limits: one header line over CURL_MAX_HTTP_HEADER (libcurl
- * says "Out of memory", CURLE_OUT_OF_MEMORY, before any of the body; CURLE_TOO_LARGE from curl
- * 8.6) → 1; all of them over its total of 300 KiB (CURLE_RECV_ERROR "Too large response
- * headers") → 2; else 0. */
-static int header_too_large(CURLcode cc, const char *what, bool body_started)
-{
-#if LIBCURL_VERSION_NUM >= 0x080600
-    if (cc == CURLE_TOO_LARGE)
-        return 1;
-#endif
-    if (cc == CURLE_OUT_OF_MEMORY)
-        return body_started ? 0 : 1;
-    return cc == CURLE_RECV_ERROR && strstr(what, "Too large response header") ? 2 : 0;
-}
-
-static int kc__map_curl_error(kc__http *h, CURL *easy, CURLcode cc, const char *errbuf,
-                              bool body_started, kc_error *err)
-{
-    const char *what = errbuf[0] ? errbuf : curl_easy_strerror(cc);
-    int big = header_too_large(cc, what, body_started); /* issue 29 point 12 */
-    if (big == 1)
-        return kc_error_set(err, KC_ETOOLARGE,
-                            "%s: a response header line is over libcurl's limit of %d bytes "
-                            "(CURL_MAX_HTTP_HEADER; libcurl says: %s)",
-                            h->cfg->server, (int)CURL_MAX_HTTP_HEADER, what);
-    if (big == 2)
-        return kc_error_set(err, KC_ETOOLARGE,
-                            "%s: the response headers are over libcurl's limit of 300 KiB in all "
-                            "(libcurl says: %s)",
-                            h->cfg->server, what);
-    switch (cc) {
-    case CURLE_COULDNT_RESOLVE_HOST:
-    case CURLE_COULDNT_RESOLVE_PROXY:
-        return kc_error_set(err, KC_EDNS, "%s: %s", h->cfg->server, what);
-    case CURLE_OPERATION_TIMEDOUT:
-        if (strstr(what, "Resolving timed out")) /* the resolver never answered: a DNS failure */
-            return kc_error_set(err, KC_EDNS, "%s: %s", h->cfg->server, what);
-        return kc_error_set(err, KC_ETIMEOUT, "%s: %s", h->cfg->server, what);
-    case CURLE_ABORTED_BY_CALLBACK:
-        return kc_error_set(err, KC_ECANCELED, "request cancelled");
-    case CURLE_PEER_FAILED_VERIFICATION:
-    case CURLE_SSL_CONNECT_ERROR:
-    case CURLE_SSL_CERTPROBLEM:
-    case CURLE_SSL_CIPHER:
-    case CURLE_SSL_CACERT_BADFILE:
-    case CURLE_SSL_ISSUER_ERROR:
-    case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
-    case CURLE_SSL_INVALIDCERTSTATUS:
-    case CURLE_SSL_CRL_BADFILE:
-    case CURLE_SSL_SHUTDOWN_FAILED:
-    case CURLE_SSL_ENGINE_NOTFOUND:
-    case CURLE_SSL_ENGINE_SETFAILED:
-    case CURLE_SSL_ENGINE_INITFAILED:
-    case CURLE_USE_SSL_FAILED: {
-        long vr = 0;
-        curl_easy_getinfo(easy, CURLINFO_SSL_VERIFYRESULT, &vr);
-        if (vr != 0)
-            return kc_error_set(err, KC_ETLS, "TLS to %s failed: %s (certificate verify: %s)",
-                                h->cfg->server, what, X509_verify_cert_error_string(vr));
-        return kc_error_set(err, KC_ETLS, "TLS to %s failed: %s", h->cfg->server, what);
-    }
-    default:
-        return kc_error_set(err, KC_EIO, "%s: %s", h->cfg->server, what);
-    }
-}
-
-static int kc__parse_retry_after(CURL *easy)
-{
-    struct curl_header *hd = NULL;
-    if (curl_easy_header(easy, "Retry-After", 0, CURLH_HEADER, -1, &hd) != CURLHE_OK || !hd)
-        return -1;
-    const char *v = hd->value;
-    while (*v == ' ')
-        v++;
-    if (*v < '0' || *v > '9')
-        return -1;
-    long s = 0;
-    for (; *v >= '0' && *v <= '9'; v++) {
-        s = s * 10 + (*v - '0');
-        if (s > 86400)
-            return 86400;
-    }
-    while (*v == ' ')
-        v++;
-    return *v ? -1 : (int)s;
-}
-
 static struct curl_slist *kc__headers(const kc__http_req *req, int *rc)
 {
     struct curl_slist *l = NULL, *t;
@@ -608,7 +520,7 @@ static int transfer_result(kc__http *h, CURL *e, const kc__xfer *x, const kc__ht
     }
     if (cc != CURLE_OK) {
         *reusable = false;
-        return kc__map_curl_error(h, e, cc, errbuf, x->status_known != 0, err);
+        return kc__curl_error(h->cfg->server, e, cc, errbuf, x->status_known != 0, err);
     }
     return 0;
 }
@@ -660,7 +572,7 @@ int kc__http_do(kc__http *h, const kc__http_req *req, kc__http_resp *resp, kc_er
     long code = 0;
     curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &code);
     resp->status = (int)code;
-    resp->retry_after_s = kc__parse_retry_after(e);
+    resp->retry_after_s = kc__curl_retry_after(e);
     curl_multi_remove_handle(s->multi, e);
     rc = transfer_result(h, e, &x, resp, cancelled, cc, errbuf, &reusable, err);
     KC__LOG_DEBUG("http", "%s %s -> %d (%s)", req->method, req->path, resp->status,

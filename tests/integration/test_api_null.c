@@ -264,7 +264,9 @@ static void c_rv(void)
 {
     assert_false(kc_rv_is_canonical(NULL));
     assert_int_equal(kc_rv_compare(NULL, NULL), KC_RV_NOT_COMPARABLE);
-    assert_int_equal(kc_rv_parse(NULL, NULL, NULL), KC_ENOT_COMPARABLE);
+    assert_int_equal(kc_rv_parse(NULL, NULL, NULL), KC_EINVAL); /* ret NULL: checked first */
+    uint64_t v = 0;
+    assert_int_equal(kc_rv_parse(NULL, &v, NULL), KC_ENOT_COMPARABLE);
 }
 
 static const char *no_label(void *ud, const char *key)

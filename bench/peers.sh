@@ -221,8 +221,10 @@ for p in $peers; do
   [ "$pa" != - ] && echo "BENCH peers_${p}_peak_per_obj_$n $pa KiB"
   [ "$ph" != - ] && echo "BENCH peers_${p}_held_per_obj_$n $ph KiB"
   x=1.00
-  [ "$p" != kcache ] && x=$(ratio "$p")
-  [ "$x" != - ] && x=$(awk -v x="$x" 'BEGIN { printf "%.2f", x }') && echo "BENCH peers_${p}_vs_kcache_$n $x x"
+  if [ "$p" != kcache ]; then
+    x=$(ratio "$p")
+    [ "$x" != - ] && x=$(awk -v x="$x" 'BEGIN { printf "%.2f", x }') && echo "BENCH peers_${p}_vs_kcache_$n $x x"
+  fi
   s=$(awk -v s="$s" 'BEGIN { printf "%.3f", s }')
   echo "| ${label[$p]} | $s | $x | $(awk -v m="$m" 'BEGIN { printf "%.0f", m / 1024 }') | $pa | $ph |" >>"$tmp/table"
 done

@@ -38,12 +38,12 @@ awk '{ m = $2; n = m; sub(/.*_/, "", n); sub(/_[0-9]+$/, "", m); v[n" "m] = $3; 
            } }' "$out" | sort -n >"$dat"
 mkdir -p "$root/docs/img"
 gnuplot <<EOF
-set terminal pngcairo size 900,1000
+set terminal pngcairo noenhanced size 900,1150
 set output "$root/docs/img/peers.png"
 set multiplot layout 2,1 title "Initial sync of N ~6 KB Pods from one kcache serve, pages of 500 (2-vCPU VM, loopback)"
 set logscale xy
 set grid
-set key top left Left reverse
+set key below Left reverse maxrows 3
 set datafile missing "?"
 set xlabel "Pods (N)"
 set format x "%.0s%c"

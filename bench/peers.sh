@@ -46,7 +46,8 @@ py=${PYTHON_K8S:-/usr/bin/python3}
 tmo=${PEER_TIMEOUT:-900}
 
 tmp=$(mktemp -d /tmp/kc-peers.XXXXXX)
-spid= cpid=
+spid=''
+cpid=''
 cleanup() {
   if [ -n "$cpid" ]; then kill -TERM "$cpid" 2>/dev/null || true; fi
   if [ -n "$spid" ] && kill -0 "$spid" 2>/dev/null; then
@@ -216,7 +217,7 @@ for p in $peers; do
   [ "$s" = - ] && continue
   echo "BENCH peers_${p}_sync_$n $s s"
   echo "BENCH peers_${p}_peak_rss_$n $(awk -v m="$m" 'BEGIN { printf "%.1f", m / 1024 }') MiB"
-  per() { [ "$1" = - ] && echo - || awk -v k="$1" -v n="$n" 'BEGIN { printf "%.2f", k / n }'; }
+  per() { if [ "$1" = - ]; then echo -; else awk -v k="$1" -v n="$n" 'BEGIN { printf "%.2f", k / n }'; fi; }
   pa=$(per "$a"); ph=$(per "$h")
   [ "$pa" != - ] && echo "BENCH peers_${p}_peak_per_obj_$n $pa KiB"
   [ "$ph" != - ] && echo "BENCH peers_${p}_held_per_obj_$n $ph KiB"

@@ -3,7 +3,8 @@
 # bench/peers.sh for each N (its BENCH lines appended to build/peers-plot.txt, N in the metric
 # name; a later run of the same N and client replaces the earlier figure) and draws
 # docs/img/peers.png with gnuplot (Debian: gnuplot-nox, scripts/install-deps): top, the initial
-# sync's seconds; bottom, the peak RSS of each client process and the server's RSS, both log-log.
+# sync's seconds; bottom, the peak RSS of each client process and the server's RSS, both log-log,
+# with the drawing machine's memory (MemTotal) as a line.
 # Usage: bench/plot_peers.sh [N…]   (default 5000 20000 100000; REPS and PEERS as for peers.sh,
 #        e.g. PEERS="raw kcache" REPS=1 bench/plot_peers.sh 200000 500000 for the large N;
 #        PLOT_ONLY=1 redraws from build/peers-plot.txt without running anything; FRESH=1 empties
@@ -58,7 +59,8 @@ plot "$dat" using 1:11 with linespoints lw 2 title "kubectl", \
      "$dat" using 1:9 with linespoints lw 2 title "python-kubernetes", \
      "$dat" using 1:7 with linespoints lw 2 title "client-node", \
      "$dat" using 1:5 with linespoints lw 3 title "kcache informer", \
-     "$dat" using 1:12 with linespoints dashtype 2 lw 2 lc rgb "black" title "the server (kcache serve, all N Pods)"
+     "$dat" using 1:12 with linespoints dashtype 2 lw 2 lc rgb "black" title "the server (kcache serve, all N Pods)", \
+     $(awk '/MemTotal/ { print int($2 / 1024) }' /proc/meminfo) with lines dashtype 3 lw 2 lc rgb "gray40" title "this machine's memory"
 unset multiplot
 EOF
 echo "plot_peers: wrote docs/img/peers.png from $dat" >&2

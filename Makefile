@@ -60,6 +60,12 @@ fuzz: fuzz-build
 bench: deps build
 	scripts/run-benches $(BUILD)
 
+## make bench-peers: initial sync of N Pods (N=20000) by kcache, client-node, python-kubernetes and kubectl from one server, side by side (REPS=3)
+.PHONY: bench-peers
+bench-peers: deps configure
+	cmake --build $(BUILD) -j $(JOBS) --target kcache_cli bench_sync
+	KCACHE=$(BUILD)/bin/kcache BENCH_SYNC=$(BUILD)/bin/bench_sync bench/peers.sh $(or $(N),20000)
+
 ## make soak: the fault soak (docs/soak.md): >= 10,000 writes under faults, checks, BENCH lines (SOAK_ARGS=...)
 soak: deps build
 	$(BUILD)/bin/kcache_soak $(SOAK_ARGS)

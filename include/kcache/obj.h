@@ -28,7 +28,8 @@ enum kc_decode_flags {
      * double's range, nesting up to 512), not only the members the decoder reads. By default the
      * sub-trees it does not read (spec, status, managedFields, unknown members) are checked for
      * UTF-8, string termination and bracket balance only; see "Validation" in docs/decoding.md.
-     * Costs about 1.5x (LIST) to 2x (watch) the default decode's CPU time (docs/BENCHMARKS.md). */
+     * Costs about 1.5x (LIST) to 2x (watch) the default decode's CPU time
+     * (docs/benchmarks-journal.md, wave 2.1). */
     KC_DECODE_STRICT = 1u << 3,
 };
 

@@ -63,9 +63,9 @@ bool reserve(kc__sj_ctx *ctx, size_t n)
     if (!p)
         return false;
     /* A big scratch is fresh pages (an mmap) about to be written whole: populate them in one call
-     * instead of a fault each (1.5-3x cheaper per page here; docs/BENCHMARKS.md, wave 2.6). From
-     * 32 MiB (glibc's largest dynamic mmap threshold: the block is its own mapping, not part of
-     * the heap, which other allocations reuse after it is freed) on huge pages where
+     * instead of a fault each (1.5-3x cheaper per page here; docs/benchmarks-journal.md, wave 2.6).
+     * From 32 MiB (glibc's largest dynamic mmap threshold: the block is its own mapping, not part
+     * of the heap, which other allocations reuse after it is freed) on huge pages where
      * core/populate.c measures them cheaper (the 2 MiB-aligned part). */
     if (want >= (size_t(1) << 20))
         (void)kc__mem_populate_ex(p, want, want >= (size_t(32) << 20));

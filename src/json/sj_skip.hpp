@@ -8,7 +8,7 @@
  * branches that mispredict on real data; simdjson 3.0.1's own source notes "PERF TODO we can
  * eliminate the switch here with a lookup of how much to add to depth". Measured on a 6 KB Pod:
  * stage 1 alone 1.9 GB/s, stage 1 plus On-Demand's skip of every token 1.04 GB/s, stage 1 plus a
- * table-driven depth count over every token 1.42 GB/s (docs/BENCHMARKS.md, session 3).
+ * table-driven depth count over every token 1.42 GB/s (docs/benchmarks-journal.md, session 3).
  *
  * What this does. Exactly what json_iterator::skip_child does for a value that starts with '['
  * or '{' — the same tokens of the same index, the same depth rule (+1 for '[' '{', -1 for ']'

@@ -9,7 +9,8 @@
  * in full and with a quarter-range filter (the range [0, 2^62) of uid hashes), alternating which
  * goes first, on this thread; CPU is CLOCK_THREAD_CPUTIME_ID. The ratio of each repetition is
  * filtered ÷ full; the result is the median of 5 after one warm-up. bench/bench_shard measures
- * the same on more workloads, with the floor no filter can go below (docs/BENCHMARKS.md).
+ * the same on more workloads, with the floor no filter can go below (docs/benchmarks-journal.md,
+ * "Sharded informers").
  */
 #include "demo_shards.h"
 

@@ -8,6 +8,7 @@
 #include "kcache/error.h"
 #include "kcache/log.h"
 #include "kcache/obj.h"
+#include "kcache/doc.h"
 #include "kcache/rv.h"
 #include "kcache/fence.h"
 #include "kcache/decode.h"

@@ -372,6 +372,9 @@ static void test_json_doc_set_type_mismatch(void **state)
     want_err(kc_doc_set_double(d, "/d", 1.0 / 0.0, &err), &err, KC_EINVAL, NULL, NULL);
     want_err(kc_doc_set_stringn(d, "/u", "\xff\xfe", 2, &err), &err, KC_EINVAL, "UTF-8", NULL);
     want_err(kc_doc_set_string(d, "/u", NULL, &err), &err, KC_EINVAL, NULL, NULL);
+    /* Member names created from the pointer must be UTF-8 too (found by fuzz_doc). */
+    want_err(kc_doc_set_int(d, "/a\xff/b", 1, &err), &err, KC_EINVAL, "UTF-8", "byte 2");
+    want_err(kc_doc_set_int(d, "/o/\xc3", 1, &err), &err, KC_EINVAL, "UTF-8", NULL);
     want_err(kc_doc_set_int(NULL, "/u", 1, &err), &err, KC_EINVAL, NULL, NULL);
     want_err(kc_doc_set_int(d, NULL, 1, &err), &err, KC_EINVAL, NULL, NULL);
     want_err(kc_doc_set_raw(d, "/r", "{x}", 3, &err), &err, KC_EPARSE, NULL, NULL);

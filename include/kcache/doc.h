@@ -147,8 +147,9 @@ KC_API int kc_doc_count(const kc_doc *doc, const char *ptr, size_t *ret, kc_erro
 /*
  * Common rules: ptr and values are borrowed for the call (copied into the document). Missing
  * parents are created as objects; "-" appends (see the top of this file). Errors: KC_EINVAL (NULL
- * doc or ptr, malformed pointer, "" where a value must go inside the document, a parent of
- * another type: err names the pointer and the type found), KC_ETOOLARGE (nesting), KC_ENOMEM.
+ * doc or ptr, malformed pointer, a pointer that is not UTF-8 (member names become JSON text), ""
+ * where a value must go inside the document, a parent of another type: err names the pointer and
+ * the type found), KC_ETOOLARGE (nesting), KC_ENOMEM.
  * Not thread-safe (the document's owner only).
  */
 

@@ -160,7 +160,9 @@ typedef struct kc_controller_opts {
     const kc_cached_client_opts *client;
     size_t client_size;
     /* Serve /readyz, /healthz, /metrics on this "ADDR:PORT" (kc_health on the controller's cache)
-     * from kc_controller_start on, so /readyz answers 503 while starting; NULL = none. */
+     * from kc_controller_start on, so /readyz answers 503 while starting; NULL = none. /metrics
+     * has the cache's, the queue's (workqueue_*) and the controller's series under
+     * controller-runtime's names (controller_runtime_reconcile_total, …; docs/controller.md). */
     const char *health_listen;
     bool start_inactive; /* begin gated off (kc_controller_set_active) */
     /* Leader-only (spec C10, L10, L12a): borrowed, must outlive the controller. The controller

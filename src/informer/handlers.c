@@ -17,7 +17,9 @@
  * "Synced" per registration: a SYNCED marker is queued after the initial contents (at the
  * informer's sync, or right after the snapshot for a late registration); the registration is synced
  * once the dispatcher reaches it. Adds delivered before that are the initial contents
- * (on_add_ex's in_initial_list, client-go's isInInitialList). Periodic resync (update(o, o) for
+ * (on_add_ex's in_initial_list, client-go's isInInitialList); a registration that overflowed
+ * during the initial list syncs only once drained, so a watch add coalesced with it counts as
+ * initial too. Periodic resync (update(o, o) for
  * every stored object) runs when the queue is empty. Callbacks run without any lock held.
  *
  * Batching (watch ingest): the reflector applies each event to the store at once but holds the

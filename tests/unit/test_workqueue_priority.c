@@ -41,7 +41,7 @@ static void take(kc_workqueue *q, const char *want, int want_prio)
 }
 
 /* C12: higher priority first, FIFO within a priority; plain add is priority 0. */
-static void test_wq_priority_order(void **st)
+static void test_workqueue_priority_order(void **st)
 {
     (void)st;
     kc_workqueue *q = new_queue(NULL);
@@ -66,7 +66,7 @@ static void test_wq_priority_order(void **st)
 
 /* C12 / W3: a re-add keeps the highest priority: a higher one raises a queued key to the tail of
  * its new level; a lower one changes nothing (no duplicate either). */
-static void test_wq_priority_highest_kept(void **st)
+static void test_workqueue_priority_highest_kept(void **st)
 {
     (void)st;
     kc_workqueue *q = new_queue(NULL);
@@ -85,7 +85,7 @@ static void test_wq_priority_highest_kept(void **st)
 
 /* W4/W6 with priorities: a key re-added while processing is not queued twice and not handed to a
  * second worker; at done it is queued once, at the highest priority it was re-added with. */
-static void test_wq_priority_processing_dirty(void **st)
+static void test_workqueue_priority_processing_dirty(void **st)
 {
     (void)st;
     kc_workqueue *q = new_queue(NULL);
@@ -121,7 +121,7 @@ static uint64_t fake_now(void *ud)
 /* D1–D3 with priorities: the delayed key is added at its priority when it fires; a second delayed
  * add keeps the earlier time and the higher priority; keys that fire join their level in ready
  * time order; waiting keys are not queued. */
-static void test_wq_priority_add_after(void **st)
+static void test_workqueue_priority_add_after(void **st)
 {
     (void)st;
     uint64_t now = 1000 * KC__NS_PER_SEC;
@@ -160,7 +160,7 @@ static void test_wq_priority_add_after(void **st)
 
 /* W2/W8: after shutdown, adds of any priority are dropped; get drains what is queued, highest
  * priority first, then reports KC_ESTOPPED. */
-static void test_wq_priority_shutdown(void **st)
+static void test_workqueue_priority_shutdown(void **st)
 {
     (void)st;
     kc_workqueue *q = new_queue(NULL);
@@ -182,7 +182,7 @@ static void test_wq_priority_shutdown(void **st)
 }
 
 /* Many distinct priorities (more levels than the initial room) come out sorted. */
-static void test_wq_priority_many_levels(void **st)
+static void test_workqueue_priority_many_levels(void **st)
 {
     (void)st;
     kc_workqueue *q = new_queue(NULL);
@@ -201,7 +201,7 @@ static void test_wq_priority_many_levels(void **st)
 
 /* A controller's queue: workqueue_depth by priority, with the controller label (M1), moved by a
  * raise and by get. */
-static void test_wq_priority_depth_metrics(void **st)
+static void test_workqueue_priority_depth_metrics(void **st)
 {
     (void)st;
     kc_workqueue *q = new_queue("pods");
@@ -226,7 +226,7 @@ static void test_wq_priority_depth_metrics(void **st)
 
 /* 100k keys: a change added behind a backlog of 100k low-priority keys is next; the backlog comes
  * out whole and in order. */
-static void test_wq_priority_100k(void **st)
+static void test_workqueue_priority_100k(void **st)
 {
     (void)st;
     kc_workqueue *q = new_queue(NULL);
@@ -251,14 +251,14 @@ static void test_wq_priority_100k(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_wq_priority_order),
-        cmocka_unit_test(test_wq_priority_highest_kept),
-        cmocka_unit_test(test_wq_priority_processing_dirty),
-        cmocka_unit_test(test_wq_priority_add_after),
-        cmocka_unit_test(test_wq_priority_shutdown),
-        cmocka_unit_test(test_wq_priority_many_levels),
-        cmocka_unit_test(test_wq_priority_depth_metrics),
-        cmocka_unit_test(test_wq_priority_100k),
+        cmocka_unit_test(test_workqueue_priority_order),
+        cmocka_unit_test(test_workqueue_priority_highest_kept),
+        cmocka_unit_test(test_workqueue_priority_processing_dirty),
+        cmocka_unit_test(test_workqueue_priority_add_after),
+        cmocka_unit_test(test_workqueue_priority_shutdown),
+        cmocka_unit_test(test_workqueue_priority_many_levels),
+        cmocka_unit_test(test_workqueue_priority_depth_metrics),
+        cmocka_unit_test(test_workqueue_priority_100k),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -24,6 +24,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 /* ---- key records ----------------------------------------------------------------------------- */
 
@@ -34,7 +35,7 @@ enum {
     KC__WQ_WAITING = 1u << 3,    /* in the delay heap (D1–D3) */
 };
 
-/* Failure counts saturate here (24 bits beside the flags keep the record header at 32 bytes). */
+/* Failure counts saturate here (24 bits beside the flags keep the record header at 36 bytes). */
 #define KC__WQ_FAILURES_MAX 0xffffffu
 
 typedef struct kc__wq_ent {
@@ -44,13 +45,28 @@ typedef struct kc__wq_ent {
         uint64_t t_start;         /* get time while PROCESSING (never QUEUED then) */
     } u;
     struct kc__wq_ent *qprev; /* FIFO back link while QUEUED (a priority raise unlinks) */
-    uint64_t t_add;           /* time the key entered dirty (queue duration, M2) */
     uint32_t heap_idx;        /* slot in the delay heap while WAITING */
     uint32_t flags : 8;       /* KC__WQ_* */
     uint32_t failures : 24;   /* R2: exponential backoff count (num_requeues), saturating */
     int32_t priority;         /* while DIRTY: the highest priority it was added with (C12) */
-    char key[];               /* NUL-terminated */
+    char key[];               /* NUL-terminated; in a named queue followed by the 8 bytes of the
+                                 time the key entered dirty (queue duration, M2): kc__wq_t_add */
 } kc__wq_ent;
+
+/* The time e's key entered dirty, stored after the key's NUL (named queues only: an unnamed queue
+ * keeps no timestamps, and its records are 8 bytes shorter). Unaligned: read and written with
+ * memcpy. */
+static inline uint64_t kc__wq_t_add_get(const kc__wq_ent *e)
+{
+    uint64_t t;
+    memcpy(&t, e->key + strlen(e->key) + 1, sizeof t);
+    return t;
+}
+
+static inline void kc__wq_t_add_set(kc__wq_ent *e, uint64_t t)
+{
+    memcpy(e->key + strlen(e->key) + 1, &t, sizeof t);
+}
 
 /* A delay-heap slot: when the key becomes ready, its record, and the priority it is added with
  * then (the highest of the delayed adds while it waits, C12). */

@@ -140,7 +140,7 @@ void kc__wq_add_locked(kc_workqueue *q, kc__wq_ent *e, uint64_t now, int priorit
         q->adds_total++;
         q->depth++;
         kc__wq_depth_add(q, priority, 1);
-        e->t_add = now;
+        kc__wq_t_add_set(e, now);
     }
     if (!(e->flags & KC__WQ_PROCESSING))
         kc__wq_push(q, e);
@@ -191,7 +191,7 @@ int kc_workqueue_get_with_priority(kc_workqueue *q, int64_t timeout_ms, const ch
         uint64_t now = kc__wq_now(q);
         q->depth--;
         kc__wq_depth_add(q, e->priority, -1);
-        kc__wq_hist_observe(&q->queue_hist, (double)(now - e->t_add) / 1e9);
+        kc__wq_hist_observe(&q->queue_hist, (double)(now - kc__wq_t_add_get(e)) / 1e9);
         e->u.t_start = now;
     }
     *key = e->key;

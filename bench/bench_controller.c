@@ -146,14 +146,9 @@ int main(int argc, char **argv)
     if (child_start(&ch, n, 0) < 0)
         return 1;
     kc_config *cfg = NULL;
-    kc_client *client = NULL;
-    kc_client_opts co = {.qps = -1};
-    if (kc_config_from_url(ch.url, NULL, NULL, &cfg, NULL) ||
-        kc_client_new(cfg, &co, &client, NULL)) {
-        fprintf(stderr, "bench_controller: client failed\n");
-        child_stop(&ch);
+    kc_client *client = child_client(&ch, &cfg, "bench_controller");
+    if (!client)
         return 1;
-    }
     double sync[20], all[20], rate[20], ratio[20];
     /* warm-up (not counted): the server's first full list of N Pods is slower than later ones */
     printf("warm-up informer sync %.3f s (not counted)\n", informer_sync_s(client));

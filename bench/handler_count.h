@@ -5,7 +5,8 @@
  *
  *   hcount hc = {.mu = PTHREAD_MUTEX_INITIALIZER, .want = m};
  *   kc__cond_init_monotonic(&hc.cv);
- *   kc_informer_handlers h = {h_add, h_update, h_delete, &hc};
+ *   kc_informer_handlers h = {.on_add = h_add, .on_update = h_update, .on_delete = h_delete, .ud =
+ * &hc};
  *
  * Or the whole "an informer with this handler ingests m events" run (both benches):
  *   int  hcount_informer_new(cli, gvr, rv, m, &hc, &inf, &reg)
@@ -72,7 +73,8 @@ static inline int hcount_informer_new(kc_client *cli, const kc_gvr *gvr, const c
     if (kc__cond_init_monotonic(&hc->cv) < 0)
         return -1;
     kc_informer_opts o = {.list_mode = KC_INFORMER_LIST_PAGED};
-    kc_informer_handlers h = {h_add, h_update, h_delete, hc};
+    kc_informer_handlers h = {
+        .on_add = h_add, .on_update = h_update, .on_delete = h_delete, .ud = hc};
     *ret_inf = NULL;
     *ret_reg = NULL;
     if (kc_informer_new(cli, gvr, &o, ret_inf, NULL) ||

@@ -13,6 +13,10 @@
  *       With child_list_delay_ms set first, every collection LIST is answered after that delay.
  *   void child_stop(child *c)
  *       Tells the child to stop, reaps it and removes the kubeconfig.
+ *   kc_client *child_client(child *c, kc_config **ret_cfg, const char *who)
+ *       A client of the child's server without rate limit (qps -1); *ret_cfg is its config (both
+ *       new: kc_client_free, kc_config_unref). NULL (with "<who>: client failed" on stderr, the
+ *       child stopped) on failure.
  */
 #ifndef KC_BENCH_SERVER_CHILD_H
 #define KC_BENCH_SERVER_CHILD_H
@@ -171,6 +175,21 @@ static void child_stop(child *c)
     close(c->stop_fd);
     waitpid(c->pid, NULL, 0);
     unlink(c->kubeconfig);
+}
+
+static inline kc_client *child_client(child *c, kc_config **ret_cfg, const char *who)
+{
+    kc_client *client = NULL;
+    kc_client_opts co = {.qps = -1};
+    *ret_cfg = NULL;
+    if (kc_config_from_url(c->url, NULL, NULL, ret_cfg, NULL) ||
+        kc_client_new(*ret_cfg, &co, &client, NULL)) {
+        fprintf(stderr, "%s: client failed\n", who);
+        kc_config_unref(*ret_cfg);
+        child_stop(c);
+        return NULL;
+    }
+    return client;
 }
 
 #endif

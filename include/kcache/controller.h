@@ -160,7 +160,9 @@ typedef struct kc_controller_opts {
     const kc_cached_client_opts *client;
     size_t client_size;
     /* Serve /readyz, /healthz, /metrics on this "ADDR:PORT" (kc_health on the controller's cache)
-     * from kc_controller_start on, so /readyz answers 503 while starting; NULL = none. */
+     * from kc_controller_start on, so /readyz answers 503 while starting; NULL = none. /metrics
+     * has the cache's, the queue's (workqueue_*) and the controller's series under
+     * controller-runtime's names (controller_runtime_reconcile_total, …; docs/controller.md). */
     const char *health_listen;
     bool start_inactive; /* begin gated off (kc_controller_set_active) */
     /* Leader-only (spec C10, L10, L12a): borrowed, must outlive the controller. The controller
@@ -182,6 +184,14 @@ typedef struct kc_controller_opts {
      * unsharded and are filtered at admission (A15). Each reconcile gets its range's fence in
      * kc_reconcile_request.fence. */
     kc_shard_coordinator *coordinator;
+    /* (appended) Turn the priority queue off. By default (false) the controller enqueues as
+     * controller-runtime's priority queue does (its default since v0.23, spec C12): keys from an
+     * informer's initial list (the adds delivered before its registration synced) and from
+     * resyncs (updates with an unchanged resourceVersion) at KC_WORKQUEUE_PRIORITY_LOW, keys from
+     * changes and kc_controller_enqueue at 0, so a change is reconciled before a startup or
+     * resync backlog; a requeue (error, requeue_after) keeps the priority the key was taken at.
+     * true: every key at priority 0 (plain FIFO, client-go's order). */
+    bool no_priority_queue;
 } kc_controller_opts;
 
 /*
@@ -232,8 +242,11 @@ KC_API int(kc_controller_watch)(kc_controller *ctrl, const kc_controller_type *t
 #define kc_controller_watch(ctrl, type, map, ud, err)                                              \
     (kc_controller_watch)((ctrl), (type), sizeof(kc_controller_type), (map), (ud), (err))
 
-/* Enqueue the request ns/name (ns NULL or "" for cluster-scoped; copied). Thread-safe; any time.
- * Errors: KC_EINVAL (NULL ctrl or name, or a name too long), KC_ESTOPPED, KC_ENOMEM. Since 0.1. */
+/* Enqueue the request ns/name (ns NULL or "" for cluster-scoped; copied) at priority 0 — or, from
+ * a map function handling an initial-list add or a resync, at KC_WORKQUEUE_PRIORITY_LOW (as
+ * controller-runtime's mapped handler does; see kc_controller_opts.no_priority_queue). Thread-safe;
+ * any time. Errors: KC_EINVAL (NULL ctrl or name, or a name too long), KC_ESTOPPED, KC_ENOMEM.
+ * Since 0.1. */
 KC_API int kc_controller_enqueue(kc_controller *ctrl, const char *ns, const char *name);
 
 /*

@@ -291,6 +291,11 @@ typedef struct kc_informer_handlers {
     void (*on_update)(void *ud, kc_obj *old_obj, kc_obj *new_obj); /* resync: old == new */
     void (*on_delete)(void *ud, kc_obj *obj, bool tombstone); /* tombstone: final state unknown */
     void *ud;
+    /* (appended) Called instead of on_add when set. in_initial_list is true for an add of the
+     * registration's initial contents — the informer's initial list, or what the store held when
+     * the registration was added — delivered before the registration is synced; false for the
+     * adds of watch events and later relists (client-go's OnAdd(obj, isInInitialList)). */
+    void (*on_add_ex)(void *ud, kc_obj *obj, bool in_initial_list);
 } kc_informer_handlers;
 
 /* Per-registration options. Zero-initialised (or NULL) means the informer's defaults. */

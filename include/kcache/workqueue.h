@@ -12,6 +12,13 @@
  * with an overall token bucket (10/s, burst 100): the delay is the larger of the two, as
  * client-go's default controller rate limiter. kc_workqueue_forget resets a key's backoff.
  *
+ * Priorities (controller-runtime's priority queue, its default since v0.23): every add may carry
+ * a priority (the *_with_priority calls; the others use 0). Keys are handed out highest priority
+ * first; within a priority, in the order they became ready (FIFO; delayed keys by when they
+ * fire). A key keeps the highest priority it was added with while it waits: a re-add with a
+ * higher priority raises it (moving it behind the keys of that priority), a lower one changes
+ * nothing. Deduplication, dirty and processing are as above whatever the priority.
+ *
  * Lifecycle: kc_workqueue_new → add / get / done from any threads → kc_workqueue_shutdown (or
  * kc_workqueue_shutdown_drain) → kc_workqueue_free.
  * Thread-safety: every function is thread-safe except kc_workqueue_free, which must not race with
@@ -28,6 +35,12 @@ typedef struct kc_workqueue kc_workqueue;
 
 /* Longest key accepted, in bytes (a longer one is KC_EINVAL): "namespace/name" is at most 317. */
 #define KC_WORKQUEUE_KEY_MAX 4096
+
+/* Priorities (higher runs first): 0 is the default; the controller enqueues the keys of an
+ * informer's initial list and of resyncs at KC_WORKQUEUE_PRIORITY_LOW (controller-runtime's
+ * handler.LowPriority), so changes go first. */
+#define KC_WORKQUEUE_PRIORITY_DEFAULT 0
+#define KC_WORKQUEUE_PRIORITY_LOW     (-100)
 
 /* Queue options. Zero-initialised (or NULL) means the defaults. */
 typedef struct kc_workqueue_opts {
@@ -59,6 +72,24 @@ KC_API int kc_workqueue_add_after(kc_workqueue *q, const char *key, uint64_t del
  * kc_workqueue_add (KC_EINVAL, KC_ESTOPPED, KC_ENOMEM). Thread-safe. Since 0.1. */
 KC_API int kc_workqueue_add_rate_limited(kc_workqueue *q, const char *key);
 
+/* kc_workqueue_add at priority (higher first): a key not dirty is queued at the tail of its
+ * priority; a key dirty already keeps the higher of the two priorities (a queued key raised moves
+ * to the tail of the higher one). key copied. Errors: as kc_workqueue_add (KC_EINVAL, KC_ESTOPPED,
+ * KC_ENOMEM). Thread-safe. Since 0.1. */
+KC_API int kc_workqueue_add_with_priority(kc_workqueue *q, const char *key, int priority);
+
+/* kc_workqueue_add_after at priority: when it fires the key is added at priority; a key already
+ * waiting keeps the earlier time and the higher priority. key copied. Errors: as kc_workqueue_add
+ * (KC_EINVAL, KC_ESTOPPED, KC_ENOMEM). Thread-safe. Since 0.1. */
+KC_API int kc_workqueue_add_after_with_priority(kc_workqueue *q, const char *key, uint64_t delay_ms,
+                                                int priority);
+
+/* kc_workqueue_add_rate_limited at priority (the key is added at priority when its delay ends).
+ * key copied. Errors: as kc_workqueue_add (KC_EINVAL, KC_ESTOPPED, KC_ENOMEM). Thread-safe.
+ * Since 0.1. */
+KC_API int kc_workqueue_add_rate_limited_with_priority(kc_workqueue *q, const char *key,
+                                                       int priority);
+
 /* Reset key's backoff (its requeue count goes to 0). key is borrowed for the call.
  * Errors: KC_EINVAL (NULL, or a key too long). Thread-safe. Since 0.1. */
 KC_API int kc_workqueue_forget(kc_workqueue *q, const char *key);
@@ -74,6 +105,12 @@ KC_API int kc_workqueue_num_requeues(kc_workqueue *q, const char *key);
  * Thread-safe. Since 0.1.
  */
 KC_API int kc_workqueue_get(kc_workqueue *q, int64_t timeout_ms, const char **key);
+
+/* kc_workqueue_get that also reports the priority the key was queued at into *priority (may be
+ * NULL), so a requeue can keep it. *key borrowed as for kc_workqueue_get. Errors: KC_ETIMEOUT,
+ * KC_ESTOPPED, KC_EINVAL. Thread-safe. Since 0.1. */
+KC_API int kc_workqueue_get_with_priority(kc_workqueue *q, int64_t timeout_ms, const char **key,
+                                          int *priority);
 
 /* Mark key processed; if it was added meanwhile it is queued again. key may be the pointer from
  * kc_workqueue_get or an equal string. Errors: KC_EINVAL (NULL, or key not being processed —

@@ -15,10 +15,13 @@
  */
 #include "controller/internal.h"
 #include "leader/internal.h"
+#include "workqueue/internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+_Thread_local int kc__ctrl_event_priority;
 
 static int opts_check(const kc_controller_opts *o, kc_error *err)
 {
@@ -56,6 +59,7 @@ static void ctrl_destroy(kc_controller *c)
     if (c->own_cache)
         kc_cache_free(c->cache);
     kc_workqueue_free(c->q);
+    kc__ctrl_metrics_free(c->metrics);
     free(c->threads);
     free(c->health_listen);
     free(c->name);
@@ -86,6 +90,9 @@ static int ctrl_build(kc_controller *c, const kc_controller_opts *o, kc_error *e
     int rc = kc_workqueue_new(&qo, &c->q, err);
     if (rc < 0)
         return rc;
+    /* controller-runtime's queue labels: controller="<name>", depth by priority (M1) */
+    if (kc__workqueue_set_controller(c->q, c->name, c->priority) < 0)
+        return kc_error_set(err, KC_ENOMEM, "controller: out of memory");
     if (o->cache) {
         c->cache = o->cache;
     } else {
@@ -158,7 +165,9 @@ int(kc_controller_new)(kc_client *client, const kc_controller_opts *opts, size_t
     c->elector = opts->leader_elector;
     c->fence = kc_leader_elector_fence(opts->leader_elector);
     c->coord = opts->coordinator;
-    if (c->coord && !(c->keymap = kc__ctrl_keymap_new())) {
+    c->priority = !opts->no_priority_queue;
+    if (!(c->metrics = kc__ctrl_metrics_new()) ||
+        (c->coord && !(c->keymap = kc__ctrl_keymap_new()))) {
         ctrl_destroy(c);
         return kc_error_set(err, KC_ENOMEM, "controller: out of memory");
     }
@@ -233,7 +242,8 @@ int kc_controller_enqueue(kc_controller *ctrl, const char *ns, const char *name)
                       : snprintf(key, sizeof(key), "%s", name);
     if (n < 0 || (size_t)n >= sizeof(key))
         return KC_EINVAL;
-    int rc = kc_workqueue_add(ctrl->q, key);
+    int rc =
+        kc_workqueue_add_with_priority(ctrl->q, key, ctrl->priority ? kc__ctrl_event_priority : 0);
     if (rc == 0)
         atomic_fetch_add(&ctrl->n_enqueued, 1);
     return rc;

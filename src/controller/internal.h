@@ -11,6 +11,7 @@
  *   shard_ctrl.c  running sharded under a kc_shard_coordinator (A11, A12, A15): key → range,
  *                 admission through the coordinator's gate, re-enqueue on a gained range
  *   shard_keys.c  the key → shard hash map of a sharded controller
+ *   metrics.c     controller-runtime's reconcile metrics on /metrics (controller_runtime_*)
  *
  * Locking: one mutex (mu) guards the lifecycle state (state, active, running) and is never held
  * while calling out (queue, cache, informer, reconcile). Counters are atomics. Handlers run on
@@ -31,6 +32,7 @@
 #define KC__CTRL_KEY_MAX 320
 
 typedef struct kc__ctrl_keymap kc__ctrl_keymap;
+typedef struct kc__ctrl_metrics kc__ctrl_metrics;
 
 typedef enum kc__ctrl_role {
     KC__CTRL_PRIMARY = 0,
@@ -102,7 +104,14 @@ struct kc_controller {
         n_put_back, n_enqueued, n_filtered, n_fenced;
     kc_leader_elector *elector; /* borrowed; NULL = not leader-only */
     const kc_fence *fence;      /* the elector's; checked before each reconcile */
+    bool priority;              /* the priority queue (not opts.no_priority_queue; C12) */
+    kc__ctrl_metrics *metrics;  /* metrics.c */
 };
+
+/* The priority of the enqueues of the event being handled on this thread (sources.c sets it
+ * around a handler's enqueues, map functions included; 0 otherwise): kc_controller_enqueue uses
+ * it when the controller runs the priority queue. */
+extern _Thread_local int kc__ctrl_event_priority;
 
 /* sources.c */
 kc__ctrl_source *kc__ctrl_source_new(kc_controller *ctrl, kc__ctrl_role role,
@@ -136,6 +145,14 @@ void kc__ctrl_shard_leave(kc_controller *ctrl, const char *key, uint32_t range);
 /* Listen to the coordinator (start) / stop listening (stop, free). */
 int kc__ctrl_shard_attach(kc_controller *ctrl, kc_error *err);
 void kc__ctrl_shard_detach(kc_controller *ctrl);
+
+/* metrics.c: controller-runtime's reconcile metrics (served with the queue's on /metrics) */
+kc__ctrl_metrics *kc__ctrl_metrics_new(void);
+void kc__ctrl_metrics_free(kc__ctrl_metrics *m);
+/* One reconcile returned r after elapsed_ns (reconcile_time_seconds; requeue vs requeue_after). */
+void kc__ctrl_metrics_observe(kc_controller *ctrl, kc_reconcile_result r, uint64_t elapsed_ns);
+/* The Prometheus text of ctrl (a kc_controller *): a kc_health metrics source. */
+char *kc__ctrl_metrics_render(void *ctrl);
 
 /* run.c */
 int kc__ctrl_start(kc_controller *ctrl, kc_error *err);

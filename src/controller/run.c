@@ -15,7 +15,9 @@
  * the coordinator's gate or drop it (shard_ctrl.c) → reconcile → result → done.
  * Results (C3): DONE → forget; REQUEUE_AFTER → forget + add_after; ERROR → add_rate_limited (no
  * forget, so the backoff grows); TERMINAL → nothing (not requeued, not forgotten); any other
- * code → as ERROR, counted as unknown and logged.
+ * code → as ERROR, counted as unknown and logged. A requeue (and a key put back) keeps the
+ * priority the key was taken at (C12, as controller-runtime's reconcileHandler).
+ * Each reconcile is timed for controller_runtime_reconcile_time_seconds (metrics.c).
  *
  * Stop: stopping + queue shutdown (workers take no more keys; idle workers return from get),
  * shutdown_drain bounded by stop_timeout_ms for the reconciles in flight, handlers removed, the
@@ -28,7 +30,7 @@
 
 /* ---- worker ---------------------------------------------------------------------------------- */
 
-static void apply_result(kc_controller *c, const char *key, kc_reconcile_result r)
+static void apply_result(kc_controller *c, const char *key, kc_reconcile_result r, int prio)
 {
     /* queue action first, counters after: whoever sees a counter move sees the action done */
     atomic_uint_fast64_t *counter;
@@ -39,14 +41,14 @@ static void apply_result(kc_controller *c, const char *key, kc_reconcile_result 
         break;
     case KC_RECONCILE_REQUEUE_AFTER:
         kc_workqueue_forget(c->q, key);
-        kc_workqueue_add_after(c->q, key, r.requeue_after_ms);
+        kc_workqueue_add_after_with_priority(c->q, key, r.requeue_after_ms, prio);
         counter = &c->n_requeue_after;
         break;
     case KC_RECONCILE_TERMINAL:
         counter = &c->n_terminal; /* not requeued, not forgotten */
         break;
     case KC_RECONCILE_ERROR:
-        kc_workqueue_add_rate_limited(c->q, key);
+        kc_workqueue_add_rate_limited_with_priority(c->q, key, prio);
         counter = &c->n_errors;
         break;
     default:
@@ -54,7 +56,7 @@ static void apply_result(kc_controller *c, const char *key, kc_reconcile_result 
                     "controller %s: reconcile of %s returned unknown code %d: treated as an "
                     "error (rate-limited requeue)",
                     c->name, key, r.code);
-        kc_workqueue_add_rate_limited(c->q, key);
+        kc_workqueue_add_rate_limited_with_priority(c->q, key, prio);
         atomic_fetch_add(&c->n_unknown, 1);
         counter = &c->n_errors;
         break;
@@ -63,7 +65,7 @@ static void apply_result(kc_controller *c, const char *key, kc_reconcile_result 
     atomic_fetch_add(&c->n_reconciles, 1);
 }
 
-static void run_one(kc_controller *c, const char *key, const kc_fence *fence)
+static void run_one(kc_controller *c, const char *key, const kc_fence *fence, int prio)
 {
     char ns[KC__CTRL_KEY_MAX];
     const char *slash = strchr(key, '/');
@@ -75,13 +77,15 @@ static void run_one(kc_controller *c, const char *key, const kc_fence *fence)
         name = slash + 1;
     }
     kc_reconcile_request req = {.key = key, .ns = ns, .name = name, .fence = fence};
+    uint64_t t0 = kc__now_ns();
     kc_reconcile_result r = c->reconcile(c->ud, &req, c->cc);
-    apply_result(c, key, r);
+    kc__ctrl_metrics_observe(c, r, kc__now_ns() - t0); /* metrics.c */
+    apply_result(c, key, r, prio);
 }
 
 /* Whether the worker may reconcile key now; false: key was finished (done) without a reconcile.
  * Waits while the gate is closed. On true, running was incremented under the lock. */
-static bool admit(kc_controller *c, const char *key)
+static bool admit(kc_controller *c, const char *key, int prio)
 {
     pthread_mutex_lock(&c->mu);
     if (c->stopping) {
@@ -97,7 +101,7 @@ static bool admit(kc_controller *c, const char *key)
     if (!c->active) {
         pthread_mutex_unlock(&c->mu);
         atomic_fetch_add(&c->n_put_back, 1);
-        kc_workqueue_add(c->q, key); /* dirty while processing: queued again at done (W6) */
+        kc_workqueue_add_with_priority(c->q, key, prio); /* dirty while processing: again (W6) */
         kc_workqueue_done(c->q, key);
         pthread_mutex_lock(&c->mu);
         while (!c->active && !c->stopping)
@@ -115,12 +119,13 @@ static void *worker_main(void *arg)
     kc_controller *c = arg;
     for (;;) {
         const char *key = NULL;
-        int rc = kc_workqueue_get(c->q, -1, &key);
+        int prio = 0; /* a requeue keeps it (C12) */
+        int rc = kc_workqueue_get_with_priority(c->q, -1, &key, &prio);
         if (rc == KC_ESTOPPED || rc == KC_EINVAL)
             break;
         if (rc < 0)
             continue;
-        if (!admit(c, key))
+        if (!admit(c, key, prio))
             continue;
         uint32_t range = 0;
         if (c->coord && !kc__ctrl_shard_admit(c, key, &range)) {
@@ -129,7 +134,7 @@ static void *worker_main(void *arg)
         } else {
             /* the key's range fence when sharded, else the leader's (NULL when neither) */
             const kc_fence *f = c->coord ? kc_shard_coordinator_fence(c->coord, range) : c->fence;
-            run_one(c, key, f);
+            run_one(c, key, f, prio);
             kc__ctrl_shard_leave(c, key, range);
             kc_workqueue_done(c->q, key);
         }
@@ -173,6 +178,8 @@ static int start_sources(kc_controller *c, kc_error *err)
         /* the queue's metrics (M1) after the cache's on /metrics; the endpoint is freed before
          * the queue (controller.c) */
         rc = kc_health_add_metrics_source(h, kc_workqueue_metrics_render, c->q);
+        if (rc == 0) /* controller_runtime_* (metrics.c) */
+            rc = kc_health_add_metrics_source(h, kc__ctrl_metrics_render, c);
         if (rc == 0 && c->elector) /* L11 */
             rc = kc_health_add_metrics_source(h, kc_leader_elector_metrics_render, c->elector);
         if (rc < 0) {

@@ -11,6 +11,12 @@
  *            apiVersion that does not parse is logged and maps to nothing.
  *   watch    whatever the user's map function enqueues (kc_controller_enqueue)
  *
+ * Priority (spec C12, unless kc_controller_opts.no_priority_queue): an add of the registration's
+ * initial contents (the informer's in_initial_list) and a resync (an update whose resourceVersion
+ * did not change) enqueue at KC_WORKQUEUE_PRIORITY_LOW, any other event at 0 — for every role,
+ * map functions included (kc__ctrl_event_priority, read by kc_controller_enqueue, holds the
+ * event's priority while its handler runs), as controller-runtime's handlers do.
+ *
  * Handlers run on the informer's dispatcher thread of the registration and only add to the queue
  * (thread-safe) and bump atomics. Objects are borrowed for the callback and never kept.
  */
@@ -156,13 +162,29 @@ void kc__ctrl_enqueue_owner(kc_controller *ctrl, kc_obj *obj)
 
 /* ---- handlers -------------------------------------------------------------------------------- */
 
-static void dispatch(kc__ctrl_source *s, kc_controller_event ev, kc_obj *old_obj, kc_obj *new_obj)
+/* C12: the priority of an event's enqueues (controller-runtime's WithLowPriorityWhenUnchanged):
+ * an add of the initial list and a resync (an update with an unchanged resourceVersion) are low,
+ * everything else normal. */
+static int event_priority(kc_controller_event ev, kc_obj *old_obj, kc_obj *new_obj, bool initial)
+{
+    if (ev == KC_CONTROLLER_EVENT_ADD && initial)
+        return KC_WORKQUEUE_PRIORITY_LOW;
+    if (ev == KC_CONTROLLER_EVENT_UPDATE &&
+        (old_obj == new_obj ||
+         !strcmp(kc_obj_resource_version(old_obj), kc_obj_resource_version(new_obj))))
+        return KC_WORKQUEUE_PRIORITY_LOW;
+    return KC_WORKQUEUE_PRIORITY_DEFAULT;
+}
+
+static void dispatch(kc__ctrl_source *s, kc_controller_event ev, kc_obj *old_obj, kc_obj *new_obj,
+                     bool initial)
 {
     kc_controller *c = s->ctrl;
     if (!kc__ctrl_predicate_pass(&s->pred, ev, old_obj, new_obj)) {
         atomic_fetch_add(&c->n_filtered, 1);
         return;
     }
+    kc__ctrl_event_priority = event_priority(ev, old_obj, new_obj, initial);
     switch (s->role) {
     case KC__CTRL_PRIMARY:
         kc__ctrl_enqueue_sharded(c, c->primary_cluster_scoped ? "" : kc_obj_namespace(new_obj),
@@ -177,22 +199,23 @@ static void dispatch(kc__ctrl_source *s, kc_controller_event ev, kc_obj *old_obj
         s->map(s->map_ud, c, ev, old_obj, new_obj);
         break;
     }
+    kc__ctrl_event_priority = KC_WORKQUEUE_PRIORITY_DEFAULT;
 }
 
-static void on_add(void *ud, kc_obj *obj)
+static void on_add(void *ud, kc_obj *obj, bool in_initial_list)
 {
-    dispatch(ud, KC_CONTROLLER_EVENT_ADD, NULL, obj);
+    dispatch(ud, KC_CONTROLLER_EVENT_ADD, NULL, obj, in_initial_list);
 }
 
 static void on_update(void *ud, kc_obj *old_obj, kc_obj *new_obj)
 {
-    dispatch(ud, KC_CONTROLLER_EVENT_UPDATE, old_obj, new_obj);
+    dispatch(ud, KC_CONTROLLER_EVENT_UPDATE, old_obj, new_obj, false);
 }
 
 static void on_delete(void *ud, kc_obj *obj, bool tombstone)
 {
     (void)tombstone;
-    dispatch(ud, KC_CONTROLLER_EVENT_DELETE, NULL, obj);
+    dispatch(ud, KC_CONTROLLER_EVENT_DELETE, NULL, obj, false);
 }
 
 int kc__ctrl_source_start(kc__ctrl_source *s, kc_error *err)
@@ -207,7 +230,7 @@ int kc__ctrl_source_start(kc__ctrl_source *s, kc_error *err)
      * earlier source, a restart) keeps its informer. */
     (void)kc__cached_client_bind(s->ctrl->cc, &gvr, s->has_iopts ? s->iopts.ns : NULL, s->inf);
     kc_informer_handlers h = {
-        .on_add = on_add, .on_update = on_update, .on_delete = on_delete, .ud = s};
+        .on_add_ex = on_add, .on_update = on_update, .on_delete = on_delete, .ud = s};
     return kc_informer_add_handler(s->inf, &h, NULL, &s->reg, err);
 }
 

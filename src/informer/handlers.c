@@ -16,8 +16,11 @@
  *
  * "Synced" per registration: a SYNCED marker is queued after the initial contents (at the
  * informer's sync, or right after the snapshot for a late registration); the registration is synced
- * once the dispatcher reaches it. Periodic resync (update(o, o) for every stored object) runs when
- * the queue is empty. Callbacks run without any lock held.
+ * once the dispatcher reaches it. Adds delivered before that are the initial contents
+ * (on_add_ex's in_initial_list, client-go's isInInitialList); a registration that overflowed
+ * during the initial list syncs only once drained, so a watch add coalesced with it counts as
+ * initial too. Periodic resync (update(o, o) for
+ * every stored object) runs when the queue is empty. Callbacks run without any lock held.
  *
  * Batching (watch ingest): the reflector applies each event to the store at once but holds the
  * changes back (inf->pend, ev_mu) until the read of the stream they came in is decoded
@@ -211,8 +214,10 @@ static void deliver(kc_informer_reg *r, kc__qkind kind, kc_obj *old_obj, kc_obj 
                     bool tombstone)
 {
     switch (kind) {
-    case KC__Q_ADD:
-        if (r->h.on_add)
+    case KC__Q_ADD: /* before the SYNCED marker: the initial contents (synced is ours to write) */
+        if (r->h.on_add_ex)
+            r->h.on_add_ex(r->h.ud, new_obj, !r->synced);
+        else if (r->h.on_add)
             r->h.on_add(r->h.ud, new_obj);
         break;
     case KC__Q_UPDATE:

@@ -2,14 +2,17 @@
  * workqueue/workqueue.c — kc_workqueue: client-go's work queue (spec §1.1, rules W1–W11).
  *
  * State: one record per key (wq_table.c) whose flags are the dirty / processing / queued /
- * waiting sets; a FIFO of queued records linked through the records; all behind q->mu with three
+ * waiting sets; a FIFO of queued records per priority level, linked through the records
+ * (wq_prio.c; priority 0 unless a *_with_priority call says otherwise); all behind q->mu with three
  * condition variables (workers, shutdown_drain, the timer thread). Invariant (W1): a QUEUED record
  * is DIRTY and not PROCESSING, and every DIRTY record that is not PROCESSING is QUEUED.
  *
- *   add (W3/W4)   dirty already → no-op; else mark dirty (counted in adds_total and depth), and
- *                 unless processing push it and signal one waiter.
- *   get (W5)      wait while the FIFO is empty and not shutting down; pop the head, clear dirty,
- *                 set processing. Empty and shutting down → KC_ESTOPPED.
+ *   add (W3/W4)   dirty already → no-op, except that a higher priority raises the key's (C12:
+ *                 a queued key moves to the tail of its new level); else mark dirty (counted in
+ *                 adds_total and depth) with the add's priority, and unless processing push it
+ *                 and signal one waiter.
+ *   get (W5)      wait while the FIFO is empty and not shutting down; pop the head of the highest
+ *                 level, clear dirty, set processing. Empty and shutting down → KC_ESTOPPED.
  *   done (W6)     clear processing; if dirty (re-added meanwhile) push it again. A key that is
  *                 not processing is KC_EINVAL and changes nothing (W10).
  *   shutdown (W8) idempotent: drop adds from now on, drop delayed keys (D4), wake everyone; get
@@ -104,7 +107,8 @@ int(kc_workqueue_new)(const kc_workqueue_opts *opts, size_t opts_size, kc_workqu
     }
     pthread_mutex_init(&q->mu, NULL);
     if (kc__cond_init_monotonic(&q->cond) < 0 || kc__cond_init_monotonic(&q->drain_cond) < 0 ||
-        kc__cond_init_monotonic(&q->timer_cond) < 0 || kc__wq_delay_start(q) < 0) {
+        kc__cond_init_monotonic(&q->timer_cond) < 0 || kc__wq_levels_init(q) < 0 ||
+        kc__wq_delay_start(q) < 0) {
         kc_workqueue_free(q);
         return kc_error_set(err, KC_ENOMEM, "workqueue: cannot start the timer thread");
     }
@@ -112,93 +116,92 @@ int(kc_workqueue_new)(const kc_workqueue_opts *opts, size_t opts_size, kc_workqu
     return 0;
 }
 
-/* ---- the FIFO ---------------------------------------------------------------------------------
- */
-
-static void push(kc_workqueue *q, kc__wq_ent *e)
-{
-    e->flags |= KC__WQ_QUEUED;
-    e->u.qnext = NULL;
-    if (q->tail)
-        q->tail->u.qnext = e;
-    else
-        q->head = e;
-    q->tail = e;
-    q->qlen++;
-    if (q->waiters)
-        pthread_cond_signal(&q->cond);
-}
-
-static kc__wq_ent *pop(kc_workqueue *q)
-{
-    kc__wq_ent *e = q->head;
-    q->head = e->u.qnext;
-    if (!q->head)
-        q->tail = NULL;
-    q->qlen--;
-    e->flags &= ~KC__WQ_QUEUED;
-    return e;
-}
-
 /* ---- add / get / done --------------------------------------------------------------------------
  */
 
-void kc__wq_add_locked(kc_workqueue *q, kc__wq_ent *e, uint64_t now)
+void kc__wq_add_locked(kc_workqueue *q, kc__wq_ent *e, uint64_t now, int priority)
 {
-    if (e->flags & KC__WQ_DIRTY) /* W3 (FIFO order: nothing to touch) */
+    if (e->flags & KC__WQ_DIRTY) { /* W3; the Touch hook: a higher priority raises it (C12) */
+        if (priority <= e->priority)
+            return;
+        kc__wq_depth_add(q, e->priority, -1);
+        kc__wq_depth_add(q, priority, 1);
+        bool queued = e->flags & KC__WQ_QUEUED;
+        if (queued)
+            kc__wq_unlink(q, e);
+        e->priority = priority;
+        if (queued) /* to the tail of its new level */
+            kc__wq_push(q, e);
         return;
+    }
     e->flags |= KC__WQ_DIRTY; /* W4 */
+    e->priority = priority;
     if (q->name) {
         q->adds_total++;
         q->depth++;
-        e->t_add = now;
+        kc__wq_depth_add(q, priority, 1);
+        kc__wq_t_add_set(e, now);
     }
     if (!(e->flags & KC__WQ_PROCESSING))
-        push(q, e);
+        kc__wq_push(q, e);
 }
 
-int kc_workqueue_add(kc_workqueue *q, const char *key)
+int kc_workqueue_add_with_priority(kc_workqueue *q, const char *key, int priority)
 {
     kc__wq_ent *e;
     uint32_t h;
     int rc = kc__wq_lock_key(q, key, KC__WQ_ADDING, &e, &h);
     if (rc < 0)
         return rc;
-    kc__wq_add_locked(q, e, q->name ? kc__wq_now(q) : 0);
+    kc__wq_add_locked(q, e, q->name ? kc__wq_now(q) : 0, priority);
+    pthread_mutex_unlock(&q->mu);
+    return 0;
+}
+
+int kc_workqueue_add(kc_workqueue *q, const char *key)
+{
+    return kc_workqueue_add_with_priority(q, key, 0);
+}
+
+int kc_workqueue_get_with_priority(kc_workqueue *q, int64_t timeout_ms, const char **key,
+                                   int *priority)
+{
+    if (!q || !key)
+        return KC_EINVAL;
+    pthread_mutex_lock(&q->mu);
+    if (!q->qlen && !q->shutting_down && timeout_ms != 0) {
+        uint64_t deadline = kc__deadline_after_ms(timeout_ms);
+        q->waiters++;
+        while (!q->qlen && !q->shutting_down)
+            if (kc__cond_wait_until(&q->cond, &q->mu, deadline) == KC_ETIMEOUT)
+                break;
+        q->waiters--;
+    }
+    if (!q->qlen) {
+        int rc = q->shutting_down ? KC_ESTOPPED : KC_ETIMEOUT; /* W5, W8 */
+        pthread_mutex_unlock(&q->mu);
+        return rc;
+    }
+    kc__wq_ent *e = kc__wq_pop(q);
+    e->flags = (e->flags & ~KC__WQ_DIRTY) | KC__WQ_PROCESSING;
+    q->n_processing++;
+    if (priority)
+        *priority = e->priority;
+    if (q->name) {
+        uint64_t now = kc__wq_now(q);
+        q->depth--;
+        kc__wq_depth_add(q, e->priority, -1);
+        kc__wq_hist_observe(&q->queue_hist, (double)(now - kc__wq_t_add_get(e)) / 1e9);
+        e->u.t_start = now;
+    }
+    *key = e->key;
     pthread_mutex_unlock(&q->mu);
     return 0;
 }
 
 int kc_workqueue_get(kc_workqueue *q, int64_t timeout_ms, const char **key)
 {
-    if (!q || !key)
-        return KC_EINVAL;
-    pthread_mutex_lock(&q->mu);
-    if (!q->head && !q->shutting_down && timeout_ms != 0) {
-        uint64_t deadline = kc__deadline_after_ms(timeout_ms);
-        q->waiters++;
-        while (!q->head && !q->shutting_down)
-            if (kc__cond_wait_until(&q->cond, &q->mu, deadline) == KC_ETIMEOUT)
-                break;
-        q->waiters--;
-    }
-    if (!q->head) {
-        int rc = q->shutting_down ? KC_ESTOPPED : KC_ETIMEOUT; /* W5, W8 */
-        pthread_mutex_unlock(&q->mu);
-        return rc;
-    }
-    kc__wq_ent *e = pop(q);
-    e->flags = (e->flags & ~KC__WQ_DIRTY) | KC__WQ_PROCESSING;
-    q->n_processing++;
-    if (q->name) {
-        uint64_t now = kc__wq_now(q);
-        q->depth--;
-        kc__wq_hist_observe(&q->queue_hist, (double)(now - e->t_add) / 1e9);
-        e->u.t_start = now;
-    }
-    *key = e->key;
-    pthread_mutex_unlock(&q->mu);
-    return 0;
+    return kc_workqueue_get_with_priority(q, timeout_ms, key, NULL);
 }
 
 int kc_workqueue_done(kc_workqueue *q, const char *key)
@@ -217,7 +220,7 @@ int kc_workqueue_done(kc_workqueue *q, const char *key)
     if (--q->n_processing == 0 && q->draining)
         pthread_cond_broadcast(&q->drain_cond);
     if (e->flags & KC__WQ_DIRTY) /* W6: re-added while processing: once more */
-        push(q, e);
+        kc__wq_push(q, e);
     else
         kc__wq_release_if_idle(q, e, h);
     pthread_mutex_unlock(&q->mu);
@@ -286,7 +289,9 @@ void kc_workqueue_free(kc_workqueue *q)
     kc__wq_delay_join(q);
     kc__wq_table_free(q);
     free(q->heap);
+    free(q->levels);
     free(q->name);
+    free(q->controller);
     pthread_cond_destroy(&q->cond);
     pthread_cond_destroy(&q->drain_cond);
     pthread_cond_destroy(&q->timer_cond);

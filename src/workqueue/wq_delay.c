@@ -9,7 +9,9 @@
  * sleeps on q->timer_cond until the head's ready time, or until a new head or shutdown wakes it;
  * when it wakes it pops every due key and adds it (D3: so W3 applies; a plain add does not cancel
  * a pending delayed add). Waiting keys are in neither dirty nor the FIFO (D3, W7). At shutdown the
- * heap is emptied and the thread exits (D4).
+ * heap is emptied and the thread exits (D4). A slot carries the priority the key is added with
+ * when it fires: a second delayed add keeps the higher one (C12); keys that fire join their
+ * level's FIFO in firing order, i.e. by ready time (as controller-runtime's priority queue).
  *
  * Differences from client-go, deliberate: no 1000-entry channel between add_after and the loop
  * (the caller inserts into the heap under q->mu, so add_after never blocks), hence no 10 s
@@ -59,29 +61,32 @@ static void sift_down(kc_workqueue *q, size_t i)
     place(q, i, t);
 }
 
-static kc__wq_ent *heap_pop(kc_workqueue *q)
+static kc__wq_timer heap_pop(kc_workqueue *q)
 {
-    kc__wq_ent *e = q->heap[0].e;
-    e->flags &= ~KC__WQ_WAITING;
+    kc__wq_timer t = q->heap[0];
+    t.e->flags &= ~KC__WQ_WAITING;
     if (--q->heap_n > 0) {
         q->heap[0] = q->heap[q->heap_n];
         sift_down(q, 0);
     }
-    return e;
+    return t;
 }
 
 /* ---- add_after ----------------------------------------------------------------------------------
  */
 
-int kc__wq_add_after_locked(kc_workqueue *q, kc__wq_ent *e, uint64_t now, uint64_t delay_ns)
+int kc__wq_add_after_locked(kc_workqueue *q, kc__wq_ent *e, uint64_t now, uint64_t delay_ns,
+                            int priority)
 {
     if (delay_ns == 0) {
-        kc__wq_add_locked(q, e, now);
+        kc__wq_add_locked(q, e, now, priority);
         return 0;
     }
     uint64_t ready = now + delay_ns < now ? UINT64_MAX : now + delay_ns;
-    if (e->flags & KC__WQ_WAITING) { /* D2: earlier wins */
+    if (e->flags & KC__WQ_WAITING) { /* D2: earlier wins; C12: the higher priority too */
         size_t i = e->heap_idx;
+        if (priority > q->heap[i].priority)
+            q->heap[i].priority = priority;
         if (ready >= q->heap[i].ready_ns)
             return 0;
         q->heap[i].ready_ns = ready;
@@ -96,7 +101,7 @@ int kc__wq_add_after_locked(kc_workqueue *q, kc__wq_ent *e, uint64_t now, uint64
             q->heap_cap = ncap;
         }
         e->flags |= KC__WQ_WAITING;
-        q->heap[q->heap_n] = (kc__wq_timer){ready, e};
+        q->heap[q->heap_n] = (kc__wq_timer){ready, e, priority};
         sift_up(q, q->heap_n++);
     }
     if (q->heap[0].e == e) /* a new head: the thread's deadline moved earlier */
@@ -104,7 +109,8 @@ int kc__wq_add_after_locked(kc_workqueue *q, kc__wq_ent *e, uint64_t now, uint64
     return 0;
 }
 
-int kc_workqueue_add_after(kc_workqueue *q, const char *key, uint64_t delay_ms)
+int kc_workqueue_add_after_with_priority(kc_workqueue *q, const char *key, uint64_t delay_ms,
+                                         int priority)
 {
     kc__wq_ent *e;
     uint32_t h;
@@ -115,11 +121,16 @@ int kc_workqueue_add_after(kc_workqueue *q, const char *key, uint64_t delay_ms)
         delay_ms > UINT64_MAX / KC__NS_PER_MS ? UINT64_MAX : delay_ms * KC__NS_PER_MS;
     if (q->name)
         q->retries_total++; /* D1: counted first */
-    rc = kc__wq_add_after_locked(q, e, kc__wq_now(q), delay_ns);
+    rc = kc__wq_add_after_locked(q, e, kc__wq_now(q), delay_ns, priority);
     if (rc < 0)
         kc__wq_release_if_idle(q, e, h);
     pthread_mutex_unlock(&q->mu);
     return rc;
+}
+
+int kc_workqueue_add_after(kc_workqueue *q, const char *key, uint64_t delay_ms)
+{
+    return kc_workqueue_add_after_with_priority(q, key, delay_ms, 0);
 }
 
 /* ---- firing, the thread --------------------------------------------------------------------- */
@@ -127,8 +138,8 @@ int kc_workqueue_add_after(kc_workqueue *q, const char *key, uint64_t delay_ms)
 uint64_t kc__wq_delay_fire_locked(kc_workqueue *q, uint64_t now)
 {
     while (q->heap_n > 0 && q->heap[0].ready_ns <= now) {
-        kc__wq_ent *e = heap_pop(q);
-        kc__wq_add_locked(q, e, now); /* D3: W3 applies */
+        kc__wq_timer t = heap_pop(q);
+        kc__wq_add_locked(q, t.e, now, t.priority); /* D3: W3 applies */
     }
     return q->heap_n ? q->heap[0].ready_ns : UINT64_MAX;
 }

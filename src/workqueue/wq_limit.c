@@ -50,7 +50,7 @@ uint64_t kc__wq_limiter_when_locked(kc_workqueue *q, kc__wq_ent *e, uint64_t now
     return a > b ? a : b;
 }
 
-int kc_workqueue_add_rate_limited(kc_workqueue *q, const char *key)
+int kc_workqueue_add_rate_limited_with_priority(kc_workqueue *q, const char *key, int priority)
 {
     kc__wq_ent *e;
     uint32_t h;
@@ -62,13 +62,18 @@ int kc_workqueue_add_rate_limited(kc_workqueue *q, const char *key)
     uint64_t delay = kc__wq_limiter_when_locked(q, e, now);
     if (q->name)
         q->retries_total++;
-    rc = kc__wq_add_after_locked(q, e, now, delay);
+    rc = kc__wq_add_after_locked(q, e, now, delay, priority);
     if (rc < 0) {
         e->failures = failures; /* nothing happened */
         kc__wq_release_if_idle(q, e, h);
     }
     pthread_mutex_unlock(&q->mu);
     return rc;
+}
+
+int kc_workqueue_add_rate_limited(kc_workqueue *q, const char *key)
+{
+    return kc_workqueue_add_rate_limited_with_priority(q, key, 0);
 }
 
 int kc_workqueue_forget(kc_workqueue *q, const char *key)

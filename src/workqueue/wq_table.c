@@ -24,7 +24,7 @@ kc__wq_ent *kc__wq_find(kc_workqueue *q, const char *key, uint32_t hash)
 {
     if (!q->cap)
         return NULL;
-    /* records keep no hash or length (32-byte header): strcmp stops at either NUL */
+    /* records keep no hash or length (36-byte header): strcmp stops at either NUL */
     for (kc__wq_ent *e = q->buckets[hash & (q->cap - 1)]; e; e = e->hnext)
         if (e->key[0] == key[0] && strcmp(e->key, key) == 0)
             return e;
@@ -53,27 +53,27 @@ static int grow(kc_workqueue *q)
 
 /* Records are sized to fill a glibc malloc chunk (16-byte steps with an 8-byte header), and a
  * size class is that chunk size / 16: records of one class are interchangeable. */
-static size_t alloc_size(size_t klen)
+static size_t alloc_size(const kc_workqueue *q, size_t klen)
 {
-    size_t total = offsetof(kc__wq_ent, key) + klen + 1;
+    size_t total = offsetof(kc__wq_ent, key) + klen + 1 + (q->name ? sizeof(uint64_t) : 0);
     return ((total + 8 + 15) & ~(size_t)15) - 8;
 }
 
-static size_t size_class(size_t klen)
+static size_t size_class(const kc_workqueue *q, size_t klen)
 {
-    return (alloc_size(klen) + 8) / 16 - 3; /* the smallest record (klen 0) is class 0 */
+    return (alloc_size(q, klen) + 8) / 16 - 3; /* the smallest record (klen 0) is class 0 */
 }
 
 static kc__wq_ent *ent_alloc(kc_workqueue *q, size_t klen)
 {
-    size_t c = size_class(klen);
+    size_t c = size_class(q, klen);
     if (c < KC__WQ_POOL_CLASSES && q->pool[c]) {
         kc__wq_ent *e = q->pool[c];
         q->pool[c] = e->hnext;
         q->pool_n--;
         return e;
     }
-    return malloc(alloc_size(klen));
+    return malloc(alloc_size(q, klen));
 }
 
 kc__wq_ent *kc__wq_intern(kc_workqueue *q, const char *key, size_t klen, uint32_t hash)
@@ -105,7 +105,7 @@ void kc__wq_release_if_idle(kc_workqueue *q, kc__wq_ent *e, uint32_t hash)
         p = &(*p)->hnext;
     *p = e->hnext;
     q->n--;
-    size_t c = size_class(strlen(e->key));
+    size_t c = size_class(q, strlen(e->key));
     if (c < KC__WQ_POOL_CLASSES && q->pool_n < KC__WQ_POOL_MAX) {
         e->hnext = q->pool[c];
         q->pool[c] = e;

@@ -422,6 +422,10 @@ static void c_workqueue(void)
     INVAL(kc_workqueue_get(NULL, 0, NULL));
     INVAL(kc_workqueue_done(NULL, NULL));
     INVAL(kc_workqueue_len(NULL));
+    INVAL(kc_workqueue_add_with_priority(NULL, NULL, 0));
+    INVAL(kc_workqueue_add_after_with_priority(NULL, NULL, 0, 0));
+    INVAL(kc_workqueue_add_rate_limited_with_priority(NULL, NULL, 0));
+    INVAL(kc_workqueue_get_with_priority(NULL, 0, NULL, NULL));
     kc_workqueue_shutdown(NULL);
     INVAL(kc_workqueue_shutdown_drain(NULL, 0));
     assert_null(kc_workqueue_metrics_text(NULL));
@@ -573,7 +577,8 @@ static const group GROUPS[] = {
      "kc_workqueue_add_rate_limited kc_workqueue_forget kc_workqueue_num_requeues "
      "kc_workqueue_get kc_workqueue_done kc_workqueue_len kc_workqueue_shutdown "
      "kc_workqueue_shutdown_drain kc_workqueue_metrics_text kc_workqueue_metrics_render "
-     "kc_workqueue_free"},
+     "kc_workqueue_free kc_workqueue_add_with_priority kc_workqueue_add_after_with_priority "
+     "kc_workqueue_add_rate_limited_with_priority kc_workqueue_get_with_priority"},
     {c_coordinator,
      "kc_shard_coordinator_new kc_shard_coordinator_start kc_shard_coordinator_stop "
      "kc_shard_coordinator_free kc_shard_coordinator_ranges kc_shard_coordinator_range_of "

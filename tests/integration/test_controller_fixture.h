@@ -13,6 +13,7 @@
 
 #include "kcache/controller.h"
 
+#include <curl/curl.h>
 #include <pthread.h>
 
 #define CREC_MAX 4096
@@ -164,6 +165,38 @@ static inline uint64_t crec_start_of(crec *r, const char *key, unsigned i)
         }                                                                                          \
         (cond);                                                                                    \
     })
+
+static inline size_t cfx_on_body(char *p, size_t sz, size_t n, void *ud)
+{
+    kc__buf_append(ud, p, sz * n);
+    return sz * n;
+}
+
+/* GET base+path (the controller's health endpoint; curl_global_init done by the test): the body
+ * (malloc'd, NUL-terminated; caller frees; NULL when the request failed) and *status (-1 when
+ * it failed). */
+static inline char *cfx_http_get(const char *base, const char *path, long *status)
+{
+    char url[256];
+    snprintf(url, sizeof(url), "%s%s", base, path);
+    kc__buf b = KC__BUF_INIT(8 << 20);
+    CURL *h = curl_easy_init();
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, cfx_on_body);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 5000L);
+    *status = -1;
+    CURLcode rc = curl_easy_perform(h);
+    if (rc == CURLE_OK)
+        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
+    curl_easy_cleanup(h);
+    char *body = kc__buf_steal(&b, NULL);
+    if (rc != CURLE_OK) {
+        free(body);
+        return NULL;
+    }
+    return body;
+}
 
 static const kc_gvr cfx_secrets = {"", "v1", "secrets"};
 

@@ -195,7 +195,8 @@ static void test_informer_faults_converge_after_chaos(void **st)
         pthread_mutex_init(&mx[i].mu, NULL);
         IFX_RC(kc_store_new(NULL, &mx[i].m, &e), 0, &e);
         mx[i].watched = kc_informer_store(inf[i]);
-        kc_informer_handlers h = {m_add, m_update, m_delete, &mx[i]};
+        kc_informer_handlers h = {
+            .on_add = m_add, .on_update = m_update, .on_delete = m_delete, .ud = &mx[i]};
         IFX_RC(kc_informer_add_handler(inf[i], &h, NULL, &reg[i], &e), 0, &e);
         IFX_RC(kc_informer_start(inf[i], &e), 0, &e);
     }

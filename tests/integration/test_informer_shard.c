@@ -130,7 +130,8 @@ static size_t kc_informer_status_objects(kc_informer *inf)
 
 static kc_informer_reg *add_counts(kc_informer *inf, counts *c)
 {
-    kc_informer_handlers h = {on_add, on_update, on_delete, c};
+    kc_informer_handlers h = {
+        .on_add = on_add, .on_update = on_update, .on_delete = on_delete, .ud = c};
     kc_informer_reg *reg = NULL;
     kc_error e = KC_ERROR_INIT;
     IFX_RC(kc_informer_add_handler(inf, &h, NULL, &reg, &e), 0, &e);

@@ -225,7 +225,8 @@ static void test_informer_sync_handlers_early_and_late(void **st)
     IFX_RC(kc_informer_new(f.client, &ifx_cm, &o, &inf, &e), 0, &e);
     counts early = {PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, 0, PTHREAD_COND_INITIALIZER};
     assert_int_equal(kc__cond_init_monotonic(&early.cv), 0);
-    kc_informer_handlers h = {h_add, h_update, h_delete, &early};
+    kc_informer_handlers h = {
+        .on_add = h_add, .on_update = h_update, .on_delete = h_delete, .ud = &early};
     kc_informer_reg *r1 = NULL;
     IFX_RC(kc_informer_add_handler(inf, &h, NULL, &r1, &e), 0, &e);
     assert_false(kc_informer_reg_synced(r1));
@@ -235,7 +236,8 @@ static void test_informer_sync_handlers_early_and_late(void **st)
     /* A late registration gets the current contents as adds, then is synced. */
     counts late = {PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, 0, PTHREAD_COND_INITIALIZER};
     assert_int_equal(kc__cond_init_monotonic(&late.cv), 0);
-    kc_informer_handlers h2 = {h_add, h_update, h_delete, &late};
+    kc_informer_handlers h2 = {
+        .on_add = h_add, .on_update = h_update, .on_delete = h_delete, .ud = &late};
     kc_informer_reg *r2 = NULL;
     IFX_RC(kc_informer_add_handler(inf, &h2, NULL, &r2, &e), 0, &e);
     assert_int_equal(kc_informer_reg_wait_synced(r2, 20000, NULL), 0);
@@ -268,7 +270,8 @@ static void test_informer_sync_periodic_resync(void **st)
     kc_informer *inf = start_inf(&f, &o);
     counts c = {PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, 0, PTHREAD_COND_INITIALIZER};
     assert_int_equal(kc__cond_init_monotonic(&c.cv), 0);
-    kc_informer_handlers h = {h_add, h_update, h_delete, &c};
+    kc_informer_handlers h = {
+        .on_add = h_add, .on_update = h_update, .on_delete = h_delete, .ud = &c};
     kc_informer_handler_opts ho = {.resync_ms = 50};
     kc_informer_reg *r = NULL;
     kc_error e = KC_ERROR_INIT;

@@ -92,7 +92,8 @@ static void test_informer_threads_informers_handlers_readers(void **st)
     IFX_RC(kc_cache_get_informer(cache, &ifx_cm, &a, &sh.inf[0], &e), 0, &e);
     IFX_RC(kc_cache_get_informer(cache, &ifx_cm, &b, &sh.inf[1], &e), 0, &e);
     IFX_RC(kc_cache_get_informer(cache, &gvr_secrets, &a, &sh.inf[2], &e), 0, &e);
-    kc_informer_handlers h = {on_add, on_update, on_delete, NULL};
+    kc_informer_handlers h = {
+        .on_add = on_add, .on_update = on_update, .on_delete = on_delete, .ud = NULL};
     kc_informer_handler_opts ho = {.resync_ms = 30, .queue_cap = 8};
     for (int i = 0; i < 3; i++) {
         IFX_RC(kc_informer_add_handler(sh.inf[i], &h, NULL, NULL, &e), 0, &e);

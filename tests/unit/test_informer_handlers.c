@@ -1,8 +1,9 @@
 /*
  * Unit tests for handler registrations (no server): changes are pushed straight into an informer
  * that is never started, as the reflector would push them. Covers delivery order, per-registration
- * sync markers, late registration snapshots, and the overflow policy (coalescing per key while
- * lagging: no lost deletes, per-key final state exact).
+ * sync markers, late registration snapshots, the overflow policy (coalescing per key while
+ * lagging: no lost deletes, per-key final state exact), and on_add_ex's in_initial_list
+ * (client-go's isInInitialList, which the controller's priority queue reads, spec C12).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -157,7 +158,8 @@ static void gate(rec *r, bool closed)
 static kc_informer_reg *add_gated(kc_informer *inf, rec *r)
 {
     rec_init(r);
-    kc_informer_handlers h = {r_add, r_update, r_delete, r};
+    kc_informer_handlers h = {
+        .on_add = r_add, .on_update = r_update, .on_delete = r_delete, .ud = r};
     kc_informer_reg *reg;
     assert_int_equal(kc_informer_add_handler(inf, &h, NULL, &reg, NULL), 0);
     gate(r, true);
@@ -185,7 +187,8 @@ static void test_informer_handlers_order_and_sync(void **st)
     kc_informer *inf = new_inf(0);
     rec r;
     rec_init(&r);
-    kc_informer_handlers h = {r_add, r_update, r_delete, &r};
+    kc_informer_handlers h = {
+        .on_add = r_add, .on_update = r_update, .on_delete = r_delete, .ud = &r};
     kc_informer_reg *reg;
     assert_int_equal(kc_informer_add_handler(inf, &h, NULL, &reg, NULL), 0);
     event(inf, KC_WATCH_ADDED, "a", 1);
@@ -214,7 +217,8 @@ static void test_informer_handlers_late_registration_gets_snapshot(void **st)
     synced(inf);
     rec r;
     rec_init(&r);
-    kc_informer_handlers h = {r_add, r_update, r_delete, &r};
+    kc_informer_handlers h = {
+        .on_add = r_add, .on_update = r_update, .on_delete = r_delete, .ud = &r};
     kc_informer_reg *reg;
     assert_int_equal(kc_informer_add_handler(inf, &h, NULL, &reg, NULL), 0);
     assert_int_equal(kc_informer_reg_wait_synced(reg, 5000, NULL), 0);
@@ -338,7 +342,8 @@ static void test_informer_handlers_relist_tombstones(void **st)
     kc_informer *inf = new_inf(0);
     rec r;
     rec_init(&r);
-    kc_informer_handlers h = {r_add, r_update, r_delete, &r};
+    kc_informer_handlers h = {
+        .on_add = r_add, .on_update = r_update, .on_delete = r_delete, .ud = &r};
     kc_informer_reg *reg;
     assert_int_equal(kc_informer_add_handler(inf, &h, NULL, &reg, NULL), 0);
     event(inf, KC_WATCH_ADDED, "a", 1);
@@ -360,6 +365,81 @@ static void test_informer_handlers_relist_tombstones(void **st)
     kc_store_free(r.mirror);
 }
 
+/* ---- on_add_ex: in_initial_list ---------------------------------------------------------------
+ */
+
+typedef struct initial_rec {
+    pthread_mutex_t mu;
+    char log[512];
+    int plain_adds; /* on_add calls: 0 when on_add_ex is set too (it replaces on_add) */
+} initial_rec;
+
+static void initial_add_ex(void *ud, kc_obj *o, bool initial)
+{
+    initial_rec *r = ud;
+    char line[64];
+    snprintf(line, sizeof line, "%s:%d;", kc_obj_name(o), initial ? 1 : 0);
+    pthread_mutex_lock(&r->mu);
+    strncat(r->log, line, sizeof(r->log) - strlen(r->log) - 1);
+    pthread_mutex_unlock(&r->mu);
+}
+
+static void initial_add_plain(void *ud, kc_obj *o)
+{
+    (void)o;
+    initial_rec *r = ud;
+    pthread_mutex_lock(&r->mu);
+    r->plain_adds++;
+    pthread_mutex_unlock(&r->mu);
+}
+
+static kc_informer_reg *initial_reg(kc_informer *inf, initial_rec *r)
+{
+    memset(r, 0, sizeof *r);
+    pthread_mutex_init(&r->mu, NULL);
+    kc_informer_handlers h = {.on_add = initial_add_plain, .on_add_ex = initial_add_ex, .ud = r};
+    kc_informer_reg *reg = NULL;
+    assert_int_equal(kc_informer_add_handler(inf, &h, NULL, &reg, NULL), 0);
+    return reg;
+}
+
+/* The initial list (the adds before the sync) is flagged; the adds of watch events after it are
+ * not; on_add is not called when on_add_ex is set. */
+static void test_informer_handlers_initial_list_flagged(void **st)
+{
+    kc_informer *inf = new_inf(0);
+    initial_rec r;
+    kc_informer_reg *reg = initial_reg(inf, &r);
+    event(inf, KC_WATCH_ADDED, "a", 1);
+    event(inf, KC_WATCH_ADDED, "b", 2);
+    synced(inf);
+    event(inf, KC_WATCH_ADDED, "c", 3);
+    assert_int_equal(kc_informer_reg_wait_synced(reg, 5000, NULL), 0);
+    assert_int_equal(kc_informer_reg_wait_idle(reg, 5000, NULL), 0);
+    assert_string_equal(r.log, "a:1;b:1;c:0;");
+    assert_int_equal(r.plain_adds, 0);
+    kc_informer_free(inf);
+    pthread_mutex_destroy(&r.mu);
+}
+
+/* A late registration's snapshot is its initial contents (client-go flags it too). */
+static void test_informer_handlers_initial_list_late_snapshot(void **st)
+{
+    kc_informer *inf = new_inf(0);
+    event(inf, KC_WATCH_ADDED, "a", 1);
+    synced(inf);
+    event(inf, KC_WATCH_ADDED, "b", 2);
+    initial_rec r;
+    kc_informer_reg *reg = initial_reg(inf, &r);
+    assert_int_equal(kc_informer_reg_wait_synced(reg, 5000, NULL), 0);
+    event(inf, KC_WATCH_ADDED, "c", 3);
+    assert_int_equal(kc_informer_reg_wait_idle(reg, 5000, NULL), 0);
+    if (strcmp(r.log, "a:1;b:1;c:0;") && strcmp(r.log, "b:1;a:1;c:0;")) /* snapshot: store order */
+        fail_msg("log: %s", r.log);
+    kc_informer_free(inf);
+    pthread_mutex_destroy(&r.mu);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -368,6 +448,8 @@ int main(void)
         cmocka_unit_test(test_informer_handlers_overflow_coalesces_without_losing_deletes),
         cmocka_unit_test(test_informer_handlers_oom_drops_are_counted_in_status),
         cmocka_unit_test(test_informer_handlers_relist_tombstones),
+        cmocka_unit_test(test_informer_handlers_initial_list_flagged),
+        cmocka_unit_test(test_informer_handlers_initial_list_late_snapshot),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

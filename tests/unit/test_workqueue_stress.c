@@ -1,7 +1,7 @@
 /*
  * Concurrency stress for kc_workqueue (run under TSan by `make tsan`): 8 workers and 3 producers
  * over 64 keys, with re-adds during processing from producers and from the workers themselves,
- * delayed adds, rate-limited adds and forgets. Checks:
+ * delayed adds, rate-limited adds, forgets and adds at several priorities (C12). Checks:
  *   - W6: a key is never held by two workers at once (a per-key in-flight counter must be 0 when a
  *     worker receives the key);
  *   - no key is lost: each add is preceded by a bump of the key's "wanted" generation, and every
@@ -103,6 +103,18 @@ static void *producer(void *arg)
         case 2:
             assert_int_equal(kc_workqueue_forget(s->q, key), 0);
             assert_int_equal(kc_workqueue_add(s->q, key), 0);
+            break;
+        case 3: /* priorities (C12): raises and re-adds in every state */
+            assert_int_equal(kc_workqueue_add_with_priority(s->q, key, KC_WORKQUEUE_PRIORITY_LOW),
+                             0);
+            break;
+        case 4:
+            assert_int_equal(kc_workqueue_add_with_priority(s->q, key, 7), 0);
+            break;
+        case 5:
+            assert_int_equal(kc_workqueue_add_after_with_priority(s->q, key, (rng >> 40) % 3,
+                                                                  KC_WORKQUEUE_PRIORITY_LOW),
+                             0);
             break;
         default:
             assert_int_equal(kc_workqueue_add(s->q, key), 0);

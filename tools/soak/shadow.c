@@ -187,7 +187,8 @@ static void on_delete(void *ud, kc_obj *obj, bool tombstone)
     finish(sh, &p);
 }
 
-const kc_informer_handlers soak_shadow_handlers = {on_add, on_update, on_delete, NULL};
+const kc_informer_handlers soak_shadow_handlers = {
+    .on_add = on_add, .on_update = on_update, .on_delete = on_delete, .ud = NULL};
 
 int soak_shadow_new(soak *s, soak_side *sd, soak_shadow **ret)
 {

@@ -260,6 +260,23 @@ static void c_obj(void)
     assert_int_equal(kc_obj_heap_size(NULL), 0);
 }
 
+static void c_obj_iter_owner_condition(void)
+{
+    assert_string_equal(kc_obj_controller_api_version(NULL), "");
+    assert_string_equal(kc_obj_controller_kind(NULL), "");
+    assert_string_equal(kc_obj_controller_name(NULL), "");
+    INVAL_ERR(kc_obj_iter_new(NULL, "", NULL, &e));
+    INVAL(kc_obj_iter_next(NULL));
+    assert_null(kc_obj_iter_key(NULL, NULL));
+    assert_int_equal(kc_obj_iter_type(NULL), KC_JSON_NULL);
+    INVAL(kc_obj_iter_string(NULL, NULL, NULL));
+    INVAL(kc_obj_iter_int(NULL, NULL));
+    INVAL(kc_obj_iter_double(NULL, NULL));
+    INVAL(kc_obj_iter_bool(NULL, NULL));
+    INVAL(kc_obj_iter_raw(NULL, NULL, NULL));
+    kc_obj_iter_free(NULL);
+}
+
 static void c_rv(void)
 {
     assert_false(kc_rv_is_canonical(NULL));
@@ -494,6 +511,10 @@ static const group GROUPS[] = {
             "kc_obj_finalizer_count kc_obj_owner_count kc_obj_label kc_obj_label_count "
             "kc_obj_label_at kc_obj_get_string kc_obj_get_int kc_obj_get_bool kc_obj_get_raw "
             "kc_obj_heap_size"},
+    {c_obj_iter_owner_condition,
+     "kc_obj_controller_api_version kc_obj_controller_kind kc_obj_controller_name "
+     "kc_obj_iter_new kc_obj_iter_next kc_obj_iter_key kc_obj_iter_type kc_obj_iter_string "
+     "kc_obj_iter_int kc_obj_iter_double kc_obj_iter_bool kc_obj_iter_raw kc_obj_iter_free"},
     {c_rv, "kc_rv_is_canonical kc_rv_compare kc_rv_parse"},
     {c_selector, "kc_label_selector_parse kc_label_selector_free kc_label_selector_empty "
                  "kc_label_selector_match kc_label_selector_match_fn kc_label_selector_string "

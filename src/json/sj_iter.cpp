@@ -105,8 +105,13 @@ struct pass {
         }
         case od::json_type::number: {
             od::number n;
-            if (!(c = v.get_number().get(n)))
+            if (!(c = v.get_number().get(n))) {
                 sp->type = n.is_int64() ? KC_JSON_INT : KC_JSON_DOUBLE;
+            } else { /* an integer beyond uint64 (get_number refuses it) is still a number */
+                double d;
+                sp->type = KC_JSON_DOUBLE;
+                c = v.get_double().get(d);
+            }
             break;
         }
         case od::json_type::boolean: {

@@ -275,6 +275,18 @@ static void c_obj_iter_owner_condition(void)
     INVAL(kc_obj_iter_bool(NULL, NULL));
     INVAL(kc_obj_iter_raw(NULL, NULL, NULL));
     kc_obj_iter_free(NULL);
+    INVAL_ERR(kc_doc_set_controller_reference(NULL, NULL, &e));
+    INVAL_ERR(kc_doc_set_owner_reference(NULL, NULL, &e));
+    INVAL_ERR(kc_doc_remove_owner_reference(NULL, NULL, &e));
+    assert_false(kc_obj_is_owned_by(NULL, NULL));
+    assert_false(kc_doc_is_owned_by(NULL, NULL));
+    assert_false(kc_obj_is_controlled_by(NULL, NULL));
+    INVAL_ERR(kc_doc_condition_set(NULL, NULL, NULL, &e));
+    INVAL_ERR(kc_doc_condition_find(NULL, NULL, NULL, &e));
+    INVAL_ERR(kc_doc_condition_remove(NULL, NULL, NULL, &e));
+    assert_false(kc_doc_condition_is_true(NULL, NULL));
+    INVAL_ERR(kc_obj_condition_status(NULL, NULL, NULL, &e));
+    assert_false(kc_obj_condition_is_true(NULL, NULL));
 }
 
 static void c_rv(void)
@@ -514,7 +526,11 @@ static const group GROUPS[] = {
     {c_obj_iter_owner_condition,
      "kc_obj_controller_api_version kc_obj_controller_kind kc_obj_controller_name "
      "kc_obj_iter_new kc_obj_iter_next kc_obj_iter_key kc_obj_iter_type kc_obj_iter_string "
-     "kc_obj_iter_int kc_obj_iter_double kc_obj_iter_bool kc_obj_iter_raw kc_obj_iter_free"},
+     "kc_obj_iter_int kc_obj_iter_double kc_obj_iter_bool kc_obj_iter_raw kc_obj_iter_free "
+     "kc_doc_set_controller_reference kc_doc_set_owner_reference kc_doc_remove_owner_reference "
+     "kc_obj_is_owned_by kc_doc_is_owned_by kc_obj_is_controlled_by kc_doc_condition_set "
+     "kc_doc_condition_find kc_doc_condition_remove kc_doc_condition_is_true "
+     "kc_obj_condition_status kc_obj_condition_is_true"},
     {c_rv, "kc_rv_is_canonical kc_rv_compare kc_rv_parse"},
     {c_selector, "kc_label_selector_parse kc_label_selector_free kc_label_selector_empty "
                  "kc_label_selector_match kc_label_selector_match_fn kc_label_selector_string "

@@ -116,7 +116,7 @@ static void test_json_obj_iter_escapes(void **state)
 
 static const char TYPED[] =
     "{\"metadata\":{\"name\":\"t\"},\"spec\":{\"list\":[\"s\",-42,1.5,true,false,null,{\"k\":1},"
-    "[1,2],9223372036854775807,18446744073709551615,1e3]}}";
+    "[1,2],9223372036854775807,18446744073709551615,1e3,123456789012345678901234567890]}}";
 
 /* Each type, its getter, and every mismatch being KC_EINVAL. */
 static void test_json_obj_iter_typed(void **state)
@@ -126,7 +126,7 @@ static void test_json_obj_iter_typed(void **state)
     kc_obj_iter *it = iter(o, "/spec/list");
     const kc_json_type types[] = {KC_JSON_STRING, KC_JSON_INT,    KC_JSON_DOUBLE, KC_JSON_BOOL,
                                   KC_JSON_BOOL,   KC_JSON_NULL,   KC_JSON_OBJECT, KC_JSON_ARRAY,
-                                  KC_JSON_INT,    KC_JSON_DOUBLE, KC_JSON_DOUBLE};
+                                  KC_JSON_INT,    KC_JSON_DOUBLE, KC_JSON_DOUBLE, KC_JSON_DOUBLE};
     const char *raws[] = {"\"s\"",
                           "-42",
                           "1.5",
@@ -137,7 +137,8 @@ static void test_json_obj_iter_typed(void **state)
                           "[1,2]",
                           "9223372036854775807",
                           "18446744073709551615",
-                          "1e3"};
+                          "1e3",
+                          "123456789012345678901234567890"}; /* beyond uint64: a double */
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
         assert_int_equal(kc_obj_iter_next(it), 1);
         assert_null(kc_obj_iter_key(it, NULL)); /* array elements have no key */
@@ -173,6 +174,8 @@ static void test_json_obj_iter_typed(void **state)
             assert_true(dv == 18446744073709551615.0);
         if (i == 10)
             assert_true(dv == 1000.0);
+        if (i == 11)
+            assert_true(dv == 123456789012345678901234567890.0);
     }
     assert_int_equal(kc_obj_iter_next(it), 0);
     kc_obj_iter_free(it);

@@ -163,10 +163,14 @@ static int set_ref(kc_doc *doc, const kc_obj *owner, bool controller, kc_error *
     if (r)
         return r;
     size_t at = n;
+    bool seen_controller = false; /* only the first one counts (metav1.GetControllerOf) */
     for (size_t i = 0; i < n; i++) {
         bool same = refers_to(doc, i, owner);
-        if (controller && ref_controller(doc, i) && !same)
-            return already_owned(doc, i, err);
+        if (controller && !seen_controller && ref_controller(doc, i)) {
+            seen_controller = true;
+            if (!same)
+                return already_owned(doc, i, err);
+        }
         if (same && at == n)
             at = i;
     }

@@ -226,6 +226,28 @@ static void test_json_owner_already_owned(void **state)
     kc_doc_free(d);
 }
 
+/* Only the first controller reference counts (metav1.GetControllerOf): when it is the owner's, a
+ * second (invalid) controller entry after it does not make the set fail. */
+static void test_json_owner_first_controller_counts(void **state)
+{
+    (void)state;
+    kc_doc *d =
+        jf_doc("{\"metadata\":{\"name\":\"s\",\"namespace\":\"ns\",\"ownerReferences\":"
+               "[{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"name\":\"c\",\"uid\":\"u-1\","
+               "\"controller\":true},{\"apiVersion\":\"v1\",\"kind\":\"Other\",\"name\":"
+               "\"o\",\"uid\":\"u-o\",\"controller\":true}]}}");
+    kc_obj *cm = owner_obj("v1", "ConfigMap", "ns", "c", "u-1");
+    kc_obj *other = owner_obj("v1", "Other", "ns", "o", "u-o");
+    kc_error err = KC_ERROR_INIT;
+    assert_int_equal(kc_doc_set_controller_reference(d, cm, &err), 0);
+    assert_int_equal(kc_doc_set_controller_reference(d, other, &err), KC_ECONFLICT);
+    assert_non_null(strstr(err.message, "ConfigMap"));
+    kc_error_clear(&err);
+    kc_obj_unref(cm);
+    kc_obj_unref(other);
+    kc_doc_free(d);
+}
+
 /* validateOwner: namespaced owner of a cluster-scoped object, or across namespaces → KC_EINVAL;
  * an owner missing uid/name/kind/apiVersion → KC_EINVAL naming the field. */
 static void test_json_owner_invalid(void **state)
@@ -270,6 +292,7 @@ int main(void)
         cmocka_unit_test(test_json_owner_obj_tests),
         cmocka_unit_test(test_json_owner_set_controller),
         cmocka_unit_test(test_json_owner_already_owned),
+        cmocka_unit_test(test_json_owner_first_controller_counts),
         cmocka_unit_test(test_json_owner_invalid),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -7,10 +7,10 @@
  * (kc__sj_span, 20 bytes) into a malloc'd array that grows geometrically. Nothing of the document
  * is copied but keys written with escapes, which are unescaped here into a small side buffer.
  * Values are validated as they are passed (a string with escapes is unescaped into the parser's
- * buffer and dropped, a number parsed, a literal checked, an object or array skipped by
- * raw_json) so that the getters, which re-read one token at a time (kc__sj_token), cannot fail
- * on the text. Stored text decoded without KC_DECODE_STRICT may hold malformed sub-trees; they
- * are reported here as KC_EPARSE.
+ * buffer and dropped, a number parsed, a literal checked, an object or array validated whole by
+ * the strict walker, sj_strict.cpp) so that the getters and a later iteration of a child, which
+ * re-read one token at a time (kc__sj_token), cannot fail on the text. Stored text decoded without
+ * KC_DECODE_STRICT may hold malformed sub-trees; they are reported here as KC_EPARSE.
  */
 #include "json/sj_internal.hpp"
 #include "kcache/obj.h"
@@ -39,6 +39,7 @@ struct pass {
     const char *text;
     kc__sj_iter_out *out;
     kc__sj_err *e;
+    walker &w; /* its strict validation (sj_strict.cpp) checks nested containers */
 
     int64_t off(const char *p) const
     {
@@ -59,26 +60,16 @@ struct pass {
         *s = kc__sj_span{0, 0, 0, 0, 0, 0};
         return s;
     }
+    /* An object or array child: validated whole (the stored text's unread sub-trees were only
+     * bracket-counted by a default decode), then its span. */
     int container(od::value &v, od::json_type t, kc__sj_span *sp)
     {
-        const char *at = v.raw_json_token().data();
-        string_view raw;
-        error_code c;
-        if (t == od::json_type::object) {
-            od::object o;
-            if (!(c = v.get_object().get(o)))
-                c = o.raw_json().get(raw);
-            sp->type = KC_JSON_OBJECT;
-        } else {
-            od::array a;
-            if (!(c = v.get_array().get(a)))
-                c = a.raw_json().get(raw);
-            sp->type = KC_JSON_ARRAY;
-        }
-        if (c)
-            return err(c, at, "malformed object or array");
-        sp->val_off = static_cast<uint32_t>(raw.data() - text);
-        sp->val_len = static_cast<uint32_t>(raw.size());
+        const char *start = v.raw_json_token().data(), *close = nullptr;
+        if (int r = w.validate_skip(v, "the value", &close))
+            return r;
+        sp->type = t == od::json_type::object ? KC_JSON_OBJECT : KC_JSON_ARRAY;
+        sp->val_off = static_cast<uint32_t>(start - text);
+        sp->val_len = static_cast<uint32_t>(close + 1 - start);
         return 0;
     }
     /* The value's span and type, after checking it. */
@@ -212,7 +203,8 @@ int kc__sj_iter(kc__sj_ctx *ctx, const char *text, size_t len, const char *point
     if (c == simdjson::NO_SUCH_FIELD || c == simdjson::INDEX_OUT_OF_BOUNDS ||
         c == simdjson::INCORRECT_TYPE || c == simdjson::INVALID_JSON_POINTER)
         return fail(e, KC_ENOTFOUND, -1, "%s: no such path", pointer);
-    pass p{text, out, e};
+    walker w{doc, text, text + len, 0, e, ctx, true};
+    pass p{text, out, e, w};
     if (c)
         return p.err(c, nullptr, pointer);
     od::json_type t;
@@ -239,23 +231,38 @@ int kc__sj_token(kc__sj_ctx *ctx, const char *tok, size_t len, size_t avail,
 {
     od::document doc;
     kc__sj_err e = {0, -1, ""};
-    int r = iterate(ctx, tok, len, avail, doc, &e, 0);
-    if (r)
-        return r == KC_ENOMEM ? r : KC_EINVAL;
     error_code c = simdjson::SUCCESS;
-    switch (want) {
-    case KC__SJ_TOK_STRING: {
+    if (want == KC__SJ_TOK_STRING) {
+        int r = iterate(ctx, tok, len, avail, doc, &e, 0);
+        if (r)
+            return r == KC_ENOMEM ? r : KC_EINVAL;
         string_view sv;
         if (!(c = doc.get_string().get(sv)))
             *s = {sv.data(), sv.size()};
-        break;
-    }
-    case KC__SJ_TOK_INT:
-        c = doc.get_int64().get(*i);
-        break;
-    case KC__SJ_TOK_DOUBLE:
-        c = doc.get_double().get(*d);
-        break;
+    } else {
+        /* A number is read as the element of "[tok]" (the scratch) with the calls the pass made,
+         * so that simdjson parses it as the pass did: a root number, or get_double where the pass
+         * used get_number, disagree on some exponents ("0e00000000012394911434645837222"). */
+        if (!reserve(ctx, len + 2))
+            return KC_ENOMEM;
+        ctx->buf[0] = '[';
+        memcpy(ctx->buf + 1, tok, len);
+        ctx->buf[len + 1] = ']';
+        int r = iterate(ctx, ctx->buf, len + 2, ctx->cap, doc, &e, 0);
+        if (r)
+            return r == KC_ENOMEM ? r : KC_EINVAL;
+        od::array a;
+        od::value v;
+        od::number n;
+        if (!(c = doc.get_array().get(a)) && !(c = a.at(0).get(v))) {
+            if (!(c = v.get_number().get(n)) && want == KC__SJ_TOK_INT) /* as the pass typed it */
+                c = n.is_int64() ? (*i = n.get_int64(), simdjson::SUCCESS)
+                                 : simdjson::INCORRECT_TYPE;
+            else if (!c)
+                *d = n.as_double();
+            else if (want == KC__SJ_TOK_DOUBLE) /* beyond uint64: get_number refuses it */
+                c = v.get_double().get(*d);
+        }
     }
     if (c == simdjson::MEMALLOC)
         return KC_ENOMEM;

@@ -233,6 +233,12 @@ enum kc__sj_tok_want { KC__SJ_TOK_STRING, KC__SJ_TOK_INT, KC__SJ_TOK_DOUBLE };
 int kc__sj_token(kc__sj_ctx *ctx, const char *tok, size_t len, size_t avail,
                  enum kc__sj_tok_want want, kc__sj_str *s, int64_t *i, double *d);
 
+/* kc_doc_from_obj's tree (sj_doc.cpp): a jansson tree built by walking a stored object's text (an
+ * object, KC__SJ_PADDING readable bytes after it). *ret is a new reference. */
+struct json_t;
+int kc__sj_doc_build(kc__sj_ctx *ctx, const char *text, size_t len, struct json_t **ret,
+                     kc__sj_err *e);
+
 /* Benchmark reference (bench/bench_decode.c): the bare simdjson On-Demand pass the decoders build
  * on — stage 1 over text (padded, len + KC__SJ_PADDING readable) and a skip over every element of
  * its top-level "items" array (or over the whole document when it has none). Returns the number

@@ -7,20 +7,11 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include <kcache/doc.h>
+#include "doc_fixture.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static kc_doc *parse(const char *json)
-{
-    kc_doc *d = NULL;
-    kc_error err = KC_ERROR_INIT;
-    if (kc_doc_parse(json, strlen(json), &d, &err))
-        fail_msg("parse %s: %s", json, err.message);
-    return d;
-}
 
 /* merge_diff(from, to, ptr) is want. */
 static void want_diff(const char *from, const char *to, const char *ptr, const char *want)

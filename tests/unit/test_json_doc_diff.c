@@ -47,7 +47,9 @@ static void test_json_doc_diff_cases(void **state)
     want_diff("{\"s\":{\"k\":1}}", "{\"s\":[]}", NULL, "{\"s\":[]}");
     /* A non-object target is the patch itself. */
     want_diff("{\"a\":1}", "[1]", NULL, "[1]");
-    want_diff("[1]", "[1]", NULL, "{}");
+    want_diff("[1]", "[1]", NULL, "[1]"); /* "{}" would make it {} */
+    want_diff("{\"a\":1}", "{\"a\":1}", "", "{}");
+    want_diff("3", "{\"a\":1}", NULL, "{\"a\":1}");
 }
 
 static void test_json_doc_diff_restricted(void **state)

@@ -9,6 +9,8 @@
 #include "kcache/log.h"
 #include "kcache/obj.h"
 #include "kcache/doc.h"
+#include "kcache/owner.h"
+#include "kcache/condition.h"
 #include "kcache/rv.h"
 #include "kcache/fence.h"
 #include "kcache/decode.h"

@@ -31,20 +31,7 @@ KC_BEGIN_DECLS
 typedef struct kc_doc kc_doc;
 typedef struct kc_doc_iter kc_doc_iter;
 
-/* The JSON type of a value (kc_doc_type, iterators). */
-typedef enum kc_json_type {
-    KC_JSON_NULL = 0,
-    KC_JSON_BOOL = 1,
-    KC_JSON_INT = 2,    /* a number without fraction or exponent that fits int64 */
-    KC_JSON_DOUBLE = 3, /* any other number */
-    KC_JSON_STRING = 4,
-    KC_JSON_ARRAY = 5,
-    KC_JSON_OBJECT = 6,
-} kc_json_type;
-
-/* Name of a kc_json_type ("string", "object", …; "?" when unknown). Borrowed (static).
- * Thread-safe. Never fails. Since 0.1. */
-KC_API const char *kc_json_type_name(kc_json_type type);
+/* kc_json_type and kc_json_type_name are declared in kcache/obj.h (shared with kc_obj_iter). */
 
 /* ---- construction ------------------------------------------------------------------------- */
 

@@ -57,9 +57,9 @@ typedef struct kc_decode_opts {
  * minified and transformed). opts may be NULL (defaults). Errors: KC_EINVAL (ret_obj NULL, or
  * json NULL with len > 0), KC_EPARSE (not JSON, not an object, metadata fields of the wrong type
  * or given twice, a NUL character (\u0000) in a string that becomes a C string below — name,
- * namespace, uid, resourceVersion, kind, apiVersion, a label key or value, an owner's uid —,
- * invalid UTF-8, two values with only whitespace between them, nesting deeper than 512 levels,
- * truncated; err names what and the byte offset in json), KC_ETOOLARGE,
+ * namespace, uid, resourceVersion, kind, apiVersion, a label key or value, an owner's uid,
+ * apiVersion, kind or name —, invalid UTF-8, two values with only whitespace between them, nesting
+ * deeper than 512 levels, truncated; err names what and the byte offset in json), KC_ETOOLARGE,
  * KC_ENOMEM, KC_EUNSUPPORTED (opts longer than this library's, or a CPU the JSON parser does not
  * support). json and opts are borrowed for the call. On success *ret_obj is a new reference —
  * caller unrefs. Thread-safe (uses a per-thread parser, kept between calls for objects up to
@@ -117,6 +117,16 @@ KC_API const char *kc_obj_resource_version(const kc_obj *obj);
 /* Controller owner's uid (ownerReferences[] entry with controller=true), "" when none. Borrowed
  * from obj (valid while the caller holds a reference). Thread-safe. Never fails. Since 0.1. */
 KC_API const char *kc_obj_controller_uid(const kc_obj *obj);
+/* Controller owner's apiVersion (the same ownerReferences[] entry as kc_obj_controller_uid), ""
+ * when none. Borrowed from obj (valid while the caller holds a reference). Thread-safe. Never
+ * fails. Since 0.1. */
+KC_API const char *kc_obj_controller_api_version(const kc_obj *obj);
+/* Controller owner's kind, "" when none. Borrowed from obj (valid while the caller holds a
+ * reference). Thread-safe. Never fails. Since 0.1. */
+KC_API const char *kc_obj_controller_kind(const kc_obj *obj);
+/* Controller owner's name, "" when none. Borrowed from obj (valid while the caller holds a
+ * reference). Thread-safe. Never fails. Since 0.1. */
+KC_API const char *kc_obj_controller_name(const kc_obj *obj);
 
 /* resourceVersion as an integer when it is a canonical decimal (no sign, no leading zero, not
  * "0"); 0 otherwise. No ownership transfer. Thread-safe. Never fails. Since 0.1. */
@@ -172,6 +182,88 @@ KC_API int kc_obj_get_bool(const kc_obj *obj, const char *pointer, bool *ret, kc
  * Thread-safe. Since 0.1. */
 KC_API int kc_obj_get_raw(const kc_obj *obj, const char *pointer, const char **ret_json,
                           size_t *ret_len, kc_error *err);
+
+/* The JSON type of a value (kc_doc_type, iterators). */
+typedef enum kc_json_type {
+    KC_JSON_NULL = 0,
+    KC_JSON_BOOL = 1,
+    KC_JSON_INT = 2,    /* a number without fraction or exponent that fits int64 */
+    KC_JSON_DOUBLE = 3, /* any other number */
+    KC_JSON_STRING = 4,
+    KC_JSON_ARRAY = 5,
+    KC_JSON_OBJECT = 6,
+} kc_json_type;
+
+/* Name of a kc_json_type ("string", "object", …; "?" when unknown). Borrowed (static).
+ * Thread-safe. Never fails. Since 0.1. */
+KC_API const char *kc_json_type_name(kc_json_type type);
+
+/* ---- iteration ---------------------------------------------------------------------------- */
+/*
+ * Members (object, document order) or elements (array) of the value at a JSON Pointer of a stored
+ * object, read in place: no copy of the document is made. kc_obj_iter_new runs one pass of the
+ * JSON parser over the stored text and records where each member's key and value are (about 20
+ * bytes per member, in an array the iterator owns); the getters then read the value's text.
+ *
+ *     kc_obj_iter *it;
+ *     if (kc_obj_iter_new(obj, "/data", &it, &err) == 0) {
+ *         while (kc_obj_iter_next(it) == 1) {
+ *             size_t kn, vn;
+ *             const char *k = kc_obj_iter_key(it, &kn), *v;
+ *             if (kc_obj_iter_string(it, &v, &vn) == 0) ... (k, kn) → (v, vn) ...
+ *         }
+ *         kc_obj_iter_free(it);
+ *     }
+ *
+ * Strings (keys and values) are returned with their length and are NOT NUL-terminated: one
+ * without escapes points into kc_obj_json(obj); one with escapes is unescaped into the
+ * iterator's buffer, valid until the next call on the iterator. The iterator holds no reference:
+ * the caller's reference to obj must outlive it.
+ */
+typedef struct kc_obj_iter kc_obj_iter;
+
+/* New iterator over the object or array at ptr ("" = the whole object) of obj (borrowed: the
+ * caller keeps a reference while the iterator is used). ptr borrowed for the call. On success *ret
+ * is new — caller frees with kc_obj_iter_free(). Errors: KC_ENOTFOUND (no value at ptr), KC_EINVAL
+ * (a scalar at ptr, a malformed pointer, NULL arguments), KC_EPARSE (the stored text at ptr is not
+ * valid JSON: a decoder that did not validate it, see KC_DECODE_STRICT), KC_ENOMEM,
+ * KC_EUNSUPPORTED (a CPU the JSON parser does not support). Thread-safe. Since 0.1. */
+KC_API int kc_obj_iter_new(const kc_obj *obj, const char *ptr, kc_obj_iter **ret, kc_error *err);
+/* Advance: 1 when positioned on the next member or element, 0 at the end. Errors: KC_EINVAL (NULL
+ * it). Not thread-safe (the iterator's owner). Since 0.1. No ownership transfer. */
+KC_API int kc_obj_iter_next(kc_obj_iter *it);
+/* The current member's name, unescaped, not NUL-terminated (*ret_len, may be NULL, its length);
+ * NULL for an array element or when not positioned. Borrowed from obj's text (no escape in it) or
+ * from the iterator (valid until it is freed). Not thread-safe (the iterator's owner). Never fails.
+ * Since 0.1. */
+KC_API const char *kc_obj_iter_key(const kc_obj_iter *it, size_t *ret_len);
+/* The current value's type (KC_JSON_NULL when not positioned). No ownership transfer. Not
+ * thread-safe (the iterator's owner). Never fails. Since 0.1. */
+KC_API kc_json_type kc_obj_iter_type(const kc_obj_iter *it);
+/* The current value as a string, unescaped, not NUL-terminated: *ret borrowed from obj's text (no
+ * escape in it) or from the iterator's buffer (valid until the next call on it); *ret_len (may be
+ * NULL) its length. Errors: KC_EINVAL (not a string, not positioned, NULL it or ret), KC_ENOMEM.
+ * Not thread-safe (the iterator's owner). Since 0.1. */
+KC_API int kc_obj_iter_string(kc_obj_iter *it, const char **ret, size_t *ret_len);
+/* The current value as an integer into *ret, the caller's. Errors: KC_EINVAL (not KC_JSON_INT,
+ * not positioned, NULL argument), KC_ENOMEM. Not thread-safe (the iterator's owner). Since 0.1.
+ * No ownership transfer. */
+KC_API int kc_obj_iter_int(kc_obj_iter *it, int64_t *ret);
+/* The current value as a number (KC_JSON_INT or KC_JSON_DOUBLE) into *ret, the caller's. Errors:
+ * KC_EINVAL (not a number, not positioned, NULL argument), KC_ENOMEM. Not thread-safe (the
+ * iterator's owner). Since 0.1. No ownership transfer. */
+KC_API int kc_obj_iter_double(kc_obj_iter *it, double *ret);
+/* The current value as a boolean into *ret, the caller's. Errors: KC_EINVAL (not a boolean, not
+ * positioned, NULL argument). Not thread-safe (the iterator's owner). Since 0.1. No ownership
+ * transfer. */
+KC_API int kc_obj_iter_bool(const kc_obj_iter *it, bool *ret);
+/* The current value (any type) as JSON text: *ret borrowed, points into kc_obj_json(obj) and is
+ * NOT NUL-terminated; *ret_len its length. Errors: KC_EINVAL (not positioned, NULL argument). Not
+ * thread-safe (the iterator's owner). Since 0.1. */
+KC_API int kc_obj_iter_raw(const kc_obj_iter *it, const char **ret, size_t *ret_len);
+/* Free it (consumed; obj is not touched). Accepts NULL. Not thread-safe (the iterator's owner).
+ * Never fails. Since 0.1. */
+KC_API void kc_obj_iter_free(kc_obj_iter *it);
 
 /* Bytes of heap this object holds (struct, text, metadata record), for memory accounting; 0 for
  * NULL. No ownership transfer. Thread-safe. Never fails. Since 0.1. */

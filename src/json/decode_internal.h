@@ -43,4 +43,7 @@ void kc__watch_decoder_set_initial_arena(kc_watch_decoder *dec);
 int kc__obj_get_cstring(const kc_obj *obj, const char *pointer, char **ret_str, bool escape,
                         kc_error *err);
 
+/* A JSON Pointer's syntax (pointer.c): "" or "/…" with every '~' followed by '0' or '1'. */
+bool kc__json_pointer_ok(const char *p);
+
 #endif

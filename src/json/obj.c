@@ -9,7 +9,9 @@
  *   '\0'
  *   labels[]        n_labels pairs of uint32 offsets (key, value), sorted by key
  *   strings         NUL-terminated apiVersion, kind, namespace, name, uid, resourceVersion,
- *                   controller uid, label keys and values
+ *                   the controller owner's uid, apiVersion, kind and name (four strings back to
+ *                   back, when an owner has controller=true: no offset more in the header),
+ *                   label keys and values
  *   [pad]           only when the tail after json is shorter than KC__SJ_PADDING: simdjson reads
  *                   the stored text in place for JSON Pointer access and needs that many
  *                   readable bytes after it (their content does not matter)
@@ -305,12 +307,22 @@ static bool put_strings(struct kc_obj *o, const kc__sj_str *strs, const kc__sj_m
     char *base = (char *)o;
     char *s = base + str_at;
     memset(o->off, 0, sizeof o->off);
-    for (int i = 0; i <= F_CTRL; i++) {
+    for (int i = 0; i < F_CTRL; i++) {
         if (!strs[i].n)
             continue;
         o->off[i] = (uint32_t)(s - base);
         s = put(s, strs[i].p, strs[i].n);
         *s++ = '\0';
+    }
+    if (m->has_controller) { /* uid, apiVersion, kind, name back to back (ctrl_field) */
+        o->off[F_CTRL] = (uint32_t)(s - base);
+        const kc__sj_str cs[4] = {m->controller_uid, m->ctrl_api_version, m->ctrl_kind,
+                                  m->ctrl_name};
+        for (int i = 0; i < 4; i++) {
+            if (cs[i].n)
+                s = put(s, cs[i].p, cs[i].n);
+            *s++ = '\0';
+        }
     }
     uint32_t *lab = (uint32_t *)(base + lab_at);
     o->off[F_LABELS] = (uint32_t)lab_at;
@@ -367,8 +379,11 @@ int kc__obj_build(const kc__sj_meta *m, unsigned flags, size_t max_size,
     kc__sj_str kind = m->has_kind ? m->kind : p.ik.plain;
     kc__sj_str strs[F_CTRL + 1] = {api, kind, m->ns, m->name, m->uid, m->rv, m->controller_uid};
     size_t str_bytes = 0;
-    for (int i = 0; i <= F_CTRL; i++)
+    for (int i = 0; i < F_CTRL; i++)
         str_bytes += strs[i].n ? strs[i].n + 1 : 0;
+    if (m->has_controller)
+        str_bytes +=
+            m->controller_uid.n + m->ctrl_api_version.n + m->ctrl_kind.n + m->ctrl_name.n + 4;
     for (size_t i = 0; i < m->n_labels; i++)
         str_bytes += m->labels[i].key.n + 1 + m->labels[i].value.n + 1;
     size_t head = sizeof(struct kc_obj);
@@ -521,9 +536,32 @@ const char *kc_obj_resource_version(const kc_obj *obj)
 {
     return field(obj, F_RV);
 }
+/* The controller's strings: uid, apiVersion, kind, name, each NUL-terminated, back to back from
+ * off[F_CTRL] (present when an owner reference has controller=true); i-th of them, or "". */
+static const char *ctrl_field(const kc_obj *obj, int i)
+{
+    const char *s = field(obj, F_CTRL);
+    if (!*s && !(obj && obj->off[F_CTRL]))
+        return "";
+    for (; i > 0; i--)
+        s += strlen(s) + 1;
+    return s;
+}
 const char *kc_obj_controller_uid(const kc_obj *obj)
 {
     return field(obj, F_CTRL);
+}
+const char *kc_obj_controller_api_version(const kc_obj *obj)
+{
+    return ctrl_field(obj, 1);
+}
+const char *kc_obj_controller_kind(const kc_obj *obj)
+{
+    return ctrl_field(obj, 2);
+}
+const char *kc_obj_controller_name(const kc_obj *obj)
+{
+    return ctrl_field(obj, 3);
 }
 uint64_t kc_obj_rv_int(const kc_obj *obj)
 {

@@ -53,4 +53,15 @@ bool kc__watch_prefilter_drop(const char *line, size_t n, const struct kc_shard_
 /* Copy an sj error into err (offset shifted by base when known). Returns the code. */
 int kc__sj_err_to(const kc__sj_err *e, int64_t base, kc_error *err);
 
+/* obj_iter.c: a new iterator over the members or elements of it's current value (an object or
+ * array: else KC_EINVAL), from a pass over that value's text only. Borrows the same object. */
+int kc__obj_iter_child(const kc_obj_iter *it, kc_obj_iter **ret, kc_error *err);
+
+/* obj_iter.c: find the first element of the array at ptr of obj that is an object whose member
+ * key is the string value; 0 when found (buf, when not NULL, gets its member want's string value,
+ * cut to cap - 1 bytes, "" when absent), KC_ENOTFOUND when none (or no array at ptr), or the
+ * iterator's error. */
+int kc__obj_array_lookup(const kc_obj *obj, const char *ptr, const char *key, const char *value,
+                         const char *want, char *buf, size_t cap, kc_error *err);
+
 #endif

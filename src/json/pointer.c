@@ -14,8 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* "" or "/…" with every '~' followed by '0' or '1'. */
-static bool pointer_ok(const char *p)
+bool kc__json_pointer_ok(const char *p)
 {
     if (p[0] == '\0')
         return true;
@@ -32,7 +31,7 @@ static int lookup(const kc_obj *obj, const char *pointer, enum kc__sj_want want,
 {
     if (!obj || !pointer)
         return kc_error_set(err, KC_EINVAL, "JSON pointer lookup: NULL argument");
-    if (!pointer_ok(pointer))
+    if (!kc__json_pointer_ok(pointer))
         return kc_error_set(err, KC_EINVAL, "malformed JSON pointer \"%s\"", pointer);
     size_t len;
     const char *text = kc_obj_json(obj, &len);

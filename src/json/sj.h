@@ -42,6 +42,8 @@ typedef struct kc__sj_meta {
     size_t len;
     int64_t off; /* offset of text in the document walked (for errors about the whole object) */
     kc__sj_str api_version, kind, ns, name, uid, rv, controller_uid; /* unescaped; n=0 absent */
+    kc__sj_str ctrl_api_version, ctrl_kind, ctrl_name; /* the controller owner's; n=0 absent */
+    bool has_controller; /* an ownerReferences[] entry has controller=true */
     bool has_api_version, has_kind;
     bool deleting;           /* deletionTimestamp present and not null */
     bool initial_events_end; /* annotation k8s.io/initial-events-end == "true" */
@@ -203,6 +205,33 @@ int kc__sj_status(kc__sj_ctx *ctx, const char *json, size_t len, kc__sj_status_f
  * pointer is already validated (non-empty, starts with '/', ~ escapes well-formed). */
 int kc__sj_pointer(kc__sj_ctx *ctx, const char *text, size_t len, const char *pointer,
                    enum kc__sj_want want, kc__sj_ptr_out *out, kc__sj_err *e);
+
+/* One member or element found by kc__sj_iter (offsets into the text; key_off into the iterator's
+ * key buffer when KC__SJ_SPAN_KEY_ESC). type: a kc_json_type. */
+enum { KC__SJ_SPAN_KEY = 1, KC__SJ_SPAN_KEY_ESC = 2, KC__SJ_SPAN_STR_ESC = 4 };
+typedef struct kc__sj_span {
+    uint32_t key_off, key_len, val_off, val_len;
+    uint8_t type, flags;
+} kc__sj_span;
+/* What kc__sj_iter fills: arrays malloc'd (realloc'd geometrically), the caller's to free. */
+typedef struct kc__sj_iter_out {
+    kc__sj_span *spans;
+    size_t n, cap;
+    char *keys; /* unescaped keys that had escapes, back to back */
+    size_t keys_n, keys_cap;
+} kc__sj_iter_out;
+/* The members or elements of the object or array at pointer (validated; "" = the whole text) of a
+ * compact text with KC__SJ_PADDING readable bytes after it, recorded into out. Errors:
+ * KC_ENOTFOUND, KC_EINVAL (a scalar at pointer: e names its type), KC_EPARSE (the text there is
+ * not JSON), KC_ENOMEM. */
+int kc__sj_iter(kc__sj_ctx *ctx, const char *text, size_t len, const char *pointer,
+                kc__sj_iter_out *out, kc__sj_err *e);
+/* One scalar token (tok[0..len), readable up to avail bytes, avail >= len + KC__SJ_PADDING) read as
+ * a string (unescaped: *s points into the ctx's parser until its next use), int64 or double.
+ * Errors: KC_EINVAL (not that type or not representable), KC_ENOMEM. */
+enum kc__sj_tok_want { KC__SJ_TOK_STRING, KC__SJ_TOK_INT, KC__SJ_TOK_DOUBLE };
+int kc__sj_token(kc__sj_ctx *ctx, const char *tok, size_t len, size_t avail,
+                 enum kc__sj_tok_want want, kc__sj_str *s, int64_t *i, double *d);
 
 /* kc_doc_from_obj's tree (sj_doc.cpp): a jansson tree built by walking a stored object's text (an
  * object, KC__SJ_PADDING readable bytes after it). *ret is a new reference. */

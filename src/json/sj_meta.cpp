@@ -214,7 +214,8 @@ int walker::owner_refs(od::value &v, kc__sj_meta *m)
         if (int r = req_object(el, o, "metadata.ownerReferences[] entry"))
             return r;
         m->n_owners++;
-        kc__sj_str uid = {nullptr, 0};
+        kc__sj_str uid = {nullptr, 0}, apiv = {nullptr, 0}, kind = {nullptr, 0},
+                   name = {nullptr, 0};
         bool ctrl = false;
         unsigned seen = 0;
         for (auto fr : o) {
@@ -240,13 +241,33 @@ int walker::owner_refs(od::value &v, kc__sj_meta *m)
                     continue;
                 if (auto c = f.value().get_bool().get(ctrl))
                     return err(c, "metadata.ownerReferences[].controller");
-            } else if (strict) { /* else left to On-Demand: apiVersion, kind, name… are scalars */
+            } else if (k.unsafe_is_equal("apiVersion")) {
+                if (int r = once(&seen, 4, k.raw(), "metadata.ownerReferences[].apiVersion"))
+                    return r;
+                if (int r = opt_string(f.value(), &apiv, "metadata.ownerReferences[].apiVersion"))
+                    return r;
+            } else if (k.unsafe_is_equal("kind")) {
+                if (int r = once(&seen, 8, k.raw(), "metadata.ownerReferences[].kind"))
+                    return r;
+                if (int r = opt_string(f.value(), &kind, "metadata.ownerReferences[].kind"))
+                    return r;
+            } else if (k.unsafe_is_equal("name")) {
+                if (int r = once(&seen, 16, k.raw(), "metadata.ownerReferences[].name"))
+                    return r;
+                if (int r = opt_string(f.value(), &name, "metadata.ownerReferences[].name"))
+                    return r;
+            } else if (strict) { /* else left to On-Demand: blockOwnerDeletion… are scalars */
                 if (int r = validate(f.value(), "metadata.ownerReferences[]"))
                     return r;
             }
         }
-        if (ctrl && m->controller_uid.n == 0)
+        if (ctrl && !m->has_controller) { /* the first controller, as metav1.GetControllerOf */
+            m->has_controller = true;
             m->controller_uid = uid;
+            m->ctrl_api_version = apiv;
+            m->ctrl_kind = kind;
+            m->ctrl_name = name;
+        }
         return 0;
     });
 }

@@ -260,6 +260,35 @@ static void c_obj(void)
     assert_int_equal(kc_obj_heap_size(NULL), 0);
 }
 
+static void c_obj_iter_owner_condition(void)
+{
+    assert_string_equal(kc_obj_controller_api_version(NULL), "");
+    assert_string_equal(kc_obj_controller_kind(NULL), "");
+    assert_string_equal(kc_obj_controller_name(NULL), "");
+    INVAL_ERR(kc_obj_iter_new(NULL, "", NULL, &e));
+    INVAL(kc_obj_iter_next(NULL));
+    assert_null(kc_obj_iter_key(NULL, NULL));
+    assert_int_equal(kc_obj_iter_type(NULL), KC_JSON_NULL);
+    INVAL(kc_obj_iter_string(NULL, NULL, NULL));
+    INVAL(kc_obj_iter_int(NULL, NULL));
+    INVAL(kc_obj_iter_double(NULL, NULL));
+    INVAL(kc_obj_iter_bool(NULL, NULL));
+    INVAL(kc_obj_iter_raw(NULL, NULL, NULL));
+    kc_obj_iter_free(NULL);
+    INVAL_ERR(kc_doc_set_controller_reference(NULL, NULL, &e));
+    INVAL_ERR(kc_doc_set_owner_reference(NULL, NULL, &e));
+    INVAL_ERR(kc_doc_remove_owner_reference(NULL, NULL, &e));
+    assert_false(kc_obj_is_owned_by(NULL, NULL));
+    assert_false(kc_doc_is_owned_by(NULL, NULL));
+    assert_false(kc_obj_is_controlled_by(NULL, NULL));
+    INVAL_ERR(kc_doc_condition_set(NULL, NULL, NULL, &e));
+    INVAL_ERR(kc_doc_condition_find(NULL, NULL, NULL, &e));
+    INVAL_ERR(kc_doc_condition_remove(NULL, NULL, NULL, &e));
+    assert_false(kc_doc_condition_is_true(NULL, NULL));
+    INVAL_ERR(kc_obj_condition_status(NULL, NULL, NULL, &e));
+    assert_false(kc_obj_condition_is_true(NULL, NULL));
+}
+
 static void c_doc(void)
 {
     assert_string_equal(kc_json_type_name((kc_json_type)-1), "?");
@@ -542,6 +571,14 @@ static const group GROUPS[] = {
             "kc_obj_finalizer_count kc_obj_owner_count kc_obj_label kc_obj_label_count "
             "kc_obj_label_at kc_obj_get_string kc_obj_get_int kc_obj_get_bool kc_obj_get_raw "
             "kc_obj_heap_size"},
+    {c_obj_iter_owner_condition,
+     "kc_obj_controller_api_version kc_obj_controller_kind kc_obj_controller_name "
+     "kc_obj_iter_new kc_obj_iter_next kc_obj_iter_key kc_obj_iter_type kc_obj_iter_string "
+     "kc_obj_iter_int kc_obj_iter_double kc_obj_iter_bool kc_obj_iter_raw kc_obj_iter_free "
+     "kc_doc_set_controller_reference kc_doc_set_owner_reference kc_doc_remove_owner_reference "
+     "kc_obj_is_owned_by kc_doc_is_owned_by kc_obj_is_controlled_by kc_doc_condition_set "
+     "kc_doc_condition_find kc_doc_condition_remove kc_doc_condition_is_true "
+     "kc_obj_condition_status kc_obj_condition_is_true"},
     {c_doc, "kc_json_type_name kc_doc_new kc_doc_from_obj kc_doc_parse kc_doc_copy kc_doc_free "
             "kc_doc_json kc_doc_to_obj kc_doc_equal kc_doc_merge_diff kc_doc_type kc_doc_has "
             "kc_doc_get_string kc_doc_get_int kc_doc_get_double kc_doc_get_bool kc_doc_get_raw "

@@ -361,7 +361,7 @@ static const struct {
     {"{\"metadata\":{\"creationTimestamp\":tru}}", "tru"},
     {"{\"metadata\":{\"annotations\":{\"a\":\"\\z\"}}}", "\"\\z"},
     {"{\"metadata\":{\"finalizers\":[\"\\z\"]}}", "\"\\z"},
-    {"{\"metadata\":{\"ownerReferences\":[{\"kind\":tru}]}}", "tru"},
+    {"{\"metadata\":{\"ownerReferences\":[{\"blockOwnerDeletion\":tru}]}}", "tru"},
 };
 
 static void test_json_validation_unread_subtrees_default(void **state)

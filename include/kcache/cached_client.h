@@ -5,7 +5,8 @@
  * A cached client wraps a kc_client (writes, live reads) and a kc_cache (one informer per type).
  * Reads (get, list with label/field selectors, list by index) are served from the informer store
  * of the type; a type without an informer gets one started on first use and the read waits for
- * its initial sync, bounded by the call's timeout. Types listed as uncached, and calls with
+ * its initial sync, bounded by the call's timeout (unless kc_cached_client_opts
+ * .fail_on_missing_informer: then KC_ENOTFOUND). Types listed as uncached, and calls with
  * kc_cached_call_opts.live, read from the API server instead.
  *
  * Read-your-writes (see docs/read-your-writes.md for the protocol):
@@ -77,6 +78,15 @@ typedef struct kc_cached_client_opts {
      * update_status, patch, apply, delete, dry runs included — returns KC_EFENCED without being
      * sent. Reads are not fenced. NULL = writes are never fenced. */
     const kc_fence *fence;
+    /* (appended) controller-runtime's ReaderFailOnMissingInformer: a cached read (get, list, list
+     * by index) of a type this client's cache has no informer for fails at once with KC_ENOTFOUND
+     * (err: "no informer for <group/version/resource> …") instead of starting one. A type whose
+     * informer exists — bound by a controller, obtained with kc_cache_get_informer (no selectors,
+     * the client's namespace or all), or started by an earlier use — is read as before (waiting
+     * for its sync). Writes of such a type are sent and return without a read-your-writes wait (no
+     * cached read can see them); they start no informer either. Live reads are unaffected.
+     * false (default): a type's informer is started on first use. */
+    bool fail_on_missing_informer;
 } kc_cached_client_opts;
 
 /* Per-call options. Zero-initialised (or NULL) means the client's defaults. */

@@ -148,6 +148,7 @@ struct kc_cached_client {
 
     _Atomic uint64_t n_waits, n_waits_immediate, n_wait_timeouts, n_informers_started;
     const kc_fence *_Atomic fence; /* borrowed; NULL = writes are not fenced */
+    bool fail_on_missing;          /* opts.fail_on_missing_informer */
 };
 
 /* Inline equality of two short strings (version, group, namespace: a few bytes each). */
@@ -216,7 +217,8 @@ int kc__cc_type_key(const kc_gvr *gvr, char *buf, size_t cap, kc_error *err);
  * synced (writes: the wait that follows covers the sync). *deadline_ns is the call's deadline,
  * computed lazily (0 = not yet; see kc__cc_deadline_lazy) so the hot read path never reads the
  * clock. *ret_store is borrowed: valid until the cache is freed. Errors: KC_EINVAL (namespace
- * outside the client's), KC_ETIMEOUT, KC_ESTOPPED, cache errors.
+ * outside the client's), KC_ETIMEOUT, KC_ESTOPPED, cache errors; KC_ENOTFOUND with
+ * cc->fail_on_missing when the cache has no informer for the type (none is started).
  */
 int kc__cc_store(kc_cached_client *cc, const kc_gvr *gvr, const char *ns, bool wait_sync,
                  const kc_cached_call_opts *call, uint64_t *deadline_ns, kc_store **ret_store,

@@ -11,6 +11,7 @@
  *   shard_ctrl.c  running sharded under a kc_shard_coordinator (A11, A12, A15): key → range,
  *                 admission through the coordinator's gate, re-enqueue on a gained range
  *   shard_keys.c  the key → shard hash map of a sharded controller
+ *   finalizer.c   the finalizer registry (kube-runtime's finalizer()): add / cleanup / remove
  *
  * Locking: one mutex (mu) guards the lifecycle state (state, active, running) and is never held
  * while calling out (queue, cache, informer, reconcile). Counters are atomics. Handlers run on
@@ -31,6 +32,7 @@
 #define KC__CTRL_KEY_MAX 320
 
 typedef struct kc__ctrl_keymap kc__ctrl_keymap;
+typedef struct kc__ctrl_finalizer kc__ctrl_finalizer;
 
 typedef enum kc__ctrl_role {
     KC__CTRL_PRIMARY = 0,
@@ -102,6 +104,7 @@ struct kc_controller {
         n_put_back, n_enqueued, n_filtered, n_fenced;
     kc_leader_elector *elector; /* borrowed; NULL = not leader-only */
     const kc_fence *fence;      /* the elector's; checked before each reconcile */
+    kc__ctrl_finalizer *fin;    /* kc_controller_add_finalizer; NULL = none (finalizer.c) */
 };
 
 /* sources.c */
@@ -136,6 +139,10 @@ void kc__ctrl_shard_leave(kc_controller *ctrl, const char *key, uint32_t range);
 /* Listen to the coordinator (start) / stop listening (stop, free). */
 int kc__ctrl_shard_attach(kc_controller *ctrl, kc_error *err);
 void kc__ctrl_shard_detach(kc_controller *ctrl);
+
+/* finalizer.c: the reconcile of req through the finalizer registry (ctrl->fin set). */
+kc_reconcile_result kc__ctrl_finalize(kc_controller *ctrl, const kc_reconcile_request *req);
+void kc__ctrl_finalizer_free(kc__ctrl_finalizer *f);
 
 /* run.c */
 int kc__ctrl_start(kc_controller *ctrl, kc_error *err);

@@ -75,7 +75,8 @@ static void run_one(kc_controller *c, const char *key, const kc_fence *fence)
         name = slash + 1;
     }
     kc_reconcile_request req = {.key = key, .ns = ns, .name = name, .fence = fence};
-    kc_reconcile_result r = c->reconcile(c->ud, &req, c->cc);
+    kc_reconcile_result r =
+        c->fin ? kc__ctrl_finalize(c, &req) : c->reconcile(c->ud, &req, c->cc); /* finalizer.c */
     apply_result(c, key, r);
 }
 

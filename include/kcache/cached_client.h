@@ -372,10 +372,11 @@ KC_API int(kc_cached_client_create_or_update)(kc_cached_client *cc, const kc_gvr
  * metadata.resourceVersion as an optimistic-lock precondition (KC_OP_UPDATED), then, when /status
  * changed, a merge patch of the status to the status subresource, also under the resourceVersion
  * the first write returned (KC_OP_UPDATED_STATUS, or KC_OP_UPDATED_STATUS_ONLY when only the status
- * changed). A 409 retries as above; the result then counts what every attempt wrote. Ownership,
- * errors and thread-safety as kc_cached_client_create_or_update (borrowed arguments; *ret_obj a
- * new reference — caller unrefs; KC_EINVAL, mutate's code, KC_ECONFLICT, the API's errors).
- * Thread-safe. Since 0.1.
+ * changed). A 409 retries as above; the result then counts what every attempt wrote. Arguments
+ * are borrowed for the call; *ret_obj is a new reference — caller unrefs. Errors: KC_EINVAL (NULL
+ * arguments, no kind, name or namespace changed), mutate's own code, KC_ECONFLICT (retries
+ * exhausted), KC_ENOTFOUND (a type without a status subresource given a status), the API's
+ * errors (KC_ENOT_CAUGHT_UP / KC_ESTOPPED: written, results set). Thread-safe. Since 0.1.
  */
 KC_API int(kc_cached_client_create_or_patch)(kc_cached_client *cc, const kc_gvr *gvr,
                                              const char *kind, const char *ns, const char *name,
@@ -414,8 +415,8 @@ KC_API int(kc_cached_client_add_finalizer)(kc_cached_client *cc, const kc_gvr *g
  * kc_cached_client_add_finalizer: a JSON patch with a resourceVersion test, retried on conflict,
  * nothing written when it is absent (or the object is gone: 0, *ret_obj NULL). Removing the last
  * finalizer of an object being deleted deletes it; the call then waits (block-on-write) until the
- * cache has observed the deletion and *ret_obj is NULL. Arguments borrowed for the call; *ret_obj
- * a new reference — caller unrefs. Errors: KC_EINVAL, KC_ECONFLICT, the reads' and writes' errors
+ * cache has observed that state, and *ret_obj is the server's last view of the object. Arguments
+ * borrowed for the call; *ret_obj a new reference — caller unrefs. Errors: KC_EINVAL, KC_ECONFLICT, the reads' and writes' errors
  * (KC_ENOT_CAUGHT_UP / KC_ESTOPPED). Thread-safe. Since 0.1.
  */
 KC_API int(kc_cached_client_remove_finalizer)(kc_cached_client *cc, const kc_gvr *gvr,

@@ -8,15 +8,18 @@
  * from different threads at once.
  *
  * Pointers are RFC 6901 ("" is the whole document, "/metadata/labels/app.kubernetes.io~1name",
- * "~0" is '~', "~1" is '/'). Setters create missing parents as objects; a last token "-" appends
- * to an array (RFC 6901's "past the end" element); a numeric token indexes an existing array
- * element (a token equal to the array's length appends). Setting through a value of another type
- * (a member of a string, an index into an object) is KC_EINVAL with the kc_error message naming the
- * pointer and the type found. Members keep their document order; new members go last.
+ * "~0" is '~', "~1" is '/'). Setters create missing parents as objects (as an array when the
+ * next token is "-", so "/metadata/finalizers/-" works on an object without finalizers); a last
+ * token "-" appends to an array (RFC 6901's "past the end" element); a numeric token indexes an
+ * existing array element (a token equal to the array's length appends); into an object, a numeric
+ * token is simply a member name. Going through a value of another type (a member of a string, a
+ * token into an array that is neither an index nor "-") is KC_EINVAL with the kc_error message
+ * naming the pointer and the type found. Members keep their document order; new members go last.
  *
  * Bounds: documents nest at most 512 levels deep (KC_ETOOLARGE beyond, from the parser and the
  * setters alike); text handed to kc_doc_parse / kc_doc_set_raw is at most
- * KC_DEFAULT_MAX_OBJECT_SIZE unless kc_doc_parse_opts says otherwise.
+ * KC_DEFAULT_MAX_OBJECT_SIZE bytes (KC_ETOOLARGE beyond). Integers are those of int64; a number
+ * that is neither an int64 nor a finite double is refused (KC_EPARSE).
  */
 #ifndef KCACHE_DOC_H
 #define KCACHE_DOC_H
@@ -51,7 +54,8 @@ KC_API int kc_doc_new(kc_doc **ret, kc_error *err);
 
 /* New document holding a copy of obj's JSON (obj is borrowed for the call and never changed).
  * On success *ret is new — caller frees with kc_doc_free(). Errors: KC_EINVAL (NULL obj or ret),
- * KC_ENOMEM. Thread-safe. Since 0.1. */
+ * KC_EPARSE (obj holds a number beyond int64 and double, which kc_obj stores unread), KC_ENOMEM.
+ * Thread-safe. Since 0.1. */
 KC_API int kc_doc_from_obj(const kc_obj *obj, kc_doc **ret, kc_error *err);
 
 /* New document parsed from json (len bytes, need not be NUL-terminated; borrowed for the call),
@@ -90,7 +94,9 @@ KC_API bool kc_doc_equal(const kc_doc *a, const kc_doc *b);
 
 /* RFC 7386 JSON merge patch that turns from into to (members only in from become null; arrays
  * and changed scalars are replaced whole): *ret is a new malloc'd NUL-terminated JSON object text
- * — caller frees with free(); "{}" when they are equal. ptr (NULL or "" = the whole documents)
+ * — caller frees with free(); "{}" when they are equal; to's own text when to is not an object
+ * (RFC 7386: such a patch replaces the target). A member whose value is null in to reads as a
+ * deletion (merge patches cannot set null). ptr (NULL or "" = the whole documents)
  * restricts the diff to one member such as "/status", the patch then holding only that path.
  * Errors: KC_EINVAL (NULL argument, malformed ptr), KC_ENOMEM. Thread-safe for distinct
  * documents. Since 0.1. */
@@ -180,8 +186,8 @@ KC_API int kc_doc_remove(kc_doc *doc, const char *ptr, kc_error *err);
 
 /* Escape one member name for use in a pointer ('~' → "~0", '/' → "~1"): writes at most cap bytes
  * including the NUL into buf, returns the length the full result needs without the NUL (so a
- * return ≥ cap means it was cut). key and buf are the caller's. Thread-safe. Never fails. Since
- 0.1. No ownership transfer. */
+ * return ≥ cap means it was cut). key and buf are the caller's. Thread-safe. Never fails.
+ * Since 0.1. No ownership transfer. */
 KC_API size_t kc_json_pointer_escape(const char *key, char *buf, size_t cap);
 
 /* ---- iteration ---------------------------------------------------------------------------- */

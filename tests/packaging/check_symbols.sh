@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What each shared library exports and needs, from the built files (nm -D, readelf -d, ldd):
 #   libkcache.so         exports public kc_* names only: no internal kc__* and no kc_server_*;
-#                        needs neither jansson nor libkcache-server;
+#                        needs jansson (kc_doc) but not libkcache-server;
 #   libkcache-server.so  exports kc_server_* only (its private copies of core helpers stay
 #                        local, and none has state: no copy of core/log.c); needs libkcache.so,
 #                        and every kc_ symbol it leaves undefined is one libkcache.so exports;
@@ -22,8 +22,8 @@ defined "$lib" >"$tmp/lib"
 grep -v '^kc_' "$tmp/lib" >"$tmp/x" && problem "libkcache.so exports non-kc_ symbols: $(tr '\n' ' ' <"$tmp/x")"
 grep '^kc__' "$tmp/lib" >"$tmp/x" && problem "libkcache.so exports internal symbols: $(tr '\n' ' ' <"$tmp/x")"
 grep '^kc_server_' "$tmp/lib" >"$tmp/x" && problem "libkcache.so exports server symbols: $(tr '\n' ' ' <"$tmp/x")"
-readelf -d "$lib" | grep -E 'NEEDED.*(jansson|kcache-server)' && problem "libkcache.so needs jansson or the server"
-ldd "$lib" | grep -E 'jansson|kcache-server' && problem "libkcache.so loads jansson or the server (ldd)"
+readelf -d "$lib" | grep -E 'NEEDED.*kcache-server' && problem "libkcache.so needs the server"
+ldd "$lib" | grep -E 'kcache-server' && problem "libkcache.so loads the server (ldd)"
 echo "symbols: libkcache.so exports $(wc -l <"$tmp/lib") kc_ symbols; needs $(readelf -d "$lib" | sed -n 's/.*NEEDED.*\[\(.*\)\]/\1/p' | tr '\n' ' ')"
 
 if [ -n "$srv" ]; then

@@ -1,7 +1,8 @@
 /*
  * consumer.c — a tiny program built against an *installed* libkcache alone (find_package and
  * pkg-config), proving the installed headers, library and package files work together without
- * libkcache-server or jansson (run_install_test.sh checks what it links).
+ * libkcache-server (run_install_test.sh checks what it links). It edits a kc_doc, so a static
+ * link proves the package files name jansson.
  */
 #include <kcache.h>
 
@@ -31,5 +32,14 @@ int main(void)
     printf("kcache %s consumer: %s\n", kc_version(), s ? s : "(null)");
     free(s);
     kc_label_selector_free(sel);
+    kc_doc *d = NULL;
+    char *js = NULL;
+    if (kc_doc_new(&d, &err) != 0 || kc_doc_set_string(d, "/data/k", "v", &err) != 0 ||
+        kc_doc_json(d, &js, NULL, &err) != 0 || strcmp(js, "{\"data\":{\"k\":\"v\"}}") != 0) {
+        fprintf(stderr, "kc_doc: %s\n", js ? js : err.message);
+        ok = 0;
+    }
+    free(js);
+    kc_doc_free(d);
     return ok ? 0 : 1;
 }

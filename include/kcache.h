@@ -9,6 +9,7 @@
 #include "kcache/log.h"
 #include "kcache/obj.h"
 #include "kcache/doc.h"
+#include "kcache/finalizer.h"
 #include "kcache/rv.h"
 #include "kcache/fence.h"
 #include "kcache/decode.h"

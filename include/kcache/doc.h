@@ -18,8 +18,8 @@
  *
  * Bounds: documents nest at most 512 levels deep (KC_ETOOLARGE beyond, from the parser and the
  * setters alike); text handed to kc_doc_parse / kc_doc_set_raw is at most
- * KC_DEFAULT_MAX_OBJECT_SIZE bytes (KC_ETOOLARGE beyond). Integers are those of int64; a number
- * that is neither an int64 nor a finite double is refused (KC_EPARSE).
+ * KC_DEFAULT_MAX_OBJECT_SIZE bytes (KC_ETOOLARGE beyond). Integers are those of int64: text with
+ * a larger integer, or a number beyond double's range, is refused (KC_EPARSE).
  */
 #ifndef KCACHE_DOC_H
 #define KCACHE_DOC_H
@@ -54,7 +54,8 @@ KC_API int kc_doc_new(kc_doc **ret, kc_error *err);
 
 /* New document holding a copy of obj's JSON (obj is borrowed for the call and never changed).
  * On success *ret is new — caller frees with kc_doc_free(). Errors: KC_EINVAL (NULL obj or ret),
- * KC_EPARSE (obj holds a number beyond int64 and double, which kc_obj stores unread), KC_ENOMEM.
+ * KC_EPARSE (obj holds a number beyond double's range, which kc_obj stores unread), KC_ENOMEM.
+ * An integer of obj beyond int64 becomes a KC_JSON_DOUBLE.
  * Thread-safe. Since 0.1. */
 KC_API int kc_doc_from_obj(const kc_obj *obj, kc_doc **ret, kc_error *err);
 

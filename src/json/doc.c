@@ -5,12 +5,14 @@
  * order (since 2.8), which is the document order doc.h promises. Text is parsed with
  * JSON_DECODE_ANY | JSON_ALLOW_NUL (any value; "\u0000" inside strings) after a scan that bounds
  * the nesting (KC__DOC_MAX_DEPTH), so jansson's own limit (2048) is never what refuses a document.
- * kc_doc_from_obj — the hot path of create-or-update — parses the object's stored text with jansson
- * too: it measured faster than building the tree from a simdjson walk (docs/doc.md, "Cost";
- * bench/bench_doc.c). Output is jansson's compact encoding into a kc__buf (one pass, the caller
- * frees with free()). Equality is ours: jansson's json_equal tells 1 from 1.0, doc.h does not.
+ * kc_doc_from_obj — the hot path of create-or-update — builds the tree from a simdjson walk of the
+ * object's stored text (sj_doc.cpp), which measured about 4x faster than jansson's parser over the
+ * same text (bench/bench_doc.c; docs/doc.md, "Cost"); both stay selectable for the bench and the
+ * fuzzer. Output is doc_write.c's. Equality is ours: jansson's json_equal tells 1 from 1.0, doc.h
+ * does not.
  */
 #include "json/doc_internal.h"
+#include "json/obj_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -154,22 +156,53 @@ int kc_doc_parse(const char *json, size_t len, kc_doc **ret, kc_error *err)
     return rc ? rc : kc__doc_wrap(v, ret, err);
 }
 
-int kc_doc_from_obj(const kc_obj *obj, kc_doc **ret, kc_error *err)
+/* (a) jansson's parser over the stored text. */
+static int from_obj_jansson(const char *text, size_t len, json_t **ret, kc_error *err)
+{
+    json_error_t je;
+    json_t *v = json_loadb(text, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);
+    if (v) {
+        *ret = v;
+        return 0;
+    }
+    if (json_error_code(&je) == json_error_out_of_memory)
+        return kc_error_set(err, KC_ENOMEM, "kc_doc_from_obj: out of memory");
+    /* What simdjson accepted and jansson does not: numbers beyond int64 and double. */
+    return kc_error_set(err, KC_EPARSE, "kc_doc_from_obj: %s (byte %d)", je.text, je.position);
+}
+
+/* (b) the tree built from a simdjson On-Demand walk (sj_doc.cpp). */
+static int from_obj_simdjson(const char *text, size_t len, json_t **ret, kc_error *err)
+{
+    int rc = kc__json_cpu_check(err);
+    if (rc)
+        return rc;
+    kc__sj_ctx *ctx = kc__sj_thread_ctx();
+    if (!ctx)
+        return kc_error_set(err, KC_ENOMEM, "kc_doc_from_obj: out of memory");
+    kc__sj_err e = {0, -1, ""};
+    rc = kc__sj_doc_build(ctx, text, len, ret, &e);
+    if (len > ((size_t)1 << 20)) /* keep no big object's parser buffers per thread */
+        kc__sj_ctx_trim(ctx, (size_t)1 << 20);
+    return rc ? kc__sj_err_to(&e, 0, err) : 0;
+}
+
+int kc__doc_from_obj_with(const kc_obj *obj, enum kc__doc_builder how, kc_doc **ret, kc_error *err)
 {
     if (!obj || !ret)
         return kc_error_set(err, KC_EINVAL, "kc_doc_from_obj: NULL argument");
     size_t len;
     const char *text = kc_obj_json(obj, &len);
     /* The object's text was validated, and bounded in depth, when it was decoded. */
-    json_error_t je;
-    json_t *v = json_loadb(text, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);
-    if (!v) {
-        if (json_error_code(&je) == json_error_out_of_memory)
-            return kc_error_set(err, KC_ENOMEM, "kc_doc_from_obj: out of memory");
-        /* What simdjson accepts and jansson does not: integers beyond int64. */
-        return kc_error_set(err, KC_EPARSE, "kc_doc_from_obj: %s (byte %d)", je.text, je.position);
-    }
-    return kc__doc_wrap(v, ret, err);
+    json_t *v;
+    int rc = how == KC__DOC_BUILD_SIMDJSON ? from_obj_simdjson(text, len, &v, err)
+                                           : from_obj_jansson(text, len, &v, err);
+    return rc ? rc : kc__doc_wrap(v, ret, err);
+}
+
+int kc_doc_from_obj(const kc_obj *obj, kc_doc **ret, kc_error *err)
+{
+    return kc__doc_from_obj_with(obj, KC__DOC_BUILD_DEFAULT, ret, err);
 }
 
 int kc_doc_copy(const kc_doc *doc, kc_doc **ret, kc_error *err)
@@ -188,31 +221,6 @@ void kc_doc_free(kc_doc *doc)
 }
 
 /* ---- output ---------------------------------------------------------------------------------- */
-
-static int dump_cb(const char *buffer, size_t size, void *data)
-{
-    return kc__buf_append(data, buffer, size) == 0 ? 0 : -1;
-}
-
-int kc__doc_dump(const json_t *v, char **ret, size_t *ret_len, kc_error *err)
-{
-    kc__buf b = KC__BUF_INIT(SIZE_MAX / 2);
-    if (kc__buf_reserve(&b, 256) != 0 ||
-        json_dump_callback(v, dump_cb, &b, JSON_COMPACT | JSON_ENCODE_ANY) != 0) {
-        kc__buf_free(&b);
-        return kc_error_set(err, KC_ENOMEM, "kc_doc: out of memory writing JSON");
-    }
-    size_t n;
-    char *s = kc__buf_steal(&b, &n);
-    if (!s) {
-        kc__buf_free(&b);
-        return kc_error_set(err, KC_ENOMEM, "kc_doc: out of memory writing JSON");
-    }
-    *ret = s;
-    if (ret_len)
-        *ret_len = n;
-    return 0;
-}
 
 int kc_doc_json(const kc_doc *doc, char **ret, size_t *ret_len, kc_error *err)
 {

@@ -20,6 +20,14 @@ struct kc_doc {
     json_t *root; /* never NULL */
 };
 
+/* How kc_doc_from_obj builds the tree: (a) jansson's parser over the stored text, (b) a simdjson
+ * walk of it (sj_doc.cpp). DEFAULT is the one kc_doc_from_obj uses (doc.c says why). */
+enum kc__doc_builder { KC__DOC_BUILD_JANSSON, KC__DOC_BUILD_SIMDJSON };
+#define KC__DOC_BUILD_DEFAULT KC__DOC_BUILD_SIMDJSON
+
+/* kc_doc_from_obj with the builder chosen (bench/bench_doc.c measures both). */
+int kc__doc_from_obj_with(const kc_obj *obj, enum kc__doc_builder how, kc_doc **ret, kc_error *err);
+
 /* The type of a jansson value as a kc_json_type. */
 kc_json_type kc__doc_jtype(const json_t *v);
 
@@ -35,7 +43,7 @@ int kc__doc_load(const char *json, size_t len, size_t max_depth, const char *wha
 /* Containers nesting in v (0 for a scalar), counting no further than limit + 1. */
 size_t kc__doc_tree_depth(const json_t *v, size_t limit);
 
-/* Compact JSON text of v (new malloc'd, NUL-terminated). KC_ENOMEM. */
+/* Compact JSON text of v (new malloc'd, NUL-terminated; doc_write.c). KC_ENOMEM. */
 int kc__doc_dump(const json_t *v, char **ret, size_t *ret_len, kc_error *err);
 
 /* true when a and b are equal JSON values (members in any order, numbers by value). */

@@ -204,6 +204,12 @@ int kc__sj_status(kc__sj_ctx *ctx, const char *json, size_t len, kc__sj_status_f
 int kc__sj_pointer(kc__sj_ctx *ctx, const char *text, size_t len, const char *pointer,
                    enum kc__sj_want want, kc__sj_ptr_out *out, kc__sj_err *e);
 
+/* kc_doc_from_obj's tree (sj_doc.cpp): a jansson tree built by walking a stored object's text (an
+ * object, KC__SJ_PADDING readable bytes after it). *ret is a new reference. */
+struct json_t;
+int kc__sj_doc_build(kc__sj_ctx *ctx, const char *text, size_t len, struct json_t **ret,
+                     kc__sj_err *e);
+
 /* Benchmark reference (bench/bench_decode.c): the bare simdjson On-Demand pass the decoders build
  * on — stage 1 over text (padded, len + KC__SJ_PADDING readable) and a skip over every element of
  * its top-level "items" array (or over the whole document when it has none). Returns the number

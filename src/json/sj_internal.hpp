@@ -13,6 +13,7 @@
  *   sj_watch.cpp    watch event lines
  *   sj_status.cpp   metav1.Status
  *   sj_pointer.cpp  JSON Pointer lookup
+ *   sj_doc.cpp      a kc_doc's jansson tree from a stored object (kc_doc_from_obj)
  *   sj_statics.cpp  building simdjson's singletons early (exit safety, informer/exit.c)
  * No other file of the project uses simdjson or C++.
  *

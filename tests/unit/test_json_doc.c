@@ -69,6 +69,23 @@ static void test_json_doc_new_parse_output(void **state)
     kc_doc_free(NULL);
 }
 
+static void test_json_doc_output_format(void **state)
+{
+    (void)state;
+    /* Doubles: the shortest text that reads back exactly, always readable as a double. */
+    kc_doc *d = parse("[0.1,1.0,1e300,-0.0,2.5e-8,0.30000000000000004,123456789.125,-7]");
+    want_json(d, "[0.1,1.0,1e+300,-0.0,2.5e-08,0.30000000000000004,123456789.125,-7]");
+    kc_doc_free(d);
+    /* Integers at the edges of int64. */
+    d = parse("[9223372036854775807,-9223372036854775808,0]");
+    want_json(d, "[9223372036854775807,-9223372036854775808,0]");
+    kc_doc_free(d);
+    /* Escapes: quotes, backslashes, controls; '/' and UTF-8 as they are. */
+    d = parse("{\"k\\\"\":\"a\\\"b\\\\c\\n\\t\\r\\b\\f\\u0001\\u001f/\u00e9\"}");
+    want_json(d, "{\"k\\\"\":\"a\\\"b\\\\c\\n\\t\\r\\b\\f\\u0001\\u001f/\u00e9\"}");
+    kc_doc_free(d);
+}
+
 static void test_json_doc_parse_errors(void **state)
 {
     (void)state;
@@ -116,6 +133,25 @@ static void test_json_doc_obj_round_trip(void **state)
     assert_int_equal(kc_doc_set_raw(d, "", "{\"metadata\":{\"name\":5}}", 23, NULL), 0);
     assert_int_equal(kc_doc_to_obj(d, &o2, &err), KC_EPARSE);
     want_err(kc_doc_from_obj(NULL, &d, &err), &err, KC_EINVAL, NULL, NULL);
+    kc_doc_free(d);
+    /* An integer beyond int64, which kc_obj stores unread, becomes a double (doc.h). */
+    static const char BIG[] = "{\"metadata\":{\"name\":\"b\"},\"n\":[12345678901234567890,"
+                              "9223372036854775807,\"\\u0000\",1e2]}";
+    assert_int_equal(kc_obj_parse(BIG, sizeof BIG - 1, NULL, &o, NULL), 0);
+    assert_int_equal(kc_doc_from_obj(o, &d, NULL), 0);
+    kc_obj_unref(o);
+    kc_json_type t;
+    assert_int_equal(kc_doc_type(d, "/n/0", &t, NULL), 0);
+    assert_int_equal(t, KC_JSON_DOUBLE);
+    int64_t i = 0;
+    assert_int_equal(kc_doc_get_int(d, "/n/1", &i, NULL), 0);
+    assert_true(i == INT64_MAX);
+    size_t n = 9;
+    const char *s = NULL;
+    assert_int_equal(kc_doc_get_string(d, "/n/2", &s, &n, NULL), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(kc_doc_type(d, "/n/3", &t, NULL), 0);
+    assert_int_equal(t, KC_JSON_DOUBLE);
     want_err(kc_doc_to_obj(NULL, &o2, &err), &err, KC_EINVAL, NULL, NULL);
     kc_doc_free(d);
 }
@@ -492,6 +528,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_json_doc_new_parse_output),
+        cmocka_unit_test(test_json_doc_output_format),
         cmocka_unit_test(test_json_doc_parse_errors),
         cmocka_unit_test(test_json_doc_obj_round_trip),
         cmocka_unit_test(test_json_doc_copy_and_equal),

@@ -95,9 +95,9 @@ KC_API bool kc_doc_equal(const kc_doc *a, const kc_doc *b);
 
 /* RFC 7386 JSON merge patch that turns from into to (members only in from become null; arrays
  * and changed scalars are replaced whole): *ret is a new malloc'd NUL-terminated JSON object text
- * — caller frees with free(); "{}" when they are equal; to's own text when to is not an object
- * (RFC 7386: such a patch replaces the target). A member whose value is null in to reads as a
- * deletion (merge patches cannot set null). ptr (NULL or "" = the whole documents)
+ * — caller frees with free(); "{}" when they are equal; to's own text when either whole document
+ * is not an object (RFC 7386: such a patch replaces the target). A member whose value is null in to
+ * reads as a deletion (merge patches cannot set null). ptr (NULL or "" = the whole documents)
  * restricts the diff to one member such as "/status", the patch then holding only that path.
  * Errors: KC_EINVAL (NULL argument, malformed ptr), KC_ENOMEM. Thread-safe for distinct
  * documents. Since 0.1. */
@@ -147,8 +147,9 @@ KC_API int kc_doc_count(const kc_doc *doc, const char *ptr, size_t *ret, kc_erro
 /*
  * Common rules: ptr and values are borrowed for the call (copied into the document). Missing
  * parents are created as objects; "-" appends (see the top of this file). Errors: KC_EINVAL (NULL
- * doc or ptr, malformed pointer, "" where a value must go inside the document, a parent of
- * another type: err names the pointer and the type found), KC_ETOOLARGE (nesting), KC_ENOMEM.
+ * doc or ptr, malformed pointer, a pointer that is not UTF-8 (member names become JSON text), ""
+ * where a value must go inside the document, a parent of another type: err names the pointer and
+ * the type found), KC_ETOOLARGE (nesting), KC_ENOMEM.
  * Not thread-safe (the document's owner only).
  */
 

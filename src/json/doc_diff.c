@@ -5,9 +5,10 @@
  * Objects are compared member by member: a member only in `from` becomes null, one only in `to`
  * is copied, members that are objects on both sides are diffed recursively (and left out when
  * equal), anything else that differs (arrays included: merge patches cannot address elements) is
- * replaced whole. Numbers compare by value (kc__doc_jequal). When `to` is not an object, the patch
- * is `to` itself (RFC 7386: a non-object patch replaces the target). RFC 7386 cannot express a null
- * *value* (null deletes), so a member set to null in `to` shows up as a deletion.
+ * replaced whole. Numbers compare by value (kc__doc_jequal). When either whole document is not an
+ * object, the patch is `to` itself (RFC 7386: a non-object patch replaces the target, and "{}"
+ * would turn a scalar into an empty object), even when they are equal. RFC 7386 cannot express a
+ * null *value* (null deletes), so a member set to null in `to` shows up as a deletion.
  *
  * A pointer restricts the diff to one member path (its tokens name object members; "/status"):
  * the values there are diffed as above and wrapped in objects along the path, so the patch holds
@@ -146,6 +147,11 @@ int kc_doc_merge_diff(const kc_doc *from, const kc_doc *to, const char *ptr, cha
         return kc_error_set(err, KC_EINVAL, "kc_doc_merge_diff: malformed JSON pointer \"%s\"",
                             ptr);
     bool oom = false;
+    if (ntok == 0 && (!json_is_object(from->root) || !json_is_object(to->root))) {
+        /* Not two objects: the patch is to itself ("{}" would turn a scalar into {}). */
+        json_t *whole = json_deep_copy(to->root);
+        return emit(whole, !whole, ret, ret_len, err);
+    }
     if (ntok == 0)
         return emit(diff_values(from->root, to->root, &oom), oom, ret, ret_len, err);
     /* Room for every token unescaped, each NUL-terminated (tokens only shrink unescaped). */

@@ -10,6 +10,7 @@
  * value) plus the value's own nesting stay within KC__DOC_MAX_DEPTH.
  */
 #include "json/doc_internal.h"
+#include "json/locate.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -208,13 +209,9 @@ static int descend_create(cursor *c, json_t *cur, const char *what, json_t **ret
 static int put_last(cursor *c, json_t *cur, json_t *v, const char *what, kc_error *err)
 {
     if (json_is_object(cur)) {
-        /* Keys come from a C string: valid UTF-8 is not required by RFC 6901, but jansson's
-         * output must stay valid JSON, so check. */
-        if (json_object_setn_new(cur, c->tok, c->tok_len, v) != 0)
-            return kc_error_set(err, KC_EINVAL,
-                                "%s \"%s\": member name is not UTF-8 (or out of "
-                                "memory)",
-                                what, c->ptr);
+        /* The pointer is UTF-8 (kc__doc_place checked it). */
+        if (json_object_setn_new_nocheck(cur, c->tok, c->tok_len, v) != 0)
+            return kc_error_set(err, KC_ENOMEM, "%s \"%s\": out of memory", what, c->ptr);
         return 0;
     }
     if (!json_is_array(cur)) {
@@ -243,11 +240,16 @@ int kc__doc_place(kc_doc *doc, const char *ptr, json_t *v, bool allow_root, cons
                   kc_error *err)
 {
     long ntok = kc__doc_ptr_tokens(ptr);
+    int64_t bad;
     int rc;
     if (!v) {
         rc = kc_error_set(err, KC_ENOMEM, "%s: out of memory", what);
     } else if (ntok < 0) {
         rc = malformed(ptr, what, err);
+    } else if ((bad = kc__json_bad_utf8(ptr, strlen(ptr))) >= 0) {
+        /* Member names become JSON text: they must be UTF-8 like any string. */
+        rc = kc_error_set(err, KC_EINVAL, "%s: JSON pointer \"%s\" is not UTF-8 (byte %lld)", what,
+                          ptr, (long long)bad);
     } else if (ntok == 0 && !allow_root) {
         rc = kc_error_set(err, KC_EINVAL,
                           "%s: \"\" (the whole document) cannot take this value; "

@@ -10,9 +10,10 @@
  *   b text      base64: encode/decode text, decode text
  * Invariants: every error carries its code and a message; kc_doc_json's text re-parses to an equal
  * document and is deterministic; a copy is equal; merge_diff(a, a) is "{}" and every patch
- * parses as JSON; a document that kc_doc_to_obj accepts comes back equal (less
- * metadata.managedFields, which the stored object drops) from kc_doc_from_obj, whichever tree
- * builder is used; base64 round-trips.
+ * parses as JSON and, applied to the original (RFC 7386, here), gives the edited document unless
+ * that holds a null (which merge patches cannot set); a document that kc_doc_to_obj accepts comes
+ * back equal (less metadata.managedFields, which the stored object drops) from kc_doc_from_obj,
+ * whichever tree builder is used; base64 round-trips.
  */
 #include "kcache/doc.h"
 
@@ -166,9 +167,13 @@ static void op_diff(const kc_doc *a, const kc_doc *b, const char *ptr)
     kc_error err = KC_ERROR_INIT;
     char *p = NULL;
     size_t n;
+    /* Nothing to change is "{}" — except between whole non-objects, whose patch is the target. */
+    kc_json_type t = KC_JSON_NULL;
+    kc_doc_type(a, "", &t, NULL);
+    bool whole_scalar = (!ptr || !*ptr) && t != KC_JSON_OBJECT;
     int rc = kc_doc_merge_diff(a, a, ptr, &p, &n, &err);
     check_err(rc, &err);
-    if (rc == 0 && strcmp(p, "{}") != 0)
+    if (rc == 0 && !whole_scalar && strcmp(p, "{}") != 0)
         abort();
     free(p);
     rc = kc_doc_merge_diff(a, b, ptr, &p, &n, &err);
@@ -179,11 +184,61 @@ static void op_diff(const kc_doc *a, const kc_doc *b, const char *ptr)
         check_err(r2, &err);
         if (r2 && r2 != KC_ETOOLARGE)
             abort();
-        if (kc_doc_equal(a, b) && strcmp(p, "{}") != 0)
+        if (kc_doc_equal(a, b) && !whole_scalar && strcmp(p, "{}") != 0)
             abort();
         kc_doc_free(pd);
         free(p);
     }
+}
+
+/* RFC 7386 section 2: apply patch to target (consumed); a new value. */
+static json_t *merge_apply(json_t *target, const json_t *patch)
+{
+    if (!json_is_object(patch)) {
+        json_decref(target);
+        return json_deep_copy(patch);
+    }
+    if (!json_is_object(target)) {
+        json_decref(target);
+        target = json_object();
+    }
+    const char *k;
+    size_t kn;
+    json_t *v;
+    json_object_keylen_foreach((json_t *)patch, k, kn, v)
+    {
+        if (json_is_null(v)) {
+            json_object_deln(target, k, kn);
+        } else {
+            json_t *cur = json_object_getn(target, k, kn);
+            json_object_setn_new(target, k, kn, merge_apply(json_incref(cur), v));
+        }
+    }
+    return target;
+}
+
+/* Applying merge_diff(a, b) to a gives b — unless b holds a null, which a merge patch cannot set.
+ */
+static void check_patch_applies(const kc_doc *a, const kc_doc *b)
+{
+    size_t n;
+    char *bt = text_of(b, &n), *p = NULL;
+    if (strstr(bt, "null")) {
+        free(bt);
+        return;
+    }
+    if (kc_doc_merge_diff(a, b, NULL, &p, &n, NULL) != 0)
+        abort();
+    json_t *patch = json_loadb(p, n, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
+    if (!patch)
+        abort();
+    json_t *got = merge_apply(json_deep_copy(a->root), patch);
+    if (!got || !kc__doc_jequal(got, b->root))
+        abort();
+    json_decref(got);
+    json_decref(patch);
+    free(p);
+    free(bt);
 }
 
 static void op_base64(const char *s, size_t n)
@@ -283,6 +338,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check_doc(d);
         check_obj(d);
         op_diff(orig, d, NULL);
+        check_patch_applies(orig, d);
     }
     kc_doc_free(d);
     kc_doc_free(orig);

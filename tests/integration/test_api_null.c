@@ -260,6 +260,50 @@ static void c_obj(void)
     assert_int_equal(kc_obj_heap_size(NULL), 0);
 }
 
+static void c_doc(void)
+{
+    assert_string_equal(kc_json_type_name((kc_json_type)-1), "?");
+    INVAL_ERR(kc_doc_new(NULL, &e));
+    INVAL_ERR(kc_doc_from_obj(NULL, NULL, &e));
+    INVAL_ERR(kc_doc_parse(NULL, 0, NULL, &e));
+    INVAL_ERR(kc_doc_copy(NULL, NULL, &e));
+    kc_doc_free(NULL);
+    INVAL_ERR(kc_doc_json(NULL, NULL, NULL, &e));
+    INVAL_ERR(kc_doc_to_obj(NULL, NULL, &e));
+    assert_false(kc_doc_equal(NULL, NULL));
+    INVAL_ERR(kc_doc_merge_diff(NULL, NULL, NULL, NULL, NULL, &e));
+    INVAL_ERR(kc_doc_type(NULL, NULL, NULL, &e));
+    assert_false(kc_doc_has(NULL, NULL));
+    INVAL_ERR(kc_doc_get_string(NULL, NULL, NULL, NULL, &e));
+    INVAL_ERR(kc_doc_get_int(NULL, NULL, NULL, &e));
+    INVAL_ERR(kc_doc_get_double(NULL, NULL, NULL, &e));
+    INVAL_ERR(kc_doc_get_bool(NULL, NULL, NULL, &e));
+    INVAL_ERR(kc_doc_get_raw(NULL, NULL, NULL, NULL, &e));
+    INVAL_ERR(kc_doc_count(NULL, NULL, NULL, &e));
+    INVAL_ERR(kc_doc_set_string(NULL, NULL, NULL, &e));
+    INVAL_ERR(kc_doc_set_stringn(NULL, NULL, NULL, 0, &e));
+    INVAL_ERR(kc_doc_set_int(NULL, NULL, 0, &e));
+    INVAL_ERR(kc_doc_set_double(NULL, NULL, 0, &e));
+    INVAL_ERR(kc_doc_set_bool(NULL, NULL, false, &e));
+    INVAL_ERR(kc_doc_set_null(NULL, NULL, &e));
+    INVAL_ERR(kc_doc_set_raw(NULL, NULL, NULL, 0, &e));
+    INVAL_ERR(kc_doc_set_doc(NULL, NULL, NULL, &e));
+    INVAL_ERR(kc_doc_remove(NULL, NULL, &e));
+    assert_int_equal(kc_json_pointer_escape(NULL, NULL, 0), 0);
+    INVAL_ERR(kc_doc_iter_new(NULL, NULL, NULL, &e));
+    INVAL(kc_doc_iter_next(NULL));
+    assert_null(kc_doc_iter_key(NULL, NULL));
+    assert_int_equal(kc_doc_iter_type(NULL), KC_JSON_NULL);
+    INVAL(kc_doc_iter_string(NULL, NULL, NULL));
+    INVAL(kc_doc_iter_int(NULL, NULL));
+    INVAL(kc_doc_iter_double(NULL, NULL));
+    INVAL(kc_doc_iter_bool(NULL, NULL));
+    INVAL(kc_doc_iter_raw(NULL, NULL, NULL));
+    kc_doc_iter_free(NULL);
+    INVAL_ERR(kc_base64_encode(NULL, 0, NULL, NULL, &e));
+    INVAL_ERR(kc_base64_decode(NULL, 0, NULL, NULL, &e));
+}
+
 static void c_rv(void)
 {
     assert_false(kc_rv_is_canonical(NULL));
@@ -511,6 +555,14 @@ static const group GROUPS[] = {
             "kc_obj_finalizer_count kc_obj_owner_count kc_obj_label kc_obj_label_count "
             "kc_obj_label_at kc_obj_get_string kc_obj_get_int kc_obj_get_bool kc_obj_get_raw "
             "kc_obj_heap_size"},
+    {c_doc, "kc_json_type_name kc_doc_new kc_doc_from_obj kc_doc_parse kc_doc_copy kc_doc_free "
+            "kc_doc_json kc_doc_to_obj kc_doc_equal kc_doc_merge_diff kc_doc_type kc_doc_has "
+            "kc_doc_get_string kc_doc_get_int kc_doc_get_double kc_doc_get_bool kc_doc_get_raw "
+            "kc_doc_count kc_doc_set_string kc_doc_set_stringn kc_doc_set_int kc_doc_set_double "
+            "kc_doc_set_bool kc_doc_set_null kc_doc_set_raw kc_doc_set_doc kc_doc_remove "
+            "kc_json_pointer_escape kc_doc_iter_new kc_doc_iter_next kc_doc_iter_key "
+            "kc_doc_iter_type kc_doc_iter_string kc_doc_iter_int kc_doc_iter_double "
+            "kc_doc_iter_bool kc_doc_iter_raw kc_doc_iter_free kc_base64_encode kc_base64_decode"},
     {c_rv, "kc_rv_is_canonical kc_rv_compare kc_rv_parse"},
     {c_selector, "kc_label_selector_parse kc_label_selector_free kc_label_selector_empty "
                  "kc_label_selector_match kc_label_selector_match_fn kc_label_selector_string "

@@ -1,49 +1,17 @@
 /*
- * test_json_doc — kc_doc (kcache/doc.h): construction, output, reading, editing, iteration and
- * equality; pointers per RFC 6901 (escapes ~0/~1, "-" past the end). Merge diffs, bounds and
- * base64 are in test_json_doc_diff.c.
+ * test_json_doc — kc_doc (kcache/doc.h): construction, output, reading, editing and
+ * equality; pointers per RFC 6901 (escapes ~0/~1, "-" past the end). Iteration, pointer escaping
+ * and threads are in test_json_doc_iter.c; merge diffs, bounds and base64 in test_json_doc_diff.c.
  */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include <kcache/doc.h>
+#include "doc_fixture.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-static kc_doc *parse(const char *json)
-{
-    kc_doc *d = NULL;
-    kc_error err = KC_ERROR_INIT;
-    int rc = kc_doc_parse(json, strlen(json), &d, &err);
-    if (rc)
-        fail_msg("parse %s: %s", json, err.message);
-    return d;
-}
-
-/* The document's compact text equals want. */
-static void want_json(const kc_doc *d, const char *want)
-{
-    char *s = NULL;
-    size_t n = 0;
-    assert_int_equal(kc_doc_json(d, &s, &n, NULL), 0);
-    assert_string_equal(s, want);
-    assert_int_equal(n, strlen(want));
-    free(s);
-}
-
-/* The call failed with code and its message mentions every one of the words. */
-static void want_err(int rc, const kc_error *err, int code, const char *word1, const char *word2)
-{
-    assert_int_equal(rc, code);
-    assert_int_equal(err->code, code);
-    if (word1 && !strstr(err->message, word1))
-        fail_msg("\"%s\" lacks \"%s\"", err->message, word1);
-    if (word2 && !strstr(err->message, word2))
-        fail_msg("\"%s\" lacks \"%s\"", err->message, word2);
-}
 
 static void test_json_doc_new_parse_output(void **state)
 {
@@ -372,6 +340,9 @@ static void test_json_doc_set_type_mismatch(void **state)
     want_err(kc_doc_set_double(d, "/d", 1.0 / 0.0, &err), &err, KC_EINVAL, NULL, NULL);
     want_err(kc_doc_set_stringn(d, "/u", "\xff\xfe", 2, &err), &err, KC_EINVAL, "UTF-8", NULL);
     want_err(kc_doc_set_string(d, "/u", NULL, &err), &err, KC_EINVAL, NULL, NULL);
+    /* Member names created from the pointer must be UTF-8 too (found by fuzz_doc). */
+    want_err(kc_doc_set_int(d, "/a\xff/b", 1, &err), &err, KC_EINVAL, "UTF-8", "byte 2");
+    want_err(kc_doc_set_int(d, "/o/\xc3", 1, &err), &err, KC_EINVAL, "UTF-8", NULL);
     want_err(kc_doc_set_int(NULL, "/u", 1, &err), &err, KC_EINVAL, NULL, NULL);
     want_err(kc_doc_set_int(d, NULL, 1, &err), &err, KC_EINVAL, NULL, NULL);
     want_err(kc_doc_set_raw(d, "/r", "{x}", 3, &err), &err, KC_EPARSE, NULL, NULL);
@@ -435,95 +406,6 @@ static void test_json_doc_borrowed_string(void **state)
     kc_doc_free(d);
 }
 
-static void test_json_doc_iterate(void **state)
-{
-    (void)state;
-    kc_doc *d = parse("{\"data\":{\"z\":\"1\",\"a\":2,\"m\":[true],\"k/~\":false,\"d\":1.5}}");
-    assert_int_equal(kc_doc_set_string(d, "/data/b", "last", NULL), 0);
-    static const char *const keys[] = {"z", "a", "m", "k/~", "d", "b"};
-    kc_doc_iter *it = NULL;
-    assert_int_equal(kc_doc_iter_new(d, "/data", &it, NULL), 0);
-    assert_null(kc_doc_iter_key(it, NULL)); /* not positioned yet */
-    assert_int_equal(kc_doc_iter_type(it), KC_JSON_NULL);
-    size_t i = 0, kn = 0;
-    while (kc_doc_iter_next(it) == 1) {
-        assert_true(i < 6);
-        assert_string_equal(kc_doc_iter_key(it, &kn), keys[i]); /* document order */
-        assert_int_equal(kn, strlen(keys[i]));
-        i++;
-    }
-    assert_int_equal(i, 6);
-    assert_int_equal(kc_doc_iter_next(it), 0); /* stays at the end */
-    assert_null(kc_doc_iter_key(it, NULL));
-    kc_doc_iter_free(it);
-    /* Typed access on members. */
-    assert_int_equal(kc_doc_iter_new(d, "/data", &it, NULL), 0);
-    const char *s;
-    int64_t iv;
-    double dv;
-    bool bv;
-    char *raw;
-    assert_int_equal(kc_doc_iter_string(it, &s, NULL), KC_EINVAL); /* not positioned */
-    assert_int_equal(kc_doc_iter_next(it), 1);
-    assert_int_equal(kc_doc_iter_string(it, &s, &kn), 0);
-    assert_string_equal(s, "1");
-    assert_int_equal(kc_doc_iter_int(it, &iv), KC_EINVAL);
-    assert_int_equal(kc_doc_iter_next(it), 1);
-    assert_int_equal(kc_doc_iter_type(it), KC_JSON_INT);
-    assert_int_equal(kc_doc_iter_int(it, &iv), 0);
-    assert_int_equal(iv, 2);
-    assert_int_equal(kc_doc_iter_double(it, &dv), 0);
-    assert_true(dv == 2.0);
-    assert_int_equal(kc_doc_iter_next(it), 1);
-    assert_int_equal(kc_doc_iter_raw(it, &raw, &kn), 0);
-    assert_string_equal(raw, "[true]");
-    assert_int_equal(kn, 6);
-    free(raw);
-    assert_int_equal(kc_doc_iter_bool(it, &bv), KC_EINVAL);
-    assert_int_equal(kc_doc_iter_next(it), 1);
-    assert_int_equal(kc_doc_iter_bool(it, &bv), 0);
-    assert_false(bv);
-    kc_doc_iter_free(it);
-    /* Arrays: elements in order, no keys. */
-    assert_int_equal(kc_doc_iter_new(d, "/data/m", &it, NULL), 0);
-    assert_int_equal(kc_doc_iter_next(it), 1);
-    assert_null(kc_doc_iter_key(it, &kn));
-    assert_int_equal(kc_doc_iter_bool(it, &bv), 0);
-    assert_true(bv);
-    assert_int_equal(kc_doc_iter_next(it), 0);
-    kc_doc_iter_free(it);
-    kc_error err = KC_ERROR_INIT;
-    want_err(kc_doc_iter_new(d, "/data/a", &it, &err), &err, KC_EINVAL, "integer", "/data/a");
-    want_err(kc_doc_iter_new(d, "/nope", &it, &err), &err, KC_ENOTFOUND, "/nope", NULL);
-    assert_int_equal(kc_doc_iter_next(NULL), KC_EINVAL);
-    assert_int_equal(kc_doc_iter_raw(NULL, &raw, NULL), KC_EINVAL);
-    kc_doc_iter_free(NULL);
-    kc_doc_free(d);
-}
-
-static void test_json_doc_pointer_escape(void **state)
-{
-    (void)state;
-    char buf[32];
-    assert_int_equal(kc_json_pointer_escape("app.kubernetes.io/name", buf, sizeof buf), 23);
-    assert_string_equal(buf, "app.kubernetes.io~1name");
-    assert_int_equal(kc_json_pointer_escape("a~b/", buf, sizeof buf), 6);
-    assert_string_equal(buf, "a~0b~1");
-    assert_int_equal(kc_json_pointer_escape("a~b/", buf, 4), 6); /* cut: the full length */
-    assert_string_equal(buf, "a~0");
-    assert_int_equal(kc_json_pointer_escape("", buf, sizeof buf), 0);
-    assert_string_equal(buf, "");
-    assert_int_equal(kc_json_pointer_escape("abc", NULL, 0), 3);
-    /* An escaped key round-trips through a setter and a getter. */
-    kc_doc *d = NULL;
-    assert_int_equal(kc_doc_new(&d, NULL), 0);
-    char ptr[64] = "/labels/";
-    kc_json_pointer_escape("x~/y", ptr + 8, sizeof ptr - 8);
-    assert_int_equal(kc_doc_set_string(d, ptr, "v", NULL), 0);
-    want_json(d, "{\"labels\":{\"x~/y\":\"v\"}}");
-    kc_doc_free(d);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -540,8 +422,6 @@ int main(void)
         cmocka_unit_test(test_json_doc_set_root_raw_doc),
         cmocka_unit_test(test_json_doc_nul_bytes),
         cmocka_unit_test(test_json_doc_borrowed_string),
-        cmocka_unit_test(test_json_doc_iterate),
-        cmocka_unit_test(test_json_doc_pointer_escape),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,20 +7,11 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include <kcache/doc.h>
+#include "doc_fixture.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static kc_doc *parse(const char *json)
-{
-    kc_doc *d = NULL;
-    kc_error err = KC_ERROR_INIT;
-    if (kc_doc_parse(json, strlen(json), &d, &err))
-        fail_msg("parse %s: %s", json, err.message);
-    return d;
-}
 
 /* merge_diff(from, to, ptr) is want. */
 static void want_diff(const char *from, const char *to, const char *ptr, const char *want)
@@ -56,7 +47,9 @@ static void test_json_doc_diff_cases(void **state)
     want_diff("{\"s\":{\"k\":1}}", "{\"s\":[]}", NULL, "{\"s\":[]}");
     /* A non-object target is the patch itself. */
     want_diff("{\"a\":1}", "[1]", NULL, "[1]");
-    want_diff("[1]", "[1]", NULL, "{}");
+    want_diff("[1]", "[1]", NULL, "[1]"); /* "{}" would make it {} */
+    want_diff("{\"a\":1}", "{\"a\":1}", "", "{}");
+    want_diff("3", "{\"a\":1}", NULL, "{\"a\":1}");
 }
 
 static void test_json_doc_diff_restricted(void **state)

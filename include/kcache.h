@@ -11,6 +11,7 @@
 #include "kcache/doc.h"
 #include "kcache/owner.h"
 #include "kcache/condition.h"
+#include "kcache/finalizer.h"
 #include "kcache/rv.h"
 #include "kcache/fence.h"
 #include "kcache/decode.h"

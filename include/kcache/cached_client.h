@@ -5,7 +5,8 @@
  * A cached client wraps a kc_client (writes, live reads) and a kc_cache (one informer per type).
  * Reads (get, list with label/field selectors, list by index) are served from the informer store
  * of the type; a type without an informer gets one started on first use and the read waits for
- * its initial sync, bounded by the call's timeout. Types listed as uncached, and calls with
+ * its initial sync, bounded by the call's timeout (unless kc_cached_client_opts
+ * .fail_on_missing_informer: then KC_ENOTFOUND). Types listed as uncached, and calls with
  * kc_cached_call_opts.live, read from the API server instead.
  *
  * Read-your-writes (see docs/read-your-writes.md for the protocol):
@@ -44,6 +45,7 @@
 #define KCACHE_CACHED_CLIENT_H
 
 #include "cache.h"
+#include "doc.h"
 #include "fence.h"
 
 KC_BEGIN_DECLS
@@ -77,6 +79,15 @@ typedef struct kc_cached_client_opts {
      * update_status, patch, apply, delete, dry runs included — returns KC_EFENCED without being
      * sent. Reads are not fenced. NULL = writes are never fenced. */
     const kc_fence *fence;
+    /* (appended) controller-runtime's ReaderFailOnMissingInformer: a cached read (get, list, list
+     * by index) of a type this client's cache has no informer for fails at once with KC_ENOTFOUND
+     * (err: "no informer for <group/version/resource> …") instead of starting one. A type whose
+     * informer exists — bound by a controller, obtained with kc_cache_get_informer (no selectors,
+     * the client's namespace or all), or started by an earlier use — is read as before (waiting
+     * for its sync). Writes of such a type are sent and return without a read-your-writes wait (no
+     * cached read can see them); they start no informer either. Live reads are unaffected.
+     * false (default): a type's informer is started on first use. */
+    bool fail_on_missing_informer;
 } kc_cached_client_opts;
 
 /* Per-call options. Zero-initialised (or NULL) means the client's defaults. */
@@ -280,6 +291,142 @@ KC_API int(kc_cached_client_delete)(kc_cached_client *cc, const kc_gvr *gvr, con
 #define kc_cached_client_delete(cc, gvr, ns, name, dopts, call, ret_obj, err)                      \
     (kc_cached_client_delete)((cc), (gvr), (ns), (name), (dopts), sizeof(kc_delete_opts), (call),  \
                               sizeof(kc_cached_call_opts), (ret_obj), (err))
+
+/* ---- create-or-update, create-or-patch, finalizers ----------------------------------------- */
+/*
+ * controller-runtime's controllerutil.CreateOrUpdate / CreateOrPatch / AddFinalizer /
+ * RemoveFinalizer on the cached client (docs/controller.md, "Idioms"). They read and write
+ * through the cached client's own get / create / update / patch, so read-your-writes applies: the
+ * object they return is in the cache when they return (block-on-write), and a later get of this
+ * client sees it.
+ */
+
+/* What a create-or-update / create-or-patch did (controllerutil.OperationResult). */
+typedef enum kc_op_result {
+    KC_OP_UNCHANGED = 0,           /* "unchanged": the object exists and mutate changed nothing;
+                                      nothing was written */
+    KC_OP_CREATED = 1,             /* "created" */
+    KC_OP_UPDATED = 2,             /* "updated": the object (not its status) was written */
+    KC_OP_UPDATED_STATUS = 3,      /* "updatedStatus" (patch only): the object and its status */
+    KC_OP_UPDATED_STATUS_ONLY = 4, /* "updatedStatusOnly" (patch only): the status alone */
+} kc_op_result;
+
+/* Name of a kc_op_result as controller-runtime spells it ("unchanged", "created", "updated",
+ * "updatedStatus", "updatedStatusOnly"; "?" otherwise). Borrowed (static). Thread-safe. Never
+ * fails. Since 0.1. */
+KC_API const char *kc_op_result_name(kc_op_result r);
+
+/*
+ * Mutate callback: bring doc to the wanted state. doc holds a copy of the current object, or —
+ * when it does not exist (existing NULL) — {"apiVersion","kind","metadata":{"name"[,
+ * "namespace"]}}. Both borrowed for the call (doc is the caller's to edit; existing is the cached
+ * object). It may run more than once (a conflict retries with a fresh object): it must be
+ * idempotent and must not change metadata.name or metadata.namespace (KC_EINVAL). A nonzero return
+ * aborts the call with that code (nothing more is written).
+ */
+typedef int (*kc_mutate_fn)(void *ud, kc_doc *doc, const kc_obj *existing);
+
+/* Options of a create-or-update / create-or-patch. Zero-initialised (or NULL) means the defaults.
+ * Copied. */
+typedef struct kc_mutate_opts {
+    /* Retries after a 409 Conflict from the server (or an AlreadyExists of a racing creator),
+     * each from a fresh read: 0 → 5 (client-go's retry.DefaultRetry); < 0 → none. */
+    int max_retries;
+    /* Delay before the first retry, with 10% jitter (client-go: 10 ms, factor 1): 0 → 10 ms. */
+    int64_t backoff_ms;
+    /* Growth of the delay per retry, in percent of the previous one: 0 → 100 (constant). */
+    unsigned backoff_factor_pct;
+} kc_mutate_opts;
+
+/*
+ * Create the object kind (e.g. "ConfigMap"; its apiVersion is gvr's group/version) named
+ * ns/name, or update it (controllerutil.CreateOrUpdate): read it from the cache; absent → a
+ * skeleton, mutate, create (KC_OP_CREATED; a racing creator's KC_EEXISTS retries); present → a
+ * copy, mutate, and — only when it differs from the object read — a PUT carrying the read's
+ * resourceVersion (KC_OP_UPDATED), so a concurrent writer makes it fail with 409 instead of being
+ * overwritten; else nothing is written (KC_OP_UNCHANGED, no resourceVersion bump). A 409 from the
+ * server retries (kc_mutate_opts) with the object read live from the server. *ret_result (may be
+ * NULL) says what happened; *ret_obj (may be NULL) gets the object as written or read — a new
+ * reference, caller unrefs. gvr, kind, ns, name and the options are borrowed for the call; ud is
+ * passed to mutate. Errors: KC_EINVAL (NULL arguments, no kind, mutate changed the name or
+ * namespace), mutate's own nonzero code, KC_ECONFLICT (retries exhausted), the reads' and writes'
+ * errors (KC_ENOT_CAUGHT_UP / KC_ESTOPPED: the write succeeded, *ret_result and *ret_obj are set).
+ * Thread-safe. Since 0.1.
+ */
+KC_API int(kc_cached_client_create_or_update)(kc_cached_client *cc, const kc_gvr *gvr,
+                                              const char *kind, const char *ns, const char *name,
+                                              kc_mutate_fn mutate, void *ud,
+                                              const kc_mutate_opts *opts, size_t opts_size,
+                                              const kc_cached_call_opts *call, size_t call_size,
+                                              kc_op_result *ret_result, kc_obj **ret_obj,
+                                              kc_error *err);
+#define kc_cached_client_create_or_update(cc, gvr, kind, ns, name, mutate, ud, opts, call,         \
+                                          ret_result, ret_obj, err)                                \
+    (kc_cached_client_create_or_update)(                                                           \
+        (cc), (gvr), (kind), (ns), (name), (mutate), (ud), (opts), sizeof(kc_mutate_opts), (call), \
+        sizeof(kc_cached_call_opts), (ret_result), (ret_obj), (err))
+
+/*
+ * As kc_cached_client_create_or_update, but an existing object is patched
+ * (controllerutil.CreateOrPatch): a JSON merge patch of what mutate changed outside /status, with
+ * metadata.resourceVersion as an optimistic-lock precondition (KC_OP_UPDATED), then, when /status
+ * changed, a merge patch of the status to the status subresource, also under the resourceVersion
+ * the first write returned (KC_OP_UPDATED_STATUS, or KC_OP_UPDATED_STATUS_ONLY when only the status
+ * changed). A 409 retries as above; the result then counts what every attempt wrote. Arguments
+ * are borrowed for the call; *ret_obj is a new reference — caller unrefs. Errors: KC_EINVAL (NULL
+ * arguments, no kind, name or namespace changed), mutate's own code, KC_ECONFLICT (retries
+ * exhausted), KC_ENOTFOUND (a type without a status subresource given a status), the API's
+ * errors (KC_ENOT_CAUGHT_UP / KC_ESTOPPED: written, results set). Thread-safe. Since 0.1.
+ */
+KC_API int(kc_cached_client_create_or_patch)(kc_cached_client *cc, const kc_gvr *gvr,
+                                             const char *kind, const char *ns, const char *name,
+                                             kc_mutate_fn mutate, void *ud,
+                                             const kc_mutate_opts *opts, size_t opts_size,
+                                             const kc_cached_call_opts *call, size_t call_size,
+                                             kc_op_result *ret_result, kc_obj **ret_obj,
+                                             kc_error *err);
+#define kc_cached_client_create_or_patch(cc, gvr, kind, ns, name, mutate, ud, opts, call,          \
+                                         ret_result, ret_obj, err)                                 \
+    (kc_cached_client_create_or_patch)(                                                            \
+        (cc), (gvr), (kind), (ns), (name), (mutate), (ud), (opts), sizeof(kc_mutate_opts), (call), \
+        sizeof(kc_cached_call_opts), (ret_result), (ret_obj), (err))
+
+/*
+ * Add finalizer to ns/name on the server (controllerutil.AddFinalizer + a patch): a JSON patch
+ * (RFC 6902) whose first operation tests /metadata/resourceVersion against the object read, so a
+ * concurrent writer is never overwritten — a conflict or a failed test (409/422) retries from an
+ * object read live, up to 5 times (client-go's retry.DefaultRetry). Nothing is written when the
+ * object already has it. *ret_obj (may be NULL) gets the object — a new reference, caller unrefs.
+ * Arguments borrowed for the call. Errors: KC_EINVAL (NULL arguments, finalizer not a qualified
+ * name), KC_ENOTFOUND, KC_EUNPROCESSABLE (the object is being deleted: no new finalizers),
+ * KC_ECONFLICT (retries exhausted), the reads' and writes' errors (KC_ENOT_CAUGHT_UP /
+ * KC_ESTOPPED with *ret_obj set). Thread-safe. Since 0.1.
+ */
+KC_API int(kc_cached_client_add_finalizer)(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
+                                           const char *name, const char *finalizer,
+                                           const kc_cached_call_opts *call, size_t call_size,
+                                           kc_obj **ret_obj, kc_error *err);
+#define kc_cached_client_add_finalizer(cc, gvr, ns, name, finalizer, call, ret_obj, err)           \
+    (kc_cached_client_add_finalizer)((cc), (gvr), (ns), (name), (finalizer), (call),               \
+                                     sizeof(kc_cached_call_opts), (ret_obj), (err))
+
+/*
+ * Remove finalizer from ns/name on the server (controllerutil.RemoveFinalizer + a patch), as
+ * kc_cached_client_add_finalizer: a JSON patch with a resourceVersion test, retried on conflict,
+ * nothing written when it is absent (or the object is gone: 0, *ret_obj NULL). Removing the last
+ * finalizer of an object being deleted deletes it; the call then waits (block-on-write) until the
+ * cache has observed that state, and *ret_obj is the server's last view of the object. Arguments
+ * borrowed for the call; *ret_obj a new reference — caller unrefs. Errors: KC_EINVAL, KC_ECONFLICT, the reads' and writes' errors
+ * (KC_ENOT_CAUGHT_UP / KC_ESTOPPED). Thread-safe. Since 0.1.
+ */
+KC_API int(kc_cached_client_remove_finalizer)(kc_cached_client *cc, const kc_gvr *gvr,
+                                              const char *ns, const char *name,
+                                              const char *finalizer,
+                                              const kc_cached_call_opts *call, size_t call_size,
+                                              kc_obj **ret_obj, kc_error *err);
+#define kc_cached_client_remove_finalizer(cc, gvr, ns, name, finalizer, call, ret_obj, err)        \
+    (kc_cached_client_remove_finalizer)((cc), (gvr), (ns), (name), (finalizer), (call),            \
+                                        sizeof(kc_cached_call_opts), (ret_obj), (err))
 
 KC_END_DECLS
 

@@ -242,6 +242,35 @@ KC_API int(kc_controller_watch)(kc_controller *ctrl, const kc_controller_type *t
 #define kc_controller_watch(ctrl, type, map, ud, err)                                              \
     (kc_controller_watch)((ctrl), (type), sizeof(kc_controller_type), (map), (ud), (err))
 
+/*
+ * Cleanup callback of a controller's finalizer (kube-runtime's finalizer() Event::Cleanup): runs on
+ * a worker thread for a primary object being deleted (deletionTimestamp set) that still carries
+ * the finalizer. obj is the cached object (borrowed for the call), cc the controller's cached
+ * client, ud the ud given to kc_controller_add_finalizer. KC_RECONCILE_DONE removes the finalizer
+ * (the server then deletes the object once no finalizer is left); any other result keeps it and is
+ * handled as a reconcile's (KC_RECONCILE_ERROR: rate-limited retry).
+ */
+typedef kc_reconcile_result (*kc_finalizer_cleanup_fn)(void *ud, const kc_reconcile_request *req,
+                                                       kc_obj *obj, kc_cached_client *cc);
+
+/*
+ * Manage a finalizer on the primary type (kube-runtime's finalizer() helper; docs/controller.md,
+ * "Idioms"). Each key's worker then reads the primary object from the cache first:
+ *   - absent: reconcile is called as without a finalizer;
+ *   - not being deleted, finalizer missing: it is added (kc_cached_client_add_finalizer, under the
+ *     request's fence), then reconcile is called (Event::Apply); present: reconcile;
+ *   - being deleted, finalizer present: cleanup (Event::Cleanup); DONE → the finalizer is removed;
+ *   - being deleted, finalizer absent: nothing (neither reconcile nor cleanup).
+ * A failed add or remove is a KC_RECONCILE_ERROR (rate-limited retry; counted in errors).
+ * finalizer (a qualified name, e.g. "example.com/cleanup") is copied; ud is borrowed (must outlive
+ * the controller). One finalizer per controller. Before start only. Errors: KC_EINVAL (NULL,
+ * no cleanup, a name that is not a qualified name), KC_EEXISTS (one is registered already),
+ * KC_EBUSY (started), KC_ENOMEM. Not thread-safe: from the thread setting the controller up,
+ * before start. Since 0.1.
+ */
+KC_API int kc_controller_add_finalizer(kc_controller *ctrl, const char *finalizer,
+                                       kc_finalizer_cleanup_fn cleanup, void *ud, kc_error *err);
+
 /* Enqueue the request ns/name (ns NULL or "" for cluster-scoped; copied) at priority 0 — or, from
  * a map function handling an initial-list add or a resync, at KC_WORKQUEUE_PRIORITY_LOW (as
  * controller-runtime's mapped handler does; see kc_controller_opts.no_priority_queue). Thread-safe;

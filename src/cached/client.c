@@ -15,6 +15,7 @@
  * a stopped store stays KC_ESTOPPED.
  */
 #include "cached/internal.h"
+#include "informer/internal.h" /* kc__cache_find_informer */
 
 #include "kcache/rv.h"
 
@@ -126,6 +127,7 @@ int(kc_cached_client_new)(kc_client *client, kc_cache *cache, const kc_cached_cl
         goto nomem;
     kc__ryw_init(&cc->ryw);
     atomic_init(&cc->fence, o.fence);
+    cc->fail_on_missing = o.fail_on_missing_informer;
     *ret = cc;
     return 0;
 
@@ -260,6 +262,20 @@ int kc__cc_store(kc_cached_client *cc, const kc_gvr *gvr, const char *ns, bool w
     if (!t)
         t = kc__cc_type_find(cc, gvr, ins);
     kc_informer *inf = t ? t->inf : NULL;
+    if (!inf && cc->fail_on_missing) { /* ReaderFailOnMissingInformer: look, never start */
+        kc_informer_opts io = {.ns = *ins ? ins : NULL};
+        int rc = kc__cache_find_informer(cc->cache, gvr, &io, &inf);
+        if (rc == KC_ENOTFOUND)
+            return kc_error_set(err, KC_ENOTFOUND,
+                                "cached client: no informer for %s/%s %s%s%s (the client fails on "
+                                "a missing informer: start one with kc_cache_get_informer first)",
+                                gvr->group && *gvr->group ? gvr->group : "core", gvr->version,
+                                gvr->resource, *ins ? " in namespace " : "", ins);
+        if (rc < 0)
+            return kc_error_set(err, rc, "cached client: looking up the informer of %s: %s",
+                                gvr->resource, kc_strerror(rc));
+        t = type_add(cc, gvr, ins, inf);
+    }
     if (!inf) {
         kc_informer_opts io = {.ns = *ins ? ins : NULL};
         size_t before = kc_cache_informer_count(cc->cache);

@@ -148,6 +148,7 @@ struct kc_cached_client {
 
     _Atomic uint64_t n_waits, n_waits_immediate, n_wait_timeouts, n_informers_started;
     const kc_fence *_Atomic fence; /* borrowed; NULL = writes are not fenced */
+    bool fail_on_missing;          /* opts.fail_on_missing_informer */
 };
 
 /* Inline equality of two short strings (version, group, namespace: a few bytes each). */
@@ -216,7 +217,8 @@ int kc__cc_type_key(const kc_gvr *gvr, char *buf, size_t cap, kc_error *err);
  * synced (writes: the wait that follows covers the sync). *deadline_ns is the call's deadline,
  * computed lazily (0 = not yet; see kc__cc_deadline_lazy) so the hot read path never reads the
  * clock. *ret_store is borrowed: valid until the cache is freed. Errors: KC_EINVAL (namespace
- * outside the client's), KC_ETIMEOUT, KC_ESTOPPED, cache errors.
+ * outside the client's), KC_ETIMEOUT, KC_ESTOPPED, cache errors; KC_ENOTFOUND with
+ * cc->fail_on_missing when the cache has no informer for the type (none is started).
  */
 int kc__cc_store(kc_cached_client *cc, const kc_gvr *gvr, const char *ns, bool wait_sync,
                  const kc_cached_call_opts *call, uint64_t *deadline_ns, kc_store **ret_store,
@@ -233,5 +235,46 @@ int kc__cc_wait(kc_cached_client *cc, kc_store *s, const kc_store_cond *c, uint6
 
 /* Deadline of a call: now + timeout (never when unbounded). */
 uint64_t kc__cc_deadline(const kc_cached_client *cc, const kc_cached_call_opts *call);
+
+/* ---- create-or-update / create-or-patch (create_or_update.c, create_or_patch.c) ------------- */
+
+/* One create-or-update / create-or-patch call: its arguments and retry state. */
+typedef struct kc__mutate_run {
+    kc_cached_client *cc;
+    const kc_gvr *gvr;
+    const char *kind, *ns, *name;
+    kc_mutate_fn mutate;
+    void *ud;
+    const kc_cached_call_opts *call; /* the caller's (a full-size copy) */
+    int max_retries;                 /* after the first attempt */
+    uint64_t delay_ns;               /* before the next retry */
+    unsigned factor_pct;
+    kc__rng rng;
+} kc__mutate_run;
+
+/* Check the arguments, apply the defaults of o (a full-size copy). KC_EINVAL naming what is
+ * missing. */
+int kc__mutate_init(kc__mutate_run *m, kc_cached_client *cc, const kc_gvr *gvr, const char *kind,
+                    const char *ns, const char *name, kc_mutate_fn mutate, void *ud,
+                    const kc_mutate_opts *o, const kc_cached_call_opts *call, kc_error *err);
+/* Sleep before retry number attempt (>= 1): the delay with 10% jitter, then grow it. */
+void kc__mutate_backoff(kc__mutate_run *m);
+/* The current object: from the cache (live false: read-your-writes) or the server. *ret NULL and 0
+ * when it does not exist. */
+int kc__mutate_read(kc__mutate_run *m, bool live, kc_obj **ret, kc_error *err);
+/* The document before (a copy of existing, or the skeleton when existing is NULL) and after mutate.
+ * Both new — caller frees. Errors: mutate's code, KC_EINVAL (name or namespace changed), kc_doc
+ * errors. */
+int kc__mutate_apply(kc__mutate_run *m, const kc_obj *existing, kc_doc **ret_before,
+                     kc_doc **ret_after, kc_error *err);
+/* Create doc through the cached client (read-your-writes). */
+int kc__mutate_create(kc__mutate_run *m, const kc_doc *doc, kc_obj **ret_obj, kc_error *err);
+/* The JSON text of doc with /metadata/resourceVersion set to rv (doc is changed). */
+int kc__mutate_json_at_rv(kc_doc *doc, const char *rv, char **ret, size_t *ret_len, kc_error *err);
+/* A write succeeded (0, or its wait did not finish: KC_ENOT_CAUGHT_UP, KC_ESTOPPED). */
+static inline bool kc__write_done(int rc)
+{
+    return rc == 0 || rc == KC_ENOT_CAUGHT_UP || rc == KC_ESTOPPED;
+}
 
 #endif

@@ -21,7 +21,8 @@
  * the call starts. A timeout returns KC_ENOT_CAUGHT_UP with the server's object; a stopped cache
  * KC_ESTOPPED with the object: the write succeeded either way. A write to a namespace the client
  * has no cache of (opts.ns set, another namespace) is sent and never waits: no cached read can see
- * that namespace.
+ * that namespace. With fail_on_missing_informer, a write of a type the cache has no informer for is
+ * sent and never waits, and starts no informer (reads of the type fail with KC_ENOTFOUND).
  */
 #include "cached/internal.h"
 #include "rest/internal.h"
@@ -62,7 +63,20 @@ static int prepare(kc_cached_client *cc, const kc_gvr *gvr, const char *ns,
         kc__cc_foreign_ns(cc, ns))
         return 0;
     w->waiting = true;
-    rc = kc__cc_store(cc, gvr, ns, false, call, &w->deadline, &w->store, err);
+    kc_error e = KC_ERROR_INIT; /* fail_on_missing: "no informer" is not the write's error */
+    kc_error *ep = cc->fail_on_missing ? &e : err;
+    rc = kc__cc_store(cc, gvr, ns, false, call, &w->deadline, &w->store, ep);
+    if (ep == &e) {
+        if (rc == KC_ENOTFOUND) { /* no informer: nothing could observe the write */
+            w->waiting = false;
+            rc = 0;
+        } else if (rc < 0 && rc != KC_ESTOPPED) {
+            kc_error_set(err, rc, "%s", e.message ? e.message : kc_strerror(rc));
+        }
+        kc_error_clear(&e);
+        if (!w->waiting)
+            return 0;
+    }
     if (rc == KC_ESTOPPED) {
         w->pending_rc = KC_ESTOPPED; /* still write; report that the cache cannot catch up */
         w->store = NULL;

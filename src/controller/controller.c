@@ -347,5 +347,6 @@ void kc_controller_free(kc_controller *ctrl)
     if (!ctrl)
         return;
     kc__ctrl_stop(ctrl);
+    kc__ctrl_finalizer_free(ctrl->fin);
     ctrl_destroy(ctrl);
 }

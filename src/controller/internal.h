@@ -12,6 +12,7 @@
  *                 admission through the coordinator's gate, re-enqueue on a gained range
  *   shard_keys.c  the key → shard hash map of a sharded controller
  *   metrics.c     controller-runtime's reconcile metrics on /metrics (controller_runtime_*)
+ *   finalizer.c   the finalizer registry (kube-runtime's finalizer()): add / cleanup / remove
  *
  * Locking: one mutex (mu) guards the lifecycle state (state, active, running) and is never held
  * while calling out (queue, cache, informer, reconcile). Counters are atomics. Handlers run on
@@ -33,6 +34,7 @@
 
 typedef struct kc__ctrl_keymap kc__ctrl_keymap;
 typedef struct kc__ctrl_metrics kc__ctrl_metrics;
+typedef struct kc__ctrl_finalizer kc__ctrl_finalizer;
 
 typedef enum kc__ctrl_role {
     KC__CTRL_PRIMARY = 0,
@@ -106,6 +108,7 @@ struct kc_controller {
     const kc_fence *fence;      /* the elector's; checked before each reconcile */
     bool priority;              /* the priority queue (not opts.no_priority_queue; C12) */
     kc__ctrl_metrics *metrics;  /* metrics.c */
+    kc__ctrl_finalizer *fin;    /* kc_controller_add_finalizer; NULL = none (finalizer.c) */
 };
 
 /* The priority of the enqueues of the event being handled on this thread (sources.c sets it
@@ -153,6 +156,9 @@ void kc__ctrl_metrics_free(kc__ctrl_metrics *m);
 void kc__ctrl_metrics_observe(kc_controller *ctrl, kc_reconcile_result r, uint64_t elapsed_ns);
 /* The Prometheus text of ctrl (a kc_controller *): a kc_health metrics source. */
 char *kc__ctrl_metrics_render(void *ctrl);
+/* finalizer.c: the reconcile of req through the finalizer registry (ctrl->fin set). */
+kc_reconcile_result kc__ctrl_finalize(kc_controller *ctrl, const kc_reconcile_request *req);
+void kc__ctrl_finalizer_free(kc__ctrl_finalizer *f);
 
 /* run.c */
 int kc__ctrl_start(kc_controller *ctrl, kc_error *err);

@@ -78,8 +78,9 @@ static void run_one(kc_controller *c, const char *key, const kc_fence *fence, in
     }
     kc_reconcile_request req = {.key = key, .ns = ns, .name = name, .fence = fence};
     uint64_t t0 = kc__now_ns();
-    kc_reconcile_result r = c->reconcile(c->ud, &req, c->cc);
-    kc__ctrl_metrics_observe(c, r, kc__now_ns() - t0); /* metrics.c */
+    kc_reconcile_result r =
+        c->fin ? kc__ctrl_finalize(c, &req) : c->reconcile(c->ud, &req, c->cc); /* finalizer.c */
+    kc__ctrl_metrics_observe(c, r, kc__now_ns() - t0);                        /* metrics.c */
     apply_result(c, key, r, prio);
 }
 

@@ -381,6 +381,26 @@ int(kc_cache_get_informer)(kc_cache *c, const kc_gvr *gvr, const kc_informer_opt
     return rc;
 }
 
+int kc__cache_find_informer(kc_cache *c, const kc_gvr *gvr, const kc_informer_opts *opts,
+                            kc_informer **ret_inf)
+{
+    if (!c || !ret_inf)
+        return KC_EINVAL;
+    *ret_inf = NULL;
+    kc__inf_spec spec;
+    kc_informer_opts m = merged(c, opts); /* the same identity as kc_cache_get_informer's */
+    int rc = kc__inf_spec_init(&spec, gvr, &m, NULL);
+    if (rc < 0)
+        return rc;
+    pthread_mutex_lock(&c->mu);
+    kc_informer *found = c->stopped ? NULL : find_locked(c, spec.id);
+    rc = c->stopped ? KC_ESTOPPED : found ? 0 : KC_ENOTFOUND;
+    pthread_mutex_unlock(&c->mu);
+    kc__inf_spec_clear(&spec);
+    *ret_inf = found;
+    return rc;
+}
+
 /* err for a cache wait that ended with KC_ETIMEOUT: every required informer not synced, why. */
 static int timeout_error(kc_cache *c, int64_t waited_ms, kc_error *err)
 {

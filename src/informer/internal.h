@@ -16,6 +16,7 @@
 #include "core/internal.h"
 #include "rest/internal.h"
 #include "store/internal.h"
+#include "kcache/cache.h"
 #include "kcache/informer.h"
 #include "kcache/shard.h"
 
@@ -289,5 +290,12 @@ void kc__list_limits_opts(const kc_informer *inf, kc_list_opts *lo);
  * bench_informer measure the informer's watch path on a replayed history. 0, KC_EBUSY (started),
  * KC_EINVAL (rv empty or too long). */
 int kc__informer_watch_from(kc_informer *inf, const char *rv);
+
+/* cache.c: the informer kc_cache_get_informer would return for gvr and opts (may be NULL), if the
+ * cache already has it; nothing is created or started (kc_cached_client_opts
+ * .fail_on_missing_informer). *ret_inf borrowed. 0; KC_ENOTFOUND (none); KC_ESTOPPED; KC_EINVAL
+ * (bad gvr or options). Thread-safe. */
+int kc__cache_find_informer(kc_cache *c, const kc_gvr *gvr, const kc_informer_opts *opts,
+                            kc_informer **ret_inf);
 
 #endif

@@ -517,6 +517,23 @@ static void c_coordinator(void)
     kc_shard_coordinator_get_stats(NULL, NULL);
 }
 
+/* Issue 31 points 5, 6: create-or-update / create-or-patch, finalizers (kcache/finalizer.h). */
+static void c_idioms(void)
+{
+    assert_string_equal(kc_op_result_name((kc_op_result)-1), "?");
+    INVAL_ERR(kc_cached_client_create_or_update(NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+                                                NULL, NULL, NULL, &e));
+    INVAL_ERR(kc_cached_client_create_or_patch(NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+                                               NULL, NULL, &e));
+    INVAL_ERR(kc_cached_client_add_finalizer(NULL, NULL, NULL, NULL, NULL, NULL, NULL, &e));
+    INVAL_ERR(kc_cached_client_remove_finalizer(NULL, NULL, NULL, NULL, NULL, NULL, NULL, &e));
+    assert_false(kc_doc_finalizer_has(NULL, NULL));
+    INVAL_ERR(kc_doc_finalizer_add(NULL, NULL, NULL, &e));
+    INVAL_ERR(kc_doc_finalizer_remove(NULL, NULL, NULL, &e));
+    assert_false(kc_obj_has_finalizer(NULL, NULL));
+    INVAL_ERR(kc_controller_add_finalizer(NULL, NULL, NULL, NULL, &e));
+}
+
 /* ---- the table, and its check against the headers ------------------------------------------ */
 
 /* Each group exercises the functions listed for it (names checked against the headers). */
@@ -631,6 +648,11 @@ static const group GROUPS[] = {
      "kc_leader_elector_identity kc_leader_elector_fence kc_leader_elector_metrics_render"},
     {c_fence, "kc_fence_new kc_fence_free kc_fence_now_ns kc_fence_set_valid_until "
               "kc_fence_valid_until kc_fence_valid kc_fence_check"},
+    {c_idioms,
+     "kc_op_result_name kc_cached_client_create_or_update kc_cached_client_create_or_patch "
+     "kc_cached_client_add_finalizer kc_cached_client_remove_finalizer "
+     "kc_doc_finalizer_has kc_doc_finalizer_add kc_doc_finalizer_remove "
+     "kc_obj_has_finalizer kc_controller_add_finalizer"},
 };
 
 static bool listed(const char *name)

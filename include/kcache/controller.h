@@ -253,23 +253,41 @@ KC_API int(kc_controller_watch)(kc_controller *ctrl, const kc_controller_type *t
 typedef kc_reconcile_result (*kc_finalizer_cleanup_fn)(void *ud, const kc_reconcile_request *req,
                                                        kc_obj *obj, kc_cached_client *cc);
 
+/* A controller's finalizer (kc_controller_add_finalizer). Zero-initialised fields are defaults. */
+typedef struct kc_finalizer_opts {
+    const char *finalizer;           /* required: a qualified name, e.g. "example.com/cleanup" */
+    kc_finalizer_cleanup_fn cleanup; /* required */
+    void *ud;                        /* passed to cleanup (borrowed: must outlive the controller) */
+    /* The objects the finalizer is for (label selector text, e.g. "mirror=true"); NULL or "" =
+     * every object of the primary type. An object that does not match gets no finalizer, and one
+     * that stops matching while it carries the finalizer is cleaned up and released as if it were
+     * being deleted (cleanup, then the finalizer removed) — so a finalizer never outlives the
+     * controller's interest in the object (unlabelling is not a leak). */
+    const char *label_selector;
+} kc_finalizer_opts;
+
 /*
  * Manage a finalizer on the primary type (kube-runtime's finalizer() helper; docs/controller.md,
  * "Idioms"). Each key's worker then reads the primary object from the cache first:
  *   - absent: reconcile is called as without a finalizer;
- *   - not being deleted, finalizer missing: it is added (kc_cached_client_add_finalizer, under the
- *     request's fence), then reconcile is called (Event::Apply); present: reconcile;
- *   - being deleted, finalizer present: cleanup (Event::Cleanup); DONE → the finalizer is removed;
- *   - being deleted, finalizer absent: nothing (neither reconcile nor cleanup).
+ *   - not being deleted, matching opts->label_selector, finalizer missing: it is added
+ *     (kc_cached_client_add_finalizer, under the request's fence), then reconcile is called
+ *     (Event::Apply); present: reconcile;
+ *   - being deleted (or no longer matching), finalizer present: cleanup (Event::Cleanup); DONE →
+ *     the finalizer is removed; then, for an object not being deleted, reconcile is called;
+ *   - being deleted, finalizer absent: nothing (neither reconcile nor cleanup);
+ *   - not matching, finalizer absent: reconcile.
  * A failed add or remove is a KC_RECONCILE_ERROR (rate-limited retry; counted in errors).
- * finalizer (a qualified name, e.g. "example.com/cleanup") is copied; ud is borrowed (must outlive
- * the controller). One finalizer per controller. Before start only. Errors: KC_EINVAL (NULL,
- * no cleanup, a name that is not a qualified name), KC_EEXISTS (one is registered already),
- * KC_EBUSY (started), KC_ENOMEM. Not thread-safe: from the thread setting the controller up,
- * before start. Since 0.1.
+ * opts is copied (its strings too; ud is borrowed). One finalizer per controller. Before start
+ * only. Errors: KC_EINVAL (NULL, no cleanup, a name that is not a qualified name, a bad label
+ * selector: err says where), KC_EEXISTS (one is registered already), KC_EBUSY (started),
+ * KC_EUNSUPPORTED (opts of a newer header), KC_ENOMEM. Not thread-safe: from the thread setting
+ * the controller up, before start. Since 0.1.
  */
-KC_API int kc_controller_add_finalizer(kc_controller *ctrl, const char *finalizer,
-                                       kc_finalizer_cleanup_fn cleanup, void *ud, kc_error *err);
+KC_API int(kc_controller_add_finalizer)(kc_controller *ctrl, const kc_finalizer_opts *opts,
+                                        size_t opts_size, kc_error *err);
+#define kc_controller_add_finalizer(ctrl, opts, err)                                               \
+    (kc_controller_add_finalizer)((ctrl), (opts), sizeof(kc_finalizer_opts), (err))
 
 /* Enqueue the request ns/name (ns NULL or "" for cluster-scoped; copied) at priority 0 — or, from
  * a map function handling an initial-list add or a resync, at KC_WORKQUEUE_PRIORITY_LOW (as

@@ -173,11 +173,12 @@ KC_API int kc_doc_set_doc(kc_doc *doc, const char *ptr, const kc_doc *src, kc_er
  * KC_EINVAL (as above; also ""). Not thread-safe. Since 0.1. No ownership transfer. */
 KC_API int kc_doc_remove(kc_doc *doc, const char *ptr, kc_error *err);
 
-/* Escape one member name for use in a pointer ('~' → "~0", '/' → "~1"): writes at most cap bytes
- * including the NUL into buf, returns the length the full result needs without the NUL (so a
- * return ≥ cap means it was cut). key and buf are the caller's. Thread-safe. Never fails.
- * Since 0.1. No ownership transfer. */
-KC_API size_t kc_json_pointer_escape(const char *key, char *buf, size_t cap);
+/* Escape one member name of len bytes (key need not be NUL-terminated: kc_obj_iter_key's keys are
+ * not) for use in a pointer ('~' → "~0", '/' → "~1"): writes at most cap bytes including the NUL
+ * into buf, returns the length the full result needs without the NUL (so a return ≥ cap means it
+ * was cut). A name holding a NUL byte cannot be named by a pointer (C strings end there). key and
+ * buf are the caller's. Thread-safe. Never fails. Since 0.1. No ownership transfer. */
+KC_API size_t kc_json_pointer_escape(const char *key, size_t len, char *buf, size_t cap);
 
 /* ---- iteration ---------------------------------------------------------------------------- */
 /*

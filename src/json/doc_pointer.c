@@ -325,10 +325,12 @@ int kc_doc_remove(kc_doc *doc, const char *ptr, kc_error *err)
     return rc;
 }
 
-size_t kc_json_pointer_escape(const char *key, char *buf, size_t cap)
+size_t kc_json_pointer_escape(const char *key, size_t len, char *buf, size_t cap)
 {
     size_t n = 0;
-    for (const char *k = key ? key : ""; *k; k++) {
+    if (!key)
+        len = 0;
+    for (const char *k = key, *end = key + len; k && k < end; k++) {
         const char *rep = *k == '~' ? "~0" : *k == '/' ? "~1" : NULL;
         size_t m = rep ? 2 : 1;
         for (size_t j = 0; j < m; j++, n++)

@@ -318,7 +318,7 @@ static void c_doc(void)
     INVAL_ERR(kc_doc_set_raw(NULL, NULL, NULL, 0, &e));
     INVAL_ERR(kc_doc_set_doc(NULL, NULL, NULL, &e));
     INVAL_ERR(kc_doc_remove(NULL, NULL, &e));
-    assert_int_equal(kc_json_pointer_escape(NULL, NULL, 0), 0);
+    assert_int_equal(kc_json_pointer_escape(NULL, 5, NULL, 0), 0);
     INVAL_ERR(kc_doc_iter_new(NULL, NULL, NULL, &e));
     INVAL(kc_doc_iter_next(NULL));
     assert_null(kc_doc_iter_key(NULL, NULL));
@@ -531,7 +531,7 @@ static void c_idioms(void)
     INVAL_ERR(kc_doc_finalizer_add(NULL, NULL, NULL, &e));
     INVAL_ERR(kc_doc_finalizer_remove(NULL, NULL, NULL, &e));
     assert_false(kc_obj_has_finalizer(NULL, NULL));
-    INVAL_ERR(kc_controller_add_finalizer(NULL, NULL, NULL, NULL, &e));
+    INVAL_ERR(kc_controller_add_finalizer(NULL, NULL, &e));
 }
 
 /* ---- the table, and its check against the headers ------------------------------------------ */

@@ -9,7 +9,9 @@
  *     and keeps the finalizer; once cleanup returns DONE the finalizer is removed and the object
  *     disappears from the server and from the controller's cache;
  *   - an object being deleted without our finalizer (another one keeps it) gets neither reconcile
- *     nor cleanup.
+ *     nor cleanup;
+ *   - with a label selector, only matching objects get the finalizer, and one that stops matching
+ *     is cleaned up and released while it lives on.
  */
 #include "test_controller_fixture.h"
 
@@ -87,15 +89,20 @@ static kc_controller *fin_make(cfx *x, cleanup_rec *c, unsigned fail_first)
     x->queue.bucket_qps = -1;
     kc_controller *ctrl = cfx_make(x);
     kc_error e = KC_ERROR_INIT;
-    IFX_RC(kc_controller_add_finalizer(ctrl, FIN, cleanup, c, &e), 0, &e);
-    /* One per controller; a name that is not a qualified name is refused. */
-    IFX_RC(kc_controller_add_finalizer(ctrl, "other.example.com/x", cleanup, c, &e), KC_EEXISTS,
-           &e);
+    kc_finalizer_opts fo = {.finalizer = FIN, .cleanup = cleanup, .ud = c};
+    kc_finalizer_opts other = {.finalizer = "other.example.com/x", .cleanup = cleanup, .ud = c};
+    kc_finalizer_opts bad = {.finalizer = "bad name!", .cleanup = cleanup, .ud = c};
+    kc_finalizer_opts badsel = {.finalizer = FIN, .cleanup = cleanup, .label_selector = "a in ("};
+    IFX_RC(kc_controller_add_finalizer(ctrl, &badsel, &e), KC_EINVAL, &e);
     kc_error_clear(&e);
-    IFX_RC(kc_controller_add_finalizer(ctrl, "bad name!", cleanup, c, &e), KC_EINVAL, &e);
+    IFX_RC(kc_controller_add_finalizer(ctrl, &bad, &e), KC_EINVAL, &e); /* not a qualified name */
+    kc_error_clear(&e);
+    IFX_RC(kc_controller_add_finalizer(ctrl, &fo, &e), 0, &e);
+    /* One per controller. */
+    IFX_RC(kc_controller_add_finalizer(ctrl, &other, &e), KC_EEXISTS, &e);
     kc_error_clear(&e);
     cfx_start(ctrl);
-    IFX_RC(kc_controller_add_finalizer(ctrl, FIN, cleanup, c, &e), KC_EBUSY, &e);
+    IFX_RC(kc_controller_add_finalizer(ctrl, &fo, &e), KC_EBUSY, &e);
     kc_error_clear(&e);
     return ctrl;
 }
@@ -214,11 +221,71 @@ static void test_controller_finalizer_absent_while_deleting(void **st)
     cfx_down(&x);
 }
 
+/* Poll the server (bounded) until name's finalizer presence is want; true when it is. */
+static bool server_fin_is(cfx *x, const char *name, bool want)
+{
+    uint64_t deadline = kc__deadline_after_ms(10000);
+    for (;;) {
+        kc_obj *o = server_get(x, name);
+        bool has = o && kc_obj_has_finalizer(o, FIN);
+        kc_obj_unref(o);
+        if (has == want || kc__now_ns() >= deadline)
+            return has == want;
+        kc__sleep_ns(5 * KC__NS_PER_MS); /* bounded poll of the server, not a sleep-for-sync */
+    }
+}
+
+/* kc_finalizer_opts.label_selector: an object outside it gets no finalizer; labelled, it gets
+ * one; unlabelled, cleanup runs on the live object (not deleting), the finalizer is released and
+ * reconcile runs after it — the object is never left with a finalizer nobody will remove. */
+static void test_controller_finalizer_selector(void **st)
+{
+    (void)st;
+    cfx x;
+    cleanup_rec c;
+    memset(&c, 0, sizeof c);
+    pthread_mutex_init(&c.mu, NULL);
+    kc__cond_init_monotonic(&c.cv);
+    cfx_up(&x, NULL, NULL);
+    c.r = &x.r;
+    kc_controller *ctrl = cfx_make(&x);
+    kc_error e = KC_ERROR_INIT;
+    kc_finalizer_opts fo = {
+        .finalizer = FIN, .cleanup = cleanup, .ud = &c, .label_selector = "mirror=true"};
+    IFX_RC(kc_controller_add_finalizer(ctrl, &fo, &e), 0, &e);
+    cfx_start(ctrl);
+    cfx_create_cm(&x.f, "fs");
+    assert_true(crec_wait_key(&x.r, "default/fs", 1, 10000));
+    assert_true(server_fin_is(&x, "fs", false)); /* not for this object */
+    const char *label = "{\"metadata\":{\"labels\":{\"mirror\":\"true\"}}}";
+    IFX_RC(kc_client_patch(x.f.client, &ifx_cm, "default", "fs", KC_PATCH_MERGE, label,
+                           strlen(label), NULL, NULL, &e),
+           0, &e);
+    assert_true(server_fin_is(&x, "fs", true));
+    unsigned recs = crec_count(&x.r, "default/fs");
+    const char *unlabel = "{\"metadata\":{\"labels\":{\"mirror\":null}}}";
+    IFX_RC(kc_client_patch(x.f.client, &ifx_cm, "default", "fs", KC_PATCH_MERGE, unlabel,
+                           strlen(unlabel), NULL, NULL, &e),
+           0, &e);
+    assert_true(cleanup_wait(&c, 1, 10000));
+    assert_true(server_fin_is(&x, "fs", false)); /* released */
+    kc_obj *o = server_get(&x, "fs");
+    assert_non_null(o);
+    assert_false(kc_obj_deleting(o)); /* the object lives on */
+    kc_obj_unref(o);
+    assert_true(crec_wait_key(&x.r, "default/fs", recs + 1, 10000)); /* reconciled after */
+    pthread_mutex_lock(&c.mu);
+    assert_int_equal(c.n, 1);
+    pthread_mutex_unlock(&c.mu);
+    cfx_down(&x);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_controller_finalizer_lifecycle),
         cmocka_unit_test(test_controller_finalizer_absent_while_deleting),
+        cmocka_unit_test(test_controller_finalizer_selector),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

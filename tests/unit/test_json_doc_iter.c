@@ -84,20 +84,20 @@ static void test_json_doc_pointer_escape(void **state)
 {
     (void)state;
     char buf[32];
-    assert_int_equal(kc_json_pointer_escape("app.kubernetes.io/name", buf, sizeof buf), 23);
+    assert_int_equal(kc_json_pointer_escape("app.kubernetes.io/name", 22, buf, sizeof buf), 23);
     assert_string_equal(buf, "app.kubernetes.io~1name");
-    assert_int_equal(kc_json_pointer_escape("a~b/", buf, sizeof buf), 6);
+    assert_int_equal(kc_json_pointer_escape("a~b/", 4, buf, sizeof buf), 6);
     assert_string_equal(buf, "a~0b~1");
-    assert_int_equal(kc_json_pointer_escape("a~b/", buf, 4), 6); /* cut: the full length */
+    assert_int_equal(kc_json_pointer_escape("a~b/", 4, buf, 4), 6); /* cut: the full length */
     assert_string_equal(buf, "a~0");
-    assert_int_equal(kc_json_pointer_escape("", buf, sizeof buf), 0);
+    assert_int_equal(kc_json_pointer_escape("", 0, buf, sizeof buf), 0);
     assert_string_equal(buf, "");
-    assert_int_equal(kc_json_pointer_escape("abc", NULL, 0), 3);
+    assert_int_equal(kc_json_pointer_escape("abc", 3, NULL, 0), 3);
     /* An escaped key round-trips through a setter and a getter. */
     kc_doc *d = NULL;
     assert_int_equal(kc_doc_new(&d, NULL), 0);
     char ptr[64] = "/labels/";
-    kc_json_pointer_escape("x~/y", ptr + 8, sizeof ptr - 8);
+    kc_json_pointer_escape("x~/y", 4, ptr + 8, sizeof ptr - 8);
     assert_int_equal(kc_doc_set_string(d, ptr, "v", NULL), 0);
     want_json(d, "{\"labels\":{\"x~/y\":\"v\"}}");
     kc_doc_free(d);
@@ -112,7 +112,7 @@ static void test_json_doc_long_tokens(void **state)
     key[300] = '\0';
     key[150] = '/';
     strcpy(ptr, "/a/");
-    kc_json_pointer_escape(key, ptr + 3, sizeof ptr - 3);
+    kc_json_pointer_escape(key, strlen(key), ptr + 3, sizeof ptr - 3);
     strcat(ptr, "/");
     strcat(ptr, key + 151);
     kc_doc *d = NULL;

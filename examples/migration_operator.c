@@ -3,20 +3,24 @@
  *
  * A Migration (migrations.example.kcache.io/v1, namespaced, with a status subresource) asks for
  * a credentials Secret. The reconcile
- *   1. reads the Migration from the cache (gone: nothing to do),
- *   2. creates the Secret "<name>-credentials", owned by the Migration (controller reference),
- *      unless the cache already holds it,
+ *   1. reads the Migration from the cache (gone or being deleted: nothing to do),
+ *   2. creates or updates the Secret "<name>-credentials" (kc_cached_client_create_or_update,
+ *      controllerutil.CreateOrUpdate): its mutate keeps an existing password or sets one
+ *      (kc_base64_encode into data) and makes the Migration its controller
+ *      (kc_doc_set_controller_reference); a Secret already right is not written,
  *   3. reads the Secret back from the cache — the step that failed for the mig-controller team:
- *      with read-your-writes (block-on-write, the default) the create returns only once the
+ *      with read-your-writes (block-on-write, the default) the write returns only once the
  *      cache holds it, so this read never misses,
- *   4. sets the Migration's status: phase, secretName, and a Ready condition with
- *      observedGeneration.
+ *   4. sets the Migration's status — phase, secretName, observedGeneration and a Ready condition
+ *      (kc_doc_condition_set: SetStatusCondition's rules) — with kc_cached_client_create_or_patch,
+ *      which patches only the status subresource (KC_OP_UPDATED_STATUS_ONLY) and writes nothing
+ *      when the status is already so: a second reconcile of a Ready Migration writes nothing.
  * Events on the Secret enqueue its owner (kc_controller_own); a generation predicate on the
  * Migration skips its own status writes. The controller starts only once its caches have synced.
  * It records core/v1 Events about the Migration (kc_event_recorder, never blocking the
- * reconcile): Normal SecretCreated when it creates the Secret, Normal Ready when it sets the
- * status, Warning ReconcileFailed when a step fails (retried). Before exit it flushes the
- * recorder and prints its counters.
+ * reconcile): Normal SecretCreated when create-or-update created the Secret (SecretUpdated when
+ * it had to repair it), Normal Ready when it set the status, Warning ReconcileFailed when a step
+ * fails (retried). Before exit it flushes the recorder and prints its counters.
  *
  * Usage: migration_operator [--kubeconfig PATH] [-n NAMESPACE] [--count N]
  * Without --kubeconfig it starts the embedded API server in-process with watch events delayed
@@ -24,9 +28,7 @@
  * (already installed is fine), creates N sample Migrations (default 3), runs the controller until
  * every one is Ready, prints their status, then deletes the samples and their Secrets.
  */
-#include <kcache/controller.h>
-#include <kcache/event.h>
-#include <kcache/server.h>
+#include <kcache.h>
 
 #include <getopt.h>
 #include <pthread.h>
@@ -52,7 +54,6 @@ typedef struct op {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     int ready;
-    kc_client *client;
     kc_event_recorder *rec; /* Events about the Migrations (thread-safe) */
 } op;
 
@@ -62,65 +63,36 @@ static void report(const char *what, int rc, const kc_error *err)
             err && err->message ? err->message : kc_strerror(rc));
 }
 
-/* Step 2: the Secret owned by the Migration (controller reference: kind, name, uid). */
-static int ensure_secret(kc_cached_client *cc, kc_obj *mig, const char *secret, bool *created,
-                         kc_error *err)
+/* Step 2's mutate: the Secret as it should be, owned by the Migration (ud). Idempotent. */
+static int secret_mutate(void *mig, kc_doc *s, const kc_obj *existing)
 {
-    kc_obj *s = NULL;
-    int rc = kc_cached_client_get(cc, &secrets, kc_obj_namespace(mig), secret, NULL, &s, err);
-    kc_obj_unref(s);
-    if (rc != KC_ENOTFOUND)
-        return rc;
-    char *body = NULL;
-    size_t len = 0;
-    rc = kc_json_format(&body, &len, err,
-                        "{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{\"name\":%s,"
-                        "\"ownerReferences\":[{\"apiVersion\":\"example.kcache.io/v1\",\"kind\":"
-                        "\"Migration\",\"name\":%s,\"uid\":%s,\"controller\":true,"
-                        "\"blockOwnerDeletion\":true}]},\"stringData\":{\"password\":%s}}",
-                        secret, kc_obj_name(mig), kc_obj_uid(mig), "example-only");
-    if (rc == 0) /* block-on-write: returns once the cache holds the Secret */
-        rc = kc_cached_client_create(cc, &secrets, kc_obj_namespace(mig), body, len, NULL, NULL,
-                                     NULL, err);
-    free(body);
-    *created = rc == 0;
-    return rc == KC_EEXISTS ? 0 : rc;
+    static const char password[] = "example-only"; /* a real operator generates one */
+    char *b64 = NULL;
+    int rc = 0;
+    if (!kc_doc_has(s, "/data/password") &&
+        (rc = kc_base64_encode(password, strlen(password), &b64, NULL, NULL)) == 0)
+        rc = kc_doc_set_string(s, "/data/password", b64, NULL);
+    free(b64);
+    return rc ? rc : kc_doc_set_controller_reference(s, mig, NULL);
 }
 
-/* Step 4: status through the status subresource (a merge patch). */
-static int set_status(kc_cached_client *cc, kc_obj *mig, const char *secret, kc_error *err)
+/* Step 4's mutate: the status (and only the status) of the Migration, given its Secret's name. */
+static int status_mutate(void *secret, kc_doc *m, const kc_obj *existing)
 {
-    char now[32];
-    time_t t = time(NULL);
-    struct tm tm;
-    strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
-    int64_t gen = kc_obj_generation(mig);
-    char *body = NULL;
-    size_t len = 0;
-    int rc = kc_json_format(
-        &body, &len, err,
-        "{\"status\":{\"phase\":\"Ready\",\"secretName\":%s,\"observedGeneration\":%l,"
-        "\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\",\"reason\":\"SecretReady\","
-        "\"message\":\"credentials Secret created and read back from the cache\","
-        "\"observedGeneration\":%l,\"lastTransitionTime\":%s}]}}",
-        secret, gen, gen, now);
-    kc_patch_opts po = {.subresource = "status"};
+    if (!existing)
+        return KC_ENOTFOUND; /* deleted meanwhile: never create one (the retry finds it gone) */
+    int64_t gen = kc_obj_generation(existing);
+    kc_condition ready = {.type = "Ready",
+                          .status = "True",
+                          .reason = "SecretReady",
+                          .message = "credentials Secret created and read back from the cache",
+                          .observed_generation = gen};
+    int rc = kc_doc_set_string(m, "/status/phase", "Ready", NULL);
     if (rc == 0)
-        rc = kc_cached_client_patch(cc, &migrations, kc_obj_namespace(mig), kc_obj_name(mig),
-                                    KC_PATCH_MERGE, body, len, &po, NULL, NULL, err);
-    free(body);
-    return rc;
-}
-
-static bool is_ready(kc_obj *mig)
-{
-    int64_t observed = -1;
-    char *phase = NULL;
-    kc_obj_get_int(mig, "/status/observedGeneration", &observed, NULL);
-    kc_obj_get_string(mig, "/status/phase", &phase, NULL, NULL);
-    bool ready = phase && !strcmp(phase, "Ready") && observed == kc_obj_generation(mig);
-    free(phase);
-    return ready;
+        rc = kc_doc_set_string(m, "/status/secretName", secret, NULL);
+    if (rc == 0)
+        rc = kc_doc_set_int(m, "/status/observedGeneration", gen, NULL);
+    return rc ? rc : kc_doc_condition_set(m, &ready, NULL, NULL);
 }
 
 static kc_reconcile_result reconcile(void *ud, const kc_reconcile_request *req,
@@ -129,23 +101,26 @@ static kc_reconcile_result reconcile(void *ud, const kc_reconcile_request *req,
     op *o = ud;
     kc_error err = KC_ERROR_INIT;
     kc_obj *mig = NULL, *secret_obj = NULL;
+    kc_op_result sec_op = KC_OP_UNCHANGED, status_op = KC_OP_UNCHANGED;
     kc_reconcile_result res = {KC_RECONCILE_DONE, 0};
     char secret[300];
     int rc = kc_cached_client_get(cc, &migrations, req->ns, req->name, NULL, &mig, &err); /* 1 */
-    if (rc == KC_ENOTFOUND)
-        goto out; /* deleted: its Secret goes with it (ownerReference) */
+    if (rc == KC_ENOTFOUND || (rc == 0 && kc_obj_deleting(mig)))
+        goto out; /* its Secret goes with it (ownerReference) */
     snprintf(secret, sizeof(secret), "%s-credentials", req->name);
-    bool created = false;
-    if (rc == 0 && !kc_obj_deleting(mig))
-        rc = ensure_secret(cc, mig, secret, &created, &err); /* 2 */
-    if (created) /* queued, never blocks the reconcile; the sender posts it */
-        kc_event_recorder_record_obj(o->rec, mig, KC_EVENT_NORMAL, "SecretCreated",
-                                     "created Secret %s", secret);
+    if (rc == 0) /* 2; block-on-write: returns once the cache holds the Secret */
+        rc = kc_cached_client_create_or_update(cc, &secrets, "Secret", req->ns, secret,
+                                               secret_mutate, mig, NULL, NULL, &sec_op, NULL, &err);
+    if (sec_op == KC_OP_CREATED || sec_op == KC_OP_UPDATED) /* queued, never blocks */
+        kc_event_recorder_record_obj(o->rec, mig, KC_EVENT_NORMAL,
+                                     sec_op == KC_OP_CREATED ? "SecretCreated" : "SecretUpdated",
+                                     "%s Secret %s", kc_op_result_name(sec_op), secret);
     if (rc == 0) /* 3: read it back from the cache */
         rc = kc_cached_client_get(cc, &secrets, req->ns, secret, NULL, &secret_obj, &err);
-    bool was_ready = rc == 0 && is_ready(mig);
-    if (rc == 0 && !was_ready)
-        rc = set_status(cc, mig, secret, &err); /* 4 */
+    if (rc == 0) /* 4: a status patch, or nothing when it is already so */
+        rc = kc_cached_client_create_or_patch(cc, &migrations, "Migration", req->ns, req->name,
+                                              status_mutate, secret, NULL, NULL, &status_op, NULL,
+                                              &err);
     if (rc < 0) {
         report(req->key, rc, &err);
         if (mig) /* the message names the step's error, never the Secret's data */
@@ -153,13 +128,14 @@ static kc_reconcile_result reconcile(void *ud, const kc_reconcile_request *req,
                                          "%s: %s (retrying)", kc_errno_name(rc),
                                          err.message ? err.message : kc_strerror(rc));
         res.code = KC_RECONCILE_ERROR; /* rate-limited retry */
-    } else if (!was_ready) {
+    } else if (status_op != KC_OP_UNCHANGED) {
         kc_event_recorder_record_obj(o->rec, mig, KC_EVENT_NORMAL, "Ready",
                                      "Secret %s read back from the cache; status Ready at "
                                      "generation %lld",
                                      secret, (long long)kc_obj_generation(mig));
-        printf("reconciled %s: Secret %s (rv %s), status Ready at generation %lld\n", req->key,
-               secret, kc_obj_resource_version(secret_obj), (long long)kc_obj_generation(mig));
+        printf("reconciled %s: Secret %s (rv %s), status Ready at generation %lld (%s)\n", req->key,
+               secret, kc_obj_resource_version(secret_obj), (long long)kc_obj_generation(mig),
+               kc_op_result_name(status_op));
         pthread_mutex_lock(&o->mu);
         o->ready++;
         pthread_cond_broadcast(&o->cv);
@@ -172,25 +148,6 @@ out:
     return res;
 }
 
-/* Whether the CRD's status has the condition Established=True. */
-static bool established(kc_obj *crd)
-{
-    bool yes = false;
-    for (int i = 0; i < 16 && !yes; i++) {
-        char ptr[64];
-        char *type = NULL, *status = NULL;
-        snprintf(ptr, sizeof(ptr), "/status/conditions/%d/type", i);
-        if (kc_obj_get_string(crd, ptr, &type, NULL, NULL) < 0)
-            break;
-        snprintf(ptr, sizeof(ptr), "/status/conditions/%d/status", i);
-        kc_obj_get_string(crd, ptr, &status, NULL, NULL);
-        yes = !strcmp(type, "Established") && status && !strcmp(status, "True");
-        free(type);
-        free(status);
-    }
-    return yes;
-}
-
 /* The CRD, and on a real cluster its Established condition (polled, bounded: an example). */
 static int install_crd(kc_client *client, kc_error *err)
 {
@@ -200,7 +157,7 @@ static int install_crd(kc_client *client, kc_error *err)
     for (int i = 0; i < 300; i++) { /* up to 30 s */
         kc_obj *c = NULL;
         rc = kc_client_get(client, &crds, NULL, "migrations.example.kcache.io", &c, err);
-        bool ok = rc == 0 && established(c);
+        bool ok = rc == 0 && kc_obj_condition_is_true(c, "Established");
         kc_obj_unref(c);
         if (rc < 0 || ok)
             return rc;
@@ -225,33 +182,28 @@ static int create_samples(kc_client *client, const char *ns, int n, kc_error *er
     return 0;
 }
 
-static char *str_at(kc_obj *o, const char *ptr)
-{
-    char *v = NULL;
-    kc_obj_get_string(o, ptr, &v, NULL, NULL);
-    return v;
-}
-
 static void print_status(kc_cached_client *cc, const char *ns, int n)
 {
     for (int i = 0; i < n; i++) {
         char name[64];
         snprintf(name, sizeof(name), "migration-%d", i);
         kc_obj *m = NULL;
-        if (kc_cached_client_get(cc, &migrations, ns, name, NULL, &m, NULL) < 0)
-            continue;
-        char *phase = str_at(m, "/status/phase"), *secret = str_at(m, "/status/secretName");
-        char *cond = str_at(m, "/status/conditions/0/type");
-        char *cs = str_at(m, "/status/conditions/0/status");
-        int64_t og = -1;
-        kc_obj_get_int(m, "/status/conditions/0/observedGeneration", &og, NULL);
-        printf("%s/%s: phase=%s secretName=%s condition %s=%s observedGeneration=%lld\n", ns, name,
-               phase ? phase : "-", secret ? secret : "-", cond ? cond : "-", cs ? cs : "-",
-               (long long)og);
-        free(phase);
-        free(secret);
-        free(cond);
-        free(cs);
+        kc_doc *d = NULL; /* a copy to read from: strings borrowed from it, nothing to free */
+        const char *phase = "-", *secret = "-";
+        kc_condition ready = {0};
+        if (kc_cached_client_get(cc, &migrations, ns, name, NULL, &m, NULL) == 0 &&
+            kc_doc_from_obj(m, &d, NULL) == 0) {
+            if (kc_doc_get_string(d, "/status/phase", &phase, NULL, NULL) < 0)
+                phase = "-";
+            if (kc_doc_get_string(d, "/status/secretName", &secret, NULL, NULL) < 0)
+                secret = "-";
+            if (kc_doc_condition_find(d, "Ready", &ready, NULL) < 0)
+                ready = (kc_condition){.type = "Ready", .status = "-", .observed_generation = -1};
+            printf("%s/%s: phase=%s secretName=%s condition %s=%s observedGeneration=%lld\n", ns,
+                   name, phase, secret, ready.type, ready.status,
+                   (long long)ready.observed_generation);
+        }
+        kc_doc_free(d);
         kc_obj_unref(m);
     }
 }
@@ -289,7 +241,7 @@ static void delete_samples(kc_client *client, const char *ns, int n)
 
 static int run(kc_client *client, const char *ns, int n)
 {
-    op o = {.client = client};
+    op o = {.ready = 0};
     pthread_mutex_init(&o.mu, NULL);
     pthread_cond_init(&o.cv, NULL);
     kc_controller *ctrl = NULL;

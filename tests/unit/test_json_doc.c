@@ -67,6 +67,7 @@ static void test_json_doc_parse_errors(void **state)
     want_err(kc_doc_parse("[NaN]", 5, &d, &err), &err, KC_EPARSE, NULL, NULL);
     want_err(kc_doc_parse("[1e999]", 7, &d, &err), &err, KC_EPARSE, NULL, NULL);
     assert_null(d);
+    kc_error_clear(&err);
 }
 
 static void test_json_doc_obj_round_trip(void **state)
@@ -122,6 +123,7 @@ static void test_json_doc_obj_round_trip(void **state)
     assert_int_equal(t, KC_JSON_DOUBLE);
     want_err(kc_doc_to_obj(NULL, &o2, &err), &err, KC_EINVAL, NULL, NULL);
     kc_doc_free(d);
+    kc_error_clear(&err);
 }
 
 static void test_json_doc_copy_and_equal(void **state)
@@ -268,6 +270,7 @@ static void test_json_doc_get_errors(void **state)
     want_err(kc_doc_get_string(d, NULL, &s, NULL, &err), &err, KC_EINVAL, NULL, NULL);
     want_err(kc_doc_get_string(d, "", NULL, NULL, &err), &err, KC_EINVAL, NULL, NULL);
     kc_doc_free(d);
+    kc_error_clear(&err);
 }
 
 static void test_json_doc_set_creates_parents(void **state)
@@ -321,6 +324,7 @@ static void test_json_doc_set_arrays(void **state)
     want_err(kc_doc_remove(d, "/a/3", &err), &err, KC_ENOTFOUND, "/a/3", NULL);
     want_err(kc_doc_remove(d, "/a/-", &err), &err, KC_ENOTFOUND, "/a/-", NULL);
     kc_doc_free(d);
+    kc_error_clear(&err);
 }
 
 static void test_json_doc_set_type_mismatch(void **state)
@@ -352,6 +356,7 @@ static void test_json_doc_set_type_mismatch(void **state)
     /* Nothing changed on the way. */
     want_json(d, "{\"s\":\"str\",\"o\":{\"k\":1},\"n\":null}");
     kc_doc_free(d);
+    kc_error_clear(&err);
 }
 
 static void test_json_doc_set_root_raw_doc(void **state)

@@ -27,6 +27,7 @@ static void want_diff(const char *from, const char *to, const char *ptr, const c
     free(p);
     kc_doc_free(a);
     kc_doc_free(b);
+    kc_error_clear(&err);
 }
 
 static void test_json_doc_diff_cases(void **state)
@@ -78,6 +79,7 @@ static void test_json_doc_diff_restricted(void **state)
     assert_int_equal(kc_doc_merge_diff(a, NULL, NULL, &p, NULL, &err), KC_EINVAL);
     assert_int_equal(kc_doc_merge_diff(a, a, NULL, NULL, NULL, &err), KC_EINVAL);
     kc_doc_free(a);
+    kc_error_clear(&err);
 }
 
 /* A string of depth brackets: "[[[…]]]". */
@@ -160,6 +162,7 @@ static void test_json_doc_bounds(void **state)
     assert_int_equal(kc_doc_set_raw(d, "/big", text, KC_DEFAULT_MAX_OBJECT_SIZE, &err), KC_EPARSE);
     kc_doc_free(d);
     free(text);
+    kc_error_clear(&err);
 }
 
 /* encode(data) is want and decodes back to data. */
@@ -226,6 +229,7 @@ static void bad(const char *text, size_t off)
     if (!strstr(err.message, want))
         fail_msg("%s: \"%s\" lacks \"%s\"", text, err.message, want);
     assert_null(d);
+    kc_error_clear(&err);
 }
 
 static void test_json_doc_base64_errors(void **state)
@@ -260,6 +264,7 @@ static void test_json_doc_base64_errors(void **state)
     assert_int_equal(dn, 1);
     assert_int_equal(d[0], 'f');
     free(d);
+    kc_error_clear(&err);
 }
 
 /* A Secret's data value through a document: decode, edit, encode (the mirror controller). */

@@ -78,6 +78,7 @@ static void test_json_doc_iterate(void **state)
     assert_int_equal(kc_doc_iter_raw(NULL, &raw, NULL), KC_EINVAL);
     kc_doc_iter_free(NULL);
     kc_doc_free(d);
+    kc_error_clear(&err);
 }
 
 static void test_json_doc_pointer_escape(void **state)

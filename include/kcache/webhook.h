@@ -38,9 +38,11 @@ KC_BEGIN_DECLS
 typedef struct kc_webhook_server kc_webhook_server;
 typedef struct kc_admission_response kc_admission_response;
 
-/* Default bound of one request body: the API server's own limit on a webhook request is 3 MiB
- * (its request size limit; docs/webhooks.md). */
-#define KC_WEBHOOK_DEFAULT_MAX_REQUEST_BYTES ((size_t)3 * 1024 * 1024)
+/* Default bound of one request body: 7 MiB. The API server stores objects of up to 3 MiB (its
+ * request body limit) and an AdmissionReview carries two of them (object and oldObject) plus the
+ * envelope, so 3 MiB would refuse legitimate UPDATE reviews; 7 MiB is controller-runtime's cap
+ * (docs/webhooks.md, "Transport"). */
+#define KC_WEBHOOK_DEFAULT_MAX_REQUEST_BYTES ((size_t)7 * 1024 * 1024)
 
 /* What an admission request that cannot be answered from a ready cache gets. */
 typedef enum kc_webhook_not_ready_policy {

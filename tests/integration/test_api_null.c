@@ -301,6 +301,7 @@ static void c_doc(void)
     INVAL_ERR(kc_doc_to_obj(NULL, NULL, &e));
     assert_false(kc_doc_equal(NULL, NULL));
     INVAL_ERR(kc_doc_merge_diff(NULL, NULL, NULL, NULL, NULL, &e));
+    INVAL_ERR(kc_doc_json_patch_diff(NULL, NULL, NULL, NULL, &e));
     INVAL_ERR(kc_doc_type(NULL, NULL, NULL, &e));
     assert_false(kc_doc_has(NULL, NULL));
     INVAL_ERR(kc_doc_get_string(NULL, NULL, NULL, NULL, &e));
@@ -597,7 +598,8 @@ static const group GROUPS[] = {
      "kc_doc_condition_find kc_doc_condition_remove kc_doc_condition_is_true "
      "kc_obj_condition_status kc_obj_condition_is_true"},
     {c_doc, "kc_json_type_name kc_doc_new kc_doc_from_obj kc_doc_parse kc_doc_copy kc_doc_free "
-            "kc_doc_json kc_doc_to_obj kc_doc_equal kc_doc_merge_diff kc_doc_type kc_doc_has "
+            "kc_doc_json kc_doc_to_obj kc_doc_equal kc_doc_merge_diff kc_doc_json_patch_diff "
+            "kc_doc_type kc_doc_has "
             "kc_doc_get_string kc_doc_get_int kc_doc_get_double kc_doc_get_bool kc_doc_get_raw "
             "kc_doc_count kc_doc_set_string kc_doc_set_stringn kc_doc_set_int kc_doc_set_double "
             "kc_doc_set_bool kc_doc_set_null kc_doc_set_raw kc_doc_set_doc kc_doc_remove "

@@ -201,6 +201,29 @@ static void c_health(void)
     kc_health_free(NULL);
 }
 
+static void c_webhook(void)
+{
+    INVAL_ERR(kc_webhook_server_new(NULL, NULL, &e));
+    INVAL_ERR(kc_webhook_server_add_validating(NULL, NULL, NULL, NULL, NULL, &e));
+    INVAL_ERR(kc_webhook_server_add_mutating(NULL, NULL, NULL, NULL, NULL, &e));
+    INVAL_ERR(kc_webhook_server_add_conversion(NULL, NULL, NULL, NULL, NULL, &e));
+    INVAL_ERR(kc_webhook_server_start(NULL, &e));
+    INVAL(kc_webhook_server_port(NULL));
+    assert_null(kc_webhook_server_url(NULL));
+    assert_null(kc_webhook_server_health_url(NULL));
+    assert_false(kc_webhook_server_ready(NULL));
+    INVAL_ERR(kc_webhook_server_reload_certs(NULL, &e));
+    assert_null(kc_webhook_server_metrics_text(NULL));
+    INVAL(kc_webhook_server_stop(NULL));
+    kc_webhook_server_free(NULL);
+    INVAL_ERR(kc_webhook_cert_generate(NULL, NULL, &e));
+    INVAL(kc_admission_response_deny(NULL, 0, NULL, NULL));
+    INVAL(kc_admission_response_warn(NULL, NULL));
+    INVAL(kc_admission_response_annotate(NULL, NULL, NULL));
+    INVAL(kc_admission_response_set_object(NULL, NULL));
+    INVAL(kc_admission_response_set_patch(NULL, NULL, 0));
+}
+
 static void c_informer(void)
 {
     INVAL_ERR(kc_informer_new(NULL, NULL, NULL, NULL, &e));
@@ -650,6 +673,15 @@ static const group GROUPS[] = {
      "kc_leader_elector_identity kc_leader_elector_fence kc_leader_elector_metrics_render"},
     {c_fence, "kc_fence_new kc_fence_free kc_fence_now_ns kc_fence_set_valid_until "
               "kc_fence_valid_until kc_fence_valid kc_fence_check"},
+    {c_webhook,
+     "kc_webhook_server_new kc_webhook_server_add_validating "
+     "kc_webhook_server_add_mutating kc_webhook_server_add_conversion "
+     "kc_webhook_server_start kc_webhook_server_port kc_webhook_server_url "
+     "kc_webhook_server_health_url kc_webhook_server_ready kc_webhook_server_reload_certs "
+     "kc_webhook_server_metrics_text kc_webhook_server_stop kc_webhook_server_free "
+     "kc_webhook_cert_generate kc_admission_response_deny kc_admission_response_warn "
+     "kc_admission_response_annotate kc_admission_response_set_object "
+     "kc_admission_response_set_patch"},
     {c_idioms,
      "kc_op_result_name kc_cached_client_create_or_update kc_cached_client_create_or_patch "
      "kc_cached_client_add_finalizer kc_cached_client_remove_finalizer "

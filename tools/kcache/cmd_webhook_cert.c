@@ -37,11 +37,13 @@ static int usage(void)
 static int cmd_webhook_cert(int argc, char **argv)
 {
     enum { O_DIR = KC_CLI_LONG_ONLY, O_DNS, O_IP, O_DAYS, O_REUSE };
-    static const struct option longopts[] = {
-        {"dir", required_argument, NULL, O_DIR},    {"dns", required_argument, NULL, O_DNS},
-        {"ip", required_argument, NULL, O_IP},      {"days", required_argument, NULL, O_DAYS},
-        {"reuse-ca", no_argument, NULL, O_REUSE},   {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {{"dir", required_argument, NULL, O_DIR},
+                                             {"dns", required_argument, NULL, O_DNS},
+                                             {"ip", required_argument, NULL, O_IP},
+                                             {"days", required_argument, NULL, O_DAYS},
+                                             {"reuse-ca", no_argument, NULL, O_REUSE},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
     static const char optstring[] = ":h";
     const char *dns[MAX_NAMES], *ips[MAX_NAMES];
     kc_webhook_cert_opts o = {.dns_names = dns, .ip_addresses = ips};
@@ -69,8 +71,8 @@ static int cmd_webhook_cert(int argc, char **argv)
             char *end;
             long d = strtol(optarg, &end, 10);
             if (*end || d <= 0 || d > 36500)
-                return kc__cli_usage_error("webhook-cert",
-                                           "--days: expected 1 to 36500, got '%s'", optarg);
+                return kc__cli_usage_error("webhook-cert", "--days: expected 1 to 36500, got '%s'",
+                                           optarg);
             o.valid_days = (int)d;
             break;
         }
@@ -102,7 +104,8 @@ static int cmd_webhook_cert(int argc, char **argv)
 
 __attribute__((constructor)) static void kc__cli_reg_webhook_cert(void)
 {
-    kc__cli_register("webhook-cert", "development CA + serving certificate for a webhook; prints "
-                                     "the caBundle",
+    kc__cli_register("webhook-cert",
+                     "development CA + serving certificate for a webhook; prints "
+                     "the caBundle",
                      cmd_webhook_cert);
 }

@@ -2,8 +2,8 @@
  * webhook/http.c — routing and bounds: libmicrohttpd's access handler for the webhook server.
  *
  * Two daemons share this handler: the TLS listener's (tls.c relays plaintext into it; cls is the
- * server) and the optional plain-HTTP health listener's (cls is the server's health_mhd marker:
- * probes and metrics only, no routes).
+ * server) and the optional plain-HTTP health listener's (cls is the server's address with its low
+ * bit set — a struct's address is even — meaning probes and metrics only, no routes).
  *
  *   POST <registered path>   the body is collected into a buffer that grows with what arrives,
  *                            capped at max_request_bytes: a Content-Length above the cap is

@@ -121,7 +121,7 @@ struct kc_webhook_server {
 };
 
 /* http.c: libmicrohttpd's access handler and completion callback; cls is the server for the TLS
- * listener's daemon and health_cls(srv) for the plain health listener's (no routes there). */
+ * listener's daemon, and the server's address | 1 for the plain health listener's (no routes). */
 enum MHD_Result kc__wh_http_access(void *cls, struct MHD_Connection *conn, const char *url,
                                    const char *method, const char *version, const char *upload,
                                    size_t *upload_size, void **con_cls);

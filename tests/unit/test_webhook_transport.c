@@ -329,6 +329,28 @@ static void *load_main(void *arg)
     return NULL;
 }
 
+/* Four keep-alive clients at once: no failure; throughput reported (docs/webhooks.md). */
+static void test_webhook_parallel_keepalive(void **st)
+{
+    (void)st;
+    fx f;
+    up(&f, NULL);
+    load l[4];
+    pthread_t th[4];
+    uint64_t t0 = kc__now_ns();
+    for (int i = 0; i < 4; i++) {
+        l[i] = (load){&f, "{}", 1000, 0, 0, NULL, 0};
+        pthread_create(&th[i], NULL, load_main, &l[i]);
+    }
+    for (int i = 0; i < 4; i++)
+        pthread_join(th[i], NULL);
+    double s = (double)(kc__now_ns() - t0) / 1e9;
+    fprintf(stderr, "4 keep-alive clients: 4000 requests in %.3f s = %.0f req/s\n", s, 4000 / s);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(l[i].failed, 0);
+    down(&f);
+}
+
 /* At most `workers` handlers at once; a handler past request_timeout_ms gets 504. */
 static void test_webhook_pool_bounds(void **st)
 {
@@ -572,10 +594,15 @@ int main(void)
 {
     curl_global_init(CURL_GLOBAL_DEFAULT);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_webhook_tls_versions),  cmocka_unit_test(test_webhook_keepalive),
-        cmocka_unit_test(test_webhook_client_cert),   cmocka_unit_test(test_webhook_bounds),
-        cmocka_unit_test(test_webhook_pool_bounds),   cmocka_unit_test(test_webhook_probes),
-        cmocka_unit_test(test_webhook_cert_rotation), cmocka_unit_test(test_webhook_malformed_tls),
+        cmocka_unit_test(test_webhook_tls_versions),
+        cmocka_unit_test(test_webhook_keepalive),
+        cmocka_unit_test(test_webhook_client_cert),
+        cmocka_unit_test(test_webhook_bounds),
+        cmocka_unit_test(test_webhook_pool_bounds),
+        cmocka_unit_test(test_webhook_parallel_keepalive),
+        cmocka_unit_test(test_webhook_probes),
+        cmocka_unit_test(test_webhook_cert_rotation),
+        cmocka_unit_test(test_webhook_malformed_tls),
         cmocka_unit_test(test_webhook_errors),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -10,6 +10,7 @@
 #include "core/internal.h"
 #include "kcache/webhook.h"
 #include "webhook/internal.h"
+#include "webhook/transport.h"
 
 #include <curl/curl.h>
 #include <netinet/in.h>
@@ -533,6 +534,51 @@ static void test_webhook_malformed_tls(void **st)
             ;
         close(fd);
     }
+    /* every refused connection's relay ended: no thread or descriptor left behind */
+    uint64_t deadline = kc__deadline_after_ms(5000);
+    while (kc__wh_tls_connections(f.srv->tls) > 0 && kc__now_ns() < deadline)
+        kc__sleep_ns(5 * KC__NS_PER_MS);
+    assert_int_equal(kc__wh_tls_connections(f.srv->tls), 0);
+    resp r = {0};
+    CURL *c = client(&f);
+    assert_int_equal(req(&f, c, "/healthz", NULL, &r), CURLE_OK);
+    assert_int_equal(r.status, 200);
+    curl_easy_cleanup(c);
+    kc__buf_free(&r.body);
+    down(&f);
+}
+
+static int raw_connect(fx *f)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET,
+                             .sin_port = htons((uint16_t)kc_webhook_server_port(f->srv)),
+                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    return fd;
+}
+
+/* max_connections: a connection beyond it is closed at once (no TLS byte); a slot freed is
+ * usable again. */
+static void test_webhook_max_connections(void **st)
+{
+    (void)st;
+    fx f;
+    kc_webhook_server_opts o = {.max_connections = 2};
+    up(&f, &o);
+    int a = raw_connect(&f), b = raw_connect(&f); /* two idle handshakes hold both slots */
+    uint64_t deadline = kc__deadline_after_ms(5000);
+    while (kc__wh_tls_connections(f.srv->tls) < 2 && kc__now_ns() < deadline)
+        kc__sleep_ns(5 * KC__NS_PER_MS);
+    assert_int_equal(kc__wh_tls_connections(f.srv->tls), 2);
+    int c3 = raw_connect(&f);
+    char buf[16];
+    assert_int_equal(read(c3, buf, sizeof buf), 0); /* closed, nothing sent */
+    close(c3);
+    close(a);
+    close(b);
+    while (kc__wh_tls_connections(f.srv->tls) > 0 && kc__now_ns() < deadline)
+        kc__sleep_ns(5 * KC__NS_PER_MS);
     resp r = {0};
     CURL *c = client(&f);
     assert_int_equal(req(&f, c, "/healthz", NULL, &r), CURLE_OK);
@@ -603,6 +649,7 @@ int main(void)
         cmocka_unit_test(test_webhook_probes),
         cmocka_unit_test(test_webhook_cert_rotation),
         cmocka_unit_test(test_webhook_malformed_tls),
+        cmocka_unit_test(test_webhook_max_connections),
         cmocka_unit_test(test_webhook_errors),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

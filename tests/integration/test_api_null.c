@@ -518,6 +518,16 @@ static void c_coordinator(void)
     kc_shard_coordinator_get_stats(NULL, NULL);
 }
 
+/* Issue 32: the admission response calls (kcache/webhook.h; NULL response is KC_EINVAL). */
+static void c_admission(void)
+{
+    INVAL(kc_admission_response_deny(NULL, 0, NULL, NULL));
+    INVAL(kc_admission_response_warn(NULL, "w"));
+    INVAL(kc_admission_response_annotate(NULL, "k", "v"));
+    INVAL(kc_admission_response_set_object(NULL, NULL));
+    INVAL(kc_admission_response_set_patch(NULL, "[]", 2));
+}
+
 /* Issue 31 points 5, 6: create-or-update / create-or-patch, finalizers (kcache/finalizer.h). */
 static void c_idioms(void)
 {
@@ -650,6 +660,9 @@ static const group GROUPS[] = {
      "kc_leader_elector_identity kc_leader_elector_fence kc_leader_elector_metrics_render"},
     {c_fence, "kc_fence_new kc_fence_free kc_fence_now_ns kc_fence_set_valid_until "
               "kc_fence_valid_until kc_fence_valid kc_fence_check"},
+    {c_admission, "kc_admission_response_deny kc_admission_response_warn "
+                  "kc_admission_response_annotate kc_admission_response_set_object "
+                  "kc_admission_response_set_patch"},
     {c_idioms,
      "kc_op_result_name kc_cached_client_create_or_update kc_cached_client_create_or_patch "
      "kc_cached_client_add_finalizer kc_cached_client_remove_finalizer "

@@ -99,8 +99,8 @@ KC_API int kc_doc_merge_diff(const kc_doc *from, const kc_doc *to, const char *p
  * down); a type change, or a different whole document, is one "replace" (path "" for the root).
  * Applied in order to from, the operations give a value equal to to. Errors: KC_EINVAL (NULL
  * argument), KC_ENOMEM. Thread-safe for distinct documents. Since 0.1. */
-KC_API int kc_doc_json_patch_diff(const kc_doc *from, const kc_doc *to, char **ret,
-                                  size_t *ret_len, kc_error *err);
+KC_API int kc_doc_json_patch_diff(const kc_doc *from, const kc_doc *to, char **ret, size_t *ret_len,
+                                  kc_error *err);
 
 /* ---- reading ------------------------------------------------------------------------------ */
 /*

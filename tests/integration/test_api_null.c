@@ -217,11 +217,6 @@ static void c_webhook(void)
     INVAL(kc_webhook_server_stop(NULL));
     kc_webhook_server_free(NULL);
     INVAL_ERR(kc_webhook_cert_generate(NULL, NULL, &e));
-    INVAL(kc_admission_response_deny(NULL, 0, NULL, NULL));
-    INVAL(kc_admission_response_warn(NULL, NULL));
-    INVAL(kc_admission_response_annotate(NULL, NULL, NULL));
-    INVAL(kc_admission_response_set_object(NULL, NULL));
-    INVAL(kc_admission_response_set_patch(NULL, NULL, 0));
 }
 
 static void c_informer(void)
@@ -541,6 +536,16 @@ static void c_coordinator(void)
     kc_shard_coordinator_get_stats(NULL, NULL);
 }
 
+/* Issue 32: the admission response calls (kcache/webhook.h; NULL response is KC_EINVAL). */
+static void c_admission(void)
+{
+    INVAL(kc_admission_response_deny(NULL, 0, NULL, NULL));
+    INVAL(kc_admission_response_warn(NULL, "w"));
+    INVAL(kc_admission_response_annotate(NULL, "k", "v"));
+    INVAL(kc_admission_response_set_object(NULL, NULL));
+    INVAL(kc_admission_response_set_patch(NULL, "[]", 2));
+}
+
 /* Issue 31 points 5, 6: create-or-update / create-or-patch, finalizers (kcache/finalizer.h). */
 static void c_idioms(void)
 {
@@ -679,9 +684,10 @@ static const group GROUPS[] = {
      "kc_webhook_server_start kc_webhook_server_port kc_webhook_server_url "
      "kc_webhook_server_health_url kc_webhook_server_ready kc_webhook_server_reload_certs "
      "kc_webhook_server_metrics_text kc_webhook_server_stop kc_webhook_server_free "
-     "kc_webhook_cert_generate kc_admission_response_deny kc_admission_response_warn "
-     "kc_admission_response_annotate kc_admission_response_set_object "
-     "kc_admission_response_set_patch"},
+     "kc_webhook_cert_generate"},
+    {c_admission, "kc_admission_response_deny kc_admission_response_warn "
+                  "kc_admission_response_annotate kc_admission_response_set_object "
+                  "kc_admission_response_set_patch"},
     {c_idioms,
      "kc_op_result_name kc_cached_client_create_or_update kc_cached_client_create_or_patch "
      "kc_cached_client_add_finalizer kc_cached_client_remove_finalizer "

@@ -253,12 +253,11 @@ kc_twh *kc_twh_start(const char *dns_name)
         return NULL;
     }
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    w->mhd = MHD_start_daemon(MHD_USE_TLS | MHD_USE_INTERNAL_POLLING_THREAD |
-                                  MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG,
-                              0, NULL, NULL, on_request, w, MHD_OPTION_SOCK_ADDR, &sa,
-                              MHD_OPTION_NOTIFY_COMPLETED, on_completed, w,
-                              MHD_OPTION_HTTPS_MEM_KEY, w->tls.key_pem, MHD_OPTION_HTTPS_MEM_CERT,
-                              w->tls.cert_pem, MHD_OPTION_END);
+    w->mhd = MHD_start_daemon(
+        MHD_USE_TLS | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION, 0, NULL,
+        NULL, on_request, w, MHD_OPTION_SOCK_ADDR, &sa, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
+        w, MHD_OPTION_HTTPS_MEM_KEY, w->tls.key_pem, MHD_OPTION_HTTPS_MEM_CERT, w->tls.cert_pem,
+        MHD_OPTION_END);
     const union MHD_DaemonInfo *info =
         w->mhd ? MHD_get_daemon_info(w->mhd, MHD_DAEMON_INFO_BIND_PORT) : NULL;
     if (!info) {

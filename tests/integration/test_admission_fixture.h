@@ -45,19 +45,27 @@ TS_UNUSED static int adm_teardown(void **state)
     "\"rules\":[{\"operations\":[\"*\"],\"apiGroups\":[\"\"],\"apiVersions\":[\"v1\"],"            \
     "\"resources\":[\"configmaps\"]}]"
 
-/* One webhook (JSON text, static per thread): name, the service path, then extra fields (rules
- * etc., a JSON fragment without braces; NULL = ADM_CM_RULES). */
-TS_UNUSED static char *adm_hook(adm_fx *f, const char *name, const char *path, const char *extra)
+/* One webhook (JSON text, static per thread): name, the Service's name (port 443 in default),
+ * the path, the caBundle, then extra fields (rules etc., a JSON fragment without braces; NULL =
+ * ADM_CM_RULES). */
+TS_UNUSED static char *adm_hook_full(const char *name, const char *svc, const char *path,
+                                     const char *ca_bundle, const char *extra)
 {
     static __thread char b[8][4096];
     static __thread int k;
     char *o = b[k++ % 8];
     snprintf(o, 4096,
-             "{\"name\":\"%s\",\"clientConfig\":{\"service\":{\"name\":\"wh\",\"namespace\":"
+             "{\"name\":\"%s\",\"clientConfig\":{\"service\":{\"name\":\"%s\",\"namespace\":"
              "\"default\",\"path\":\"%s\",\"port\":443},\"caBundle\":\"%s\"},"
              "\"sideEffects\":\"None\",\"admissionReviewVersions\":[\"v1\"],%s}",
-             name, path, kc_twh_ca_bundle(f->wh), extra ? extra : ADM_CM_RULES);
+             name, svc, path, ca_bundle, extra ? extra : ADM_CM_RULES);
     return o;
+}
+
+/* The same for Service wh with the test webhook's CA. */
+TS_UNUSED static char *adm_hook(adm_fx *f, const char *name, const char *path, const char *extra)
+{
+    return adm_hook_full(name, "wh", path, kc_twh_ca_bundle(f->wh), extra);
 }
 
 /* Store a configuration: kind "Mutating" or "Validating", its name, the webhooks' JSON texts

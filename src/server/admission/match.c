@@ -183,6 +183,15 @@ int kc__adm_match(const kc__adm_chain *c, const kc__adm_hook *h, const json_t *o
         return 0;
     if (missing) /* MW5 d */
         return kc__fail(err, 404, "NotFound", "namespaces \"%s\" not found", c->a.ns);
+    if (json_array_size(json_object_get(h->def, "matchConditions"))) { /* MW9: no CEL here */
+        if (h->ignore)
+            return 0;
+        const char *name = c->a.name && *c->a.name ? c->a.name : "";
+        return kc__fail(err, 403, "Forbidden",
+                        "%s%s%s \"%s\" is forbidden: webhook \"%s\": matchConditions cannot be "
+                        "evaluated: CEL expressions are not supported by this server",
+                        c->a.r->plural, c->a.r->group[0] ? "." : "", c->a.r->group, name, h->name);
+    }
     *ret = true;
     return 0;
 }

@@ -351,6 +351,103 @@ static void test_admission_update_and_patch(void **state)
     json_decref(rev);
 }
 
+#define DEPLOY_PATH "/apis/apps/v1/namespaces/default/deployments"
+
+/* AR2, MW3: the scale subresource's review carries an autoscaling/v1 Scale (object and
+ * oldObject); a mutating webhook's patch of the Scale reaches the object; a denial keeps it. */
+static void test_admission_scale(void **state)
+{
+    adm_fx *f = *state;
+    ts_resp r;
+    assert_int_equal(
+        ts_post(f->srv, DEPLOY_PATH,
+                "{\"metadata\":{\"name\":\"web\"},\"spec\":{\"replicas\":1,\"selector\":{"
+                "\"matchLabels\":{\"app\":\"web\"}},\"template\":{\"metadata\":{\"labels\":{"
+                "\"app\":\"web\"}},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":"
+                "\"nginx\"}]}}}}",
+                &r),
+        201);
+    ts_resp_free(&r);
+    const char *rules = "\"rules\":[{\"operations\":[\"UPDATE\"],\"apiGroups\":[\"apps\"],"
+                        "\"apiVersions\":[\"v1\"],\"resources\":[\"deployments/scale\"]}]";
+    kc_twh_reply five = {.patch = "[{\"op\":\"replace\",\"path\":\"/spec/replicas\","
+                                  "\"value\":5}]"};
+    kc_twh_set(f->wh, "/m", &five);
+    assert_int_equal(
+        adm_config(f, "Mutating", "m", adm_hook(f, "m.example.com", "/m", rules), NULL), 201);
+    assert_int_equal(
+        adm_config(f, "Validating", "v", adm_hook(f, "v.example.com", "/v", rules), NULL), 201);
+    ts_req(f->srv, "PATCH", DEPLOY_PATH "/web/scale", "application/merge-patch+json",
+           "{\"spec\":{\"replicas\":3}}", NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_int_equal(json_integer_value(ts_j(r.json, "spec.replicas")), 5);
+    ts_resp_free(&r);
+    json_t *q, *rev = adm_review(f, "/m", 0, &q);
+    assert_string_equal(ts_s(q, "kind.group"), "autoscaling");
+    assert_string_equal(ts_s(q, "kind.kind"), "Scale");
+    assert_string_equal(ts_s(q, "resource.resource"), "deployments");
+    assert_string_equal(ts_s(q, "subResource"), "scale");
+    assert_int_equal(json_integer_value(ts_j(q, "object.spec.replicas")), 3);
+    assert_int_equal(json_integer_value(ts_j(q, "oldObject.spec.replicas")), 1);
+    json_decref(rev);
+    rev = adm_review(f, "/v", 0, &q);
+    assert_int_equal(json_integer_value(ts_j(q, "object.spec.replicas")), 5);
+    json_decref(rev);
+    assert_int_equal(ts_get(f->srv, DEPLOY_PATH "/web", &r), 200);
+    assert_int_equal(json_integer_value(ts_j(r.json, "spec.replicas")), 5);
+    ts_resp_free(&r);
+    kc_twh_reply no = {.deny = true, .message = "fixed size"};
+    kc_twh_set(f->wh, "/v", &no);
+    ts_req(f->srv, "PUT", DEPLOY_PATH "/web/scale", "application/json",
+           "{\"apiVersion\":\"autoscaling/v1\",\"kind\":\"Scale\",\"metadata\":{\"name\":"
+           "\"web\"},\"spec\":{\"replicas\":2}}",
+           NULL, &r);
+    assert_int_equal(r.status, 400);
+    assert_string_equal(ts_s(r.json, "message"),
+                        "admission webhook \"v.example.com\" denied the request: fixed size");
+    ts_resp_free(&r);
+    assert_int_equal(ts_get(f->srv, DEPLOY_PATH "/web", &r), 200);
+    assert_int_equal(json_integer_value(ts_j(r.json, "spec.replicas")), 5);
+    ts_resp_free(&r);
+}
+
+/* AR6: DELETE of a collection is one DELETE per object; a denial stops it, the rest stays. */
+static void test_admission_delete_collection(void **state)
+{
+    adm_fx *f = *state;
+    ts_resp r;
+    for (int i = 0; i < 3; i++) {
+        char n[8];
+        snprintf(n, sizeof(n), "dc%d", i);
+        assert_int_equal(ts_post(f->srv, CM_PATH, ts_cm(n, "{\"set\":\"x\"}"), &r), 201);
+        ts_resp_free(&r);
+    }
+    kc_twh_reply no = {.deny = true, .code = 403, .message = "keep"};
+    kc_twh_set(f->wh, "/v", &no);
+    assert_int_equal(
+        adm_config(f, "Validating", "v", adm_hook(f, "v.example.com", "/v", NULL), NULL), 201);
+    ts_req(f->srv, "DELETE", CM_PATH "?labelSelector=set%3Dx", NULL, NULL, NULL, &r);
+    assert_int_equal(r.status, 403);
+    ts_resp_free(&r);
+    assert_int_equal(kc_twh_count(f->wh, "/v"), 1);
+    assert_int_equal(ts_get(f->srv, CM_PATH "/dc0", &r), 200);
+    ts_resp_free(&r);
+    kc_twh_reply yes = {0};
+    kc_twh_set(f->wh, "/v", &yes);
+    ts_req(f->srv, "DELETE", CM_PATH "?labelSelector=set%3Dx", NULL, NULL, NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_int_equal(json_array_size(ts_j(r.json, "items")), 3);
+    ts_resp_free(&r);
+    assert_int_equal(kc_twh_count(f->wh, "/v"), 4);
+    json_t *q, *rev = adm_review(f, "/v", 3, &q);
+    assert_string_equal(ts_s(q, "operation"), "DELETE");
+    assert_string_equal(ts_s(q, "name"), "dc2");
+    assert_string_equal(ts_s(q, "oldObject.metadata.name"), "dc2");
+    json_decref(rev);
+    assert_int_equal(ts_get(f->srv, CM_PATH "/dc2", &r), 404);
+    ts_resp_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -365,6 +462,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_admission_warnings, adm_setup, adm_teardown),
         cmocka_unit_test_setup_teardown(test_admission_dry_run, adm_setup, adm_teardown),
         cmocka_unit_test_setup_teardown(test_admission_update_and_patch, adm_setup, adm_teardown),
+        cmocka_unit_test_setup_teardown(test_admission_scale, adm_setup, adm_teardown),
+        cmocka_unit_test_setup_teardown(test_admission_delete_collection, adm_setup, adm_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

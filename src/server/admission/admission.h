@@ -41,6 +41,9 @@ int kc__adm_begin(kc_server *srv, const kc__adm_attrs *a, kc__adm_chain **ret, k
 /* The stored object and the operation, once the verb has read them (UPDATE / DELETE; a patch or
  * an apply that creates is a CREATE with old NULL: AR4). old borrowed until kc__adm_end. */
 void kc__adm_set_old(kc__adm_chain *c, const char *op, const json_t *old);
+/* The kind the object sent is of when it is not the resource's (AR2: autoscaling/v1 Scale for
+ * the scale subresource); strings borrowed. Such an object is not defaulted again (CH3). */
+void kc__adm_set_kind(kc__adm_chain *c, const char *group, const char *version, const char *kind);
 /* The operation's options object (AR7), taken over (NULL: none). */
 void kc__adm_set_options(kc__adm_chain *c, json_t *options);
 /* true when some validating webhook may apply (the verb then has to compute the object it would

@@ -27,6 +27,7 @@ struct kc__adm_chain {
     json_t *configs; /* the configuration documents (owned) */
     kc__adm_hook *mut, *val;
     size_t n_mut, n_val;
+    const char *kind_group, *kind_version, *kind; /* kc__adm_set_kind; NULL = the resource's */
     json_t *options;                  /* the operation's options (owned; a.options points at it) */
     json_t *ns_labels;                /* the stored namespace's labels (owned), NULL when none */
     bool ns_missing;                  /* the request's namespace does not exist */

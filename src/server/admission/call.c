@@ -68,17 +68,21 @@ static json_t *review(const kc__adm_chain *c, const char *api_version, const jso
     const kc__rsrc *r = a->r;
     json_t *q = json_object();
     json_object_set_new(q, "uid", json_string(uid));
-    json_object_set_new(q, "kind", gvk(r->group, a->version, "kind", r->kind));
+    const char *kg = c->kind ? c->kind_group : r->group,
+               *kv = c->kind ? c->kind_version : a->version;
+    const char *kk = c->kind ? c->kind : r->kind;
+    json_object_set_new(q, "kind", gvk(kg, kv, "kind", kk));
     json_object_set_new(q, "resource", gvk(r->group, a->version, "resource", r->plural));
     if (a->sub && *a->sub)
         json_object_set_new(q, "subResource", json_string(a->sub));
-    json_object_set_new(q, "requestKind", gvk(r->group, a->version, "kind", r->kind));
+    json_object_set_new(q, "requestKind", gvk(kg, kv, "kind", kk));
     json_object_set_new(q, "requestResource", gvk(r->group, a->version, "resource", r->plural));
     if (a->sub && *a->sub)
         json_object_set_new(q, "requestSubResource", json_string(a->sub));
     const char *name = a->name;
-    if ((!name || !*name) && obj)
-        name = json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
+    const json_t *named = obj ? obj : a->old; /* a generated name is known after defaulting */
+    if ((!name || !*name) && named)
+        name = json_string_value(json_object_get(json_object_get(named, "metadata"), "name"));
     if (name && *name)
         json_object_set_new(q, "name", json_string(name));
     bool is_ns = !r->group[0] && !strcmp(r->plural, "namespaces");

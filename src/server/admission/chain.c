@@ -124,8 +124,8 @@ static int apply_patch(kc__adm_chain *c, const kc__adm_hook *h, const json_t *re
     }
     json_decref(ops);
     const kc__rsrc *r = c->a.r;
-    rc = kc__patch_apply(KC__PATCH_JSON, *obj, (const char *)patch, len, r->kind, !r->is_crd, &nu,
-                         &perr);
+    rc = kc__patch_apply(KC__PATCH_JSON, *obj, (const char *)patch, len,
+                         c->kind ? c->kind : r->kind, !r->is_crd, &nu, &perr);
     free(patch);
     if (rc) {
         rc = kc__fail(err, 500, "InternalError", "Internal error occurred: %s",
@@ -133,7 +133,7 @@ static int apply_patch(kc__adm_chain *c, const kc__adm_hook *h, const json_t *re
         kc_error_clear(&perr);
         return rc;
     }
-    if (!r->is_crd && json_is_object(nu))
+    if (!r->is_crd && !c->kind && json_is_object(nu))
         kc__defaults_apply(r->group, r->kind, nu); /* CH3: decoded and defaulted again */
     *changed = !json_equal(nu, *obj);
     json_decref(*obj);

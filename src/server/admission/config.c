@@ -242,6 +242,13 @@ void kc__adm_set_old(kc__adm_chain *c, const char *op, const json_t *old)
     c->a.old = old;
 }
 
+void kc__adm_set_kind(kc__adm_chain *c, const char *group, const char *version, const char *kind)
+{
+    c->kind_group = group;
+    c->kind_version = version;
+    c->kind = kind;
+}
+
 void kc__adm_set_options(kc__adm_chain *c, json_t *options)
 {
     json_decref(c->options);

@@ -15,6 +15,7 @@
 #include "server/api/api_internal.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void warn(void *ctx, const char *text)
@@ -126,40 +127,124 @@ int kc__admit_read(kc__req *req, kc__rsrc *r, const char *ns, json_t **ret_old, 
     return *ret_old ? 0 : kc_error_set(&req->err, KC_ENOMEM, "out of memory");
 }
 
-int kc__admit_delete(kc__req *req, kc__rsrc *r, kc__adm_chain *c, json_t *opts, bool dry,
-                     int64_t grace, kc_obj **ret_obj, bool *ret_gone)
+static void delete_options(kc__adm_chain *c, const json_t *opts)
 {
-    const char *ns = r->namespaced ? req->route.ns : "";
     json_t *o = json_deep_copy(opts);
     if (o) {
         json_object_set_new(o, "kind", json_string("DeleteOptions"));
         json_object_set_new(o, "apiVersion", json_string("meta.k8s.io/v1"));
     }
     kc__adm_set_options(c, o);
+}
+
+/* The webhooks of the DELETE of old (AR6: object null, oldObject the stored one). */
+static int admit_delete_of(kc__req *req, kc__adm_chain *c, const json_t *old)
+{
+    json_t *none = NULL;
+    kc__adm_set_old(c, "DELETE", old);
+    int rc = kc__adm_mutate(c, &none, &req->err);
+    if (rc == 0)
+        rc = kc__adm_validate(c, NULL, &req->err);
+    kc__adm_set_old(c, "DELETE", NULL);
+    json_decref(none);
+    return rc;
+}
+
+/* Under mu: delete ns/name if still at rv; *changed when it moved on. *ret_obj may be NULL. */
+static int delete_if_at(kc__req *req, kc__rsrc *r, const char *ns, const char *name, const char *rv,
+                        json_t *opts, bool dry, int64_t grace, kc_obj **ret_obj, bool *ret_gone,
+                        bool *changed)
+{
+    kc__entry *cur = kc__store_find(r, ns, name);
+    *changed = cur && strcmp(kc_obj_resource_version(cur->obj), rv) != 0;
+    if (!cur)
+        return kc__fail_notfound(&req->err, r, name);
+    if (*changed)
+        return 0;
+    return kc__delete_one(req->srv, r, cur, opts, dry, grace, ret_obj, ret_gone, &req->err);
+}
+
+int kc__admit_delete(kc__req *req, kc__rsrc *r, kc__adm_chain *c, json_t *opts, bool dry,
+                     int64_t grace, kc_obj **ret_obj, bool *ret_gone)
+{
+    const char *ns = r->namespaced ? req->route.ns : "";
+    delete_options(c, opts);
     for (int i = 0; i < KC__ADMIT_RETRIES; i++) {
-        json_t *old = NULL, *none = NULL;
+        json_t *old = NULL;
         char rv[24];
+        bool changed = false;
         int rc = kc__admit_read(req, r, ns, &old, rv);
-        if (rc)
-            return rc;
-        kc__adm_set_old(c, "DELETE", old); /* AR6: object null, oldObject the stored one */
-        if ((rc = kc__adm_mutate(c, &none, &req->err)) == 0)
-            rc = kc__adm_validate(c, NULL, &req->err);
-        kc__adm_set_old(c, "DELETE", NULL);
-        json_decref(none);
+        if (rc == 0)
+            rc = admit_delete_of(req, c, old);
         json_decref(old);
         if (rc)
             return rc;
         pthread_mutex_lock(&req->srv->mu);
-        kc__entry *cur = kc__store_find(r, ns, req->route.name);
-        bool changed = cur && strcmp(kc_obj_resource_version(cur->obj), rv) != 0;
-        if (!cur)
-            rc = kc__fail_notfound(&req->err, r, req->route.name);
-        else if (!changed)
-            rc = kc__delete_one(req->srv, r, cur, opts, dry, grace, ret_obj, ret_gone, &req->err);
+        rc = delete_if_at(req, r, ns, req->route.name, rv, opts, dry, grace, ret_obj, ret_gone,
+                          &changed);
         pthread_mutex_unlock(&req->srv->mu);
         if (rc || !changed)
             return rc;
     }
     return kc__admit_conflict(req, r);
+}
+
+/* The objects of a DELETE of a collection (mu held): new references. */
+static kc_obj **collection(kc__rsrc *r, const char *ns, const kc_label_selector *ls,
+                           const kc_field_selector *fs, size_t *ret_n)
+{
+    size_t n = 0, k = 0;
+    kc__entry **s = kc__store_sorted(r, &n);
+    kc_obj **objs = n ? malloc(n * sizeof(*objs)) : NULL;
+    for (size_t i = 0; i < n && objs && s; i++)
+        if ((!ns || !strcmp(s[i]->ns, ns)) && kc_label_selector_match(ls, s[i]->obj) &&
+            kc_field_selector_match(fs, s[i]->obj))
+            objs[k++] = kc_obj_ref(s[i]->obj);
+    *ret_n = k;
+    return objs;
+}
+
+int kc__admit_delete_collection(kc__req *req, kc__rsrc *r, kc__adm_chain *c, const char *ns,
+                                const kc_label_selector *ls, const kc_field_selector *fs,
+                                json_t *opts, bool dry, int64_t grace)
+{
+    size_t k = 0, nd = 0;
+    int rc = 0;
+    delete_options(c, opts);
+    pthread_mutex_lock(&req->srv->mu);
+    kc_obj **objs = collection(r, ns, ls, fs, &k);
+    pthread_mutex_unlock(&req->srv->mu);
+    kc_obj **deleted = k ? malloc(k * sizeof(*deleted)) : NULL;
+    if (k && (!objs || !deleted))
+        rc = kc_error_set(&req->err, KC_ENOMEM, "out of memory");
+    for (size_t i = 0; i < k && rc == 0; i++) { /* each object as its own DELETE */
+        json_t *old = kc__doc_from_obj(objs[i]);
+        bool changed = false, gone = false;
+        kc_obj *res = NULL;
+        rc = old ? admit_delete_of(req, c, old) : kc_error_set(&req->err, KC_ENOMEM, "no memory");
+        json_decref(old);
+        if (rc)
+            break;
+        pthread_mutex_lock(&req->srv->mu);
+        rc =
+            delete_if_at(req, r, kc_obj_namespace(objs[i]), kc_obj_name(objs[i]),
+                         kc_obj_resource_version(objs[i]), opts, dry, grace, &res, &gone, &changed);
+        pthread_mutex_unlock(&req->srv->mu);
+        if (rc == KC_ENOTFOUND) { /* gone meanwhile: not this request's failure */
+            kc_error_clear(&req->err);
+            rc = 0;
+        }
+        if (res)
+            deleted[nd++] = res;
+    }
+    uint64_t rv = req->srv->rv;
+    for (size_t i = 0; i < k; i++)
+        kc_obj_unref(objs[i]);
+    free(objs);
+    if (rc == 0)
+        return kc__reply_list(req, r, deleted, nd, rv, NULL, -1); /* takes deleted */
+    for (size_t i = 0; i < nd; i++)
+        kc_obj_unref(deleted[i]);
+    free(deleted);
+    return rc;
 }

@@ -77,6 +77,11 @@ int kc__admit_read(kc__req *req, kc__rsrc *r, const char *ns, json_t **ret_old, 
 /* DELETE through admission webhooks (object null, oldObject the stored one; opts borrowed). */
 int kc__admit_delete(kc__req *req, kc__rsrc *r, kc__adm_chain *c, json_t *opts, bool dry,
                      int64_t grace, kc_obj **ret_obj, bool *ret_gone);
+/* DELETE of a collection through admission webhooks, each object its own DELETE (mu NOT held);
+ * replies with the list of deleted objects. An object changed meanwhile is left alone. */
+int kc__admit_delete_collection(kc__req *req, kc__rsrc *r, kc__adm_chain *c, const char *ns,
+                                const kc_label_selector *ls, const kc_field_selector *fs,
+                                json_t *opts, bool dry, int64_t grace);
 /* The 409 after KC__ADMIT_RETRIES. */
 int kc__admit_conflict(kc__req *req, kc__rsrc *r);
 

@@ -117,6 +117,14 @@ int kc__verb_deletecollection(kc__req *req, kc__rsrc *r)
         goto out;
     }
     const char *ns = req->route.has_ns ? req->route.ns : NULL;
+    kc__adm_chain *c = NULL;
+    if ((rc = kc__admit_begin(req, r, "DELETE", dry, "DeleteOptions", NULL, &c)) != 0)
+        goto out;
+    if (c) { /* admission webhooks: each object as its own DELETE (admit.c) */
+        rc = kc__admit_delete_collection(req, r, c, ns, ls, fs, opts, dry, grace);
+        kc__adm_end(c);
+        goto out;
+    }
     pthread_mutex_lock(&srv->mu);
     size_t n;
     kc__entry **s = kc__store_sorted(r, &n);

@@ -41,6 +41,13 @@ static void test_admission_create_review(void **state)
     assert_string_not_equal(ts_s(q, "uid"), ts_s(q2, "uid")); /* AR1: per call */
     json_decref(rev);
     json_decref(rev2);
+    /* AR3: a generated name; the validating webhook sees the name that is stored */
+    assert_int_equal(ts_post(f->srv, CM_PATH, "{\"metadata\":{\"generateName\":\"g-\"}}", &r), 201);
+    rev = adm_review(f, "/a", 1, &q);
+    assert_string_equal(ts_s(q, "name"), ts_s(r.json, "metadata.name"));
+    assert_string_equal(ts_s(q, "object.metadata.name"), ts_s(r.json, "metadata.name"));
+    ts_resp_free(&r);
+    json_decref(rev);
 }
 
 /* §11.2 — AR6, CH12: DELETE sends oldObject; a mutating patch on DELETE is a 500. */

@@ -91,6 +91,10 @@ int kc__admit_write(kc__req *req, const kc__write *w, kc__adm_chain *c, const ch
         json_decref(copy);
         json_t *dd = dry ? kc__doc_from_obj(dry) : NULL;
         kc_obj_unref(dry);
+        const char *gen =
+            dd && !old_rv && !kc__meta_str(*doc, "name") ? kc__meta_str(dd, "name") : NULL;
+        if (gen) /* the validated name is the stored one (generateName) */
+            kc__meta_set_str(*doc, "name", gen);
         if (rc == 0 && !*retry)
             rc = dd ? kc__adm_validate(c, dd, &req->err)
                     : kc_error_set(&req->err, KC_ENOMEM, "out of memory");

@@ -118,11 +118,51 @@ void kc_twh_clear(kc_twh *w)
     pthread_mutex_unlock(&w->mu);
 }
 
+/* A ConversionReview's reply (kc_twh_reply.convert). */
+static char *convert_body(const kc_twh_reply *r, json_t *rev)
+{
+    json_t *q = json_object_get(rev, "request");
+    const char *want = json_string_value(json_object_get(q, "desiredAPIVersion"));
+    const char *slash = want ? strchr(want, '/') : NULL;
+    json_t *out = json_array();
+    size_t i;
+    json_t *o;
+    json_array_foreach(json_object_get(q, "objects"), i, o)
+    {
+        json_t *c = json_deep_copy(o);
+        json_t *m = json_object_get(c, "metadata");
+        json_object_set_new(c, "apiVersion", json_string(want ? want : ""));
+        if (!json_is_object(json_object_get(m, "labels")))
+            json_object_set_new(m, "labels", json_object());
+        json_object_set_new(json_object_get(m, "labels"), "converted",
+                            json_string(slash ? slash + 1 : ""));
+        json_object_set_new(m, "resourceVersion", json_string("999"));
+        if (r->convert == KC_TWH_CONVERT_RENAME)
+            json_object_set_new(m, "name", json_string("renamed"));
+        json_array_append_new(out, c);
+    }
+    if (r->convert == KC_TWH_CONVERT_FEWER && json_array_size(out))
+        json_array_remove(out, json_array_size(out) - 1);
+    json_t *result = r->convert == KC_TWH_CONVERT_FAIL
+                         ? json_pack("{s:s, s:s}", "status", "Failed", "message",
+                                     r->message ? r->message : "conversion failed")
+                         : json_pack("{s:s}", "status", "Success");
+    json_t *doc = json_pack("{s:s, s:s, s:{s:s, s:o, s:o}}", "apiVersion",
+                            "apiextensions.k8s.io/v1", "kind", "ConversionReview", "response",
+                            "uid", json_string_value(json_object_get(q, "uid")) ?: "",
+                            "convertedObjects", out, "result", result);
+    char *s = json_dumps(doc, JSON_COMPACT);
+    json_decref(doc);
+    return s;
+}
+
 /* The reply body for review rev under r (mu NOT held; r a copy of the path's reply). */
 static char *reply_body(const kc_twh_reply *r, json_t *rev)
 {
     if (r->raw)
         return strdup(r->raw);
+    if (r->convert)
+        return convert_body(r, rev);
     const char *uid = json_string_value(json_object_get(json_object_get(rev, "request"), "uid"));
     json_t *resp = json_object();
     json_object_set_new(resp, "uid", json_string(r->uid ? r->uid : uid ? uid : ""));

@@ -32,6 +32,15 @@ typedef struct kc_twh_reply {
     const char *uid;         /* override response.uid */
     const char *api_version; /* override the review's apiVersion */
     const char *raw;         /* the whole body as given */
+    /* A ConversionReview instead: each object gets desiredAPIVersion, the label converted=VERSION
+     * and metadata.resourceVersion "999" (which the API server must ignore). */
+    enum {
+        KC_TWH_CONVERT_NONE = 0,
+        KC_TWH_CONVERT_OK,
+        KC_TWH_CONVERT_FAIL, /* result {status: Failed, message} (message or "conversion failed") */
+        KC_TWH_CONVERT_FEWER,  /* one object less */
+        KC_TWH_CONVERT_RENAME, /* metadata.name changed */
+    } convert;
 } kc_twh_reply;
 
 /* Start with a certificate whose extra SAN is dns_name (may be NULL). NULL on failure. */

@@ -56,4 +56,16 @@ int kc__adm_mutate(kc__adm_chain *c, json_t **inout, kc_error *err);
 int kc__adm_validate(kc__adm_chain *c, const json_t *obj, kc_error *err);
 void kc__adm_end(kc__adm_chain *c);
 
+/* ---- CRD conversion webhooks (convert.c) ------------------------------------------------------
+ */
+
+typedef struct kc__conv kc__conv;
+/* The conversion webhook of r's CRD (mu NOT held; takes it briefly): *ret NULL when r is not a
+ * custom resource or its CRD's strategy is not Webhook. Errors: KC_ENOMEM. */
+int kc__conv_begin(kc_server *srv, const kc__rsrc *r, kc__conv **ret, kc_error *err);
+/* docs[0..n) not already at apiVersion desired ("group/version") converted by one call, in place
+ * (CV2–CV6); mu NOT held. Errors: 500 InternalError `conversion webhook for … failed: …` (CV8). */
+int kc__conv_docs(kc__conv *cv, json_t **docs, size_t n, const char *desired, kc_error *err);
+void kc__conv_end(kc__conv *cv);
+
 #endif

@@ -51,6 +51,26 @@ bool kc__adm_selector_match(const json_t *sel, const json_t *labels);
 int kc__adm_call(const kc__adm_chain *c, const kc__adm_hook *h, const json_t *obj,
                  json_t **ret_resp, char **ret_reason);
 
+/* A reply body, bounded (16 MiB). */
+typedef struct kc__adm_buf {
+    char *p;
+    size_t n;
+    bool over;
+} kc__adm_buf;
+
+/* The URL of clientConfig cc (MW11; with ?timeout=Ns unless timeout_s is 0, then a Service's path
+ * defaults to "/": CV1) and, for a Service, the CONNECT_TO entry of its mapping in services (""
+ * for a url). NULL with *reason (malloc'd) when there is none. */
+char *kc__adm_target(const char *services, const json_t *cc, int timeout_s, char *connect_to,
+                     size_t cap, char **reason);
+/* POST body to url under timeout_s, TLS verified against cc's caBundle (MW12); 0 with the reply in
+ * *b (HTTP 200–206), else *reason (malloc'd) worded as Go's client (CH9). */
+int kc__adm_post(const json_t *cc, const char *url, const char *connect_to, int timeout_s,
+                 const char *body, kc__adm_buf *b, char **reason);
+/* A fresh v4 uuid; vasprintf into a new string (NULL on ENOMEM). */
+void kc__adm_uid(char out[37]);
+char *kc__adm_fmt(const char *f, ...) KC__PRINTF(1, 2);
+
 /* The loopback address "HOST:PORT" a Service NAME.NAMESPACE:PORT maps to (from text, the
  * --webhook-service list) into out; false when it is not mapped. */
 bool kc__adm_service_lookup(const char *text, const char *name, const char *ns, int port, char *out,

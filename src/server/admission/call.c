@@ -32,8 +32,7 @@ static void curl_init(void)
     curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
-static char *fmt(const char *f, ...) KC__PRINTF(1, 2);
-static char *fmt(const char *f, ...)
+char *kc__adm_fmt(const char *f, ...)
 {
     va_list ap;
     va_start(ap, f);
@@ -45,7 +44,7 @@ static char *fmt(const char *f, ...)
 }
 
 /* A v4 uuid from a per-call seed (AR1: fresh per call, never reused). */
-static void new_uid(char out[37])
+void kc__adm_uid(char out[37])
 {
     static _Atomic uint64_t counter;
     struct timespec ts;
@@ -101,21 +100,21 @@ static json_t *review(const kc__adm_chain *c, const char *api_version, const jso
                      "request", q);
 }
 
-/* MW11, MW12: the URL, and for a service the CONNECT_TO entry ("" for a url). */
-static char *target(const kc__adm_chain *c, const json_t *cc, int timeout_s, char *connect_to,
-                    size_t cap, char **reason)
+char *kc__adm_target(const char *services, const json_t *cc, int timeout_s, char *connect_to,
+                     size_t cap, char **reason)
 {
     const char *url = json_string_value(json_object_get(cc, "url"));
     const json_t *svc = json_object_get(cc, "service");
     connect_to[0] = 0;
     if (url) {
         if (strncmp(url, "https://", 8) != 0 || strchr(url, '?') || strchr(url, '#')) {
-            *reason = fmt("failed to call webhook: invalid webhook URL \"%s\": must be https "
-                          "without query or fragment",
-                          url);
+            *reason =
+                kc__adm_fmt("failed to call webhook: invalid webhook URL \"%s\": must be https "
+                            "without query or fragment",
+                            url);
             return NULL;
         }
-        return fmt("%s?timeout=%ds", url, timeout_s);
+        return timeout_s ? kc__adm_fmt("%s?timeout=%ds", url, timeout_s) : kc__adm_fmt("%s", url);
     }
     const char *name = json_string_value(json_object_get(svc, "name"));
     const char *ns = json_string_value(json_object_get(svc, "namespace"));
@@ -123,16 +122,18 @@ static char *target(const kc__adm_chain *c, const json_t *cc, int timeout_s, cha
     json_t *p = json_object_get(svc, "port");
     int port = json_is_integer(p) ? (int)json_integer_value(p) : 443;
     if (!name || !ns) {
-        *reason = fmt("failed to call webhook: clientConfig has neither url nor service");
+        *reason = kc__adm_fmt("failed to call webhook: clientConfig has neither url nor service");
         return NULL;
     }
-    char *u =
-        fmt("https://%s.%s.svc:%d%s?timeout=%ds", name, ns, port, path ? path : "", timeout_s);
+    char *u = timeout_s ? kc__adm_fmt("https://%s.%s.svc:%d%s?timeout=%ds", name, ns, port,
+                                      path ? path : "", timeout_s)
+                        : kc__adm_fmt("https://%s.%s.svc:%d%s", name, ns, port, path ? path : "/");
     char addr[300];
-    if (!kc__adm_service_lookup(c->services, name, ns, port, addr, sizeof(addr))) {
-        *reason = fmt("failed to call webhook: Post \"%s\": service \"%s/%s:%d\" has no address "
-                      "(kcache serve --webhook-service)",
-                      u ? u : "", ns, name, port);
+    if (!kc__adm_service_lookup(services, name, ns, port, addr, sizeof(addr))) {
+        *reason =
+            kc__adm_fmt("failed to call webhook: Post \"%s\": service \"%s/%s:%d\" has no address "
+                        "(kcache serve --webhook-service)",
+                        u ? u : "", ns, name, port);
         free(u);
         return NULL;
     }
@@ -140,15 +141,9 @@ static char *target(const kc__adm_chain *c, const json_t *cc, int timeout_s, cha
     return u;
 }
 
-typedef struct body_buf {
-    char *p;
-    size_t n;
-    bool over;
-} body_buf;
-
 static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud)
 {
-    body_buf *b = ud;
+    kc__adm_buf *b = ud;
     size_t n = size * nmemb;
     if (b->n + n > KC__ADM_MAX_REPLY) {
         b->over = true;
@@ -166,7 +161,7 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud)
 
 /* CH9: curl's failure as Go's client words it. */
 static char *transport_reason(CURLcode cc, const char *errbuf, const char *url, const char *host,
-                              const body_buf *b)
+                              const kc__adm_buf *b)
 {
     const char *why = errbuf[0] ? errbuf : curl_easy_strerror(cc);
     char tmp[512];
@@ -189,34 +184,36 @@ static char *transport_reason(CURLcode cc, const char *errbuf, const char *url, 
             snprintf(tmp, sizeof(tmp), "remote error: tls: %s", why);
         why = tmp;
     }
-    return fmt("failed to call webhook: Post \"%s\": %s", url, why);
+    return kc__adm_fmt("failed to call webhook: Post \"%s\": %s", url, why);
 }
 
 /* CH9: an HTTP status outside 200–206 as client-go's error for an unstructured reply. */
-static char *status_reason(long code, const body_buf *b)
+static char *status_reason(long code, const kc__adm_buf *b)
 {
     if (code == 404)
-        return fmt("failed to call webhook: the server could not find the requested resource");
+        return kc__adm_fmt(
+            "failed to call webhook: the server could not find the requested resource");
     if (code == 400)
-        return fmt("failed to call webhook: the server rejected our request for an unknown "
-                   "reason");
+        return kc__adm_fmt("failed to call webhook: the server rejected our request for an unknown "
+                           "reason");
     if (code >= 500)
-        return fmt("failed to call webhook: an error on the server (\"%.*s\") has prevented the "
-                   "request from succeeding",
-                   (int)(b->n > 256 ? 256 : b->n), b->p ? b->p : "");
-    return fmt("failed to call webhook: the server responded with the status code %ld but did not "
-               "return more information",
-               code);
+        return kc__adm_fmt(
+            "failed to call webhook: an error on the server (\"%.*s\") has prevented the "
+            "request from succeeding",
+            (int)(b->n > 256 ? 256 : b->n), b->p ? b->p : "");
+    return kc__adm_fmt(
+        "failed to call webhook: the server responded with the status code %ld but did not "
+        "return more information",
+        code);
 }
 
-/* POST body to url; 0 with the reply body in *b, else *reason. */
-static int post(const json_t *cc, const char *url, const char *connect_to, int timeout_s,
-                const char *body, body_buf *b, char **reason)
+int kc__adm_post(const json_t *cc, const char *url, const char *connect_to, int timeout_s,
+                 const char *body, kc__adm_buf *b, char **reason)
 {
     pthread_once(&curl_once, curl_init);
     CURL *h = curl_easy_init();
     if (!h) {
-        *reason = fmt("failed to call webhook: out of memory");
+        *reason = kc__adm_fmt("failed to call webhook: out of memory");
         return -1;
     }
     char errbuf[CURL_ERROR_SIZE] = "";
@@ -266,14 +263,14 @@ static int post(const json_t *cc, const char *url, const char *connect_to, int t
 
 /* AR9–AR12, AR16: the reply checked; 0 with *ret_resp, else *reason. */
 static int verify(const kc__adm_hook *h, const char *api_version, const char *uid,
-                  const body_buf *b, json_t **ret_resp, char **reason)
+                  const kc__adm_buf *b, json_t **ret_resp, char **reason)
 {
     json_error_t je;
     json_t *doc = json_loadb(b->p ? b->p : "", b->n, 0, &je);
     if (!json_is_object(doc)) {
         json_decref(doc);
-        *reason =
-            fmt("failed to call webhook: couldn't get version/kind; json parse error: %s", je.text);
+        *reason = kc__adm_fmt(
+            "failed to call webhook: couldn't get version/kind; json parse error: %s", je.text);
         return -1;
     }
     bool v1 = !strcmp(api_version, "admission.k8s.io/v1");
@@ -285,31 +282,36 @@ static int verify(const kc__adm_hook *h, const char *api_version, const char *ui
     json_t *patch = json_object_get(resp, "patch");
     bool has_patch = json_string_value(patch) && *json_string_value(patch);
     if (v1 && (!av || !kind || strcmp(av, api_version) || strcmp(kind, "AdmissionReview"))) {
-        *reason = fmt("received invalid webhook response: expected webhook response of "
-                      "admission.k8s.io/v1, Kind=AdmissionReview, got %s, Kind=%s",
-                      av ? av : "", kind ? kind : "");
+        *reason = kc__adm_fmt("received invalid webhook response: expected webhook response of "
+                              "admission.k8s.io/v1, Kind=AdmissionReview, got %s, Kind=%s",
+                              av ? av : "", kind ? kind : "");
     } else if (!json_is_object(resp)) {
-        *reason = fmt("received invalid webhook response: webhook response was absent");
+        *reason = kc__adm_fmt("received invalid webhook response: webhook response was absent");
     } else if (v1 && (!ruid || strcmp(ruid, uid))) {
-        *reason = fmt("received invalid webhook response: expected response.uid=\"%s\", got "
-                      "\"%s\"",
-                      uid, ruid ? ruid : "");
+        *reason =
+            kc__adm_fmt("received invalid webhook response: expected response.uid=\"%s\", got "
+                        "\"%s\"",
+                        uid, ruid ? ruid : "");
     } else if (!h->mutating && has_patch) {
-        *reason = fmt("received invalid webhook response: validating webhook may not return "
-                      "response.patch");
+        *reason =
+            kc__adm_fmt("received invalid webhook response: validating webhook may not return "
+                        "response.patch");
     } else if (!h->mutating && pt) {
-        *reason = fmt("received invalid webhook response: validating webhook may not return "
-                      "response.patchType");
+        *reason =
+            kc__adm_fmt("received invalid webhook response: validating webhook may not return "
+                        "response.patchType");
     } else if (v1 && has_patch && !pt) {
-        *reason = fmt("received invalid webhook response: webhook returned response.patch but "
-                      "not response.patchType");
+        *reason =
+            kc__adm_fmt("received invalid webhook response: webhook returned response.patch but "
+                        "not response.patchType");
     } else if (v1 && pt && !has_patch) {
-        *reason = fmt("received invalid webhook response: webhook returned response.patchType "
-                      "but not response.patch");
+        *reason =
+            kc__adm_fmt("received invalid webhook response: webhook returned response.patchType "
+                        "but not response.patch");
     } else if (v1 && pt && strcmp(pt, "JSONPatch")) {
-        *reason = fmt("received invalid webhook response: webhook returned invalid "
-                      "response.patchType of \"%s\"",
-                      pt);
+        *reason = kc__adm_fmt("received invalid webhook response: webhook returned invalid "
+                              "response.patchType of \"%s\"",
+                              pt);
     } else {
         *ret_resp = json_incref(resp);
     }
@@ -339,28 +341,29 @@ int kc__adm_call(const kc__adm_chain *c, const kc__adm_hook *h, const json_t *ob
     *ret_reason = NULL;
     const char *av = review_version(h->def);
     if (!av) {
-        *ret_reason = fmt("webhook does not accept known AdmissionReview versions (v1, v1beta1)");
+        *ret_reason =
+            kc__adm_fmt("webhook does not accept known AdmissionReview versions (v1, v1beta1)");
         return -1;
     }
     char connect_to[600];
-    char *url = target(c, json_object_get(h->def, "clientConfig"), h->timeout_s, connect_to,
-                       sizeof(connect_to), ret_reason);
+    char *url = kc__adm_target(c->services, json_object_get(h->def, "clientConfig"), h->timeout_s,
+                               connect_to, sizeof(connect_to), ret_reason);
     if (!url) {
         if (!*ret_reason)
-            *ret_reason = fmt("failed to call webhook: out of memory");
+            *ret_reason = kc__adm_fmt("failed to call webhook: out of memory");
         return -1;
     }
     char uid[37];
-    new_uid(uid);
+    kc__adm_uid(uid);
     json_t *rev = review(c, av, obj, uid);
     char *body = rev ? json_dumps(rev, JSON_COMPACT) : NULL;
     json_decref(rev);
-    body_buf b = {0};
+    kc__adm_buf b = {0};
     int rc = -1;
     if (!body)
-        *ret_reason = fmt("failed to call webhook: out of memory");
-    else if (post(json_object_get(h->def, "clientConfig"), url, connect_to, h->timeout_s, body, &b,
-                  ret_reason) == 0)
+        *ret_reason = kc__adm_fmt("failed to call webhook: out of memory");
+    else if (kc__adm_post(json_object_get(h->def, "clientConfig"), url, connect_to, h->timeout_s,
+                          body, &b, ret_reason) == 0)
         rc = verify(h, av, uid, &b, ret_resp, ret_reason);
     free(body);
     free(b.p);

@@ -82,6 +82,11 @@ int kc__admit_delete(kc__req *req, kc__rsrc *r, kc__adm_chain *c, json_t *opts, 
 int kc__admit_delete_collection(kc__req *req, kc__rsrc *r, kc__adm_chain *c, const char *ns,
                                 const kc_label_selector *ls, const kc_field_selector *fs,
                                 json_t *opts, bool dry, int64_t grace);
+/* CRD conversion webhooks (convert.c): items not at the request's version converted in place
+ * (references replaced); and a write's body converted to the storage version (*converted: the
+ * write then goes at the storage version). mu NOT held. */
+int kc__convert_objs(kc__req *req, kc__rsrc *r, kc_obj **items, size_t n);
+int kc__convert_in(kc__req *req, kc__rsrc *r, json_t **doc, bool *converted);
 /* The 409 after KC__ADMIT_RETRIES. */
 int kc__admit_conflict(kc__req *req, kc__rsrc *r);
 

@@ -71,9 +71,20 @@ int kc__verb_get(kc__req *req, kc__rsrc *r)
             rc = kc__fail_notfound(&req->err, r, req->route.name);
     }
     pthread_mutex_unlock(&srv->mu);
-    if (rc)
-        return rc;
-    rc = kc__reply_obj(req, 200, r, obj);
+    if (rc == 0 && r->is_crd) /* CV7: read in another version */
+        rc = kc__convert_objs(req, r, &obj, 1);
+    if (rc == 0)
+        rc = kc__reply_obj(req, 200, r, obj);
+    kc_obj_unref(obj);
+    return rc;
+}
+
+/* The reply of a write: a custom resource back in the request's version (CV7). */
+static int reply_written(kc__req *req, unsigned status, kc__rsrc *r, kc_obj *obj)
+{
+    int rc = r->is_crd ? kc__convert_objs(req, r, &obj, 1) : 0;
+    if (rc == 0)
+        rc = kc__reply_obj(req, status, r, obj);
     kc_obj_unref(obj);
     return rc;
 }
@@ -91,11 +102,15 @@ int kc__verb_create(kc__req *req, kc__rsrc *r)
         return kc__fail_generic(&req->err, 404);
     if ((rc = parse_body(req, &doc)) != 0)
         return rc;
-    if ((rc = kc__field_check(req, r, doc, NULL)) != 0) {
+    bool conv = false;
+    if ((rc = kc__field_check(req, r, doc, NULL)) != 0 ||
+        (r->is_crd && (rc = kc__convert_in(req, r, &doc, &conv)) != 0)) {
         json_decref(doc);
         return rc;
     }
     kc__write w = make_write(req, r, dry, mgr);
+    if (conv) /* CV7: stored at the storage version */
+        w.version = r->versions[0];
     kc_obj *obj = NULL;
     kc__adm_chain *c = NULL;
     bool retry;
@@ -115,9 +130,7 @@ int kc__verb_create(kc__req *req, kc__rsrc *r)
     json_decref(doc);
     if (rc)
         return rc;
-    rc = kc__reply_obj(req, 201, r, obj);
-    kc_obj_unref(obj);
-    return rc;
+    return reply_written(req, 201, r, obj);
 }
 
 /* PUT through admission webhooks: again from the new state when the object changed meanwhile. */
@@ -165,11 +178,16 @@ int kc__verb_update(kc__req *req, kc__rsrc *r)
                       "not match the namespace sent on the request");
     else
         rc = kc__field_check(req, r, doc, NULL);
+    bool conv = false;
+    if (rc == 0 && r->is_crd)
+        rc = kc__convert_in(req, r, &doc, &conv);
     if (rc) {
         json_decref(doc);
         return rc;
     }
     kc__write w = make_write(req, r, dry, mgr);
+    if (conv) /* CV7: stored at the storage version */
+        w.version = r->versions[0];
     kc_obj *obj = NULL;
     kc__adm_chain *c = NULL;
     if ((rc = kc__admit_begin(req, r, "UPDATE", dry, "UpdateOptions", w.manager, &c)) != 0) {
@@ -189,9 +207,7 @@ int kc__verb_update(kc__req *req, kc__rsrc *r)
     json_decref(doc);
     if (rc)
         return rc;
-    rc = kc__reply_obj(req, 200, r, obj);
-    kc_obj_unref(obj);
-    return rc;
+    return reply_written(req, 200, r, obj);
 }
 
 /* Patch: the patch type from Content-Type (415 when unknown, or strategic on a custom
@@ -380,7 +396,5 @@ done:
             req->err.http_status = 415;
         return rc;
     }
-    rc = kc__reply_obj(req, status, r, obj);
-    kc_obj_unref(obj);
-    return rc;
+    return reply_written(req, status, r, obj);
 }

@@ -110,6 +110,26 @@ json_t *kc_twh_review(kc_twh *w, const char *path, size_t i)
     return r;
 }
 
+bool kc_twh_wait(kc_twh *w, const char *path, size_t n, int timeout_ms)
+{
+    struct timespec dl;
+    clock_gettime(CLOCK_REALTIME, &dl);
+    dl.tv_sec += timeout_ms / 1000;
+    dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (dl.tv_nsec >= 1000000000L) {
+        dl.tv_sec++;
+        dl.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&w->mu);
+    twh_path *p;
+    while (!((p = find_path(w, path, false)) && json_array_size(p->reviews) >= n))
+        if (pthread_cond_timedwait(&w->cond, &w->mu, &dl) != 0)
+            break;
+    bool ok = (p = find_path(w, path, false)) && json_array_size(p->reviews) >= n;
+    pthread_mutex_unlock(&w->mu);
+    return ok;
+}
+
 void kc_twh_clear(kc_twh *w)
 {
     pthread_mutex_lock(&w->mu);

@@ -261,6 +261,58 @@ static void test_admission_fail_review_versions(void **state)
     assert_int_equal(kc_twh_count(f->wh, "/x"), 0);
 }
 
+typedef struct slow_post {
+    adm_fx *f;
+    const char *name;
+    long status;
+    pthread_t th;
+} slow_post;
+
+static void *slow_post_main(void *arg)
+{
+    slow_post *p = arg;
+    ts_resp r;
+    p->status = ts_post(p->f->srv, CM_PATH, ts_cm(p->name, NULL), &r);
+    ts_resp_free(&r);
+    return NULL;
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* Writes waiting on a slow webhook (more of them than the server's epoll threads) do not hold up
+ * other requests: they run on helper threads (docs/server.md, "Threads and locks"). */
+static void test_admission_slow_webhook_blocks_nothing(void **state)
+{
+    adm_fx *f = *state;
+    kc_twh_reply slow = {.delay_ms = 3000};
+    kc_twh_set(f->wh, "/slow", &slow);
+    assert_int_equal(
+        adm_config(f, "Validating", "v", adm_hook(f, "w.example.com", "/slow", NULL), NULL), 201);
+    enum { N = 8 };
+    slow_post p[N];
+    static const char *const names[N] = {"sl0", "sl1", "sl2", "sl3", "sl4", "sl5", "sl6", "sl7"};
+    for (int i = 0; i < N; i++) {
+        p[i] = (slow_post){.f = f, .name = names[i]};
+        assert_int_equal(pthread_create(&p[i].th, NULL, slow_post_main, &p[i]), 0);
+    }
+    assert_true(kc_twh_wait(f->wh, "/slow", N, 10000)); /* all of them are in the webhook */
+    double t0 = now_s();
+    ts_resp r;
+    assert_int_equal(ts_get(f->srv, "/api/v1/namespaces/default", &r), 200);
+    ts_resp_free(&r);
+    assert_true(now_s() - t0 < 1.5); /* answered while the writes still wait */
+    assert_int_equal(kc_twh_count(f->wh, "/slow"), N);
+    for (int i = 0; i < N; i++) {
+        pthread_join(p[i].th, NULL);
+        assert_int_equal(p[i].status, 201);
+    }
+}
+
 /* kc_server_new refuses a malformed mapping. */
 static void test_admission_bad_service_option(void **state)
 {
@@ -288,6 +340,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_admission_fail_unmapped_service, adm_setup,
                                         adm_teardown),
         cmocka_unit_test_setup_teardown(test_admission_fail_review_versions, adm_setup,
+                                        adm_teardown),
+        cmocka_unit_test_setup_teardown(test_admission_slow_webhook_blocks_nothing, adm_setup,
                                         adm_teardown),
         cmocka_unit_test(test_admission_bad_service_option),
     };

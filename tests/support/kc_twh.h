@@ -55,6 +55,8 @@ void kc_twh_set(kc_twh *w, const char *path, const kc_twh_reply *reply);
 /* Reviews received on path, and the i-th (new reference, NULL when absent). */
 size_t kc_twh_count(kc_twh *w, const char *path);
 json_t *kc_twh_review(kc_twh *w, const char *path, size_t i);
+/* Wait (at most timeout_ms) until path has received n reviews; true when it has. */
+bool kc_twh_wait(kc_twh *w, const char *path, size_t n, int timeout_ms);
 /* Forget the recorded reviews. */
 void kc_twh_clear(kc_twh *w);
 

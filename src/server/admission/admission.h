@@ -35,6 +35,13 @@ typedef struct kc__adm_attrs {
  * KC_EINVAL naming the bad entry. text NULL or "" is valid (no mapping). */
 int kc__adm_services_check(const char *text, kc_error *err);
 
+/* May the request call a webhook (mu NOT held; takes it briefly)? A write (write true) while some
+ * webhook configuration is stored, or any request for a custom resource at a version other than
+ * its storage version (a conversion webhook). The http room then runs it on a helper thread, so
+ * a slow webhook never holds an epoll thread. */
+bool kc__adm_may_call(kc_server *srv, bool write, const char *group, const char *version,
+                      const char *plural);
+
 /* Snapshot the configurations (mu NOT held; takes it briefly). *ret = NULL when no webhook
  * configuration is stored: nothing to do. Errors: KC_ENOMEM. Release with kc__adm_end. */
 int kc__adm_begin(kc_server *srv, const kc__adm_attrs *a, kc__adm_chain **ret, kc_error *err);

@@ -105,6 +105,26 @@ static bool exempt(const kc__rsrc *r)
     return !strcmp(r->group, "authentication.k8s.io") || !strcmp(r->group, "authorization.k8s.io");
 }
 
+static bool configured(kc_server *srv, const char *plural)
+{
+    kc__rsrc *r = kc__registry_find(srv, "admissionregistration.k8s.io", "v1", plural);
+    return r && r->map.n > 0;
+}
+
+bool kc__adm_may_call(kc_server *srv, bool write, const char *group, const char *version,
+                      const char *plural)
+{
+    pthread_mutex_lock(&srv->mu);
+    bool may = write && (configured(srv, "mutatingwebhookconfigurations") ||
+                         configured(srv, "validatingwebhookconfigurations"));
+    if (!may) {
+        kc__rsrc *r = kc__registry_find(srv, group, version, plural);
+        may = r && r->is_crd && r->n_versions > 1 && strcmp(version, r->versions[0]) != 0;
+    }
+    pthread_mutex_unlock(&srv->mu);
+    return may;
+}
+
 /* Copies of the stored configurations of plural, in name order, appended to out (mu held). */
 static int snapshot_kind(kc_server *srv, const char *plural, json_t *out)
 {

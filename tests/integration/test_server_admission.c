@@ -123,6 +123,35 @@ static void test_admission_denials(void **state)
     ts_resp_free(&r);
 }
 
+/* CH8: a mutating webhook's denial ends the chain at once, whatever the failurePolicy; CH11: a
+ * mutating webhook that fails under Ignore is skipped and the chain goes on. */
+static void test_admission_mutating_denial_ends_chain(void **state)
+{
+    adm_fx *f = *state;
+    char ign[1024];
+    snprintf(ign, sizeof(ign), "%s,\"failurePolicy\":\"Ignore\"", ADM_CM_RULES);
+    kc_twh_reply broken = {.http_status = 500, .raw = "x"};
+    kc_twh_reply no = {.deny = true, .message = "stop"};
+    kc_twh_reply add = {.patch = "[{\"op\":\"add\",\"path\":\"/metadata/labels/z\",\"value\":"
+                                 "\"1\"}]"};
+    kc_twh_set(f->wh, "/broken", &broken);
+    kc_twh_set(f->wh, "/no", &no);
+    kc_twh_set(f->wh, "/add", &add);
+    assert_int_equal(adm_config(f, "Mutating", "m", adm_hook(f, "b.example.com", "/broken", ign),
+                                adm_hook(f, "a.example.com", "/add", NULL),
+                                adm_hook(f, "n.example.com", "/no", ign),
+                                adm_hook(f, "l.example.com", "/last", NULL), NULL),
+                     201);
+    ts_resp r;
+    assert_int_equal(ts_post(f->srv, CM_PATH, ts_cm("e1", "{}"), &r), 400);
+    assert_string_equal(ts_s(r.json, "message"),
+                        "admission webhook \"n.example.com\" denied the request: stop");
+    ts_resp_free(&r);
+    assert_int_equal(kc_twh_count(f->wh, "/broken"), 1); /* failed, skipped (Ignore) */
+    assert_int_equal(kc_twh_count(f->wh, "/add"), 1);    /* the chain went on */
+    assert_int_equal(kc_twh_count(f->wh, "/last"), 0);   /* ended by the denial */
+}
+
 /* §11.8 — CH2, CH3: configurations by name, webhooks in list order, each seeing the last patch. */
 static void test_admission_mutating_order(void **state)
 {
@@ -461,6 +490,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_admission_create_review, adm_setup, adm_teardown),
         cmocka_unit_test_setup_teardown(test_admission_delete, adm_setup, adm_teardown),
         cmocka_unit_test_setup_teardown(test_admission_denials, adm_setup, adm_teardown),
+        cmocka_unit_test_setup_teardown(test_admission_mutating_denial_ends_chain, adm_setup,
+                                        adm_teardown),
         cmocka_unit_test_setup_teardown(test_admission_mutating_order, adm_setup, adm_teardown),
         cmocka_unit_test_setup_teardown(test_admission_reinvocation, adm_setup, adm_teardown),
         cmocka_unit_test_setup_teardown(test_admission_validating_after_mutation, adm_setup,

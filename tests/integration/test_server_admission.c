@@ -41,6 +41,20 @@ static void test_admission_create_review(void **state)
     assert_string_not_equal(ts_s(q, "uid"), ts_s(q2, "uid")); /* AR1: per call */
     json_decref(rev);
     json_decref(rev2);
+    /* the configuration reads back with the scheme's defaults, as from a cluster */
+    assert_int_equal(
+        ts_get(f->srv, "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/v",
+               &r),
+        200);
+    assert_string_equal(ts_s(r.json, "webhooks.0.failurePolicy"), "Fail");
+    assert_string_equal(ts_s(r.json, "webhooks.0.matchPolicy"), "Equivalent");
+    assert_int_equal(json_integer_value(ts_j(r.json, "webhooks.0.timeoutSeconds")), 10);
+    assert_true(json_is_object(ts_j(r.json, "webhooks.0.namespaceSelector")));
+    assert_true(json_is_object(ts_j(r.json, "webhooks.0.objectSelector")));
+    assert_string_equal(ts_s(r.json, "webhooks.0.rules.0.scope"), "*");
+    assert_int_equal(json_integer_value(ts_j(r.json, "webhooks.0.clientConfig.service.port")), 443);
+    assert_null(ts_j(r.json, "webhooks.0.reinvocationPolicy")); /* mutating only */
+    ts_resp_free(&r);
     /* AR3: a generated name; the validating webhook sees the name that is stored */
     assert_int_equal(ts_post(f->srv, CM_PATH, "{\"metadata\":{\"generateName\":\"g-\"}}", &r), 201);
     rev = adm_review(f, "/a", 1, &q);
@@ -347,6 +361,22 @@ static void test_admission_dry_run(void **state)
     assert_int_equal(kc_twh_count(f->wh, "/s"), 0);
     assert_int_equal(ts_post(f->srv, CM_PATH, ts_cm("dr3", NULL), &r), 201); /* not a dry run */
     ts_resp_free(&r);
+    /* CH15: no sideEffects at all is a call failure (failurePolicy Fail here) */
+    ts_req(f->srv, "DELETE",
+           "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/s", NULL, NULL,
+           NULL, &r);
+    ts_resp_free(&r);
+    char nil[4096];
+    h = adm_hook(f, "nil.example.com", "/nil", NULL);
+    p = strstr(h, "\"sideEffects\":\"None\",");
+    snprintf(nil, sizeof(nil), "%.*s%s", (int)(p - h), h, p + strlen("\"sideEffects\":\"None\","));
+    assert_int_equal(adm_config(f, "Validating", "nil", nil, NULL), 201);
+    assert_int_equal(ts_post(f->srv, CM_PATH "?dryRun=All", ts_cm("dr4", NULL), &r), 500);
+    assert_string_equal(ts_s(r.json, "message"),
+                        "Internal error occurred: failed calling webhook \"nil.example.com\": "
+                        "Webhook SideEffects is nil");
+    ts_resp_free(&r);
+    assert_int_equal(kc_twh_count(f->wh, "/nil"), 0);
 }
 
 /* PATCH and PUT (incl. the status subresource) go through the chain as UPDATE (AR4), with the

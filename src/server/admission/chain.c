@@ -30,7 +30,10 @@ static int call_failed(const kc__adm_hook *h, const char *reason, kc_error *err)
                     h->name, reason ? reason : "out of memory");
 }
 
-/* CH15: a dry run may only reach webhooks without side effects. 1: refused (err set). */
+#define KC__ADM_NIL_SIDE_EFFECTS "Webhook SideEffects is nil"
+
+/* CH15: a dry run may only reach webhooks without side effects. 1: refused (err set); 2: no
+ * sideEffects at all, a call failure (KC__ADM_NIL_SIDE_EFFECTS). */
 static int dry_run_refused(const kc__adm_chain *c, const kc__adm_hook *h, kc_error *err)
 {
     if (!c->a.dry_run)
@@ -38,6 +41,8 @@ static int dry_run_refused(const kc__adm_chain *c, const kc__adm_hook *h, kc_err
     const char *se = json_string_value(json_object_get(h->def, "sideEffects"));
     if (se && (!strcmp(se, "None") || !strcmp(se, "NoneOnDryRun")))
         return 0;
+    if (!se)
+        return 2;
     kc__fail(err, 400, "BadRequest", "admission webhook \"%s\" does not support dry run", h->name);
     return 1;
 }
@@ -146,12 +151,13 @@ static int mutate_one(kc__adm_chain *c, const kc__adm_hook *h, json_t **obj, boo
                       kc_error *err)
 {
     *changed = false;
-    if (dry_run_refused(c, h, err))
+    int dr = dry_run_refused(c, h, err);
+    if (dr == 1)
         return err->code;
     json_t *resp = NULL;
-    char *reason = NULL;
+    char *reason = dr == 2 ? strdup(KC__ADM_NIL_SIDE_EFFECTS) : NULL;
     int rc = 0;
-    bool failed = kc__adm_call(c, h, *obj, &resp, &reason) != 0;
+    bool failed = dr == 2 || kc__adm_call(c, h, *obj, &resp, &reason) != 0;
     if (!failed) {
         warnings(c, resp);
         if (!json_is_true(json_object_get(resp, "allowed")))
@@ -252,11 +258,16 @@ int kc__adm_validate(kc__adm_chain *c, const json_t *obj, kc_error *err)
         bool m = false;
         if ((rc = kc__adm_match(c, &c->val[i], obj, &m, err)) != 0 || !m)
             continue;
-        if (dry_run_refused(c, &c->val[i], err)) /* CH15, before any call */
+        int dr = dry_run_refused(c, &c->val[i], err); /* CH15, before any call */
+        if (dr == 1)
             rc = err->code;
-        vs[n++] = (val_call){.c = c, .h = &c->val[i], .obj = obj};
+        vs[n++] = (val_call){.c = c, .h = &c->val[i], .obj = obj, .failed = dr == 2};
+        if (dr == 2)
+            vs[n - 1].reason = strdup(KC__ADM_NIL_SIDE_EFFECTS);
     }
     for (size_t i = 0; rc == 0 && i < n; i++) {
+        if (vs[i].failed) /* decided without a call */
+            continue;
         if (n > 1 && i < KC__ADM_MAX_PARALLEL &&
             pthread_create(&vs[i].th, NULL, val_run, &vs[i]) == 0)
             vs[i].threaded = true;

@@ -315,7 +315,10 @@ static bool may_be_slow(const kc__req *req, bool *ret_list)
         return true;
     const char *w = MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, "watch");
     bool watch = rt.watch_path || (req->method == KC__M_GET && w && kc__param_bool(w));
-    if (!watch &&
+    size_t gl = strlen(rt.group);
+    /* a read converts only custom resources, whose groups have a dot and are not *.k8s.io */
+    bool builtin = !strchr(rt.group, '.') || (gl > 7 && !strcmp(rt.group + gl - 7, ".k8s.io"));
+    if (!watch && (req->method != KC__M_GET || !builtin) &&
         kc__adm_may_call(req->srv, req->method != KC__M_GET, rt.group, rt.version, rt.plural))
         return true; /* admission or conversion webhooks: a call may take seconds */
     if (rt.has_name)

@@ -293,6 +293,9 @@ static int run(kc_client *client, const char *ns, bool serve, const char *dir)
     const char *step = "certificates";
     if ((rc = kc_webhook_cert_generate(&co, &ca, &e)) < 0)
         goto out;
+    /* The Secret informer starts before the webhook listener: it needs no conversion webhook.
+     * A cache of a CRD that this server converts must start after kc_webhook_server_start (its
+     * LIST calls the conversion webhook: docs/webhooks.md). */
     step = "cache";
     if ((rc = kc_cache_new(client, NULL, &cache, &e)) < 0 ||
         (rc = kc_cache_get_informer(cache, &secrets, &io, &g_secrets, &e)) < 0 ||

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # `kcache demo`'s webhook section (6), small: 300 admissions per run to a validating webhook that
 # reads a Secret cache still being listed. Asserts: with the readiness gating off some answers are
-# wrong (denied "not found" for a Secret that exists: a partial cache, RD1), with it on none is
-# (every early request waited for the sync or got the not-ready policy's 503, RD2-RD4), and a
-# serving certificate rotated mid-run fails no admission (TLS rotation rules); no other failure.
+# wrong (denied "not found" for a Secret that exists: the partial store of RD3), with it on none
+# is (every early request waited for the sync or got the not-ready policy's 503, RD4), and a
+# serving certificate rotated mid-run fails no admission (TLS6); no other failure.
 # Usage: demo_webhook.sh KCACHE_BINARY
 set -euo pipefail
 out=$("$1" demo --n 5 --pv 5 --controller 0 --shards 0 --webhook 300 --json --no-progress)

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # examples/webhook_migration.c end to end. Part 1, on the embedded server (no kubectl): /readyz
-# 503 before the Secret informer synced and 200 after (RD rules: never answer from a partial
-# cache), a Migration naming a missing Secret denied with the API server's own text, one naming
-# an existing Secret admitted with spec.retries defaulted by the mutating webhook (a JSONPatch the
-# server applied), a v1alpha1 read of a v1 object and a v1alpha1 create converted by the
-# conversion webhook (CV rules). Part 2, when kubectl is installed: `kcache serve`, the example
+# 503 before the Secret informer synced and 200 after (RD4: never answer from a partial cache), a
+# Migration naming a missing Secret denied with the API server's own text, one naming an existing
+# Secret admitted with spec.retries defaulted by the mutating webhook (a JSONPatch the server
+# applied), a v1alpha1 read of a v1 object and a v1alpha1 create converted by the conversion
+# webhook (CV2 reads, CV7 writes). Part 2, when kubectl is installed: `kcache serve`, the example
 # against it with --serve, and kubectl's own view of a denial, a defaulted field and a conversion.
 # Usage: webhook_migration.sh EXAMPLE_BINARY [KCACHE_BINARY]
 set -uo pipefail

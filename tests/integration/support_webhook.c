@@ -32,6 +32,7 @@ struct kc_twh {
     pthread_mutex_t mu;
     pthread_cond_t cond;
     bool stopping;
+    size_t connections;
     twh_path paths[TWH_PATHS];
     size_t n_paths;
 };
@@ -300,6 +301,27 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     *con_cls = NULL;
 }
 
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+    (void)conn;
+    (void)socket_context;
+    kc_twh *w = cls;
+    if (toe != MHD_CONNECTION_NOTIFY_STARTED)
+        return;
+    pthread_mutex_lock(&w->mu);
+    w->connections++;
+    pthread_mutex_unlock(&w->mu);
+}
+
+size_t kc_twh_connections(kc_twh *w)
+{
+    pthread_mutex_lock(&w->mu);
+    size_t n = w->connections;
+    pthread_mutex_unlock(&w->mu);
+    return n;
+}
+
 kc_twh *kc_twh_start(const char *dns_name)
 {
     kc_twh *w = calloc(1, sizeof(*w));
@@ -316,8 +338,8 @@ kc_twh *kc_twh_start(const char *dns_name)
     w->mhd = MHD_start_daemon(
         MHD_USE_TLS | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION, 0, NULL,
         NULL, on_request, w, MHD_OPTION_SOCK_ADDR, &sa, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
-        w, MHD_OPTION_HTTPS_MEM_KEY, w->tls.key_pem, MHD_OPTION_HTTPS_MEM_CERT, w->tls.cert_pem,
-        MHD_OPTION_END);
+        w, MHD_OPTION_NOTIFY_CONNECTION, on_connection, w, MHD_OPTION_HTTPS_MEM_KEY, w->tls.key_pem,
+        MHD_OPTION_HTTPS_MEM_CERT, w->tls.cert_pem, MHD_OPTION_END);
     const union MHD_DaemonInfo *info =
         w->mhd ? MHD_get_daemon_info(w->mhd, MHD_DAEMON_INFO_BIND_PORT) : NULL;
     if (!info) {

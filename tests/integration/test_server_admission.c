@@ -98,6 +98,22 @@ static void test_admission_delete(void **state)
     ts_resp_free(&r);
 }
 
+/* Calls reuse their kept-alive connection to the webhook, as kube-apiserver's client does. */
+static void test_admission_connection_reuse(void **state)
+{
+    adm_fx *f = *state;
+    assert_int_equal(
+        adm_config(f, "Validating", "v", adm_hook(f, "v.example.com", "/v", NULL), NULL), 201);
+    ts_resp r;
+    const char *names[] = {"k0", "k1", "k2", "k3"};
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(ts_post(f->srv, CM_PATH, ts_cm(names[i], NULL), &r), 201);
+        ts_resp_free(&r);
+    }
+    assert_int_equal(kc_twh_count(f->wh, "/v"), 4);
+    assert_int_equal(kc_twh_connections(f->wh), 1);
+}
+
 /* §11.5 — CH7: the denial texts and codes. */
 static void test_admission_denials(void **state)
 {
@@ -520,6 +536,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_admission_create_review, adm_setup, adm_teardown),
         cmocka_unit_test_setup_teardown(test_admission_delete, adm_setup, adm_teardown),
         cmocka_unit_test_setup_teardown(test_admission_denials, adm_setup, adm_teardown),
+        cmocka_unit_test_setup_teardown(test_admission_connection_reuse, adm_setup, adm_teardown),
         cmocka_unit_test_setup_teardown(test_admission_mutating_denial_ends_chain, adm_setup,
                                         adm_teardown),
         cmocka_unit_test_setup_teardown(test_admission_mutating_order, adm_setup, adm_teardown),

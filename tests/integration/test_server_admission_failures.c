@@ -187,10 +187,21 @@ static void test_admission_fail_tls(void **state)
     adm_fx *f = *state;
     kc_twh *other = kc_twh_start("other.default.svc");
     assert_non_null(other);
+    /* first a call with the right CA: its kept-alive connection must not serve the wrong CA */
+    ts_resp r;
+    assert_int_equal(
+        adm_config(f, "Validating", "good", adm_hook(f, "g.example.com", "/good", NULL), NULL),
+        201);
+    assert_int_equal(ts_post(f->srv, CM_PATH, ts_cm("tls0", NULL), &r), 201);
+    ts_resp_free(&r);
+    assert_int_equal(kc_twh_count(f->wh, "/good"), 1);
+    ts_req(f->srv, "DELETE",
+           "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/good", NULL, NULL,
+           NULL, &r);
+    ts_resp_free(&r);
     /* wrong CA: the bundle of another webhook's CA */
     char *h = adm_hook_full("w.example.com", "wh", "/tls", kc_twh_ca_bundle(other), NULL);
     assert_int_equal(adm_config(f, "Validating", "ca", h, NULL), 201);
-    ts_resp r;
     assert_int_equal(ts_post(f->srv, CM_PATH, ts_cm("tls1", NULL), &r), 500);
     assert_string_equal(ts_s(r.json, "message"),
                         FAIL_PREFIX "failed to call webhook: Post "

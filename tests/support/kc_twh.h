@@ -57,6 +57,8 @@ size_t kc_twh_count(kc_twh *w, const char *path);
 json_t *kc_twh_review(kc_twh *w, const char *path, size_t i);
 /* Wait (at most timeout_ms) until path has received n reviews; true when it has. */
 bool kc_twh_wait(kc_twh *w, const char *path, size_t n, int timeout_ms);
+/* TLS connections accepted so far. */
+size_t kc_twh_connections(kc_twh *w);
 /* Forget the recorded reviews. */
 void kc_twh_clear(kc_twh *w);
 

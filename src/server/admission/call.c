@@ -26,10 +26,41 @@
 
 #define KC__ADM_MAX_REPLY (16u << 20) /* bytes of a webhook's reply */
 
+/* One connection cache for every call of the process (kept-alive connections to webhooks, as
+ * kube-apiserver keeps them). libcurl reuses a connection only for the same host, port,
+ * CONNECT_TO target and TLS settings (CA blob included). TLS sessions are not shared: a resumed
+ * session skips the certificate check a caBundle change must not skip. */
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static CURLSH *curl_share;
+static pthread_mutex_t curl_share_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void share_lock(CURL *h, curl_lock_data d, curl_lock_access a, void *u)
+{
+    (void)h;
+    (void)d;
+    (void)a;
+    (void)u;
+    pthread_mutex_lock(&curl_share_mu);
+}
+
+static void share_unlock(CURL *h, curl_lock_data d, void *u)
+{
+    (void)h;
+    (void)d;
+    (void)u;
+    pthread_mutex_unlock(&curl_share_mu);
+}
+
 static void curl_init(void)
 {
     curl_global_init(CURL_GLOBAL_DEFAULT);
+    CURLSH *sh = curl_share_init();
+    if (sh && curl_share_setopt(sh, CURLSHOPT_LOCKFUNC, share_lock) == CURLSHE_OK &&
+        curl_share_setopt(sh, CURLSHOPT_UNLOCKFUNC, share_unlock) == CURLSHE_OK &&
+        curl_share_setopt(sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT) == CURLSHE_OK)
+        curl_share = sh;
+    else if (sh)
+        curl_share_cleanup(sh);
 }
 
 char *kc__adm_fmt(const char *f, ...)
@@ -227,6 +258,8 @@ int kc__adm_post(const json_t *cc, const char *url, const char *connect_to, int 
         struct curl_blob blob = {.data = ca, .len = ca_len, .flags = CURL_BLOB_COPY};
         curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &blob);
     }
+    if (curl_share)
+        curl_easy_setopt(h, CURLOPT_SHARE, curl_share);
     curl_easy_setopt(h, CURLOPT_URL, url);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);

@@ -52,5 +52,8 @@
 #if __has_include("kcache/controller.h")
 #include "kcache/controller.h"
 #endif
+#if __has_include("kcache/webhook.h")
+#include "kcache/webhook.h"
+#endif
 
 #endif

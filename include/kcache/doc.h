@@ -91,6 +91,17 @@ KC_API bool kc_doc_equal(const kc_doc *a, const kc_doc *b);
 KC_API int kc_doc_merge_diff(const kc_doc *from, const kc_doc *to, const char *ptr, char **ret,
                              size_t *ret_len, kc_error *err);
 
+/* RFC 6902 JSON Patch that turns from into to (both borrowed, any JSON values): *ret is a new
+ * malloc'd NUL-terminated JSON array text of "add", "remove" and "replace" operations — caller
+ * frees with free(); *ret_len (may be NULL) its length; "[]" when they are equal (numbers by
+ * value, members in any order). Paths escape '~' as "~0" and '/' as "~1"; arrays are diffed
+ * element by element after their common prefix and suffix (removals from the highest index
+ * down); a type change, or a different whole document, is one "replace" (path "" for the root).
+ * Applied in order to from, the operations give a value equal to to. Errors: KC_EINVAL (NULL
+ * argument), KC_ENOMEM. Thread-safe for distinct documents. Since 0.1. */
+KC_API int kc_doc_json_patch_diff(const kc_doc *from, const kc_doc *to, char **ret, size_t *ret_len,
+                                  kc_error *err);
+
 /* ---- reading ------------------------------------------------------------------------------ */
 /*
  * Common rules: ptr is borrowed for the call. Errors: KC_ENOTFOUND (the path does not exist; err

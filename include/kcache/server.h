@@ -97,6 +97,11 @@ typedef struct kc_server_opts {
      * without metadata.shardInfo, full watches. false (default) = honour it. Can be changed on a
      * running server (kc_server_set_shard_selector_ignored). */
     bool ignore_shard_selector;
+    /* Where admission webhooks whose clientConfig names a Service are dialled (`kcache serve
+     * --webhook-service`): comma-separated "NAME.NAMESPACE:PORT=HOST:PORT" entries; the TLS
+     * server name checked stays NAME.NAMESPACE.svc. NULL = none (such a webhook's call fails, and
+     * its failurePolicy applies). A malformed entry fails kc_server_new with KC_EINVAL. */
+    const char *webhook_services;
 } kc_server_opts;
 
 /* The optional controllers (bits of kc_server_opts.controllers; `kcache serve --controllers`). */

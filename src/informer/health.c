@@ -246,19 +246,19 @@ int kc_health_remove_metrics_source(kc_health *h, char *(*render)(void *ud), voi
     return rc;
 }
 
-/* Returns the HTTP status; fills b with the body. */
-static unsigned readyz(kc_cache *cache, bool verbose, kc__buf *b)
+/* One line per informer into lines ("[+]informer NAME ok" / "[-]informer NAME failed: why…");
+ * false when a required informer is not ready. Shared with the webhook server's /readyz. */
+bool kc__health_readyz_checks(kc_cache *cache, kc__buf *lines)
 {
     size_t n = kc_cache_informer_count(cache);
     bool ok = true;
-    kc__buf lines = KC__BUF_INIT(1024 * 1024);
     for (size_t i = 0; i < n; i++) {
         kc_informer *inf = kc_cache_informer_at(cache, i);
         bool required = kc_cache_informer_required(cache, i);
         kc_informer_status st;
         kc_informer_get_status(inf, &st);
         if (st.ready) {
-            kc__buf_printf(&lines, "[+]informer %s ok\n", kc_informer_name(inf));
+            kc__buf_printf(lines, "[+]informer %s ok\n", kc_informer_name(inf));
             continue;
         }
         if (required)
@@ -266,18 +266,26 @@ static unsigned readyz(kc_cache *cache, bool verbose, kc__buf *b)
         const char *why = st.phase == KC_INFORMER_PHASE_STOPPED ? "stopped"
                           : !st.synced                          ? "not synced"
                                                                 : "stale";
-        kc__buf_printf(&lines, "[%c]informer %s %s: %s", required ? '-' : '+',
-                       kc_informer_name(inf), required ? "failed" : "optional, failed", why);
+        kc__buf_printf(lines, "[%c]informer %s %s: %s", required ? '-' : '+', kc_informer_name(inf),
+                       required ? "failed" : "optional, failed", why);
         if (st.synced && st.disconnected_ms > 0)
-            kc__buf_printf(&lines, " (watch down for %.1fs)", (double)st.disconnected_ms / 1000.0);
+            kc__buf_printf(lines, " (watch down for %.1fs)", (double)st.disconnected_ms / 1000.0);
         if (st.consecutive_errors > 0 && st.phase != KC_INFORMER_PHASE_STOPPED) {
-            kc__buf_printf(&lines, ": last error %.1fs ago (%llu in a row): ",
+            kc__buf_printf(lines, ": last error %.1fs ago (%llu in a row): ",
                            (double)st.last_error_age_ms / 1000.0,
                            (unsigned long long)st.consecutive_errors);
-            kc__inf_error_text(&st, &lines);
+            kc__inf_error_text(&st, lines);
         }
-        kc__buf_append_char(&lines, '\n');
+        kc__buf_append_char(lines, '\n');
     }
+    return ok;
+}
+
+/* Returns the HTTP status; fills b with the body. */
+static unsigned readyz(kc_cache *cache, bool verbose, kc__buf *b)
+{
+    kc__buf lines = KC__BUF_INIT(1024 * 1024);
+    bool ok = kc__health_readyz_checks(cache, &lines);
     if (ok && !verbose) {
         kc__buf_append_str(b, "ok");
     } else {

@@ -224,6 +224,9 @@ bool kc__inf_failed_permanently(kc_informer *inf);
 bool kc__inf_permanent(int code);
 /* status.c: "KC_ENOTFOUND (HTTP 404 NotFound): message" for st's last error, appended to b. */
 void kc__inf_error_text(const kc_informer_status *st, kc__buf *b);
+/* health.c: /readyz's check lines for cache into lines; false when a required informer is not
+ * ready (the webhook server's /readyz adds its own "serving" check before them). */
+bool kc__health_readyz_checks(kc_cache *cache, kc__buf *lines);
 /* status.c, reflector thread: a streak of failures as logged (n in a row; when last warned). */
 typedef struct kc__inf_streak {
     uint64_t n, warned_ns;

@@ -201,6 +201,24 @@ static void c_health(void)
     kc_health_free(NULL);
 }
 
+static void c_webhook(void)
+{
+    INVAL_ERR(kc_webhook_server_new(NULL, NULL, &e));
+    INVAL_ERR(kc_webhook_server_add_validating(NULL, NULL, NULL, NULL, NULL, &e));
+    INVAL_ERR(kc_webhook_server_add_mutating(NULL, NULL, NULL, NULL, NULL, &e));
+    INVAL_ERR(kc_webhook_server_add_conversion(NULL, NULL, NULL, NULL, NULL, &e));
+    INVAL_ERR(kc_webhook_server_start(NULL, &e));
+    INVAL(kc_webhook_server_port(NULL));
+    assert_null(kc_webhook_server_url(NULL));
+    assert_null(kc_webhook_server_health_url(NULL));
+    assert_false(kc_webhook_server_ready(NULL));
+    INVAL_ERR(kc_webhook_server_reload_certs(NULL, &e));
+    assert_null(kc_webhook_server_metrics_text(NULL));
+    INVAL(kc_webhook_server_stop(NULL));
+    kc_webhook_server_free(NULL);
+    INVAL_ERR(kc_webhook_cert_generate(NULL, NULL, &e));
+}
+
 static void c_informer(void)
 {
     INVAL_ERR(kc_informer_new(NULL, NULL, NULL, NULL, &e));
@@ -301,6 +319,7 @@ static void c_doc(void)
     INVAL_ERR(kc_doc_to_obj(NULL, NULL, &e));
     assert_false(kc_doc_equal(NULL, NULL));
     INVAL_ERR(kc_doc_merge_diff(NULL, NULL, NULL, NULL, NULL, &e));
+    INVAL_ERR(kc_doc_json_patch_diff(NULL, NULL, NULL, NULL, &e));
     INVAL_ERR(kc_doc_type(NULL, NULL, NULL, &e));
     assert_false(kc_doc_has(NULL, NULL));
     INVAL_ERR(kc_doc_get_string(NULL, NULL, NULL, NULL, &e));
@@ -517,6 +536,16 @@ static void c_coordinator(void)
     kc_shard_coordinator_get_stats(NULL, NULL);
 }
 
+/* Issue 32: the admission response calls (kcache/webhook.h; NULL response is KC_EINVAL). */
+static void c_admission(void)
+{
+    INVAL(kc_admission_response_deny(NULL, 0, NULL, NULL));
+    INVAL(kc_admission_response_warn(NULL, "w"));
+    INVAL(kc_admission_response_annotate(NULL, "k", "v"));
+    INVAL(kc_admission_response_set_object(NULL, NULL));
+    INVAL(kc_admission_response_set_patch(NULL, "[]", 2));
+}
+
 /* Issue 31 points 5, 6: create-or-update / create-or-patch, finalizers (kcache/finalizer.h). */
 static void c_idioms(void)
 {
@@ -597,7 +626,8 @@ static const group GROUPS[] = {
      "kc_doc_condition_find kc_doc_condition_remove kc_doc_condition_is_true "
      "kc_obj_condition_status kc_obj_condition_is_true"},
     {c_doc, "kc_json_type_name kc_doc_new kc_doc_from_obj kc_doc_parse kc_doc_copy kc_doc_free "
-            "kc_doc_json kc_doc_to_obj kc_doc_equal kc_doc_merge_diff kc_doc_type kc_doc_has "
+            "kc_doc_json kc_doc_to_obj kc_doc_equal kc_doc_merge_diff kc_doc_json_patch_diff "
+            "kc_doc_type kc_doc_has "
             "kc_doc_get_string kc_doc_get_int kc_doc_get_double kc_doc_get_bool kc_doc_get_raw "
             "kc_doc_count kc_doc_set_string kc_doc_set_stringn kc_doc_set_int kc_doc_set_double "
             "kc_doc_set_bool kc_doc_set_null kc_doc_set_raw kc_doc_set_doc kc_doc_remove "
@@ -648,6 +678,16 @@ static const group GROUPS[] = {
      "kc_leader_elector_identity kc_leader_elector_fence kc_leader_elector_metrics_render"},
     {c_fence, "kc_fence_new kc_fence_free kc_fence_now_ns kc_fence_set_valid_until "
               "kc_fence_valid_until kc_fence_valid kc_fence_check"},
+    {c_webhook,
+     "kc_webhook_server_new kc_webhook_server_add_validating "
+     "kc_webhook_server_add_mutating kc_webhook_server_add_conversion "
+     "kc_webhook_server_start kc_webhook_server_port kc_webhook_server_url "
+     "kc_webhook_server_health_url kc_webhook_server_ready kc_webhook_server_reload_certs "
+     "kc_webhook_server_metrics_text kc_webhook_server_stop kc_webhook_server_free "
+     "kc_webhook_cert_generate"},
+    {c_admission, "kc_admission_response_deny kc_admission_response_warn "
+                  "kc_admission_response_annotate kc_admission_response_set_object "
+                  "kc_admission_response_set_patch"},
     {c_idioms,
      "kc_op_result_name kc_cached_client_create_or_update kc_cached_client_create_or_patch "
      "kc_cached_client_add_finalizer kc_cached_client_remove_finalizer "

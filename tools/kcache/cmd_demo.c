@@ -9,7 +9,10 @@
  *   3. readiness — time from creating the cache to every informer synced;
  *   4. controller — a Migration operator whose reconcile creates a Secret and reads it back,
  *      with read-your-writes off and on, and restarted over existing objects (demo_controller.c;
- *      always on its own embedded server).
+ *      always on its own embedded server);
+ *   6. webhook — a validating admission webhook whose cache is still syncing, with the readiness
+ *      gating off and on, then a certificate rotation under load (demo_webhook.c; its own
+ *      embedded server).
  * This file parses flags, sets up (server or kubeconfig, client, cache, the demo namespace and,
  * on a real cluster, the PVs) and tears down; demo_run.c runs the scenarios and demo_report.c
  * prints. Exit status: 0 when both wait modes had no stale read and the controller with
@@ -50,6 +53,10 @@ static void demo_usage(FILE *f)
             "  --shards N         Pods of the scale-out scenario: 4 replica processes of a\n"
             "                     sharded controller, as 'kcache demo shards --objects N'\n"
             "                     (default 2000; 0 skips it; embedded server only)\n"
+            "  --webhook N        admissions per run of the webhook scenario: a validating\n"
+            "                     webhook asked while its cache syncs, gating off and on, then\n"
+            "                     through a certificate rotation (default 1000; 0 skips it;\n"
+            "                     always on its own embedded server)\n"
             "  --workers N        concurrent writer threads per mode, and reconcile workers\n"
             "                     (default 32)\n"
             "  --watch-delay D    watch event delay MIN[-MAX], e.g. 10ms-500ms, 0 (default "
@@ -142,7 +149,7 @@ static int parse_flags(int argc, char **argv, demo_opts *o)
         flag[fl] = 0;
         static const char *const valued[] = {"--n",          "--pv",          "--workers",
                                              "--controller", "--watch-delay", "--timeout",
-                                             "--kubeconfig", "--shards"};
+                                             "--kubeconfig", "--shards",      "--webhook"};
         bool known = false;
         for (size_t k = 0; k < sizeof(valued) / sizeof(valued[0]); k++)
             known = known || !strcmp(flag, valued[k]);
@@ -171,6 +178,9 @@ static int parse_flags(int argc, char **argv, demo_opts *o)
         } else if (!strcmp(flag, "--shards")) {
             if (!demo_parse_uint(v, 0, 1000000, &o->n_shards))
                 return kc__cli_usage_error("demo", "--shards: expected 0 to 1000000, got '%s'", v);
+        } else if (!strcmp(flag, "--webhook")) {
+            if (!demo_parse_uint(v, 0, 100000, &o->n_webhook))
+                return kc__cli_usage_error("demo", "--webhook: expected 0 to 100000, got '%s'", v);
         } else if (!strcmp(flag, "--workers")) {
             if (!demo_parse_uint(v, 1, 1024, &o->workers))
                 return kc__cli_usage_error("demo", "--workers: expected 1 to 1024, got '%s'", v);
@@ -404,11 +414,19 @@ static int demo_run_sections(demo_run *r, const demo_opts *o, demo_results *res,
         }
         res->shards_done = true;
     }
+    if (o->n_webhook) {
+        if ((rc = demo_webhook(o, &res->wh, e)) < 0) {
+            fail("webhook", rc, e);
+            return rc;
+        }
+        res->wh_done = true;
+    }
     return 0;
 }
 
-/* Exit status: 0 when no mode saw an error, the blocking modes read nothing stale and the
- * controller neither acted before sync nor failed on a stale read. */
+/* Exit status: 0 when no mode saw an error, the blocking modes read nothing stale, the
+ * controller neither acted before sync nor failed on a stale read, and the gated webhook gave no
+ * wrong answer and failed no admission (rotation included). */
 static int demo_verdict(const demo_results *res)
 {
     bool clean = true;
@@ -416,7 +434,8 @@ static int demo_verdict(const demo_results *res)
         clean = clean && res->modes[m].errors == 0;
     return (clean && res->modes[DEMO_BLOCK_ON_WRITE].stale == 0 &&
             res->modes[DEMO_BLOCK_ON_READ].stale == 0 && res->ctrl_failed_stale_ryw == 0 &&
-            res->ctrl_before_sync == 0 && (!res->shards_done || demo_shards_clean(&res->shards)))
+            res->ctrl_before_sync == 0 && (!res->shards_done || demo_shards_clean(&res->shards)) &&
+            (!res->wh_done || demo_webhook_clean(&res->wh)))
                ? 0
                : 1;
 }
@@ -455,6 +474,7 @@ static int cmd_demo(int argc, char **argv)
                    .n_pv = 1000,
                    .n_ctrl = 200,
                    .n_shards = 2000,
+                   .n_webhook = 1000,
                    .workers = 32,
                    .delay_min_ms = 10,
                    .delay_max_ms = 500,

@@ -67,6 +67,11 @@ static const char usage_text[] =
     "                            its objects go at once), garbagecollector (ownerReferences:\n"
     "                            Background, Foreground, Orphan), serviceaccount (ServiceAccount\n"
     "                            \"default\" in every namespace)\n"
+    "  --webhook-service NAME.NAMESPACE:PORT=HOST:PORT\n"
+    "                            admission webhooks whose clientConfig names Service\n"
+    "                            NAME in NAMESPACE on PORT are dialled at HOST:PORT (e.g.\n"
+    "                            127.0.0.1:9443); TLS still verifies the name\n"
+    "                            NAME.NAMESPACE.svc against the caBundle; repeatable\n"
     "  --shard-selector MODE     the shardSelector parameter of LIST and WATCH (server-side\n"
     "                            sharded list and watch, KEP-5866): honor (default) keeps\n"
     "                            the objects whose uid/namespace hash is in the selector and\n"
@@ -264,6 +269,7 @@ static const char *const value_flags[] = {
     "--service-node-port-range",
     "--controllers",
     "--shard-selector",
+    "--webhook-service",
     NULL,
 };
 
@@ -292,6 +298,7 @@ typedef struct serve_args {
     kc_server_faults faults;
     const char *kubeconfig_out;
     char *token_owned;
+    char *webhook_services; /* the --webhook-service entries, comma-joined (malloc'd) */
 } serve_args;
 
 /* --controllers LIST: the kc_server_controller bits of a comma-separated list of names. */
@@ -369,6 +376,14 @@ static int parse_access_flag(const char *flag, const char *val, serve_args *a)
         if (!*val || strlen(val) > TOKEN_MAX || strpbrk(val, "\r\n"))
             return usage_error(flag, "bad token (empty, too long or multi-line)");
         o->token = val;
+    } else if (!strcmp(flag, "--webhook-service")) {
+        char *joined = NULL;
+        if (asprintf(&joined, "%s%s%s", a->webhook_services ? a->webhook_services : "",
+                     a->webhook_services ? "," : "", val) < 0)
+            return usage_error(flag, "out of memory");
+        free(a->webhook_services);
+        a->webhook_services = joined;
+        o->webhook_services = joined; /* checked by kc_server_new */
     } else if (!strcmp(flag, "--token-file")) {
         free(a->token_owned);
         a->token_owned = NULL;
@@ -541,6 +556,7 @@ static int cmd_serve(int argc, char **argv)
     int rc = parse_args(argc, argv, &a);
     if (rc >= 0) {
         free(a.token_owned);
+        free(a.webhook_services);
         return rc;
     }
     int status = 1;
@@ -603,6 +619,7 @@ static int cmd_serve(int argc, char **argv)
 out:
     kc_server_free(srv);
     kc_error_clear(&err);
+    free(a.webhook_services);
     if (a.token_owned) {
         memset(a.token_owned, 0, strlen(a.token_owned));
         free(a.token_owned);

@@ -1,6 +1,7 @@
 /*
  * demo_common.h — shared pieces of `kcache demo` (cmd_demo.c: flags, set-up and tear-down;
- * demo_run.c: the scenarios 1-2; demo_controller.c: scenario 4, the controller; demo_report.c:
+ * demo_run.c: the scenarios 1-2; demo_controller.c: scenario 4, the controller; demo_webhook.c:
+ * scenario 6, the webhook; demo_report.c:
  * statistics, progress line, table and --json).
  */
 #ifndef KC_DEMO_COMMON_H
@@ -18,11 +19,12 @@
 enum { DEMO_NO_WAIT = 0, DEMO_BLOCK_ON_WRITE = 1, DEMO_BLOCK_ON_READ = 2, DEMO_MODES = 3 };
 
 typedef struct demo_opts {
-    unsigned n;        /* Secrets per mode */
-    unsigned n_pv;     /* PersistentVolumes for discovery */
-    unsigned n_ctrl;   /* Migrations of the controller scenario; 0 = skip it */
-    unsigned n_shards; /* Pods of the scale-out scenario (embedded only); 0 = skip it */
-    unsigned workers;  /* concurrent writer threads per mode (and reconcile workers) */
+    unsigned n;         /* Secrets per mode */
+    unsigned n_pv;      /* PersistentVolumes for discovery */
+    unsigned n_ctrl;    /* Migrations of the controller scenario; 0 = skip it */
+    unsigned n_shards;  /* Pods of the scale-out scenario (embedded only); 0 = skip it */
+    unsigned n_webhook; /* admissions per run of the webhook scenario; 0 = skip it */
+    unsigned workers;   /* concurrent writer threads per mode (and reconcile workers) */
     unsigned delay_min_ms, delay_max_ms;
     int64_t timeout_ms; /* read-your-writes bound */
     const char *kubeconfig;
@@ -39,6 +41,19 @@ typedef struct demo_mode_result {
     double read_p50_ms, read_p99_ms;
     double seconds; /* wall time of the mode */
 } demo_mode_result;
+
+/* Scenario 6 (demo_webhook.c): admissions while the webhook's cache syncs, and a rotation. */
+typedef struct demo_wh_result {
+    unsigned n;                                          /* admissions per run */
+    unsigned secrets;                                    /* Secrets the webhook's cache lists */
+    unsigned list_delay_ms;                              /* per page of that LIST */
+    unsigned wrong_ungated, failed_ungated;              /* no_cache_wait: partial cache */
+    unsigned wrong_gated, not_ready_gated, failed_gated; /* gated: waited, or the policy */
+    unsigned failed_rotation;                            /* any non-admission, mid-rotation */
+    bool rotated;                                        /* the rotation succeeded */
+    double ungated_s, gated_s, rotate_ms;
+    double gated_p99_ms, admission_p50_ms, admission_p99_ms;
+} demo_wh_result;
 
 typedef struct demo_results {
     bool embedded;
@@ -57,6 +72,9 @@ typedef struct demo_results {
     /* scenario 5: `kcache demo shards`, small (demo_shards.c) */
     bool shards_done;
     shards_result shards;
+    /* scenario 6: webhook (demo_webhook.c) */
+    bool wh_done;
+    demo_wh_result wh;
 } demo_results;
 
 /* What the scenarios run against (set up by cmd_demo.c). */
@@ -83,6 +101,12 @@ int demo_discovery(const demo_env *env, const demo_opts *o, demo_results *ret, k
  * objects, on its own embedded server. 0 or a negative code (err says why). */
 int demo_controller(const demo_opts *o, demo_results *ret, kc_error *err);
 
+/* Scenario 6: a validating webhook reading a syncing cache, ungated and gated, then a certificate
+ * rotation under load, on its own embedded server. 0 or a negative code (err says why). */
+int demo_webhook(const demo_opts *o, demo_wh_result *ret, kc_error *err);
+/* No wrong answer with the gating on, no failed admission (rotation included), rotated. */
+bool demo_webhook_clean(const demo_wh_result *w);
+
 /* ---- demo_report.c --------------------------------------------------------------------------- */
 
 /* p-th percentile (0..100, nearest rank) of n values (sorted in place). 0 when n == 0. */
@@ -105,5 +129,8 @@ void demo_progress_end(demo_progress *p);
 
 void demo_print_table(const demo_results *r, const demo_opts *o);
 void demo_print_json(const demo_results *r);
+/* Section 6 of the table; its --json member (without a leading comma). */
+void demo_webhook_print_section(const demo_wh_result *w);
+void demo_webhook_print_json(const demo_wh_result *w);
 
 #endif

@@ -8,6 +8,7 @@
 #define KC_SERVER_API_INTERNAL_H
 
 #include "server/api/api.h"
+#include "server/admission/admission.h"
 #include "server/storage/write.h"
 
 /* ---- replies (reply.c, encode.c) ------------------------------------------------------------ */
@@ -56,5 +57,37 @@ int kc__dry_run_parse(const char *v, bool *ret, kc_error *err);
  * a new selector in *ret (NULL when the parameter is absent or empty, or the server ignores it:
  * S12); an invalid one → 400 BadRequest "invalid shard selector: <why>" (S11). */
 int kc__shard_selector_of(kc__req *req, kc_shard_selector **ret);
+
+/* ---- admission webhooks (admit.c) ------------------------------------------------------------ */
+
+/* How many times a write whose object changed while its webhooks ran starts again (then 409). */
+#define KC__ADMIT_RETRIES 5
+/* The admission of this request (mu NOT held): *ret NULL when no webhook configuration is stored
+ * (the verb goes its own way). opts_kind: "CreateOptions", "UpdateOptions", "DeleteOptions". */
+int kc__admit_begin(kc__req *req, kc__rsrc *r, const char *op, bool dry, const char *opts_kind,
+                    const char *manager, kc__adm_chain **ret);
+/* {kind, apiVersion: meta.k8s.io/v1, dryRun, fieldManager} (new reference; NULL on ENOMEM). */
+json_t *kc__admit_options(const char *kind, bool dry, const char *manager);
+/* Mutate *doc (replaced), dry-run + validate, write (mu NOT held). old_rv NULL = create; else the
+ * RV the stored object had when the verb read it: *retry when it changed since. */
+int kc__admit_write(kc__req *req, const kc__write *w, kc__adm_chain *c, const char *old_rv,
+                    bool require_rv, json_t **doc, kc_obj **ret_obj, bool *retry);
+/* The stored object's document (new reference) and RV (mu NOT held); 0, or a 404 / ENOMEM. */
+int kc__admit_read(kc__req *req, kc__rsrc *r, const char *ns, json_t **ret_old, char rv[24]);
+/* DELETE through admission webhooks (object null, oldObject the stored one; opts borrowed). */
+int kc__admit_delete(kc__req *req, kc__rsrc *r, kc__adm_chain *c, json_t *opts, bool dry,
+                     int64_t grace, kc_obj **ret_obj, bool *ret_gone);
+/* DELETE of a collection through admission webhooks, each object its own DELETE (mu NOT held);
+ * replies with the list of deleted objects. An object changed meanwhile is left alone. */
+int kc__admit_delete_collection(kc__req *req, kc__rsrc *r, kc__adm_chain *c, const char *ns,
+                                const kc_label_selector *ls, const kc_field_selector *fs,
+                                json_t *opts, bool dry, int64_t grace);
+/* CRD conversion webhooks (convert.c): items not at the request's version converted in place
+ * (references replaced); and a write's body converted to the storage version (*converted: the
+ * write then goes at the storage version). mu NOT held. */
+int kc__convert_objs(kc__req *req, kc__rsrc *r, kc_obj **items, size_t n);
+int kc__convert_in(kc__req *req, kc__rsrc *r, json_t **doc, bool *converted);
+/* The 409 after KC__ADMIT_RETRIES. */
+int kc__admit_conflict(kc__req *req, kc__rsrc *r);
 
 #endif

@@ -404,6 +404,11 @@ int kc__verb_list(kc__req *req, kc__rsrc *r)
     }
     pthread_mutex_unlock(&srv->mu);
     req->shard_echo = kc_shard_selector_string(sel); /* S8: canonical, iff sharded */
+    if (rc == 0 && r->is_crd && (rc = kc__convert_objs(req, r, pg.items, pg.n)) != 0) {
+        for (size_t i = 0; i < pg.n; i++) /* CV7, CV8: the list fails as a whole */
+            kc_obj_unref(pg.items[i]);
+        free(pg.items);
+    }
     if (rc == 0)
         rc = kc__reply_list(req, r, pg.items, pg.n, pg.rv, pg.cont, pg.remaining);
     free(pg.cont);

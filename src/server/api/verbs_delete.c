@@ -77,13 +77,21 @@ int kc__verb_delete(kc__req *req, kc__rsrc *r)
     const char *ns = r->namespaced ? req->route.ns : "";
     kc_obj *obj = NULL;
     bool gone = false;
-    pthread_mutex_lock(&srv->mu);
-    kc__entry *cur = kc__store_find(r, ns, req->route.name);
-    if (!cur)
-        rc = kc__fail_notfound(&req->err, r, req->route.name);
-    else
-        rc = kc__delete_one(srv, r, cur, opts, dry, grace, &obj, &gone, &req->err);
-    pthread_mutex_unlock(&srv->mu);
+    kc__adm_chain *c = NULL;
+    if ((rc = kc__admit_begin(req, r, "DELETE", dry, "DeleteOptions", NULL, &c)) != 0) {
+        ;
+    } else if (c) { /* admission webhooks (admit.c) */
+        rc = kc__admit_delete(req, r, c, opts, dry, grace, &obj, &gone);
+        kc__adm_end(c);
+    } else {
+        pthread_mutex_lock(&srv->mu);
+        kc__entry *cur = kc__store_find(r, ns, req->route.name);
+        if (!cur)
+            rc = kc__fail_notfound(&req->err, r, req->route.name);
+        else
+            rc = kc__delete_one(srv, r, cur, opts, dry, grace, &obj, &gone, &req->err);
+        pthread_mutex_unlock(&srv->mu);
+    }
     json_decref(opts);
     if (rc)
         return rc;
@@ -109,6 +117,14 @@ int kc__verb_deletecollection(kc__req *req, kc__rsrc *r)
         goto out;
     }
     const char *ns = req->route.has_ns ? req->route.ns : NULL;
+    kc__adm_chain *c = NULL;
+    if ((rc = kc__admit_begin(req, r, "DELETE", dry, "DeleteOptions", NULL, &c)) != 0)
+        goto out;
+    if (c) { /* admission webhooks: each object as its own DELETE (admit.c) */
+        rc = kc__admit_delete_collection(req, r, c, ns, ls, fs, opts, dry, grace);
+        kc__adm_end(c);
+        goto out;
+    }
     pthread_mutex_lock(&srv->mu);
     size_t n;
     kc__entry **s = kc__store_sorted(r, &n);

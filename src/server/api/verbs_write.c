@@ -10,6 +10,7 @@
 
 #include "server/patch/patch.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,9 +71,20 @@ int kc__verb_get(kc__req *req, kc__rsrc *r)
             rc = kc__fail_notfound(&req->err, r, req->route.name);
     }
     pthread_mutex_unlock(&srv->mu);
-    if (rc)
-        return rc;
-    rc = kc__reply_obj(req, 200, r, obj);
+    if (rc == 0 && r->is_crd) /* CV7: read in another version */
+        rc = kc__convert_objs(req, r, &obj, 1);
+    if (rc == 0)
+        rc = kc__reply_obj(req, 200, r, obj);
+    kc_obj_unref(obj);
+    return rc;
+}
+
+/* The reply of a write: a custom resource back in the request's version (CV7). */
+static int reply_written(kc__req *req, unsigned status, kc__rsrc *r, kc_obj *obj)
+{
+    int rc = r->is_crd ? kc__convert_objs(req, r, &obj, 1) : 0;
+    if (rc == 0)
+        rc = kc__reply_obj(req, status, r, obj);
     kc_obj_unref(obj);
     return rc;
 }
@@ -90,24 +102,59 @@ int kc__verb_create(kc__req *req, kc__rsrc *r)
         return kc__fail_generic(&req->err, 404);
     if ((rc = parse_body(req, &doc)) != 0)
         return rc;
-    if ((rc = kc__field_check(req, r, doc, NULL)) != 0) {
+    bool conv = false;
+    if ((rc = kc__field_check(req, r, doc, NULL)) != 0 ||
+        (r->is_crd && (rc = kc__convert_in(req, r, &doc, &conv)) != 0)) {
         json_decref(doc);
         return rc;
     }
     kc__write w = make_write(req, r, dry, mgr);
+    if (conv) /* CV7: stored at the storage version */
+        w.version = r->versions[0];
     kc_obj *obj = NULL;
-    pthread_mutex_lock(&srv->mu);
-    if (r->removed)
-        rc = kc__fail_generic(&req->err, 404);
-    else
-        rc = kc__write_create(srv, &w, doc, &obj, &req->err);
-    pthread_mutex_unlock(&srv->mu);
+    kc__adm_chain *c = NULL;
+    bool retry;
+    if ((rc = kc__admit_begin(req, r, "CREATE", dry, "CreateOptions", w.manager, &c)) != 0) {
+        ;
+    } else if (c) { /* admission webhooks (admit.c) */
+        rc = kc__admit_write(req, &w, c, NULL, false, &doc, &obj, &retry);
+        kc__adm_end(c);
+    } else {
+        pthread_mutex_lock(&srv->mu);
+        if (r->removed)
+            rc = kc__fail_generic(&req->err, 404);
+        else
+            rc = kc__write_create(srv, &w, doc, &obj, &req->err);
+        pthread_mutex_unlock(&srv->mu);
+    }
     json_decref(doc);
     if (rc)
         return rc;
-    rc = kc__reply_obj(req, 201, r, obj);
-    kc_obj_unref(obj);
-    return rc;
+    return reply_written(req, 201, r, obj);
+}
+
+/* PUT through admission webhooks: again from the new state when the object changed meanwhile. */
+static int update_admitted(kc__req *req, kc__rsrc *r, const kc__write *w, kc__adm_chain *c,
+                           const json_t *doc, kc_obj **obj)
+{
+    for (int i = 0; i < KC__ADMIT_RETRIES; i++) {
+        json_t *old = NULL;
+        char rv[24];
+        int rc = kc__admit_read(req, r, w->ns, &old, rv);
+        if (rc)
+            return rc;
+        json_t *d = json_deep_copy(doc);
+        bool retry = false;
+        kc__adm_set_old(c, "UPDATE", old);
+        rc = d ? kc__admit_write(req, w, c, rv, true, &d, obj, &retry)
+               : kc_error_set(&req->err, KC_ENOMEM, "out of memory");
+        kc__adm_set_old(c, "UPDATE", NULL);
+        json_decref(d);
+        json_decref(old);
+        if (rc || !retry)
+            return rc;
+    }
+    return kc__admit_conflict(req, r);
 }
 
 int kc__verb_update(kc__req *req, kc__rsrc *r)
@@ -131,25 +178,36 @@ int kc__verb_update(kc__req *req, kc__rsrc *r)
                       "not match the namespace sent on the request");
     else
         rc = kc__field_check(req, r, doc, NULL);
+    bool conv = false;
+    if (rc == 0 && r->is_crd)
+        rc = kc__convert_in(req, r, &doc, &conv);
     if (rc) {
         json_decref(doc);
         return rc;
     }
     kc__write w = make_write(req, r, dry, mgr);
+    if (conv) /* CV7: stored at the storage version */
+        w.version = r->versions[0];
     kc_obj *obj = NULL;
-    pthread_mutex_lock(&srv->mu);
-    kc__entry *cur = kc__store_find(r, w.ns, req->route.name);
-    if (!cur)
-        rc = kc__fail_notfound(&req->err, r, req->route.name);
-    else
-        rc = kc__write_update(srv, &w, cur, doc, true, &obj, &req->err);
-    pthread_mutex_unlock(&srv->mu);
+    kc__adm_chain *c = NULL;
+    if ((rc = kc__admit_begin(req, r, "UPDATE", dry, "UpdateOptions", w.manager, &c)) != 0) {
+        ;
+    } else if (c) { /* admission webhooks (admit.c) */
+        rc = update_admitted(req, r, &w, c, doc, &obj);
+        kc__adm_end(c);
+    } else {
+        pthread_mutex_lock(&srv->mu);
+        kc__entry *cur = kc__store_find(r, w.ns, req->route.name);
+        if (!cur)
+            rc = kc__fail_notfound(&req->err, r, req->route.name);
+        else
+            rc = kc__write_update(srv, &w, cur, doc, true, &obj, &req->err);
+        pthread_mutex_unlock(&srv->mu);
+    }
     json_decref(doc);
     if (rc)
         return rc;
-    rc = kc__reply_obj(req, 200, r, obj);
-    kc_obj_unref(obj);
-    return rc;
+    return reply_written(req, 200, r, obj);
 }
 
 /* Patch: the patch type from Content-Type (415 when unknown, or strategic on a custom
@@ -197,9 +255,8 @@ static int patch_check_name(kc__req *req, json_t *nu)
 
 /* Patch, under srv->mu, of the stored object cur: the apply or patch result (*nu, new
  * reference; *cur_doc the stored object's document), checked and written as an update. */
-static int patch_existing(kc__req *req, kc__rsrc *r, const kc__write *w, kc__entry *cur,
-                          kc__patch_type type, json_t *applied, const char *now, json_t **nu,
-                          json_t **cur_doc, kc_obj **obj)
+static int patch_compute(kc__req *req, kc__rsrc *r, kc__entry *cur, kc__patch_type type,
+                         json_t *applied, const char *now, json_t **nu, json_t **cur_doc)
 {
     int rc;
     if (!(*cur_doc = kc__doc_from_obj(cur->obj)))
@@ -216,9 +273,65 @@ static int patch_existing(kc__req *req, kc__rsrc *r, const kc__write *w, kc__ent
         rc = kc__fail(&req->err, 422, "Invalid", "the patch result is not an object");
     if (rc == 0 && type != KC__PATCH_APPLY)
         rc = kc__field_check(req, r, *nu, *cur_doc);
+    return rc;
+}
+
+static int patch_existing(kc__req *req, kc__rsrc *r, const kc__write *w, kc__entry *cur,
+                          kc__patch_type type, json_t *applied, const char *now, json_t **nu,
+                          json_t **cur_doc, kc_obj **obj)
+{
+    int rc = patch_compute(req, r, cur, type, applied, now, nu, cur_doc);
     if (rc == 0)
         rc = kc__write_update(req->srv, w, cur, *nu, false, obj, &req->err);
     return rc;
+}
+
+/* Under mu: the patch result *nu of the stored object (*cur_doc, rv), or of nothing for an
+ * apply that creates (*status 201). */
+static int patch_result(kc__req *req, kc__rsrc *r, const kc__write *w, kc__patch_type type,
+                        json_t *applied, const char *now, json_t **nu, json_t **cur_doc,
+                        char rv[24], unsigned *status)
+{
+    kc__entry *cur = kc__store_find(r, w->ns, req->route.name);
+    if (!cur && type != KC__PATCH_APPLY)
+        return kc__fail_notfound(&req->err, r, req->route.name);
+    if (!cur) {
+        *status = 201;
+        int rc =
+            kc__apply_doc(NULL, applied, req->q.field_manager, req->q.force, now, nu, &req->err);
+        return rc ? rc : patch_check_name(req, *nu);
+    }
+    *status = 200;
+    snprintf(rv, 24, "%s", kc_obj_resource_version(cur->obj));
+    return patch_compute(req, r, cur, type, applied, now, nu, cur_doc);
+}
+
+/* PATCH through admission webhooks (AR4, AR7: a patch that creates is a CREATE with
+ * CreateOptions); again from the new state when the object changed meanwhile. */
+static int patch_admitted(kc__req *req, kc__rsrc *r, const kc__write *w, kc__adm_chain *c,
+                          kc__patch_type type, json_t *applied, const char *now, kc_obj **obj,
+                          unsigned *status)
+{
+    for (int i = 0; i < KC__ADMIT_RETRIES; i++) {
+        json_t *nu = NULL, *cur_doc = NULL;
+        char rv[24] = "";
+        bool retry = false;
+        pthread_mutex_lock(&req->srv->mu);
+        int rc = patch_result(req, r, w, type, applied, now, &nu, &cur_doc, rv, status);
+        pthread_mutex_unlock(&req->srv->mu);
+        if (rc == 0) {
+            kc__adm_set_old(c, cur_doc ? "UPDATE" : "CREATE", cur_doc);
+            kc__adm_set_options(c, kc__admit_options(cur_doc ? "UpdateOptions" : "CreateOptions",
+                                                     w->dry_run, w->manager));
+            rc = kc__admit_write(req, w, c, cur_doc ? rv : NULL, false, &nu, obj, &retry);
+            kc__adm_set_old(c, "UPDATE", NULL);
+        }
+        json_decref(nu);
+        json_decref(cur_doc);
+        if (rc || !retry)
+            return rc;
+    }
+    return kc__admit_conflict(req, r);
 }
 
 int kc__verb_patch(kc__req *req, kc__rsrc *r)
@@ -251,6 +364,14 @@ int kc__verb_patch(kc__req *req, kc__rsrc *r)
     kc_obj *obj = NULL;
     json_t *nu = NULL, *cur_doc = NULL;
     unsigned status = 200;
+    kc__adm_chain *c = NULL;
+    if ((rc = kc__admit_begin(req, r, "UPDATE", dry, "UpdateOptions", w.manager, &c)) != 0 || c) {
+        if (rc == 0) /* admission webhooks (admit.c) */
+            rc = patch_admitted(req, r, &w, c, type, applied, now, &obj, &status);
+        kc__adm_end(c);
+        json_decref(applied);
+        goto done;
+    }
     pthread_mutex_lock(&srv->mu);
     kc__entry *cur = kc__store_find(r, w.ns, req->route.name);
     if (!cur && type != KC__PATCH_APPLY) {
@@ -269,12 +390,11 @@ int kc__verb_patch(kc__req *req, kc__rsrc *r)
     json_decref(applied);
     json_decref(nu);
     json_decref(cur_doc);
+done:
     if (rc) {
         if (!req->err.http_status && rc == KC_EMEDIATYPE)
             req->err.http_status = 415;
         return rc;
     }
-    rc = kc__reply_obj(req, status, r, obj);
-    kc_obj_unref(obj);
-    return rc;
+    return reply_written(req, status, r, obj);
 }

@@ -253,6 +253,9 @@ bool kc__defaults_known(const char *group, const char *kind)
         return in(kind, apps_kinds, KC__ARRAY_LEN(apps_kinds));
     if (!strcmp(group, "batch"))
         return in(kind, batch_kinds, KC__ARRAY_LEN(batch_kinds));
+    if (!strcmp(group, "admissionregistration.k8s.io"))
+        return !strcmp(kind, "MutatingWebhookConfiguration") ||
+               !strcmp(kind, "ValidatingWebhookConfiguration");
     return false;
 }
 
@@ -261,7 +264,8 @@ int kc__defaults_apply(const char *group, const char *kind, json_t *doc)
     if (!kc__defaults_known(group, kind) || !json_is_object(doc))
         return 0;
     kc__dctx c = {0};
-    if (!kc__defaults_workload(&c, group, kind, doc) && !*group)
+    if (!kc__defaults_workload(&c, group, kind, doc) &&
+        !kc__defaults_admission(&c, group, kind, doc) && !*group)
         core_kind(&c, kind, doc);
     return c.rc;
 }

@@ -53,6 +53,9 @@ void kc__defaults_pvc_spec(kc__dctx *c, json_t *spec);
 /* Workloads: apps/v1 Deployment, ReplicaSet, StatefulSet, DaemonSet; batch/v1 Job, CronJob;
  * core ReplicationController, PodTemplate. false when kind is none of them. */
 bool kc__defaults_workload(kc__dctx *c, const char *group, const char *kind, json_t *doc);
+/* admissionregistration.k8s.io/v1 webhook configurations (defaults_admission.c). false when kind
+ * is neither. */
+bool kc__defaults_admission(kc__dctx *c, const char *group, const char *kind, json_t *doc);
 /* Prepare-for-create of workloads (status, Job selector). false when kind is none of them. */
 bool kc__defaults_workload_create(kc__dctx *c, const char *group, const char *kind, json_t *doc);
 /* A Pod's status on create: phase Pending and its QoS class (qos.ComputePodQOS). */

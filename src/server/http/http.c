@@ -19,6 +19,7 @@
  * srv->mu only inside the verbs (briefly to resolve the resource here).
  */
 #include "server/http/http.h"
+#include "server/admission/admission.h"
 #include "server/discovery/discovery.h"
 
 #include <stdio.h>
@@ -312,6 +313,14 @@ static bool may_be_slow(const kc__req *req, bool *ret_list)
     }
     if (*ret_list || (req->accept && strstr(req->accept, "as=Table")))
         return true;
+    const char *w = MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, "watch");
+    bool watch = rt.watch_path || (req->method == KC__M_GET && w && kc__param_bool(w));
+    size_t gl = strlen(rt.group);
+    /* a read converts only custom resources, whose groups have a dot and are not *.k8s.io */
+    bool builtin = !strchr(rt.group, '.') || (gl > 7 && !strcmp(rt.group + gl - 7, ".k8s.io"));
+    if (!watch && (req->method != KC__M_GET || !builtin) &&
+        kc__adm_may_call(req->srv, req->method != KC__M_GET, rt.group, rt.version, rt.plural))
+        return true; /* admission or conversion webhooks: a call may take seconds */
     if (rt.has_name)
         return req->method == KC__M_DELETE && !rt.has_ns && !strcmp(rt.plural, "namespaces");
     return req->method == KC__M_DELETE;

@@ -9,6 +9,7 @@
  * Thread-safety: as documented in server.h; all store state is under srv->mu.
  */
 #include "server/http/http.h"
+#include "server/admission/admission.h"
 #include "server/storage/write.h"
 #include "server/discovery/discovery.h"
 
@@ -134,6 +135,8 @@ KC_API int(kc_server_new)(const kc_server_opts *opts, size_t opts_size, kc_serve
     srv->node_port_range = kc__strdup(o.node_port_range);
     srv->opts.service_cidr = srv->service_cidr;
     srv->opts.node_port_range = srv->node_port_range;
+    srv->webhook_services = kc__strdup(o.webhook_services);
+    srv->opts.webhook_services = srv->webhook_services;
     srv->shard_ignored = o.ignore_shard_selector;
     int rc = KC_ENOMEM;
     pthread_mutex_init(&srv->mu, NULL);
@@ -163,6 +166,8 @@ KC_API int(kc_server_new)(const kc_server_opts *opts, size_t opts_size, kc_serve
         rc = kc_error_set(err, KC_EINVAL, "unknown bits in controllers (0x%x)", o.controllers);
         goto fail_set;
     }
+    if ((rc = kc__adm_services_check(o.webhook_services, err)) != 0)
+        goto fail_set;
     if ((rc = kc__svc_alloc_new(o.service_cidr, o.node_port_range, srv->rng ^ 0x5e41ce,
                                 &srv->svc_alloc, err)) != 0)
         goto fail_set;
@@ -414,6 +419,7 @@ KC_API void kc_server_free(kc_server *srv)
     free(srv->seed_spec);
     free(srv->service_cidr);
     free(srv->node_port_range);
+    free(srv->webhook_services);
     kc__svc_alloc_free(srv->svc_alloc);
     free(srv->url);
     free(srv);

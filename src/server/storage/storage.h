@@ -161,6 +161,7 @@ struct kc_server {
     kc_decode_opts dopts;
     struct kc__svc_alloc *svc_alloc; /* Service cluster IPs and node ports (defaults room) */
     char *service_cidr, *node_port_range;
+    char *webhook_services;          /* opts.webhook_services (admission/config.c) */
     const struct kc__ctl_ops *ctl;   /* optional controllers (controllers/); NULL = none */
     const struct kc__crd_hooks *crd; /* CRD hooks (discovery/crd.c); NULL = CRDs inert */
     /* sharded list and watch (shard.c): shardSelector ignored (S12); sharded watches open; events

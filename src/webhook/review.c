@@ -145,6 +145,36 @@ static int not_ready(const kc__wh_route *route, kc_admission_response *r)
     return kc_admission_response_deny(r, 503, "ServiceUnavailable", msg);
 }
 
+/*
+ * A mutating request's object as a document equal to kc_doc_from_obj(req.object), taken from the
+ * review's tree instead of parsing the object's text again (kc_admission_response_set_object's
+ * "from"): a shallow copy of the object, and of its metadata without managedFields, which
+ * kc_obj_parse cuts. Only for a review parsed by the fast path (its tree and the kc_obj's are
+ * built by the same simdjson walk, numbers alike), an object naming its kind and apiVersion (so
+ * nothing is injected) and managedFields absent or an array; NULL otherwise, or on out of memory
+ * (set_object then parses the object).
+ */
+static kc_doc *object_doc(const kc_doc *review)
+{
+    json_t *o = json_object_get(json_object_get(review->root, "request"), "object");
+    if (!json_is_object(o) || !json_is_string(json_object_get(o, "kind")) ||
+        !json_is_string(json_object_get(o, "apiVersion")))
+        return NULL;
+    json_t *md = json_object_get(o, "metadata");
+    json_t *mf = json_is_object(md) ? json_object_get(md, "managedFields") : NULL;
+    if (mf && !json_is_array(mf))
+        return NULL;
+    json_t *c = json_copy(o), *mc = NULL;
+    if (c && mf &&
+        (!(mc = json_copy(md)) || json_object_del(mc, "managedFields") ||
+         json_object_set_new(c, "metadata", mc))) {
+        json_decref(c);
+        return NULL;
+    }
+    kc_doc *d = NULL;
+    return c && kc__doc_wrap(c, &d, NULL) == 0 ? d : NULL;
+}
+
 static int admit(kc_webhook_server *srv, const kc__wh_route *route, const kc_doc *review,
                  const kc_obj *review_obj, const char *av, char **ret, size_t *ret_len,
                  kc_error *err)
@@ -157,6 +187,8 @@ static int admit(kc_webhook_server *srv, const kc__wh_route *route, const kc_doc
     }
     kc_admission_response r;
     kc__wh_response_init(&r, route->kind, a.req.object);
+    if (route->kind == KC__WH_MUTATING && review_obj && a.req.object)
+        r.from = object_doc(review);
     bool ready = !srv || !route->cache_wait || kc__wh_wait_ready(srv, route->ready_wait_ms);
     if (!ready) {
         rc = not_ready(route, &r);

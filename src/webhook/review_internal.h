@@ -15,6 +15,7 @@
 struct kc_admission_response {
     kc__wh_kind kind;
     kc_obj *object; /* the request's object (borrowed), NULL when absent */
+    kc_doc *from;   /* object as a document, built from the review's tree (owned); NULL = none */
     bool allowed;
     int code;
     char *reason, *message;

@@ -464,6 +464,24 @@ static void test_webhook_review_mutating_from_review_tree(void **state)
     g_then = NULL;
 }
 
+/* AR3, AR6: a validating route's document is built without the objects' trees (review.c:
+ * load_lean splices them out, in text order): each kc_obj is still the right one, whichever comes
+ * first in the body, and a scalar after them still decodes. */
+static void test_webhook_review_validating_objects_any_order(void **state)
+{
+    (void)state;
+    kc__wh_route r = route_of(KC__WH_VALIDATING);
+    g_then = NULL;
+    answer a = call(&r, REVIEW("{\"uid\":\"u\",\"oldObject\":{\"kind\":\"Pod\",\"metadata\":{"
+                               "\"name\":\"old\"}},\"operation\":\"UPDATE\",\"object\":{\"kind\":"
+                               "\"Pod\",\"metadata\":{\"name\":\"new\"}},\"name\":\"after\"}"));
+    assert_int_equal(a.status, 200);
+    assert_string_equal(g_obj_name, "new");
+    assert_string_equal(g_old_name, "old");
+    assert_non_null(strstr(g_summary, "|UPDATE||after|")); /* operation, ns, name */
+    answer_free(&a);
+}
+
 /* A review the fast parse refuses beyond JSON (a root "metadata" that is not an object) is still
  * a review: the jansson path answers it (SV5's "malformed" is about JSON and fields we read). */
 static void test_webhook_review_fallback_parse(void **state)
@@ -588,6 +606,7 @@ int main(void)
         cmocka_unit_test(test_webhook_review_mutating_patch),
         cmocka_unit_test(test_webhook_review_mutating_from_review_tree),
         cmocka_unit_test(test_webhook_review_fallback_parse),
+        cmocka_unit_test(test_webhook_review_validating_objects_any_order),
         cmocka_unit_test(test_webhook_review_explicit_patch),
         cmocka_unit_test(test_webhook_review_readiness),
     };

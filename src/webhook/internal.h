@@ -12,7 +12,12 @@ typedef enum kc__wh_kind {
     KC__WH_VALIDATING = 0,
     KC__WH_MUTATING = 1,
     KC__WH_CONVERSION = 2,
+    KC__WH_RAW = 3, /* benches only: kc__wh_server_add_raw */
 } kc__wh_kind;
+
+/* A raw route's review step (benches only): answer body (len bytes) with a 200 application/json
+ * body, *resp new malloc'd (caller frees). Returns 0 or KC_ENOMEM. Runs on a worker thread. */
+typedef int (*kc__wh_raw_fn)(void *ud, const char *body, size_t len, char **resp, size_t *resp_len);
 
 /* One registered path (owned by the server; immutable after start). */
 typedef struct kc__wh_route {
@@ -21,6 +26,7 @@ typedef struct kc__wh_route {
     kc__wh_kind kind;
     kc_admission_fn admit;    /* validating, mutating */
     kc_conversion_fn convert; /* conversion */
+    kc__wh_raw_fn raw;        /* KC__WH_RAW */
     void *ud;
     bool cache_wait;       /* admission && !ho.no_cache_wait && the server has a cache */
     int64_t ready_wait_ms; /* resolved: handler's, else the server's */
@@ -39,6 +45,13 @@ typedef struct kc__wh_route {
 int kc__wh_review(kc_webhook_server *srv, const kc__wh_route *route, const char *content_type,
                   const char *body, size_t len, int *status, char **resp, size_t *resp_len,
                   const char **ctype);
+
+/* server.c: register a raw route at path (benches only: bench/bench_webhook.c's floor). The
+ * request goes through the whole transport — TLS, libmicrohttpd, bounds, the handler pool,
+ * metrics — but its review step is fn alone: no Content-Type check, no decoding, no cache wait.
+ * Errors: as kc_webhook_server_add_validating. Not thread-safe: set-up thread. */
+int kc__wh_server_add_raw(kc_webhook_server *srv, const char *path, kc__wh_raw_fn fn, void *ud,
+                          kc_error *err);
 
 /* server.c: wait until the server is ready (serving and the cache's required informers synced and
  * fresh), at most timeout_ms (0: check once). true when ready. Woken by the cache's sync fd, not

@@ -130,7 +130,8 @@ int kc__wh_pool_run(kc__wh_pool *p, const kc__wh_route *route, char *content_typ
     else
         p->head = j;
     p->tail = j;
-    pthread_cond_broadcast(&p->cond);
+    pthread_cond_signal(&p->cond); /* one job, one worker: waking every idle one costs each a
+                                    * wake-up and a sleep for nothing */
     while (!j->done && kc__cond_wait_until(&j->cond, &p->mu, deadline_ns) == 0)
         ;
     int rc;

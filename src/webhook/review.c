@@ -64,8 +64,9 @@ static int plain(int code, const char *text, int *status, char **resp, size_t *r
     return 0;
 }
 
-/* The body as a document whose root is an object. KC_EBADREQUEST naming what is wrong. */
-static int load(const char *body, size_t len, kc_doc **ret, kc_error *err)
+/* The body as a document whose root is an object, the slow way: jansson's parser (its errors
+ * name line, column and byte). KC_EBADREQUEST naming what is wrong. */
+static int load_jansson(const char *body, size_t len, kc_doc **ret, kc_error *err)
 {
     json_t *v = NULL;
     int rc = kc__doc_load(body, len, KC__DOC_MAX_DEPTH, "review body", &v, err);
@@ -83,6 +84,80 @@ static int load(const char *body, size_t len, kc_doc **ret, kc_error *err)
                             kc_json_type_name(t));
     }
     return kc__doc_wrap(v, ret, err);
+}
+
+/*
+ * A validating review's document without the trees of request.object and request.oldObject: the
+ * parsed text with each (when an object) replaced by {}, parsed again (small now) into the
+ * document. The decoder needs only their presence and type from the document — the kc_obj are
+ * made from obj's slices — and a validating route computes no patch, so building ~2/3 of a
+ * typical review's nodes only to free them is saved. 0, or non-zero when there is nothing to
+ * leave out or it failed (the caller then builds the whole document).
+ */
+static int load_lean(const kc_obj *obj, kc_doc **ret)
+{
+    static const char *const ptrs[] = {"/request/object", "/request/oldObject"};
+    const char *s[2];
+    size_t n[2], k = 0, tlen;
+    const char *text = kc_obj_json(obj, &tlen);
+    for (size_t i = 0; i < 2; i++)
+        if (kc_obj_get_raw(obj, ptrs[i], &s[k], &n[k], NULL) == 0 && n[k] > 2 && s[k][0] == '{')
+            k++;
+    if (k == 0)
+        return 1;
+    if (k == 2 && s[1] < s[0]) {
+        const char *t = s[0];
+        size_t m = n[0];
+        s[0] = s[1], n[0] = n[1], s[1] = t, n[1] = m;
+    }
+    kc__buf b = KC__BUF_INIT(0);
+    const char *at = text;
+    int rc = 0;
+    for (size_t i = 0; i < k && rc == 0; i++) {
+        rc = kc__buf_append(&b, at, (size_t)(s[i] - at)) || kc__buf_append(&b, "{}", 2);
+        at = s[i] + n[i];
+    }
+    if (rc == 0)
+        rc = kc__buf_append(&b, at, (size_t)(text + tlen - at));
+    kc_obj *lean = NULL;
+    kc_decode_opts o = {.flags = KC_DECODE_KEEP_MANAGED_FIELDS};
+    if (rc == 0)
+        rc = kc_obj_parse(b.data, b.len, &o, &lean, NULL);
+    if (rc == 0)
+        rc = kc__doc_from_obj_with(lean, KC__DOC_BUILD_SIMDJSON, ret, NULL);
+    kc_obj_unref(lean);
+    kc__buf_free(&b);
+    return rc ? KC_ENOMEM : 0;
+}
+
+/*
+ * The body as a document, and (when the fast path took it) as a kc_obj: simdjson validates the
+ * whole text (KC_DECODE_STRICT: the RFC 8259 grammar, nesting up to 512 as kc__doc_load) and the
+ * document's tree is built from that walk — about 4 × less CPU than jansson's parser on a 3 KB
+ * review (docs/BENCHMARKS.md, bench_webhook); for a validating route without the objects' trees
+ * (load_lean). A body the fast path refuses goes the slow way, which either accepts it (what
+ * kc_obj_parse refuses beyond JSON: a root "metadata" of another shape) or words the 400 as
+ * before.
+ */
+static int load(const char *body, size_t len, bool lean, kc_doc **ret, kc_obj **ret_obj,
+                kc_error *err)
+{
+    kc_decode_opts o = {.flags = KC_DECODE_STRICT | KC_DECODE_KEEP_MANAGED_FIELDS,
+                        .max_object_size = len > KC_DEFAULT_MAX_OBJECT_SIZE ? len : 0};
+    kc_obj *obj = NULL;
+    int rc = kc_obj_parse(body, len, &o, &obj, NULL);
+    if (rc == 0 && lean && load_lean(obj, ret) == 0) {
+        *ret_obj = obj;
+        return 0;
+    }
+    if (rc == 0 && (rc = kc__doc_from_obj_with(obj, KC__DOC_BUILD_SIMDJSON, ret, NULL)) == 0) {
+        *ret_obj = obj;
+        return 0;
+    }
+    kc_obj_unref(obj);
+    if (rc == KC_ENOMEM)
+        return kc_error_set(err, rc, "review body: out of memory");
+    return load_jansson(body, len, ret, err);
 }
 
 /* apiVersion and kind of the review, checked against the route's kind; *ret_av borrowed. */
@@ -120,17 +195,50 @@ static int not_ready(const kc__wh_route *route, kc_admission_response *r)
     return kc_admission_response_deny(r, 503, "ServiceUnavailable", msg);
 }
 
+/*
+ * A mutating request's object as a document equal to kc_doc_from_obj(req.object), taken from the
+ * review's tree instead of parsing the object's text again (kc_admission_response_set_object's
+ * "from"): a shallow copy of the object, and of its metadata without managedFields, which
+ * kc_obj_parse cuts. Only for a review parsed by the fast path (its tree and the kc_obj's are
+ * built by the same simdjson walk, numbers alike), an object naming its kind and apiVersion (so
+ * nothing is injected) and managedFields absent or an array; NULL otherwise, or on out of memory
+ * (set_object then parses the object).
+ */
+static kc_doc *object_doc(const kc_doc *review)
+{
+    json_t *o = json_object_get(json_object_get(review->root, "request"), "object");
+    if (!json_is_object(o) || !json_is_string(json_object_get(o, "kind")) ||
+        !json_is_string(json_object_get(o, "apiVersion")))
+        return NULL;
+    json_t *md = json_object_get(o, "metadata");
+    json_t *mf = json_is_object(md) ? json_object_get(md, "managedFields") : NULL;
+    if (mf && !json_is_array(mf))
+        return NULL;
+    json_t *c = json_copy(o), *mc = NULL;
+    if (c && mf &&
+        (!(mc = json_copy(md)) || json_object_del(mc, "managedFields") ||
+         json_object_set_new(c, "metadata", mc))) {
+        json_decref(c);
+        return NULL;
+    }
+    kc_doc *d = NULL;
+    return c && kc__doc_wrap(c, &d, NULL) == 0 ? d : NULL;
+}
+
 static int admit(kc_webhook_server *srv, const kc__wh_route *route, const kc_doc *review,
-                 const char *av, char **ret, size_t *ret_len, kc_error *err)
+                 const kc_obj *review_obj, const char *av, char **ret, size_t *ret_len,
+                 kc_error *err)
 {
     kc__wh_admission a;
-    int rc = kc__wh_admission_decode(review, &a, err);
+    int rc = kc__wh_admission_decode(review, review_obj, &a, err);
     if (rc) {
         kc__wh_admission_fini(&a);
         return rc;
     }
     kc_admission_response r;
     kc__wh_response_init(&r, route->kind, a.req.object);
+    if (route->kind == KC__WH_MUTATING && review_obj && a.req.object)
+        r.from = object_doc(review);
     bool ready = !srv || !route->cache_wait || kc__wh_wait_ready(srv, route->ready_wait_ms);
     if (!ready) {
         rc = not_ready(route, &r);
@@ -157,6 +265,12 @@ int kc__wh_review(kc_webhook_server *srv, const kc__wh_route *route, const char 
 {
     *resp = NULL;
     *resp_len = 0;
+    if (route->kind == KC__WH_RAW) { /* benches only: the transport's floor */
+        int rc = route->raw(route->ud, body, len, resp, resp_len);
+        *status = rc ? 500 : 200;
+        *ctype = rc ? CT_TEXT : CT_JSON;
+        return rc;
+    }
     if (!is_json(content_type)) {
         char msg[200];
         snprintf(msg, sizeof msg, "unsupported Content-Type \"%.100s\": send application/json",
@@ -165,14 +279,16 @@ int kc__wh_review(kc_webhook_server *srv, const kc__wh_route *route, const char 
     }
     kc_error err = KC_ERROR_INIT;
     kc_doc *review = NULL;
+    kc_obj *review_obj = NULL;
     const char *av = NULL;
-    int rc = load(body, len, &review, &err);
+    int rc = load(body, len, route->kind == KC__WH_VALIDATING, &review, &review_obj, &err);
     if (rc == 0 && (rc = check_gvk(route, review, &av, &err)) == 0) {
         rc = route->kind == KC__WH_CONVERSION
                  ? kc__wh_convert(route, review, av, resp, resp_len, &err)
-                 : admit(srv, route, review, av, resp, resp_len, &err);
+                 : admit(srv, route, review, review_obj, av, resp, resp_len, &err);
     }
     kc_doc_free(review);
+    kc_obj_unref(review_obj);
     if (rc == 0) {
         *status = 200;
         *ctype = CT_JSON;

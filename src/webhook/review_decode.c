@@ -109,23 +109,31 @@ static int triple(const kc_doc *doc, const char *ptr, const char *third, const c
     return kc__wh_opt_string(doc, p, x, err);
 }
 
-/* object / oldObject: NULL when absent or null, else a kc_obj of its raw JSON. */
-static int decode_object(const kc_doc *doc, const char *ptr, kc_obj **ret, kc_error *err)
+/* object / oldObject: NULL when absent or null, else a kc_obj of its raw JSON — the slice of
+ * review_obj's compact text when the review was parsed as one (no re-serialisation), else the
+ * document's. */
+static int decode_object(const kc_doc *doc, const kc_obj *review_obj, const char *ptr, kc_obj **ret,
+                         kc_error *err)
 {
     bool present;
     int rc = opt_object(doc, ptr, &present, err);
     *ret = NULL;
     if (rc || !present)
         return rc;
-    char *raw = NULL;
+    char *raw = NULL, *owned = NULL;
+    const char *slice = NULL;
     size_t n = 0;
-    if ((rc = kc_doc_get_raw(doc, ptr, &raw, &n, err)))
+    if (review_obj && kc_obj_get_raw(review_obj, ptr, &slice, &n, NULL) == 0)
+        raw = (char *)slice;
+    else if ((rc = kc_doc_get_raw(doc, ptr, &owned, &n, err)))
         return rc;
+    else
+        raw = owned;
     kc_decode_opts o = {0};
     o.max_object_size = n > KC_DEFAULT_MAX_OBJECT_SIZE ? n : 0;
     kc_error e = KC_ERROR_INIT;
     rc = kc_obj_parse(raw, n, &o, ret, &e);
-    free(raw);
+    free(owned);
     if (rc) {
         char f[64];
         field_name(ptr, f, sizeof f);
@@ -229,7 +237,8 @@ static int decode_scalars(const kc_doc *doc, kc_admission_request *r, kc_error *
     return 0;
 }
 
-int kc__wh_admission_decode(const kc_doc *review, kc__wh_admission *a, kc_error *err)
+int kc__wh_admission_decode(const kc_doc *review, const kc_obj *review_obj, kc__wh_admission *a,
+                            kc_error *err)
 {
     memset(a, 0, sizeof *a);
     kc_admission_request *r = &a->req;
@@ -244,8 +253,8 @@ int kc__wh_admission_decode(const kc_doc *review, kc__wh_admission *a, kc_error 
     kc__wh_opt_string(review, "/apiVersion", &r->api_version, NULL);
     if ((rc = decode_scalars(review, r, err)) || (rc = decode_user(review, a, err)) ||
         (rc = raw_object(review, "/request/options", &a->options_json, &r->options_json, err)) ||
-        (rc = decode_object(review, "/request/object", &r->object, err)) ||
-        (rc = decode_object(review, "/request/oldObject", &r->old_object, err)))
+        (rc = decode_object(review, review_obj, "/request/object", &r->object, err)) ||
+        (rc = decode_object(review, review_obj, "/request/oldObject", &r->old_object, err)))
         return rc;
     return 0;
 }

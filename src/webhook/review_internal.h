@@ -15,6 +15,7 @@
 struct kc_admission_response {
     kc__wh_kind kind;
     kc_obj *object; /* the request's object (borrowed), NULL when absent */
+    kc_doc *from;   /* object as a document, built from the review's tree (owned); NULL = none */
     bool allowed;
     int code;
     char *reason, *message;
@@ -35,8 +36,11 @@ typedef struct kc__wh_admission {
 } kc__wh_admission;
 
 /* review_decode.c: decode review's request (the document's apiVersion and kind already checked).
- * KC_EBADREQUEST naming the field, KC_ENOMEM. a is cleared first; fini it in every case. */
-int kc__wh_admission_decode(const kc_doc *review, kc__wh_admission *a, kc_error *err);
+ * review_obj (may be NULL) is the same review parsed as a kc_obj: object and oldObject are then
+ * taken from its text. KC_EBADREQUEST naming the field, KC_ENOMEM. a is cleared first; fini it in
+ * every case. */
+int kc__wh_admission_decode(const kc_doc *review, const kc_obj *review_obj, kc__wh_admission *a,
+                            kc_error *err);
 void kc__wh_admission_fini(kc__wh_admission *a);
 
 /* A string member at ptr of doc: "" when absent or null; KC_EBADREQUEST when of another type or

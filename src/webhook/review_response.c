@@ -47,6 +47,7 @@ void kc__wh_response_fini(kc_admission_response *r)
         free(r->ann[i]);
     free(r->ann);
     free(r->patch);
+    kc_doc_free(r->from);
     memset(r, 0, sizeof *r);
 }
 
@@ -179,9 +180,9 @@ int kc_admission_response_set_object(kc_admission_response *resp, const kc_doc *
     kc_doc *from = NULL;
     char *p = NULL;
     size_t n = 0;
-    int rc = kc_doc_from_obj(resp->object, &from, NULL);
+    int rc = resp->from ? 0 : kc_doc_from_obj(resp->object, &from, NULL);
     if (rc == 0)
-        rc = kc_doc_json_patch_diff(from, doc, &p, &n, NULL);
+        rc = kc_doc_json_patch_diff(resp->from ? resp->from : from, doc, &p, &n, NULL);
     kc_doc_free(from);
     if (rc)
         return rc == KC_ENOMEM ? rc : KC_EINVAL;

@@ -94,10 +94,10 @@ int(kc_webhook_server_new)(const kc_webhook_server_opts *opts, size_t opts_size,
 }
 
 static int add_route(kc_webhook_server *srv, const char *path, kc__wh_kind kind,
-                     kc_admission_fn admit, kc_conversion_fn convert, void *ud,
+                     kc_admission_fn admit, kc_conversion_fn convert, kc__wh_raw_fn raw, void *ud,
                      const kc_webhook_handler_opts *ho, size_t ho_size, kc_error *err)
 {
-    if (!srv || !path || (!admit && !convert))
+    if (!srv || !path || (!admit && !convert && !raw))
         return kc_error_set(err, KC_EINVAL, "webhook: server, path and handler are required");
     KC__OPTS_TAKE(ho, kc_webhook_handler_opts, err);
     if (path[0] != '/')
@@ -135,8 +135,9 @@ static int add_route(kc_webhook_server *srv, const char *path, kc__wh_kind kind,
     r.kind = kind;
     r.admit = admit;
     r.convert = convert;
+    r.raw = raw;
     r.ud = ud;
-    r.cache_wait = kind != KC__WH_CONVERSION && !ho->no_cache_wait && srv->cache;
+    r.cache_wait = kind < KC__WH_CONVERSION && !ho->no_cache_wait && srv->cache;
     r.ready_wait_ms = ho->ready_wait_ms ? ho->ready_wait_ms : srv->ready_wait_ms;
     r.not_ready_policy = ho->not_ready_policy ? ho->not_ready_policy : srv->not_ready_policy;
     srv->routes[srv->n_routes] = r;
@@ -148,21 +149,28 @@ int(kc_webhook_server_add_validating)(kc_webhook_server *srv, const char *path, 
                                       void *ud, const kc_webhook_handler_opts *ho, size_t ho_size,
                                       kc_error *err)
 {
-    return add_route(srv, path, KC__WH_VALIDATING, fn, NULL, ud, ho, ho_size, err);
+    return add_route(srv, path, KC__WH_VALIDATING, fn, NULL, NULL, ud, ho, ho_size, err);
 }
 
 int(kc_webhook_server_add_mutating)(kc_webhook_server *srv, const char *path, kc_admission_fn fn,
                                     void *ud, const kc_webhook_handler_opts *ho, size_t ho_size,
                                     kc_error *err)
 {
-    return add_route(srv, path, KC__WH_MUTATING, fn, NULL, ud, ho, ho_size, err);
+    return add_route(srv, path, KC__WH_MUTATING, fn, NULL, NULL, ud, ho, ho_size, err);
 }
 
 int(kc_webhook_server_add_conversion)(kc_webhook_server *srv, const char *path, kc_conversion_fn fn,
                                       void *ud, const kc_webhook_handler_opts *ho, size_t ho_size,
                                       kc_error *err)
 {
-    return add_route(srv, path, KC__WH_CONVERSION, NULL, fn, ud, ho, ho_size, err);
+    return add_route(srv, path, KC__WH_CONVERSION, NULL, fn, NULL, ud, ho, ho_size, err);
+}
+
+int kc__wh_server_add_raw(kc_webhook_server *srv, const char *path, kc__wh_raw_fn fn, void *ud,
+                          kc_error *err)
+{
+    kc_webhook_handler_opts ho = {.no_cache_wait = true};
+    return add_route(srv, path, KC__WH_RAW, NULL, NULL, fn, ud, &ho, sizeof ho, err);
 }
 
 /* Resolve "HOST:PORT" ("[v6]:PORT" too) and bind a listening socket; *ret_url gets the URL. */

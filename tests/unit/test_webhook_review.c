@@ -406,6 +406,19 @@ static int mutate_nothing(kc_admission_response *resp, const kc_admission_reques
     return rc;
 }
 
+/* The answer's patch is mutate()'s: the annotation added, spec.replicas removed. */
+static void assert_mutate_patch(answer *a)
+{
+    const char *b64 = str(a, "/response/patch");
+    unsigned char *p = NULL;
+    size_t n = 0;
+    assert_int_equal(kc_base64_decode(b64, strlen(b64), &p, &n, NULL), 0);
+    assert_string_equal(
+        (char *)p, "[{\"op\":\"add\",\"path\":\"/metadata/annotations\",\"value\":"
+                   "{\"example.com/x\":\"1\"}},{\"op\":\"remove\",\"path\":\"/spec/replicas\"}]");
+    free(p);
+}
+
 /* AR11, JP2, JP6: the patch is base64 of the JSONPatch from the request's object. */
 static void test_webhook_review_mutating_patch(void **state)
 {
@@ -415,14 +428,7 @@ static void test_webhook_review_mutating_patch(void **state)
     answer a = call(&r, FULL);
     assert_true(boolean(&a, "/response/allowed"));
     assert_string_equal(str(&a, "/response/patchType"), "JSONPatch");
-    const char *b64 = str(&a, "/response/patch");
-    unsigned char *p = NULL;
-    size_t n = 0;
-    assert_int_equal(kc_base64_decode(b64, strlen(b64), &p, &n, NULL), 0);
-    assert_string_equal(
-        (char *)p, "[{\"op\":\"add\",\"path\":\"/metadata/annotations\",\"value\":"
-                   "{\"example.com/x\":\"1\"}},{\"op\":\"remove\",\"path\":\"/spec/replicas\"}]");
-    free(p);
+    assert_mutate_patch(&a);
     answer_free(&a);
     /* No change: no patch and no patchType (AR11). */
     g_then = mutate_nothing;
@@ -431,6 +437,63 @@ static void test_webhook_review_mutating_patch(void **state)
     assert_false(kc_doc_has(a.doc, "/response/patchType"));
     answer_free(&a);
     g_then = NULL;
+}
+
+/* The patch's "from" is built from the review's own tree when the fast parse took the body
+ * (review.c: object_doc): it must equal kc_doc_from_obj(req.object) — managedFields cut, numbers
+ * alike — or an unchanged object would get a patch (AR11, JP2). */
+static void test_webhook_review_mutating_from_review_tree(void **state)
+{
+    (void)state;
+    static const char body[] =
+        REVIEW("{\"uid\":\"u\",\"operation\":\"CREATE\",\"object\":{\"apiVersion\":\"apps/v1\","
+               "\"kind\":\"Deployment\",\"metadata\":{\"name\":\"web\",\"managedFields\":[{"
+               "\"manager\":\"kubectl\",\"fieldsV1\":{\"f:spec\":{}}}]},\"spec\":{\"replicas\":2,"
+               "\"f\":1.5,\"e\":1e3,\"big\":12345678901234567890,\"neg\":-3,\"s\":\"\\u00e9\\n\","
+               "\"a\":[[],{},null,true]}}}");
+    kc__wh_route r = route_of(KC__WH_MUTATING);
+    g_then = mutate_nothing;
+    answer a = call(&r, body);
+    assert_true(boolean(&a, "/response/allowed"));
+    assert_false(kc_doc_has(a.doc, "/response/patch"));
+    answer_free(&a);
+    g_then = mutate;
+    a = call(&r, body);
+    assert_mutate_patch(&a);
+    answer_free(&a);
+    g_then = NULL;
+}
+
+/* AR3, AR6: a validating route's document is built without the objects' trees (review.c:
+ * load_lean splices them out, in text order): each kc_obj is still the right one, whichever comes
+ * first in the body, and a scalar after them still decodes. */
+static void test_webhook_review_validating_objects_any_order(void **state)
+{
+    (void)state;
+    kc__wh_route r = route_of(KC__WH_VALIDATING);
+    g_then = NULL;
+    answer a = call(&r, REVIEW("{\"uid\":\"u\",\"oldObject\":{\"kind\":\"Pod\",\"metadata\":{"
+                               "\"name\":\"old\"}},\"operation\":\"UPDATE\",\"object\":{\"kind\":"
+                               "\"Pod\",\"metadata\":{\"name\":\"new\"}},\"name\":\"after\"}"));
+    assert_int_equal(a.status, 200);
+    assert_string_equal(g_obj_name, "new");
+    assert_string_equal(g_old_name, "old");
+    assert_non_null(strstr(g_summary, "|UPDATE||after|")); /* operation, ns, name */
+    answer_free(&a);
+}
+
+/* A review the fast parse refuses beyond JSON (a root "metadata" that is not an object) is still
+ * a review: the jansson path answers it (SV5's "malformed" is about JSON and fields we read). */
+static void test_webhook_review_fallback_parse(void **state)
+{
+    (void)state;
+    kc__wh_route r = route_of(KC__WH_VALIDATING);
+    g_then = NULL;
+    answer a = call(&r, "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+                        "\"metadata\":7,\"request\":{\"uid\":\"u\",\"operation\":\"CREATE\"}}");
+    assert_int_equal(a.status, 200);
+    assert_true(boolean(&a, "/response/allowed"));
+    answer_free(&a);
 }
 
 static int explicit_patch(kc_admission_response *resp, const kc_admission_request *req)
@@ -541,6 +604,9 @@ int main(void)
         cmocka_unit_test(test_webhook_review_deny_encoding),
         cmocka_unit_test(test_webhook_review_warning_cut),
         cmocka_unit_test(test_webhook_review_mutating_patch),
+        cmocka_unit_test(test_webhook_review_mutating_from_review_tree),
+        cmocka_unit_test(test_webhook_review_fallback_parse),
+        cmocka_unit_test(test_webhook_review_validating_objects_any_order),
         cmocka_unit_test(test_webhook_review_explicit_patch),
         cmocka_unit_test(test_webhook_review_readiness),
     };

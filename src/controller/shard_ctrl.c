@@ -12,7 +12,8 @@
  * admits only a held, not draining range before its fence (A11) and counts it in flight, so a
  * drain waits for it (A12). A key that is not admitted is dropped (forget + done), never requeued:
  * the replica that holds its range reconciles it, and a range gained later re-enqueues every key
- * of the cache in it.
+ * of the cache in it; a key refused only because its held range's fence passed (a late renew)
+ * is re-enqueued by the renew that lifts the fence (the coordinator's resumed callback, P6).
  *
  * Informers (A14, A15): the primary informer is sharded on uid and follows the held ranges (one
  * selector over their union: a gained or lost range relists the primary type, the spec's
@@ -90,13 +91,17 @@ void kc__ctrl_shard_leave(kc_controller *ctrl, const char *key, uint32_t range)
 /* A14: the primary informer lists and watches the held ranges — one selector over their union
  * (adjacent ranges merged), so a change relists the primary type (the spec's alternative to one
  * informer per range). Read from the coordinator's gate on every change, so callbacks that race
- * an attach still end at the current set; the same set again is a no-op in the informer. */
+ * an attach still end at the current set; the same set again is a no-op in the informer. Held
+ * means the Lease is ours and not draining, whether or not its fence passed: a range whose renew
+ * is late at that moment stays watched (its keys wait at admission until the renew, which
+ * re-enqueues them), else it would stay unwatched until the next gain or loss. */
 static void follow_ranges(kc_controller *ctrl)
 {
     kc__ctrl_source *p = ctrl->sources[0];
     if (!p->follow_ranges || !p->inf)
         return;
     uint32_t k = kc_shard_coordinator_ranges(ctrl->coord);
+    kc__shard_gate *g = kc__shard_coordinator_gate(ctrl->coord);
     kc_shard_range *v = k ? calloc(k, sizeof *v) : NULL;
     if (k && !v) {
         KC__LOG_ERR("controller", "controller %s: out of memory following the shard ranges",
@@ -106,7 +111,7 @@ static void follow_ranges(kc_controller *ctrl)
     size_t n = 0;
     for (uint32_t i = 0; i < k; i++) {
         kc_shard_range q;
-        if (!kc_shard_coordinator_holds(ctrl->coord, i) || kc_shard_range_split(k, i, &q) < 0)
+        if (!kc__shard_gate_held(g, i) || kc_shard_range_split(k, i, &q) < 0)
             continue;
         if (n && !v[n - 1].end_max && v[n - 1].end == q.start)
             v[n - 1] = (kc_shard_range){v[n - 1].start, q.end, q.end_max};
@@ -129,7 +134,9 @@ static void on_lost(void *ud, uint32_t range, const kc_shard_range *bounds)
 }
 
 /* A range gained: the primary informer adds it; enqueue every primary object of the cache in it
- * (P6 liveness; with the informer following the ranges, its relist's adds enqueue them too). */
+ * (P6 liveness; with the informer following the ranges, its relist's adds enqueue them too).
+ * Also the listener for a held range resumed by a late renew, whose keys admission refused as
+ * fenced meanwhile (forgotten, not requeued): re-enqueued here, they are not lost (P6). */
 static void on_gained(void *ud, uint32_t range, const kc_shard_range *bounds)
 {
     (void)bounds;
@@ -156,7 +163,7 @@ int kc__ctrl_shard_attach(kc_controller *ctrl, kc_error *err)
 {
     if (!ctrl->coord || ctrl->coord_listening)
         return 0;
-    int rc = kc__shard_coordinator_listen(ctrl->coord, on_gained, on_lost, ctrl);
+    int rc = kc__shard_coordinator_listen(ctrl->coord, on_gained, on_lost, on_gained, ctrl);
     if (rc < 0)
         return kc_error_set(err, rc, "controller %s: cannot listen to the shard coordinator",
                             ctrl->name);

@@ -14,7 +14,10 @@
  *      the range until valid_until = t_send + RD (L12 a); a renew answered "someone else holds
  *      it" loses the range at once; DRAIN = renew, mark draining in the gate, and release at once
  *      when nothing is in flight; RELEASE (A12): gate drop, on_lost (the caller stops its
- *      informer), then the Lease release (L9); LOSE: gate drop, on_lost.
+ *      informer), then the Lease release (L9); LOSE: gate drop, on_lost. A RENEW that lifts a
+ *      fence which had passed while the gate refused keys of the range (a late renew: the
+ *      machine or the API server was slow) calls the internal listeners' resumed, which
+ *      re-enqueue the range's keys: the range did not move, so no gain would (P6).
  */
 #include "coordinator/internal.h"
 #include "json/decode_internal.h"
@@ -121,13 +124,15 @@ static void observe_ranges(kc_shard_coordinator *c, kc_store *st, uint64_t now)
     }
 }
 
-void kc__coord_notify(kc_shard_coordinator *c, uint32_t r, bool gained)
+void kc__coord_notify(kc_shard_coordinator *c, uint32_t r, kc__coord_event ev)
 {
     kc_shard_range b;
     kc_shard_range_split(c->k, r, &b);
     pthread_mutex_lock(&c->cb_mu);
     for (size_t i = 0; i < c->n_lis; i++) {
-        kc_shard_range_fn fn = gained ? c->lis[i].gained : c->lis[i].lost;
+        kc_shard_range_fn fn = ev == KC__COORD_GAINED ? c->lis[i].gained
+                               : ev == KC__COORD_LOST ? c->lis[i].lost
+                                                      : c->lis[i].resumed;
         if (fn)
             fn(c->lis[i].ud, r, &b);
     }
@@ -137,7 +142,7 @@ void kc__coord_notify(kc_shard_coordinator *c, uint32_t r, bool gained)
 static void lose(kc_shard_coordinator *c, uint32_t r)
 {
     kc__shard_gate_drop(c->g, r);
-    kc__coord_notify(c, r, false);
+    kc__coord_notify(c, r, KC__COORD_LOST);
     kc__shard_assign_report(c->a, r, KC__SHARD_ACT_LOSE, true);
     atomic_fetch_add(&c->n_lost, 1);
     KC__LOG_WARN("controller", "shard coordinator %s: lost range %u", c->identity, r);
@@ -146,7 +151,7 @@ static void lose(kc_shard_coordinator *c, uint32_t r)
 static void release(kc_shard_coordinator *c, uint32_t r)
 {
     kc__shard_gate_drop(c->g, r);
-    kc__coord_notify(c, r, false); /* the caller stops the range's informer (A12 step 2) */
+    kc__coord_notify(c, r, KC__COORD_LOST); /* the caller stops the range's informer (A12 step 2) */
     kc_error err = KC_ERROR_INIT;
     if (kc__lease_lock_release(c->rl[r], &err) < 0) { /* it expires after LD anyway (A12) */
         atomic_fetch_add(&c->n_write_errors, 1);
@@ -158,12 +163,15 @@ static void release(kc_shard_coordinator *c, uint32_t r)
     atomic_fetch_add(&c->n_released, 1);
 }
 
-/* One tryAcquireOrRenew of range r: 1 held (gate extended), 0 someone else holds it, < 0 error. */
-static int try_range(kc_shard_coordinator *c, uint32_t r)
+/* One tryAcquireOrRenew of range r: 1 held (gate extended), 0 someone else holds it, < 0 error.
+ * *resumed: the extended fence had passed and the gate refused keys of r meanwhile. */
+static int try_range(kc_shard_coordinator *c, uint32_t r, bool *resumed)
 {
     int rc = kc__lease_lock_try(c->rl[r], NULL);
+    *resumed = false;
     if (rc == 1)
-        kc__shard_gate_hold(c->g, r, kc__lease_lock_valid_until(c->rl[r]) / KC__NS_PER_MS);
+        *resumed =
+            kc__shard_gate_hold(c->g, r, kc__lease_lock_valid_until(c->rl[r]) / KC__NS_PER_MS);
     else if (rc < 0)
         atomic_fetch_add(&c->n_write_errors, 1);
     return rc;
@@ -172,21 +180,26 @@ static int try_range(kc_shard_coordinator *c, uint32_t r)
 static void apply(kc_shard_coordinator *c, uint32_t r, kc__shard_act act)
 {
     int rc;
+    bool resumed;
     switch (act) {
     case KC__SHARD_ACT_ACQUIRE:
-        rc = try_range(c, r);
+        rc = try_range(c, r, &resumed); /* a new hold: gained re-enqueues anyway */
         kc__shard_assign_report(c->a, r, act, rc == 1);
         if (rc == 1) {
             atomic_fetch_add(&c->n_acquired, 1);
-            kc__coord_notify(c, r, true);
+            kc__coord_notify(c, r, KC__COORD_GAINED);
         }
         break;
     case KC__SHARD_ACT_RENEW:
     case KC__SHARD_ACT_DRAIN:
-        rc = try_range(c, r);
+        rc = try_range(c, r, &resumed);
         if (rc == 0) {
             lose(c, r);
             break;
+        }
+        if (resumed && act == KC__SHARD_ACT_RENEW) { /* a draining range hands its keys over */
+            atomic_fetch_add(&c->n_resumed, 1);
+            kc__coord_notify(c, r, KC__COORD_RESUMED);
         }
         if (act == KC__SHARD_ACT_DRAIN) {
             kc__shard_gate_drain(c->g, r);

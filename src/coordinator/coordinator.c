@@ -114,7 +114,7 @@ static int build(kc_shard_coordinator *c, const kc_shard_coordinator_opts *o, kc
         return kc_error_set(err, KC_ENOMEM, "shard coordinator: out of memory");
     sprintf(c->member_prefix, "%s-member-", o->prefix);
     kc__rng_seed_auto(&c->rng);
-    c->lis[0] = (kc__coord_listener){o->on_gained, o->on_lost, o->ud};
+    c->lis[0] = (kc__coord_listener){o->on_gained, o->on_lost, NULL, o->ud};
     c->n_lis = 1;
     return make_locks(c, err);
 }
@@ -312,14 +312,14 @@ void kc_shard_coordinator_free(kc_shard_coordinator *c)
 /* ---- listeners and accessors ----------------------------------------------------------------- */
 
 int kc__shard_coordinator_listen(kc_shard_coordinator *c, kc_shard_range_fn gained,
-                                 kc_shard_range_fn lost, void *ud)
+                                 kc_shard_range_fn lost, kc_shard_range_fn resumed, void *ud)
 {
     if (!c)
         return KC_EINVAL;
     pthread_mutex_lock(&c->cb_mu);
     int rc = c->n_lis < KC__COORD_MAX_LISTENERS ? 0 : KC_ETOOLARGE;
     if (rc == 0)
-        c->lis[c->n_lis++] = (kc__coord_listener){gained, lost, ud};
+        c->lis[c->n_lis++] = (kc__coord_listener){gained, lost, resumed, ud};
     pthread_mutex_unlock(&c->cb_mu);
     return rc;
 }

@@ -29,6 +29,7 @@
 
 typedef struct kc__coord_listener {
     kc_shard_range_fn gained, lost;
+    kc_shard_range_fn resumed; /* fence extended after it refused keys (internal listeners) */
     void *ud;
 } kc__coord_listener;
 
@@ -82,18 +83,24 @@ struct kc_shard_coordinator {
     bool st_refused;
 
     atomic_uint_fast64_t n_polls, n_acquired, n_released, n_lost, n_write_errors;
+    atomic_uint_fast64_t n_resumed; /* renews that lifted a fence which had refused keys */
 };
 
 /* coord_poll.c: one poll at now; returns the next poll's time (jitter not included). */
 uint64_t kc__coord_poll(kc_shard_coordinator *c, uint64_t now);
 /* Release every range still held or draining (the stop's last resort past its drain bound). */
 void kc__coord_release_all(kc_shard_coordinator *c);
-/* Call the listeners' gained or lost for range r. */
-void kc__coord_notify(kc_shard_coordinator *c, uint32_t r, bool gained);
+/* What happened to range r, for the listeners. */
+typedef enum { KC__COORD_GAINED, KC__COORD_LOST, KC__COORD_RESUMED } kc__coord_event;
+/* Call the listeners' gained, lost or resumed for range r. */
+void kc__coord_notify(kc_shard_coordinator *c, uint32_t r, kc__coord_event ev);
 
 /* For the controller (controller.c, run.c) and tests. */
+/* resumed: a held range's fence was extended by a renew after the gate refused keys of it as
+ * fenced (the renew came late); the range did not move, so no gained follows: the listener
+ * re-enqueues its keys (P6). May be NULL. */
 int kc__shard_coordinator_listen(kc_shard_coordinator *c, kc_shard_range_fn gained,
-                                 kc_shard_range_fn lost, void *ud);
+                                 kc_shard_range_fn lost, kc_shard_range_fn resumed, void *ud);
 void kc__shard_coordinator_unlisten(kc_shard_coordinator *c, void *ud);
 kc__shard_gate *kc__shard_coordinator_gate(kc_shard_coordinator *c);
 /* Tests: end the thread without releasing anything, as a killed process (P5); the gate drops

@@ -9,6 +9,12 @@
  * range draining (no new admissions) and waits for the in-flight count to reach 0 before the
  * Lease is released: no reconcile of the range runs on two replicas at once (P4).
  *
+ * A key refused only because the fence passed (held, not draining: a renew came late, e.g. on
+ * an overloaded machine) marks the range; the hold that extends the fence again returns true
+ * once, so the coordinator can have the range's keys re-enqueued (P6). Without it such a key
+ * would be lost: the range never moved, so no gain re-enqueues it. The mark is set and taken
+ * under the mutex, so a refusal is either before the hold (reported) or after it (admitted).
+ *
  * Each range also has a kc_fence with the same deadline (closed when not held), which a reconcile
  * passes to its writes (kc_reconcile_request.fence → kc_cached_call_opts.fence): a write checked
  * after the deadline is refused even when the process was paused between admission and send.
@@ -22,6 +28,7 @@
 
 typedef struct gate_range {
     bool held, draining;
+    bool refused; /* held, not draining, and a key refused as fenced since the last hold */
     uint64_t valid_until;
     unsigned inflight;
     kc_fence *fence; /* valid_until as a kc_fence (ns; closed when not held), for writes */
@@ -84,15 +91,18 @@ uint32_t kc__shard_gate_range_of(const kc__shard_gate *g, uint64_t h)
     return g->shift >= 64 ? 0 : (uint32_t)(h >> g->shift);
 }
 
-void kc__shard_gate_hold(kc__shard_gate *g, uint32_t r, uint64_t valid_until_ms)
+bool kc__shard_gate_hold(kc__shard_gate *g, uint32_t r, uint64_t valid_until_ms)
 {
     if (!g || r >= g->k)
-        return;
+        return false;
     pthread_mutex_lock(&g->mu);
+    bool resumed = g->r[r].held && g->r[r].refused;
+    g->r[r].refused = false;
     g->r[r].held = true;
     g->r[r].valid_until = valid_until_ms;
     kc_fence_set_valid_until(g->r[r].fence, valid_until_ms * KC__NS_PER_MS);
     pthread_mutex_unlock(&g->mu);
+    return resumed;
 }
 
 void kc__shard_gate_drain(kc__shard_gate *g, uint32_t r)
@@ -111,6 +121,7 @@ void kc__shard_gate_drop(kc__shard_gate *g, uint32_t r)
     pthread_mutex_lock(&g->mu);
     g->r[r].held = false;
     g->r[r].draining = false;
+    g->r[r].refused = false;
     g->r[r].valid_until = 0;
     kc_fence_set_valid_until(g->r[r].fence, 0);
     pthread_mutex_unlock(&g->mu);
@@ -134,6 +145,8 @@ bool kc__shard_gate_enter(kc__shard_gate *g, uint32_t r, uint64_t now_ms)
     bool ok = valid_locked(&g->r[r], now_ms);
     if (ok)
         g->r[r].inflight++;
+    else if (g->r[r].held && !g->r[r].draining)
+        g->r[r].refused = true; /* fenced only: the renew that lifts it reports it */
     pthread_mutex_unlock(&g->mu);
     return ok;
 }
@@ -156,6 +169,16 @@ unsigned kc__shard_gate_inflight(kc__shard_gate *g, uint32_t r)
     unsigned n = g->r[r].inflight;
     pthread_mutex_unlock(&g->mu);
     return n;
+}
+
+bool kc__shard_gate_held(kc__shard_gate *g, uint32_t r)
+{
+    if (!g || r >= g->k)
+        return false;
+    pthread_mutex_lock(&g->mu);
+    bool ok = g->r[r].held && !g->r[r].draining;
+    pthread_mutex_unlock(&g->mu);
+    return ok;
 }
 
 bool kc__shard_gate_valid(kc__shard_gate *g, uint32_t r, uint64_t now_ms)

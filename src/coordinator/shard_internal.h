@@ -120,17 +120,21 @@ void kc__shard_gate_free(kc__shard_gate *g);
 uint32_t kc__shard_gate_k(const kc__shard_gate *g);
 /* The range of hash h: h >> (64 - log2 K) (S15, K a power of two). */
 uint32_t kc__shard_gate_range_of(const kc__shard_gate *g, uint64_t h);
-/* Hold r until valid_until_ms (monotonic; a renew extends it). */
-void kc__shard_gate_hold(kc__shard_gate *g, uint32_t r, uint64_t valid_until_ms);
+/* Hold r until valid_until_ms (monotonic; a renew extends it). Returns true when r was held
+ * already and enter refused a key of it since the previous hold because its fence had passed (a
+ * late renew): those keys were dropped, and only a re-enqueue of the range brings them back. */
+bool kc__shard_gate_hold(kc__shard_gate *g, uint32_t r, uint64_t valid_until_ms);
 /* Mark r draining: new keys are refused; in-flight ones finish. */
 void kc__shard_gate_drain(kc__shard_gate *g, uint32_t r);
 /* r no longer held (released or lost). */
 void kc__shard_gate_drop(kc__shard_gate *g, uint32_t r);
 /* Admit one reconcile of range r at now_ms: true (and in-flight++) iff held, not draining and
- * now_ms < valid_until. */
+ * now_ms < valid_until; a refusal of a held, not draining range is remembered for hold. */
 bool kc__shard_gate_enter(kc__shard_gate *g, uint32_t r, uint64_t now_ms);
 /* A reconcile admitted by enter finished (in-flight--; wakes a waiter). */
 void kc__shard_gate_leave(kc__shard_gate *g, uint32_t r);
+/* r held and not draining, whether or not its fence passed (the Lease is still ours to renew). */
+bool kc__shard_gate_held(kc__shard_gate *g, uint32_t r);
 /* Reconciles of r in flight now. */
 unsigned kc__shard_gate_inflight(kc__shard_gate *g, uint32_t r);
 /* Whether range r may be acted on at now_ms (held, not draining, before its fence). */

@@ -402,6 +402,55 @@ static void test_shard_join_no_overlap(void **st)
     free(w);
 }
 
+/* A11, P6: a key refused at admission only because its held range's fence passed (a renew late
+ * by more than RD, as on an overloaded machine: the range never moves, so no gain re-enqueues
+ * it) is reconciled once the next renew lifts the fence. The late renew is forced by setting the
+ * range's fence to now in the gate, as a late renew leaves it; the coordinator's next renew
+ * extends it. When that renew wins the race against the change's admission, nothing is refused
+ * and the attempt is repeated (bounded). */
+static void test_shard_late_renew_loses_no_key(void **st)
+{
+    (void)st;
+    world *w = calloc(1, sizeof(*w));
+    world_up(w);
+    rep_start(w, 0, K);
+    assert_true(wait_for(w, balanced, 10 * LD_MS) >= 0);
+    int who[NCM];
+    assert_true(wait_all_since(w, 0, who, 20000)); /* the initial adds are done */
+    replica *p = &w->rep[0];
+    kc__shard_gate *g = kc__shard_coordinator_gate(p->coord);
+    uint32_t r = (uint32_t)(kc_shard_hash(w->uids[0], strlen(w->uids[0])) >> 60); /* K = 16 */
+    bool want[NCM] = {[0] = true}, refused = false;
+    uint64_t since = 0;
+    int attempt = 0;
+    for (; attempt < 50 && !refused; attempt++) {
+        kc_controller_stats s0, s1;
+        kc_controller_get_stats(p->ctrl, &s0);
+        since = kc__now_ns();
+        kc__shard_gate_hold(g, r, kc__now_ms()); /* the fence passes now */
+        char v[16];
+        snprintf(v, sizeof v, "late%d", attempt);
+        assert_int_equal(ifx_cm_update(&w->f, "default", "cm-00", v), 0);
+        uint64_t dl = kc__deadline_after_ms(5000);
+        bool done = false;
+        do { /* bounded poll: refused (a counter) or reconciled (the log) */
+            kc__sleep_ns(KC__NS_PER_MS);
+            kc_controller_get_stats(p->ctrl, &s1);
+            refused = s1.shard_dropped > s0.shard_dropped;
+            done = wait_some_since(w, since, want, who, 0);
+        } while (!refused && !done && kc__now_ns() < dl);
+        assert_true(refused || done);
+    }
+    fprintf(stderr, "late renew: a change refused as fenced at attempt %d of 50\n", attempt);
+    assert_true(refused);
+    /* without the resumed re-enqueue the key is never reconciled: the range stays held here */
+    assert_true(wait_some_since(w, since, want, who, 5000));
+    assert_int_equal(who[0], 0);
+    assert_true(atomic_load(&p->coord->n_resumed) >= 1);
+    world_down(w);
+    free(w);
+}
+
 /* A8: a replica configured with another K refuses to act on Leases that record K = 16. */
 static void test_shard_k_mismatch_refuses(void **st)
 {
@@ -432,6 +481,7 @@ int main(void)
         cmocka_unit_test(test_shard_killed_failover),
         cmocka_unit_test(test_shard_join_no_overlap),
         cmocka_unit_test(test_shard_k_mismatch_refuses),
+        cmocka_unit_test(test_shard_late_renew_loses_no_key),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

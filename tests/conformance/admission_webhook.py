@@ -5,12 +5,15 @@ HTTPS on 127.0.0.1:0 (the port is written to PORTFILE once listening), Admission
   /deny    denies a ConfigMap whose data has a "color" key ("no colors allowed"), allows others
   /mutate  defaults the label tier=default (JSON Patch), unless the object has one
   /fail    answers HTTP 500
+  /warn    allows, with the warning "WARN_TEXT" (AR13: the API server passes it on)
 """
 import base64
 import http.server
 import json
 import ssl
 import sys
+
+WARN_TEXT = "tier label defaulted by the webhook"
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -32,6 +35,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if path == "/deny" and "color" in (obj.get("data") or {}):
             resp["allowed"] = False
             resp["status"] = {"code": 400, "message": "no colors allowed"}
+        if path == "/warn":
+            resp["warnings"] = [WARN_TEXT]
         if path == "/mutate":
             labels = (obj.get("metadata") or {}).get("labels")
             if labels is None:

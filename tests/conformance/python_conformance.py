@@ -9,31 +9,15 @@ watch closes (#99), 410 after POST /admin/compact (#83, #100), conflict on a sta
 import json
 import sys
 import threading
-import traceback
 import urllib.request
 
 from kubernetes import client, config, watch
 from kubernetes.client.rest import ApiException
 
+from conformance_check import check, results
+
 KCFG, URL = sys.argv[1], sys.argv[2]
 NS = "pyconf"
-results = []
-
-
-def check(name):
-    def deco(fn):
-        try:
-            fn()
-            results.append(True)
-            print("PASS:", name, flush=True)
-        except Exception:  # noqa: BLE001 - report every failure and go on
-            results.append(False)
-            print("FAIL:", name, flush=True)
-            for line in traceback.format_exc().splitlines()[-8:]:
-                print("    " + line, flush=True)
-        return fn
-
-    return deco
 
 
 def admin(method, path, body=None):

@@ -22,23 +22,11 @@ kc_setup
 k() { timeout 40 kubectl --kubeconfig "$KC_KUBECONFIG" --cache-dir "$KC_TMP/cache" \
     --request-timeout=20s "$@"; }
 
-# A CA and the webhook's certificate for wh.default.svc.
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj /CN=test-ca \
-    -keyout "$KC_TMP/ca.key" -out "$KC_TMP/ca.crt" 2>/dev/null &&
-    openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=wh.default.svc \
-        -keyout "$KC_TMP/wh.key" -out "$KC_TMP/wh.csr" 2>/dev/null &&
-    printf 'subjectAltName=DNS:wh.default.svc\n' >"$KC_TMP/ext" &&
-    openssl x509 -req -in "$KC_TMP/wh.csr" -CA "$KC_TMP/ca.crt" -CAkey "$KC_TMP/ca.key" \
-        -CAcreateserial -days 1 -extfile "$KC_TMP/ext" -out "$KC_TMP/wh.crt" 2>/dev/null ||
-    { echo "FAIL: certificates"; exit 1; }
-CA=$(base64 -w0 <"$KC_TMP/ca.crt")
+. "$(dirname "$0")/webhook_lib.sh"
+kc_webhook_start || exit 1
+CA=$WH_CA
 
-"$PY" "$(dirname "$0")/admission_webhook.py" "$KC_TMP/wh.crt" "$KC_TMP/wh.key" "$KC_TMP/port" &
-KC_PIDS="$KC_PIDS $!"
-wait_for 20 test -s "$KC_TMP/port" || { echo "FAIL: webhook did not start"; exit 1; }
-PORT=$(cat "$KC_TMP/port")
-
-kc_start "$BIN" --webhook-service "wh.default:443=127.0.0.1:$PORT" || { fail "server start"; kc_summary; }
+kc_start "$BIN" --webhook-service "wh.default:443=127.0.0.1:$WH_PORT" || { fail "server start"; kc_summary; }
 
 hook() { # NAME PATH POLICY
     cat <<Y

@@ -275,6 +275,7 @@ static void test_webhook_bounds(void **st)
     struct curl_slist *h = curl_slist_append(NULL, "Transfer-Encoding: chunked");
     char url[256];
     snprintf(url, sizeof url, "%s/validate", kc_webhook_server_url(f.srv));
+    kc__buf_free(&r.body); /* the 413 answer above */
     kc__buf_init(&r.body, 1 << 20);
     curl_easy_setopt(c, CURLOPT_URL, url);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, &r);
@@ -418,6 +419,7 @@ static void test_webhook_probes(void **st)
     char url[256];
     snprintf(url, sizeof url, "%s/readyz", hu);
     c = curl_easy_init();
+    kc__buf_free(&r.body); /* the /metrics answer */
     kc__buf_init(&r.body, 1 << 20);
     curl_easy_setopt(c, CURLOPT_URL, url);
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);

@@ -160,6 +160,64 @@ static void test_conversion_write(void **state)
     assert_int_equal(kc_twh_count(f->wh, "/convert"), 2);
 }
 
+/* CV7: a PATCH (merge, JSON patch, apply) at v2 of an object stored at v1: the stored object
+ * converted to v2, patched there, the result converted back and stored at v1, the reply at v2. */
+static void test_conversion_patch(void **state)
+{
+    adm_fx *f = *state;
+    convert_ok(f);
+    assert_int_equal(put_crd(f, true, false), 201);
+    assert_int_equal(widget(f, W1, "example.com/v1", "p"), 201);
+    ts_resp r;
+    ts_req(f->srv, "PATCH", W2 "/p", "application/merge-patch+json", "{\"spec\":{\"size\":5}}",
+           NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(ts_s(r.json, "apiVersion"), "example.com/v2");
+    assert_int_equal(json_integer_value(ts_j(r.json, "spec.size")), 5);
+    ts_resp_free(&r);
+    /* stored v1 -> v2, patched result -> v1, reply -> v2 */
+    assert_int_equal(kc_twh_count(f->wh, "/convert"), 3);
+    json_t *rev = kc_twh_review(f->wh, "/convert", 0);
+    assert_string_equal(ts_s(rev, "request.desiredAPIVersion"), "example.com/v2");
+    json_decref(rev);
+    rev = kc_twh_review(f->wh, "/convert", 1);
+    assert_string_equal(ts_s(rev, "request.desiredAPIVersion"), "example.com/v1");
+    assert_string_equal(ts_s(rev, "request.objects.0.apiVersion"), "example.com/v2");
+    json_decref(rev);
+    ts_req(f->srv, "PATCH", W2 "/p", "application/json-patch+json",
+           "[{\"op\":\"replace\",\"path\":\"/spec/size\",\"value\":6}]", NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(ts_s(r.json, "apiVersion"), "example.com/v2");
+    ts_resp_free(&r);
+    ts_req(f->srv, "PATCH", W2 "/p?fieldManager=m", "application/apply-patch+yaml",
+           "{\"apiVersion\":\"example.com/v2\",\"kind\":\"Widget\",\"metadata\":{\"name\":"
+           "\"p\"},\"spec\":{\"color\":\"red\"}}",
+           NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(ts_s(r.json, "apiVersion"), "example.com/v2");
+    ts_resp_free(&r);
+    assert_int_equal(ts_get(f->srv, W1 "/p", &r), 200); /* stored at v1 */
+    assert_string_equal(ts_s(r.json, "apiVersion"), "example.com/v1");
+    assert_string_equal(ts_s(r.json, "metadata.labels.converted"), "v1");
+    assert_int_equal(json_integer_value(ts_j(r.json, "spec.size")), 6);
+    assert_string_equal(ts_s(r.json, "spec.color"), "red");
+    ts_resp_free(&r);
+    /* a patch of nothing stored is a 404, an apply at v2 creates at v1 (201) */
+    ts_req(f->srv, "PATCH", W2 "/none", "application/merge-patch+json", "{}", NULL, &r);
+    assert_int_equal(r.status, 404);
+    ts_resp_free(&r);
+    ts_req(f->srv, "PATCH", W2 "/q?fieldManager=m", "application/apply-patch+yaml",
+           "{\"apiVersion\":\"example.com/v2\",\"kind\":\"Widget\",\"metadata\":{\"name\":"
+           "\"q\"},\"spec\":{\"size\":1}}",
+           NULL, &r);
+    assert_int_equal(r.status, 201);
+    assert_string_equal(ts_s(r.json, "apiVersion"), "example.com/v2");
+    ts_resp_free(&r);
+    assert_int_equal(ts_get(f->srv, W1 "/q", &r), 200);
+    assert_string_equal(ts_s(r.json, "apiVersion"), "example.com/v1");
+    ts_resp_free(&r);
+}
+
 /* §11.21, §11.22 — CV4, CV8: a renamed object, a failed result, fewer objects: the request fails
  * with 500 and the reason. */
 static void test_conversion_failures(void **state)
@@ -202,6 +260,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_conversion_get, adm_setup, adm_teardown),
         cmocka_unit_test_setup_teardown(test_conversion_list_mixed, adm_setup, adm_teardown),
         cmocka_unit_test_setup_teardown(test_conversion_write, adm_setup, adm_teardown),
+        cmocka_unit_test_setup_teardown(test_conversion_patch, adm_setup, adm_teardown),
         cmocka_unit_test_setup_teardown(test_conversion_failures, adm_setup, adm_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -102,9 +102,8 @@ static kc_watch_type filt(void *ud, const kc__hub_event *ev, kc_obj **ret)
 static void ws_free(void *cls)
 {
     wstream *ws = cls;
-    kc__wconv_stop(ws->wc); /* before the watcher it takes events from */
+    kc__wconv_stop(ws->wc, ws->w); /* the watcher goes with the converter thread */
     kc__conv_end(ws->cv);
-    kc__watcher_free(ws->w);
     for (size_t i = 0; i < ws->n_init; i++)
         kc_obj_unref(ws->init[i].obj);
     free(ws->init);

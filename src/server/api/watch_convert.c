@@ -12,8 +12,10 @@
  * per-watcher ring as for any watch, and other watches are untouched. Parked streams are resumed
  * by the thread when converted events are ready, when the watcher ends, or at the stream's timer
  * (deadline, bookmark, hang-up check). A conversion failure ends the stream with one ERROR event
- * (500 InternalError and the CV8 message; watch.c). Stopping joins the thread: at most the end of
- * an in-flight call (bounded at 30 s, CV9).
+ * (500 InternalError and the CV8 message; watch.c). The thread is detached: the end of the stream
+ * hands it the watcher and never waits; whichever of the two ends last frees both. It counts as an
+ * offloaded request for its whole life, so kc_server_stop waits for its end (a call in flight:
+ * bounded at 30 s, CV9).
  */
 #include "server/api/api_internal.h"
 
@@ -37,7 +39,7 @@ struct kc__wconv {
     size_t n, cap;
     int end;     /* the watcher's end (KC_ESTOPPED, KC_ETOOLARGE) */
     char *error; /* conversion failure message */
-    bool stop, woken, parked;
+    bool stop, woken, parked, exited;
     uint64_t park_until;
 };
 
@@ -124,6 +126,36 @@ static void wc_wait(kc__wconv *c)
     pthread_mutex_unlock(&c->mu);
 }
 
+/* The converter's memory and the watcher (the last of the thread and the stream frees them). */
+static void wc_free(kc__wconv *c)
+{
+    kc__watcher_free(c->w); /* first: no wake can come after */
+    for (size_t i = 0; i < c->n; i++)
+        kc__hub_event_release(&c->q[i]);
+    free(c->q);
+    free(c->error);
+    kc__conv_end(c->cv);
+    pthread_mutex_destroy(&c->mu);
+    pthread_cond_destroy(&c->cond);
+    free(c);
+}
+
+/* The thread's end: free all when the stream is gone, then let the server's stop go on. */
+static void wc_exit(kc__wconv *c)
+{
+    kc_server *srv = c->srv;
+    pthread_mutex_lock(&c->mu);
+    c->exited = true;
+    bool gone = c->stop;
+    pthread_mutex_unlock(&c->mu);
+    if (gone)
+        wc_free(c);
+    pthread_mutex_lock(&srv->off_mu);
+    srv->offloaded--;
+    pthread_cond_broadcast(&srv->off_cond);
+    pthread_mutex_unlock(&srv->off_mu);
+}
+
 static void *wc_main(void *arg)
 {
     kc__wconv *c = arg;
@@ -170,6 +202,7 @@ static void *wc_main(void *arg)
         }
         wc_wait(c);
     }
+    wc_exit(c);
     return NULL;
 }
 
@@ -192,7 +225,15 @@ int kc__wconv_start(kc_server *srv, kc__rsrc *r, const char *version, kc__watche
         return KC_ENOMEM;
     }
     kc__watcher_set_wake(w, wc_wake, c);
-    if (pthread_create(&c->th, NULL, wc_main, c) != 0) {
+    wc_offloaded(c, 1); /* the thread's whole life: kc_server_stop waits for its end */
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+    int rc = pthread_create(&c->th, &a, wc_main, c);
+    pthread_attr_destroy(&a);
+    if (rc != 0) {
+        wc_offloaded(c, -1);
+        kc__watcher_set_wake(w, NULL, NULL);
         pthread_mutex_destroy(&c->mu);
         pthread_cond_destroy(&c->cond);
         free(c);
@@ -237,24 +278,21 @@ int kc__wconv_park(kc__wconv *c, uint64_t wake_at_ns)
     return rc;
 }
 
-void kc__wconv_stop(kc__wconv *c)
+void kc__wconv_stop(kc__wconv *c, kc__watcher *w)
 {
-    if (!c)
+    if (!c) {
+        kc__watcher_free(w);
         return;
+    }
     pthread_mutex_lock(&c->mu);
     c->stop = true;
+    c->w = w;      /* the watcher goes with the converter */
     if (c->parked) /* the stream is going away: never resumed again */
         wc_offloaded(c, -1);
     c->parked = false;
+    bool exited = c->exited;
     pthread_cond_signal(&c->cond);
     pthread_mutex_unlock(&c->mu);
-    pthread_join(c->th, NULL);
-    for (size_t i = 0; i < c->n; i++)
-        kc__hub_event_release(&c->q[i]);
-    free(c->q);
-    free(c->error);
-    kc__conv_end(c->cv);
-    pthread_mutex_destroy(&c->mu);
-    pthread_cond_destroy(&c->cond);
-    free(c);
+    if (exited) /* else the thread frees all at its end: never wait for a call in flight */
+        wc_free(c);
 }

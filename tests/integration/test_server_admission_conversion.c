@@ -160,6 +160,172 @@ static void test_conversion_write(void **state)
     assert_int_equal(kc_twh_count(f->wh, "/convert"), 2);
 }
 
+/* CV7: a PATCH (merge, JSON patch, apply) at v2 of an object stored at v1: the stored object
+ * converted to v2, patched there, the result converted back and stored at v1, the reply at v2. */
+static void test_conversion_patch(void **state)
+{
+    adm_fx *f = *state;
+    convert_ok(f);
+    assert_int_equal(put_crd(f, true, false), 201);
+    assert_int_equal(widget(f, W1, "example.com/v1", "p"), 201);
+    ts_resp r;
+    ts_req(f->srv, "PATCH", W2 "/p", "application/merge-patch+json", "{\"spec\":{\"size\":5}}",
+           NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(ts_s(r.json, "apiVersion"), "example.com/v2");
+    assert_int_equal(json_integer_value(ts_j(r.json, "spec.size")), 5);
+    ts_resp_free(&r);
+    /* stored v1 -> v2, patched result -> v1, reply -> v2 */
+    assert_int_equal(kc_twh_count(f->wh, "/convert"), 3);
+    json_t *rev = kc_twh_review(f->wh, "/convert", 0);
+    assert_string_equal(ts_s(rev, "request.desiredAPIVersion"), "example.com/v2");
+    json_decref(rev);
+    rev = kc_twh_review(f->wh, "/convert", 1);
+    assert_string_equal(ts_s(rev, "request.desiredAPIVersion"), "example.com/v1");
+    assert_string_equal(ts_s(rev, "request.objects.0.apiVersion"), "example.com/v2");
+    json_decref(rev);
+    ts_req(f->srv, "PATCH", W2 "/p", "application/json-patch+json",
+           "[{\"op\":\"replace\",\"path\":\"/spec/size\",\"value\":6}]", NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(ts_s(r.json, "apiVersion"), "example.com/v2");
+    ts_resp_free(&r);
+    ts_req(f->srv, "PATCH", W2 "/p?fieldManager=m", "application/apply-patch+yaml",
+           "{\"apiVersion\":\"example.com/v2\",\"kind\":\"Widget\",\"metadata\":{\"name\":"
+           "\"p\"},\"spec\":{\"color\":\"red\"}}",
+           NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(ts_s(r.json, "apiVersion"), "example.com/v2");
+    ts_resp_free(&r);
+    assert_int_equal(ts_get(f->srv, W1 "/p", &r), 200); /* stored at v1 */
+    assert_string_equal(ts_s(r.json, "apiVersion"), "example.com/v1");
+    assert_string_equal(ts_s(r.json, "metadata.labels.converted"), "v1");
+    assert_int_equal(json_integer_value(ts_j(r.json, "spec.size")), 6);
+    assert_string_equal(ts_s(r.json, "spec.color"), "red");
+    ts_resp_free(&r);
+    /* a patch of nothing stored is a 404, an apply at v2 creates at v1 (201) */
+    ts_req(f->srv, "PATCH", W2 "/none", "application/merge-patch+json", "{}", NULL, &r);
+    assert_int_equal(r.status, 404);
+    ts_resp_free(&r);
+    ts_req(f->srv, "PATCH", W2 "/q?fieldManager=m", "application/apply-patch+yaml",
+           "{\"apiVersion\":\"example.com/v2\",\"kind\":\"Widget\",\"metadata\":{\"name\":"
+           "\"q\"},\"spec\":{\"size\":1}}",
+           NULL, &r);
+    assert_int_equal(r.status, 201);
+    assert_string_equal(ts_s(r.json, "apiVersion"), "example.com/v2");
+    ts_resp_free(&r);
+    assert_int_equal(ts_get(f->srv, W1 "/q", &r), 200);
+    assert_string_equal(ts_s(r.json, "apiVersion"), "example.com/v1");
+    ts_resp_free(&r);
+}
+
+/* The current RV of the widgets (a LIST), for watches that must not miss an event. */
+static char *widgets_rv(adm_fx *f)
+{
+    ts_resp r;
+    assert_int_equal(ts_get(f->srv, W1, &r), 200);
+    char *rv = strdup(ts_s(r.json, "metadata.resourceVersion"));
+    ts_resp_free(&r);
+    return rv;
+}
+
+static ts_watch *watch_at(adm_fx *f, const char *base, const char *rv)
+{
+    char path[256];
+    snprintf(path, sizeof(path), "%s?watch=1&resourceVersion=%s", base, rv);
+    return ts_watch_start(f->srv, path);
+}
+
+/* CV7: a watch at v2 of objects stored at v1 gets ADDED and MODIFIED events converted (initial
+ * and live); a watch at v1 gets them as stored, without a call; CV8: a failing conversion ends
+ * the v2 watch with an ERROR event (500 InternalError and the reason). */
+static void test_conversion_watch(void **state)
+{
+    adm_fx *f = *state;
+    convert_ok(f);
+    assert_int_equal(put_crd(f, true, false), 201);
+    assert_int_equal(widget(f, W1, "example.com/v1", "a"), 201);
+    ts_watch *w2 = ts_watch_start(f->srv, W2 "?watch=1");
+    json_t *ev = ts_watch_next_nb(w2, 5000); /* the initial ADDED, converted */
+    assert_non_null(ev);
+    assert_string_equal(ts_s(ev, "type"), "ADDED");
+    assert_string_equal(ts_s(ev, "object.apiVersion"), "example.com/v2");
+    assert_string_equal(ts_s(ev, "object.metadata.labels.converted"), "v2");
+    json_decref(ev);
+    char *rv = widgets_rv(f);
+    ts_watch *w1 = watch_at(f, W1, rv);
+    free(rv);
+    assert_int_equal(widget(f, W1, "example.com/v1", "b"), 201);
+    ts_resp r;
+    ts_req(f->srv, "PATCH", W1 "/a", "application/merge-patch+json", "{\"spec\":{\"size\":9}}",
+           NULL, &r);
+    assert_int_equal(r.status, 200);
+    ts_resp_free(&r);
+    ev = ts_watch_next_nb(w2, 5000);
+    assert_non_null(ev);
+    assert_string_equal(ts_s(ev, "type"), "ADDED");
+    assert_string_equal(ts_s(ev, "object.metadata.name"), "b");
+    assert_string_equal(ts_s(ev, "object.apiVersion"), "example.com/v2");
+    json_decref(ev);
+    ev = ts_watch_next_nb(w2, 5000);
+    assert_non_null(ev);
+    assert_string_equal(ts_s(ev, "type"), "MODIFIED");
+    assert_string_equal(ts_s(ev, "object.apiVersion"), "example.com/v2");
+    assert_string_equal(ts_s(ev, "object.metadata.labels.converted"), "v2");
+    assert_int_equal(json_integer_value(ts_j(ev, "object.spec.size")), 9);
+    json_decref(ev);
+    ev = ts_watch_next_nb(w1, 5000); /* the storage version: as stored */
+    assert_non_null(ev);
+    assert_string_equal(ts_s(ev, "object.apiVersion"), "example.com/v1");
+    json_decref(ev);
+    kc_twh_reply failed = {.convert = KC_TWH_CONVERT_FAIL, .message = "m"};
+    kc_twh_set(f->wh, "/convert", &failed);
+    assert_int_equal(widget(f, W1, "example.com/v1", "c"), 201);
+    ev = ts_watch_next_nb(w2, 5000);
+    assert_non_null(ev);
+    assert_string_equal(ts_s(ev, "type"), "ERROR");
+    assert_int_equal(json_integer_value(ts_j(ev, "object.code")), 500);
+    assert_string_equal(ts_s(ev, "object.reason"), "InternalError");
+    assert_non_null(strstr(ts_s(ev, "object.message"), "conversion webhook for example.com/v1, "
+                                                       "Kind=Widget failed: m"));
+    json_decref(ev);
+    assert_true(ts_watch_wait_end(w2, 5000));
+    ts_watch_free(w2);
+    ts_watch_free(w1);
+}
+
+/* CV7 (C design): a watch converts on its own path — a slow conversion webhook delays only
+ * the watch at v2; the watch at the storage version and the write are not held up. */
+static void test_conversion_watch_slow(void **state)
+{
+    adm_fx *f = *state;
+    convert_ok(f);
+    assert_int_equal(put_crd(f, true, false), 201);
+    char *rv = widgets_rv(f);
+    ts_watch *w2 = watch_at(f, W2, rv), *w1 = watch_at(f, W1, rv);
+    free(rv);
+    kc_twh_reply slow = {.convert = KC_TWH_CONVERT_OK, .delay_ms = 4000};
+    kc_twh_set(f->wh, "/convert", &slow);
+    assert_int_equal(widget(f, W1, "example.com/v1", "x"), 201); /* stored version: no call */
+    json_t *ev = ts_watch_next_nb(w1, 3000);
+    assert_non_null(ev); /* while the v2 watch's conversion still waits */
+    assert_string_equal(ts_s(ev, "object.metadata.name"), "x");
+    json_decref(ev);
+    ev = ts_watch_next_nb(w2, 0);
+    assert_null(ev);
+    assert_int_equal(widget(f, W1, "example.com/v1", "y"), 201);
+    ev = ts_watch_next_nb(w1, 3000);
+    assert_non_null(ev);
+    assert_string_equal(ts_s(ev, "object.metadata.name"), "y");
+    json_decref(ev);
+    ev = ts_watch_next_nb(w2, 10000); /* then the v2 watch, converted */
+    assert_non_null(ev);
+    assert_string_equal(ts_s(ev, "object.metadata.name"), "x");
+    assert_string_equal(ts_s(ev, "object.apiVersion"), "example.com/v2");
+    json_decref(ev);
+    ts_watch_free(w1);
+    ts_watch_free(w2);
+}
+
 /* §11.21, §11.22 — CV4, CV8: a renamed object, a failed result, fewer objects: the request fails
  * with 500 and the reason. */
 static void test_conversion_failures(void **state)
@@ -202,6 +368,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_conversion_get, adm_setup, adm_teardown),
         cmocka_unit_test_setup_teardown(test_conversion_list_mixed, adm_setup, adm_teardown),
         cmocka_unit_test_setup_teardown(test_conversion_write, adm_setup, adm_teardown),
+        cmocka_unit_test_setup_teardown(test_conversion_patch, adm_setup, adm_teardown),
+        cmocka_unit_test_setup_teardown(test_conversion_watch, adm_setup, adm_teardown),
+        cmocka_unit_test_setup_teardown(test_conversion_watch_slow, adm_setup, adm_teardown),
         cmocka_unit_test_setup_teardown(test_conversion_failures, adm_setup, adm_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -87,6 +87,22 @@ int kc__admit_delete_collection(kc__req *req, kc__rsrc *r, kc__adm_chain *c, con
  * write then goes at the storage version). mu NOT held. */
 int kc__convert_objs(kc__req *req, kc__rsrc *r, kc_obj **items, size_t n);
 int kc__convert_in(kc__req *req, kc__rsrc *r, json_t **doc, bool *converted);
+/* The same with the caller's converter, to apiVersion desired ("group/version"). */
+int kc__convert_objs_with(kc__req *req, kc__rsrc *r, kc__conv *cv, const char *desired,
+                          kc_obj **items, size_t n);
+
+/* WATCH conversion (watch_convert.c): a converter thread per watch in a non-storage version of a
+ * CRD converting by webhook. start takes cv (owned) and the watcher's wake; take pops converted
+ * events (0; at the end KC_ESTOPPED / KC_ETOOLARGE / KC_ENOMEM, or KC_EIO with *error the
+ * conversion failure, malloc'd); park: 1 when something is ready, else 0 and the connection is
+ * resumed when it is or at wake_at_ns; stop takes the stream's watcher and never waits: the
+ * thread frees all at its end when a call is in flight (c NULL: the watcher freed). */
+typedef struct kc__wconv kc__wconv;
+int kc__wconv_start(kc_server *srv, kc__rsrc *r, const char *version, kc__watcher *w,
+                    struct MHD_Connection *conn, kc__conv *cv, kc__wconv **ret);
+int kc__wconv_take(kc__wconv *c, kc__hub_event *evs, size_t max, size_t *ret_n, char **error);
+int kc__wconv_park(kc__wconv *c, uint64_t wake_at_ns);
+void kc__wconv_stop(kc__wconv *c, kc__watcher *w);
 /* The 409 after KC__ADMIT_RETRIES. */
 int kc__admit_conflict(kc__req *req, kc__rsrc *r);
 

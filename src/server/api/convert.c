@@ -25,6 +25,16 @@ int kc__convert_objs(kc__req *req, kc__rsrc *r, kc_obj **items, size_t n)
     int rc = kc__conv_begin(req->srv, r, &cv, &req->err);
     if (rc || !cv)
         return rc;
+    rc = kc__convert_objs_with(req, r, cv, desired, items, n);
+    kc__conv_end(cv);
+    return rc;
+}
+
+int kc__convert_objs_with(kc__req *req, kc__rsrc *r, kc__conv *cv, const char *desired,
+                          kc_obj **items, size_t n)
+{
+    (void)r;
+    int rc = 0;
     json_t **docs = calloc(n, sizeof(*docs)), **orig = calloc(n, sizeof(*orig));
     for (size_t i = 0; docs && orig && i < n; i++)
         orig[i] = docs[i] = kc__doc_from_obj(items[i]);
@@ -49,7 +59,6 @@ int kc__convert_objs(kc__req *req, kc__rsrc *r, kc_obj **items, size_t n)
         json_decref(docs[i]);
     free(docs);
     free(orig);
-    kc__conv_end(cv);
     return rc;
 }
 

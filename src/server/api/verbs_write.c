@@ -255,25 +255,101 @@ static int patch_check_name(kc__req *req, json_t *nu)
 
 /* Patch, under srv->mu, of the stored object cur: the apply or patch result (*nu, new
  * reference; *cur_doc the stored object's document), checked and written as an update. */
-static int patch_compute(kc__req *req, kc__rsrc *r, kc__entry *cur, kc__patch_type type,
-                         json_t *applied, const char *now, json_t **nu, json_t **cur_doc)
+static int patch_compute_doc(kc__req *req, kc__rsrc *r, json_t *cur_doc, kc__patch_type type,
+                             json_t *applied, const char *now, json_t **nu)
 {
     int rc;
-    if (!(*cur_doc = kc__doc_from_obj(cur->obj)))
-        return kc_error_set(&req->err, KC_ENOMEM, "cannot decode stored object");
     if (type == KC__PATCH_APPLY)
-        rc = kc__apply_doc(*cur_doc, applied, req->q.field_manager, req->q.force, now, nu,
-                           &req->err);
+        rc =
+            kc__apply_doc(cur_doc, applied, req->q.field_manager, req->q.force, now, nu, &req->err);
     else
-        rc = kc__patch_apply(type, *cur_doc, req->body, req->body_len, r->kind, !r->is_crd, nu,
+        rc = kc__patch_apply(type, cur_doc, req->body, req->body_len, r->kind, !r->is_crd, nu,
                              &req->err);
     if (rc == 0)
         rc = patch_check_name(req, *nu);
     if (rc == 0 && !json_is_object(*nu))
         rc = kc__fail(&req->err, 422, "Invalid", "the patch result is not an object");
     if (rc == 0 && type != KC__PATCH_APPLY)
-        rc = kc__field_check(req, r, *nu, *cur_doc);
+        rc = kc__field_check(req, r, *nu, cur_doc);
     return rc;
+}
+
+static int patch_compute(kc__req *req, kc__rsrc *r, kc__entry *cur, kc__patch_type type,
+                         json_t *applied, const char *now, json_t **nu, json_t **cur_doc)
+{
+    if (!(*cur_doc = kc__doc_from_obj(cur->obj)))
+        return kc_error_set(&req->err, KC_ENOMEM, "cannot decode stored object");
+    return patch_compute_doc(req, r, *cur_doc, type, applied, now, nu);
+}
+
+/* One round of a PATCH in a non-storage version (mu NOT held): the stored document *old and
+ * its rv (NULL *old: nothing stored), and the result *nu converted to the storage version. */
+static int patch_conv_round(kc__req *req, kc__rsrc *r, const kc__write *w, kc__conv *cv,
+                            kc__patch_type type, json_t *applied, const char *now, json_t **old,
+                            char rv[24], json_t **nu)
+{
+    char want[256], storage[256];
+    kc__rsrc_api_version(r, req->route.version, want, sizeof(want));
+    kc__rsrc_api_version(r, r->versions[0], storage, sizeof(storage));
+    pthread_mutex_lock(&req->srv->mu);
+    kc__entry *cur = kc__store_find(r, w->ns, req->route.name);
+    *old = cur ? kc__doc_from_obj(cur->obj) : NULL;
+    if (cur)
+        snprintf(rv, 24, "%s", kc_obj_resource_version(cur->obj));
+    pthread_mutex_unlock(&req->srv->mu);
+    if (!cur && type != KC__PATCH_APPLY)
+        return kc__fail_notfound(&req->err, r, req->route.name);
+    if (cur && !*old)
+        return kc_error_set(&req->err, KC_ENOMEM, "cannot decode stored object");
+    int rc = 0;
+    if (!cur) {
+        rc = kc__apply_doc(NULL, applied, req->q.field_manager, req->q.force, now, nu, &req->err);
+        if (rc == 0)
+            rc = patch_check_name(req, *nu);
+    } else {
+        json_t *in = json_incref(*old); /* kc__conv_docs releases what it replaces */
+        rc = kc__conv_docs(cv, &in, 1, want, &req->err);
+        if (rc == 0)
+            rc = patch_compute_doc(req, r, in, type, applied, now, nu);
+        json_decref(in);
+    }
+    if (rc == 0 && !json_object_get(*nu, "apiVersion"))
+        json_object_set_new(*nu, "apiVersion", json_string(want));
+    if (rc == 0 && !json_object_get(*nu, "kind"))
+        json_object_set_new(*nu, "kind", json_string(r->kind));
+    return rc ? rc : kc__conv_docs(cv, nu, 1, storage, &req->err);
+}
+
+/* PATCH of a custom resource in a version other than its storage version, its CRD converting by
+ * webhook (CV7): the stored object converted to the request's version outside mu, patched
+ * there, the result converted back to the storage version and written (through the admission
+ * chain c when there is one) if the object did not change meanwhile, else again. */
+static int patch_converted(kc__req *req, kc__rsrc *r, kc__write *w, kc__conv *cv, kc__adm_chain *c,
+                           kc__patch_type type, json_t *applied, const char *now, kc_obj **obj,
+                           unsigned *status)
+{
+    w->version = r->versions[0];
+    for (int i = 0; i < KC__ADMIT_RETRIES; i++) {
+        json_t *nu = NULL, *old = NULL;
+        char rv[24] = "";
+        bool retry = false;
+        int rc = patch_conv_round(req, r, w, cv, type, applied, now, &old, rv, &nu);
+        *status = old ? 200 : 201;
+        if (rc == 0 && c) {
+            kc__adm_set_old(c, old ? "UPDATE" : "CREATE", old);
+            kc__adm_set_options(c, kc__admit_options(old ? "UpdateOptions" : "CreateOptions",
+                                                     w->dry_run, w->manager));
+        }
+        if (rc == 0)
+            rc = kc__admit_write(req, w, c, old ? rv : NULL, false, &nu, obj, &retry);
+        if (c)
+            kc__adm_set_old(c, "UPDATE", NULL);
+        json_decref(nu);
+        json_decref(old);
+        if (rc || !retry)
+            return rc;
+    }
+    return kc__admit_conflict(req, r);
 }
 
 static int patch_existing(kc__req *req, kc__rsrc *r, const kc__write *w, kc__entry *cur,
@@ -365,9 +441,18 @@ int kc__verb_patch(kc__req *req, kc__rsrc *r)
     json_t *nu = NULL, *cur_doc = NULL;
     unsigned status = 200;
     kc__adm_chain *c = NULL;
-    if ((rc = kc__admit_begin(req, r, "UPDATE", dry, "UpdateOptions", w.manager, &c)) != 0 || c) {
-        if (rc == 0) /* admission webhooks (admit.c) */
-            rc = patch_admitted(req, r, &w, c, type, applied, now, &obj, &status);
+    kc__conv *cv = NULL;
+    if (r->is_crd && strcmp(req->route.version, r->versions[0]) != 0 &&
+        (rc = kc__conv_begin(srv, r, &cv, &req->err)) != 0) {
+        json_decref(applied);
+        goto done;
+    }
+    if ((rc = kc__admit_begin(req, r, "UPDATE", dry, "UpdateOptions", w.manager, &c)) == 0 && cv)
+        rc = patch_converted(req, r, &w, cv, c, type, applied, now, &obj, &status); /* CV7 */
+    else if (rc == 0 && c) /* admission webhooks (admit.c) */
+        rc = patch_admitted(req, r, &w, c, type, applied, now, &obj, &status);
+    if (rc || c || cv) {
+        kc__conv_end(cv);
         kc__adm_end(c);
         json_decref(applied);
         goto done;

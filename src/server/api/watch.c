@@ -59,7 +59,11 @@ typedef struct wstream {
     uint64_t last_rv, sent, next_bm_ns, deadline_ns, bm_interval_ns, check_ns;
     bool bookmarks, first, done, replaying;
     char av[256];
+    kc__conv *cv;  /* the CRD's webhook conversion until the converter thread takes it */
+    kc__wconv *wc; /* converter thread (watch_convert.c), NULL = events sent as stored */
 } wstream;
+
+static char *error_event(int code, const char *reason, const char *msg, bool too_large);
 
 static bool match(wstream *ws, const kc_obj *o)
 {
@@ -98,7 +102,8 @@ static kc_watch_type filt(void *ud, const kc__hub_event *ev, kc_obj **ret)
 static void ws_free(void *cls)
 {
     wstream *ws = cls;
-    kc__watcher_free(ws->w);
+    kc__wconv_stop(ws->wc, ws->w); /* the watcher goes with the converter thread */
+    kc__conv_end(ws->cv);
     for (size_t i = 0; i < ws->n_init; i++)
         kc_obj_unref(ws->init[i].obj);
     free(ws->init);
@@ -147,7 +152,8 @@ static int put_event(wstream *ws, kc_watch_type t, kc_obj *obj, uint64_t rv)
  * keeps the RV of the snapshot. */
 static int put_bookmark(wstream *ws, bool end)
 {
-    uint64_t p = !end && ws->w ? kc__watcher_progress(ws->w) : 0;
+    /* converted streams: events may wait in the converter, so only what was sent */
+    uint64_t p = !end && ws->w && !ws->wc ? kc__watcher_progress(ws->w) : 0;
     if (p > ws->last_rv)
         ws->last_rv = p;
     const char *kind = ws->fmt == KC__FMT_PARTIAL ? "PartialObjectMetadata" : ws->r->kind;
@@ -227,7 +233,16 @@ static bool produce(wstream *ws, size_t limit, uint64_t *wake_at)
     kc__hub_event evs[64];
     for (;;) {
         size_t n = 0;
-        int rc = kc__watcher_take(ws->w, evs, KC__ARRAY_LEN(evs), &n);
+        char *cerr = NULL;
+        int rc = ws->wc ? kc__wconv_take(ws->wc, evs, KC__ARRAY_LEN(evs), &n, &cerr)
+                        : kc__watcher_take(ws->w, evs, KC__ARRAY_LEN(evs), &n);
+        if (cerr) { /* CV8: the conversion failure ends this watch with an ERROR event */
+            char *line = error_event(500, "InternalError", cerr, false);
+            if (line)
+                kc__buf_append_str(&ws->out, line);
+            free(line);
+            free(cerr);
+        }
         for (size_t i = 0; i < n; i++) {
             int prc = ws->done ? 0 : put_event(ws, evs[i].type, evs[i].obj, evs[i].rv);
             if (!ws->done) {
@@ -294,7 +309,7 @@ static ssize_t ws_read(void *cls, uint64_t pos, char *buf, size_t max)
         /* Suspend first, then arm: a wake (MHD_resume_connection) can only come after the
          * arm, so it always finds the connection suspended and no wake-up is lost. */
         MHD_suspend_connection(ws->conn);
-        int rc = kc__watcher_arm(ws->w, wake_at);
+        int rc = ws->wc ? kc__wconv_park(ws->wc, wake_at) : kc__watcher_arm(ws->w, wake_at);
         if (rc != 0) { /* ready meanwhile (1) or no timer thread: run again after resuming */
             if (rc != 1)
                 ws->done = true;
@@ -475,6 +490,29 @@ static int ws_start_locked(kc_server *srv, kc__req *req, kc__rsrc *r, wstream *w
     return rc;
 }
 
+/* The initial events converted here (a failure fails the request, CV8), then the converter
+ * thread for the live ones (watch_convert.c). */
+static int ws_convert_start(kc__req *req, wstream *ws)
+{
+    kc_obj **objs = calloc(ws->n_init ? ws->n_init : 1, sizeof(*objs));
+    if (!objs)
+        return kc_error_set(&req->err, KC_ENOMEM, "out of memory");
+    for (size_t i = 0; i < ws->n_init; i++)
+        objs[i] = ws->init[i].obj;
+    int rc = kc__convert_objs_with(req, ws->r, ws->cv, ws->av, objs, ws->n_init);
+    for (size_t i = 0; i < ws->n_init; i++)
+        ws->init[i].obj = objs[i]; /* replaced references released by the call */
+    free(objs);
+    if (rc == 0 && ws->w) {
+        rc = kc__wconv_start(req->srv, ws->r, req->route.version, ws->w, ws->conn, ws->cv, &ws->wc);
+        if (rc)
+            rc = kc_error_set(&req->err, rc, "cannot start the watch's converter");
+        else
+            ws->cv = NULL;
+    }
+    return rc;
+}
+
 int kc__verb_watch(kc__req *req, kc__rsrc *r)
 {
     kc_server *srv = req->srv;
@@ -500,6 +538,10 @@ int kc__verb_watch(kc__req *req, kc__rsrc *r)
     if (ws->shard) /* counted before subscribing: the publisher hashes events from now on */
         atomic_fetch_add(&srv->shard_watchers, 1);
     ws_timers(srv, req, ws);
+    /* CV7: a watch in a non-storage version of a CRD converting by webhook */
+    if (r->is_crd && strcmp(req->route.version, r->versions[0]) != 0 &&
+        (rc = kc__conv_begin(srv, r, &ws->cv, &req->err)) != 0)
+        goto fail;
     pthread_mutex_lock(&srv->mu);
     rc = ws_start_locked(srv, req, r, ws, want);
     pthread_mutex_unlock(&srv->mu);
@@ -507,6 +549,8 @@ int kc__verb_watch(kc__req *req, kc__rsrc *r)
         rc = kc_error_set(&req->err, rc, "out of memory");
         goto fail;
     }
+    if (ws->cv && (rc = ws_convert_start(req, ws)) != 0)
+        goto fail;
     struct MHD_Response *resp =
         MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, ws_read, ws, ws_free);
     if (!resp) {

@@ -318,7 +318,8 @@ static bool may_be_slow(const kc__req *req, bool *ret_list)
     size_t gl = strlen(rt.group);
     /* a read converts only custom resources, whose groups have a dot and are not *.k8s.io */
     bool builtin = !strchr(rt.group, '.') || (gl > 7 && !strcmp(rt.group + gl - 7, ".k8s.io"));
-    if (!watch && (req->method != KC__M_GET || !builtin) &&
+    /* a watch of a custom resource too: its initial events may be converted (CV7) */
+    if ((!watch || !builtin) && (req->method != KC__M_GET || !builtin) &&
         kc__adm_may_call(req->srv, req->method != KC__M_GET, rt.group, rt.version, rt.plural))
         return true; /* admission or conversion webhooks: a call may take seconds */
     if (rt.has_name)

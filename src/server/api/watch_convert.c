@@ -108,7 +108,8 @@ static void wc_queue_locked(kc__wconv *c, kc__hub_event *evs, size_t n)
         c->q = q;
         c->cap = cap;
     }
-    memcpy(c->q + c->n, evs, n * sizeof(*evs));
+    if (n)
+        memcpy(c->q + c->n, evs, n * sizeof(*evs));
     c->n += n;
 }
 
@@ -247,9 +248,11 @@ int kc__wconv_take(kc__wconv *c, kc__hub_event *evs, size_t max, size_t *ret_n, 
 {
     pthread_mutex_lock(&c->mu);
     size_t n = c->n < max ? c->n : max;
-    memcpy(evs, c->q, n * sizeof(*evs));
-    memmove(c->q, c->q + n, (c->n - n) * sizeof(*evs));
-    c->n -= n;
+    if (n) { /* c->q may be NULL while nothing was queued */
+        memcpy(evs, c->q, n * sizeof(*evs));
+        memmove(c->q, c->q + n, (c->n - n) * sizeof(*evs));
+        c->n -= n;
+    }
     *ret_n = n;
     int rc = 0;
     if (!c->n && c->error) {

@@ -15,11 +15,11 @@ int kc__convert_objs(kc__req *req, kc__rsrc *r, kc_obj **items, size_t n)
 {
     char desired[256];
     kc__rsrc_api_version(r, req->route.version, desired, sizeof(desired));
-    size_t todo = 0;
+    size_t to_convert = 0;
     for (size_t i = 0; r->is_crd && i < n; i++)
         if (items[i] && strcmp(kc_obj_api_version(items[i]) ?: "", desired))
-            todo++;
-    if (!todo)
+            to_convert++;
+    if (!to_convert)
         return 0;
     kc__conv *cv = NULL;
     int rc = kc__conv_begin(req->srv, r, &cv, &req->err);

@@ -53,9 +53,10 @@ KC_API int kc_doc_from_obj(const kc_obj *obj, kc_doc **ret, kc_error *err);
  * frees with kc_doc_free(). Thread-safe. Since 0.1. */
 KC_API int kc_doc_parse(const char *json, size_t len, kc_doc **ret, kc_error *err);
 
-/* Deep copy of doc (borrowed for the call). On success *ret is new — caller frees with
- * kc_doc_free(). Errors: KC_EINVAL (NULL doc or ret), KC_ENOMEM. Thread-safe for distinct
- * documents. Since 0.1. */
+/* Copy of doc (borrowed for the call), independent of it: O(1), the two share their tree until
+ * one of them changes, which copies only the containers on the changed path (copy-on-write). On
+ * success *ret is new — caller frees with kc_doc_free(). Errors: KC_EINVAL (NULL doc or ret),
+ * KC_ENOMEM. Thread-safe for distinct documents (also a document and its copy). Since 0.1. */
 KC_API int kc_doc_copy(const kc_doc *doc, kc_doc **ret, kc_error *err);
 
 /* Free doc (consumed). Accepts NULL. Not thread-safe (the document's owner only). Never fails.

@@ -187,6 +187,13 @@ static int from_obj_simdjson(const char *text, size_t len, json_t **ret, kc_erro
     return rc ? kc__sj_err_to(&e, 0, err) : 0;
 }
 
+int kc__doc_from_text(const char *text, size_t len, kc_doc **ret, kc_error *err)
+{
+    json_t *v;
+    int rc = from_obj_simdjson(text, len, &v, err);
+    return rc ? rc : kc__doc_wrap(v, ret, err);
+}
+
 int kc__doc_from_obj_with(const kc_obj *obj, enum kc__doc_builder how, kc_doc **ret, kc_error *err)
 {
     if (!obj || !ret)
@@ -200,16 +207,30 @@ int kc__doc_from_obj_with(const kc_obj *obj, enum kc__doc_builder how, kc_doc **
     return rc ? rc : kc__doc_wrap(v, ret, err);
 }
 
+/* The object whose document this thread already holds (kc__doc_set_template), and that tree. */
+static _Thread_local const kc_obj *tpl_obj;
+static _Thread_local json_t *tpl_root;
+
+void kc__doc_set_template(const kc_obj *obj, json_t *root)
+{
+    tpl_obj = root ? obj : NULL;
+    tpl_root = obj ? root : NULL;
+}
+
 int kc_doc_from_obj(const kc_obj *obj, kc_doc **ret, kc_error *err)
 {
+    if (obj && ret && obj == tpl_obj) /* shared, copy-on-write (doc_pointer.c) */
+        return kc__doc_wrap(json_incref(tpl_root), ret, err);
     return kc__doc_from_obj_with(obj, KC__DOC_BUILD_DEFAULT, ret, err);
 }
 
+/* O(1): the copy shares the tree; the first change of either copies the containers on its path
+ * (copy-on-write, doc_pointer.c). */
 int kc_doc_copy(const kc_doc *doc, kc_doc **ret, kc_error *err)
 {
     if (!doc || !ret)
         return kc_error_set(err, KC_EINVAL, "kc_doc_copy: NULL argument");
-    return kc__doc_wrap(json_deep_copy(doc->root), ret, err);
+    return kc__doc_wrap(json_incref(doc->root), ret, err);
 }
 
 void kc_doc_free(kc_doc *doc)
@@ -258,6 +279,8 @@ static bool int_real_equal(json_int_t i, double r)
 
 bool kc__doc_jequal(const json_t *a, const json_t *b)
 {
+    if (a == b) /* a subtree two documents share (copy-on-write) */
+        return true;
     if (json_is_number(a) && json_is_number(b)) {
         if (json_is_integer(a) && json_is_integer(b))
             return json_integer_value(a) == json_integer_value(b);

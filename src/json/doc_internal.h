@@ -28,6 +28,10 @@ enum kc__doc_builder { KC__DOC_BUILD_JANSSON, KC__DOC_BUILD_SIMDJSON };
 /* kc_doc_from_obj with the builder chosen (bench/bench_doc.c measures both). */
 int kc__doc_from_obj_with(const kc_obj *obj, enum kc__doc_builder how, kc_doc **ret, kc_error *err);
 
+/* A document from JSON text already validated as an object (e.g. a kc_obj's text, or text made
+ * from one), by the simdjson walk, without making a kc_obj first. KC_EPARSE, KC_ENOMEM. */
+int kc__doc_from_text(const char *text, size_t len, kc_doc **ret, kc_error *err);
+
 /* The type of a jansson value as a kc_json_type. */
 kc_json_type kc__doc_jtype(const json_t *v);
 
@@ -60,6 +64,19 @@ int kc__doc_lookup(const json_t *root, const char *ptr, const char *what, json_t
  * only when allow_root. KC_EINVAL, KC_ETOOLARGE (the result would nest too deep), KC_ENOMEM. */
 int kc__doc_place(kc_doc *doc, const char *ptr, json_t *v, bool allow_root, const char *what,
                   kc_error *err);
+
+/*
+ * Copy-on-write: a document may share subtrees with others (kc_doc_copy; the template below). A
+ * shared container (jansson reference count > 1) is never changed in place: kc__doc_place and
+ * kc_doc_remove copy it first (doc_pointer.c). Code that changes a tree of a kc_doc must go
+ * through those two.
+ *
+ * While set on the calling thread, kc_doc_from_obj(obj) answers a document sharing root (borrowed:
+ * it must outlive the set) instead of building one; root must be equal to what kc_doc_from_obj
+ * builds from obj. The webhook's review path sets the request's object around the handler call
+ * (its tree is already built); (NULL, NULL) clears it.
+ */
+void kc__doc_set_template(const kc_obj *obj, json_t *root);
 
 /* Number of reference tokens in ptr, or -1 when it is malformed. */
 long kc__doc_ptr_tokens(const char *ptr);

@@ -75,28 +75,49 @@ static size_t push_index(differ *d, size_t i)
 
 static void diff_value(differ *d, const json_t *from, const json_t *to);
 
+/* The member k of to, diffed against from's member f (NULL: added). */
+static void diff_member(differ *d, const char *k, size_t kn, const json_t *f, const json_t *v)
+{
+    if (f == v) /* a subtree both documents share (copy-on-write): nothing changed below */
+        return;
+    size_t mark = push_key(d, k, kn);
+    if (!f)
+        emit(d, "add", v);
+    else
+        diff_value(d, f, v);
+    kc__buf_truncate(&d->path, mark);
+}
+
+/* Members are walked side by side while both objects list the same keys in the same order (a
+ * document and its edited copy nearly always do: changes keep a member's place, additions go to
+ * the end), without a hash lookup; past the first difference each remaining key is looked up.
+ * A key of either remainder cannot be in the common prefix (keys are unique), so the lookups over
+ * the whole other object find exactly the remainder's matches. */
 static void diff_objects(differ *d, const json_t *from, const json_t *to)
 {
-    const char *k;
-    size_t kn;
-    json_t *v;
-    json_object_keylen_foreach((json_t *)from, k, kn, v)
-    {
+    void *fi = json_object_iter((json_t *)from), *ti = json_object_iter((json_t *)to);
+    while (fi && ti && !d->oom) {
+        const char *fk = json_object_iter_key(fi), *tk = json_object_iter_key(ti);
+        size_t fkn = json_object_iter_key_len(fi), tkn = json_object_iter_key_len(ti);
+        if (fkn != tkn || memcmp(fk, tk, fkn) != 0)
+            break;
+        diff_member(d, tk, tkn, json_object_iter_value(fi), json_object_iter_value(ti));
+        fi = json_object_iter_next((json_t *)from, fi);
+        ti = json_object_iter_next((json_t *)to, ti);
+    }
+    for (; fi && !d->oom; fi = json_object_iter_next((json_t *)from, fi)) {
+        const char *k = json_object_iter_key(fi);
+        size_t kn = json_object_iter_key_len(fi);
         if (!json_object_getn(to, k, kn)) {
             size_t mark = push_key(d, k, kn);
             emit(d, "remove", NULL);
             kc__buf_truncate(&d->path, mark);
         }
     }
-    json_object_keylen_foreach((json_t *)to, k, kn, v)
-    {
-        json_t *f = json_object_getn(from, k, kn);
-        size_t mark = push_key(d, k, kn);
-        if (!f)
-            emit(d, "add", v);
-        else
-            diff_value(d, f, v);
-        kc__buf_truncate(&d->path, mark);
+    for (; ti && !d->oom; ti = json_object_iter_next((json_t *)to, ti)) {
+        const char *k = json_object_iter_key(ti);
+        size_t kn = json_object_iter_key_len(ti);
+        diff_member(d, k, kn, json_object_getn(from, k, kn), json_object_iter_value(ti));
     }
 }
 
@@ -129,7 +150,7 @@ static void diff_arrays(differ *d, const json_t *from, const json_t *to)
 
 static void diff_value(differ *d, const json_t *from, const json_t *to)
 {
-    if (d->oom || kc__doc_jequal(from, to))
+    if (d->oom || from == to || kc__doc_jequal(from, to))
         return;
     if (json_is_object(from) && json_is_object(to))
         diff_objects(d, from, to);

@@ -8,6 +8,13 @@
  * type, the prefix where it sits and the type found, so a caller sees which step went wrong.
  * Placement checks the depth bound before changing anything: tokens (the containers above the
  * value) plus the value's own nesting stay within KC__DOC_MAX_DEPTH.
+ *
+ * Copy-on-write: documents may share subtrees (kc_doc_copy, and kc_doc_from_obj of a webhook's
+ * request object share the tree they were made from; doc_internal.h). Every change goes through
+ * kc__doc_place or kc_doc_remove, which walk down from an owned root and replace each container on
+ * the path that is also held elsewhere (jansson reference count > 1) by a shallow copy before
+ * descending into it — so a change never shows in another document, and a copy costs the
+ * containers on the changed paths, not the tree.
  */
 #include "json/doc_internal.h"
 #include "json/locate.h"
@@ -110,6 +117,41 @@ static int token_index(const cursor *c, size_t *ret)
     return 1;
 }
 
+/* true when v is held by more than one parent or document (copy-on-write). */
+static bool shared(const json_t *v)
+{
+    return (json_is_object(v) || json_is_array(v)) &&
+           __atomic_load_n(&v->refcount, __ATOMIC_ACQUIRE) > 1;
+}
+
+/* doc's root, owned by doc alone (a shallow copy replaces a shared one). KC_ENOMEM. */
+static int own_root(kc_doc *doc)
+{
+    if (!shared(doc->root))
+        return 0;
+    json_t *c = json_copy(doc->root);
+    if (!c)
+        return KC_ENOMEM;
+    json_decref(doc->root);
+    doc->root = c;
+    return 0;
+}
+
+/* The child of the owned container cur at the cursor's token (object member, or element i of an
+ * array), made owned: a shallow copy replaces it in cur when it is shared. NULL on out of memory.
+ */
+static json_t *own_child(const cursor *c, json_t *cur, size_t i, json_t *child)
+{
+    if (!shared(child))
+        return child;
+    json_t *copy = json_copy(child);
+    if (!copy)
+        return NULL;
+    int r = json_is_object(cur) ? json_object_setn_new_nocheck(cur, c->tok, c->tok_len, copy)
+                                : json_array_set_new(cur, i, copy);
+    return r == 0 ? copy : NULL;
+}
+
 static int wrong_type(const cursor *c, const json_t *v, const char *what, kc_error *err)
 {
     return kc_error_set(err, KC_EINVAL, "%s \"%s\": \"%.*s\" is %s %s, not an object or array",
@@ -188,6 +230,8 @@ static int descend_create(cursor *c, json_t *cur, const char *what, json_t **ret
             child = arr ? json_array() : json_object();
             if (!child || json_object_setn_new_nocheck(cur, c->tok, c->tok_len, child) != 0)
                 return kc_error_set(err, KC_ENOMEM, "%s \"%s\": out of memory", what, c->ptr);
+        } else if (!(child = own_child(c, cur, 0, child))) {
+            return kc_error_set(err, KC_ENOMEM, "%s \"%s\": out of memory", what, c->ptr);
         }
     } else if (json_is_array(cur)) {
         size_t i = 0;
@@ -198,6 +242,8 @@ static int descend_create(cursor *c, json_t *cur, const char *what, json_t **ret
             return kc_error_set(err, KC_EINVAL,
                                 "%s \"%s\": \"%.*s\" has no element \"%s\" to descend into", what,
                                 c->ptr, parent_len(c), c->ptr, c->tok);
+        if (!(child = own_child(c, cur, i, child)))
+            return kc_error_set(err, KC_ENOMEM, "%s \"%s\": out of memory", what, c->ptr);
     } else {
         return wrong_type(c, cur, what, err);
     }
@@ -267,8 +313,8 @@ int kc__doc_place(kc_doc *doc, const char *ptr, json_t *v, bool allow_root, cons
     } else {
         cursor c;
         cursor_init(&c, ptr);
+        rc = own_root(doc) ? kc_error_set(err, KC_ENOMEM, "%s: out of memory", what) : 0;
         json_t *cur = doc->root;
-        rc = 0;
         for (long t = 0; t < ntok && rc == 0; t++) {
             if (cursor_next(&c) < 0) {
                 rc = kc_error_set(err, KC_ENOMEM, "%s: out of memory", what);
@@ -283,6 +329,36 @@ int kc__doc_place(kc_doc *doc, const char *ptr, json_t *v, bool allow_root, cons
         cursor_fini(&c);
     }
     json_decref(v);
+    return rc;
+}
+
+/* As kc__doc_lookup on doc's root, making every container on the way owned (copy-on-write), so
+ * the value found may be changed. */
+static int lookup_owned(kc_doc *doc, const char *ptr, const char *what, json_t **ret, kc_error *err)
+{
+    if (own_root(doc))
+        return kc_error_set(err, KC_ENOMEM, "%s: out of memory", what);
+    cursor c;
+    cursor_init(&c, ptr);
+    json_t *cur = doc->root;
+    int rc = 0, k;
+    while ((k = cursor_next(&c)) == 1) {
+        json_t *child;
+        size_t i = 0;
+        if ((rc = step(&c, cur, what, &child, err)) != 0)
+            break;
+        if (json_is_array(cur))
+            token_index(&c, &i);
+        if (!(cur = own_child(&c, cur, i, child))) {
+            rc = kc_error_set(err, KC_ENOMEM, "%s: out of memory", what);
+            break;
+        }
+    }
+    if (k < 0)
+        rc = kc_error_set(err, KC_ENOMEM, "%s: out of memory", what);
+    cursor_fini(&c);
+    if (rc == 0)
+        *ret = cur;
     return rc;
 }
 
@@ -301,8 +377,8 @@ int kc_doc_remove(kc_doc *doc, const char *ptr, kc_error *err)
     char *parent_ptr = kc__strdup_n(ptr, (size_t)(last - ptr));
     if (!parent_ptr)
         return kc_error_set(err, KC_ENOMEM, "kc_doc_remove: out of memory");
-    json_t *parent;
-    int rc = kc__doc_lookup(doc->root, parent_ptr, "kc_doc_remove", &parent, err);
+    json_t *parent = NULL;
+    int rc = lookup_owned(doc, parent_ptr, "kc_doc_remove", &parent, err);
     free(parent_ptr);
     if (rc)
         return rc;

@@ -87,12 +87,13 @@ static int load_jansson(const char *body, size_t len, kc_doc **ret, kc_error *er
 }
 
 /*
- * A validating review's document without the trees of request.object and request.oldObject: the
- * parsed text with each (when an object) replaced by {}, parsed again (small now) into the
+ * An admission review's document without the trees of request.object and request.oldObject: the
+ * parsed text with each (when an object) replaced by {}, walked (small now) into the
  * document. The decoder needs only their presence and type from the document — the kc_obj are
- * made from obj's slices — and a validating route computes no patch, so building ~2/3 of a
- * typical review's nodes only to free them is saved. 0, or non-zero when there is nothing to
- * leave out or it failed (the caller then builds the whole document).
+ * made from obj's slices, and a mutating route's "from" document from the request's kc_obj
+ * (managedFields already cut) — so building ~2/3 of a typical review's nodes only to free them is
+ * saved. 0, or non-zero when there is nothing to leave out or it failed (the caller then builds
+ * the whole document).
  */
 static int load_lean(const kc_obj *obj, kc_doc **ret)
 {
@@ -119,13 +120,8 @@ static int load_lean(const kc_obj *obj, kc_doc **ret)
     }
     if (rc == 0)
         rc = kc__buf_append(&b, at, (size_t)(text + tlen - at));
-    kc_obj *lean = NULL;
-    kc_decode_opts o = {.flags = KC_DECODE_KEEP_MANAGED_FIELDS};
-    if (rc == 0)
-        rc = kc_obj_parse(b.data, b.len, &o, &lean, NULL);
-    if (rc == 0)
-        rc = kc__doc_from_obj_with(lean, KC__DOC_BUILD_SIMDJSON, ret, NULL);
-    kc_obj_unref(lean);
+    if (rc == 0) /* obj's text, validated, with two objects replaced by {} */
+        rc = kc__doc_from_text(b.data, b.len, ret, NULL);
     kc__buf_free(&b);
     return rc ? KC_ENOMEM : 0;
 }
@@ -134,7 +130,7 @@ static int load_lean(const kc_obj *obj, kc_doc **ret)
  * The body as a document, and (when the fast path took it) as a kc_obj: simdjson validates the
  * whole text (KC_DECODE_STRICT: the RFC 8259 grammar, nesting up to 512 as kc__doc_load) and the
  * document's tree is built from that walk — about 4 × less CPU than jansson's parser on a 3 KB
- * review (docs/BENCHMARKS.md, bench_webhook); for a validating route without the objects' trees
+ * review (docs/BENCHMARKS.md, bench_webhook); for an admission route without the objects' trees
  * (load_lean). A body the fast path refuses goes the slow way, which either accepts it (what
  * kc_obj_parse refuses beyond JSON: a root "metadata" of another shape) or words the 400 as
  * before.
@@ -195,34 +191,18 @@ static int not_ready(const kc__wh_route *route, kc_admission_response *r)
     return kc_admission_response_deny(r, 503, "ServiceUnavailable", msg);
 }
 
-/*
- * A mutating request's object as a document equal to kc_doc_from_obj(req.object), taken from the
- * review's tree instead of parsing the object's text again (kc_admission_response_set_object's
- * "from"): a shallow copy of the object, and of its metadata without managedFields, which
- * kc_obj_parse cuts. Only for a review parsed by the fast path (its tree and the kc_obj's are
- * built by the same simdjson walk, numbers alike), an object naming its kind and apiVersion (so
- * nothing is injected) and managedFields absent or an array; NULL otherwise, or on out of memory
- * (set_object then parses the object).
- */
-static kc_doc *object_doc(const kc_doc *review)
+/* The handler, with r->from's tree lent to kc_doc_from_obj(req->object) on this thread: the
+ * handler's document shares it (copy-on-write) instead of parsing the object again, and the diff
+ * against r->from skips every subtree the handler left alone (same node) — the mutating path's
+ * largest costs after decoding (docs/BENCHMARKS.md, bench_webhook). */
+static int call_admit(const kc__wh_route *route, const kc_admission_request *req,
+                      kc_admission_response *r)
 {
-    json_t *o = json_object_get(json_object_get(review->root, "request"), "object");
-    if (!json_is_object(o) || !json_is_string(json_object_get(o, "kind")) ||
-        !json_is_string(json_object_get(o, "apiVersion")))
-        return NULL;
-    json_t *md = json_object_get(o, "metadata");
-    json_t *mf = json_is_object(md) ? json_object_get(md, "managedFields") : NULL;
-    if (mf && !json_is_array(mf))
-        return NULL;
-    json_t *c = json_copy(o), *mc = NULL;
-    if (c && mf &&
-        (!(mc = json_copy(md)) || json_object_del(mc, "managedFields") ||
-         json_object_set_new(c, "metadata", mc))) {
-        json_decref(c);
-        return NULL;
-    }
-    kc_doc *d = NULL;
-    return c && kc__doc_wrap(c, &d, NULL) == 0 ? d : NULL;
+    if (r->from)
+        kc__doc_set_template(req->object, r->from->root);
+    int rc = route->admit(route->ud, req, r);
+    kc__doc_set_template(NULL, NULL);
+    return rc;
 }
 
 static int admit(kc_webhook_server *srv, const kc__wh_route *route, const kc_doc *review,
@@ -238,11 +218,12 @@ static int admit(kc_webhook_server *srv, const kc__wh_route *route, const kc_doc
     kc_admission_response r;
     kc__wh_response_init(&r, route->kind, a.req.object);
     if (route->kind == KC__WH_MUTATING && review_obj && a.req.object)
-        r.from = object_doc(review);
+        kc_doc_from_obj(a.req.object, &r.from, NULL); /* NULL on out of memory: set_object
+                                                       * builds its own */
     bool ready = !srv || !route->cache_wait || kc__wh_wait_ready(srv, route->ready_wait_ms);
     if (!ready) {
         rc = not_ready(route, &r);
-    } else if (!route->admit || (rc = route->admit(route->ud, &a.req, &r)) < 0) {
+    } else if (!route->admit || (rc = call_admit(route, &a.req, &r)) < 0) {
         int code = route->admit ? rc : KC_EINVAL;
         free(r.patch);
         r.patch = NULL;
@@ -281,7 +262,7 @@ int kc__wh_review(kc_webhook_server *srv, const kc__wh_route *route, const char 
     kc_doc *review = NULL;
     kc_obj *review_obj = NULL;
     const char *av = NULL;
-    int rc = load(body, len, route->kind == KC__WH_VALIDATING, &review, &review_obj, &err);
+    int rc = load(body, len, route->kind != KC__WH_CONVERSION, &review, &review_obj, &err);
     if (rc == 0 && (rc = check_gvk(route, review, &av, &err)) == 0) {
         rc = route->kind == KC__WH_CONVERSION
                  ? kc__wh_convert(route, review, av, resp, resp_len, &err)

@@ -13,6 +13,7 @@
  * particular metadata), bounded by their own size so a body the transport accepted is never
  * refused here for size. options and userInfo are handed over as raw JSON text.
  */
+#include "json/doc_internal.h"
 #include "webhook/review_internal.h"
 
 #include <stdio.h>
@@ -51,23 +52,31 @@ int kc__wh_bad_type(kc_error *err, const char *ptr, const char *want, kc_json_ty
 }
 
 /* The type at ptr into *t; false when absent. */
+/* The value at ptr (one walk of the tree), NULL when absent or the path crosses a scalar. */
+static const json_t *at(const kc_doc *doc, const char *ptr)
+{
+    json_t *v = NULL;
+    return kc__doc_lookup(doc->root, ptr, "review", &v, NULL) == 0 ? v : NULL;
+}
+
 static bool type_at(const kc_doc *doc, const char *ptr, kc_json_type *t)
 {
-    return kc_doc_type(doc, ptr, t, NULL) == 0;
+    const json_t *v = at(doc, ptr);
+    if (v)
+        *t = kc__doc_jtype(v);
+    return v != NULL;
 }
 
 int kc__wh_opt_string(const kc_doc *doc, const char *ptr, const char **ret, kc_error *err)
 {
-    kc_json_type t;
+    const json_t *v = at(doc, ptr);
     *ret = "";
-    if (!type_at(doc, ptr, &t) || t == KC_JSON_NULL)
+    if (!v || json_is_null(v))
         return 0;
-    if (t != KC_JSON_STRING)
-        return kc__wh_bad_type(err, ptr, "a string", t);
-    size_t n = 0;
-    const char *s = "";
-    kc_doc_get_string(doc, ptr, &s, &n, NULL);
-    if (strlen(s) != n) {
+    if (!json_is_string(v))
+        return kc__wh_bad_type(err, ptr, "a string", kc__doc_jtype(v));
+    const char *s = json_string_value(v);
+    if (strlen(s) != json_string_length(v)) {
         char f[256];
         field_name(ptr, f, sizeof f);
         return kc_error_set(err, KC_EBADREQUEST, "%s: holds a NUL character", f);

@@ -339,6 +339,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check_obj(d);
         op_diff(orig, d, NULL);
         check_patch_applies(orig, d);
+        /* d was a copy of orig sharing its tree (copy-on-write): no edit of d may show in orig */
+        kc_doc *again = NULL;
+        if (kc_doc_parse(in, jlen, &again, NULL) == 0 && !kc_doc_equal(again, orig))
+            abort();
+        kc_doc_free(again);
     }
     kc_doc_free(d);
     kc_doc_free(orig);

@@ -126,6 +126,49 @@ static void test_json_doc_obj_round_trip(void **state)
     kc_error_clear(&err);
 }
 
+/* kc_doc_copy shares the tree (copy-on-write): a change of either document, at any depth, by
+ * every kind of write — set, append, remove, set_doc, root replace — never shows in the other,
+ * and documents chained through several copies stay independent. */
+static void test_json_doc_copy_on_write(void **state)
+{
+    (void)state;
+    static const char *const TEXT =
+        "{\"m\":{\"l\":{\"a\":\"1\"},\"f\":[\"x\"]},\"s\":{\"steps\":[{\"n\":1},{\"n\":2}]}}";
+    kc_doc *a = parse(TEXT), *orig = parse(TEXT), *b = NULL, *c = NULL;
+    assert_int_equal(kc_doc_copy(a, &b, NULL), 0);
+    assert_int_equal(kc_doc_copy(b, &c, NULL), 0);
+    assert_int_equal(kc_doc_set_string(b, "/m/l/b", "2", NULL), 0);
+    assert_int_equal(kc_doc_set_string(b, "/m/f/-", "y", NULL), 0);
+    assert_int_equal(kc_doc_set_int(b, "/s/steps/1/n", 7, NULL), 0);
+    assert_true(kc_doc_equal(a, orig));
+    assert_true(kc_doc_equal(c, orig));
+    assert_int_equal(kc_doc_remove(c, "/s/steps/0", NULL), 0);
+    assert_int_equal(kc_doc_remove(c, "/m/l/a", NULL), 0);
+    assert_true(kc_doc_equal(a, orig));
+    int64_t v = 0;
+    assert_int_equal(kc_doc_get_int(b, "/s/steps/0/n", &v, NULL), 0);
+    assert_int_equal(v, 1); /* c's remove did not reach b */
+    assert_int_equal(kc_doc_get_int(b, "/s/steps/1/n", &v, NULL), 0);
+    assert_int_equal(v, 7);
+    size_t n = 0;
+    assert_int_equal(kc_doc_count(c, "/s/steps", &n, NULL), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(kc_doc_set_doc(a, "/m/copy", b, NULL), 0); /* a holds b's tree now */
+    assert_int_equal(kc_doc_set_string(b, "/m/l/b", "3", NULL), 0);
+    const char *s = NULL;
+    assert_int_equal(kc_doc_get_string(a, "/m/copy/m/l/b", &s, NULL, NULL), 0);
+    assert_string_equal(s, "2");
+    assert_int_equal(kc_doc_set_raw(c, "", "[1]", 3, NULL), 0); /* root replaced */
+    assert_int_equal(kc_doc_get_string(b, "/m/f/1", &s, NULL, NULL), 0);
+    assert_string_equal(s, "y");
+    kc_doc_free(a); /* the others outlive the one they were copied from */
+    assert_int_equal(kc_doc_get_string(b, "/m/l/a", &s, NULL, NULL), 0);
+    assert_string_equal(s, "1");
+    kc_doc_free(b);
+    kc_doc_free(c);
+    kc_doc_free(orig);
+}
+
 static void test_json_doc_copy_and_equal(void **state)
 {
     (void)state;
@@ -135,7 +178,7 @@ static void test_json_doc_copy_and_equal(void **state)
     kc_doc *c = NULL;
     assert_int_equal(kc_doc_copy(a, &c, NULL), 0);
     assert_true(kc_doc_equal(a, c));
-    assert_int_equal(kc_doc_set_int(c, "/b/x/1", 3, NULL), 0); /* the copy is deep */
+    assert_int_equal(kc_doc_set_int(c, "/b/x/1", 3, NULL), 0); /* the copy is independent */
     assert_false(kc_doc_equal(a, c));
     assert_true(kc_doc_equal(a, b));
     kc_doc_free(c);
@@ -426,6 +469,7 @@ int main(void)
         cmocka_unit_test(test_json_doc_set_type_mismatch),
         cmocka_unit_test(test_json_doc_set_root_raw_doc),
         cmocka_unit_test(test_json_doc_nul_bytes),
+        cmocka_unit_test(test_json_doc_copy_on_write),
         cmocka_unit_test(test_json_doc_borrowed_string),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -401,7 +401,9 @@ static void test_admission_update_and_patch(void **state)
 {
     adm_fx *f = *state;
     ts_resp r;
-    assert_int_equal(ts_post(f->srv, CM_PATH, ts_cm("u1", "{}"), &r), 201);
+    /* a non-empty label map: an empty one is not stored (ObjectMeta omitempty), and the
+     * webhook's patch adds under /metadata/labels */
+    assert_int_equal(ts_post(f->srv, CM_PATH, ts_cm("u1", "{\"keep\":\"1\"}"), &r), 201);
     ts_resp_free(&r);
     kc_twh_reply m = {.patch =
                           "[{\"op\":\"add\",\"path\":\"/metadata/labels/m\",\"value\":\"1\"}]"};

@@ -10,6 +10,7 @@
 
 #include <microhttpd.h>
 
+#include "server/discovery/table.h"
 #include "server/storage/storage.h"
 
 /* ---- requests (filled by http/: http.c, route.c, negotiate.c) ------------------------------ */
@@ -52,6 +53,7 @@ typedef struct kc__req {
     kc__route route;
     kc__query q;
     enum kc__fmt fmt;
+    enum kc__table_obj table_obj; /* ?includeObject= of a Table reply */
     const char *accept, *content_type;
     const char *body;
     size_t body_len;
@@ -72,6 +74,8 @@ int kc__reply(kc__req *req, unsigned status, char *body, size_t len);
 int kc__reply_text(kc__req *req, unsigned status, const char *text);
 /* The body as given (no Go escapes, no final newline added: /version), the Warning headers. */
 int kc__reply_raw(kc__req *req, unsigned status, char *body, size_t len);
+/* Adds req's `Warning: 299 - "<text>"` headers to resp (every reply path does). */
+void kc__reply_warnings(const kc__req *req, struct MHD_Response *resp);
 /* Reply with the Status of err (code and details). Always returns 0 unless out of memory. */
 int kc__reply_error(kc__req *req, const kc_error *err);
 
@@ -85,6 +89,10 @@ int kc__verb_update(kc__req *req, kc__rsrc *r);
 int kc__verb_patch(kc__req *req, kc__rsrc *r);
 int kc__verb_delete(kc__req *req, kc__rsrc *r);
 int kc__verb_deletecollection(kc__req *req, kc__rsrc *r);
+/* The pods subresources a kubelet serves: log, exec, attach, portforward, proxy
+ * (pod_connect.c); kc__pod_connect answers them as a server without a reachable kubelet. */
+bool kc__pod_connect_sub(const kc__rsrc *r, const char *sub);
+int kc__pod_connect(kc__req *req, kc__rsrc *r);
 /* The scale subresource (scale.c). */
 bool kc__rsrc_has_scale(const kc__rsrc *r);
 int kc__scale_get(kc__req *req, kc__rsrc *r);

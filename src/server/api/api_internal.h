@@ -27,8 +27,8 @@ int kc__err_http(const kc_error *err);
 int kc__reply_list(kc__req *req, kc__rsrc *r, kc_obj **items, size_t n, uint64_t rv,
                    const char *cont, int64_t remaining);
 /* One watch event line in the negotiated format, appended to out. first: Table columns. */
-int kc__encode_event(kc__buf *out, enum kc__fmt fmt, kc__rsrc *r, const char *type, kc_obj *obj,
-                     bool first);
+int kc__encode_event(kc__buf *out, enum kc__fmt fmt, enum kc__table_obj tobj, kc__rsrc *r,
+                     const char *type, kc_obj *obj, bool first);
 
 /* ---- request bodies and options (proto.c, request.c, field_validation.c) -------------------- */
 

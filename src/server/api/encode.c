@@ -24,6 +24,10 @@ int kc__reply_obj(kc__req *req, unsigned status, kc__rsrc *r, kc_obj *obj)
         char rv[24];
         kc__rv_str(kc_obj_rv_int(obj), rv);
         json_t *t = kc__table_for(r, &obj, 1, rv, NULL, true);
+        if (t && kc__table_set_objects(t, &obj, 1, req->table_obj) < 0) {
+            json_decref(t);
+            t = NULL;
+        }
         return t ? kc__reply_doc(req, status, t) : KC_ENOMEM;
     }
     size_t len;
@@ -140,6 +144,10 @@ int kc__reply_list(kc__req *req, kc__rsrc *r, kc_obj **items, size_t n, uint64_t
     kc__rv_str(rv, rvs);
     if (req->fmt == KC__FMT_TABLE) {
         json_t *t = kc__table_for(r, items, n, rvs, cont, true);
+        if (t && kc__table_set_objects(t, items, n, req->table_obj) < 0) {
+            json_decref(t);
+            t = NULL;
+        }
         release(items, n);
         if (t && remaining >= 0)
             json_object_set_new(json_object_get(t, "metadata"), "remainingItemCount",
@@ -202,6 +210,7 @@ int kc__reply_list(kc__req *req, kc__rsrc *r, kc_obj **items, size_t n, uint64_t
         return KC_ENOMEM;
     }
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+    kc__reply_warnings(req, resp);
     if (req->resp)
         MHD_destroy_response(req->resp);
     req->resp = resp;
@@ -211,14 +220,18 @@ int kc__reply_list(kc__req *req, kc__rsrc *r, kc_obj **items, size_t n, uint64_t
 
 /* ---- watch events --------------------------------------------------------------------------- */
 
-int kc__encode_event(kc__buf *out, enum kc__fmt fmt, kc__rsrc *r, const char *type, kc_obj *obj,
-                     bool first)
+int kc__encode_event(kc__buf *out, enum kc__fmt fmt, enum kc__table_obj tobj, kc__rsrc *r,
+                     const char *type, kc_obj *obj, bool first)
 {
     int rc = kc__buf_printf(out, "{\"type\":\"%s\",\"object\":", type);
     if (rc)
         return rc;
     if (fmt == KC__FMT_TABLE) {
         json_t *t = kc__table_for(r, &obj, 1, kc_obj_resource_version(obj), NULL, first);
+        if (t && kc__table_set_objects(t, &obj, 1, tobj) < 0) {
+            json_decref(t);
+            t = NULL;
+        }
         char *s = t ? json_dumps(t, JSON_COMPACT) : NULL;
         json_decref(t);
         rc = s ? kc__buf_append_str(out, s) : KC_ENOMEM;

@@ -140,6 +140,15 @@ char *kc__status_success_json(const kc__rsrc *r, const char *name, const char *u
 /* ---- reply helpers -------------------------------------------------------------------------- */
 
 /* The body as given (taken over), Content-Type application/json, the Warning headers. */
+void kc__reply_warnings(const kc__req *req, struct MHD_Response *resp)
+{
+    for (int i = 0; i < req->n_warnings; i++) {
+        char h[KC__WARNING_MAX + 16];
+        snprintf(h, sizeof(h), "299 - \"%s\"", req->warnings[i]);
+        MHD_add_response_header(resp, "Warning", h);
+    }
+}
+
 int kc__reply_raw(kc__req *req, unsigned status, char *body, size_t len)
 {
     struct MHD_Response *resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
@@ -148,11 +157,7 @@ int kc__reply_raw(kc__req *req, unsigned status, char *body, size_t len)
         return KC_ENOMEM;
     }
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
-    for (int i = 0; i < req->n_warnings; i++) {
-        char h[KC__WARNING_MAX + 16];
-        snprintf(h, sizeof(h), "299 - \"%s\"", req->warnings[i]);
-        MHD_add_response_header(resp, "Warning", h);
-    }
+    kc__reply_warnings(req, resp);
     if (req->resp)
         MHD_destroy_response(req->resp);
     req->resp = resp;

@@ -43,6 +43,7 @@ typedef struct wstream {
     kc_server *srv;
     kc__rsrc *r;
     enum kc__fmt fmt;
+    enum kc__table_obj tobj;
     struct MHD_Connection *conn;
     kc__watcher *w;
     kc_label_selector *ls;
@@ -139,7 +140,7 @@ static int put_event(wstream *ws, kc_watch_type t, kc_obj *obj, uint64_t rv)
     kc_obj *fixed = NULL;
     if (rv && kc_obj_rv_int(obj) != rv && kc__obj_with_rv(ws->srv, obj, rv, &fixed, NULL) == 0)
         obj = fixed;
-    int rc = kc__encode_event(&ws->out, ws->fmt, ws->r, type_name(t), obj, ws->first);
+    int rc = kc__encode_event(&ws->out, ws->fmt, ws->tobj, ws->r, type_name(t), obj, ws->first);
     ws->first = false;
     kc_obj_unref(fixed);
     return rc;
@@ -527,6 +528,7 @@ int kc__verb_watch(kc__req *req, kc__rsrc *r)
     ws->srv = srv;
     ws->r = r;
     ws->fmt = req->fmt;
+    ws->tobj = req->table_obj;
     ws->conn = req->conn;
     ws->first = true;
     ws->bookmarks = req->q.bookmarks;
@@ -559,6 +561,7 @@ int kc__verb_watch(kc__req *req, kc__rsrc *r)
     }
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache, private");
+    kc__reply_warnings(req, resp);
     req->resp = resp;
     req->status = 200;
     return 0;

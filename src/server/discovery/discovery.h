@@ -24,6 +24,11 @@ char *kc__discovery_aggregated(kc_server *srv, bool core, size_t *ret_len);
  * JSON, malloc'd. accept: the request's Accept (v2 is JSON only). NULL when the path has no
  * document (→ 404). */
 char *kc__openapi_doc(kc_server *srv, const char *path, const char *accept, size_t *ret_len);
+/* /openapi/v2 when accept asks for protobuf only (kubectl): a malloc'd openapi_v2.Document with
+ * swagger and info, no definitions (*ret_len bytes; content type KC__OPENAPI_V2_PB); NULL when
+ * accept takes JSON, or on ENOMEM. */
+char *kc__openapi_v2_pb(const char *accept, size_t *ret_len);
+#define KC__OPENAPI_V2_PB "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
 /* Custom resources against their CRD's schema (crd.c). The schema of version (NULL when the CRD
  * has none) comes from r->crd_versions with its own reference, so this may run with or without
  * mu: prune doc (unknown fields reported through fn, as kc__schema_unknown) and apply the

@@ -17,7 +17,10 @@
  *                              with metadata referring to ObjectMeta
  *   GET /openapi/v2            the same as one Swagger 2.0 JSON document (definitions, paths),
  *                              to clients that accept JSON; a protobuf-only Accept (kubectl's
- *                              v2 fetch) gets 404, as before: the server has no protobuf encoder
+ *                              v2 fetch) gets kc__openapi_v2_pb: a gnostic openapi_v2.Document
+ *                              with swagger and info only (no definitions), so kubectl's
+ *                              client-side validation (used for `kind: List` files) finds no
+ *                              model and leaves the checking to the server's fieldValidation
  * Runs with srv->mu held by the caller.
  */
 #include "server/discovery/discovery_internal.h"
@@ -208,6 +211,33 @@ static json_t *v2_doc(kc_server *srv)
                      "version", "v1.34.0", "paths", paths, "definitions", defs);
 }
 
+static bool pb_only(const char *accept)
+{
+    return accept && strstr(accept, "protobuf") && !strstr(accept, "json") &&
+           !strstr(accept, "*/*");
+}
+
+char *kc__openapi_v2_pb(const char *accept, size_t *ret_len)
+{
+    /* Document{swagger(1): "2.0", info(2): Info{title(1): "Kubernetes", version(2): "v1.34.0"}}
+     * in protobuf wire format: tag (field << 3 | 2, length-delimited), length, bytes. */
+    static const char doc[] = "\x0a\x03"
+                              "2.0"
+                              "\x12\x15"
+                              "\x0a\x0a"
+                              "Kubernetes"
+                              "\x12\x07"
+                              "v1.34.0";
+    if (!pb_only(accept))
+        return NULL;
+    char *out = malloc(sizeof doc - 1);
+    if (!out)
+        return NULL;
+    memcpy(out, doc, sizeof doc - 1);
+    *ret_len = sizeof doc - 1;
+    return out;
+}
+
 char *kc__openapi_doc(kc_server *srv, const char *path, const char *accept, size_t *ret_len)
 {
     json_t *doc = NULL;
@@ -227,9 +257,7 @@ char *kc__openapi_doc(kc_server *srv, const char *path, const char *accept, size
             doc = gv_doc(srv, g, v);
         }
     } else if (!strcmp(path, "/openapi/v2")) {
-        bool pb_only = accept && strstr(accept, "protobuf") && !strstr(accept, "json") &&
-                       !strstr(accept, "*/*");
-        if (!pb_only)
+        if (!pb_only(accept))
             doc = v2_doc(srv);
     }
     if (!doc)

@@ -6,6 +6,8 @@
  * watch event, rows) and each row's object: the item's metadata as PartialObjectMetadata, so
  * kubectl can add NAMESPACE and label columns itself. The metadata-only rendering
  * (kc__partial_metadata_json) splices the stored metadata text without re-encoding it.
+ * ?includeObject=None / Object (kc__table_set_objects) turn a row's object into null / the whole
+ * stored object, as the API server's asTable does.
  * Thread-safe: pure functions.
  */
 #include "server/discovery/table_internal.h"
@@ -91,6 +93,37 @@ json_t *kc__table_build(const char *group, const char *resource, kc_obj *const *
 {
     return kc__table_build_at(group, resource, items, n, rv, cont, with_columns,
                               (int64_t)time(NULL));
+}
+
+int kc__table_obj_parse(const char *s, enum kc__table_obj *out)
+{
+    if (!s || !*s || strcmp(s, "Metadata") == 0)
+        *out = KC__TOBJ_METADATA;
+    else if (strcmp(s, "None") == 0)
+        *out = KC__TOBJ_NONE;
+    else if (strcmp(s, "Object") == 0)
+        *out = KC__TOBJ_OBJECT;
+    else
+        return KC_EINVAL;
+    return 0;
+}
+
+int kc__table_set_objects(json_t *t, kc_obj *const *items, size_t n, enum kc__table_obj mode)
+{
+    json_t *rows = json_object_get(t, "rows");
+    if (mode == KC__TOBJ_METADATA || !json_is_array(rows))
+        return 0;
+    for (size_t i = 0; i < n && i < json_array_size(rows); i++) {
+        json_t *o = json_null();
+        if (mode == KC__TOBJ_OBJECT) {
+            size_t len;
+            const char *s = kc_obj_json(items[i], &len);
+            o = json_loadb(s, len, 0, NULL);
+        }
+        if (!o || json_object_set_new(json_array_get(rows, i), "object", o) < 0)
+            return KC_ENOMEM;
+    }
+    return 0;
 }
 
 char *kc__partial_metadata_json(const kc_obj *obj, size_t *ret_len)

@@ -42,4 +42,15 @@ int64_t kc__rfc3339_seconds(const char *s);
 json_t *kc__table_for(kc__rsrc *r, kc_obj *const *items, size_t n, const char *rv, const char *cont,
                       bool with_columns);
 
+/* What each Table row's "object" holds (?includeObject=, meta.k8s.io/v1 IncludeObjectPolicy):
+ * Metadata (the default) → PartialObjectMetadata, None → null, Object → the whole object. */
+enum kc__table_obj { KC__TOBJ_METADATA = 0, KC__TOBJ_NONE, KC__TOBJ_OBJECT };
+
+/* Parses an includeObject value ("" / NULL → Metadata). KC_EINVAL when unrecognized. */
+int kc__table_obj_parse(const char *s, enum kc__table_obj *out);
+
+/* Replaces each row's "object" of t (a Table of items, in order) as mode asks; Metadata leaves
+ * t as built. t and items borrowed. KC_ENOMEM (t then partly rewritten), else 0. */
+int kc__table_set_objects(json_t *t, kc_obj *const *items, size_t n, enum kc__table_obj mode);
+
 #endif

@@ -51,6 +51,13 @@ int64_t kc__table_time(const kc_obj *o, const char *ptr);
 json_t *kc__table_row_event(const kc_obj *o, int64_t now);
 /* batch/v1 jobs and cronjobs (table_batch.c). */
 extern const kc__printer kc__printer_job, kc__printer_cronjob;
+/* serviceaccounts, role/clusterrole bindings, leases, ingresses, networkpolicies,
+ * priorityclasses, poddisruptionbudgets, endpoints, controllerrevisions (table_more.c). */
+extern const kc__printer kc__printers_more[];
+extern const size_t kc__printers_more_len;
+/* persistentvolumeclaims, persistentvolumes, storageclasses (table_storage.c). */
+extern const kc__printer kc__printers_storage[];
+extern const size_t kc__printers_storage_len;
 
 /* The column set for a resource (group "" = core): kubectl's defaults for known built-ins,
  * Name/Age for custom resources, Name/Created At otherwise. Borrowed (static). */

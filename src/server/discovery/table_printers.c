@@ -580,6 +580,16 @@ const kc__printer *kc__table_printer(const char *group, const char *resource)
         if (kc__streq(printers[i].group, g) && kc__streq(printers[i].resource, resource))
             return &printers[i];
     }
+    for (size_t i = 0; i < kc__printers_more_len; i++) {
+        if (kc__streq(kc__printers_more[i].group, g) &&
+            kc__streq(kc__printers_more[i].resource, resource))
+            return &kc__printers_more[i];
+    }
+    for (size_t i = 0; i < kc__printers_storage_len; i++) {
+        if (kc__streq(kc__printers_storage[i].group, g) &&
+            kc__streq(kc__printers_storage[i].resource, resource))
+            return &kc__printers_storage[i];
+    }
     if (kc__streq(g, "batch") && kc__streq(resource, "jobs"))
         return &kc__printer_job;
     if (kc__streq(g, "batch") && kc__streq(resource, "cronjobs"))

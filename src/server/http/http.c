@@ -162,12 +162,21 @@ static int resource(kc__req *req)
     pthread_mutex_unlock(&srv->mu);
     if (!r || (rt->has_ns && !r->namespaced))
         return kc__fail_generic(&req->err, 404);
+    if (rt->has_sub && kc__pod_connect_sub(r, rt->sub))
+        return kc__pod_connect(req, r);
     bool scale = rt->has_sub && !strcmp(rt->sub, "scale") && kc__rsrc_has_scale(r);
     if (rt->has_sub && !scale && (strcmp(rt->sub, "status") != 0 || !r->has_status))
         return kc__fail_generic(&req->err, 404);
     int rc = kc__query_parse(req->conn, &req->q, &req->err);
     if (rc)
         return rc;
+    /* the API server's deprecation warning on every request of a deprecated API (1.33+) */
+    if (!r->is_crd && !r->group[0] && !strcmp(r->plural, "endpoints"))
+        snprintf(req->warnings[req->n_warnings++], KC__WARNING_MAX, "%s",
+                 "v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice");
+    if (req->fmt == KC__FMT_TABLE && kc__table_obj_parse(req->q.include_object, &req->table_obj))
+        return kc__fail(&req->err, 400, "BadRequest", "unrecognized includeObject value: \"%s\"",
+                        req->q.include_object);
     if (rt->watch_path) {
         req->q.watch = true;
         req->q.watch_set = true;
@@ -225,6 +234,32 @@ static int resource(kc__req *req)
     }
 }
 
+static enum MHD_Result find_verbose(void *cls, enum MHD_ValueKind kind, const char *key,
+                                    const char *value)
+{
+    (void)kind;
+    (void)value;
+    if (strcmp(key, "verbose") == 0)
+        *(bool *)cls = true;
+    return MHD_YES;
+}
+
+/* /healthz, /readyz, /livez (and /<x>/<check>): "ok"; with ?verbose the list of checks and
+ * "<x> check passed", as the API server prints it (`kubectl get --raw '/readyz?verbose'`). */
+static int health(kc__req *req, const char *p)
+{
+    bool verbose = false;
+    MHD_get_connection_values(req->conn, MHD_GET_ARGUMENT_KIND, find_verbose, &verbose);
+    const char *slash = strchr(p + 1, '/');
+    if (!verbose || (slash && slash[1]))
+        return kc__reply_text(req, 200, "ok");
+    char what[16], text[160];
+    snprintf(what, sizeof(what), "%.*s", (int)(slash ? slash - p - 1 : (long)strlen(p + 1)), p + 1);
+    snprintf(text, sizeof(text), "[+]ping ok\n[+]log ok\n%s%s check passed\n",
+             strcmp(what, "readyz") == 0 ? "[+]shutdown ok\n" : "", what);
+    return kc__reply_text(req, 200, text);
+}
+
 static int dispatch(kc__req *req)
 {
     const char *p = req->path;
@@ -233,11 +268,24 @@ static int dispatch(kc__req *req)
     if (strcmp(p, "/healthz") == 0 || strcmp(p, "/readyz") == 0 || strcmp(p, "/livez") == 0 ||
         kc__starts_with(p, "/healthz/") || kc__starts_with(p, "/readyz/") ||
         kc__starts_with(p, "/livez/"))
-        return kc__reply_text(req, 200, "ok");
+        return health(req, p);
     if (!auth_ok(req))
         return kc__fail(&req->err, 401, "Unauthorized", "Unauthorized");
     if (kc__starts_with(p, "/admin/"))
         return kc__admin_handle(req);
+    if (!strcmp(p, "/openapi/v2") && req->method == KC__M_GET) {
+        size_t len = 0;
+        char *pb = kc__openapi_v2_pb(req->accept, &len);
+        if (pb) {
+            int rc = kc__reply_raw(req, 200, pb, len);
+            if (rc == 0) {
+                MHD_del_response_header(req->resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+                                        "application/json");
+                MHD_add_response_header(req->resp, MHD_HTTP_HEADER_CONTENT_TYPE, KC__OPENAPI_V2_PB);
+            }
+            return rc;
+        }
+    }
     if ((kc__starts_with(p, "/openapi/v3") || !strcmp(p, "/openapi/v2")) &&
         req->method == KC__M_GET) {
         size_t len = 0;

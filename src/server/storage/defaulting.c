@@ -2,8 +2,9 @@
  * defaulting.c — where the write path calls the defaults room (server/defaults/): what the
  * API server does to an object between decoding a request and storing it (docs/server.md,
  * "Defaulting"), in its order:
- *   kc__write_defaults — decoding: the scheme's defaulters, on every create, update, patch
- *     and apply result (before the managedFields entry of the writer is computed, so that
+ *   kc__write_defaults — decoding: metadata's empty fields dropped (omitempty, as the
+ *     decode/encode round trip does upstream), the scheme's defaulters, on every create, update,
+ *     patch and apply result (before the managedFields entry of the writer is computed, so that
  *     entry owns the defaulted fields, as upstream);
  *   kc__write_prepare — the registry: on create the strategy's PrepareForCreate and the pod
  *     admission plugins that set fields (Priority: the priority class is looked up in the
@@ -32,6 +33,7 @@ static bool is_service(const kc__rsrc *r)
 int kc__write_defaults(kc_server *srv, const kc__write *w, json_t *doc, kc_error *err)
 {
     (void)srv;
+    kc__meta_omit_empty(doc);
     if (w->r->is_crd || kc__defaults_apply(w->r->group, w->r->kind, doc) == 0)
         return 0;
     return kc_error_set(err, KC_ENOMEM, "out of memory");

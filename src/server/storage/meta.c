@@ -39,6 +39,21 @@ void kc__meta_del(json_t *doc, const char *key)
     json_object_del(json_object_get(doc, "metadata"), key);
 }
 
+void kc__meta_omit_empty(json_t *doc)
+{
+    static const char *const keys[] = {"labels",          "annotations",   "finalizers",
+                                       "ownerReferences", "managedFields", "generateName",
+                                       "namespace"};
+    json_t *m = json_object_get(doc, "metadata");
+    for (size_t i = 0; json_is_object(m) && i < sizeof(keys) / sizeof(keys[0]); i++) {
+        json_t *v = json_object_get(m, keys[i]);
+        if (json_is_null(v) || (json_is_object(v) && json_object_size(v) == 0) ||
+            (json_is_array(v) && json_array_size(v) == 0) ||
+            (json_is_string(v) && json_string_length(v) == 0))
+            json_object_del(m, keys[i]);
+    }
+}
+
 void kc__rv_str(uint64_t rv, char out[24])
 {
     snprintf(out, 24, "%" PRIu64, rv);

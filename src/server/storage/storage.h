@@ -287,6 +287,10 @@ json_t *kc__meta(json_t *doc); /* metadata object, created when missing; NULL on
 const char *kc__meta_str(json_t *doc, const char *key); /* NULL when absent / not a string */
 int kc__meta_set_str(json_t *doc, const char *key, const char *val);
 void kc__meta_del(json_t *doc, const char *key);
+/* Drops what Go's omitempty drops from ObjectMeta on the way to storage: labels, annotations,
+ * finalizers, ownerReferences, managedFields when empty or null; generateName and namespace
+ * when "" or null (a real server never shows `finalizers: []` or `labels: {}`). */
+void kc__meta_omit_empty(json_t *doc);
 void kc__rv_str(uint64_t rv, char out[24]);
 
 /* ---- sharded watch (shard.c; KEP-5866, docs/serve.md) --------------------------------------- */

@@ -137,6 +137,7 @@ int kc__negotiate(const char *accept, enum kc__fmt *ret, kc_error *err)
     }
     return kc__fail(err, 406, "NotAcceptable",
                     "only the following media types are accepted: application/json, "
+                    "application/vnd.kubernetes.protobuf (built-in kinds), "
                     "application/json;as=Table;v=v1;g=meta.k8s.io, "
                     "application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io");
 }

@@ -308,6 +308,48 @@ static void test_server_proto_errors_name_path_and_offset(void **state)
     kc__buf_free(&b);
 }
 
+/* Bounded memory: Go's zero values for absent fields (fill-in of non-omitempty members) can't
+ * turn a small body into a large document — past input bytes + 4096 JSON values it is a 400.
+ * An autoscaling/v2 HPA with N metrics {object: {}}: 4 bytes each on the wire, each decoding to
+ * a MetricSpec whose ObjectMetricSource has its describedObject, target and metric zeros. */
+static json_t *ts_metrics(json_t *doc)
+{
+    return json_object_get(json_object_get(doc, "spec"), "metrics");
+}
+
+static void test_server_proto_expansion_is_bounded(void **state)
+{
+    (void)state;
+    for (int n = 100; n <= 20000; n *= 200) {
+        json_t *metrics = json_array();
+        for (int i = 0; i < n; i++)
+            json_array_append_new(metrics, json_pack("{s:{}}", "object"));
+        json_t *hpa = json_pack("{s:s,s:s,s:{s:s},s:{s:o}}", "apiVersion", "autoscaling/v2", "kind",
+                                "HorizontalPodAutoscaler", "metadata", "name", "h", "spec",
+                                "metrics", metrics);
+        char *t = json_dumps(hpa, JSON_COMPACT);
+        kc__buf b = KC__BUF_INIT(0);
+        assert_int_equal(kc__proto_obj(&b, t, strlen(t)), 0);
+        json_t *doc = NULL;
+        kc_error e = KC_ERROR_INIT;
+        int rc = kc__proto_to_json(b.data, b.len, &doc, &e);
+        if (n == 100) { /* small: decodes, with Go's zeros filled in */
+            assert_int_equal(rc, 0);
+            json_t *m0 = json_array_get(ts_metrics(doc), 0);
+            assert_string_equal(json_string_value(json_object_get(m0, "type")), "");
+            assert_non_null(json_object_get(json_object_get(m0, "object"), "describedObject"));
+        } else {
+            assert_int_equal(rc, KC_EBADREQUEST);
+            assert_non_null(strstr(e.message, "too many JSON values"));
+        }
+        json_decref(doc);
+        kc_error_clear(&e);
+        kc__buf_free(&b);
+        free(t);
+        json_decref(hpa);
+    }
+}
+
 /* Accept: protobuf for built-in kinds; q-values; JSON alternative; 406 with nothing usable. */
 static void test_server_proto_negotiate(void **state)
 {
@@ -345,6 +387,7 @@ int main(void)
         cmocka_unit_test(test_server_proto_zero_values_and_pointers),
         cmocka_unit_test(test_server_proto_special_forms),
         cmocka_unit_test(test_server_proto_errors_name_path_and_offset),
+        cmocka_unit_test(test_server_proto_expansion_is_bounded),
         cmocka_unit_test(test_server_proto_negotiate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -30,6 +30,7 @@ typedef struct dctx {
     char path[384];
     size_t plen;
     const uint8_t *tag_at; /* start of the field being read */
+    size_t nodes, budget;  /* JSON values made, and the most allowed (bounded memory) */
 } dctx;
 
 typedef struct rd {
@@ -41,6 +42,16 @@ static json_t *fail(dctx *d, const uint8_t *at, const char *what)
     if (!d->err[0])
         snprintf(d->err, d->errcap, "%s at byte %zu: %s", d->path, (size_t)(at - d->base), what);
     return NULL;
+}
+
+/* Count one JSON value; false (and the error) past the budget: input bytes + 4096, so Go's zero
+ * values for absent fields (fill_absent) cannot blow a small body up. */
+static bool spend(dctx *d, const uint8_t *at)
+{
+    if (++d->nodes <= d->budget)
+        return true;
+    fail(d, at, "the body expands to too many JSON values");
+    return false;
 }
 
 static size_t push(dctx *d, const char *name)
@@ -303,6 +314,8 @@ static int field(dctx *d, rd *r, const kc__pbfield *f, unsigned wt, json_t *obj,
         rd pr = {b, b + n};
         while (pr.p < pr.end) {
             bool zero;
+            if (!spend(d, pr.p))
+                return -1;
             json_t *x = elem(d, &pr, f, wire_of(f->kind), depth, &zero);
             if (!x || set_or_append(obj, f, x))
                 return -1;
@@ -340,6 +353,8 @@ static int fields_into(dctx *d, const uint8_t *p, size_t len, int mi, json_t *ob
                 return fail(d, at, "truncated unknown field"), -1;
             continue;
         }
+        if (!spend(d, at))
+            return -1;
         size_t old = push(d, f->json[0] ? f->json : kc__pb_msgs[f->msg].name);
         d->tag_at = at;
         int rc = field(d, &r, f, tag & 7, obj, depth);
@@ -519,6 +534,8 @@ static int fill_absent(dctx *d, int mi, json_t *obj, int depth)
         }
         if ((f->flags & KC__PBF_OMIT) || !f->json[0] || json_object_get(obj, f->json))
             continue;
+        if (!spend(d, d->tag_at ? d->tag_at : d->base))
+            return -1;
         json_t *v = absent(d, f, depth);
         if (!v || json_object_set_new(obj, f->json, v))
             return -1;
@@ -581,7 +598,7 @@ static json_t *value(dctx *d, const uint8_t *p, size_t len, int mi, int depth)
 json_t *kc__pb_decode(const uint8_t *base, const uint8_t *p, size_t len, int mi, const char *path,
                       char *err, size_t errcap, int depth)
 {
-    dctx d = {.base = base, .err = err, .errcap = errcap};
+    dctx d = {.base = base, .err = err, .errcap = errcap, .budget = len + 4096};
     err[0] = 0;
     snprintf(d.path, sizeof(d.path), "%s", path);
     d.plen = strlen(d.path);

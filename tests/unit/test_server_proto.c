@@ -6,8 +6,9 @@
  * depth, generated from the table itself) encodes to protobuf and decodes back to the same JSON;
  * malformed bodies fail with 400 naming the field path and byte offset; Go's JSON forms of the
  * special messages (Time, MicroTime, Duration, Quantity, IntOrString, RawExtension, list
- * wrappers, JSONSchemaPropsOr*). With KC_PROTO_CORPUS_DIR set it also writes one body per kind
- * there (the fuzz corpus, tests/fuzz/corpus/proto_body/).
+ * wrappers, JSONSchemaPropsOr*). With KC_PROTO_CORPUS_DIR / KC_PROTO_JSON_CORPUS_DIR set it also
+ * writes one body / JSON document per kind there (the fuzz corpora tests/fuzz/corpus/proto_body/
+ * and proto_encode/).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -127,19 +128,22 @@ static json_t *sample(int mi, int depth, unsigned salt)
     return obj;
 }
 
-static void write_corpus(const kc__pbtype *t, const kc__buf *b)
+/* One seed file per kind into the directory named by env (the fuzz corpora), when set. */
+static void write_corpus(const char *env, const char *ext, const kc__pbtype *t, const char *p,
+                         size_t n)
 {
-    const char *dir = getenv("KC_PROTO_CORPUS_DIR");
-    if (!dir)
+    const char *dir = getenv(env);
+    if (!dir || strstr(t->kind, "List"))
         return;
-    char path[512];
-    snprintf(path, sizeof(path), "%s/%s_%s.pb", dir, t->api_version, t->kind);
-    for (char *p = path + strlen(dir) + 1; *p; p++)
-        if (*p == '/' || *p == '.')
-            *p = *p == '.' && !strcmp(p, ".pb") ? '.' : '_';
+    char name[256], path[512];
+    snprintf(name, sizeof(name), "%s_%s", t->api_version, t->kind);
+    for (char *c = name; *c; c++)
+        if (*c == '/' || *c == '.')
+            *c = '_';
+    snprintf(path, sizeof(path), "%s/%s.%s", dir, name, ext);
     FILE *f = fopen(path, "wb");
     if (f) {
-        fwrite(b->data, 1, b->len, f);
+        fwrite(p, 1, n, f);
         fclose(f);
     }
 }
@@ -155,8 +159,10 @@ static void roundtrip(const kc__pbtype *t, unsigned salt)
     char *text = json_dumps(doc, JSON_COMPACT);
     kc__buf b = KC__BUF_INIT(0);
     assert_int_equal(kc__proto_obj(&b, text, strlen(text)), 0);
-    if (salt == 0)
-        write_corpus(t, &b);
+    if (salt == 0) {
+        write_corpus("KC_PROTO_CORPUS_DIR", "pb", t, b.data, b.len);
+        write_corpus("KC_PROTO_JSON_CORPUS_DIR", "json", t, text, strlen(text));
+    }
     json_t *back = NULL;
     kc_error e = KC_ERROR_INIT;
     int rc = kc__proto_to_json(b.data, b.len, &back, &e);

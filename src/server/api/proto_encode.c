@@ -237,11 +237,15 @@ static int parse_time(const char *s, int64_t *secs, int32_t *nanos)
     } else if (strcmp(p, "Z") != 0) {
         return -1;
     }
+    if (tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 || tm.tm_mday > 31 || tm.tm_hour > 23 ||
+        tm.tm_min > 59 || tm.tm_sec > 60 || tm.tm_year < 0)
+        return -1;
     tm.tm_year -= 1900;
     tm.tm_mon -= 1;
     *secs = (int64_t)timegm(&tm) - off;
     *nanos = (int32_t)ns;
-    return 0;
+    /* what Go's Time can hold in RFC 3339: years 1..9999 */
+    return *secs < -62135596800LL || *secs > 253402300799LL ? -1 : 0;
 }
 
 /* Go's time.ParseDuration ("1h2m3.5s", "300ms", "-1.5h"), exact in integers as Go's is →

@@ -179,6 +179,15 @@ static int put_bookmark(wstream *ws, bool end)
         end ? ",\"annotations\":{\"k8s.io/initial-events-end\":\"true\"}" : "");
 }
 
+/* A JSON event line as the stream's format writes it (protobuf: the same event as a frame). */
+static void put_line(wstream *ws, const char *line)
+{
+    if (ws->fmt == KC__FMT_PROTO)
+        kc__proto_event_line(&ws->out, line);
+    else
+        kc__buf_append_str(&ws->out, line);
+}
+
 static bool client_gone(wstream *ws)
 {
     const union MHD_ConnectionInfo *ci =
@@ -219,10 +228,7 @@ static bool produce(wstream *ws, size_t limit, uint64_t *wake_at)
         return true;
     }
     if (ws->error_line) {
-        if (ws->fmt == KC__FMT_PROTO) /* the same event as a protobuf frame */
-            kc__proto_event_line(&ws->out, ws->error_line);
-        else
-            kc__buf_append_str(&ws->out, ws->error_line);
+        put_line(ws, ws->error_line);
         ws->done = true;
         return true;
     }
@@ -255,7 +261,7 @@ static bool produce(wstream *ws, size_t limit, uint64_t *wake_at)
         if (cerr) { /* CV8: the conversion failure ends this watch with an ERROR event */
             char *line = error_event(500, "InternalError", cerr, false);
             if (line)
-                kc__buf_append_str(&ws->out, line);
+                put_line(ws, line);
             free(line);
             free(cerr);
         }

@@ -155,14 +155,22 @@ static void test_server_api_unknown_path_404_status_8(void **state)
     }
 }
 
+/* #24: the server picks the first type it supports — protobuf for built-in kinds (the
+ * protobuf responses themselves: test_server_api_protobuf); JSON when protobuf comes later. */
 static void test_server_api_protobuf_accept_gets_json_24(void **state)
 {
     ts_resp r;
     ts_req(*state, "GET", "/api/v1/namespaces/default", NULL, NULL,
-           "application/vnd.kubernetes.protobuf, application/json", &r);
+           "application/json, application/vnd.kubernetes.protobuf;q=0.5", &r);
     assert_int_equal(r.status, 200);
     assert_string_equal(r.ctype, "application/json");
     assert_string_equal(ts_s(r.json, "kind"), "Namespace");
+    ts_resp_free(&r);
+    ts_req(*state, "GET", "/api/v1/namespaces/default", NULL, NULL,
+           "application/vnd.kubernetes.protobuf, application/json", &r);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(r.ctype, "application/vnd.kubernetes.protobuf");
+    assert_true(r.len > 4 && !memcmp(r.body, "k8s", 4));
     ts_resp_free(&r);
 }
 
@@ -170,7 +178,7 @@ static void test_server_api_unsupported_accept_406_25(void **state)
 {
     ts_resp r;
     ts_req(*state, "GET", "/api/v1/namespaces/default", NULL, NULL,
-           "application/vnd.kubernetes.protobuf", &r);
+           "application/yaml, application/cbor", &r);
     assert_int_equal(r.status, 406);
     assert_string_equal(ts_s(r.json, "reason"), "NotAcceptable");
     ts_resp_free(&r);

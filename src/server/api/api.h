@@ -39,7 +39,15 @@ typedef struct kc__query {
     int64_t limit, timeout, grace; /* -1 when absent */
 } kc__query;
 
-enum kc__fmt { KC__FMT_JSON = 0, KC__FMT_TABLE, KC__FMT_PARTIAL };
+/* PROTO: application/vnd.kubernetes.protobuf for built-in kinds, 406 for others; PROTO_JSON:
+ * the same with JSON for others (the Accept also allowed JSON). kc__fmt_for settles both. */
+enum kc__fmt {
+    KC__FMT_JSON = 0,
+    KC__FMT_TABLE,
+    KC__FMT_PARTIAL,
+    KC__FMT_PROTO,
+    KC__FMT_PROTO_JSON
+};
 
 #define KC__MAX_WARNINGS 8   /* Warning headers per reply; more unknown fields are not named */
 #define KC__WARNING_MAX  160 /* bytes of one warning text, NUL included */

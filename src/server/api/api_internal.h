@@ -32,9 +32,23 @@ int kc__encode_event(kc__buf *out, enum kc__fmt fmt, enum kc__table_obj tobj, kc
 
 /* ---- request bodies and options (proto.c, request.c, field_validation.c) -------------------- */
 
-/* Decode a Kubernetes protobuf request body ("k8s\0" + runtime.Unknown) of a supported kind
- * into a new JSON document (proto.c). 400 when malformed, 415 for other kinds. */
+/* Decode a Kubernetes protobuf request body ("k8s\0" + runtime.Unknown) of a built-in kind
+ * into a new JSON document (proto.c). 400 naming the field path and byte offset when
+ * malformed, 415 for kinds without a protobuf message (custom resources). */
 int kc__proto_to_json(const char *body, size_t len, json_t **ret, kc_error *err);
+/* Protobuf responses (proto.c): whether apiVersion + kind has a message here; the enveloped
+ * object of JSON text; a list {ListMeta, items} of items (borrowed); one watch frame (4-byte
+ * big-endian length + WatchEvent) of an object, or of a JSON event line ({"type","object"}).
+ * Append to out; 0, KC_ENOTFOUND (no message for the kind), KC_EINVAL (bad JSON), KC_ENOMEM. */
+bool kc__proto_has(const char *av, const char *kind);
+int kc__proto_obj(kc__buf *out, const char *json, size_t len);
+int kc__proto_list(kc__buf *out, const char *av, const char *list_kind, kc_obj **items, size_t n,
+                   const char *rv, const char *cont, int64_t remaining);
+int kc__proto_event(kc__buf *out, const char *type, const char *json, size_t len);
+int kc__proto_event_line(kc__buf *out, const char *line);
+/* The representation of req's replies for resource r: KC__FMT_PROTO* become PROTO for built-in
+ * kinds, JSON for others when the Accept allowed JSON, else 406 (encode.c). */
+int kc__fmt_for(kc__req *req, const kc__rsrc *r, enum kc__fmt *ret);
 /* Maximum length of a field manager name (bytes), as upstream. */
 #define KC__FIELD_MANAGER_MAX 128
 /* The field manager of a non-apply write into out: the fieldManager query parameter (validated:

@@ -1,6 +1,8 @@
 /*
  * encode.c — response bodies built from stored objects: single objects, LIST bodies and watch
- * event lines, in the negotiated representation (JSON, meta.k8s.io Table, PartialObjectMetadata).
+ * event lines, in the negotiated representation (JSON, meta.k8s.io Table, PartialObjectMetadata,
+ * protobuf for built-in kinds — proto.c; custom resources are JSON, or 406 when the client
+ * accepts protobuf only, as upstream).
  *
  * A JSON LIST is never built in memory: the response is a libmicrohttpd content callback with a
  * known Content-Length that copies the envelope head, then each item's stored minified text
@@ -18,8 +20,62 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define PB_CTYPE "application/vnd.kubernetes.protobuf"
+
+int kc__fmt_for(kc__req *req, const kc__rsrc *r, enum kc__fmt *ret)
+{
+    enum kc__fmt f = req->fmt;
+    if (f != KC__FMT_PROTO && f != KC__FMT_PROTO_JSON) {
+        *ret = f;
+        return 0;
+    }
+    char av[256];
+    kc__rsrc_api_version(r, req->route.version, av, sizeof(av));
+    if (kc__proto_has(av, r->kind)) {
+        *ret = KC__FMT_PROTO;
+        return 0;
+    }
+    if (f == KC__FMT_PROTO_JSON) {
+        *ret = KC__FMT_JSON;
+        return 0;
+    }
+    return kc__fail(&req->err, 406, "NotAcceptable",
+                    "only the following media types are accepted: application/json, "
+                    "application/json;as=Table;v=v1;g=meta.k8s.io, "
+                    "application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io");
+}
+
+/* Reply with a protobuf body (taken from b). */
+static int reply_pb(kc__req *req, unsigned status, kc__buf *b)
+{
+    size_t len;
+    char *s = kc__buf_steal(b, &len);
+    if (!s)
+        return KC_ENOMEM;
+    int rc = kc__reply_raw(req, status, s, len);
+    if (rc == 0) {
+        MHD_del_response_header(req->resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+        MHD_add_response_header(req->resp, MHD_HTTP_HEADER_CONTENT_TYPE, PB_CTYPE);
+    }
+    return rc;
+}
+
 int kc__reply_obj(kc__req *req, unsigned status, kc__rsrc *r, kc_obj *obj)
 {
+    int frc = kc__fmt_for(req, r, &req->fmt);
+    if (frc)
+        return frc;
+    if (req->fmt == KC__FMT_PROTO) {
+        size_t l;
+        const char *t = kc_obj_json(obj, &l);
+        kc__buf b = KC__BUF_INIT(0);
+        int rc = kc__proto_obj(&b, t, l);
+        if (rc) {
+            kc__buf_free(&b);
+            return rc;
+        }
+        return reply_pb(req, status, &b);
+    }
     if (req->fmt == KC__FMT_TABLE) {
         char rv[24];
         kc__rv_str(kc_obj_rv_int(obj), rv);
@@ -142,6 +198,24 @@ int kc__reply_list(kc__req *req, kc__rsrc *r, kc_obj **items, size_t n, uint64_t
 {
     char rvs[24];
     kc__rv_str(rv, rvs);
+    int frc = kc__fmt_for(req, r, &req->fmt);
+    if (frc) {
+        release(items, n);
+        return frc;
+    }
+    if (req->fmt == KC__FMT_PROTO) {
+        char av[256], lk[300];
+        kc__rsrc_api_version(r, req->route.version, av, sizeof(av));
+        snprintf(lk, sizeof(lk), "%sList", r->kind);
+        kc__buf b = KC__BUF_INIT(0);
+        int rc = kc__proto_list(&b, av, lk, items, n, rvs, cont, remaining);
+        release(items, n);
+        if (rc) {
+            kc__buf_free(&b);
+            return rc;
+        }
+        return reply_pb(req, 200, &b);
+    }
     if (req->fmt == KC__FMT_TABLE) {
         json_t *t = kc__table_for(r, items, n, rvs, cont, true);
         if (t && kc__table_set_objects(t, items, n, req->table_obj) < 0) {
@@ -223,6 +297,11 @@ int kc__reply_list(kc__req *req, kc__rsrc *r, kc_obj **items, size_t n, uint64_t
 int kc__encode_event(kc__buf *out, enum kc__fmt fmt, enum kc__table_obj tobj, kc__rsrc *r,
                      const char *type, kc_obj *obj, bool first)
 {
+    if (fmt == KC__FMT_PROTO) {
+        size_t l;
+        const char *s = kc_obj_json(obj, &l);
+        return kc__proto_event(out, type, s, l);
+    }
     int rc = kc__buf_printf(out, "{\"type\":\"%s\",\"object\":", type);
     if (rc)
         return rc;

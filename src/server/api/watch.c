@@ -159,12 +159,34 @@ static int put_bookmark(wstream *ws, bool end)
         ws->last_rv = p;
     const char *kind = ws->fmt == KC__FMT_PARTIAL ? "PartialObjectMetadata" : ws->r->kind;
     const char *av = ws->fmt == KC__FMT_PARTIAL ? "meta.k8s.io/v1" : ws->av;
+    if (ws->fmt == KC__FMT_PROTO) {
+        kc__buf line = KC__BUF_INIT(0);
+        int rc = kc__buf_printf(
+            &line,
+            "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"%s\",\"apiVersion\":\"%s\","
+            "\"metadata\":{\"resourceVersion\":\"%llu\"%s}}}",
+            kind, av, (unsigned long long)ws->last_rv,
+            end ? ",\"annotations\":{\"k8s.io/initial-events-end\":\"true\"}" : "");
+        if (!rc)
+            rc = kc__proto_event_line(&ws->out, line.data);
+        kc__buf_free(&line);
+        return rc;
+    }
     return kc__buf_printf(
         &ws->out,
         "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"%s\",\"apiVersion\":\"%s\","
         "\"metadata\":{\"resourceVersion\":\"%llu\"%s}}}\n",
         kind, av, (unsigned long long)ws->last_rv,
         end ? ",\"annotations\":{\"k8s.io/initial-events-end\":\"true\"}" : "");
+}
+
+/* A JSON event line as the stream's format writes it (protobuf: the same event as a frame). */
+static void put_line(wstream *ws, const char *line)
+{
+    if (ws->fmt == KC__FMT_PROTO)
+        kc__proto_event_line(&ws->out, line);
+    else
+        kc__buf_append_str(&ws->out, line);
 }
 
 static bool client_gone(wstream *ws)
@@ -207,7 +229,7 @@ static bool produce(wstream *ws, size_t limit, uint64_t *wake_at)
         return true;
     }
     if (ws->error_line) {
-        kc__buf_append_str(&ws->out, ws->error_line);
+        put_line(ws, ws->error_line);
         ws->done = true;
         return true;
     }
@@ -240,7 +262,7 @@ static bool produce(wstream *ws, size_t limit, uint64_t *wake_at)
         if (cerr) { /* CV8: the conversion failure ends this watch with an ERROR event */
             char *line = error_event(500, "InternalError", cerr, false);
             if (line)
-                kc__buf_append_str(&ws->out, line);
+                put_line(ws, line);
             free(line);
             free(cerr);
         }
@@ -527,7 +549,10 @@ int kc__verb_watch(kc__req *req, kc__rsrc *r)
     kc__buf_init(&ws->out, 0);
     ws->srv = srv;
     ws->r = r;
-    ws->fmt = req->fmt;
+    if ((rc = kc__fmt_for(req, r, &ws->fmt)) != 0) {
+        ws_free(ws);
+        return rc;
+    }
     ws->tobj = req->table_obj;
     ws->conn = req->conn;
     ws->first = true;
@@ -559,7 +584,10 @@ int kc__verb_watch(kc__req *req, kc__rsrc *r)
         rc = kc_error_set(&req->err, KC_ENOMEM, "out of memory");
         goto fail;
     }
-    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+                            ws->fmt == KC__FMT_PROTO
+                                ? "application/vnd.kubernetes.protobuf;stream=watch"
+                                : "application/json");
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache, private");
     kc__reply_warnings(req, resp);
     req->resp = resp;

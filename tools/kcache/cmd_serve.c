@@ -131,7 +131,10 @@ static const char usage_text[] =
     "  GET  /admin/sharding      {\"ignoreShardSelector\":B, \"shardedWatches\":N,\n"
     "                             \"filteredEvents\":N}\n"
     "  PUT  /admin/sharding      {\"ignoreShardSelector\":true|false}: ignore shardSelector\n"
-    "                            from now on (as --shard-selector=ignore), or honor it again\n";
+    "                            from now on (as --shard-selector=ignore), or honor it again\n"
+    "  POST /admin/clock?advance=S\n"
+    "                            move the clock of the server's timestamps S seconds (1..86400)\n"
+    "                            forward: a later second for tests, without sleeping\n";
 
 static int sig_pipe[2] = {-1, -1};
 

@@ -288,6 +288,10 @@ const char *kc__meta_str(json_t *doc, const char *key); /* NULL when absent / no
 int kc__meta_set_str(json_t *doc, const char *key, const char *val);
 void kc__meta_del(json_t *doc, const char *key);
 void kc__rv_str(uint64_t rv, char out[24]);
+/* Would an update storing nu change nothing of old? Every member equal, managedFields compared
+ * without their entries' "time" (an apply repeated a second later is a no-op, spec §2
+ * resourceVersion). */
+bool kc__doc_same_but_times(json_t *nu, json_t *old);
 
 /* ---- sharded watch (shard.c; KEP-5866, docs/serve.md) --------------------------------------- */
 

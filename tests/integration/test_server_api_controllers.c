@@ -1,10 +1,10 @@
 /*
- * test_server_api_controllers.c — the optional controllers (kc_server_opts.controllers), each off
- * by default: the ownerReference garbage collector (Background, Foreground with
- * blockOwnerDeletion, Orphan), the namespace lifecycle (Terminating, contents deleted with their
- * finalizers honoured, the namespace gone once empty) and the ServiceAccount "default" of every
- * namespace. The controllers act inside the triggering request, so each assertion reads the state
- * right after the request returns (no waiting).
+ * test_server_api_controllers.c — the controllers (kc_server_opts.controllers), each alone (the
+ * default set and "none": test_server_api_cluster_defaults.c): the ownerReference garbage
+ * collector (Background, Foreground with blockOwnerDeletion, Orphan), the namespace lifecycle
+ * (Terminating, contents deleted with their finalizers honoured, the namespace gone once empty) and
+ * the ServiceAccount "default" of every namespace. The controllers act inside the triggering
+ * request, so each assertion reads the state right after the request returns (no waiting).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -69,7 +69,8 @@ static void test_server_gc_background(void **state)
 {
     (void)state;
     for (int with = 0; with < 2; with++) {
-        kc_server *s = start(with ? KC_SERVER_CONTROLLER_GARBAGE_COLLECTOR : 0);
+        kc_server *s =
+            start(with ? KC_SERVER_CONTROLLER_GARBAGE_COLLECTOR : KC_SERVER_CONTROLLER_NONE);
         assert_non_null(s);
         char o[64], keep[64], d1[64];
         cm(s, "default", "o", "", o);
@@ -210,7 +211,7 @@ static void test_server_namespace_lifecycle(void **state)
 }
 
 /* ServiceAccount default: in the built-in namespaces, in a new one, back after a delete; none
- * without the controller. */
+ * without the controller (it is not in the default set). */
 static void test_server_serviceaccount_default(void **state)
 {
     (void)state;

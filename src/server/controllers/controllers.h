@@ -1,5 +1,5 @@
 /*
- * controllers.h — the optional controllers of the embedded API server (kc_server_opts.controllers):
+ * controllers.h — the controllers of the embedded API server (kc_server_opts.controllers):
  * namespace lifecycle, ownerReference garbage collector, ServiceAccount "default". The write path
  * calls them through srv->ctl (storage/storage.h); server.c installs them.
  */

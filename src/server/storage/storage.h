@@ -104,6 +104,7 @@ typedef struct kc__rsrc {
     kc__entry **sorted;
     size_t n_sorted;
     bool sorted_dirty;
+    size_t n_owned; /* stored objects with ownerReferences (the garbage collector skips the rest) */
 } kc__rsrc;
 
 /* ---- history and snapshots ------------------------------------------------------------------ */
@@ -132,6 +133,8 @@ struct kc_server {
     char host[64];
     unsigned port;
     char *url;
+    char adv_host[64]; /* the address the `kubernetes` Endpoints name (set by start) */
+    unsigned adv_port;
     struct kc__tls_material *tls; /* tls.h; allocated by the first start with opts.tls */
     bool have_tls;                /* tls holds generated material */
     struct MHD_Daemon *mhd;

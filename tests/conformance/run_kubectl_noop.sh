@@ -5,7 +5,7 @@
 # timestamps are ignored"; checklist #29, #82). Between the repeats the server's clock moves on
 # (POST /admin/clock?advance=2, no sleeping), so a restamped managedFields entry would show.
 # Verbs: apply --server-side (a Deployment, then 300 ConfigMaps: the server's RV counter must not
-# move), replace, label --overwrite, annotate --overwrite, patch (merge, json, strategic), scale.
+# move), client-side apply, replace, label --overwrite, annotate --overwrite, patch (merge, json, strategic), scale.
 # A real labels-only change still bumps the RV and not the generation (#34).
 # Exit 77 when kubectl is missing.
 set -u
@@ -63,6 +63,16 @@ t_apply3() {
         same k apply --server-side --field-manager=t -f "$KC_TMP/deploy.yaml"
 }
 check "apply --server-side ×3 (clock moved on between): same RV, generation, managedFields" t_apply3
+t_client_apply() {
+    sed 's/name: web/name: web2/' "$KC_TMP/deploy.yaml" >"$KC_TMP/web2.yaml"
+    k apply -f "$KC_TMP/web2.yaml" >/dev/null || return 1
+    local a b
+    a=$(k get deploy web2 -o jsonpath='{.metadata.resourceVersion} {.metadata.generation} {.metadata.managedFields}')
+    later && k apply -f "$KC_TMP/web2.yaml" >/dev/null || return 1
+    b=$(k get deploy web2 -o jsonpath='{.metadata.resourceVersion} {.metadata.generation} {.metadata.managedFields}')
+    [ "$a" = "$b" ] || { printf 'before: %s\nafter:  %s\n' "$a" "$b"; return 1; }
+}
+check "client-side apply repeated (create-or-update) changes nothing" t_client_apply
 t_replace() { k get deploy web -o json >"$KC_TMP/web.json" && same k replace -f "$KC_TMP/web.json"; }
 check "replace with the stored object changes nothing" t_replace
 check "label --overwrite with the same value changes nothing" same k label --overwrite deploy web app=web

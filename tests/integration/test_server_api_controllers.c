@@ -155,6 +155,39 @@ static void test_server_gc_orphan(void **state)
     kc_server_free(s);
 }
 
+/* The owner-uid index follows every write after it was built (at the first removal): a reference
+ * a PATCH adds cascades, one a PATCH drops does not, and after a wiping restart it is rebuilt. */
+static void test_server_gc_index_follows_writes(void **state)
+{
+    (void)state;
+    kc_server *s = start(KC_SERVER_CONTROLLER_GARBAGE_COLLECTOR);
+    assert_non_null(s);
+    char o1[64], o2[64], meta[1024], patch[1024];
+    cm(s, "default", "o1", "", o1);
+    cm(s, "default", "o2", "", o2);
+    cm(s, "default", "x", "", NULL);
+    cm(s, "default", "d1", "", NULL);
+    cm(s, "default", "d2", owner("o2", o2, false), NULL);
+    assert_int_equal(status_of(s, "DELETE", NS_PATH "/x", NULL, NULL), 200); /* builds the index */
+    snprintf(patch, sizeof(patch), "{\"metadata\":{%s}}", owner("o1", o1, false));
+    assert_int_equal(status_of(s, "PATCH", NS_PATH "/d1", "application/merge-patch+json", patch),
+                     200);
+    assert_int_equal(status_of(s, "PATCH", NS_PATH "/d2", "application/merge-patch+json",
+                               "{\"metadata\":{\"ownerReferences\":null}}"),
+                     200);
+    assert_int_equal(status_of(s, "DELETE", NS_PATH "/o1", NULL, NULL), 200);
+    assert_int_equal(get(s, NS_PATH "/d1"), 404);
+    assert_int_equal(status_of(s, "DELETE", NS_PATH "/o2", NULL, NULL), 200);
+    assert_int_equal(get(s, NS_PATH "/d2"), 200);
+    assert_int_equal(kc_server_restart(s, KC_SERVER_RESTART_WIPE, NULL), 0);
+    cm(s, "default", "o3", "", o1);
+    snprintf(meta, sizeof(meta), "%s", owner("o3", o1, false));
+    cm(s, "default", "d3", meta, NULL);
+    assert_int_equal(status_of(s, "DELETE", NS_PATH "/o3", NULL, NULL), 200);
+    assert_int_equal(get(s, NS_PATH "/d3"), 404);
+    kc_server_free(s);
+}
+
 /* The namespace lifecycle: Terminating at once, contents deleted, a held object keeps the
  * namespace (and creates in it are refused) until its finalizer goes. */
 static void test_server_namespace_lifecycle(void **state)
@@ -260,6 +293,7 @@ int main(void)
         cmocka_unit_test(test_server_gc_background),
         cmocka_unit_test(test_server_gc_foreground),
         cmocka_unit_test(test_server_gc_orphan),
+        cmocka_unit_test(test_server_gc_index_follows_writes),
         cmocka_unit_test(test_server_namespace_lifecycle),
         cmocka_unit_test(test_server_serviceaccount_default),
         cmocka_unit_test(test_server_controllers_unknown_bit),

@@ -10,5 +10,7 @@
 
 /* The hooks for the controllers enabled in srv->opts.controllers, or NULL when none is. */
 const kc__ctl_ops *kc__controllers_ops(const kc_server *srv);
+/* Free what the controllers keep (the garbage collector's index); at server free. */
+void kc__controllers_free(kc_server *srv);
 
 #endif

@@ -415,6 +415,7 @@ KC_API void kc_server_free(kc_server *srv)
     kc_server_stop(srv);
     pthread_mutex_lock(&srv->mu);
     kc__store_destroy(srv);
+    kc__controllers_free(srv);
     pthread_mutex_unlock(&srv->mu);
     kc__hub_free(srv->hub);
     kc__faults_free(srv->faults);

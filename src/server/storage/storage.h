@@ -165,7 +165,8 @@ struct kc_server {
     struct kc__svc_alloc *svc_alloc; /* Service cluster IPs and node ports (defaults room) */
     char *service_cidr, *node_port_range;
     char *webhook_services;          /* opts.webhook_services (admission/config.c) */
-    const struct kc__ctl_ops *ctl;   /* optional controllers (controllers/); NULL = none */
+    const struct kc__ctl_ops *ctl;   /* controllers (controllers/); NULL = none */
+    struct kc__gc_index *gc_index;   /* the garbage collector's (controllers/gc_index.c) */
     const struct kc__crd_hooks *crd; /* CRD hooks (discovery/crd.c); NULL = CRDs inert */
     /* sharded list and watch (shard.c): shardSelector ignored (S12); sharded watches open; events
      * the shard selectors of watches filtered out (metrics) */
@@ -189,6 +190,9 @@ typedef struct kc__ctl_ops {
     /* holds: true when cur, being deleted and without finalizers now, must stay anyway (a
      * namespace that still has objects); the write is then an ordinary update. */
     bool (*holds)(kc_server *srv, const kc__rsrc *r, const kc__entry *cur);
+    /* committed: kc__store_commit stored (ADDED, MODIFIED) or removed (DELETED) obj of r, old
+     * its previous state (NULL on ADDED): the garbage collector's owner-uid index follows. */
+    void (*committed)(kc_server *srv, kc__rsrc *r, kc_watch_type type, kc_obj *obj, kc_obj *old);
 } kc__ctl_ops;
 
 /* ---- CRD hooks (installed by discovery/crd.c) --------------------------------------------- */

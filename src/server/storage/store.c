@@ -205,6 +205,8 @@ int kc__store_commit(kc_server *srv, kc__rsrc *r, kc_watch_type type, kc_obj *ob
     kc__hub_event ev = {.type = type, .obj = obj, .old = old, .rv = rv};
     kc__shard_event_hash(srv, &ev);
     kc__hub_publish(srv->hub, r, &ev);
+    if (srv->ctl && srv->ctl->committed)
+        srv->ctl->committed(srv, r, type, obj, old);
     pthread_cond_broadcast(&srv->cond);
     kc_obj_unref(hold);
     return 0;

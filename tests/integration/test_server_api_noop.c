@@ -195,6 +195,36 @@ static void test_server_noop_apply_change_then_repeat(void **state)
     json_decref(b);
 }
 
+/* POST /admin/clock?advance=S moves the server's timestamps forward (what run_kubectl_noop.sh
+ * uses); a missing, zero or oversized advance is 400, GET 405. */
+static void test_server_noop_admin_clock(void **state)
+{
+    kc_server *s = *state;
+    ts_resp r;
+    ts_req(s, "POST", "/admin/clock?advance=0", NULL, NULL, NULL, &r);
+    assert_int_equal(r.status, 400);
+    ts_resp_free(&r);
+    ts_req(s, "POST", "/admin/clock?advance=86401", NULL, NULL, NULL, &r);
+    assert_int_equal(r.status, 400);
+    ts_resp_free(&r);
+    ts_req(s, "GET", "/admin/clock?advance=1", NULL, NULL, NULL, &r);
+    assert_int_equal(r.status, 405);
+    ts_resp_free(&r);
+    assert_int_equal(ts_post(s, CM_PATH, "{\"metadata\":{\"name\":\"c1\"}}", &r), 201);
+    time_t t0 = time(NULL);
+    ts_resp_free(&r);
+    ts_req(s, "POST", "/admin/clock?advance=3600", NULL, NULL, NULL, &r);
+    assert_int_equal(r.status, 200);
+    ts_resp_free(&r);
+    assert_int_equal(ts_post(s, CM_PATH, "{\"metadata\":{\"name\":\"c2\"}}", &r), 201);
+    struct tm tm;
+    memset(&tm, 0, sizeof(tm));
+    assert_non_null(
+        strptime(ts_s(r.json, "metadata.creationTimestamp"), "%Y-%m-%dT%H:%M:%SZ", &tm));
+    assert_true(timegm(&tm) >= t0 + 3600 - 5); /* an hour on (earlier advances only add) */
+    ts_resp_free(&r);
+}
+
 int main(void)
 {
     curl_global_init(CURL_GLOBAL_ALL);
@@ -202,6 +232,7 @@ int main(void)
         cmocka_unit_test(test_server_noop_every_verb),
         cmocka_unit_test(test_server_noop_labels_change),
         cmocka_unit_test(test_server_noop_apply_change_then_repeat),
+        cmocka_unit_test(test_server_noop_admin_clock),
     };
     int rc = cmocka_run_group_tests(tests, ts_group_setup_t1, ts_group_teardown);
     curl_global_cleanup();

@@ -87,10 +87,11 @@ typedef struct kc_server_opts {
      * NULL = "30000-32767". A bad value fails kc_server_new with KC_EINVAL. */
     const char *service_cidr;
     const char *node_port_range;
-    /* Optional controllers of kube-controller-manager, each off unless its bit
-     * (kc_server_controller) is set; 0 = none, as envtest. They run inside the write that
-     * triggers them, under the store lock, so their effects are visible when the request returns.
-     */
+    /* Controllers of kube-controller-manager (kc_server_controller bits). 0 = the default set,
+     * KC_SERVER_CONTROLLERS_DEFAULT (namespace lifecycle and garbage collector, as on every
+     * cluster); any other value = exactly the bits set; KC_SERVER_CONTROLLER_NONE (alone) = none,
+     * the bare store (as envtest). They run inside the write that triggers them, under the store
+     * lock, so their effects are visible when the request returns. */
     unsigned controllers;
     /* Ignore the shardSelector parameter of LIST and WATCH (server-side sharded list and watch,
      * KEP-5866) as an older server or one with the ShardedListAndWatch gate off does: full lists
@@ -104,19 +105,29 @@ typedef struct kc_server_opts {
     const char *webhook_services;
 } kc_server_opts;
 
-/* The optional controllers (bits of kc_server_opts.controllers; `kcache serve --controllers`). */
+/* The controllers (bits of kc_server_opts.controllers; `kcache serve --controllers`). */
 typedef enum kc_server_controller {
     /* Namespace lifecycle: a deleted namespace turns Terminating (status.phase, deletionTimestamp),
      * its objects are deleted as a DELETE would (finalizers and graceful pods honoured), and the
-     * namespace goes once it is empty. Without it a namespace and its objects go at once. */
+     * namespace goes once it is empty. Without it a namespace and its objects go at once. In the
+     * default set. */
     KC_SERVER_CONTROLLER_NAMESPACE = 1u << 0,
     /* Garbage collector of metadata.ownerReferences: an object none of whose owners exists any
      * more is deleted (Background), Foreground deletion waits (foregroundDeletion finalizer) for
-     * the dependents that have blockOwnerDeletion, Orphan drops the references. */
+     * the dependents that have blockOwnerDeletion, Orphan drops the references. In the default
+     * set. */
     KC_SERVER_CONTROLLER_GARBAGE_COLLECTOR = 1u << 1,
-    /* ServiceAccount "default" in every namespace (recreated when deleted). */
+    /* ServiceAccount "default" in every namespace (recreated when deleted). Not in the default
+     * set. */
     KC_SERVER_CONTROLLER_SERVICE_ACCOUNT = 1u << 2,
+    /* No controller: the bit that makes a set of no other bits mean "none" rather than the
+     * default (0). Other bits set with it are run. */
+    KC_SERVER_CONTROLLER_NONE = 1u << 30,
 } kc_server_controller;
+
+/* The controllers a zero kc_server_opts.controllers runs. */
+#define KC_SERVER_CONTROLLERS_DEFAULT                                                              \
+    (KC_SERVER_CONTROLLER_NAMESPACE | KC_SERVER_CONTROLLER_GARBAGE_COLLECTOR)
 
 /* Create a server (not yet listening); opts are copied. On success *ret_srv is new — caller frees
  * with kc_server_free().

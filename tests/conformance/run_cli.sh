@@ -21,7 +21,7 @@ t_help() {
         --max-body --watch-queue --watch-delay --list-delay --fail-429 --fail-500 --fail-503 --retry-after \
         --watch-close-every --watch-close-prob --seed-objects --fixtures --seed --quiet \
         --service-cluster-ip-range --service-node-port-range --controllers --shard-selector \
-        /admin/faults /admin/compact /admin/restart /admin/sharding; do
+        /admin/faults /admin/compact /admin/restart /admin/sharding /admin/clock; do
         echo "$h" | grep -q -- "$f" || { echo "--help lacks $f"; return 1; }
     done
 }

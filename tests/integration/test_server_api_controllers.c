@@ -1,10 +1,10 @@
 /*
- * test_server_api_controllers.c — the optional controllers (kc_server_opts.controllers), each off
- * by default: the ownerReference garbage collector (Background, Foreground with
- * blockOwnerDeletion, Orphan), the namespace lifecycle (Terminating, contents deleted with their
- * finalizers honoured, the namespace gone once empty) and the ServiceAccount "default" of every
- * namespace. The controllers act inside the triggering request, so each assertion reads the state
- * right after the request returns (no waiting).
+ * test_server_api_controllers.c — the controllers (kc_server_opts.controllers), each alone (the
+ * default set and "none": test_server_api_cluster_defaults.c): the ownerReference garbage
+ * collector (Background, Foreground with blockOwnerDeletion, Orphan), the namespace lifecycle
+ * (Terminating, contents deleted with their finalizers honoured, the namespace gone once empty) and
+ * the ServiceAccount "default" of every namespace. The controllers act inside the triggering
+ * request, so each assertion reads the state right after the request returns (no waiting).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -69,7 +69,8 @@ static void test_server_gc_background(void **state)
 {
     (void)state;
     for (int with = 0; with < 2; with++) {
-        kc_server *s = start(with ? KC_SERVER_CONTROLLER_GARBAGE_COLLECTOR : 0);
+        kc_server *s =
+            start(with ? KC_SERVER_CONTROLLER_GARBAGE_COLLECTOR : KC_SERVER_CONTROLLER_NONE);
         assert_non_null(s);
         char o[64], keep[64], d1[64];
         cm(s, "default", "o", "", o);
@@ -154,6 +155,39 @@ static void test_server_gc_orphan(void **state)
     kc_server_free(s);
 }
 
+/* The owner-uid index follows every write after it was built (at the first removal): a reference
+ * a PATCH adds cascades, one a PATCH drops does not, and after a wiping restart it is rebuilt. */
+static void test_server_gc_index_follows_writes(void **state)
+{
+    (void)state;
+    kc_server *s = start(KC_SERVER_CONTROLLER_GARBAGE_COLLECTOR);
+    assert_non_null(s);
+    char o1[64], o2[64], meta[1024], patch[1024];
+    cm(s, "default", "o1", "", o1);
+    cm(s, "default", "o2", "", o2);
+    cm(s, "default", "x", "", NULL);
+    cm(s, "default", "d1", "", NULL);
+    cm(s, "default", "d2", owner("o2", o2, false), NULL);
+    assert_int_equal(status_of(s, "DELETE", NS_PATH "/x", NULL, NULL), 200); /* builds the index */
+    snprintf(patch, sizeof(patch), "{\"metadata\":{%s}}", owner("o1", o1, false));
+    assert_int_equal(status_of(s, "PATCH", NS_PATH "/d1", "application/merge-patch+json", patch),
+                     200);
+    assert_int_equal(status_of(s, "PATCH", NS_PATH "/d2", "application/merge-patch+json",
+                               "{\"metadata\":{\"ownerReferences\":null}}"),
+                     200);
+    assert_int_equal(status_of(s, "DELETE", NS_PATH "/o1", NULL, NULL), 200);
+    assert_int_equal(get(s, NS_PATH "/d1"), 404);
+    assert_int_equal(status_of(s, "DELETE", NS_PATH "/o2", NULL, NULL), 200);
+    assert_int_equal(get(s, NS_PATH "/d2"), 200);
+    assert_int_equal(kc_server_restart(s, KC_SERVER_RESTART_WIPE, NULL), 0);
+    cm(s, "default", "o3", "", o1);
+    snprintf(meta, sizeof(meta), "%s", owner("o3", o1, false));
+    cm(s, "default", "d3", meta, NULL);
+    assert_int_equal(status_of(s, "DELETE", NS_PATH "/o3", NULL, NULL), 200);
+    assert_int_equal(get(s, NS_PATH "/d3"), 404);
+    kc_server_free(s);
+}
+
 /* The namespace lifecycle: Terminating at once, contents deleted, a held object keeps the
  * namespace (and creates in it are refused) until its finalizer goes. */
 static void test_server_namespace_lifecycle(void **state)
@@ -210,7 +244,7 @@ static void test_server_namespace_lifecycle(void **state)
 }
 
 /* ServiceAccount default: in the built-in namespaces, in a new one, back after a delete; none
- * without the controller. */
+ * without the controller (it is not in the default set). */
 static void test_server_serviceaccount_default(void **state)
 {
     (void)state;
@@ -259,6 +293,7 @@ int main(void)
         cmocka_unit_test(test_server_gc_background),
         cmocka_unit_test(test_server_gc_foreground),
         cmocka_unit_test(test_server_gc_orphan),
+        cmocka_unit_test(test_server_gc_index_follows_writes),
         cmocka_unit_test(test_server_namespace_lifecycle),
         cmocka_unit_test(test_server_serviceaccount_default),
         cmocka_unit_test(test_server_controllers_unknown_bit),

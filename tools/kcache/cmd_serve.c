@@ -61,12 +61,14 @@ static const char usage_text[] =
     "                            IPv4 /12../30 or IPv6 /108../126)\n"
     "  --service-node-port-range LO-HI\n"
     "                            NodePort range (default 30000-32767, at least 16 ports)\n"
-    "  --controllers LIST        run optional controllers, comma-separated (default none):\n"
+    "  --controllers LIST        the controllers to run, comma-separated (default:\n"
+    "                            namespace,garbagecollector, as on every cluster):\n"
     "                            namespace (a deleted namespace turns Terminating, its objects\n"
     "                            are deleted, it goes once empty; without it a namespace and\n"
     "                            its objects go at once), garbagecollector (ownerReferences:\n"
     "                            Background, Foreground, Orphan), serviceaccount (ServiceAccount\n"
-    "                            \"default\" in every namespace)\n"
+    "                            \"default\" in every namespace), default (the first two),\n"
+    "                            none (no controller: the bare store, as envtest)\n"
     "  --webhook-service NAME.NAMESPACE:PORT=HOST:PORT\n"
     "                            admission webhooks whose clientConfig names Service\n"
     "                            NAME in NAMESPACE on PORT are dialled at HOST:PORT (e.g.\n"
@@ -131,7 +133,10 @@ static const char usage_text[] =
     "  GET  /admin/sharding      {\"ignoreShardSelector\":B, \"shardedWatches\":N,\n"
     "                             \"filteredEvents\":N}\n"
     "  PUT  /admin/sharding      {\"ignoreShardSelector\":true|false}: ignore shardSelector\n"
-    "                            from now on (as --shard-selector=ignore), or honor it again\n";
+    "                            from now on (as --shard-selector=ignore), or honor it again\n"
+    "  POST /admin/clock?advance=S\n"
+    "                            move the clock of the server's timestamps S seconds (1..86400)\n"
+    "                            forward: a later second for tests, without sleeping\n";
 
 static int sig_pipe[2] = {-1, -1};
 
@@ -301,7 +306,8 @@ typedef struct serve_args {
     char *webhook_services; /* the --webhook-service entries, comma-joined (malloc'd) */
 } serve_args;
 
-/* --controllers LIST: the kc_server_controller bits of a comma-separated list of names. */
+/* --controllers LIST: the kc_server_controller bits of a comma-separated list of names ("none":
+ * the NONE bit, so that the list runs nothing else; "default": the default set). */
 static bool parse_controllers(const char *v, unsigned *ret)
 {
     static const struct {
@@ -309,7 +315,9 @@ static bool parse_controllers(const char *v, unsigned *ret)
         unsigned bit;
     } names[] = {{"namespace", KC_SERVER_CONTROLLER_NAMESPACE},
                  {"garbagecollector", KC_SERVER_CONTROLLER_GARBAGE_COLLECTOR},
-                 {"serviceaccount", KC_SERVER_CONTROLLER_SERVICE_ACCOUNT}};
+                 {"serviceaccount", KC_SERVER_CONTROLLER_SERVICE_ACCOUNT},
+                 {"none", KC_SERVER_CONTROLLER_NONE},
+                 {"default", KC_SERVER_CONTROLLERS_DEFAULT}};
     unsigned bits = 0;
     while (*v) {
         size_t n = strcspn(v, ",");

@@ -1,7 +1,8 @@
 /*
  * controllers.c — the hooks the write path calls (srv->ctl), dispatching to the controllers
  * enabled in kc_server_opts.controllers: namespace.c (namespace lifecycle, ServiceAccount
- * "default") and gc.c (ownerReferences). Thread-safety: every hook runs with mu held.
+ * "default") and gc.c (ownerReferences; its index gc_index.c). Thread-safety: every hook runs with
+ * mu held.
  */
 #include "server/controllers/internal.h"
 
@@ -42,12 +43,26 @@ static bool holds(kc_server *srv, const kc__rsrc *r, const kc__entry *cur)
     return on(srv, KC_SERVER_CONTROLLER_NAMESPACE) && kc__ns_holds(srv, r, cur);
 }
 
-static const kc__ctl_ops ops = {
-    .created = created, .removed = removed, .deleting = deleting, .holds = holds};
+static void committed(kc_server *srv, kc__rsrc *r, kc_watch_type type, kc_obj *obj, kc_obj *old)
+{
+    if (on(srv, KC_SERVER_CONTROLLER_GARBAGE_COLLECTOR))
+        kc__gc_committed(srv, r, type, obj, old);
+}
+
+static const kc__ctl_ops ops = {.created = created,
+                                .removed = removed,
+                                .deleting = deleting,
+                                .holds = holds,
+                                .committed = committed};
 
 const kc__ctl_ops *kc__controllers_ops(const kc_server *srv)
 {
     unsigned all = KC_SERVER_CONTROLLER_NAMESPACE | KC_SERVER_CONTROLLER_GARBAGE_COLLECTOR |
                    KC_SERVER_CONTROLLER_SERVICE_ACCOUNT;
     return srv->opts.controllers & all ? &ops : NULL;
+}
+
+void kc__controllers_free(kc_server *srv)
+{
+    kc__gc_index_free(srv);
 }

@@ -1,5 +1,5 @@
 /*
- * controllers.h — the optional controllers of the embedded API server (kc_server_opts.controllers):
+ * controllers.h — the controllers of the embedded API server (kc_server_opts.controllers):
  * namespace lifecycle, ownerReference garbage collector, ServiceAccount "default". The write path
  * calls them through srv->ctl (storage/storage.h); server.c installs them.
  */
@@ -10,5 +10,7 @@
 
 /* The hooks for the controllers enabled in srv->opts.controllers, or NULL when none is. */
 const kc__ctl_ops *kc__controllers_ops(const kc_server *srv);
+/* Free what the controllers keep (the garbage collector's index); at server free. */
+void kc__controllers_free(kc_server *srv);
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * namespace.c — two optional controllers about namespaces, run synchronously inside the write
+ * namespace.c — two controllers about namespaces, run synchronously inside the write
  * that triggers them (mu held):
  *   - the namespace lifecycle (KC_SERVER_CONTROLLER_NAMESPACE), as kube-controller-manager's
  *     namespace controller with the API server's namespace strategy: DELETE of a namespace sets
@@ -25,16 +25,22 @@ bool kc__ctl_is_core(const kc__rsrc *r, const char *plural)
     return !r->group[0] && !strcmp(r->plural, plural);
 }
 
-/* true when some namespaced object lives in ns. */
+/* The namespace empty_namespace is deleting the objects of (this thread, mu held): their
+ * removals do not each look whether it is empty — kc__ns_deleting does, once, after. Keeps a
+ * namespace deletion of N objects linear. */
+static _Thread_local const char *emptying;
+
+/* true when some namespaced object lives in ns (the maps in hash order: no re-sort of a
+ * resource a removal just changed). */
 static bool ns_has_objects(kc_server *srv, const char *ns)
 {
     for (size_t j = 0; j < srv->n_rsrcs; j++) {
         kc__rsrc *r = srv->rsrcs[j];
-        size_t n;
-        kc__entry **s = r->namespaced && r->map.n ? kc__store_sorted(r, &n) : NULL;
-        for (size_t i = 0; s && i < n; i++)
-            if (!strcmp(s[i]->ns, ns))
+        for (size_t b = 0; r->namespaced && r->map.n && b < r->map.cap; b++) {
+            const kc__entry *e = (const kc__entry *)KC__HTAB_AT(&r->map, b);
+            if (e && !strcmp(e->ns, ns))
                 return true;
+        }
     }
     return false;
 }
@@ -94,7 +100,10 @@ int kc__ns_deleting(kc_server *srv, kc__rsrc *r, kc__entry *cur, kc_obj **ret_ob
     int rc = kc__mark_deleting(srv, r, cur, 0, NULL, false, ret_obj, err);
     if (rc)
         return rc;
+    const char *outer = emptying;
+    emptying = ns;
     empty_namespace(srv, ns);
+    emptying = outer;
     try_finalize(srv, ns);
     return 1;
 }
@@ -107,7 +116,7 @@ bool kc__ns_holds(kc_server *srv, const kc__rsrc *r, const kc__entry *cur)
 void kc__ns_removed(kc_server *srv, kc__rsrc *r, kc_obj *obj)
 {
     const char *ns = kc_obj_namespace(obj);
-    if (r->namespaced && ns && *ns)
+    if (r->namespaced && ns && *ns && !(emptying && !strcmp(emptying, ns)))
         try_finalize(srv, ns);
 }
 

@@ -169,6 +169,12 @@ const char *kc__ip_family(const kc__svc_alloc *a)
     return a->family == AF_INET ? "IPv4" : "IPv6";
 }
 
+const char *kc__svc_alloc_first_ip(const kc__svc_alloc *a, char out[64])
+{
+    kc__ip_text(a, 0, out);
+    return kc__ip_family(a);
+}
+
 int kc__ip_slot(const kc__svc_alloc *a, const char *ip, uint64_t *ret)
 {
     unsigned char b[16];

@@ -33,6 +33,9 @@ int kc__svc_alloc_new(const char *cidr, const char *ports, uint64_t seed, kc__sv
 void kc__svc_alloc_free(kc__svc_alloc *a);
 /* Everything free again (the first IP stays taken). */
 void kc__svc_alloc_reset(kc__svc_alloc *a);
+/* The first IP of the CIDR (always taken: the `kubernetes` Service's) into out; returns its
+ * family, "IPv4" or "IPv6". */
+const char *kc__svc_alloc_first_ip(const kc__svc_alloc *a, char out[64]);
 
 /* Why a write was refused: the field and the text after it, e.g. "spec.clusterIPs" and
  * `Invalid value: []string{"1.2.3.4"}: failed to allocate IP 1.2.3.4: …`. */

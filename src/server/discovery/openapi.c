@@ -26,6 +26,7 @@
 #include "server/discovery/discovery_internal.h"
 
 #include "server/schema/schema.h"
+#include "server/schema/version.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -156,8 +157,8 @@ static json_t *gv_doc(kc_server *srv, const char *group, const char *version)
         return NULL;
     }
     return json_pack("{s:s,s:{s:s,s:s},s:o,s:{s:o}}", "openapi", "3.0.0", "info", "title",
-                     "Kubernetes", "version", "v1.34.0", "paths", paths, "components", "schemas",
-                     schemas);
+                     "Kubernetes", "version", KC__KUBE_VERSION, "paths", paths, "components",
+                     "schemas", schemas);
 }
 
 /* FNV-1a over what a group-version document is made of. */
@@ -208,7 +209,7 @@ static json_t *v2_doc(kc_server *srv)
     json_t *paths = json_object(), *defs = json_object();
     fill(srv, NULL, NULL, paths, defs, false);
     return json_pack("{s:s,s:{s:s,s:s},s:o,s:o}", "swagger", "2.0", "info", "title", "Kubernetes",
-                     "version", "v1.34.0", "paths", paths, "definitions", defs);
+                     "version", KC__KUBE_VERSION, "paths", paths, "definitions", defs);
 }
 
 static bool pb_only(const char *accept)

@@ -10,9 +10,13 @@
  *   GET  /admin/sharding          {"ignoreShardSelector":B,"shardedWatches":N,"filteredEvents":N}
  *   PUT  /admin/sharding (or POST) {"ignoreShardSelector":B}: ignore shardSelector as a gate-off
  *                                 server (S12) from now on, or honour it again
+ *   POST /admin/clock?advance=S   move the clock of the server's timestamps (creationTimestamp,
+ *                                 managedFields time, …) S seconds (1..86400) forward, for tests
+ *                                 that need a later second without sleeping; process-wide
  * Replies are JSON; errors are Status. Thread-safe through the server API it calls.
  */
 #include "server/http/http.h"
+#include "server/patch/validate.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
@@ -57,6 +61,21 @@ static int admin_sharding(kc__req *req)
     return s ? kc__reply(req, 200, s, strlen(s)) : KC_ENOMEM;
 }
 
+/* POST /admin/clock?advance=S: kc__clock_advance (validate.c). */
+static int admin_clock(kc__req *req)
+{
+    if (req->method != KC__M_POST)
+        return kc__fail(&req->err, 405, "MethodNotAllowed", "use POST");
+    const char *a = MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, "advance");
+    char *end = NULL;
+    long s = a ? strtol(a, &end, 10) : 0;
+    if (!a || !*a || *end || s < 1 || s > 86400)
+        return kc__fail(&req->err, 400, "BadRequest",
+                        "advance: want a number of seconds from 1 to 86400");
+    kc__clock_advance(s);
+    return ok(req);
+}
+
 int kc__admin_handle(kc__req *req)
 {
     kc_server *srv = req->srv;
@@ -83,6 +102,8 @@ int kc__admin_handle(kc__req *req)
     }
     if (!strcmp(what, "sharding"))
         return admin_sharding(req);
+    if (!strcmp(what, "clock"))
+        return admin_clock(req);
     if (!strcmp(what, "rv")) {
         char b[64];
         snprintf(b, sizeof(b), "{\"resourceVersion\":\"%llu\"}",

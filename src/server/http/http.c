@@ -21,6 +21,7 @@
 #include "server/http/http.h"
 #include "server/admission/admission.h"
 #include "server/discovery/discovery.h"
+#include "server/schema/version.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,8 +39,9 @@ typedef struct conn_ctx {
 
 static int reply_version(kc__req *req)
 {
-    json_t *v = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s}", "major", "1", "minor", "33",
-                          "gitVersion", "v1.33.0-kcache." KC_VERSION_STRING, "gitCommit", "kcache",
+    json_t *v = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s}", "major", KC__KUBE_MAJOR, "minor",
+                          KC__KUBE_MINOR, "gitVersion",
+                          KC__KUBE_VERSION "-kcache." KC_VERSION_STRING, "gitCommit", "kcache",
                           "gitTreeState", "clean", "buildDate", "2026-01-01T00:00:00Z", "goVersion",
                           "c11", "compiler", "gcc", "platform", "linux/amd64");
     /* upstream writes /version with json.MarshalIndent: two-space indent, no final newline */

@@ -19,6 +19,11 @@ int kc__negotiate(const char *accept, enum kc__fmt *ret, kc_error *err);
 /* The admin endpoint (admin.c): /admin/faults, /admin/compact, /admin/restart. */
 int kc__admin_handle(kc__req *req);
 
+/* The `kubernetes` Service of namespace default, its Endpoints and EndpointSlice naming
+ * srv->adv_host:adv_port (kubernetes_svc.c), as every cluster has them; mu held. Objects that
+ * exist already (a fixture) are kept. Errors: KC_ENOMEM. */
+int kc__kubernetes_service_create(kc_server *srv);
+
 /* The MHD callbacks of the daemon (http.c) and the wait for offloaded requests at stop. */
 enum MHD_Result kc__http_on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                     const char *method, const char *version,

@@ -1,7 +1,8 @@
 /*
  * server.c — lifecycle of the embedded API server (include/kcache/server.h):
  * new (options copied, store and registry built, built-in namespaces created, seeds loaded) →
- * start (TLS material, MHD daemon on the listen address, URL known) → stop (watches closed,
+ * start (TLS material, MHD daemon on the listen address, URL known, the `kubernetes` Service
+ * created: kubernetes_svc.c) → stop (watches closed,
  * daemon stopped, threads joined) → free. Also the run-time controls: faults, compaction,
  * restart (wipe: all state lost; restore: objects kept, RVs renumbered from 1 — both reset the RV
  * counter, empty the history so that every older RV gets 410 or 504, and close every watch),
@@ -162,10 +163,13 @@ KC_API int(kc_server_new)(const kc_server_opts *opts, size_t opts_size, kc_serve
     srv->port = (unsigned)port;
     if (o.controllers &
         ~(unsigned)(KC_SERVER_CONTROLLER_NAMESPACE | KC_SERVER_CONTROLLER_GARBAGE_COLLECTOR |
-                    KC_SERVER_CONTROLLER_SERVICE_ACCOUNT)) {
+                    KC_SERVER_CONTROLLER_SERVICE_ACCOUNT | KC_SERVER_CONTROLLER_NONE)) {
         rc = kc_error_set(err, KC_EINVAL, "unknown bits in controllers (0x%x)", o.controllers);
         goto fail_set;
     }
+    /* 0 = the default set; NONE only keeps a set of no other bit from meaning 0 */
+    srv->opts.controllers = o.controllers ? o.controllers & ~(unsigned)KC_SERVER_CONTROLLER_NONE
+                                          : (unsigned)KC_SERVER_CONTROLLERS_DEFAULT;
     if ((rc = kc__adm_services_check(o.webhook_services, err)) != 0)
         goto fail_set;
     if ((rc = kc__svc_alloc_new(o.service_cidr, o.node_port_range, srv->rng ^ 0x5e41ce,
@@ -274,10 +278,15 @@ KC_API int kc_server_start(kc_server *srv, kc_error *err)
              host, v6 ? "]" : "", port);
     free(srv->url);
     srv->url = kc__strdup(url);
-    if (!srv->url) {
+    snprintf(srv->adv_host, sizeof(srv->adv_host), "%s", host);
+    srv->adv_port = port;
+    pthread_mutex_lock(&srv->mu);
+    int krc = srv->url ? kc__kubernetes_service_create(srv) : KC_ENOMEM;
+    pthread_mutex_unlock(&srv->mu);
+    if (krc) {
         MHD_stop_daemon(srv->mhd);
         srv->mhd = NULL;
-        return kc_error_set(err, KC_ENOMEM, "out of memory");
+        return kc_error_set(err, krc, "cannot create the kubernetes Service: %s", kc_strerror(krc));
     }
     srv->started = true;
     return 0;
@@ -362,8 +371,11 @@ KC_API int kc_server_restart(kc_server *srv, kc_server_restart_mode mode, kc_err
     kc__hub_close_all(srv->hub);
     kc__hub_reset_rv(srv->hub, srv->rv);
     if (mode == KC_SERVER_RESTART_WIPE) {
-        /* recreate the built-in namespaces before anyone can see the empty state */
+        /* recreate the built-in namespaces (and, once listening, the kubernetes Service) before
+         * anyone can see the empty state */
         rc = create_builtin_namespaces(srv, true);
+        if (rc == 0 && srv->adv_port)
+            rc = kc__kubernetes_service_create(srv);
         /* the new history starts after them: no older RV resumes silently (#101) */
         kc__store_compact_locked(srv);
     }
@@ -403,6 +415,7 @@ KC_API void kc_server_free(kc_server *srv)
     kc_server_stop(srv);
     pthread_mutex_lock(&srv->mu);
     kc__store_destroy(srv);
+    kc__controllers_free(srv);
     pthread_mutex_unlock(&srv->mu);
     kc__hub_free(srv->hub);
     kc__faults_free(srv->faults);

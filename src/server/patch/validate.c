@@ -8,12 +8,13 @@
  * kind/name/reason /http_status are filled so server-core can render the Status as upstream does:
  *   ConfigMap "Bad_Name" is invalid: metadata.name: Invalid value: "Bad_Name": a lowercase …
  * Random values come from a splitmix64 step on the caller's 64-bit state (not for crypto).
- * Thread-safe: no shared state.
+ * Thread-safe: no shared state but the test clock offset (an atomic, kc__clock_advance).
  */
 #include "server/patch/validate.h"
 
 #include "core/internal.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -203,9 +204,17 @@ void kc__uuid_v4(uint64_t *rng_state, char out[37])
     out[o] = '\0';
 }
 
+/* Seconds added to the wall clock of every server timestamp (tests only; 0 in production). */
+static _Atomic int64_t clock_offset_s;
+
+void kc__clock_advance(int64_t seconds)
+{
+    atomic_fetch_add(&clock_offset_s, seconds);
+}
+
 void kc__now_rfc3339(char out[32])
 {
-    time_t t = time(NULL);
+    time_t t = time(NULL) + (time_t)atomic_load(&clock_offset_s);
     struct tm tm;
     if (!gmtime_r(&t, &tm) || strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
         strcpy(out, "1970-01-01T00:00:00Z");

@@ -29,4 +29,8 @@ void kc__uuid_v4(uint64_t *rng_state, char out[37]);
 /* Current UTC time as RFC 3339 with seconds and 'Z' (#9), e.g. "2026-11-29T15:04:05Z". */
 void kc__now_rfc3339(char out[32]);
 
+/* Move the clock of kc__now_rfc3339 forward by seconds, for every server of the process: a test
+ * hook, so a test can show what a later second changes without sleeping. Thread-safe. */
+void kc__clock_advance(int64_t seconds);
+
 #endif

@@ -104,6 +104,7 @@ typedef struct kc__rsrc {
     kc__entry **sorted;
     size_t n_sorted;
     bool sorted_dirty;
+    size_t n_owned; /* stored objects with ownerReferences (the garbage collector skips the rest) */
 } kc__rsrc;
 
 /* ---- history and snapshots ------------------------------------------------------------------ */
@@ -132,6 +133,8 @@ struct kc_server {
     char host[64];
     unsigned port;
     char *url;
+    char adv_host[64]; /* the address the `kubernetes` Endpoints name (set by start) */
+    unsigned adv_port;
     struct kc__tls_material *tls; /* tls.h; allocated by the first start with opts.tls */
     bool have_tls;                /* tls holds generated material */
     struct MHD_Daemon *mhd;
@@ -162,7 +165,8 @@ struct kc_server {
     struct kc__svc_alloc *svc_alloc; /* Service cluster IPs and node ports (defaults room) */
     char *service_cidr, *node_port_range;
     char *webhook_services;          /* opts.webhook_services (admission/config.c) */
-    const struct kc__ctl_ops *ctl;   /* optional controllers (controllers/); NULL = none */
+    const struct kc__ctl_ops *ctl;   /* controllers (controllers/); NULL = none */
+    struct kc__gc_index *gc_index;   /* the garbage collector's (controllers/gc_index.c) */
     const struct kc__crd_hooks *crd; /* CRD hooks (discovery/crd.c); NULL = CRDs inert */
     /* sharded list and watch (shard.c): shardSelector ignored (S12); sharded watches open; events
      * the shard selectors of watches filtered out (metrics) */
@@ -186,6 +190,9 @@ typedef struct kc__ctl_ops {
     /* holds: true when cur, being deleted and without finalizers now, must stay anyway (a
      * namespace that still has objects); the write is then an ordinary update. */
     bool (*holds)(kc_server *srv, const kc__rsrc *r, const kc__entry *cur);
+    /* committed: kc__store_commit stored (ADDED, MODIFIED) or removed (DELETED) obj of r, old
+     * its previous state (NULL on ADDED): the garbage collector's owner-uid index follows. */
+    void (*committed)(kc_server *srv, kc__rsrc *r, kc_watch_type type, kc_obj *obj, kc_obj *old);
 } kc__ctl_ops;
 
 /* ---- CRD hooks (installed by discovery/crd.c) --------------------------------------------- */
@@ -292,6 +299,10 @@ void kc__meta_del(json_t *doc, const char *key);
  * when "" or null (a real server never shows `finalizers: []` or `labels: {}`). */
 void kc__meta_omit_empty(json_t *doc);
 void kc__rv_str(uint64_t rv, char out[24]);
+/* Would an update storing nu change nothing of old? Every member equal, managedFields compared
+ * without their entries' "time" (an apply repeated a second later is a no-op, spec §2
+ * resourceVersion). */
+bool kc__doc_same_but_times(json_t *nu, json_t *old);
 
 /* ---- sharded watch (shard.c; KEP-5866, docs/serve.md) --------------------------------------- */
 

@@ -44,11 +44,13 @@ static int insert(kc__rsrc *r, kc_obj *obj)
         return KC_ENOMEM;
     }
     r->sorted_dirty = true;
+    r->n_owned += kc_obj_owner_count(obj) != 0;
     return 0;
 }
 
 static void unlink_entry(kc__rsrc *r, kc__entry *e)
 {
+    r->n_owned -= kc_obj_owner_count(e->obj) != 0;
     kc__htab_remove_ent(&r->map, &e->h);
     kc_obj_unref(e->obj);
     free(e);
@@ -94,6 +96,7 @@ void kc__store_clear_rsrc(kc__rsrc *r)
     }
     kc__htab_free(&r->map);
     r->sorted_dirty = true;
+    r->n_owned = 0;
 }
 
 /* ---- history -------------------------------------------------------------------------------- */
@@ -189,6 +192,7 @@ int kc__store_commit(kc_server *srv, kc__rsrc *r, kc_watch_type type, kc_obj *ob
         }
         if (type == KC_WATCH_MODIFIED) {
             kc_obj *prev = e->obj;
+            r->n_owned += (kc_obj_owner_count(obj) != 0) - (kc_obj_owner_count(prev) != 0);
             e->obj = kc_obj_ref(obj);
             kc_obj_unref(prev);
         } else {
@@ -201,6 +205,8 @@ int kc__store_commit(kc_server *srv, kc__rsrc *r, kc_watch_type type, kc_obj *ob
     kc__hub_event ev = {.type = type, .obj = obj, .old = old, .rv = rv};
     kc__shard_event_hash(srv, &ev);
     kc__hub_publish(srv->hub, r, &ev);
+    if (srv->ctl && srv->ctl->committed)
+        srv->ctl->committed(srv, r, type, obj, old);
     pthread_cond_broadcast(&srv->cond);
     kc_obj_unref(hold);
     return 0;

@@ -461,7 +461,8 @@ static int update_commit(kc_server *srv, const kc__write *w, kc__entry *cur, jso
     if (!json_object_get(kc__meta(nu), "managedFields"))
         copy_meta(nu, old, "managedFields");
     kc__meta_set_str(nu, "resourceVersion", kc_obj_resource_version(cur->obj));
-    if (json_equal(nu, old)) { /* no-op: same RV, no event (#29, #82) */
+    /* no-op: same RV, no event, the old entries' times (#29, #82; spec §2 resourceVersion) */
+    if (kc__doc_same_but_times(nu, old)) {
         *ret_obj = kc_obj_ref(cur->obj);
         return 0;
     }

@@ -156,7 +156,7 @@ t_protobuf_replies() {
     # kubectl's typed create asks for "application/vnd.kubernetes.protobuf,application/json" and
     # reads the 201 reply in protobuf (it printed "created" from the decoded object)
     grep -q 'Accept: application/vnd.kubernetes.protobuf,application/json' "$KC_TMP/r1.log" &&
-        sed -n '/"Response"/,$p' "$KC_TMP/r1.log" |
+        sed -n '/"Response"\|Response Status/,$p' "$KC_TMP/r1.log" |
         grep -q 'Content-Type: application/vnd.kubernetes.protobuf' &&
         grep -q 'role.rbac.authorization.k8s.io/r1 created' "$KC_TMP/r1.log"
 }

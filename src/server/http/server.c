@@ -14,6 +14,7 @@
 #include "server/discovery/discovery.h"
 
 #include "server/controllers/controllers.h"
+#include "server/controllers/sim.h"
 #include "server/defaults/service_alloc.h"
 #include "server/http/kubeconfig_out.h"
 #include "server/http/tls.h"
@@ -166,6 +167,10 @@ KC_API int(kc_server_new)(const kc_server_opts *opts, size_t opts_size, kc_serve
         rc = kc_error_set(err, KC_EINVAL, "unknown bits in controllers (0x%x)", o.controllers);
         goto fail_set;
     }
+    if (o.simulate_nodes > 10000) {
+        rc = kc_error_set(err, KC_EINVAL, "simulate_nodes %u is more than 10000", o.simulate_nodes);
+        goto fail_set;
+    }
     if ((rc = kc__adm_services_check(o.webhook_services, err)) != 0)
         goto fail_set;
     if ((rc = kc__svc_alloc_new(o.service_cidr, o.node_port_range, srv->rng ^ 0x5e41ce,
@@ -279,6 +284,12 @@ KC_API int kc_server_start(kc_server *srv, kc_error *err)
         srv->mhd = NULL;
         return kc_error_set(err, KC_ENOMEM, "out of memory");
     }
+    int rc = kc__sim_start(srv, err); /* simulated nodes and workload controllers (sim.c) */
+    if (rc) {
+        MHD_stop_daemon(srv->mhd);
+        srv->mhd = NULL;
+        return rc;
+    }
     srv->started = true;
     return 0;
 }
@@ -384,6 +395,7 @@ KC_API void kc_server_stop(kc_server *srv)
 {
     if (!srv || !srv->mhd)
         return;
+    kc__sim_stop(srv); /* joins the simulation's thread (it holds mu only per key) */
     srv->stopping = true;
     pthread_mutex_lock(&srv->mu);
     kc__hub_close_all(srv->hub); /* resumes every suspended watch stream */

@@ -164,6 +164,7 @@ struct kc_server {
     char *webhook_services;          /* opts.webhook_services (admission/config.c) */
     const struct kc__ctl_ops *ctl;   /* optional controllers (controllers/); NULL = none */
     const struct kc__crd_hooks *crd; /* CRD hooks (discovery/crd.c); NULL = CRDs inert */
+    struct kc__sim *sim;             /* simulated cluster (controllers/sim.c); NULL = off */
     /* sharded list and watch (shard.c): shardSelector ignored (S12); sharded watches open; events
      * the shard selectors of watches filtered out (metrics) */
     _Atomic bool shard_ignored;

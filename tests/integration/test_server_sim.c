@@ -445,6 +445,28 @@ static void test_server_sim_nodes_leases(void **state)
     kc_server_free(s);
 }
 
+/* A restart that wipes the store: the simulation subscribes again and recreates its nodes. */
+static void test_server_sim_restart_wipe(void **state)
+{
+    (void)state;
+    kc_server *s = start(2);
+    assert_non_null(s);
+    json_t *n = wait_for(s, "/api/v1/nodes/kcache-node-1", cond_true, "Ready");
+    assert_non_null(n);
+    json_decref(n);
+    assert_int_equal(kc_server_restart(s, KC_SERVER_RESTART_WIPE, NULL), 0);
+    n = wait_for(s, "/api/v1/nodes/kcache-node-1", cond_true, "Ready");
+    assert_non_null(n);
+    json_decref(n);
+    post(s, "/api/v1/namespaces/default/pods",
+         "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\"},\"spec\":{"
+         "\"containers\":[{\"name\":\"c\",\"image\":\"nginx\"}]}}");
+    json_t *p = wait_for(s, "/api/v1/namespaces/default/pods/p", cond_true, "Ready");
+    assert_non_null(p);
+    json_decref(p);
+    kc_server_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -455,6 +477,7 @@ int main(void)
         cmocka_unit_test(test_server_sim_job),
         cmocka_unit_test(test_server_sim_scheduler),
         cmocka_unit_test(test_server_sim_nodes_leases),
+        cmocka_unit_test(test_server_sim_restart_wipe),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

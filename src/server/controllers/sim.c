@@ -237,6 +237,8 @@ static void subscribe(kc__sim *s)
     for (int k = 0; k <= SIM_JOB; k++) {
         if (s->w[k])
             continue;
+        if (k == SIM_POD) /* (again, after a restart): the table is rebuilt from the store */
+            kc__sim_pods_free(s);
         if (!(s->w[k] = kc__hub_subscribe(srv->hub, s->r[k], NULL, NULL)))
             continue;
         kc__watcher_set_wake(s->w[k], wake, s);

@@ -122,6 +122,7 @@ int64_t kc__sim_int(const json_t *obj, const char *key, int64_t def);
 kc__sim_pod *kc__sim_pod_find(kc__sim *s, const char *ns, const char *name);
 /* Refresh the pod table from a stored pod (or its removal: obj NULL). */
 void kc__sim_pod_observe(kc__sim *s, const char *ns, const char *name, const kc_obj *obj);
+/* Empty the pod table (and the nodes' usage). */
 void kc__sim_pods_free(kc__sim *s);
 void kc__sim_reconcile_pod(kc__sim *s, const char *ns, const char *name);
 /* Counts of the pods controlled by owner uid (not being deleted, not terminal unless said). */

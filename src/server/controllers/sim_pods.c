@@ -82,8 +82,8 @@ static void fill(kc__sim *s, kc__sim_pod *p, const kc_obj *obj)
 void kc__sim_pod_observe(kc__sim *s, const char *ns, const char *name, const kc_obj *obj)
 {
     kc__sim_pod *p = lookup(s, ns, name);
-    if (p && obj && !strcmp(p->uid, kc_obj_uid(obj)) && kc_obj_rv_int(obj) < p->rv)
-        return; /* older than what was seen */
+    if (p && obj && !strcmp(p->uid, kc_obj_uid(obj)) && kc_obj_rv_int(obj) <= p->rv)
+        return; /* what was seen already, or older */
     if (p && p->counted) {
         account(s, p, -1);
         p->counted = false;
@@ -128,6 +128,8 @@ void kc__sim_pods_free(kc__sim *s)
         free(e);
     }
     kc__htab_free(&s->pods);
+    for (size_t i = 0; i < s->n_nodes; i++)
+        s->nodes[i].used_cpu = s->nodes[i].used_mem = s->nodes[i].used_pods = 0;
 }
 
 void kc__sim_count_pods(kc__sim *s, const char *ns, const char *owner_uid, const char *rev,

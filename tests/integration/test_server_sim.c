@@ -111,6 +111,7 @@ static void test_server_sim_deployment_available(void **state)
     assert_string_equal(
         json_string_value(json_object_get(dann, "deployment.kubernetes.io/revision")), "1");
     assert_true(cond_true(d, "Progressing"));
+    assert_int_equal(json_integer_value(ts_j(d, "metadata.generation")), 1); /* as upstream */
     assert_string_equal(ts_s(d, "status.conditions.0.reason"), "MinimumReplicasAvailable");
     json_decref(d);
     ts_resp r;

@@ -124,12 +124,13 @@ static void run_timers(kc__sim *s, uint64_t now)
 
 /* ---- writes (mu held) ---- */
 
-int kc__sim_update(kc__sim *s, kc__rsrc *r, kc__entry *e, json_t *doc, bool status, kc_obj **ret)
+int kc__sim_update(kc__sim *s, kc__rsrc *r, kc__entry *e, json_t *doc, int how, kc_obj **ret)
 {
     kc__write w = {.r = r,
                    .ns = r->namespaced ? e->ns : "",
                    .version = r->versions[0],
-                   .status_sub = status && r->has_status};
+                   .status_sub = how != SIM_MAIN && r->has_status,
+                   .status_annotations = how == SIM_STATUS_ANNOT};
     kc_obj *obj = NULL;
     kc_error err = KC_ERROR_INIT;
     kc__meta_del(doc, "resourceVersion");

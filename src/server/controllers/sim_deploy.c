@@ -16,9 +16,9 @@
  *     observedGeneration, conditions Available (MinimumReplicasAvailable /
  *     MinimumReplicasUnavailable) and Progressing (NewReplicaSetCreated, ReplicaSetUpdated,
  *     NewReplicaSetAvailable) — what `kubectl rollout status` and `kubectl wait` read.
+ * The revision annotation of the Deployment is written with its status (through /status, as
+ * upstream: no generation bump).
  * Not simulated: minReadySeconds, progressDeadlineSeconds, paused, revisionHistoryLimit cleanup.
- * Deviation: the revision annotation is written through the main resource, so generation goes up
- * by one more than upstream's (which writes it through /status).
  */
 #include "server/controllers/sim_internal.h"
 
@@ -110,7 +110,7 @@ static void set_rs(kc__sim *s, dstate *d, rsinfo *r, int64_t replicas, int64_t r
                         json_sprintf("%lld", (long long)(d->replicas + d->surge)));
     if (rev > 0)
         json_object_set_new(a, REV, json_sprintf("%lld", (long long)rev));
-    kc__sim_update(s, s->r[SIM_RS], e, doc, false, NULL);
+    kc__sim_update(s, s->r[SIM_RS], e, doc, SIM_MAIN, NULL);
     json_decref(doc);
     r->spec = replicas;
 }
@@ -217,6 +217,18 @@ static void recreate(kc__sim *s, dstate *d)
         set_rs(s, d, nr, d->replicas, 0);
 }
 
+/* The revision annotation of the Deployment in doc (written with its status, as upstream). */
+static void set_revision(json_t *doc, int64_t rev)
+{
+    json_t *m = json_object_get(doc, "metadata");
+    json_t *a = json_object_get(m, "annotations");
+    if (!a) {
+        a = json_object();
+        json_object_set_new(m, "annotations", a);
+    }
+    json_object_set_new(a, REV, json_sprintf("%lld", (long long)rev));
+}
+
 static void status(kc__sim *s, dstate *d, kc__entry *e)
 {
     json_t *doc = kc__doc_from_obj(e->obj);
@@ -265,26 +277,10 @@ static void status(kc__sim *s, dstate *d, kc__entry *e)
     }
     kc__sim_set_condition(st, "Progressing", "True", reason, msg, true, false);
     json_object_set_new(doc, "status", st);
-    kc__sim_update(s, s->r[SIM_DEPLOY], e, doc, true, NULL);
+    if (d->new_i >= 0)
+        set_revision(doc, d->rs[d->new_i].rev);
+    kc__sim_update(s, s->r[SIM_DEPLOY], e, doc, SIM_STATUS_ANNOT, NULL);
     json_decref(doc);
-}
-
-/* Revision annotation of the Deployment (main resource) = rev. */
-static void set_revision(kc__sim *s, kc__entry *e, json_t *doc, int64_t rev)
-{
-    json_t *m = json_object_get(doc, "metadata");
-    json_t *a = json_object_get(m, "annotations");
-    char buf[24];
-    snprintf(buf, sizeof(buf), "%lld", (long long)rev);
-    const char *cur = json_string_value(json_object_get(a, REV));
-    if (cur && !strcmp(cur, buf))
-        return;
-    if (!a) {
-        a = json_object();
-        json_object_set_new(m, "annotations", a);
-    }
-    json_object_set_new(a, REV, json_string(buf));
-    kc__sim_update(s, s->r[SIM_DEPLOY], e, doc, false, NULL);
 }
 
 static void sync(kc__sim *s, dstate *d, kc__entry *e, const char *uid)
@@ -306,7 +302,6 @@ static void sync(kc__sim *s, dstate *d, kc__entry *e, const char *uid)
         set_rs(s, d, &d->rs[d->new_i], d->rs[d->new_i].spec, maxrev + 1);
         d->rs[d->new_i].rev = maxrev + 1;
     }
-    set_revision(s, e, d->doc, d->rs[d->new_i].rev);
     if (d->recreate)
         recreate(s, d);
     else

@@ -86,7 +86,7 @@ static void write_status(kc__sim *s, kc__entry *e, json_t *doc, const dsnode *pe
     if (desired > ready)
         json_object_set_new(st, "numberUnavailable", json_integer(desired - ready));
     json_object_set_new(doc, "status", st);
-    kc__sim_update(s, s->r[SIM_DS], e, doc, true, NULL);
+    kc__sim_update(s, s->r[SIM_DS], e, doc, SIM_STATUS, NULL);
 }
 
 void kc__sim_reconcile_ds(kc__sim *s, const char *ns, const char *name)

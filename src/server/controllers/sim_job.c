@@ -112,7 +112,7 @@ void kc__sim_reconcile_job(kc__sim *s, const char *ns, const char *name)
     if (c.failed)
         json_object_set_new(st, "failed", json_integer(c.failed));
     if ((e = kc__store_find(s->r[SIM_JOB], ns, name)))
-        kc__sim_update(s, s->r[SIM_JOB], e, doc, true, NULL);
+        kc__sim_update(s, s->r[SIM_JOB], e, doc, SIM_STATUS, NULL);
 out:
     json_decref(doc);
     pthread_mutex_unlock(&s->srv->mu);

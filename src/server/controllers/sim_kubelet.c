@@ -165,7 +165,7 @@ static void step(kc__sim *s, kc__entry *e, json_t *doc, kc__sim_pod *p, int stag
     kc__sim_set_condition(st, "ContainersReady", stage == 2 ? "True" : "False",
                           stage == 2 ? NULL : rs, stage == 2 ? NULL : rm, false, true);
     kc__sim_set_condition(st, "PodScheduled", "True", NULL, NULL, false, true);
-    kc__sim_update(s, s->r[SIM_POD], e, doc, true, NULL);
+    kc__sim_update(s, s->r[SIM_POD], e, doc, SIM_STATUS, NULL);
 }
 
 /* The kubelet's next step for a bound pod: 0 = none. */

@@ -142,9 +142,9 @@ static void lease(kc__sim *s, size_t i, const char *now)
     json_object_set_new(spec, "leaseDurationSeconds", json_integer(40));
     json_object_set_new(spec, "renewTime", json_string(now));
     if (le)
-        kc__sim_update(s, s->leases_r, le, doc, false, NULL);
+        kc__sim_update(s, s->leases_r, le, doc, SIM_MAIN, NULL);
     else
-        kc__sim_create(s, s->leases_r, "kube-node-lease", doc, false, NULL);
+        kc__sim_create(s, s->leases_r, "kube-node-lease", doc, SIM_MAIN, NULL);
 out:
     json_decref(doc);
 }
@@ -161,7 +161,7 @@ static void heartbeat(kc__sim *s, size_t i)
     json_array_foreach(json_object_get(json_object_get(doc, "status"), "conditions"), k, c)
         json_object_set_new(c, "lastHeartbeatTime", json_string(now));
     if (doc)
-        kc__sim_update(s, s->nodes_r, ne, doc, true, NULL);
+        kc__sim_update(s, s->nodes_r, ne, doc, SIM_STATUS, NULL);
     json_decref(doc);
 }
 
@@ -193,7 +193,7 @@ void kc__sim_reconcile_nodes(kc__sim *s)
             continue;
         json_t *doc = node_doc(s, i);
         if (doc)
-            kc__sim_create(s, s->nodes_r, "", doc, true, NULL);
+            kc__sim_create(s, s->nodes_r, "", doc, SIM_STATUS, NULL);
         json_decref(doc);
         s->nodes[i].last_heartbeat_ns = 0;
     }

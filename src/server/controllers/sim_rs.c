@@ -72,7 +72,7 @@ void kc__sim_reconcile_rs(kc__sim *s, const char *ns, const char *name)
         json_object_set(st, "conditions", old);
     json_object_set_new(doc, "status", st);
     if ((e = kc__store_find(s->r[SIM_RS], ns, name)))
-        kc__sim_update(s, s->r[SIM_RS], e, doc, true, NULL);
+        kc__sim_update(s, s->r[SIM_RS], e, doc, SIM_STATUS, NULL);
 out:
     json_decref(doc);
     pthread_mutex_unlock(&s->srv->mu);

@@ -60,7 +60,7 @@ static void unschedulable(kc__sim *s, kc__entry *e, kc__sim_pod *p, const int64_
     }
     json_object_set_new(st, "phase", json_string("Pending"));
     kc__sim_set_condition(st, "PodScheduled", "False", "Unschedulable", msg, false, true);
-    kc__sim_update(s, s->r[SIM_POD], e, doc, true, NULL);
+    kc__sim_update(s, s->r[SIM_POD], e, doc, SIM_STATUS, NULL);
     json_decref(doc);
     uint64_t due = kc__now_ns() + 1000 * KC__NS_PER_MS;
     p = kc__sim_pod_find(s, e->ns, e->name);
@@ -101,7 +101,7 @@ void kc__sim_schedule(kc__sim *s, kc__entry *e, kc__sim_pod *p)
     }
     json_object_set_new(spec, "nodeName", json_string(s->nodes[best].name));
     kc_obj *bound = NULL;
-    if (kc__sim_update(s, s->r[SIM_POD], e, doc, false, &bound) == 0) {
+    if (kc__sim_update(s, s->r[SIM_POD], e, doc, SIM_MAIN, &bound) == 0) {
         json_decref(doc);
         doc = kc__doc_from_obj(bound);
         json_t *st = json_object_get(doc, "status");
@@ -110,7 +110,7 @@ void kc__sim_schedule(kc__sim *s, kc__entry *e, kc__sim_pod *p)
             json_object_set_new(doc, "status", st);
         }
         kc__sim_set_condition(st, "PodScheduled", "True", NULL, NULL, false, true);
-        kc__sim_update(s, s->r[SIM_POD], e, doc, true, NULL);
+        kc__sim_update(s, s->r[SIM_POD], e, doc, SIM_STATUS, NULL);
     }
     kc_obj_unref(bound);
     json_decref(doc);

@@ -140,7 +140,7 @@ void kc__sim_reconcile_sts(kc__sim *s, const char *ns, const char *name)
     json_object_set_new(st, "updatedReplicas", json_integer(c.updated));
     json_object_set_new(doc, "status", st);
     if ((e = kc__store_find(s->r[SIM_STS], ns, name)))
-        kc__sim_update(s, s->r[SIM_STS], e, doc, true, NULL);
+        kc__sim_update(s, s->r[SIM_STS], e, doc, SIM_STATUS, NULL);
 out:
     json_decref(doc);
     pthread_mutex_unlock(&s->srv->mu);

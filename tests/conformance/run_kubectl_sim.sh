@@ -6,7 +6,9 @@
 #     and `kubectl wait --for=condition=Available` return;
 #   - `kubectl get pods -o wide` shows 3 Running pods with node names and pod IPs;
 #   - `kubectl set image` rolls out a new ReplicaSet (rollout status again; revision 2);
-#   - `kubectl delete deployment` (garbage collector on) leaves no pod behind.
+#   - `kubectl delete deployment` (garbage collector on) leaves no pod behind;
+#   - a StatefulSet and a DaemonSet pass `kubectl rollout status`, a Job `kubectl wait
+#     --for=condition=Complete`.
 # Exit 77 when kubectl is missing.
 set -u
 BIN=${1:?usage: run_kubectl_sim.sh path/to/kcache}
@@ -52,6 +54,44 @@ check "wait Available after update" k wait --for=condition=Available deployment/
 check "delete deployment" k delete deployment web
 no_pods() { [ -z "$(k get pods --no-headers 2>/dev/null)" ] && [ -z "$(k get rs --no-headers 2>/dev/null)" ]; }
 check "pods and ReplicaSets garbage-collected" wait_for 20 no_pods
+
+cat >"$KC_TMP/work.yaml" <<'Y'
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db}
+spec:
+  replicas: 2
+  serviceName: db
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec: {containers: [{name: c, image: postgres}]}
+---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: agent}
+spec:
+  selector: {matchLabels: {app: agent}}
+  template:
+    metadata: {labels: {app: agent}}
+    spec: {containers: [{name: c, image: busybox}]}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: once}
+spec:
+  completions: 2
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: c, image: busybox}]
+Y
+check "apply StatefulSet, DaemonSet, Job" k apply -f "$KC_TMP/work.yaml"
+check "rollout status statefulset" k rollout status statefulset/db --timeout=60s
+check "rollout status daemonset" k rollout status daemonset/agent --timeout=60s
+check "wait Job Complete" k wait --for=condition=Complete job/once --timeout=60s
+sts_pods() { [ "$(k get pods -l app=db -o jsonpath='{.items[*].metadata.name}')" = "db-0 db-1" ]; }
+check "StatefulSet pods db-0 db-1" sts_pods
 
 kc_stop || fail "server exit status"
 kc_summary

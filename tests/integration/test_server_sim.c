@@ -241,6 +241,54 @@ static void test_server_sim_rolling_update(void **state)
     kc_server_free(s);
 }
 
+/* Recreate: no pod of the new template exists while a pod of the old one is still live. */
+static void test_server_sim_recreate(void **state)
+{
+    (void)state;
+    kc_server *s = start(2);
+    assert_non_null(s);
+    post(s, NSP "/deployments",
+         "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"r\"},"
+         "\"spec\":{\"replicas\":2,\"strategy\":{\"type\":\"Recreate\"},\"selector\":{"
+         "\"matchLabels\":{\"app\":\"r\"}},\"template\":{\"metadata\":{\"labels\":{\"app\":"
+         "\"r\"}},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"nginx\"}]}}}}");
+    long two = 2;
+    json_t *d = wait_for(s, NSP "/deployments/r", deploy_done, &two);
+    assert_non_null(d);
+    json_decref(d);
+    ts_resp r;
+    assert_int_equal(ts_get(s, "/api/v1/namespaces/default/pods", &r), 200);
+    char path[256], old_hash[32];
+    snprintf(path, sizeof(path), "/api/v1/namespaces/default/pods?watch=1&resourceVersion=%s",
+             ts_s(r.json, "metadata.resourceVersion"));
+    snprintf(old_hash, sizeof(old_hash), "%s",
+             ts_s(r.json, "items.0.metadata.labels.pod-template-hash"));
+    ts_resp_free(&r);
+    ts_watch *w = ts_watch_start(s, path);
+    ts_req(s, "PATCH", NSP "/deployments/r", "application/merge-patch+json",
+           "{\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":"
+           "\"nginx:2\"}]}}}}",
+           NULL, &r);
+    assert_int_equal(r.status, 200);
+    ts_resp_free(&r);
+    int old_gone = 0, new_ready = 0;
+    while (new_ready < 2) {
+        json_t *e = ts_watch_next_nb(w, 10000);
+        assert_non_null(e);
+        bool is_old = !strcmp(ts_s(e, "object.metadata.labels.pod-template-hash"), old_hash);
+        if (is_old && !strcmp(ts_s(e, "type"), "DELETED"))
+            old_gone++;
+        if (!is_old) {
+            assert_int_equal(old_gone, 2); /* created only once both old pods are gone */
+            if (cond_true(ts_j(e, "object"), "Ready"))
+                new_ready++;
+        }
+        json_decref(e);
+    }
+    ts_watch_free(w);
+    kc_server_free(s);
+}
+
 static bool sts_ready(json_t *o, const void *n)
 {
     return json_integer_value(ts_j(o, "status.readyReplicas")) == *(const long *)n;
@@ -277,6 +325,34 @@ static void test_server_sim_statefulset_ordered(void **state)
     json_t *o = wait_for(s, NSP "/statefulsets/db", sts_ready, &three);
     assert_non_null(o);
     json_decref(o);
+    /* scale to 1: db-2 goes first, db-1 only once db-2 is gone */
+    ts_resp r;
+    assert_int_equal(ts_get(s, "/api/v1/namespaces/default/pods", &r), 200);
+    char path[256];
+    snprintf(path, sizeof(path), "/api/v1/namespaces/default/pods?watch=1&resourceVersion=%s",
+             ts_s(r.json, "metadata.resourceVersion"));
+    ts_resp_free(&r);
+    w = ts_watch_start(s, path);
+    ts_req(s, "PATCH", NSP "/statefulsets/db", "application/merge-patch+json",
+           "{\"spec\":{\"replicas\":1}}", NULL, &r);
+    assert_int_equal(r.status, 200);
+    ts_resp_free(&r);
+    bool gone2 = false, gone1 = false;
+    while (!gone1) {
+        json_t *e = ts_watch_next_nb(w, 10000);
+        assert_non_null(e);
+        const char *name = ts_s(e, "object.metadata.name");
+        bool del = json_is_string(ts_j(e, "object.metadata.deletionTimestamp"));
+        if (!strcmp(name, "db-1") && del)
+            assert_true(gone2);
+        assert_string_not_equal(name, "db-0");
+        if (!strcmp(ts_s(e, "type"), "DELETED")) {
+            gone2 |= !strcmp(name, "db-2");
+            gone1 |= !strcmp(name, "db-1");
+        }
+        json_decref(e);
+    }
+    ts_watch_free(w);
     kc_server_free(s);
 }
 
@@ -473,6 +549,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_server_sim_deployment_available),
         cmocka_unit_test(test_server_sim_rolling_update),
+        cmocka_unit_test(test_server_sim_recreate),
         cmocka_unit_test(test_server_sim_statefulset_ordered),
         cmocka_unit_test(test_server_sim_daemonset_per_node),
         cmocka_unit_test(test_server_sim_job),

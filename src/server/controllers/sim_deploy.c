@@ -11,7 +11,8 @@
  *     replicas - maxUnavailable (unhealthy old pods first). Counts are exact (the pod table):
  *     an old ReplicaSet's pods above its spec.replicas count as already gone for availability
  *     and as still there for the surge, so the invariants hold at every step, not only on
- *     average. Recreate: old ReplicaSets to 0, the new one scaled up once no old pod is left;
+ *     average. Recreate: old ReplicaSets to 0, the new one scaled up once no old pod runs
+ * (terminating ones included);
  *   - status: replicas, updatedReplicas, readyReplicas, availableReplicas, unavailableReplicas,
  *     observedGeneration, conditions Available (MinimumReplicasAvailable /
  *     MinimumReplicasUnavailable) and Progressing (NewReplicaSetCreated, ReplicaSetUpdated,
@@ -31,7 +32,7 @@
 
 typedef struct rsinfo {
     char name[256], uid[64], hash[64];
-    int64_t spec, active, ready, rev;
+    int64_t spec, active, ready, rev, running; /* running: active + terminating */
 } rsinfo;
 
 typedef struct dstate {
@@ -83,6 +84,7 @@ static void load_rs(kc__sim *s, dstate *d, const char *uid)
         kc__sim_count c;
         kc__sim_count_pods(s, d->ns, r->uid, NULL, &c);
         r->active = c.active;
+        r->running = c.active + c.terminating;
         r->ready = c.ready < r->spec ? c.ready : r->spec;
         if (!strcmp(r->hash, d->hash))
             d->new_i = (int)d->n;
@@ -208,7 +210,7 @@ static void recreate(kc__sim *s, dstate *d)
     int64_t old_active = 0;
     for (size_t i = 0; i < d->n; i++)
         if ((int)i != d->new_i) {
-            old_active += d->rs[i].active;
+            old_active += d->rs[i].running; /* terminating pods too, as upstream */
             if (d->rs[i].spec)
                 set_rs(s, d, &d->rs[i], 0, 0);
         }

@@ -130,6 +130,7 @@ void kc__sim_reconcile_pod(kc__sim *s, const char *ns, const char *name);
 /* Counts of the pods controlled by owner uid (not being deleted, not terminal unless said). */
 typedef struct kc__sim_count {
     int64_t active, ready, succeeded, failed, updated, updated_ready;
+    int64_t terminating; /* being deleted, not finished: their containers still run */
 } kc__sim_count;
 void kc__sim_count_pods(kc__sim *s, const char *ns, const char *owner_uid, const char *rev,
                         kc__sim_count *c);

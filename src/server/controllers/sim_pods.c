@@ -143,6 +143,7 @@ void kc__sim_count_pods(kc__sim *s, const char *ns, const char *owner_uid, const
             continue;
         c->succeeded += p->succeeded;
         c->failed += p->failed;
+        c->terminating += p->deleting && !p->succeeded && !p->failed;
         if (p->deleting || p->succeeded || p->failed)
             continue;
         bool upd = rev && !strcmp(p->rev, rev);

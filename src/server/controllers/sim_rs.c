@@ -71,8 +71,14 @@ void kc__sim_reconcile_rs(kc__sim *s, const char *ns, const char *name)
     if (old)
         json_object_set(st, "conditions", old);
     json_object_set_new(doc, "status", st);
-    if ((e = kc__store_find(s->r[SIM_RS], ns, name)))
+    if ((e = kc__store_find(s->r[SIM_RS], ns, name))) {
         kc__sim_update(s, s->r[SIM_RS], e, doc, SIM_STATUS, NULL);
+        /* a change the status does not show (a terminating pod gone) still matters to the
+         * Deployment (Recreate waits for it) */
+        const char *ok = kc_obj_controller_kind(e->obj), *on = kc_obj_controller_name(e->obj);
+        if (ok && on && !strcmp(ok, "Deployment"))
+            kc__sim_enqueue(s, SIM_DEPLOY, ns, on);
+    }
 out:
     json_decref(doc);
     pthread_mutex_unlock(&s->srv->mu);

@@ -10,7 +10,8 @@
  * Deployment (nginx, REPLICAS replicas) and GETs it every 20 ms until status.availableReplicas
  * is REPLICAS and condition Available is True. Time = POST to that GET; CPU = getrusage of the
  * whole process (user + system) over the same window — the server's threads plus this
- * client's GETs (a few hundred small requests, a negligible share). Median of RUNS.
+ * client's GETs (a few hundred small requests, a negligible share); and the time the process's
+ * threads spent runnable but waiting for a CPU (schedstat: the machine's load). Median of RUNS.
  * Prints `BENCH <metric> <value> <unit>` lines.
  */
 #include <curl/curl.h>
@@ -87,7 +88,7 @@ static void pause_ms(long ms)
 }
 
 /* One run: seconds to Available and CPU seconds into *cpu; < 0 on failure. */
-static double run(long replicas, unsigned nodes, double *cpu)
+static double run(long replicas, unsigned nodes, double *cpu, double *wait)
 {
     kc_server_opts o;
     memset(&o, 0, sizeof(o));
@@ -120,7 +121,7 @@ static double run(long replicas, unsigned nodes, double *cpu)
              replicas);
     snprintf(url, sizeof(url), "%s/apis/apps/v1/namespaces/default/deployments",
              kc_server_url(srv));
-    double cpu0 = self_cpu();
+    double cpu0 = self_cpu(), wait0 = run_delay();
     uint64_t t0 = kc__now_ns();
     json_decref(req(c, url, "POST", dep, &st));
     double secs = -1;
@@ -137,6 +138,7 @@ static double run(long replicas, unsigned nodes, double *cpu)
         pause_ms(20);
     }
     *cpu = self_cpu() - cpu0;
+    *wait = run_delay() - wait0;
     curl_easy_cleanup(c);
     kc_server_free(srv);
     return secs;
@@ -152,18 +154,20 @@ int main(int argc, char **argv)
         return 2;
     }
     curl_global_init(CURL_GLOBAL_DEFAULT);
-    double t[64], cpu[64];
+    double t[64], cpu[64], wait[64];
     for (int i = 0; i < runs; i++) {
-        t[i] = run(replicas, nodes, &cpu[i]);
+        t[i] = run(replicas, nodes, &cpu[i], &wait[i]);
         if (t[i] < 0) {
             fprintf(stderr, "run %d: the Deployment did not become Available\n", i + 1);
             return 1;
         }
-        printf("run %d: %ld replicas on %u nodes Available in %.3f s, %.3f CPU s\n", i + 1,
-               replicas, nodes, t[i], cpu[i]);
+        printf("run %d: %ld replicas on %u nodes Available in %.3f s, %.3f CPU s, %.3f s "
+               "runnable but waiting for a CPU\n",
+               i + 1, replicas, nodes, t[i], cpu[i], wait[i]);
     }
     printf("BENCH sim_deploy_available_s %.3f s\n", med(t, runs));
     printf("BENCH sim_deploy_cpu_s %.3f s\n", med(cpu, runs));
+    printf("BENCH sim_deploy_cpu_wait_s %.3f s\n", med(wait, runs));
     printf("BENCH sim_deploy_cpu_per_pod_us %.1f us\n", med(cpu, runs) / replicas * 1e6);
     curl_global_cleanup();
     return 0;

@@ -386,8 +386,7 @@ int kc__sim_start(kc_server *srv, kc_error *err)
     s->stop_ms = ms_or(srv->opts.sim_pod_stop_ms, 100);
     pthread_mutex_lock(&srv->mu);
     for (int k = 0; k <= SIM_JOB; k++)
-        s->r[k] = kc__registry_find(srv, sim_group[k], k == SIM_JOB || k == SIM_POD ? "v1" : "v1",
-                                    sim_plural[k]);
+        s->r[k] = kc__registry_find(srv, sim_group[k], "v1", sim_plural[k]);
     s->nodes_r = kc__registry_find(srv, "", "v1", "nodes");
     s->leases_r = kc__registry_find(srv, "coordination.k8s.io", "v1", "leases");
     pthread_mutex_unlock(&srv->mu);

@@ -9,12 +9,23 @@
 #   - `kubectl delete deployment` (garbage collector on) leaves no pod behind;
 #   - a StatefulSet and a DaemonSet pass `kubectl rollout status`, a Job `kubectl wait
 #     --for=condition=Complete`.
-# Exit 77 when kubectl is missing.
+#   - the flags' usage errors (--simulate-nodes 10001, --simulate-lease-period 0).
+# Without kubectl only the usage errors are checked.
 set -u
 BIN=${1:?usage: run_kubectl_sim.sh path/to/kcache}
-command -v kubectl >/dev/null || { echo "SKIP: kubectl not found"; exit 77; }
 . "$(dirname "$0")/lib.sh"
 kc_setup
+
+# the flags' usage errors (exit 2, the flag named), kubectl or not
+usage_err() { # EXPECTED-TEXT ARGS…
+    local want=$1
+    shift
+    "$BIN" serve --listen 127.0.0.1:0 "$@" >"$KC_TMP/u.out" 2>&1
+    [ $? = 2 ] && grep -q -- "$want" "$KC_TMP/u.out"
+}
+check "--simulate-nodes 10001: usage error" usage_err "--simulate-nodes" --simulate-nodes 10001
+check "--simulate-lease-period 0: usage error" usage_err "--simulate-lease-period" --simulate-lease-period 0
+command -v kubectl >/dev/null || { echo "SKIP: kubectl not found"; kc_summary; }
 
 k() { timeout 70 kubectl --kubeconfig "$KC_KUBECONFIG" --cache-dir "$KC_TMP/cache" \
     --request-timeout=20s "$@"; }
@@ -41,6 +52,10 @@ wide_ok() {
 if wide_ok; then pass "get pods -o wide: Running, node names, pod IPs"; else
     fail "get pods -o wide"; sed 's/^/    /' "$KC_TMP/pods"; fi
 
+victim=$(k get pods -o jsonpath='{.items[0].metadata.name}')
+check "delete pod (graceful: the kubelet removes it)" k delete pod "$victim" --timeout=30s
+replaced() { [ "$(k get pods --no-headers | grep -c ' Running ')" = 3 ] && ! k get pod "$victim" >/dev/null 2>&1; }
+check "ReplicaSet replaces the deleted pod" wait_for 20 replaced
 check "set image" k set image deployment/web nginx=nginx:1.27
 check "rollout status after set image" k rollout status deployment/web --timeout=60s
 rev2() {

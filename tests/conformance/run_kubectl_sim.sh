@@ -5,7 +5,8 @@
 #   - `kubectl create deployment web --image=nginx --replicas=3`, then `kubectl rollout status`
 #     and `kubectl wait --for=condition=Available` return;
 #   - `kubectl get pods -o wide` shows 3 Running pods with node names and pod IPs;
-#   - `kubectl set image` rolls out a new ReplicaSet (rollout status again; revision 2);
+#   - `kubectl set image` rolls out a new ReplicaSet (rollout status again; revision 2), a
+#     deleted pod is replaced, `kubectl rollout undo` goes back to the first one (revision 3);
 #   - `kubectl delete deployment` (garbage collector on) leaves no pod behind;
 #   - a StatefulSet and a DaemonSet pass `kubectl rollout status`, a Job `kubectl wait
 #     --for=condition=Complete`.
@@ -65,6 +66,15 @@ rev2() {
 }
 check "revision 2, two ReplicaSets, new image on every pod" wait_for 20 rev2
 check "wait Available after update" k wait --for=condition=Available deployment/web --timeout=60s
+
+check "rollout undo" k rollout undo deployment/web
+check "rollout status after undo" k rollout status deployment/web --timeout=60s
+undone() {
+    [ "$(k get deployment web -o jsonpath='{.metadata.annotations.deployment\.kubernetes\.io/revision}')" = 3 ] &&
+        [ "$(k get pods -o jsonpath='{.items[*].spec.containers[0].image}' | tr ' ' '\n' | sort -u)" = nginx ] &&
+        [ "$(k get rs --no-headers | wc -l)" = 2 ]
+}
+check "undo: revision 3, the first ReplicaSet again, image nginx" wait_for 20 undone
 
 check "delete deployment" k delete deployment web
 no_pods() { [ -z "$(k get pods --no-headers 2>/dev/null)" ] && [ -z "$(k get rs --no-headers 2>/dev/null)" ]; }

@@ -289,6 +289,44 @@ static void test_server_sim_recreate(void **state)
     kc_server_free(s);
 }
 
+/* revisionHistoryLimit 1: after three rollouts, the new ReplicaSet and one idle old one stay. */
+static void test_server_sim_revision_history(void **state)
+{
+    (void)state;
+    kc_server *s = start(1);
+    assert_non_null(s);
+    post(s, NSP "/deployments",
+         "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"h\"},"
+         "\"spec\":{\"replicas\":1,\"revisionHistoryLimit\":1,\"selector\":{\"matchLabels\":{"
+         "\"app\":\"h\"}},\"template\":{\"metadata\":{\"labels\":{\"app\":\"h\"}},\"spec\":{"
+         "\"containers\":[{\"name\":\"c\",\"image\":\"nginx:0\"}]}}}}");
+    long one = 1, two = 2;
+    for (int v = 1; v <= 3; v++) {
+        json_t *d = wait_for(s, NSP "/deployments/h", deploy_done, &one);
+        assert_non_null(d);
+        json_decref(d);
+        char patch[256];
+        snprintf(patch, sizeof(patch),
+                 "{\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\","
+                 "\"image\":\"nginx:%d\"}]}}}}",
+                 v);
+        ts_resp r;
+        ts_req(s, "PATCH", NSP "/deployments/h", "application/merge-patch+json", patch, NULL, &r);
+        assert_int_equal(r.status, 200);
+        ts_resp_free(&r);
+    }
+    json_t *l = wait_for(s, NSP "/replicasets", list_len, &two);
+    assert_non_null(l);
+    json_decref(l);
+    json_t *d = wait_for(s, NSP "/deployments/h", deploy_done, &one);
+    assert_non_null(d);
+    json_t *ann = ts_j(d, "metadata.annotations");
+    assert_string_equal(
+        json_string_value(json_object_get(ann, "deployment.kubernetes.io/revision")), "4");
+    json_decref(d);
+    kc_server_free(s);
+}
+
 static bool sts_ready(json_t *o, const void *n)
 {
     return json_integer_value(ts_j(o, "status.readyReplicas")) == *(const long *)n;
@@ -550,6 +588,7 @@ int main(void)
         cmocka_unit_test(test_server_sim_deployment_available),
         cmocka_unit_test(test_server_sim_rolling_update),
         cmocka_unit_test(test_server_sim_recreate),
+        cmocka_unit_test(test_server_sim_revision_history),
         cmocka_unit_test(test_server_sim_statefulset_ordered),
         cmocka_unit_test(test_server_sim_daemonset_per_node),
         cmocka_unit_test(test_server_sim_job),

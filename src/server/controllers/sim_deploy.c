@@ -19,7 +19,10 @@
  *     NewReplicaSetAvailable) — what `kubectl rollout status` and `kubectl wait` read.
  * The revision annotation of the Deployment is written with its status (through /status, as
  * upstream: no generation bump).
- * Not simulated: minReadySeconds, progressDeadlineSeconds, paused, revisionHistoryLimit cleanup.
+ * Old ReplicaSets beyond spec.revisionHistoryLimit (default 10) are deleted once idle.
+ * Not simulated: minReadySeconds, progressDeadlineSeconds, paused, rollback (rollout undo works
+ * as a template change back: the matching old ReplicaSet becomes the new one, with a new
+ * revision).
  */
 #include "server/controllers/sim_internal.h"
 
@@ -285,6 +288,29 @@ static void status(kc__sim *s, dstate *d, kc__entry *e)
     json_decref(doc);
 }
 
+/* Old ReplicaSets scaled to 0 with no pod left, beyond spec.revisionHistoryLimit (default 10):
+ * deleted, the lowest revision first (upstream's cleanupDeployment). */
+static void cleanup(kc__sim *s, dstate *d, int64_t limit)
+{
+    int64_t idle = 0;
+    for (size_t i = 0; i < d->n; i++)
+        idle += (int)i != d->new_i && d->rs[i].spec == 0 && d->rs[i].running == 0;
+    for (; idle > limit; idle--) {
+        rsinfo *oldest = NULL;
+        for (size_t i = 0; i < d->n; i++) {
+            rsinfo *r = &d->rs[i];
+            if ((int)i != d->new_i && r->spec == 0 && r->running == 0 &&
+                (!oldest || r->rev < oldest->rev))
+                oldest = r;
+        }
+        kc__entry *e = oldest ? kc__store_find(s->r[SIM_RS], d->ns, oldest->name) : NULL;
+        if (!e)
+            return;
+        kc__sim_delete(s, s->r[SIM_RS], e);
+        oldest->spec = -1; /* gone */
+    }
+}
+
 static void sync(kc__sim *s, dstate *d, kc__entry *e, const char *uid)
 {
     load_rs(s, d, uid);
@@ -308,6 +334,8 @@ static void sync(kc__sim *s, dstate *d, kc__entry *e, const char *uid)
         recreate(s, d);
     else
         rolling(s, d);
+    load_rs(s, d, uid);
+    cleanup(s, d, kc__sim_int(json_object_get(d->doc, "spec"), "revisionHistoryLimit", 10));
     load_rs(s, d, uid);
     if ((e = kc__store_find(s->r[SIM_DEPLOY], d->ns, d->name)))
         status(s, d, e);

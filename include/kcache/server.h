@@ -103,6 +103,16 @@ typedef struct kc_server_opts {
      * server name checked stays NAME.NAMESPACE.svc. NULL = none (such a webhook's call fails, and
      * its failurePolicy applies). A malformed entry fails kc_server_new with KC_EINVAL. */
     const char *webhook_services;
+    /* Simulated nodes and workload controllers (`kcache serve --simulate-nodes N`, docs/server.md
+     * "Simulated nodes and workload controllers"): N Nodes kcache-node-0..N-1 with Leases, a
+     * scheduler, a kubelet and the Deployment, ReplicaSet, StatefulSet, DaemonSet and Job
+     * controllers, on a thread of their own. 0 = off; at most 10000. */
+    unsigned simulate_nodes;
+    unsigned sim_lease_ms;     /* Lease renewal period; 0 = 10000 (as kubelet) */
+    unsigned sim_pod_start_ms; /* delay of each kubelet step (ContainerCreating, Running); 0 = 50 */
+    unsigned sim_pod_run_ms;   /* run time of pods that exit (restartPolicy not Always); 0 = 1000 */
+    unsigned sim_pod_stop_ms;  /* containers stop this long after a graceful delete (at most the
+                                * grace period); 0 = 100 */
 } kc_server_opts;
 
 /* The controllers (bits of kc_server_opts.controllers; `kcache serve --controllers`). */

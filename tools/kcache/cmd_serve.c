@@ -69,6 +69,17 @@ static const char usage_text[] =
     "                            Background, Foreground, Orphan), serviceaccount (ServiceAccount\n"
     "                            \"default\" in every namespace), default (the first two),\n"
     "                            none (no controller: the bare store, as envtest)\n"
+    "  --simulate-nodes N        simulate a cluster of N nodes (0..10000; default 0 = off),\n"
+    "                            as KWOK: Nodes kcache-node-0..N-1 (cpu 8, memory 32Gi,\n"
+    "                            pods 110) with Leases in kube-node-lease renewed every 10s, a\n"
+    "                            scheduler (requests, nodeSelector), a kubelet (Pending ->\n"
+    "                            Running/Ready in ~100ms, podIP, containerStatuses; pods with\n"
+    "                            restartPolicy Never/OnFailure exit after 1s with the code of\n"
+    "                            annotation kcache.io/simulate-exit-code) and the Deployment,\n"
+    "                            ReplicaSet, StatefulSet, DaemonSet and Job controllers\n"
+    "                            (kubectl rollout status / wait work)\n"
+    "  --simulate-lease-period DURATION\n"
+    "                            Lease renewal period of the simulated nodes (default 10s)\n"
     "  --webhook-service NAME.NAMESPACE:PORT=HOST:PORT\n"
     "                            admission webhooks whose clientConfig names Service\n"
     "                            NAME in NAMESPACE on PORT are dialled at HOST:PORT (e.g.\n"
@@ -273,6 +284,8 @@ static const char *const value_flags[] = {
     "--service-cluster-ip-range",
     "--service-node-port-range",
     "--controllers",
+    "--simulate-nodes",
+    "--simulate-lease-period",
     "--shard-selector",
     "--webhook-service",
     NULL,
@@ -346,6 +359,19 @@ static int parse_cluster_flag(const char *flag, const char *val, kc_server_opts 
         if (!*val)
             return usage_error(flag, "empty range");
         o->node_port_range = val;
+    } else if (!strcmp(flag, "--simulate-nodes")) {
+        uint64_t n;
+        if (!parse_u64(val, 10000, &n))
+            return usage_error(flag, "expected a number of nodes 0..10000, got '%s'", val);
+        o->simulate_nodes = (unsigned)n;
+    } else if (!strcmp(flag, "--simulate-lease-period")) {
+        unsigned ms = 0;
+        kc_error err = KC_ERROR_INIT;
+        if (kc_server_duration_parse(val, &ms, &err) != 0 || ms == 0) {
+            kc_error_clear(&err);
+            return usage_error(flag, "expected a duration such as 10s or 500ms, got '%s'", val);
+        }
+        o->sim_lease_ms = ms;
     } else if (!strcmp(flag, "--controllers")) {
         if (!parse_controllers(val, &o->controllers))
             return usage_error(flag,

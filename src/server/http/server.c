@@ -15,6 +15,7 @@
 #include "server/discovery/discovery.h"
 
 #include "server/controllers/controllers.h"
+#include "server/controllers/sim.h"
 #include "server/defaults/service_alloc.h"
 #include "server/http/kubeconfig_out.h"
 #include "server/http/tls.h"
@@ -170,6 +171,10 @@ KC_API int(kc_server_new)(const kc_server_opts *opts, size_t opts_size, kc_serve
     /* 0 = the default set; NONE only keeps a set of no other bit from meaning 0 */
     srv->opts.controllers = o.controllers ? o.controllers & ~(unsigned)KC_SERVER_CONTROLLER_NONE
                                           : (unsigned)KC_SERVER_CONTROLLERS_DEFAULT;
+    if (o.simulate_nodes > 10000) {
+        rc = kc_error_set(err, KC_EINVAL, "simulate_nodes %u is more than 10000", o.simulate_nodes);
+        goto fail_set;
+    }
     if ((rc = kc__adm_services_check(o.webhook_services, err)) != 0)
         goto fail_set;
     if ((rc = kc__svc_alloc_new(o.service_cidr, o.node_port_range, srv->rng ^ 0x5e41ce,
@@ -288,6 +293,12 @@ KC_API int kc_server_start(kc_server *srv, kc_error *err)
         srv->mhd = NULL;
         return kc_error_set(err, krc, "cannot create the kubernetes Service: %s", kc_strerror(krc));
     }
+    int rc = kc__sim_start(srv, err); /* simulated nodes and workload controllers (sim.c) */
+    if (rc) {
+        MHD_stop_daemon(srv->mhd);
+        srv->mhd = NULL;
+        return rc;
+    }
     srv->started = true;
     return 0;
 }
@@ -396,6 +407,7 @@ KC_API void kc_server_stop(kc_server *srv)
 {
     if (!srv || !srv->mhd)
         return;
+    kc__sim_stop(srv); /* joins the simulation's thread (it holds mu only per key) */
     srv->stopping = true;
     pthread_mutex_lock(&srv->mu);
     kc__hub_close_all(srv->hub); /* resumes every suspended watch stream */

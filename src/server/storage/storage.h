@@ -168,6 +168,7 @@ struct kc_server {
     const struct kc__ctl_ops *ctl;   /* controllers (controllers/); NULL = none */
     struct kc__gc_index *gc_index;   /* the garbage collector's (controllers/gc_index.c) */
     const struct kc__crd_hooks *crd; /* CRD hooks (discovery/crd.c); NULL = CRDs inert */
+    struct kc__sim *sim;             /* simulated cluster (controllers/sim.c); NULL = off */
     /* sharded list and watch (shard.c): shardSelector ignored (S12); sharded watches open; events
      * the shard selectors of watches filtered out (metrics) */
     _Atomic bool shard_ignored;

@@ -27,6 +27,9 @@ typedef struct kc__write {
     const char *version; /* request version */
     bool dry_run;
     bool status_sub;
+    /* with status_sub: metadata.annotations come from the body too (the simulated Deployment
+     * controller's revision annotation, as upstream's Deployment status strategy keeps them) */
+    bool status_annotations;
     bool keep_status; /* seeding: keep .status on create */
     /* managedFields "Update" entry of a non-apply write (#46): manager NULL = record nothing
      * (apply, which records its own "Apply" entry; seeding; no manager derivable). subresource

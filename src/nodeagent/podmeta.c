@@ -66,7 +66,9 @@ static int new_informers(kc_podmeta *pm, kc_error *err)
     int r = kc_informer_new(pm->client, &GVR_PODS, &po, &pm->pods, err);
     if (r)
         return r;
-    r = kc_informer_add_handler(pm->pods, &kc__pm_pod_handlers, NULL, &pm->pods_reg, err);
+    kc_informer_handlers ph = kc__pm_pod_handlers, nh = kc__pm_ns_handlers;
+    ph.ud = nh.ud = pm;
+    r = kc_informer_add_handler(pm->pods, &ph, NULL, &pm->pods_reg, err);
     if (r || pm->o.no_namespaces)
         return r;
     kc_informer_opts no = {.decode = &nd,
@@ -75,7 +77,7 @@ static int new_informers(kc_podmeta *pm, kc_error *err)
                            .max_staleness_ms = pm->o.max_staleness_ms};
     r = kc_informer_new(pm->client, &GVR_NS, &no, &pm->nsi, err);
     if (!r)
-        r = kc_informer_add_handler(pm->nsi, &kc__pm_ns_handlers, NULL, &pm->ns_reg, err);
+        r = kc_informer_add_handler(pm->nsi, &nh, NULL, &pm->ns_reg, err);
     return r;
 }
 

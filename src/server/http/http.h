@@ -19,6 +19,11 @@ int kc__negotiate(const char *accept, enum kc__fmt *ret, kc_error *err);
 /* The admin endpoint (admin.c): /admin/faults, /admin/compact, /admin/restart. */
 int kc__admin_handle(kc__req *req);
 
+/* Authentication and authorization of a request (authorize.c), before routing: 0 to go on, or
+ * the code of req->err (401, 403, …); *ret_answered when it made the reply itself (reviews,
+ * TokenRequest). */
+int kc__http_authorize(kc__req *req, bool *ret_answered);
+
 /* The MHD callbacks of the daemon (http.c) and the wait for offloaded requests at stop. */
 enum MHD_Result kc__http_on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                     const char *method, const char *version,

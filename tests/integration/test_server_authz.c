@@ -34,8 +34,9 @@ static void test_authz_forbidden_messages(void **state)
     assert_string_equal(ts_s(r.json, "reason"), "Unauthorized");
     ts_resp_free(&r);
     az_req(s, AZ_ALICE, "GET", "/api/v1/namespaces/default/pods", NULL, &r);
-    az_assert_forbidden(&r, "pods is forbidden: User \"alice\" cannot list resource \"pods\" in API "
-                            "group \"\" in the namespace \"default\"");
+    az_assert_forbidden(&r,
+                        "pods is forbidden: User \"alice\" cannot list resource \"pods\" in API "
+                        "group \"\" in the namespace \"default\"");
     assert_string_equal(ts_s(r.json, "details.kind"), "pods");
     assert_null(ts_j(r.json, "details.name"));
     assert_int_equal(json_integer_value(ts_j(r.json, "code")), 403);
@@ -45,8 +46,9 @@ static void test_authz_forbidden_messages(void **state)
                             "API group \"\" at the cluster scope");
     ts_resp_free(&r);
     az_req(s, AZ_ALICE, "GET", "/api/v1/namespaces/default/pods/web", NULL, &r);
-    az_assert_forbidden(&r, "pods \"web\" is forbidden: User \"alice\" cannot get resource \"pods\" "
-                            "in API group \"\" in the namespace \"default\"");
+    az_assert_forbidden(&r,
+                        "pods \"web\" is forbidden: User \"alice\" cannot get resource \"pods\" "
+                        "in API group \"\" in the namespace \"default\"");
     assert_string_equal(ts_s(r.json, "details.name"), "web");
     ts_resp_free(&r);
     az_req(s, AZ_ALICE, "GET", "/api/v1/namespaces/default/pods/web/log", NULL, &r);
@@ -98,8 +100,7 @@ static void test_authz_rolebinding_namespace(void **state)
                      403);
     assert_int_equal(az_status(s, AZ_ALICE, "POST", pods, "{\"metadata\":{\"name\":\"p\"}}"), 403);
     assert_int_equal(az_status(s, AZ_BOB, "GET", pods, NULL), 403);
-    assert_int_equal(
-        az_status(s, AZ_ADMIN, "DELETE", AZ_RBS("default") "/alice-reads", NULL), 200);
+    assert_int_equal(az_status(s, AZ_ADMIN, "DELETE", AZ_RBS("default") "/alice-reads", NULL), 200);
     assert_int_equal(az_status(s, AZ_ALICE, "GET", pods, NULL), 403);
 }
 
@@ -116,11 +117,11 @@ static void test_authz_group_and_clusterrole(void **state)
     assert_int_equal(az_status(s, AZ_ALICE, "GET", "/api/v1/nodes", NULL), 403);
     /* the bootstrap "view" ClusterRole through a RoleBinding: read in default only */
     az_bind(s, "default", "alice-view", "ClusterRole", "view", "User alice");
-    assert_int_equal(az_status(s, AZ_ALICE, "GET", "/apis/apps/v1/namespaces/default/deployments",
-                               NULL),
-                     200);
+    assert_int_equal(
+        az_status(s, AZ_ALICE, "GET", "/apis/apps/v1/namespaces/default/deployments", NULL), 200);
     assert_int_equal(az_status(s, AZ_ALICE, "GET", "/apis/apps/v1/deployments", NULL), 403);
-    assert_int_equal(az_status(s, AZ_ALICE, "GET", "/api/v1/namespaces/default/secrets", NULL), 403);
+    assert_int_equal(az_status(s, AZ_ALICE, "GET", "/api/v1/namespaces/default/secrets", NULL),
+                     403);
     assert_int_equal(az_status(s, AZ_ALICE, "POST", "/api/v1/namespaces/default/configmaps",
                                "{\"metadata\":{\"name\":\"c\"}}"),
                      403);
@@ -152,9 +153,11 @@ static void test_authz_names_wildcards_subresources(void **state)
     az_admin_create(s, "/api/v1/namespaces/default/configmaps", "{\"metadata\":{\"name\":\"b\"}}");
     az_role(s, "default", "mixed",
             "{\"apiGroups\":[\"\"],\"resources\":[\"configmaps\"],\"resourceNames\":[\"a\"],"
-            "\"verbs\":[\"get\",\"update\"]}," AZ_RULE("\"apps\"", "\"*\"", "\"get\",\"list\"") ","
-            AZ_RULE("\"\"", "\"*/status\"", "\"get\"") "," AZ_RULE("\"\"", "\"pods/log\"",
-                                                                  "\"get\""));
+            "\"verbs\":[\"get\",\"update\"]}," AZ_RULE(
+                "\"apps\"", "\"*\"",
+                "\"get\",\"list\"") "," AZ_RULE("\"\"", "\"*/status\"",
+                                                "\"get\"") "," AZ_RULE("\"\"", "\"pods/log\"",
+                                                                       "\"get\""));
     az_bind(s, "default", "alice-mixed", "Role", "mixed", "User alice");
     const char *cm = "/api/v1/namespaces/default/configmaps/";
     char p[256];
@@ -164,9 +167,8 @@ static void test_authz_names_wildcards_subresources(void **state)
     assert_int_equal(az_status(s, AZ_ALICE, "GET", p, NULL), 403);
     assert_int_equal(az_status(s, AZ_ALICE, "GET", "/api/v1/namespaces/default/configmaps", NULL),
                      403); /* resourceNames never grant a list */
-    assert_int_equal(az_status(s, AZ_ALICE, "GET", "/apis/apps/v1/namespaces/default/replicasets",
-                               NULL),
-                     200);
+    assert_int_equal(
+        az_status(s, AZ_ALICE, "GET", "/apis/apps/v1/namespaces/default/replicasets", NULL), 200);
     assert_int_equal(az_status(s, AZ_ALICE, "GET", "/apis/batch/v1/namespaces/default/jobs", NULL),
                      403);
     /* pods/status via */
@@ -201,13 +203,15 @@ static void test_authz_aggregation(void **state)
     assert_non_null(strstr(txt, "\"pods/log\""));
     free(txt);
     ts_resp_free(&r);
-    az_admin_create(s, AZ_CROLES,
-                    "{\"metadata\":{\"name\":\"agg\"},\"aggregationRule\":{\"clusterRoleSelectors\":["
-                    "{\"matchExpressions\":[{\"key\":\"team\",\"operator\":\"In\",\"values\":["
-                    "\"a\",\"b\"]}]}]},\"rules\":[]}");
-    az_admin_create(s, AZ_CROLES,
-                    "{\"metadata\":{\"name\":\"part\",\"labels\":{\"team\":\"a\"}},\"rules\":["
-                    AZ_RULE("\"example.com\"", "\"widgets\"", "\"get\"") "]}");
+    az_admin_create(
+        s, AZ_CROLES,
+        "{\"metadata\":{\"name\":\"agg\"},\"aggregationRule\":{\"clusterRoleSelectors\":["
+        "{\"matchExpressions\":[{\"key\":\"team\",\"operator\":\"In\",\"values\":["
+        "\"a\",\"b\"]}]}]},\"rules\":[]}");
+    az_admin_create(
+        s, AZ_CROLES,
+        "{\"metadata\":{\"name\":\"part\",\"labels\":{\"team\":\"a\"}},\"rules\":[" AZ_RULE(
+            "\"example.com\"", "\"widgets\"", "\"get\"") "]}");
     assert_int_equal(az_req(s, AZ_ADMIN, "GET", AZ_CROLES "/agg", NULL, &r), 200);
     assert_string_equal(ts_s(r.json, "rules.0.resources.0"), "widgets");
     ts_resp_free(&r);
@@ -241,7 +245,8 @@ static void test_authz_escalation(void **state)
                      201);
     ts_resp r;
     az_req(s, AZ_ALICE, "POST", roles,
-           "{\"metadata\":{\"name\":\"more\"},\"rules\":[" AZ_RULE("\"\"", "\"secrets\"", "\"get\"") "]}",
+           "{\"metadata\":{\"name\":\"more\"},\"rules\":[" AZ_RULE("\"\"", "\"secrets\"",
+                                                                   "\"get\"") "]}",
            &r);
     assert_int_equal(r.status, 403);
     assert_non_null(strstr(ts_s(r.json, "message"),
@@ -275,13 +280,15 @@ static void test_authz_impersonation(void **state)
     ts_resp r;
     az_req_h(s, AZ_ADMIN, "GET", "/api/v1/namespaces/default/pods", NULL, "Impersonate-User: alice",
              NULL, &r);
-    az_assert_forbidden(&r, "pods is forbidden: User \"alice\" cannot list resource \"pods\" in API "
-                            "group \"\" in the namespace \"default\"");
+    az_assert_forbidden(&r,
+                        "pods is forbidden: User \"alice\" cannot list resource \"pods\" in API "
+                        "group \"\" in the namespace \"default\"");
     ts_resp_free(&r);
     az_req_h(s, AZ_ALICE, "GET", "/api/v1/namespaces/default/pods", NULL, "Impersonate-User: bob",
              NULL, &r);
-    az_assert_forbidden(&r, "users \"bob\" is forbidden: User \"alice\" cannot impersonate resource "
-                            "\"users\" in API group \"\" at the cluster scope");
+    az_assert_forbidden(&r,
+                        "users \"bob\" is forbidden: User \"alice\" cannot impersonate resource "
+                        "\"users\" in API group \"\" at the cluster scope");
     ts_resp_free(&r);
     az_role(s, NULL, "node-lister", AZ_RULE("\"\"", "\"nodes\"", "\"list\""));
     az_bind(s, NULL, "sas-nodes", "ClusterRole", "node-lister", "Group system:serviceaccounts");

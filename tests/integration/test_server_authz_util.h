@@ -71,11 +71,11 @@ TS_UNUSED static void az_admin_create(kc_server *s, const char *path, const char
     ts_resp_free(&r);
 }
 
-#define AZ_RBAC        "/apis/rbac.authorization.k8s.io/v1"
-#define AZ_ROLES(ns)   AZ_RBAC "/namespaces/" ns "/roles"
-#define AZ_RBS(ns)     AZ_RBAC "/namespaces/" ns "/rolebindings"
-#define AZ_CROLES      AZ_RBAC "/clusterroles"
-#define AZ_CRBS        AZ_RBAC "/clusterrolebindings"
+#define AZ_RBAC          "/apis/rbac.authorization.k8s.io/v1"
+#define AZ_ROLES(ns)     AZ_RBAC "/namespaces/" ns "/roles"
+#define AZ_RBS(ns)       AZ_RBAC "/namespaces/" ns "/rolebindings"
+#define AZ_CROLES        AZ_RBAC "/clusterroles"
+#define AZ_CRBS          AZ_RBAC "/clusterrolebindings"
 #define AZ_RULE(g, r, v) "{\"apiGroups\":[" g "],\"resources\":[" r "],\"verbs\":[" v "]}"
 
 /* A Role or ClusterRole body; ns NULL = ClusterRole. rules is the JSON array's inside. */

@@ -310,8 +310,15 @@ const char *kc__authz_token_of(const kc_server *srv, const char *user)
 static int may_impersonate(kc_server *srv, const kc__user *u, const char *group,
                            const char *resource, const char *ns, const char *name, kc_error *err)
 {
-    kc__attrs a = {.user = u, .resource_request = true, .verb = "impersonate", .group = group,
-                   .version = "", .resource = resource, .sub = "", .ns = ns, .name = name};
+    kc__attrs a = {.user = u,
+                   .resource_request = true,
+                   .verb = "impersonate",
+                   .group = group,
+                   .version = "",
+                   .resource = resource,
+                   .sub = "",
+                   .ns = ns,
+                   .name = name};
     return kc__authz_allowed(srv, &a) ? 0 : kc__authz_forbidden(err, &a);
 }
 
@@ -320,8 +327,7 @@ int kc__authz_impersonate(kc_server *srv, kc__user *inout, const char *user,
                           kc_error *err)
 {
     if (!user || !*user)
-        return kc__fail(err, 400, "BadRequest",
-                        "requested %s without impersonating a user",
+        return kc__fail(err, 400, "BadRequest", "requested %s without impersonating a user",
                         n_groups ? "Impersonate-Group" : "Impersonate-Uid");
     kc__user to = {0};
     snprintf(to.name, sizeof to.name, "%s", user);
@@ -405,14 +411,14 @@ int kc__authz_token_request(kc_server *srv, const char *ns, const char *name, co
     struct tm tm;
     gmtime_r(&t, &tm);
     strftime(until, sizeof until, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    json_t *out = rc ? NULL
-                     : json_pack("{s:s,s:s,s:{s:s,s:s,s:s},s:{s:O,s:I,s:n},s:{s:s,s:s}}",
-                                 "kind", "TokenRequest", "apiVersion", "authentication.k8s.io/v1",
-                                 "metadata", "name", name, "namespace", ns, "creationTimestamp",
-                                 now, "spec", "audiences",
-                                 aud ? aud : json_pack("[s]", "https://kubernetes.default.svc"),
-                                 "expirationSeconds", (json_int_t)exp, "boundObjectRef", "status",
-                                 "token", tok, "expirationTimestamp", until);
+    json_t *out =
+        rc ? NULL
+           : json_pack("{s:s,s:s,s:{s:s,s:s,s:s},s:{s:O,s:I,s:n},s:{s:s,s:s}}", "kind",
+                       "TokenRequest", "apiVersion", "authentication.k8s.io/v1", "metadata", "name",
+                       name, "namespace", ns, "creationTimestamp", now, "spec", "audiences",
+                       aud ? aud : json_pack("[s]", "https://kubernetes.default.svc"),
+                       "expirationSeconds", (json_int_t)exp, "boundObjectRef", "status", "token",
+                       tok, "expirationTimestamp", until);
     if (!aud && out)
         json_decref(json_object_get(json_object_get(out, "spec"), "audiences"));
     json_decref(in);

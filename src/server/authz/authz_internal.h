@@ -35,16 +35,16 @@ typedef struct kc__ruleset {
 struct kc__authz {
     bool rbac;
     pthread_mutex_t mu; /* toks past n_static, the cache; never held while taking srv->mu */
-    kc__token *toks; /* the configured identities: read-only after kc__authz_new */
+    kc__token *toks;    /* the configured identities: read-only after kc__authz_new */
     size_t n_toks, cap_toks;
     kc__token *sa_toks; /* minted ServiceAccount tokens, under mu */
     size_t n_sa, cap_sa, sa_next;
     kc__ruleset *cache[KC__AUTHZ_CACHE];
     size_t cache_next;
-    kc__rsrc *crb, *rb, *cr, *role;     /* the RBAC resources (built-ins: never freed) */
-    kc__rsrc *sa;                       /* serviceaccounts */
-    _Atomic uint64_t agg_seen;          /* ClusterRole changes the aggregation last saw */
-    pthread_mutex_t agg_mu;             /* one aggregation pass at a time */
+    kc__rsrc *crb, *rb, *cr, *role; /* the RBAC resources (built-ins: never freed) */
+    kc__rsrc *sa;                   /* serviceaccounts */
+    _Atomic uint64_t agg_seen;      /* ClusterRole changes the aggregation last saw */
+    pthread_mutex_t agg_mu;         /* one aggregation pass at a time */
 };
 
 /* The RBAC generation: grows whenever a Role, ClusterRole or binding changes. */

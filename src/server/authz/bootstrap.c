@@ -31,9 +31,8 @@
     "\"metadata\":{\"name\":\"" name "\",\"labels\":{\"kubernetes.io/bootstrapping\":\"rbac-"      \
     "defaults\"" labels "},\"annotations\":{\"rbac.authorization.kubernetes.io/autoupdate\":"      \
     "\"true\"}}"
-#define CR "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"ClusterRole\","
-#define CRB                                                                                        \
-    "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"ClusterRoleBinding\","
+#define CR     "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"ClusterRole\","
+#define CRB    "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"ClusterRoleBinding\","
 #define AGG(x) ",\"rbac.authorization.k8s.io/aggregate-to-" x "\":\"true\""
 #define AGG_RULE(x)                                                                                \
     "\"aggregationRule\":{\"clusterRoleSelectors\":[{\"matchLabels\":{"                            \
@@ -45,7 +44,8 @@
 #define REF(role)                                                                                  \
     "\"roleRef\":{\"apiGroup\":\"rbac.authorization.k8s.io\",\"kind\":\"ClusterRole\",\"name\":"   \
     "\"" role "\"}"
-#define GROUP(g) "{\"apiGroup\":\"rbac.authorization.k8s.io\",\"kind\":\"Group\",\"name\":\"" g "\"}"
+#define GROUP(g)                                                                                   \
+    "{\"apiGroup\":\"rbac.authorization.k8s.io\",\"kind\":\"Group\",\"name\":\"" g "\"}"
 
 #define CORE_EDIT                                                                                  \
     "\"pods\",\"pods/attach\",\"pods/exec\",\"pods/portforward\",\"pods/proxy\",\"configmaps\","   \

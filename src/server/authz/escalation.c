@@ -45,20 +45,26 @@ static bool rule_covered(const kc__ruleset *s, cover_ctx *x, const json_t *pr)
         for (char **url = r.urls; ok && *url; url++) {
             kc__attrs a = {.user = x->u, .verb = *v, .path = *url};
             if (!(ok = held(s, &a)))
-                snprintf(x->missing, sizeof x->missing, "{NonResourceURLs:[\"%s\"], Verbs:[\"%s\"]}",
-                         *url, *v);
+                snprintf(x->missing, sizeof x->missing,
+                         "{NonResourceURLs:[\"%s\"], Verbs:[\"%s\"]}", *url, *v);
         }
         for (char **g = r.groups; ok && *g; g++)
             for (char **res = r.resources; ok && *res; res++)
                 for (char **n = r.names[0] ? r.names : (char *[]){"", NULL}; ok && *n; n++) {
-                    kc__attrs a = {.user = x->u, .resource_request = true, .verb = *v,
-                                   .group = *g, .version = "", .resource = *res, .sub = "",
-                                   .ns = x->ns, .name = *n};
+                    kc__attrs a = {.user = x->u,
+                                   .resource_request = true,
+                                   .verb = *v,
+                                   .group = *g,
+                                   .version = "",
+                                   .resource = *res,
+                                   .sub = "",
+                                   .ns = x->ns,
+                                   .name = *n};
                     if (!(ok = held(s, &a)))
                         snprintf(x->missing, sizeof x->missing,
                                  "{APIGroups:[\"%s\"], Resources:[\"%s\"]%s%s%s, Verbs:[\"%s\"]}",
-                                 *g, *res, **n ? ", ResourceNames:[\"" : "", *n,
-                                 **n ? "\"]" : "", *v);
+                                 *g, *res, **n ? ", ResourceNames:[\"" : "", *n, **n ? "\"]" : "",
+                                 *v);
                 }
     }
     kc__rule_free(&r);
@@ -86,8 +92,8 @@ static int refuse(kc_error *err, const char *resource, const char *name, const k
     char groups[1024] = "";
     size_t n = 0;
     for (size_t i = 0; i < u->n_groups && n < sizeof groups; i++)
-        n += (size_t)snprintf(groups + n, sizeof groups - n, "%s\"%s\"", i ? " " : "",
-                              u->groups[i]);
+        n +=
+            (size_t)snprintf(groups + n, sizeof groups - n, "%s\"%s\"", i ? " " : "", u->groups[i]);
     int rc = kc__fail(err, 403, "Forbidden",
                       "%s.rbac.authorization.k8s.io \"%s\" is forbidden: user \"%s\" (groups=[%s]) "
                       "is attempting to grant RBAC permissions not currently held:\n%s",
@@ -100,9 +106,15 @@ static int refuse(kc_error *err, const char *resource, const char *name, const k
 static bool may(kc_server *srv, const kc__user *u, const char *verb, const char *resource,
                 const char *ns, const char *name)
 {
-    kc__attrs a = {.user = u, .resource_request = true, .verb = verb,
-                   .group = "rbac.authorization.k8s.io", .version = "", .resource = resource,
-                   .sub = "", .ns = ns, .name = name};
+    kc__attrs a = {.user = u,
+                   .resource_request = true,
+                   .verb = verb,
+                   .group = "rbac.authorization.k8s.io",
+                   .version = "",
+                   .resource = resource,
+                   .sub = "",
+                   .ns = ns,
+                   .name = name};
     return kc__authz_allowed(srv, &a);
 }
 
@@ -128,9 +140,10 @@ int kc__authz_escalation_check(kc_server *srv, const kc__user *u, const char *re
         if (may(srv, u, "escalate", resource, scope, name))
             goto done;
         x.rules = json_object_get(doc, "rules");
-        cover_ctx all = {.u = u, .ns = "", .rules = rd = json_pack("[{s:[s],s:[s],s:[s]}]",
-                                                                    "apiGroups", "*", "resources",
-                                                                    "*", "verbs", "*")};
+        cover_ctx all = {.u = u,
+                         .ns = "",
+                         .rules = rd = json_pack("[{s:[s],s:[s],s:[s]}]", "apiGroups", "*",
+                                                 "resources", "*", "verbs", "*")};
         if (json_object_get(doc, "aggregationRule") && !kc__ruleset_with(srv, u, covers, &all)) {
             rc = kc__fail(err, 403, "Forbidden",
                           "clusterroles.rbac.authorization.k8s.io \"%s\" is forbidden: must have "

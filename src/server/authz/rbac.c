@@ -366,9 +366,10 @@ int kc__authz_forbidden(kc_error *err, const kc__attrs *a)
         snprintf(who, sizeof who, "%s \"%s\"", gr, a->name);
     else
         snprintf(who, sizeof who, "%s", gr);
-    int rc = kc__fail(err, 403, "Forbidden",
-                      "%s is forbidden: User \"%s\" cannot %s resource \"%s\" in API group \"%s\" %s",
-                      who, user, a->verb, res, a->group, scope);
+    int rc =
+        kc__fail(err, 403, "Forbidden",
+                 "%s is forbidden: User \"%s\" cannot %s resource \"%s\" in API group \"%s\" %s",
+                 who, user, a->verb, res, a->group, scope);
     kc__fail_details(err, a->name, a->group, a->resource);
     return rc;
 }

@@ -149,12 +149,13 @@ static bool collect(const kc__ruleset *s, void *ud)
         if (r->ns && strcmp(r->ns, x->ns) != 0)
             continue;
         if (r->urls[0] && !r->ns)
-            json_array_append_new(x->nonres, json_pack("{s:o,s:o}", "verbs", kc__strv_json(r->verbs),
-                                                       "nonResourceURLs", kc__strv_json(r->urls)));
+            json_array_append_new(x->nonres,
+                                  json_pack("{s:o,s:o}", "verbs", kc__strv_json(r->verbs),
+                                            "nonResourceURLs", kc__strv_json(r->urls)));
         if (r->resources[0]) {
-            json_t *o = json_pack("{s:o,s:o,s:o}", "verbs", kc__strv_json(r->verbs), "apiGroups",
-                                  kc__strv_json(r->groups), "resources",
-                                  kc__strv_json(r->resources));
+            json_t *o =
+                json_pack("{s:o,s:o,s:o}", "verbs", kc__strv_json(r->verbs), "apiGroups",
+                          kc__strv_json(r->groups), "resources", kc__strv_json(r->resources));
             if (r->names[0])
                 json_object_set_new(o, "resourceNames", kc__strv_json(r->names));
             json_array_append_new(x->res, o);
@@ -177,8 +178,9 @@ static void rules_review(kc_server *srv, const kc__user *self, json_t *doc)
         kc__authz_aggregate(srv);
         kc__ruleset_with(srv, self, collect, &x);
     }
-    json_object_set_new(doc, "status", json_pack("{s:o,s:o,s:b}", "resourceRules", x.res,
-                                                 "nonResourceRules", x.nonres, "incomplete", 0));
+    json_object_set_new(doc, "status",
+                        json_pack("{s:o,s:o,s:b}", "resourceRules", x.res, "nonResourceRules",
+                                  x.nonres, "incomplete", 0));
 }
 
 int kc__authz_review(kc_server *srv, const kc__user *u, const kc__rsrc *r, const char *ns,
@@ -190,8 +192,8 @@ int kc__authz_review(kc_server *srv, const kc__user *u, const kc__rsrc *r, const
         doc = json_loadb(body, len, 0, &je);
     if (!json_is_object(doc)) {
         json_decref(doc);
-        return kc__fail(err, 400, "BadRequest", "the body of the request is not a %s: %s",
-                        r->kind, je.text);
+        return kc__fail(err, 400, "BadRequest", "the body of the request is not a %s: %s", r->kind,
+                        je.text);
     }
     char api[128];
     snprintf(api, sizeof api, "%s/v1", r->group);
@@ -214,9 +216,9 @@ int kc__authz_review(kc_server *srv, const kc__user *u, const kc__rsrc *r, const
         snprintf(h, sizeof h, "Bearer %s", str(json_object_get(doc, "spec"), "token"));
         kc__user who;
         bool ok = kc__authz_authenticate(srv, h, &who) == 0;
-        json_object_set_new(doc, "status", ok ? json_pack("{s:b,s:o}", "authenticated", 1, "user",
-                                                          user_info(&who))
-                                              : json_pack("{s:o}", "user", json_object()));
+        json_object_set_new(doc, "status",
+                            ok ? json_pack("{s:b,s:o}", "authenticated", 1, "user", user_info(&who))
+                               : json_pack("{s:o}", "user", json_object()));
     } else if (!strcmp(r->plural, "selfsubjectrulesreviews")) {
         rules_review(srv, u, doc);
     } else {

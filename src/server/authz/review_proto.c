@@ -5,9 +5,10 @@
  * 2 kind}, 2 raw}. raw is decoded by the field tables below (generated.proto of
  * k8s.io/api/authorization/v1, authentication/v1 and rbac/v1: spec fields only — metadata and
  * status are not read from a review; of an RBAC object what escalation prevention reads; an
- * aggregationRule is only noted as present) into the JSON document the review code takes. Wire types: varint (0),
- * length-delimited (2) read; 64-bit (1) and 32-bit (5) skipped; anything else is malformed.
- * Unknown fields are skipped; nesting is at most three messages deep. Thread-safe (pure).
+ * aggregationRule is only noted as present) into the JSON document the review code takes. Wire
+ * types: varint (0), length-delimited (2) read; 64-bit (1) and 32-bit (5) skipped; anything else is
+ * malformed. Unknown fields are skipped; nesting is at most three messages deep. Thread-safe
+ * (pure).
  */
 #include "server/authz/authz_internal.h"
 
@@ -22,10 +23,10 @@ typedef struct pf {
     const struct pf *sub; /* T_MSG: its fields, ended by num 0 */
 } pf;
 
-static const pf res_attrs[] = {{1, "namespace", T_STR, NULL},  {2, "verb", T_STR, NULL},
-                               {3, "group", T_STR, NULL},      {4, "version", T_STR, NULL},
-                               {5, "resource", T_STR, NULL},   {6, "subresource", T_STR, NULL},
-                               {7, "name", T_STR, NULL},       {0, NULL, 0, NULL}};
+static const pf res_attrs[] = {{1, "namespace", T_STR, NULL}, {2, "verb", T_STR, NULL},
+                               {3, "group", T_STR, NULL},     {4, "version", T_STR, NULL},
+                               {5, "resource", T_STR, NULL},  {6, "subresource", T_STR, NULL},
+                               {7, "name", T_STR, NULL},      {0, NULL, 0, NULL}};
 static const pf nonres_attrs[] = {{1, "path", T_STR, NULL}, {2, "verb", T_STR, NULL}, {0, 0, 0, 0}};
 static const pf sar_spec[] = {{1, "resourceAttributes", T_MSG, res_attrs},
                               {2, "nonResourceAttributes", T_MSG, nonres_attrs},
@@ -38,39 +39,54 @@ static const pf token_review_spec[] = {
     {1, "token", T_STR, NULL}, {2, "audiences", T_STRS, NULL}, {0, NULL, 0, NULL}};
 static const pf token_request_spec[] = {
     {1, "audiences", T_STRS, NULL}, {2, "expirationSeconds", T_INT, NULL}, {0, NULL, 0, NULL}};
-static const pf policy_rule[] = {{1, "verbs", T_STRS, NULL},        {3, "apiGroups", T_STRS, NULL},
-                                 {4, "resources", T_STRS, NULL},    {5, "resourceNames", T_STRS, NULL},
-                                 {6, "nonResourceURLs", T_STRS, NULL}, {0, NULL, 0, NULL}};
-static const pf role_ref[] = {{1, "apiGroup", T_STR, NULL}, {2, "kind", T_STR, NULL},
-                              {3, "name", T_STR, NULL},     {0, NULL, 0, NULL}};
-static const pf subject[] = {{1, "kind", T_STR, NULL}, {2, "apiGroup", T_STR, NULL},
-                             {3, "name", T_STR, NULL}, {4, "namespace", T_STR, NULL},
+static const pf policy_rule[] = {
+    {1, "verbs", T_STRS, NULL},           {3, "apiGroups", T_STRS, NULL},
+    {4, "resources", T_STRS, NULL},       {5, "resourceNames", T_STRS, NULL},
+    {6, "nonResourceURLs", T_STRS, NULL}, {0, NULL, 0, NULL}};
+static const pf role_ref[] = {{1, "apiGroup", T_STR, NULL},
+                              {2, "kind", T_STR, NULL},
+                              {3, "name", T_STR, NULL},
+                              {0, NULL, 0, NULL}};
+static const pf subject[] = {{1, "kind", T_STR, NULL},
+                             {2, "apiGroup", T_STR, NULL},
+                             {3, "name", T_STR, NULL},
+                             {4, "namespace", T_STR, NULL},
                              {0, NULL, 0, NULL}};
 static const pf meta[] = {{1, "name", T_STR, NULL}, {3, "namespace", T_STR, NULL}, {0, 0, 0, 0}};
 
-#define KIND(spec) {{1, "metadata", T_MSG, meta}, {2, "spec", T_MSG, spec}, {0, NULL, 0, NULL}}
+#define KIND(spec)                                                                                 \
+    {                                                                                              \
+        {1, "metadata", T_MSG, meta}, {2, "spec", T_MSG, spec},                                    \
+        {                                                                                          \
+            0, NULL, 0, NULL                                                                       \
+        }                                                                                          \
+    }
 static const pf sar[] = KIND(sar_spec);
 static const pf rules[] = KIND(rules_spec);
 static const pf token_review[] = KIND(token_review_spec);
 static const pf token_request[] = KIND(token_request_spec);
 static const pf ssr[] = {{1, "metadata", T_MSG, meta}, {0, NULL, 0, NULL}};
-static const pf role[] = {{1, "metadata", T_MSG, meta}, {2, "rules", T_MSGS, policy_rule},
-                          {0, NULL, 0, NULL}};
-static const pf cluster_role[] = {{1, "metadata", T_MSG, meta}, {2, "rules", T_MSGS, policy_rule},
-                                  {3, "aggregationRule", T_MSG, meta}, {0, NULL, 0, NULL}};
-static const pf binding[] = {{1, "metadata", T_MSG, meta}, {2, "subjects", T_MSGS, subject},
-                             {3, "roleRef", T_MSG, role_ref}, {0, NULL, 0, NULL}};
-static const pf type_meta[] = {{1, "apiVersion", T_STR, NULL}, {2, "kind", T_STR, NULL},
-                               {0, NULL, 0, NULL}};
+static const pf role[] = {
+    {1, "metadata", T_MSG, meta}, {2, "rules", T_MSGS, policy_rule}, {0, NULL, 0, NULL}};
+static const pf cluster_role[] = {{1, "metadata", T_MSG, meta},
+                                  {2, "rules", T_MSGS, policy_rule},
+                                  {3, "aggregationRule", T_MSG, meta},
+                                  {0, NULL, 0, NULL}};
+static const pf binding[] = {{1, "metadata", T_MSG, meta},
+                             {2, "subjects", T_MSGS, subject},
+                             {3, "roleRef", T_MSG, role_ref},
+                             {0, NULL, 0, NULL}};
+static const pf type_meta[] = {
+    {1, "apiVersion", T_STR, NULL}, {2, "kind", T_STR, NULL}, {0, NULL, 0, NULL}};
 
 static const struct {
     const char *kind;
     const pf *fields;
-} kinds[] = {{"SubjectAccessReview", sar},      {"LocalSubjectAccessReview", sar},
-             {"SelfSubjectAccessReview", sar},  {"SelfSubjectRulesReview", rules},
-             {"SelfSubjectReview", ssr},        {"TokenReview", token_review},
-             {"TokenRequest", token_request},   {"Role", role},
-             {"ClusterRole", cluster_role},     {"RoleBinding", binding},
+} kinds[] = {{"SubjectAccessReview", sar},     {"LocalSubjectAccessReview", sar},
+             {"SelfSubjectAccessReview", sar}, {"SelfSubjectRulesReview", rules},
+             {"SelfSubjectReview", ssr},       {"TokenReview", token_review},
+             {"TokenRequest", token_request},  {"Role", role},
+             {"ClusterRole", cluster_role},    {"RoleBinding", binding},
              {"ClusterRoleBinding", binding}};
 
 typedef struct in {
@@ -152,8 +168,7 @@ json_t *kc__authz_proto_doc(const char *body, size_t len)
     json_t *tm = json_object(), *doc = NULL;
     while (tm && r.p < r.end) { /* runtime.Unknown: 1 typeMeta, 2 raw (bytes, not UTF-8) */
         uint64_t key, v;
-        if (!uvarint(&r, &key) || (key & 7) != 2 || !uvarint(&r, &v) ||
-            v > (uint64_t)(r.end - r.p))
+        if (!uvarint(&r, &key) || (key & 7) != 2 || !uvarint(&r, &v) || v > (uint64_t)(r.end - r.p))
             goto out;
         if (key >> 3 == 1 && !read_msg(r.p, r.p + v, type_meta, tm, 1))
             goto out;

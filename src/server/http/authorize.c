@@ -101,8 +101,8 @@ static int answer(kc__req *req, const kc__user *u, const kc__route *rt, bool *re
     } else {
         if ((req->method == KC__M_POST || req->method == KC__M_PUT) &&
             !strcmp(rt->group, "rbac.authorization.k8s.io") && !rt->has_sub)
-            return kc__authz_escalation_check(srv, u, rt->plural, rt->ns, req->body,
-                                              req->body_len, &req->err);
+            return kc__authz_escalation_check(srv, u, rt->plural, rt->ns, req->body, req->body_len,
+                                              &req->err);
         return 0;
     }
     return rc ? rc : kc__reply(req, 201, out, len);
@@ -123,8 +123,8 @@ int kc__http_authorize(kc__req *req, bool *ret_answered)
     imp x = {0};
     MHD_get_connection_values(req->conn, MHD_HEADER_KIND, imp_header, &x);
     int rc;
-    if (x.any && (rc = kc__authz_impersonate(srv, &u, x.user, x.groups, x.n_groups, x.uid,
-                                             &req->err)) != 0)
+    if (x.any &&
+        (rc = kc__authz_impersonate(srv, &u, x.user, x.groups, x.n_groups, x.uid, &req->err)) != 0)
         return rc;
     kc__route rt;
     bool resource = kc__route_parse(req->path, &rt) == 0 && rt.kind == KC__R_RESOURCE;

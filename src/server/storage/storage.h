@@ -59,12 +59,7 @@ typedef struct kc__entry {
  * lists where plural ("v2,v1": served versions, preferred first). */
 /* KC__BI_VIRTUAL: a create-only review resource (authorization.k8s.io, authentication.k8s.io)
  * that stores nothing: the authz room answers its POST (authz/review.c). */
-enum {
-    KC__BI_NAMESPACED = 1,
-    KC__BI_RETURN_DELETED = 2,
-    KC__BI_GRACEFUL = 4,
-    KC__BI_VIRTUAL = 8
-};
+enum { KC__BI_NAMESPACED = 1, KC__BI_RETURN_DELETED = 2, KC__BI_GRACEFUL = 4, KC__BI_VIRTUAL = 8 };
 typedef struct kc__builtin {
     const char *group, *versions, *plural, *singular, *kind, *shorts, *cats;
     const char *verbs, *subresources; /* as discovery lists them (subresources may be NULL) */

@@ -306,6 +306,44 @@ static void test_authz_impersonation(void **state)
     ts_resp_free(&r);
 }
 
+typedef struct reader {
+    kc_server *s;
+    pthread_t th;
+    int other; /* answers neither 200 nor 403 */
+} reader;
+
+static void *read_loop(void *arg)
+{
+    reader *x = arg;
+    for (int i = 0; i < 150; i++) {
+        long st = az_status(x->s, AZ_ALICE, "GET", "/api/v1/namespaces/default/pods", NULL);
+        x->other += st != 200 && st != 403;
+    }
+    return NULL;
+}
+
+/* Requests racing RBAC changes: every answer is a decision (200 or 403), never an error, and
+ * the last state wins (the cache is rebuilt from a consistent store). */
+static void test_authz_concurrent_changes(void **state)
+{
+    kc_server *s = *state;
+    az_role(s, "default", "pod-reader", AZ_RULE("\"\"", "\"pods\"", "\"list\""));
+    reader rs[2] = {{.s = s}, {.s = s}};
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(pthread_create(&rs[i].th, NULL, read_loop, &rs[i]), 0);
+    for (int i = 0; i < 15; i++) {
+        az_bind(s, "default", "alice-reads", "Role", "pod-reader", "User alice");
+        assert_int_equal(az_status(s, AZ_ADMIN, "DELETE", AZ_RBS("default") "/alice-reads", NULL),
+                         200);
+    }
+    az_bind(s, "default", "alice-reads", "Role", "pod-reader", "User alice");
+    for (int i = 0; i < 2; i++) {
+        pthread_join(rs[i].th, NULL);
+        assert_int_equal(rs[i].other, 0);
+    }
+    assert_int_equal(az_status(s, AZ_ALICE, "GET", "/api/v1/namespaces/default/pods", NULL), 200);
+}
+
 /* AlwaysAllow (the default) allows everything and answers the reviews with allowed. */
 static void test_authz_always_allow(void **state)
 {
@@ -339,6 +377,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_authz_aggregation, setup, teardown),
         cmocka_unit_test_setup_teardown(test_authz_escalation, setup, teardown),
         cmocka_unit_test_setup_teardown(test_authz_impersonation, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_authz_concurrent_changes, setup, teardown),
         cmocka_unit_test(test_authz_always_allow),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

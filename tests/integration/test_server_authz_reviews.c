@@ -251,6 +251,10 @@ static void test_review_discovery(void **state)
     ts_resp_free(&r);
     assert_int_equal(az_status(s, AZ_ADMIN, "GET", AUTHZ "/selfsubjectaccessreviews", NULL), 405);
     assert_int_equal(az_status(s, AZ_ADMIN, "GET", AUTHZ "/selfsubjectaccessreviews/x", NULL), 404);
+    assert_int_equal(
+        az_status(s, AZ_ADMIN, "POST", AUTHZ "/namespaces/default/subjectaccessreviews", "{}"),
+        404);
+    assert_int_equal(az_status(s, AZ_ADMIN, "POST", AUTHZ "/localsubjectaccessreviews", "{}"), 405);
 }
 
 /* The protobuf body kubectl's typed client sends ("k8s\0" + runtime.Unknown). */

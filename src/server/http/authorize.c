@@ -88,8 +88,10 @@ static int answer(kc__req *req, const kc__user *u, const kc__route *rt, bool *re
     int rc;
     if (r->def && (r->def->flags & KC__BI_VIRTUAL)) {
         *ret_answered = true;
-        if (req->method != KC__M_POST || rt->has_name || rt->has_sub)
-            return kc__fail_generic(&req->err, rt->has_name ? 404 : 405);
+        if (rt->has_name || rt->has_sub || (rt->has_ns && !r->namespaced))
+            return kc__fail_generic(&req->err, 404);
+        if (req->method != KC__M_POST || (r->namespaced && !rt->has_ns))
+            return kc__fail_generic(&req->err, 405); /* create only, in a namespace if scoped */
         rc = kc__authz_review(srv, u, r, rt->ns, req->body, req->body_len, &out, &len, &req->err);
     } else if (rt->has_sub && !strcmp(rt->sub, "token") && !strcmp(rt->plural, "serviceaccounts") &&
                !rt->group[0] && rt->has_ns) {

@@ -9,12 +9,14 @@
  * and, in set-up 3, the first request after an RBAC change (the ruleset compiled again: one pass
  * over every binding under the store lock).
  * The three run interleaved (rounds of REQUESTS/10 each) so that load from elsewhere on the
- * machine hits them alike. Then the decision alone, in-process (kc__authz_authenticate +
- * kc__authz_allowed, thread CPU time per call), as the admin and as that user.
- * Usage: bench_authz [REQUESTS] [BINDINGS]   (defaults 20000 200)
- * Prints `BENCH <metric> <value> <unit>` lines; the ratios are to set-up 1.
+ * machine hits them alike; besides wall-clock rates, the process CPU time per request (client and
+ * server threads: steadier than the rate on a shared machine). Then the decision alone, in-process
+ * (kc__authz_authenticate + kc__authz_allowed, thread CPU time per call), as the admin and as that
+ * user. Usage: bench_authz [REQUESTS] [BINDINGS]   (defaults 20000 200) Prints `BENCH <metric>
+ * <value> <unit>` lines; the ratios are to set-up 1.
  */
 #include <curl/curl.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +30,15 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* CPU seconds of the whole process (client and server threads). */
+static double cpu_s(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+           (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
 static size_t sink(char *p, size_t sz, size_t n, void *ud)
@@ -183,13 +194,14 @@ int main(int argc, char **argv)
     struct curl_slist *h[3];
     CURL *c[3] = {handle(NULL, &h[0]), handle("admin", &h[1]), handle("alice", &h[2])};
     kc_server *srv[3] = {s0, s1, s1};
-    double t[3] = {0};
+    double t[3] = {0}, cpu[3] = {0};
     for (int k = 0; k < 3; k++)
         run(c[k], srv[k], 10); /* warm-up: connection, ruleset */
     int round = n / 10 > 0 ? n / 10 : 1, ok = 1;
     for (int r = 0; r < 10 && ok; r++)
         for (int k = 0; k < 3 && ok; k++) {
-            double dt = run(c[k], srv[k], round);
+            double c0 = cpu_s(), dt = run(c[k], srv[k], round);
+            cpu[k] += cpu_s() - c0;
             ok = dt >= 0;
             t[k] += dt;
         }
@@ -221,6 +233,13 @@ int main(int argc, char **argv)
     printf("BENCH authz_rbac_user_get_rate %.0f req/s\n", rate[2]);
     printf("BENCH authz_rbac_admin_ratio %.3f x\n", rate[1] / rate[0]);
     printf("BENCH authz_rbac_user_ratio %.3f x\n", rate[2] / rate[0]);
+    for (int k = 0; k < 3; k++)
+        printf("BENCH authz_%s_cpu_per_request %.1f us\n",
+               k == 0   ? "alwaysallow"
+               : k == 1 ? "rbac_admin"
+                        : "rbac_user",
+               cpu[k] * 1e6 / (round * 10));
+    printf("BENCH authz_rbac_user_cpu_ratio %.3f x\n", cpu[2] / cpu[0]);
     printf("BENCH authz_decision_admin %.0f ns\n", admin_ns);
     printf("BENCH authz_decision_user %.0f ns (%d bindings)\n", user_ns, bindings + 1);
     printf("BENCH authz_decision_after_rbac_change_max %.0f us\n", worst / 1e3);

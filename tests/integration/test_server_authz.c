@@ -236,7 +236,8 @@ static void test_authz_escalation(void **state)
     kc_server *s = *state;
     az_role(s, "default", "rbac-manager",
             AZ_RULE("\"rbac.authorization.k8s.io\"", "\"roles\",\"rolebindings\"",
-                    "\"create\",\"get\"") "," AZ_RULE("\"\"", "\"pods\"", "\"get\",\"list\""));
+                    "\"create\",\"get\",\"patch\"") "," AZ_RULE("\"\"", "\"pods\"",
+                                                                "\"get\",\"list\""));
     az_bind(s, "default", "alice-rbac", "Role", "rbac-manager", "User alice");
     const char *roles = AZ_ROLES("default");
     assert_int_equal(az_status(s, AZ_ALICE, "POST", roles,
@@ -259,6 +260,41 @@ static void test_authz_escalation(void **state)
                              "\"name\":\"alice\"}],\"roleRef\":{\"apiGroup\":\"rbac.authorization."
                              "k8s.io\",\"kind\":\"ClusterRole\",\"name\":\"cluster-admin\"}}";
     assert_int_equal(az_status(s, AZ_ALICE, "POST", AZ_RBS("default"), bind_admin), 403);
+    /* a PATCH is checked on the object it produces: merge, JSON patch and apply */
+    char ok_path[256];
+    snprintf(ok_path, sizeof ok_path, "%s/ok", roles);
+    const char *more = "{\"rules\":[" AZ_RULE("\"\"", "\"secrets\"", "\"get\"") "]}";
+    const char *mt[] = {"application/merge-patch+json", "application/strategic-merge-patch+json"};
+    for (size_t i = 0; i < 2; i++) {
+        char auth[64] = "Authorization: Bearer " AZ_ALICE;
+        const char *hs[] = {auth, NULL};
+        ts_req_h(s, "PATCH", ok_path, mt[i], more, NULL, hs, &r);
+        assert_int_equal(r.status, 403);
+        assert_non_null(strstr(ts_s(r.json, "message"), "not currently held"));
+        ts_resp_free(&r);
+    }
+    {
+        char auth[64] = "Authorization: Bearer " AZ_ALICE;
+        const char *hs[] = {auth, NULL};
+        char apply_path[300];
+        snprintf(apply_path, sizeof apply_path, "%s?fieldManager=alice", ok_path);
+        ts_req_h(s, "PATCH", apply_path, "application/apply-patch+yaml",
+                 "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"Role\","
+                 "\"metadata\":{\"name\":\"ok\"},\"rules\":[" AZ_RULE("\"\"", "\"secrets\"",
+                                                                      "\"get\"") "]}",
+                 NULL, hs, &r);
+        assert_int_equal(r.status, 403);
+        ts_resp_free(&r);
+        ts_req_h(s, "PATCH", ok_path, "application/json-patch+json",
+                 "[{\"op\":\"replace\",\"path\":\"/rules/0/verbs\",\"value\":[\"delete\"]}]", NULL,
+                 hs, &r);
+        assert_int_equal(r.status, 403);
+        ts_resp_free(&r);
+        ts_req_h(s, "PATCH", ok_path, "application/merge-patch+json",
+                 "{\"metadata\":{\"labels\":{\"a\":\"b\"}}}", NULL, hs, &r);
+        assert_int_equal(r.status, 200); /* the rules stay what she holds */
+        ts_resp_free(&r);
+    }
     /* bind on exactly that ClusterRole lets her */
     az_role(s, NULL, "binder",
             "{\"apiGroups\":[\"rbac.authorization.k8s.io\"],\"resources\":[\"clusterroles\"],"

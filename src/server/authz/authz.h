@@ -68,10 +68,12 @@ json_t *kc__authz_proto_doc(const char *body, size_t len);
  * it does not exist). *ret the TokenRequest reply (new malloc'd, 201). */
 int kc__authz_token_request(kc_server *srv, const char *ns, const char *name, const char *body,
                             size_t len, char **ret, size_t *ret_len, kc_error *err);
-/* RBAC escalation prevention for a create or update (POST/PUT body) of roles, clusterroles,
- * rolebindings, clusterrolebindings by u: 0, or a 403 in err. Other resources: 0. */
+/* RBAC escalation prevention for a create, update or patch of roles, clusterroles, rolebindings,
+ * clusterrolebindings by u: 0, or a 403 in err. name: the URL's ("" for a create); ctype the
+ * Content-Type (a PATCH's type). Other resources: 0. */
 int kc__authz_escalation_check(kc_server *srv, const kc__user *u, const char *resource,
-                               const char *ns, const char *body, size_t len, kc_error *err);
+                               const char *ns, const char *name, const char *ctype, bool patch,
+                               const char *body, size_t len, kc_error *err);
 /* Keep the aggregated ClusterRoles' rules current (the clusterrole-aggregation controller; runs
  * when ClusterRoles changed since it last ran; mu not held). */
 void kc__authz_aggregate(kc_server *srv);

@@ -101,10 +101,12 @@ static int answer(kc__req *req, const kc__user *u, const kc__route *rt, bool *re
         rc = kc__authz_token_request(srv, rt->ns, rt->name, req->body, req->body_len, &out, &len,
                                      &req->err);
     } else {
-        if ((req->method == KC__M_POST || req->method == KC__M_PUT) &&
-            !strcmp(rt->group, "rbac.authorization.k8s.io") && !rt->has_sub)
-            return kc__authz_escalation_check(srv, u, rt->plural, rt->ns, req->body, req->body_len,
-                                              &req->err);
+        bool write =
+            req->method == KC__M_POST || req->method == KC__M_PUT || req->method == KC__M_PATCH;
+        if (write && !strcmp(rt->group, "rbac.authorization.k8s.io") && !rt->has_sub)
+            return kc__authz_escalation_check(
+                srv, u, rt->plural, rt->ns, rt->has_name ? rt->name : "", req->content_type,
+                req->method == KC__M_PATCH, req->body, req->body_len, &req->err);
         return 0;
     }
     return rc ? rc : kc__reply(req, 201, out, len);

@@ -13,6 +13,8 @@
 
 #include "test_server_authz_util.h"
 
+#include <unistd.h>
+
 static int setup(void **state)
 {
     *state = az_start();
@@ -380,6 +382,69 @@ static void test_authz_concurrent_changes(void **state)
     assert_int_equal(az_status(s, AZ_ALICE, "GET", "/api/v1/namespaces/default/pods", NULL), 200);
 }
 
+/* Identities from a token auth file (kube-apiserver's CSV), the kubeconfig of one identity, and
+ * refused configurations. */
+static void test_authz_identity_config(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/kc-authz-tokens.XXXXXX", kc[] = "/tmp/kc-authz-kc.XXXXXX";
+    int fd = mkstemp(path), kfd = mkstemp(kc);
+    assert_true(fd >= 0 && kfd >= 0);
+    close(kfd);
+    const char *csv = "# token,user,uid,groups\ncarol-token,carol,u-1,\"ops,devs\"\n"
+                      "dave-token,dave,u-2\n";
+    assert_int_equal(write(fd, csv, strlen(csv)), (ssize_t)strlen(csv));
+    close(fd);
+    kc_server_opts o;
+    memset(&o, 0, sizeof o);
+    o.authorization = KC_SERVER_AUTHZ_RBAC;
+    o.token_auth_file = path;
+    kc_server *s = ts_start_opts(&o);
+    assert_non_null(s);
+    ts_resp r;
+    assert_int_equal(az_req(s, "carol-token", "POST",
+                            "/apis/authentication.k8s.io/v1/"
+                            "selfsubjectreviews",
+                            "{}", &r),
+                     201);
+    assert_string_equal(ts_s(r.json, "status.userInfo.username"), "carol");
+    assert_string_equal(ts_s(r.json, "status.userInfo.uid"), "u-1");
+    assert_string_equal(ts_s(r.json, "status.userInfo.groups.1"), "devs");
+    ts_resp_free(&r);
+    kc_error e = KC_ERROR_INIT;
+    assert_int_equal(kc_server_write_kubeconfig_as(s, "dave", kc, &e), 0);
+    FILE *f = fopen(kc, "r");
+    char buf[8192] = "";
+    assert_non_null(f);
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    assert_non_null(strstr(buf, "dave-token"));
+    assert_int_equal(kc_server_write_kubeconfig_as(s, "nobody", kc, &e), KC_ENOTFOUND);
+    kc_error_clear(&e);
+    /* the admin kubeconfig of RBAC mode carries a generated system:masters token */
+    assert_int_equal(kc_server_write_kubeconfig(s, kc, &e), 0);
+    kc_server_free(s);
+    unlink(path);
+    unlink(kc);
+    /* refused: a bad --user entry, a missing token file, an unknown mode */
+    kc_server *bad = NULL;
+    memset(&o, 0, sizeof o);
+    o.users = "no-token-here";
+    assert_int_equal(kc_server_new(&o, &bad, &e), KC_EINVAL);
+    assert_non_null(strstr(e.message, "NAME=TOKEN"));
+    kc_error_clear(&e);
+    memset(&o, 0, sizeof o);
+    o.token_auth_file = "/nonexistent/tokens.csv";
+    assert_int_equal(kc_server_new(&o, &bad, &e), KC_EIO);
+    kc_error_clear(&e);
+    memset(&o, 0, sizeof o);
+    o.authorization = 7;
+    assert_int_equal(kc_server_new(&o, &bad, &e), KC_EINVAL);
+    kc_error_clear(&e);
+    assert_null(bad);
+}
+
 /* AlwaysAllow (the default) allows everything and answers the reviews with allowed. */
 static void test_authz_always_allow(void **state)
 {
@@ -414,6 +479,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_authz_escalation, setup, teardown),
         cmocka_unit_test_setup_teardown(test_authz_impersonation, setup, teardown),
         cmocka_unit_test_setup_teardown(test_authz_concurrent_changes, setup, teardown),
+        cmocka_unit_test(test_authz_identity_config),
         cmocka_unit_test(test_authz_always_allow),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

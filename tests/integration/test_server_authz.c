@@ -229,6 +229,16 @@ static void test_authz_aggregation(void **state)
     assert_int_equal(json_array_size(ts_j(r.json, "rules")), 0);
     ts_resp_free(&r);
     assert_int_equal(az_status(s, AZ_ALICE, "GET", "/api/v1/nodes", NULL), 403);
+    /* a wipe restart is a new cluster: its bootstrap policy, aggregated again */
+    kc_error e = KC_ERROR_INIT;
+    assert_int_equal(kc_server_restart(s, KC_SERVER_RESTART_WIPE, &e), 0);
+    assert_int_equal(az_req(s, AZ_ADMIN, "GET", AZ_CROLES "/edit", NULL, &r), 200);
+    txt = json_dumps(ts_j(r.json, "rules"), JSON_COMPACT);
+    assert_non_null(strstr(txt, "\"pods/exec\""));
+    free(txt);
+    ts_resp_free(&r);
+    assert_int_equal(az_status(s, AZ_ADMIN, "GET", AZ_CROLES "/agg", NULL), 404);
+    assert_int_equal(az_status(s, AZ_ALICE, "GET", "/apis", NULL), 200);
 }
 
 /* Escalation prevention: a Role granting more than its author holds is refused, so is a binding

@@ -168,7 +168,21 @@ static void test_authz_names_wildcards_subresources(void **state)
     snprintf(p, sizeof p, "%sb", cm);
     assert_int_equal(az_status(s, AZ_ALICE, "GET", p, NULL), 403);
     assert_int_equal(az_status(s, AZ_ALICE, "GET", "/api/v1/namespaces/default/configmaps", NULL),
-                     403); /* resourceNames never grant a list */
+                     403); /* resourceNames never grant a list of everything */
+    /* … but a list or watch of that one name by fieldSelector, as upstream's RequestInfo */
+    az_role(s, "default", "one-secret",
+            "{\"apiGroups\":[\"\"],\"resources\":[\"secrets\"],\"resourceNames\":[\"a\"],"
+            "\"verbs\":[\"list\",\"watch\"]}");
+    az_bind(s, "default", "alice-one-secret", "Role", "one-secret", "User alice");
+    const char *sec = "/api/v1/namespaces/default/secrets";
+    char q[256];
+    snprintf(q, sizeof q, "%s?fieldSelector=metadata.name%%3Da", sec);
+    assert_int_equal(az_status(s, AZ_ALICE, "GET", q, NULL), 200);
+    snprintf(q, sizeof q, "%s?watch=1&timeoutSeconds=1&fieldSelector=metadata.name%%3D%%3Da", sec);
+    assert_int_equal(az_status(s, AZ_ALICE, "GET", q, NULL), 200);
+    snprintf(q, sizeof q, "%s?fieldSelector=metadata.name%%3Db", sec);
+    assert_int_equal(az_status(s, AZ_ALICE, "GET", q, NULL), 403);
+    assert_int_equal(az_status(s, AZ_ALICE, "GET", sec, NULL), 403);
     assert_int_equal(
         az_status(s, AZ_ALICE, "GET", "/apis/apps/v1/namespaces/default/replicasets", NULL), 200);
     assert_int_equal(az_status(s, AZ_ALICE, "GET", "/apis/batch/v1/namespaces/default/jobs", NULL),

@@ -5,7 +5,8 @@
  * Impersonate-Group (repeated), Impersonate-Uid), the request's attributes as upstream's
  * RequestInfoFactory derives them (a resource request: verb from the method — get, list, watch
  * (?watch= or /watch/), create, update, patch, delete, deletecollection — group, resource,
- * subresource, namespace (a namespace's own name for /namespaces/NAME), name; anything else a
+ * subresource, namespace (a namespace's own name for /namespaces/NAME), name (of a list or watch:
+ * its fieldSelector's metadata.name); anything else a
  * non-resource request: the lower-case method and the path), the decision (403 Forbidden when
  * denied), then what authz answers itself: the review resources (POST only, 201), TokenRequest
  * (POST serviceaccounts/NAME/token) and RBAC escalation prevention of Role/binding writes.
@@ -62,6 +63,26 @@ static const char *resource_verb(const kc__req *req, const kc__route *rt)
         return "patch";
     default:
         return rt->has_name ? "delete" : "deletecollection";
+    }
+}
+
+/* The name a list or watch selects by fieldSelector metadata.name=X (or ==X), as upstream's
+ * RequestInfoFactory takes it (so resourceNames rules allow a single-object watch), into out;
+ * "" when none. */
+static void selected_name(const kc__req *req, char *out, size_t cap)
+{
+    out[0] = 0;
+    const char *fs = MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, "fieldSelector");
+    for (const char *p = fs; p && *p;) {
+        size_t l = strcspn(p, ",");
+        const char *v = !strncmp(p, "metadata.name==", 15)  ? p + 15
+                        : !strncmp(p, "metadata.name=", 14) ? p + 14
+                                                            : NULL;
+        if (v && v < p + l) {
+            snprintf(out, cap, "%.*s", (int)(p + l - v), v);
+            return;
+        }
+        p += l + (p[l] == ',');
     }
 }
 
@@ -148,6 +169,11 @@ int kc__http_authorize(kc__req *req, bool *ret_answered)
         a.ns = rt.has_ns ? rt.ns : "";
         if (!rt.group[0] && !strcmp(rt.plural, "namespaces") && rt.has_name)
             a.ns = rt.name; /* upstream: /api/v1/namespaces/NAME is in namespace NAME */
+    }
+    char selected[256];
+    if (resource && !rt.has_name && req->method == KC__M_GET) {
+        selected_name(req, selected, sizeof selected);
+        a.name = selected;
     }
     if (!kc__authz_allowed(srv, &a))
         return kc__authz_forbidden(&req->err, &a);

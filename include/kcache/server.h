@@ -113,7 +113,27 @@ typedef struct kc_server_opts {
     unsigned sim_pod_run_ms;   /* run time of pods that exit (restartPolicy not Always); 0 = 1000 */
     unsigned sim_pod_stop_ms;  /* containers stop this long after a graceful delete (at most the
                                 * grace period); 0 = 100 */
+    /* Authorization mode (`kcache serve --authorization`; docs/server.md "Authorization"):
+     * KC_SERVER_AUTHZ_ALWAYS_ALLOW (0, the default: every authenticated request is allowed) or
+     * KC_SERVER_AUTHZ_RBAC (Roles, ClusterRoles and their bindings decide; the bootstrap
+     * ClusterRoles are created; token is then the admin's, system:masters — generated when NULL).
+     * Another value fails kc_server_new with KC_EINVAL. */
+    int authorization;
+    /* Identities by bearer token (`--user`): "NAME=TOKEN[:GROUP,GROUP...]" entries separated by
+     * newlines or ';' (the token without ':' or ','); a NAME of system:serviceaccount:NS:SA gets
+     * that ServiceAccount's groups. NULL = none. Read by kc_server_new only. */
+    const char *users;
+    /* kube-apiserver's --token-auth-file: a CSV file of token,user,uid[,"group1,group2"] lines
+     * (# comments). NULL = none. Read by kc_server_new only (KC_EIO / KC_EINVAL naming the line).
+     */
+    const char *token_auth_file;
 } kc_server_opts;
+
+/* Authorization modes (kc_server_opts.authorization). */
+typedef enum kc_server_authorization {
+    KC_SERVER_AUTHZ_ALWAYS_ALLOW = 0,
+    KC_SERVER_AUTHZ_RBAC = 1,
+} kc_server_authorization;
 
 /* The controllers (bits of kc_server_opts.controllers; `kcache serve --controllers`). */
 typedef enum kc_server_controller {
@@ -169,6 +189,14 @@ KC_API const char *kc_server_ca_pem(const kc_server *srv);
  * kubectl, python-kubernetes and client-node accept. path is borrowed for the call.
  * Errors: KC_EIO, KC_EINVAL (not started). Thread-safe. Since 0.1. */
 KC_API int kc_server_write_kubeconfig(const kc_server *srv, const char *path, kc_error *err);
+
+/* Write a kubeconfig as kc_server_write_kubeconfig does, whose user is the identity named user
+ * (the first token configured for it: kc_server_opts.users or token_auth_file; the admin is
+ * "kubernetes-admin"). path and user are borrowed for the call. No ownership transfer.
+ * Errors: KC_EINVAL (NULL argument, not started), KC_ENOTFOUND (no token for user), KC_EIO.
+ * Thread-safe. Since 0.1. */
+KC_API int kc_server_write_kubeconfig_as(const kc_server *srv, const char *user, const char *path,
+                                         kc_error *err);
 
 /* Replace the faults in force (copied). Takes effect for requests and events from now on.
  * Errors: KC_EINVAL (NULL srv or faults), KC_EUNSUPPORTED (see kcache/common.h, "Structs").

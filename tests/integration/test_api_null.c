@@ -412,6 +412,7 @@ static void c_server(void)
     assert_null(kc_server_url(NULL));
     assert_null(kc_server_ca_pem(NULL));
     INVAL_ERR(kc_server_write_kubeconfig(NULL, NULL, &e));
+    INVAL_ERR(kc_server_write_kubeconfig_as(NULL, NULL, NULL, &e));
     INVAL(kc_server_set_faults(NULL, NULL));
     kc_server_faults f;
     memset(&f, 0xff, sizeof(f));
@@ -676,7 +677,8 @@ static const group GROUPS[] = {
                  "kc_field_selector_exact kc_field_selector_string"},
     {c_server,
      "kc_server_new kc_server_start kc_server_url kc_server_ca_pem "
-     "kc_server_write_kubeconfig kc_server_set_faults kc_server_get_faults "
+     "kc_server_write_kubeconfig kc_server_write_kubeconfig_as kc_server_set_faults "
+     "kc_server_get_faults "
      "kc_server_compact kc_server_restart kc_server_current_rv kc_server_stop "
      "kc_server_free kc_server_duration_parse kc_server_faults_parse kc_server_seed_spec_check "
      "kc_server_set_shard_selector_ignored kc_server_shard_selector_ignored"},

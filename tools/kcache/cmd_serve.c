@@ -10,6 +10,7 @@
  * printed (not in --help, not in errors).
  */
 #include "cli.h"
+#include "serve_authz.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -47,6 +48,20 @@ static const char usage_text[] =
     "  --token T                 require \"Authorization: Bearer T\" (401 Status otherwise);\n"
     "                            also guards the admin endpoint\n"
     "  --token-file FILE         read the token from FILE (first line), keeping it out of ps\n"
+    "\n"
+    "Authentication and authorization (docs/server.md \"Authorization\"):\n"
+    "  --authorization MODE      AlwaysAllow (default: every authenticated request is allowed)\n"
+    "                            or RBAC: Roles, ClusterRoles and their bindings decide (403\n"
+    "                            Forbidden otherwise); the bootstrap ClusterRoles (cluster-admin,\n"
+    "                            admin, edit, view, system:discovery, …) are created. The\n"
+    "                            --token identity (generated when absent) is kubernetes-admin in\n"
+    "                            group system:masters\n"
+    "  --user NAME=TOKEN[:GROUP,GROUP…]\n"
+    "                            an identity for bearer token TOKEN (repeatable); NAME\n"
+    "                            system:serviceaccount:NS:SA gets that ServiceAccount's groups\n"
+    "  --token-auth-file FILE    identities from kube-apiserver's CSV: token,user,uid,\"g1,g2\"\n"
+    "  --kubeconfig-out-as USER=FILE\n"
+    "                            write a kubeconfig with USER's token (repeatable)\n"
     "  --history N               watch history events kept for resume (default 10000); older\n"
     "                            resourceVersions get 410 Expired\n"
     "  --bookmark-interval DUR   BOOKMARK period for allowWatchBookmarks watches (default 1m)\n"
@@ -122,7 +137,8 @@ static const char usage_text[] =
     "\n"
     "Durations: 250us, 50ms, 1s, 2m, or 0. Sizes: bytes, or with K/Ki/M/Mi suffix.\n"
     "\n"
-    "Admin endpoint (same authentication as the API when --token is set):\n"
+    "Admin endpoint (same authentication as the API when --token is set; with\n"
+    "--authorization RBAC only identities allowed the path, e.g. system:masters):\n"
     "  GET  /admin/faults        the faults in force as JSON\n"
     "  PUT  /admin/faults        change faults; fields absent keep their value:\n"
     "                            {\"watchDelay\":\"10ms-500ms\", \"watchDelayMinMs\":N,\n"
@@ -288,6 +304,10 @@ static const char *const value_flags[] = {
     "--simulate-lease-period",
     "--shard-selector",
     "--webhook-service",
+    "--authorization",
+    "--user",
+    "--token-auth-file",
+    "--kubeconfig-out-as",
     NULL,
 };
 
@@ -317,6 +337,7 @@ typedef struct serve_args {
     const char *kubeconfig_out;
     char *token_owned;
     char *webhook_services; /* the --webhook-service entries, comma-joined (malloc'd) */
+    kc__serve_authz authz;  /* --authorization, --user, --token-auth-file, --kubeconfig-out-as */
 } serve_args;
 
 /* --controllers LIST: the kc_server_controller bits of a comma-separated list of names ("none":
@@ -531,7 +552,8 @@ static int parse_value_flag(const char *flag, const char *val, serve_args *a)
         (rc = parse_access_flag(flag, val, a)) != 1 ||
         (rc = parse_limit_flag(flag, val, &a->opts)) != 1 ||
         (rc = parse_fault_flag(flag, val, &a->faults)) != 1 ||
-        (rc = parse_seed_flag(flag, val, &a->opts)) != 1)
+        (rc = parse_seed_flag(flag, val, &a->opts)) != 1 ||
+        (rc = kc__serve_authz_flag(flag, val, &a->opts, &a->authz)) != 1)
         return rc;
     return usage_error(flag, "unknown flag");
 }
@@ -591,6 +613,7 @@ static int cmd_serve(int argc, char **argv)
     if (rc >= 0) {
         free(a.token_owned);
         free(a.webhook_services);
+        kc__serve_authz_free(&a.authz);
         return rc;
     }
     int status = 1;
@@ -633,6 +656,8 @@ static int cmd_serve(int argc, char **argv)
                 err.message ? err.message : kc_strerror(rc));
         goto out;
     }
+    if (kc__serve_authz_write(srv, &a.authz))
+        goto out;
     printf("kcache serve: listening on %s\n", kc_server_url(srv));
     fflush(stdout);
 
@@ -654,6 +679,7 @@ out:
     kc_server_free(srv);
     kc_error_clear(&err);
     free(a.webhook_services);
+    kc__serve_authz_free(&a.authz);
     if (a.token_owned) {
         memset(a.token_owned, 0, strlen(a.token_owned));
         free(a.token_owned);

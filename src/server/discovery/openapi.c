@@ -66,6 +66,14 @@ static json_t *patch_op(const kc__rsrc *r, const char *version, bool v3)
 static void add_path(json_t *paths, const kc__rsrc *r, const char *version, bool v3)
 {
     char p[512];
+    if (r->def && (r->def->flags & KC__BI_VIRTUAL)) { /* a review: POST to the collection only */
+        snprintf(p, sizeof(p), "/apis/%s/%s/%s%s", r->group, version,
+                 r->namespaced ? "namespaces/{namespace}/" : "", r->plural);
+        json_t *op = patch_op(r, version, v3);
+        json_object_set_new(op, "x-kubernetes-action", json_string("post"));
+        json_object_set_new(paths, p, json_pack("{s:o}", "post", op));
+        return;
+    }
     if (r->group[0])
         snprintf(p, sizeof(p), "/apis/%s/%s/%s%s/{name}", r->group, version,
                  r->namespaced ? "namespaces/{namespace}/" : "", r->plural);

@@ -1,7 +1,8 @@
 /*
  * http.c — libmicrohttpd glue of the embedded API server: request body accumulation with the body
  * limit (413 once the whole body has been read and discarded, so the client reads the answer;
- * at once when the client waits for "100 Continue"), authentication (401), non-resource endpoints
+ * at once when the client waits for "100 Continue"), authentication and authorization through the
+ * hook of authorize.c (401, 403, the review resources), non-resource endpoints
  * (/version, /healthz, /readyz, /livez, /openapi/v2 and /openapi/v3 (openapi.c), /admin/...),
  * routing to discovery or to the verbs of the api room (405 for wrong methods, 404 for unknown
  * resources), injected faults. Replies are made with api/reply.c; every error body is a Status.
@@ -48,23 +49,6 @@ static int reply_version(kc__req *req)
     char *s = v ? json_dumps(v, JSON_INDENT(2)) : NULL;
     json_decref(v);
     return s ? kc__reply_raw(req, 200, s, strlen(s)) : KC_ENOMEM;
-}
-
-static bool auth_ok(kc__req *req)
-{
-    const char *tok = req->srv->token;
-    if (!tok)
-        return true;
-    const char *h =
-        MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
-    if (!h || strncasecmp(h, "Bearer ", 7) != 0)
-        return false;
-    h += 7;
-    size_t a = strlen(h), b = strlen(tok);
-    unsigned char diff = (unsigned char)(a != b);
-    for (size_t i = 0; i < a && i < b; i++)
-        diff |= (unsigned char)(h[i] ^ tok[i]);
-    return diff == 0;
 }
 
 static kc_server_verb verb_of(const kc__req *req)
@@ -271,15 +255,17 @@ static int dispatch(kc__req *req)
         kc__starts_with(p, "/healthz/") || kc__starts_with(p, "/readyz/") ||
         kc__starts_with(p, "/livez/"))
         return health(req, p);
-    if (!auth_ok(req))
-        return kc__fail(&req->err, 401, "Unauthorized", "Unauthorized");
+    bool answered = false; /* authentication and authorization (authorize.c): 401, 403, reviews */
+    int rc = kc__http_authorize(req, &answered);
+    if (rc || answered)
+        return rc;
     if (kc__starts_with(p, "/admin/"))
         return kc__admin_handle(req);
     if (!strcmp(p, "/openapi/v2") && req->method == KC__M_GET) {
         size_t len = 0;
         char *pb = kc__openapi_v2_pb(req->accept, &len);
         if (pb) {
-            int rc = kc__reply_raw(req, 200, pb, len);
+            rc = kc__reply_raw(req, 200, pb, len);
             if (rc == 0) {
                 MHD_del_response_header(req->resp, MHD_HTTP_HEADER_CONTENT_TYPE,
                                         "application/json");
@@ -303,7 +289,7 @@ static int dispatch(kc__req *req)
         req->fmt = KC__FMT_JSON; /* aggregated discovery when asked for, else legacy (#4) */
         return wants_aggregated(req->accept) ? aggregated_discovery(req) : discovery(req);
     }
-    int rc = kc__negotiate(req->accept, &req->fmt, &req->err);
+    rc = kc__negotiate(req->accept, &req->fmt, &req->err);
     if (rc)
         return rc;
     if (req->route.kind != KC__R_RESOURCE)

@@ -23,6 +23,10 @@ int kc__admin_handle(kc__req *req);
  * srv->adv_host:adv_port (kubernetes_svc.c), as every cluster has them; mu held. Objects that
  * exist already (a fixture) are kept. Errors: KC_ENOMEM. */
 int kc__kubernetes_service_create(kc_server *srv);
+/* Authentication and authorization of a request (authorize.c), before routing: 0 to go on, or
+ * the code of req->err (401, 403, …); *ret_answered when it made the reply itself (reviews,
+ * TokenRequest). */
+int kc__http_authorize(kc__req *req, bool *ret_answered);
 
 /* The MHD callbacks of the daemon (http.c) and the wait for offloaded requests at stop. */
 enum MHD_Result kc__http_on_request(void *cls, struct MHD_Connection *conn, const char *url,

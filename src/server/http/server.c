@@ -11,6 +11,7 @@
  */
 #include "server/http/http.h"
 #include "server/admission/admission.h"
+#include "server/authz/authz.h"
 #include "server/storage/write.h"
 #include "server/discovery/discovery.h"
 
@@ -191,7 +192,11 @@ KC_API int(kc_server_new)(const kc_server_opts *opts, size_t opts_size, kc_serve
         goto fail;
     kc__crd_install(srv);                /* discovery's CRD hooks, before any write */
     srv->ctl = kc__controllers_ops(srv); /* before the built-in namespaces: their accounts */
-    if ((rc = create_builtin_namespaces(srv, false)) != 0)
+    if ((rc = kc__authz_new(srv, &o, err)) != 0)
+        goto fail_set;
+    srv->opts.users = srv->opts.token_auth_file = NULL; /* read; no pointer kept */
+    if ((rc = create_builtin_namespaces(srv, false)) != 0 ||
+        (rc = kc__authz_bootstrap(srv, false, err)) != 0)
         goto fail_set;
     if ((rc = seed(srv, err)) != 0)
         goto fail_set;
@@ -320,6 +325,19 @@ KC_API int kc_server_write_kubeconfig(const kc_server *srv, const char *path, kc
     return kc__kubeconfig_write(path, srv->url, kc_server_ca_pem(srv), srv->token, err);
 }
 
+KC_API int kc_server_write_kubeconfig_as(const kc_server *srv, const char *user, const char *path,
+                                         kc_error *err)
+{
+    if (!srv || !user || !path)
+        return kc_error_set(err, KC_EINVAL, "kc_server_write_kubeconfig_as: NULL argument");
+    if (!srv->url)
+        return kc_error_set(err, KC_EINVAL, "server not started");
+    const char *tok = kc__authz_token_of(srv, user);
+    if (!tok)
+        return kc_error_set(err, KC_ENOTFOUND, "no token is configured for user \"%s\"", user);
+    return kc__kubeconfig_write(path, srv->url, kc_server_ca_pem(srv), tok, err);
+}
+
 KC_API int(kc_server_set_faults)(kc_server *srv, const kc_server_faults *faults, size_t faults_size)
 {
     if (!srv || !faults)
@@ -387,6 +405,8 @@ KC_API int kc_server_restart(kc_server *srv, kc_server_restart_mode mode, kc_err
         rc = create_builtin_namespaces(srv, true);
         if (rc == 0 && srv->adv_port)
             rc = kc__kubernetes_service_create(srv);
+        if (rc == 0)
+            rc = kc__authz_bootstrap(srv, true, NULL); /* a new cluster's RBAC policy */
         /* the new history starts after them: no older RV resumes silently (#101) */
         kc__store_compact_locked(srv);
     }
@@ -446,6 +466,7 @@ KC_API void kc_server_free(kc_server *srv)
     free(srv->node_port_range);
     free(srv->webhook_services);
     kc__svc_alloc_free(srv->svc_alloc);
+    kc__authz_free(srv);
     free(srv->url);
     free(srv);
 }

@@ -8,9 +8,9 @@
  *
  * Rows are in the real server's order: the core group first, then the groups in the order of its
  * /apis (its group priorities), each group's resources sorted by name, subresources sorted too,
- * so discovery lists them as a real server does. Left out, because nothing stores them: the
- * virtual review resources (authentication.k8s.io, authorization.k8s.io), bindings and
- * componentstatuses; alpha and beta versions are off by default in a real server, and so here.
+ * so discovery lists them as a real server does. The review resources (authentication.k8s.io,
+ * authorization.k8s.io) are rows flagged VIRT: create only, answered by the authz room, nothing
+ * stored. Left out, because nothing stores them: bindings and componentstatuses; alpha and beta versions are off by default in a real server, and so here.
  * Subresources: status and scale are served; the others (pods/exec, …) are listed, as discovery
  * lists them, and answer 404.
  * Thread-safety: const data.
@@ -53,6 +53,7 @@ static const char *const job_fields[] = {"status.successful", NULL};
 #define CL    0
 #define RD    KC__BI_RETURN_DELETED
 #define GRACE KC__BI_GRACEFUL
+#define VIRT  KC__BI_VIRTUAL
 /* name and generation rules */
 #define SUB  KC__NAME_DNS1123_SUBDOMAIN
 #define LBL  KC__NAME_DNS1123_LABEL
@@ -89,6 +90,12 @@ static const kc__builtin rows[] = {
     {"apps", "v1", "replicasets", "replicaset", "ReplicaSet", "rs", "all", ALL, "scale,status", NS, SUB, GS, NULL},
     {"apps", "v1", "statefulsets", "statefulset", "StatefulSet", "sts", "all", ALL, "scale,status", NS, SUB, GS, NULL},
     {"events.k8s.io", "v1", "events", "event", "Event", "ev", NULL, ALL, NULL, NS, SUB, G0, NULL},
+    {"authentication.k8s.io", "v1", "selfsubjectreviews", "selfsubjectreview", "SelfSubjectReview", NULL, NULL, "create", NULL, CL | VIRT, SUB, G0, NULL},
+    {"authentication.k8s.io", "v1", "tokenreviews", "tokenreview", "TokenReview", NULL, NULL, "create", NULL, CL | VIRT, SUB, G0, NULL},
+    {"authorization.k8s.io", "v1", "localsubjectaccessreviews", "localsubjectaccessreview", "LocalSubjectAccessReview", NULL, NULL, "create", NULL, NS | VIRT, SUB, G0, NULL},
+    {"authorization.k8s.io", "v1", "selfsubjectaccessreviews", "selfsubjectaccessreview", "SelfSubjectAccessReview", NULL, NULL, "create", NULL, CL | VIRT, SUB, G0, NULL},
+    {"authorization.k8s.io", "v1", "selfsubjectrulesreviews", "selfsubjectrulesreview", "SelfSubjectRulesReview", NULL, NULL, "create", NULL, CL | VIRT, SUB, G0, NULL},
+    {"authorization.k8s.io", "v1", "subjectaccessreviews", "subjectaccessreview", "SubjectAccessReview", NULL, NULL, "create", NULL, CL | VIRT, SUB, G0, NULL},
     {"autoscaling", "v2,v1", "horizontalpodautoscalers", "horizontalpodautoscaler", "HorizontalPodAutoscaler", "hpa", "all", ALL, "status", NS, SUB, GS, NULL},
     {"batch", "v1", "cronjobs", "cronjob", "CronJob", "cj", "all", ALL, "status", NS, SUB, GS, NULL},
     {"batch", "v1", "jobs", "job", "Job", NULL, "all", ALL, "status", NS, SUB, GS, job_fields},

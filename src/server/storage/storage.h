@@ -57,7 +57,9 @@ typedef struct kc__entry {
 
 /* One row of the built-in resource table (resources.c). Strings are comma-separated
  * lists where plural ("v2,v1": served versions, preferred first). */
-enum { KC__BI_NAMESPACED = 1, KC__BI_RETURN_DELETED = 2, KC__BI_GRACEFUL = 4 };
+/* KC__BI_VIRTUAL: a create-only review resource (authorization.k8s.io, authentication.k8s.io)
+ * that stores nothing: the authz room answers its POST (authz/review.c). */
+enum { KC__BI_NAMESPACED = 1, KC__BI_RETURN_DELETED = 2, KC__BI_GRACEFUL = 4, KC__BI_VIRTUAL = 8 };
 typedef struct kc__builtin {
     const char *group, *versions, *plural, *singular, *kind, *shorts, *cats;
     const char *verbs, *subresources; /* as discovery lists them (subresources may be NULL) */
@@ -105,6 +107,9 @@ typedef struct kc__rsrc {
     size_t n_sorted;
     bool sorted_dirty;
     size_t n_owned; /* stored objects with ownerReferences (the garbage collector skips the rest) */
+    /* changes: bumped (under mu) by every commit and clear of r's objects; read without the lock
+     * by caches derived from them (authz/: RBAC rules), which compare it with what they saw */
+    _Atomic uint64_t changes;
 } kc__rsrc;
 
 /* ---- history and snapshots ------------------------------------------------------------------ */
@@ -169,6 +174,7 @@ struct kc_server {
     struct kc__gc_index *gc_index;   /* the garbage collector's (controllers/gc_index.c) */
     const struct kc__crd_hooks *crd; /* CRD hooks (discovery/crd.c); NULL = CRDs inert */
     struct kc__sim *sim;             /* simulated cluster (controllers/sim.c); NULL = off */
+    struct kc__authz *authz;         /* authentication and authorization (authz/) */
     /* sharded list and watch (shard.c): shardSelector ignored (S12); sharded watches open; events
      * the shard selectors of watches filtered out (metrics) */
     _Atomic bool shard_ignored;

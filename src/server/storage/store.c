@@ -97,6 +97,7 @@ void kc__store_clear_rsrc(kc__rsrc *r)
     kc__htab_free(&r->map);
     r->sorted_dirty = true;
     r->n_owned = 0;
+    r->changes++;
 }
 
 /* ---- history -------------------------------------------------------------------------------- */
@@ -201,6 +202,7 @@ int kc__store_commit(kc_server *srv, kc__rsrc *r, kc_watch_type type, kc_obj *ob
     }
     if (rv > srv->rv)
         srv->rv = rv;
+    r->changes++;
     hist_push(srv, r, type, obj, old, rv);
     kc__hub_event ev = {.type = type, .obj = obj, .old = old, .rv = rv};
     kc__shard_event_hash(srv, &ev);

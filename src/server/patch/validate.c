@@ -3,6 +3,7 @@
  * k8s.io/apimachinery/pkg/util/validation (#14), generateName suffixes (#11), version-4 UUIDs and
  * RFC 3339 timestamps (#9).
  *
+ * DNS-1035 labels (Service names) too.
  * Design: validation is hand-written character classes (no regex engine); the failure is one
  * cause {reason, field:"metadata.name", message} on a KC_EUNPROCESSABLE kc_error whose
  * kind/name/reason /http_status are filled so server-core can render the Status as upstream does:
@@ -27,6 +28,11 @@
     "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and "   \
     "must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex "     \
     "used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+
+#define DNS1035_LABEL_MSG                                                                          \
+    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "   \
+    "alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or "           \
+    "'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"
 
 /* Longest name we quote back into a message (longer ones are cut with "..."). */
 #define QUOTE_MAX 300
@@ -146,6 +152,13 @@ int kc__validate_name(const char *name, kc__name_rule rule, const char *kind, kc
                                 "must be no more than 63 characters");
         if (!label_ok(name, n))
             return name_invalid(err, kind, name, "FieldValueInvalid", DNS1123_LABEL_MSG);
+        return 0;
+    case KC__NAME_DNS1035_LABEL:
+        if (n > 63)
+            return name_invalid(err, kind, name, "FieldValueInvalid",
+                                "must be no more than 63 characters");
+        if (!label_ok(name, n) || name[0] < 'a' || name[0] > 'z')
+            return name_invalid(err, kind, name, "FieldValueInvalid", DNS1035_LABEL_MSG);
         return 0;
     case KC__NAME_PATH_SEGMENT:
         if (strcmp(name, ".") == 0)

@@ -13,6 +13,7 @@ typedef enum kc__name_rule {
     KC__NAME_DNS1123_SUBDOMAIN = 1, /* most resources: ≤253, [a-z0-9]([-a-z0-9.]*[a-z0-9])? */
     KC__NAME_DNS1123_LABEL,         /* namespaces, services: ≤63, [a-z0-9]([-a-z0-9]*[a-z0-9])? */
     KC__NAME_PATH_SEGMENT,          /* e.g. some CRs: not "." or "..", no '/' or '%' */
+    KC__NAME_DNS1035_LABEL,         /* services: ≤63, [a-z]([-a-z0-9]*[a-z0-9])? */
 } kc__name_rule;
 
 /* Validate a name. Errors: KC_EUNPROCESSABLE with err->kind = kind (copied), one cause

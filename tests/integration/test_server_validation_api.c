@@ -172,6 +172,15 @@ static void test_server_validation_names(void **state)
     assert_string_equal(ts_s(r.json, "details.group"), "apps");
     ts_resp_free(&r);
     free(bad);
+    /* a bad generateName: its error and the generated name's, as one list */
+    ts_post(s, "/api/v1/namespaces/default/configmaps",
+            "{\"metadata\":{\"generateName\":\"Bad_\"}}", &r);
+    expect_status(&r, NULL);
+    assert_string_equal(ts_s(r.json, "details.causes.0.field"), "metadata.generateName");
+    assert_string_equal(ts_s(r.json, "details.causes.1.field"), "metadata.name");
+    assert_non_null(strstr(ts_s(r.json, "message"), "is invalid: [metadata.generateName: Invalid "
+                                                    "value: \"Bad_\": a lowercase RFC 1123"));
+    ts_resp_free(&r);
     ts_post(s, "/api/v1/namespaces/default/services",
             "{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"1svc\"},"
             "\"spec\":{\"ports\":[{\"port\":80}]}}",

@@ -20,6 +20,13 @@ typedef enum kc__name_rule {
  * {reason:"FieldValueInvalid", field:"metadata.name", message} (#14). */
 int kc__validate_name(const char *name, kc__name_rule rule, const char *kind, kc_error *err);
 
+/* The object's name and generateName (may be NULL) as apimachinery's ValidateObjectMeta: the
+ * name as kc__validate_name; a generateName is checked as a prefix (a trailing '-' is masked) on
+ * field metadata.generateName; both failing: one failure, message "… is invalid: [generateName's,
+ * name's]", two causes. Errors: KC_EUNPROCESSABLE, KC_EINVAL (unknown rule), KC_ENOMEM. */
+int kc__validate_object_name(const char *name, const char *generate_name, kc__name_rule rule,
+                             const char *kind, kc_error *err);
+
 /* Write 5 random characters from "bcdfghjklmnpqrstvwxz2456789" plus NUL into out (#11).
  * rng_state: caller-owned 64-bit state (advanced). */
 void kc__generate_name_suffix(uint64_t *rng_state, char out[6]);

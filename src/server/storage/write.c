@@ -208,7 +208,7 @@ static int create_name(kc_server *srv, const kc__write *w, json_t *doc, const ch
     }
     char qkind[300];
     snprintf(qkind, sizeof(qkind), "%s%s%s", r->kind, r->group[0] ? "." : "", r->group);
-    if ((rc = kc__validate_name(name, r->name_rule, qkind, err)) != 0) {
+    if ((rc = kc__validate_object_name(name, gen, r->name_rule, qkind, err)) != 0) {
         /* validate.c words it as upstream's apimachinery validation ("Deployment.apps \"x\"
          * is invalid"); the details name the kind and its group apart */
         kc__fail_details(err, NULL, r->group[0] ? r->group : NULL, r->kind);

@@ -199,6 +199,42 @@ static void test_server_validation_restart_policy(void **state)
     kc_error_clear(&e);
 }
 
+/* A Deployment's rolling update: percents, not both 0, at most 100% unavailable; Recreate. */
+static void test_server_validation_strategy(void **state)
+{
+    (void)state;
+    int code;
+    json_t *d = deploy("d", "{'matchLabels':{'a':'b'}}", "{'a':'b'}", "[" CTR "]");
+    json_object_set_new(json_object_get(d, "spec"), "strategy",
+                        sq("{'type':'RollingUpdate','rollingUpdate':{'maxUnavailable':0,"
+                           "'maxSurge':'0%'}}"));
+    kc_error e = run("apps", "Deployment", d, NULL, &code);
+    expect_msg(&e, code,
+               "Deployment.apps \"d\" is invalid: spec.strategy.rollingUpdate.maxUnavailable: "
+               "Invalid value: 0: may not be 0 when `maxSurge` is 0");
+    kc_error_clear(&e);
+    d = deploy("d", "{'matchLabels':{'a':'b'}}", "{'a':'b'}", "[" CTR "]");
+    json_object_set_new(json_object_get(d, "spec"), "strategy",
+                        sq("{'type':'RollingUpdate','rollingUpdate':{'maxUnavailable':'110%',"
+                           "'maxSurge':'x'}}"));
+    e = run("apps", "Deployment", d, NULL, &code);
+    expect_msg(&e, code,
+               "Deployment.apps \"d\" is invalid: [spec.strategy.rollingUpdate.maxSurge: Invalid "
+               "value: x: a valid percent string must be a numeric string followed by an ending "
+               "'%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%'), "
+               "spec.strategy.rollingUpdate.maxUnavailable: Invalid value: 110%: must not be "
+               "greater than 100%]");
+    kc_error_clear(&e);
+    d = deploy("d", "{'matchLabels':{'a':'b'}}", "{'a':'b'}", "[" CTR "]");
+    json_object_set_new(json_object_get(d, "spec"), "strategy",
+                        sq("{'type':'Recreate','rollingUpdate':{'maxSurge':1}}"));
+    e = run("apps", "Deployment", d, NULL, &code);
+    expect_msg(&e, code,
+               "Deployment.apps \"d\" is invalid: spec.strategy.rollingUpdate: Forbidden: may not "
+               "be specified when strategy `type` is 'Recreate'");
+    kc_error_clear(&e);
+}
+
 /* Labels and annotations: key syntax, value syntax, 256 KiB of annotations. */
 static void test_server_validation_labels_annotations(void **state)
 {
@@ -411,6 +447,7 @@ int main(void)
         cmocka_unit_test(test_server_validation_selector_required),
         cmocka_unit_test(test_server_validation_containers),
         cmocka_unit_test(test_server_validation_restart_policy),
+        cmocka_unit_test(test_server_validation_strategy),
         cmocka_unit_test(test_server_validation_labels_annotations),
         cmocka_unit_test(test_server_validation_resources),
         cmocka_unit_test(test_server_validation_updates),

@@ -4,7 +4,8 @@
  * messages and order:
  *   Deployment, ReplicaSet: replicas >= 0, selector required and not empty, valid, matching the
  *     template's labels ("`selector` does not match template `labels`"), the pod template,
- *     restartPolicy Always, no activeDeadlineSeconds; Deployment also minReadySeconds,
+ *     restartPolicy Always, no activeDeadlineSeconds; Deployment also its strategy (rollingUpdate
+ *     values ints >= 0 or percents, not both 0, maxUnavailable <= 100%), minReadySeconds,
  *     revisionHistoryLimit, progressDeadlineSeconds (> minReadySeconds);
  *   StatefulSet: podManagementPolicy, updateStrategy, replicas, selector, template labels and
  *     annotations (upstream does not validate a StatefulSet's pod spec), restartPolicy Always;
@@ -22,6 +23,7 @@
 #include "server/validation/validation_internal.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define IMMUTABLE "field is immutable"
@@ -118,11 +120,77 @@ static void rs_template(kc__vlist *l, const json_t *spec, const char *kind, bool
     }
 }
 
+#define PERCENT_MSG                                                                                \
+    "a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or "   \
+    "'93%', regex used for validation is '[0-9]+%')"
+
+/* An IntOrString as getIntOrPercentValue reads it; *percent when it is a valid "N%". */
+static long int_or_percent(const json_t *v, bool *percent, bool *valid)
+{
+    *percent = false;
+    *valid = true;
+    if (json_is_integer(v))
+        return (long)json_integer_value(v);
+    const char *s = json_string_value(v);
+    if (!s)
+        return 0;
+    size_t n = strlen(s), d = strspn(s, "0123456789");
+    *valid = *percent = n >= 2 && d == n - 1 && s[n - 1] == '%';
+    return atol(s); /* Atoi of a non-number: 0 */
+}
+
+/* ValidateRollingUpdateDeployment: each value an int >= 0 or a valid percent, not both 0,
+ * maxUnavailable at most 100%. Values are printed through IntOrString's String(). */
+static void rolling_update(kc__vlist *l, const json_t *ru)
+{
+    static const char *const keys[] = {"maxUnavailable", "maxSurge"};
+    long val[2];
+    char f[KC__VPATH], shown[2][64];
+    for (int i = 0; i < 2; i++) {
+        const json_t *v = json_object_get(ru, keys[i]);
+        bool pct, valid;
+        val[i] = int_or_percent(v, &pct, &valid);
+        snprintf(f, sizeof f, "spec.strategy.rollingUpdate.%s", keys[i]);
+        if (json_is_string(v))
+            snprintf(shown[i], sizeof shown[i], "%s", json_string_value(v));
+        else
+            snprintf(shown[i], sizeof shown[i], "%ld", val[i]);
+        if (json_is_string(v) && !valid)
+            kc__v_invalid_v(l, f, shown[i], PERCENT_MSG);
+        else if (json_is_integer(v) && val[i] < 0)
+            kc__v_invalid_i(l, f, val[i], "must be greater than or equal to 0");
+    }
+    if (val[0] == 0 && val[1] == 0)
+        kc__v_invalid_v(l, "spec.strategy.rollingUpdate.maxUnavailable", shown[0],
+                        "may not be 0 when `maxSurge` is 0");
+    bool pct, valid;
+    long mu = int_or_percent(json_object_get(ru, "maxUnavailable"), &pct, &valid);
+    if (pct && mu > 100)
+        kc__v_invalid_v(l, "spec.strategy.rollingUpdate.maxUnavailable", shown[0],
+                        "must not be greater than 100%");
+}
+
+/* ValidateDeploymentStrategy (an unknown type is left to the schema's decoding). */
+static void strategy(kc__vlist *l, const json_t *st)
+{
+    const char *type = json_string_value(json_object_get(st, "type"));
+    const json_t *ru = json_object_get(st, "rollingUpdate");
+    if (type && !strcmp(type, "Recreate") && json_is_object(ru))
+        kc__v_forbidden(l, "spec.strategy.rollingUpdate",
+                        "may not be specified when strategy `type` is 'Recreate'");
+    else if (type && !strcmp(type, "RollingUpdate") && !json_is_object(ru))
+        kc__v_required(l, "spec.strategy.rollingUpdate",
+                       "this should be defaulted and never be nil");
+    else if (type && !strcmp(type, "RollingUpdate"))
+        rolling_update(l, ru);
+}
+
 static void deployment(kc__vlist *l, const json_t *spec)
 {
     nonneg(l, spec, "replicas");
     selector(l, spec, true, "deployment");
     rs_template(l, spec, "ReplicaSet", true);
+    strategy(l, json_object_get(spec, "strategy"));
     nonneg(l, spec, "minReadySeconds");
     nonneg(l, spec, "revisionHistoryLimit");
     const json_t *pd = json_object_get(spec, "progressDeadlineSeconds");

@@ -357,7 +357,8 @@ static void test_client_verbs_delete_preconditions_and_dry_run(void **state)
 static void test_client_verbs_delete_zero_opts_keep_grace_period(void **state)
 {
     static const char pod[] = "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":"
-                              "\"grace1\"},\"spec\":{\"nodeName\":\"n1\",\"containers\":[]}}";
+                              "\"grace1\"},\"spec\":{\"nodeName\":\"n1\",\"containers\":[{"
+                              "\"name\":\"c\",\"image\":\"pause\"}]}}";
     kc_error err = KC_ERROR_INIT;
     assert_int_equal(kc_client_create(cli, &PODS, "default", pod, strlen(pod), NULL, NULL, &err),
                      0);

@@ -104,7 +104,8 @@ static void test_server_create_drops_status_16(void **state)
     ts_resp r;
     assert_int_equal(
         ts_post(*state, "/apis/apps/v1/namespaces/default/deployments",
-                "{\"metadata\":{\"name\":\"d16\"},\"spec\":{\"replicas\":1},\"status\":{"
+                "{\"metadata\":{\"name\":\"d16\"},\"spec\":{\"replicas\":1," TS_DEP_SPEC
+                "},\"status\":{"
                 "\"replicas\":7}}",
                 &r),
         201);

@@ -41,7 +41,7 @@ static void test_server_delete_cm_status_pod_object_48_55(void **state)
     assert_string_equal(ts_s(d.json, "details.kind"), "configmaps");
     ts_resp_free(&r);
     ts_resp_free(&d);
-    ts_post(s, POD_PATH, "{\"metadata\":{\"name\":\"p48\"},\"spec\":{\"containers\":[]}}", &r);
+    ts_post(s, POD_PATH, "{\"metadata\":{\"name\":\"p48\"},\"spec\":{" TS_CONTAINERS "}}", &r);
     assert_int_equal(del(s, POD_PATH "/p48", NULL, &d), 200);
     assert_string_equal(ts_s(d.json, "kind"), "Pod");
     assert_string_equal(ts_s(d.json, "metadata.uid"), ts_s(r.json, "metadata.uid"));
@@ -103,14 +103,16 @@ static void test_server_delete_unscheduled_pod_immediate_53(void **state)
 {
     kc_server *s = *state;
     ts_resp r, d, g;
-    ts_post(s, POD_PATH, "{\"metadata\":{\"name\":\"p53\"},\"spec\":{\"containers\":[]}}", &r);
+    ts_post(s, POD_PATH, "{\"metadata\":{\"name\":\"p53\"},\"spec\":{" TS_CONTAINERS "}}", &r);
     assert_int_equal(del(s, POD_PATH "/p53", NULL, &d), 200);
     assert_int_equal(ts_get(s, POD_PATH "/p53", &g), 404);
     ts_resp_free(&r);
     ts_resp_free(&d);
     ts_resp_free(&g);
     /* a bound pod is deleted gracefully unless gracePeriodSeconds=0 */
-    ts_post(s, POD_PATH, "{\"metadata\":{\"name\":\"p53b\"},\"spec\":{\"nodeName\":\"n1\"}}", &r);
+    ts_post(s, POD_PATH,
+            "{\"metadata\":{\"name\":\"p53b\"},\"spec\":{\"nodeName\":\"n1\"," TS_CONTAINERS "}}",
+            &r);
     assert_int_equal(del(s, POD_PATH "/p53b", NULL, &d), 200);
     assert_int_equal(ts_get(s, POD_PATH "/p53b", &g), 200);
     assert_true(strlen(ts_s(g.json, "metadata.deletionTimestamp")) > 0);

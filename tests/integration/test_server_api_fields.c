@@ -158,8 +158,9 @@ static void test_server_fields_status_update_records_subresource_46(void **state
     ts_resp r;
     assert_int_equal(
         ts_post(s, DEP_PATH "?fieldManager=alice",
-                "{\"metadata\":{\"name\":\"d1\"},\"spec\":{\"replicas\":1,\"template\":{\"spec\":{"
-                "\"containers\":[{\"name\":\"a\",\"image\":\"x\"}]}}}}",
+                "{\"metadata\":{\"name\":\"d1\"},\"spec\":{\"replicas\":1,\"selector\":{"
+                "\"matchLabels\":{\"app\":\"a\"}},\"template\":{\"metadata\":{\"labels\":{"
+                "\"app\":\"a\"}},\"spec\":{\"containers\":[{\"name\":\"a\",\"image\":\"x\"}]}}}}",
                 &r),
         201);
     ts_resp_free(&r);

@@ -26,7 +26,8 @@ static int setup(void **state)
     ts_resp_free(&r);
     ts_post(
         s, DEP_PATH,
-        "{\"metadata\":{\"name\":\"d\"},\"spec\":{\"replicas\":1,\"template\":{\"spec\":{"
+        "{\"metadata\":{\"name\":\"d\"},\"spec\":{\"replicas\":1,\"selector\":{\"matchLabels\":"
+        "{\"app\":\"d\"}},\"template\":{\"metadata\":{\"labels\":{\"app\":\"d\"}},\"spec\":{"
         "\"containers\":[{\"name\":\"a\",\"image\":\"x\"},{\"name\":\"b\",\"image\":\"y\"}]}}}}",
         &r);
     ts_resp_free(&r);

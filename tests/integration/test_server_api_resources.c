@@ -288,6 +288,29 @@ static void test_server_api_aggregated_discovery_4(void **state)
     ts_resp_free(&r);
 }
 
+/* The least a kind needs to be valid (docs/server.md, "Validation of built-in types"). */
+static const char *minimal_fields(const char *kind)
+{
+    static const char *const k[][2] = {
+        {"Pod", ",\"spec\":{" TS_CONTAINERS "}"},
+        {"PodTemplate", ",\"template\":{\"spec\":{" TS_CONTAINERS "}}"},
+        {"ReplicationController", ",\"spec\":{\"template\":{\"metadata\":{\"labels\":{"
+                                  "\"app\":\"a\"}},\"spec\":{" TS_CONTAINERS "}}}"},
+        {"Deployment", ",\"spec\":{" TS_DEP_SPEC "}"},
+        {"ReplicaSet", ",\"spec\":{" TS_DEP_SPEC "}"},
+        {"StatefulSet", ",\"spec\":{" TS_DEP_SPEC "}"},
+        {"DaemonSet", ",\"spec\":{" TS_DEP_SPEC "}"},
+        {"Job",
+         ",\"spec\":{\"template\":{\"spec\":{\"restartPolicy\":\"Never\"," TS_CONTAINERS "}}}"},
+        {"CronJob", ",\"spec\":{\"schedule\":\"* * * * *\",\"jobTemplate\":{\"spec\":{"
+                    "\"template\":{\"spec\":{\"restartPolicy\":\"Never\"," TS_CONTAINERS "}}}}}"},
+    };
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
+        if (!strcmp(k[i][0], kind))
+            return k[i][1];
+    return "";
+}
+
 /* Every row is storable: create a minimal object, read it back, list it, delete it (a CRD needs
  * a valid spec: test_server_api_crd_schema.c). */
 static void test_server_api_every_resource_storable(void **state)
@@ -296,14 +319,14 @@ static void test_server_api_every_resource_storable(void **state)
         const struct row *w = &rows[i];
         if (!strcmp(w->kind, "CustomResourceDefinition") || !strcmp(w->verbs, "create"))
             continue; /* a review stores nothing */
-        char base[256], body[512], obj[400];
+        char base[256], body[1024], obj[400];
         discovery_path(w->gv, base, sizeof(base));
         if (w->ns)
             snprintf(base + strlen(base), sizeof(base) - strlen(base), "/namespaces/default");
         snprintf(base + strlen(base), sizeof(base) - strlen(base), "/%s", w->plural);
         snprintf(body, sizeof(body),
-                 "{\"apiVersion\":\"%s\",\"kind\":\"%s\",\"metadata\":{\"name\":\"x%zu\"}}", w->gv,
-                 w->kind, i);
+                 "{\"apiVersion\":\"%s\",\"kind\":\"%s\",\"metadata\":{\"name\":\"x%zu\"}%s}",
+                 w->gv, w->kind, i, minimal_fields(w->kind));
         ts_resp r;
         if (ts_post(*state, base, body, &r) != 201)
             fail_msg("POST %s: %ld %s", base, r.status, r.body ? r.body : "");
@@ -345,7 +368,8 @@ static void test_server_api_replicationcontroller_scale(void **state)
     ts_resp r;
     assert_int_equal(ts_post(*state, "/api/v1/namespaces/default/replicationcontrollers",
                              "{\"metadata\":{\"name\":\"rc1\"},\"spec\":{\"replicas\":2,"
-                             "\"selector\":{\"app\":\"a\"}}}",
+                             "\"selector\":{\"app\":\"a\"},\"template\":{\"metadata\":{"
+                             "\"labels\":{\"app\":\"a\"}},\"spec\":{" TS_CONTAINERS "}}}}",
                              &r),
                      201);
     ts_resp_free(&r);

@@ -18,7 +18,9 @@ static void test_server_scale_subresource(void **state)
     const char *dep = "/apis/apps/v1/namespaces/default/deployments";
     assert_int_equal(ts_post(s, dep,
                              "{\"metadata\":{\"name\":\"sc\"},\"spec\":{\"replicas\":1,"
-                             "\"selector\":{\"matchLabels\":{\"app\":\"sc\"}}}}",
+                             "\"selector\":{\"matchLabels\":{\"app\":\"sc\"}},\"template\":{"
+                             "\"metadata\":{\"labels\":{\"app\":\"sc\"}},\"spec\":{" TS_CONTAINERS
+                             "}}}}",
                              &r),
                      201);
     ts_resp_free(&r);

@@ -192,7 +192,8 @@ static void test_server_put_main_keeps_status_32_status_sub_33(void **state)
 {
     kc_server *s = *state;
     ts_resp r, u, st;
-    ts_post(s, DEP_PATH, "{\"metadata\":{\"name\":\"d32\"},\"spec\":{\"replicas\":1}}", &r);
+    ts_post(s, DEP_PATH,
+            "{\"metadata\":{\"name\":\"d32\"},\"spec\":{\"replicas\":1," TS_DEP_SPEC "}}", &r);
     json_object_set_new(r.json, "status", json_pack("{s:i}", "replicas", 5));
     assert_int_equal(put(s, DEP_PATH "/d32", r.json, &u), 200);
     assert_null(ts_j(u.json, "status.replicas"));
@@ -231,7 +232,8 @@ static void test_server_put_deployment_annotation_generation_35(void **state)
 {
     kc_server *s = *state;
     ts_resp r, u;
-    ts_post(s, DEP_PATH, "{\"metadata\":{\"name\":\"d35\"},\"spec\":{\"replicas\":1}}", &r);
+    ts_post(s, DEP_PATH,
+            "{\"metadata\":{\"name\":\"d35\"},\"spec\":{\"replicas\":1," TS_DEP_SPEC "}}", &r);
     json_object_set_new(ts_j(r.json, "metadata"), "annotations", json_pack("{s:s}", "x", "y"));
     assert_int_equal(put(s, DEP_PATH "/d35", r.json, &u), 200);
     assert_int_equal(json_integer_value(ts_j(u.json, "metadata.generation")), 2);

@@ -67,6 +67,14 @@ static size_t ts_hdr_cb(char *p, size_t sz, size_t n, void *ud)
     return l;
 }
 
+/* Fixture pieces the server accepts (it validates built-in objects as kube-apiserver does,
+ * docs/server.md "Validation of built-in types"): one container, and a Deployment's selector
+ * (app=a) with a matching template. */
+#define TS_CONTAINERS "\"containers\":[{\"name\":\"c\",\"image\":\"nginx\"}]"
+#define TS_DEP_SPEC                                                                                \
+    "\"selector\":{\"matchLabels\":{\"app\":\"a\"}},\"template\":{\"metadata\":{\"labels\":{"      \
+    "\"app\":\"a\"}},\"spec\":{" TS_CONTAINERS "}}"
+
 TS_UNUSED static kc_server *ts_start_opts(kc_server_opts *o)
 {
     return kc_test_server_start(o);

@@ -95,6 +95,36 @@ static void test_server_validate_path_segment_rules(void **state)
                          KC_EUNPROCESSABLE);
 }
 
+/* generateName is checked as a prefix (a trailing '-' allowed) and reported with the name as
+ * ValidateObjectMeta's list; a Service name is a DNS-1035 label. */
+static void test_server_validate_generate_name_and_dns1035(void **state)
+{
+    (void)state;
+    kc_error err = KC_ERROR_INIT;
+    assert_int_equal(
+        kc__validate_object_name("web-x2k4z", "web-", KC__NAME_DNS1123_SUBDOMAIN, "Pod", NULL), 0);
+    assert_int_equal(kc__validate_object_name("Bad_x2k4z", "Bad_", KC__NAME_DNS1123_SUBDOMAIN,
+                                              "Deployment.apps", &err),
+                     KC_EUNPROCESSABLE);
+    assert_int_equal(err.n_causes, 2);
+    assert_string_equal(err.causes[0].field, "metadata.generateName");
+    assert_string_equal(err.causes[1].field, "metadata.name");
+    assert_non_null(strstr(err.message, "Deployment.apps \"Bad_x2k4z\" is invalid: "
+                                        "[metadata.generateName: Invalid value: \"Bad_\": a "
+                                        "lowercase RFC 1123 subdomain must consist of"));
+    assert_non_null(strstr(err.message, ", metadata.name: Invalid value: \"Bad_x2k4z\": a "
+                                        "lowercase RFC 1123 subdomain"));
+    assert_int_equal(err.message[strlen(err.message) - 1], ']');
+    kc_error_clear(&err);
+    assert_int_equal(kc__validate_name("1svc", KC__NAME_DNS1035_LABEL, "Service", &err),
+                     KC_EUNPROCESSABLE);
+    assert_non_null(strstr(err.causes[0].message, "a DNS-1035 label must consist of lower case "
+                                                  "alphanumeric characters or '-', start with an "
+                                                  "alphabetic character"));
+    kc_error_clear(&err);
+    assert_int_equal(kc__validate_name("svc-1", KC__NAME_DNS1035_LABEL, "Service", NULL), 0);
+}
+
 static void test_server_validate_empty_name_is_required(void **state)
 {
     kc_error err = KC_ERROR_INIT;
@@ -172,6 +202,7 @@ int main(void)
         cmocka_unit_test(test_server_validate_subdomain_too_long),
         cmocka_unit_test(test_server_validate_label_rules),
         cmocka_unit_test(test_server_validate_path_segment_rules),
+        cmocka_unit_test(test_server_validate_generate_name_and_dns1035),
         cmocka_unit_test(test_server_validate_empty_name_is_required),
         cmocka_unit_test(test_server_validate_message_escapes_quotes),
         cmocka_unit_test(test_server_validate_generate_name_suffix_alphabet),

@@ -3,6 +3,9 @@
  * k8s.io/apimachinery/pkg/util/validation (#14), generateName suffixes (#11), version-4 UUIDs and
  * RFC 3339 timestamps (#9).
  *
+ * DNS-1035 labels (Service names) too; generateName checked as a prefix (a trailing '-' allowed)
+ * and reported with the name's failure as upstream's list ("[metadata.generateName: …,
+ * metadata.name: …]").
  * Design: validation is hand-written character classes (no regex engine); the failure is one
  * cause {reason, field:"metadata.name", message} on a KC_EUNPROCESSABLE kc_error whose
  * kind/name/reason /http_status are filled so server-core can render the Status as upstream does:
@@ -28,6 +31,11 @@
     "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and "   \
     "must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex "     \
     "used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+
+#define DNS1035_LABEL_MSG                                                                          \
+    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "   \
+    "alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or "           \
+    "'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"
 
 /* Longest name we quote back into a message (longer ones are cut with "..."). */
 #define QUOTE_MAX 300
@@ -87,24 +95,23 @@ static char *quote(const char *s)
     return kc__buf_steal(&b, NULL);
 }
 
-/* Fill err with an Invalid failure for metadata.name. */
-static int name_invalid(kc_error *err, const char *kind, const char *name, const char *cause_reason,
-                        const char *detail)
+/* Fill err with an Invalid (or Required) failure of field (value) of the object named objname. */
+static int name_invalid(kc_error *err, const char *kind, const char *objname, const char *field,
+                        const char *value, const char *cause_reason, const char *detail)
 {
-    char *q = quote(name);
+    char *q = quote(objname), *qv = quote(value);
     char *cause_msg = NULL;
     int code = KC_EUNPROCESSABLE;
-    if (!q)
-        return kc_error_set(err, KC_ENOMEM, "out of memory");
-    if (strcmp(cause_reason, "FieldValueRequired") == 0)
+    if (q && qv && strcmp(cause_reason, "FieldValueRequired") == 0)
         cause_msg = kc__strdup(detail);
-    else if (asprintf(&cause_msg, "Invalid value: %s: %s", q, detail) < 0)
+    else if (q && qv && asprintf(&cause_msg, "Invalid value: %s: %s", qv, detail) < 0)
         cause_msg = NULL;
+    free(qv);
     if (!cause_msg) {
         free(q);
         return kc_error_set(err, KC_ENOMEM, "out of memory");
     }
-    kc_error_set(err, code, "%s %s is invalid: metadata.name: %s", kind ? kind : "Object", q,
+    kc_error_set(err, code, "%s %s is invalid: %s: %s", kind ? kind : "Object", q, field,
                  cause_msg);
     free(q);
     if (!err) {
@@ -114,12 +121,12 @@ static int name_invalid(kc_error *err, const char *kind, const char *name, const
     err->http_status = 422;
     err->reason = kc__strdup("Invalid");
     err->kind = kc__strdup(kind ? kind : "");
-    err->name = kc__strdup(name);
+    err->name = kc__strdup(objname);
     err->causes = calloc(1, sizeof *err->causes);
     if (err->causes) {
         err->n_causes = 1;
         err->causes[0].reason = kc__strdup(cause_reason);
-        err->causes[0].field = kc__strdup("metadata.name");
+        err->causes[0].field = kc__strdup(field);
         err->causes[0].message = cause_msg;
     } else {
         free(cause_msg);
@@ -127,39 +134,113 @@ static int name_invalid(kc_error *err, const char *kind, const char *name, const
     return code;
 }
 
-int kc__validate_name(const char *name, kc__name_rule rule, const char *kind, kc_error *err)
+/* The first message of rule's check of name, NULL when it passes. */
+static const char *rule_message(const char *name, kc__name_rule rule)
 {
-    if (!name || !*name)
-        return name_invalid(err, kind, "", "FieldValueRequired",
-                            "Required value: name or generateName is required");
     size_t n = strlen(name);
     switch (rule) {
     case KC__NAME_DNS1123_SUBDOMAIN:
         if (n > 253)
-            return name_invalid(err, kind, name, "FieldValueInvalid",
-                                "must be no more than 253 characters");
-        if (!subdomain_ok(name))
-            return name_invalid(err, kind, name, "FieldValueInvalid", DNS1123_SUBDOMAIN_MSG);
-        return 0;
+            return "must be no more than 253 characters";
+        return subdomain_ok(name) ? NULL : DNS1123_SUBDOMAIN_MSG;
     case KC__NAME_DNS1123_LABEL:
         if (n > 63)
-            return name_invalid(err, kind, name, "FieldValueInvalid",
-                                "must be no more than 63 characters");
-        if (!label_ok(name, n))
-            return name_invalid(err, kind, name, "FieldValueInvalid", DNS1123_LABEL_MSG);
-        return 0;
+            return "must be no more than 63 characters";
+        return label_ok(name, n) ? NULL : DNS1123_LABEL_MSG;
+    case KC__NAME_DNS1035_LABEL:
+        if (n > 63)
+            return "must be no more than 63 characters";
+        return label_ok(name, n) && name[0] >= 'a' && name[0] <= 'z' ? NULL : DNS1035_LABEL_MSG;
     case KC__NAME_PATH_SEGMENT:
         if (strcmp(name, ".") == 0)
-            return name_invalid(err, kind, name, "FieldValueInvalid", "may not be '.'");
+            return "may not be '.'";
         if (strcmp(name, "..") == 0)
-            return name_invalid(err, kind, name, "FieldValueInvalid", "may not be '..'");
+            return "may not be '..'";
         if (strchr(name, '/'))
-            return name_invalid(err, kind, name, "FieldValueInvalid", "may not contain '/'");
+            return "may not contain '/'";
         if (strchr(name, '%'))
-            return name_invalid(err, kind, name, "FieldValueInvalid", "may not contain '%'");
-        return 0;
+            return "may not contain '%'";
+        return NULL;
     }
-    return kc_error_set(err, KC_EINVAL, "unknown name rule %d", (int)rule);
+    return NULL;
+}
+
+int kc__validate_name(const char *name, kc__name_rule rule, const char *kind, kc_error *err)
+{
+    if (rule < KC__NAME_DNS1123_SUBDOMAIN || rule > KC__NAME_DNS1035_LABEL)
+        return kc_error_set(err, KC_EINVAL, "unknown name rule %d", (int)rule);
+    if (!name || !*name)
+        return name_invalid(err, kind, "", "metadata.name", "", "FieldValueRequired",
+                            "Required value: name or generateName is required");
+    const char *msg = rule_message(name, rule);
+    return msg ? name_invalid(err, kind, name, "metadata.name", name, "FieldValueInvalid", msg) : 0;
+}
+
+/* "<field>: <cause message>" of a one-cause name failure, appended to b. */
+static void cause_text(kc__buf *b, const kc_error *e)
+{
+    kc__buf_printf(b, "%s: %s", e->causes[0].field, e->causes[0].message);
+}
+
+int kc__validate_object_name(const char *name, const char *generate_name, kc__name_rule rule,
+                             const char *kind, kc_error *err)
+{
+    int nrc = kc__validate_name(name, rule, kind, err);
+    if (!generate_name || !*generate_name || nrc == KC_EINVAL || nrc == KC_ENOMEM)
+        return nrc;
+    /* maskTrailingDash: a prefix may end with '-' */
+    size_t n = strlen(generate_name);
+    char *masked = kc__strdup(generate_name);
+    if (!masked)
+        return kc_error_set(err, KC_ENOMEM, "out of memory");
+    if (n > 1 && masked[n - 1] == '-') {
+        masked[n - 2] = 'a';
+        masked[n - 1] = '\0';
+    }
+    const char *msg = rule_message(masked, rule);
+    free(masked);
+    if (!msg)
+        return nrc;
+    kc_error g = KC_ERROR_INIT;
+    int grc = name_invalid(&g, kind, name ? name : "", "metadata.generateName", generate_name,
+                           "FieldValueInvalid", msg);
+    if (grc != KC_EUNPROCESSABLE || !err || !g.n_causes) {
+        kc_error_clear(&g);
+        return grc != KC_EUNPROCESSABLE ? kc_error_set(err, KC_ENOMEM, "out of memory") : grc;
+    }
+    if (nrc == 0 || !err->n_causes) { /* generateName alone: g is the failure */
+        kc_error_clear(err);
+        *err = g;
+        return grc;
+    }
+    /* both: "[metadata.generateName: …, metadata.name: …]", generateName's cause first */
+    kc__buf b = KC__BUF_INIT(0);
+    char *q = quote(name ? name : "");
+    kc__buf_printf(&b, "%s %s is invalid: [", kind ? kind : "Object", q ? q : "\"\"");
+    cause_text(&b, &g);
+    kc__buf_append_str(&b, ", ");
+    cause_text(&b, err);
+    kc__buf_append_char(&b, ']');
+    free(q);
+    kc_cause *c = realloc(g.causes, 2 * sizeof(*c));
+    if (!b.data || !c) {
+        kc__buf_free(&b);
+        if (c)
+            g.causes = c;
+        kc_error_clear(&g);
+        return kc_error_set(err, KC_ENOMEM, "out of memory");
+    }
+    g.causes = c;
+    g.causes[1] = err->causes[0];
+    g.n_causes = 2;
+    err->n_causes = 0;
+    free(err->causes);
+    err->causes = NULL;
+    kc_error_clear(err);
+    *err = g;
+    free(err->message);
+    err->message = kc__buf_steal(&b, NULL);
+    return KC_EUNPROCESSABLE;
 }
 
 /* splitmix64: advances *state, returns the next value. */

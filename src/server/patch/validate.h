@@ -13,11 +13,19 @@ typedef enum kc__name_rule {
     KC__NAME_DNS1123_SUBDOMAIN = 1, /* most resources: ≤253, [a-z0-9]([-a-z0-9.]*[a-z0-9])? */
     KC__NAME_DNS1123_LABEL,         /* namespaces, services: ≤63, [a-z0-9]([-a-z0-9]*[a-z0-9])? */
     KC__NAME_PATH_SEGMENT,          /* e.g. some CRs: not "." or "..", no '/' or '%' */
+    KC__NAME_DNS1035_LABEL,         /* services: ≤63, [a-z]([-a-z0-9]*[a-z0-9])? */
 } kc__name_rule;
 
 /* Validate a name. Errors: KC_EUNPROCESSABLE with err->kind = kind (copied), one cause
  * {reason:"FieldValueInvalid", field:"metadata.name", message} (#14). */
 int kc__validate_name(const char *name, kc__name_rule rule, const char *kind, kc_error *err);
+
+/* The object's name and generateName (may be NULL) as apimachinery's ValidateObjectMeta: the
+ * name as kc__validate_name; a generateName is checked as a prefix (a trailing '-' is masked) on
+ * field metadata.generateName; both failing: one failure, message "… is invalid: [generateName's,
+ * name's]", two causes. Errors: KC_EUNPROCESSABLE, KC_EINVAL (unknown rule), KC_ENOMEM. */
+int kc__validate_object_name(const char *name, const char *generate_name, kc__name_rule rule,
+                             const char *kind, kc_error *err);
 
 /* Write 5 random characters from "bcdfghjklmnpqrstvwxz2456789" plus NUL into out (#11).
  * rng_state: caller-owned 64-bit state (advanced). */

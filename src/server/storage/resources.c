@@ -57,6 +57,7 @@ static const char *const job_fields[] = {"status.successful", NULL};
 /* name and generation rules */
 #define SUB  KC__NAME_DNS1123_SUBDOMAIN
 #define LBL  KC__NAME_DNS1123_LABEL
+#define L1035 KC__NAME_DNS1035_LABEL
 #define PATH KC__NAME_PATH_SEGMENT
 #define G0   KC__GEN_NONE
 #define GS   KC__GEN_SPEC
@@ -82,13 +83,13 @@ static const kc__builtin rows[] = {
     {"", "v1", "resourcequotas", "resourcequota", "ResourceQuota", "quota", NULL, ALL, "status", NS, SUB, G0, NULL},
     {"", "v1", "secrets", "secret", "Secret", NULL, NULL, ALL, NULL, NS, SUB, G0, secret_fields},
     {"", "v1", "serviceaccounts", "serviceaccount", "ServiceAccount", "sa", NULL, ALL, "token", NS | RD, SUB, G0, NULL},
-    {"", "v1", "services", "service", "Service", "svc", "all", ALL, "proxy,status", NS, LBL, G0, NULL},
+    {"", "v1", "services", "service", "Service", "svc", "all", ALL, "proxy,status", NS, L1035, G0, NULL},
     {"apiregistration.k8s.io", "v1", "apiservices", "apiservice", "APIService", NULL, APIEXT, ALL, "status", CL, SUB, G0, NULL},
     {"apps", "v1", "controllerrevisions", "controllerrevision", "ControllerRevision", NULL, NULL, ALL, NULL, NS, SUB, G0, NULL},
     {"apps", "v1", "daemonsets", "daemonset", "DaemonSet", "ds", "all", ALL, "status", NS, SUB, GS, NULL},
     {"apps", "v1", "deployments", "deployment", "Deployment", "deploy", "all", ALL, "scale,status", NS, SUB, GA, NULL},
     {"apps", "v1", "replicasets", "replicaset", "ReplicaSet", "rs", "all", ALL, "scale,status", NS, SUB, GS, NULL},
-    {"apps", "v1", "statefulsets", "statefulset", "StatefulSet", "sts", "all", ALL, "scale,status", NS, SUB, GS, NULL},
+    {"apps", "v1", "statefulsets", "statefulset", "StatefulSet", "sts", "all", ALL, "scale,status", NS, LBL, GS, NULL},
     {"events.k8s.io", "v1", "events", "event", "Event", "ev", NULL, ALL, NULL, NS, SUB, G0, NULL},
     {"authentication.k8s.io", "v1", "selfsubjectreviews", "selfsubjectreview", "SelfSubjectReview", NULL, NULL, "create", NULL, CL | VIRT, SUB, G0, NULL},
     {"authentication.k8s.io", "v1", "tokenreviews", "tokenreview", "TokenReview", NULL, NULL, "create", NULL, CL | VIRT, SUB, G0, NULL},

@@ -14,6 +14,7 @@
 #include "server/storage/storage_internal.h"
 
 #include "server/patch/patch.h"
+#include "server/validation/validation.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -125,6 +126,16 @@ static int record_manager(const kc__write *w, json_t *doc, const json_t *old, kc
     return rc;
 }
 
+/* The validation of a built-in object (server/validation/, docs/server.md "Validation of
+ * built-in types") after defaulting: 422 Invalid. Not for custom resources (their schemas) nor
+ * for writes of the status subresource (upstream's status strategies validate other rules). */
+static int validate_builtin(const kc__write *w, const json_t *doc, const json_t *old, kc_error *err)
+{
+    if (w->r->is_crd || w->status_sub)
+        return 0;
+    return kc__validate_object(w->r->group, w->r->kind, doc, old, err);
+}
+
 /* Fill kind/apiVersion; 400 when the body names another kind. */
 static int fix_type(const kc__write *w, json_t *doc, kc_error *err)
 {
@@ -195,9 +206,12 @@ static int create_name(kc_server *srv, const kc__write *w, json_t *doc, const ch
         kc__meta_set_str(doc, "name", nbuf);
         name = kc__meta_str(doc, "name");
     }
-    if ((rc = kc__validate_name(name, r->name_rule, r->kind, err)) != 0) {
-        /* validate.c words it as upstream's apimachinery validation; add the group */
-        kc__fail_details(err, NULL, r->group[0] ? r->group : NULL, NULL);
+    char qkind[300];
+    snprintf(qkind, sizeof(qkind), "%s%s%s", r->kind, r->group[0] ? "." : "", r->group);
+    if ((rc = kc__validate_object_name(name, gen, r->name_rule, qkind, err)) != 0) {
+        /* validate.c words it as upstream's apimachinery validation ("Deployment.apps \"x\"
+         * is invalid"); the details name the kind and its group apart */
+        kc__fail_details(err, NULL, r->group[0] ? r->group : NULL, r->kind);
         return rc;
     }
     *ret_name = name;
@@ -298,6 +312,10 @@ int kc__write_create(kc_server *srv, const kc__write *w, json_t *doc, kc_obj **r
     if ((rc = record_manager(w, doc, NULL, err)) != 0 ||
         (rc = kc__write_prepare(srv, w, doc, NULL, err)) != 0)
         return rc;
+    if ((rc = validate_builtin(w, doc, NULL, err)) != 0) {
+        kc__write_settle(srv, w, doc, NULL, false);
+        return rc;
+    }
     return create_commit(srv, w, doc, ret_obj, err);
 }
 
@@ -439,7 +457,12 @@ static int update_prepare(kc_server *srv, const kc__write *w, kc__entry *cur, js
         kc__write_settle(srv, w, nu, old, false);
         return rc;
     }
-    /* schema validation (custom resources) of the object the update would store */
+    /* validation of built-in kinds (server/validation/) and the schema validation of custom
+     * resources, of the object the update would store */
+    if ((rc = validate_builtin(w, nu, old, err)) != 0) {
+        kc__write_settle(srv, w, nu, old, false);
+        return rc;
+    }
     if (r->is_crd && srv->crd &&
         (rc = srv->crd->validate(r, w->version, nu, cur->name, false, err)) != 0) {
         /* every failure after kc__write_prepare settles (a no-op unless the kind allocates) */

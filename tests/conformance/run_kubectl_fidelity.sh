@@ -19,7 +19,6 @@ kc_setup
 
 # id:reason, one per line. The lead removes a line once the work it waits for is merged.
 KC_FIDELITY_PENDING=${KC_FIDELITY_PENDING-"
-F35:workload validation (422 Invalid)
 "}
 SKIPPED=0
 

@@ -1,0 +1,197 @@
+/*
+ * enrich_podmeta.c — the metadata view backed by the node cache kc_podmeta
+ * (include/kcache/podmeta.h): what `kcache enrich --daemon` and `--standalone` look pods up in.
+ *
+ * Design: one kc_podmeta (a Pod watch limited to spec.nodeName=--node, a Namespace watch; CA1),
+ * tombstones kept --deleted-grace (DP4). A lookup hands the record's file-derived key to
+ * kc_podmeta_lookup — container id first (it tells a recreated pod of the same name from the old
+ * one, CA6/DP5), the pod UID when the file name gave one (FN13), then namespace/name; when the id
+ * names no container known yet (a container just started), the pod is looked up again by name.
+ * It never sends a request (CA4). Before the first sync it waits at most what is left of
+ * --sync-wait counted from the start (--unsynced=buffer), or not at all (bare), then answers what
+ * the cache holds. The entry's projected JSON (kc_obj_json) is handed to the formatter as a
+ * jansson tree. --health-listen serves /healthz, /readyz and /metrics (kc_health, with
+ * kc_podmeta_metrics_render as a metrics source).
+ *
+ * Built only when the library has kc_podmeta (CMake sets KC_ENRICH_HAVE_PODMETA); otherwise
+ * starting the cache fails with a message saying so, and --socket/filter modes still work.
+ */
+#include "enrich.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "kcache/error.h"
+
+#ifdef KC_ENRICH_HAVE_PODMETA
+
+#include "kcache/health.h"
+#include "kcache/podmeta.h"
+
+struct kc__enrich_cache {
+    kc_client *client;
+    kc_podmeta *pm;
+    kc_cache *hcache; /* empty: kc_health needs one; the metrics are the podmeta's */
+    kc_health *health;
+    int64_t sync_deadline_ms;
+    bool bare;
+};
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static json_t *obj_json(const kc_obj *o)
+{
+    size_t len = 0;
+    const char *s = o ? kc_obj_json(o, &len) : NULL;
+    return s && len ? json_loadb(s, len, 0, NULL) : NULL;
+}
+
+static int pm_lookup(void *ud, const kc__enrich_key *key, kc__enrich_meta *ret)
+{
+    kc__enrich_cache *c = ud;
+    memset(ret, 0, sizeof *ret);
+    if (!kc_podmeta_ready(c->pm) && !c->bare) {
+        int64_t left = c->sync_deadline_ms - now_ms();
+        if (left > 0)
+            kc_podmeta_wait_ready(c->pm, left, NULL);
+    }
+    bool ready = kc_podmeta_ready(c->pm);
+    kc_podmeta_query q = {.ns = key->ns,
+                          .name = key->pod,
+                          .uid = key->uid,
+                          .container_id = key->container_id,
+                          .wait_ms = ready ? 0 : -1};
+    kc_podmeta_result res;
+    int rc = kc_podmeta_lookup(c->pm, &q, &res, NULL);
+    if (rc == KC_ENOTFOUND && (key->container_id || key->uid) && key->ns && key->pod) {
+        q.container_id = q.uid = NULL; /* a container (or UID) not in the cache yet: by name */
+        q.wait_ms = -1;
+        rc = kc_podmeta_lookup(c->pm, &q, &res, NULL);
+    }
+    if (rc)
+        return rc;
+    ret->pod = obj_json(kc_podmeta_pod_obj(res.pod));
+    ret->ns = obj_json(kc_podmeta_ns_obj(res.ns));
+    ret->deleted = kc_podmeta_pod_deleted(res.pod);
+    kc_podmeta_result_clear(&res);
+    if (!ret->pod) {
+        kc__enrich_meta_clear(ret);
+        return KC_EPARSE;
+    }
+    return 0;
+}
+
+kc__enrich_view kc__enrich_cache_view(kc__enrich_cache *c)
+{
+    return (kc__enrich_view){.lookup = pm_lookup, .ud = c};
+}
+
+static int start_health(kc__enrich_cache *c, const char *listen, char *(*extra)(void *), void *ud,
+                        kc_error *err)
+{
+    int rc = kc_cache_new(c->client, NULL, &c->hcache, err);
+    if (!rc)
+        rc = kc_health_new(c->hcache, listen, NULL, &c->health, err);
+    if (!rc)
+        rc = kc_health_add_metrics_source(c->health, kc_podmeta_metrics_render, c->pm);
+    if (!rc && extra)
+        rc = kc_health_add_metrics_source(c->health, extra, ud);
+    return rc;
+}
+
+kc__enrich_cache *kc__enrich_cache_start(const kc__enrich_opts *o, char *(*extra_metrics)(void *),
+                                         void *extra_ud, char *msg, size_t n)
+{
+    kc__enrich_cache *c = calloc(1, sizeof *c);
+    if (!c) {
+        snprintf(msg, n, "out of memory");
+        return NULL;
+    }
+    kc__cli_scope scope = {.kubeconfig = o->kubeconfig, .context = o->context};
+    if (kc__cli_connect("enrich", &scope, &c->client)) {
+        snprintf(msg, n, "cannot connect to the API server (see above)");
+        free(c);
+        return NULL;
+    }
+    kc_podmeta_opts po = {.node_name = o->node,
+                          .all_nodes = o->all_nodes,
+                          .deleted_grace_ms = o->deleted_grace_ms ? o->deleted_grace_ms : -1,
+                          .not_seen_wait_ms = o->not_seen_wait_ms ? o->not_seen_wait_ms : -1,
+                          .name_prefix = "enrich-"};
+    kc_error err = KC_ERROR_INIT;
+    int rc = kc_podmeta_new(c->client, &po, &c->pm, &err);
+    if (!rc)
+        rc = kc_podmeta_start(c->pm, &err);
+    c->bare = o->unsynced_bare;
+    c->sync_deadline_ms = now_ms() + o->sync_wait_ms;
+    if (!rc && o->health_listen)
+        rc = start_health(c, o->health_listen, extra_metrics, extra_ud, &err);
+    if (rc) {
+        snprintf(msg, n, "%s", err.message ? err.message : kc_strerror(rc));
+        kc_error_clear(&err);
+        kc__enrich_cache_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+const char *kc__enrich_cache_health_url(kc__enrich_cache *c)
+{
+    return c && c->health ? kc_health_url(c->health) : NULL;
+}
+
+void kc__enrich_cache_free(kc__enrich_cache *c)
+{
+    if (!c)
+        return;
+    kc_health_free(c->health);
+    kc_podmeta_free(c->pm);
+    if (c->hcache) {
+        kc_cache_stop(c->hcache);
+        kc_cache_free(c->hcache);
+    }
+    kc_client_free(c->client);
+    free(c);
+}
+
+#else /* the library has no kc_podmeta yet */
+
+struct kc__enrich_cache {
+    int unused;
+};
+
+kc__enrich_cache *kc__enrich_cache_start(const kc__enrich_opts *o, char *(*extra_metrics)(void *),
+                                         void *extra_ud, char *msg, size_t n)
+{
+    (void)o, (void)extra_metrics, (void)extra_ud;
+    snprintf(msg, n,
+             "this build of libkcache has no kc_podmeta (--daemon and --standalone need it)");
+    return NULL;
+}
+
+kc__enrich_view kc__enrich_cache_view(kc__enrich_cache *c)
+{
+    (void)c;
+    return (kc__enrich_view){0};
+}
+
+const char *kc__enrich_cache_health_url(kc__enrich_cache *c)
+{
+    (void)c;
+    return NULL;
+}
+
+void kc__enrich_cache_free(kc__enrich_cache *c)
+{
+    (void)c;
+}
+
+#endif

@@ -43,11 +43,13 @@ static void re_init(void)
             !regcomp(&flb_journal_re, FLB_JOURNAL_RE, REG_EXTENDED);
 }
 
-/* Copy s[0..n) into the key's buffer; NULL when it does not fit. */
+/* Copy s[0..n) into the key's buffer; NULL when it does not fit (then for every later call). */
 static const char *put(kc__enrich_key *key, size_t *used, const char *s, size_t n)
 {
-    if (*used + n + 1 > sizeof key->buf)
+    if (*used + n + 1 > sizeof key->buf) {
+        *used = sizeof key->buf + 1; /* sticky: every later field fails too, so the last is NULL */
         return NULL;
+    }
     char *d = key->buf + *used;
     memcpy(d, s, n);
     d[n] = '\0';
@@ -271,7 +273,7 @@ static int explicit_key(const kc__enrich_fields *f, json_t *rec, kc__enrich_key 
         key->container = put(key, &used, c, strlen(c));
     if (id && *id)
         key->container_id = put(key, &used, id, strlen(id));
-    return key->pod ? 0 : -1;
+    return used <= sizeof key->buf ? 0 : -1;
 }
 
 int kc__enrich_record_key(kc__enrich_fmt fmt, const kc__enrich_fields *f, json_t *rec,

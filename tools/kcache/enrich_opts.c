@@ -342,7 +342,16 @@ static int load_config(kc__enrich_opts *o, const char *path, char *msg, size_t n
             len--;
         if (!len || *s == '#')
             continue;
-        char *c = own(o, s, len), ebuf[512];
+        s[len] = '\0';
+        char *eq = strchr(s, '='), ebuf[512];
+        if (eq) { /* "name = value": blanks around '=' dropped */
+            char *ne = eq, *v = eq + 1 + strspn(eq + 1, " \t");
+            while (ne > s && (ne[-1] == ' ' || ne[-1] == '\t'))
+                ne--;
+            memmove(ne + 1, v, strlen(v) + 1);
+            *ne = '=';
+        }
+        char *c = own(o, s, strlen(s));
         bool unused = false;
         if (!c || strchr(c, '=') == NULL)
             rc = c ? bad(msg, n, "config", "expected name=value lines", c) : KC_CLI_EXIT_FAIL;

@@ -50,6 +50,15 @@ typedef struct kc_decode_opts {
      * hashed during the metadata walk and the object is never built (BOOKMARK and ERROR events
      * always pass). Borrowed: must outlive the call, or the watch decoder. NULL = no filter. */
     const kc_shard_selector *shard;
+    /* Field projection (appended): NULL, or a NULL-terminated array of JSON Pointers
+     * ("/metadata", "/spec/nodeName", "/status/containerStatuses/ * /name" — without the spaces:
+     * "*" is any member or array element) naming what the stored text keeps; every other member
+     * is dropped while the object is built, so it costs the memory of the kept fields only.
+     * Top-level kind and apiVersion are always kept; metadata.managedFields is dropped unless
+     * KC_DECODE_KEEP_MANAGED_FIELDS; KC_DECODE_METADATA_ONLY is ignored. The extracted metadata
+     * (kc_obj_name, labels, uid, …) is read before projecting and is always there. Borrowed:
+     * must outlive the call, or the watch decoder / informer given it. See docs/decoding.md. */
+    const char *const *keep;
 } kc_decode_opts;
 
 /*

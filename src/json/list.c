@@ -55,6 +55,7 @@ struct list_state {
     kc_list_meta meta;
     const kc_shard_selector *shard; /* the filter (kc__list_decode_ex) */
     kc__list_ext ext;
+    const char *const *keep; /* kc_decode_opts.keep (borrowed for the call) */
 };
 
 struct redo {
@@ -66,7 +67,7 @@ struct redo {
 static int redo_cb(void *ud, const kc__sj_meta *m, kc__sj_err *e)
 {
     struct redo *rd = ud;
-    return kc__obj_build(m, rd->st->flags, rd->st->max, rd->info, &rd->obj, e);
+    return kc__obj_build(m, rd->st->flags, rd->st->max, rd->info, rd->st->keep, &rd->obj, e);
 }
 
 static bool str_eq(kc__sj_str a, const char *b, size_t bn)
@@ -111,11 +112,11 @@ static int item_cb(void *ud, const kc__sj_list_info *info, const kc__sj_meta *m,
     if ((m->has_kind || m->has_api_version) && check_item_type(m, info, e))
         return KC_EPARSE;
     kc_obj *obj = NULL;
-    int r = kc__obj_build(m, st->flags | KC__BUILD_CHECK_WS, st->max, info, &obj, e);
+    int r = kc__obj_build(m, st->flags | KC__BUILD_CHECK_WS, st->max, info, st->keep, &obj, e);
     if (r == KC__OBJ_NOT_COMPACT && kc__sj_ws_outside_strings(m->text, m->len) == m->len) {
         /* Whitespace only inside strings (a condition message, an annotation): the item is its
          * own minified form and the spans just walked are exact. */
-        r = kc__obj_build(m, st->flags, st->max, info, &obj, e);
+        r = kc__obj_build(m, st->flags, st->max, info, st->keep, &obj, e);
     } else if (r == KC__OBJ_NOT_COMPACT) {
         /* Whitespace between the item's tokens (pretty-printed): decode it again from a minified
          * copy, so that the stored text is minified and cut spans are exact. */
@@ -212,7 +213,8 @@ static int decode(kc__sj_ctx *ctx, const kc_decode_opts *opts, const kc_shard_se
                             ud,
                             {0},
                             shard,
-                            {0}};
+                            {0},
+                            opts ? opts->keep : NULL};
     st.meta.remaining_item_count = -1;
     kc__sj_err e = {0, -1, ""};
     bool padded = opts && (opts->flags & KC_DECODE_INPUT_PADDED) && body;

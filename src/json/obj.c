@@ -150,6 +150,8 @@ typedef struct build_plan {
     size_t cut_a, cut_b;
     bool meta_only, cut_in_meta;
     size_t json_len;
+    char *proj; /* kc_decode_opts.keep: the kept members (sj_project.cpp), malloc'd; else NULL */
+    size_t proj_len;
 } build_plan;
 
 static int build_fail(kc__sj_err *e, int code, int64_t off, const char *fmt, ...) KC__PRINTF(4, 5);
@@ -286,6 +288,39 @@ static char *copy_full(char *d, const kc__sj_meta *m, const build_plan *p, bool 
     return d;
 }
 
+/* The stored text of a projected object: injections, then the kept members. */
+static char *copy_projected(char *d, const build_plan *p, bool *ws, size_t *opens)
+{
+    if (p->ik_len)
+        d = put_inject(d, K_KIND, sizeof K_KIND - 1, &p->ik);
+    if (p->ia_len) {
+        if (p->ik_len)
+            *d++ = ',';
+        d = put_inject(d, K_APIV, sizeof K_APIV - 1, &p->ia);
+    }
+    if ((p->ik_len || p->ia_len) && p->proj_len)
+        *d++ = ',';
+    d = tput_check(d, p->proj, p->proj_len, ws, opens);
+    *d++ = '}';
+    return d;
+}
+
+/* kc_decode_opts.keep: project the object's text (sj_project.cpp) and size the stored text. */
+static int plan_projection(const kc__sj_meta *m, unsigned flags, const char *const *keep,
+                           build_plan *p, kc__sj_err *e)
+{
+    int r = kc__sj_project(m->text, m->len, keep, !(flags & KC_DECODE_KEEP_MANAGED_FIELDS),
+                           &p->proj, &p->proj_len, e);
+    if (r) {
+        if (e->offset >= 0)
+            e->offset += m->off;
+        return r;
+    }
+    size_t inj = p->ik_len + p->ia_len + (p->ik_len && p->ia_len);
+    p->json_len = 2 + inj + (inj && p->proj_len) + p->proj_len;
+    return 0;
+}
+
 /* Nesting: On-Demand skips sub-trees without a depth limit. Only a text with more opening
  * brackets than the limit can nest deeper; such (rare) objects get a full DOM validation. */
 static int check_nesting(const struct kc_obj *o, const kc__sj_meta *m, kc__sj_err *e)
@@ -361,7 +396,8 @@ static void obj_free(struct kc_obj *o)
 }
 
 int kc__obj_build(const kc__sj_meta *m, unsigned flags, size_t max_size,
-                  const kc__sj_list_info *list, kc_obj **ret, kc__sj_err *e)
+                  const kc__sj_list_info *list, const char *const *keep, kc_obj **ret,
+                  kc__sj_err *e)
 {
     bool check = (flags & KC__BUILD_CHECK_WS) != 0;
     if (m->len > max_size) {
@@ -373,6 +409,11 @@ int kc__obj_build(const kc__sj_meta *m, unsigned flags, size_t max_size,
     build_plan p = {0};
     plan_injections(m, list, &p);
     plan_text(m, flags, &p);
+    if (KC__UNLIKELY(keep != NULL)) {
+        int r = plan_projection(m, flags, keep, &p, e);
+        if (r)
+            return r;
+    }
 
     /* Layout: header, text (+ padding), label offsets (4-aligned), strings. */
     kc__sj_str api = m->has_api_version ? m->api_version : p.ia.plain;
@@ -392,22 +433,31 @@ int kc__obj_build(const kc__sj_meta *m, unsigned flags, size_t max_size,
     size_t total = str_at + str_bytes;
     if (total < head + p.json_len + KC__SJ_PADDING)
         total = head + p.json_len + KC__SJ_PADDING;
-    if (total > MAX_OBJ + (MAX_OBJ / 2))
+    if (total > MAX_OBJ + (MAX_OBJ / 2)) {
+        free(p.proj);
         return build_fail(e, KC_ETOOLARGE, -1, "object too large (%zu bytes)", total);
+    }
     size_t got = total;
     struct kc_obj *o = (flags & KC__BUILD_ARENA) ? kc__slab_alloc(total, &got) : NULL;
     bool arena = o != NULL;
     if (!o)
         o = malloc(total);
-    if (!o)
+    if (!o) {
+        free(p.proj);
         return build_fail(e, KC_ENOMEM, -1, "out of memory for a %zu-byte object", total);
+    }
     set_header(o, m, p.json_len, got, arena);
 
     bool ws = false;
     size_t opens = 0; /* '{' and '[' bytes copied: bounds the nesting depth */
     char *d = o->json;
     *d++ = '{';
-    d = p.meta_only ? copy_meta_only(d, m, &p, &ws, &opens) : copy_full(d, m, &p, &ws, &opens);
+    if (KC__UNLIKELY(p.proj != NULL)) {
+        d = copy_projected(d, &p, &ws, &opens);
+        free(p.proj);
+    } else {
+        d = p.meta_only ? copy_meta_only(d, m, &p, &ws, &opens) : copy_full(d, m, &p, &ws, &opens);
+    }
     *d = '\0';
     if (ws && check) {
         obj_free(o);
@@ -433,13 +483,14 @@ int kc__obj_build(const kc__sj_meta *m, unsigned flags, size_t max_size,
 struct parse_state {
     unsigned flags;
     size_t max;
+    const char *const *keep;
     kc_obj *obj;
 };
 
 static int parse_cb(void *ud, const kc__sj_meta *m, kc__sj_err *e)
 {
     struct parse_state *st = ud;
-    return kc__obj_build(m, st->flags, st->max, NULL, &st->obj, e);
+    return kc__obj_build(m, st->flags, st->max, NULL, st->keep, &st->obj, e);
 }
 
 int(kc_obj_parse)(const char *json, size_t len, const kc_decode_opts *opts, size_t opts_size,
@@ -451,7 +502,7 @@ int(kc_obj_parse)(const char *json, size_t len, const kc_decode_opts *opts, size
     int crc = kc__json_cpu_check(err);
     if (crc)
         return crc;
-    struct parse_state st = {kc__decode_flags(opts), kc__decode_max(opts), NULL};
+    struct parse_state st = {kc__decode_flags(opts), kc__decode_max(opts), opts->keep, NULL};
     if (len > st.max * 2 + 4096) /* whitespace may shrink it, but not without bound */
         return kc_error_set(err, KC_ETOOLARGE, "object text of %zu bytes is over the limit of %zu",
                             len, st.max);

@@ -29,10 +29,12 @@ static inline unsigned kc__decode_flags(const kc_decode_opts *opts)
 #define KC__BUILD_ARENA (1u << 29)
 
 /* Build one kc_obj from what sj found. list (may be NULL): the enclosing list, whose apiVersion
- * and kind (minus its "List" suffix) are injected when the object lacks them.
+ * and kind (minus its "List" suffix) are injected when the object lacks them. keep (may be NULL):
+ * kc_decode_opts.keep, the field projection (sj_project.cpp) of the stored text.
  * Returns 0 and a new reference in *ret, or KC_ETOOLARGE / KC_ENOMEM (e filled). */
 int kc__obj_build(const kc__sj_meta *m, unsigned flags, size_t max_size,
-                  const kc__sj_list_info *list, kc_obj **ret, kc__sj_err *e);
+                  const kc__sj_list_info *list, const char *const *keep, kc_obj **ret,
+                  kc__sj_err *e);
 
 /* false when sel (may be NULL: keep) rejects the object m describes: the walker flagged it
  * (shard_out), or its shard key — "" when absent — hashes outside (kcache/shard.h). */

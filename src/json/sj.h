@@ -203,6 +203,14 @@ int kc__sj_status(kc__sj_ctx *ctx, const char *json, size_t len, kc__sj_status_f
 
 /* JSON Pointer lookup in a compact object text with KC__SJ_PADDING readable bytes after it.
  * pointer is already validated (non-empty, starts with '/', ~ escapes well-formed). */
+/* sj_project.cpp: the members of the object text[0..len) (KC__SJ_PADDING readable beyond) on the
+ * paths of keep (kc_decode_opts.keep; NULL-terminated JSON Pointers, "*" = any member or element),
+ * plus top-level kind and apiVersion, without managedFields when drop_mf: comma-separated,
+ * without the braces, in *ret (new malloc'd, NUL-terminated; *ret_len its length). Uses a parser
+ * of its own, so it may run inside another sj callback. KC_EPARSE / KC_ENOMEM (e filled). */
+int kc__sj_project(const char *text, size_t len, const char *const *keep, bool drop_mf, char **ret,
+                   size_t *ret_len, kc__sj_err *e);
+
 int kc__sj_pointer(kc__sj_ctx *ctx, const char *text, size_t len, const char *pointer,
                    enum kc__sj_want want, kc__sj_ptr_out *out, kc__sj_err *e);
 

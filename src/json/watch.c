@@ -32,9 +32,10 @@ struct kc_watch_decoder {
     kc__sj_ctx *ctx;
     char *buf; /* buffered bytes [pos, len); cap >= len + KC__SJ_PADDING */
     size_t len, pos, cap;
-    int failed;       /* sticky error code, 0 when usable */
-    int64_t total_in; /* stream bytes fed so far */
-    bool arena;       /* kc__watch_decoder_set_initial_arena: until initial-events-end */
+    int failed;              /* sticky error code, 0 when usable */
+    int64_t total_in;        /* stream bytes fed so far */
+    bool arena;              /* kc__watch_decoder_set_initial_arena: until initial-events-end */
+    const char *const *keep; /* kc_decode_opts.keep (borrowed: must outlive the decoder) */
 };
 
 const char *kc_watch_type_name(kc_watch_type type)
@@ -69,6 +70,7 @@ int(kc_watch_decoder_new)(const kc_decode_opts *opts, size_t opts_size, kc_watch
     d->flags = kc__decode_flags(opts);
     d->max = kc__decode_max(opts);
     d->shard = opts ? opts->shard : NULL; /* kc_decode_opts.shard (borrowed) */
+    d->keep = opts ? opts->keep : NULL;   /* kc_decode_opts.keep (borrowed) */
     d->ctx = kc__sj_ctx_new();
     if (!d->ctx) {
         free(d);
@@ -198,7 +200,7 @@ static int event_cb(void *ud, const kc__sj_event *sev, kc__sj_err *e)
             return 0; /* outside the shard filter: dropped unbuilt (S13.2) */
         kc_obj *obj = NULL;
         unsigned fl = ls->dec->flags | (ls->dec->arena ? KC__BUILD_ARENA : 0);
-        r = kc__obj_build(sev->obj, fl, ls->dec->max, NULL, &obj, e);
+        r = kc__obj_build(sev->obj, fl, ls->dec->max, NULL, ls->dec->keep, &obj, e);
         if (r)
             return r;
         ev.obj = obj;

@@ -228,6 +228,29 @@ static void test_cli_enrich_record_explicit_fields(void **state)
     json_decref(r);
 }
 
+/* FN4: Fluent Bit's tag — the prefix skipped by its length without a check, a tag not longer
+ * than prefix + 1 left alone, then FN3's regex. */
+static void test_cli_enrich_record_flb_tag(void **state)
+{
+    (void)state;
+    kc__enrich_key k;
+    assert_int_equal(
+        kc__enrich_parse_tag("kube.var.log.containers.web-0_shop_app-" ID64 ".log", NULL, &k), 0);
+    expect_key(&k, "web-0", "shop", "app", ID64);
+    /* not checked: any 24 characters are skipped */
+    assert_int_equal(
+        kc__enrich_parse_tag("XXXXXXXXXXXXXXXXXXXXXXXXweb-0_shop_app-" ID64 ".log", NULL, &k), 0);
+    assert_int_not_equal(kc__enrich_parse_tag("kube.var.log.containers.a", NULL, &k), 0);
+    assert_int_not_equal(kc__enrich_parse_tag("kube.x", NULL, &k), 0);
+    assert_int_equal(kc__enrich_parse_tag("k.web-0_shop_app-" ID64 ".log", "k.", &k), 0);
+    kc__enrich_fields f = default_fields;
+    f.tag = "tag";
+    json_t *r = rec("{\"tag\":\"kube.var.log.containers.w_n_c-" ID64 ".log\"}");
+    assert_int_equal(kc__enrich_record_key(KC_ENRICH_FMT_FLB, &f, r, &k), 0);
+    expect_key(&k, "w", "n", "c", ID64);
+    json_decref(r);
+}
+
 /* A name longer than the key's buffer is a non-match, not a truncation. */
 static void test_cli_enrich_record_long_name(void **state)
 {
@@ -252,6 +275,7 @@ int main(void)
         cmocka_unit_test(test_cli_enrich_record_journald_flb),
         cmocka_unit_test(test_cli_enrich_record_fulljson_paths),
         cmocka_unit_test(test_cli_enrich_record_explicit_fields),
+        cmocka_unit_test(test_cli_enrich_record_flb_tag),
         cmocka_unit_test(test_cli_enrich_record_long_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -41,11 +41,16 @@ typedef struct kc__enrich_fields {
      * ["filename"]); NULL = not read */
     const char *filename, *container_name, *container_id_full;
     const char *ns, *pod, *container, *container_id; /* explicit fields (default: none) */
+    const char *tag; /* Fluent Bit's tag ("kube.var.log.containers.<name>"), read
+                        when the record has no file name; NULL = not read */
+    const char
+        *tag_prefix;   /* skipped by length, unchecked (FN4); NULL = "kube.var.log.containers." */
     bool pods_dir;     /* also accept /var/log/pods/<ns>_<pod>_<uid>/<container>/N.log */
     bool resolve_link; /* readlink a /var/log/containers name to learn the pod UID (FN13) */
 } kc__enrich_fields;
 
 /* Parse a file name per FN7 (mmkubernetes) or FN3 (fluentbit); 0 or -1 (no match). */
+int kc__enrich_parse_tag(const char *tag, const char *prefix, kc__enrich_key *key);
 int kc__enrich_parse_filename(kc__enrich_fmt fmt, const char *path, bool pods_dir,
                               kc__enrich_key *key);
 /* Parse journald's CONTAINER_NAME per FN8 (mmk: id = CONTAINER_ID_FULL verbatim, both must be

@@ -87,6 +87,10 @@ const char kc__enrich_usage[] =
     "  --container-id-path P      journald CONTAINER_ID_FULL (default $!CONTAINER_ID_FULL)\n"
     "  --namespace-field P, --pod-field P, --container-field P, --container-id-field P\n"
     "                             explicit fields, read first when given (default none)\n"
+    "  --tag-path P               Fluent Bit's tag (kube.var.log.containers.<file name>), read\n"
+    "                             when the record has no file name (default: not read)\n"
+    "  --kube-tag-prefix S        the tag's prefix, skipped by its length as Fluent Bit does\n"
+    "                             (default kube.var.log.containers.)\n"
     "  --pods-dir[=on|off]        also accept /var/log/pods/<ns>_<pod>_<uid>/<c>/<n>.log names\n"
     "                             (default off: the anchors reject them)\n"
     "  --resolve-links=on|off     read a /var/log/containers link for the pod UID (default on)\n"
@@ -151,6 +155,8 @@ static const opt opts_table[] = {
     {"pod-field", T_STR, O(fields.pod)},
     {"container-field", T_STR, O(fields.container)},
     {"container-id-field", T_STR, O(fields.container_id)},
+    {"tag-path", T_STR, O(fields.tag)},
+    {"kube-tag-prefix", T_STR, O(fields.tag_prefix)},
     {"pods-dir", T_BOOL, O(fields.pods_dir)},
     {"resolve-links", T_BOOL, O(fields.resolve_link)},
     {"max-line", T_SIZE, O(max_line)},

@@ -102,13 +102,13 @@ static int mmk_filename(const char *path, kc__enrich_key *key)
     return key->container_id ? 0 : -1;
 }
 
-static int flb_filename(const char *path, kc__enrich_key *key)
+/* FN3's regex on base (a name without the directory, or the tag without its prefix). */
+static int flb_match(const char *base, kc__enrich_key *key)
 {
     pthread_once(&re_once, re_init);
-    if (!re_ok || strncmp(path, "/var/log/containers/", 20))
-        return -1;
-    const char *base = path + 20;
     regmatch_t m[8];
+    if (!re_ok)
+        return -1;
     if (regexec(&flb_file_re, base, 8, m, 0))
         return -1;
     size_t used = 0;
@@ -119,25 +119,50 @@ static int flb_filename(const char *path, kc__enrich_key *key)
     return key->container_id ? 0 : -1;
 }
 
+static int flb_filename(const char *path, kc__enrich_key *key)
+{
+    return strncmp(path, "/var/log/containers/", 20) ? -1 : flb_match(path + 20, key);
+}
+
+int kc__enrich_parse_tag(const char *tag, const char *prefix, kc__enrich_key *key)
+{
+    key_reset(key);
+    size_t skip = strlen(prefix ? prefix : "kube.var.log.containers.");
+    /* FN4: the prefix is skipped by its length without a check; a tag not longer than the
+     * prefix + 1 is left alone */
+    int rc = tag && strlen(tag) > skip + 1 ? flb_match(tag + skip, key) : -1;
+    if (rc)
+        key_reset(key);
+    return rc;
+}
+
 /* /var/log/pods/<ns>_<pod>_<uid>/<container>/<n>.log (FN2); ns and pod names hold no '_'. */
 static int pods_dir_name(const char *path, kc__enrich_key *key, size_t *used)
 {
     static const char prefix[] = "/var/log/pods/";
     if (strncmp(path, prefix, sizeof prefix - 1))
         return -1;
+    /* each field is checked before the next one is located: a missing separator must not step
+     * past the terminating NUL */
     const char *ns = path + sizeof prefix - 1;
     size_t ns_n = char_to(ns, '_');
+    if (!ns_n)
+        return -1;
     const char *pod = ns + ns_n + 1;
-    size_t pod_n = ns_n ? char_to(pod, '_') : 0;
+    size_t pod_n = char_to(pod, '_');
+    if (!pod_n)
+        return -1;
     const char *uid = pod + pod_n + 1;
-    size_t uid_n = pod_n ? char_to(uid, '/') : 0;
+    size_t uid_n = char_to(uid, '/');
     if (!uid_n || memchr(uid, '_', uid_n))
         return -1;
     const char *c = uid + uid_n + 1;
     size_t c_n = char_to(c, '/');
+    if (!c_n)
+        return -1;
     const char *file = c + c_n + 1;
     size_t digits = strspn(file, "0123456789");
-    if (!c_n || !digits || strcmp(file + digits, ".log"))
+    if (!digits || strcmp(file + digits, ".log"))
         return -1;
     key->ns = put(key, used, ns, ns_n);
     key->pod = put(key, used, pod, pod_n);
@@ -290,6 +315,8 @@ int kc__enrich_record_key(kc__enrich_fmt fmt, const kc__enrich_fields *f, json_t
     if (cname && !kc__enrich_parse_journald(fmt, cname, cid, key))
         return 0;
     const char *file = kc__enrich_path_get(rec, f->filename);
+    if (!file && f->tag)
+        return kc__enrich_parse_tag(kc__enrich_path_get(rec, f->tag), f->tag_prefix, key);
     if (kc__enrich_parse_filename(fmt, file, f->pods_dir, key))
         return -1;
     if (f->resolve_link && !key->uid)

@@ -57,8 +57,10 @@ def record(pod, cid, msg="m"):
 
 
 class Helper:
-    def __init__(self, *extra):
-        self.p = subprocess.Popen([BIN, "enrich", "--mmexternal", "--socket", SOCK, "--socket-timeout", "2s", *extra],
+    def __init__(self, *extra, standalone=False):
+        where = ["--standalone", "--server", os.environ["KC_URL"], "--node", "n1"] if standalone else \
+            ["--socket", SOCK, "--socket-timeout", "2s"]
+        self.p = subprocess.Popen([BIN, "enrich", "--mmexternal", *where, *extra],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={})
 
     def ask(self, rec, timeout=5.0):
@@ -145,6 +147,12 @@ def main():
     ok = until(lambda: h[1].k8s(record("web-0", IDS["A"])).get("labels", {}).get("tier") == "gold", 10)
     result(ok and h[2].k8s(record("web-0", IDS["A"])).get("labels", {}).get("tier") == "gold",
            "9.16: a label patched on a running pod shows in records read after the watch event")
+
+    # MX2, CA8's fallback: --standalone with --server, an empty environment, no kubeconfig
+    sa = Helper(standalone=True)
+    ok = until(lambda: sa.k8s(record("web-0", IDS["A"])).get("labels", {}).get("tier") == "gold", 15)
+    rc, _, err = sa.close()
+    result(ok and rc == 0 and not err, "--standalone --server: own cache, empty environment, silent", err[:200])
 
     far = h[0].k8s(record("far", IDS["FAR"]))
     result(far.get("pod_name") == "far" and "pod_id" not in far, "RB2: a pod of another node is not enriched", far)

@@ -117,7 +117,7 @@ if "$BIN" enrich --daemon --socket "$KC_TMP/probe.sock" --node n1 --kubeconfig /
     echo "SKIP: part B (this libkcache has no kc_podmeta yet)"
     kc_summary
 fi
-KC_BIN=$BIN KC_TMP=$KC_TMP KC_KUBECONFIG=$KC_KUBECONFIG KC_ERR=$KC_ERR KC_PID=$KC_PID \
+KC_BIN=$BIN KC_TMP=$KC_TMP KC_URL=$KC_URL KC_KUBECONFIG=$KC_KUBECONFIG KC_ERR=$KC_ERR KC_PID=$KC_PID \
     timeout 240 "$PY" "$HERE/enrich_check.py" >"$KC_TMP/py.out" 2>&1
 rc=$?
 cat "$KC_TMP/py.out"

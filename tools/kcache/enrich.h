@@ -185,6 +185,7 @@ typedef struct kc__enrich_opts {
     bool standalone;    /* own cache in this process (no daemon) */
     const char *socket; /* daemon socket */
     const char *node, *kubeconfig, *context, *health_listen, *log_file;
+    const char *server, *token_file, *ca_file; /* --server: no kubeconfig, no environment */
     int64_t deleted_grace_ms, not_seen_wait_ms, sync_wait_ms, socket_timeout_ms;
     bool unsynced_bare; /* --unsynced=bare: never wait for the first sync */
     bool all_nodes;     /* --all-nodes: no node field selector (tests, cluster agents) */

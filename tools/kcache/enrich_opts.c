@@ -46,6 +46,10 @@ const char kc__enrich_usage[] =
     "  --all-nodes                watch the pods of every node\n"
     "  --kubeconfig PATH          kubeconfig (default: $KUBECONFIG, ~/.kube/config, in-cluster)\n"
     "  --context NAME             kubeconfig context\n"
+    "  --server URL               the API server without a kubeconfig or environment (what a\n"
+    "                             helper under rsyslog needs: MX2), with --token-file PATH\n"
+    "                             (read at start; default the service account's token when\n"
+    "                             present) and --certificate-authority PATH (default its ca.crt)\n"
     "  --deleted-grace DUR        serve a deleted pod's last state this long (default 10m)\n"
     "  --not-seen-wait DUR        wait this long for a pod not seen yet (default 100ms)\n"
     "  --sync-wait DUR            before the first sync, wait at most this long, then answer\n"
@@ -124,6 +128,9 @@ static const opt opts_table[] = {
     {"all-nodes", T_BOOL, O(all_nodes)},
     {"kubeconfig", T_STR, O(kubeconfig)},
     {"context", T_STR, O(context)},
+    {"server", T_STR, O(server)},
+    {"token-file", T_STR, O(token_file)},
+    {"certificate-authority", T_STR, O(ca_file)},
     {"deleted-grace", T_DUR, O(deleted_grace_ms)},
     {"not-seen-wait", T_DUR, O(not_seen_wait_ms)},
     {"sync-wait", T_DUR, O(sync_wait_ms)},

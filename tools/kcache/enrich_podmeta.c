@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "kcache/error.h"
@@ -107,6 +108,53 @@ static int start_health(kc__enrich_cache *c, const char *listen, char *(*extra)(
     return rc;
 }
 
+#define SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount/"
+
+/* A whole small file (token, CA) as a string (new malloc'd), trailing blanks cut; NULL when it
+ * cannot be read (errno set). */
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return NULL;
+    char *s = calloc(1, 1 << 20);
+    size_t n = s ? fread(s, 1, (1 << 20) - 1, f) : 0;
+    fclose(f);
+    while (s && n && (s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == ' '))
+        s[--n] = '\0';
+    return s;
+}
+
+/* --server URL [--token-file] [--certificate-authority]: no kubeconfig, no environment (MX2). */
+static int connect_url(const kc__enrich_opts *o, kc_client **ret, char *msg, size_t n)
+{
+    const char *tf = o->token_file, *cf = o->ca_file;
+    if (!tf && !access(SA_DIR "token", R_OK))
+        tf = SA_DIR "token";
+    if (!cf && !strncmp(o->server, "https:", 6) && !access(SA_DIR "ca.crt", R_OK))
+        cf = SA_DIR "ca.crt";
+    char *token = tf ? slurp(tf) : NULL, *ca = cf ? slurp(cf) : NULL;
+    if ((tf && !token) || (cf && !ca)) {
+        snprintf(msg, n, "%s %s: cannot read it",
+                 tf && !token ? "--token-file" : "--certificate-authority", tf && !token ? tf : cf);
+        free(token);
+        free(ca);
+        return -1;
+    }
+    kc_config *cfg = NULL;
+    kc_error err = KC_ERROR_INIT;
+    int rc = kc_config_from_url(o->server, ca, token, &cfg, &err);
+    if (!rc)
+        rc = kc_client_new(cfg, NULL, ret, &err);
+    if (rc)
+        snprintf(msg, n, "--server %s: %s", o->server, err.message ? err.message : kc_strerror(rc));
+    kc_config_unref(cfg);
+    kc_error_clear(&err);
+    free(token);
+    free(ca);
+    return rc;
+}
+
 kc__enrich_cache *kc__enrich_cache_start(const kc__enrich_opts *o, char *(*extra_metrics)(void *),
                                          void *extra_ud, char *msg, size_t n)
 {
@@ -116,8 +164,9 @@ kc__enrich_cache *kc__enrich_cache_start(const kc__enrich_opts *o, char *(*extra
         return NULL;
     }
     kc__cli_scope scope = {.kubeconfig = o->kubeconfig, .context = o->context};
-    if (kc__cli_connect("enrich", &scope, &c->client)) {
-        snprintf(msg, n, "cannot connect to the API server (see above)");
+    snprintf(msg, n, "cannot connect to the API server (the reason is above)");
+    if (o->server ? connect_url(o, &c->client, msg, n)
+                  : kc__cli_connect("enrich", &scope, &c->client)) {
         free(c);
         return NULL;
     }

@@ -55,5 +55,8 @@
 #if __has_include("kcache/webhook.h")
 #include "kcache/webhook.h"
 #endif
+#if __has_include("kcache/podmeta.h")
+#include "kcache/podmeta.h"
+#endif
 
 #endif

@@ -39,16 +39,16 @@ typedef struct kc_podmeta_ns kc_podmeta_ns;   /* an immutable cached namespace *
 
 /* Options. Zero-initialised (or NULL) means the defaults. Strings are copied. */
 typedef struct kc_podmeta_opts {
-    const char *node_name;     /* NULL or "" = $NODE_NAME; neither set = KC_EINVAL */
-    bool all_nodes;            /* no node field selector (a cluster-wide agent, tests) */
-    bool no_namespaces;        /* no Namespace informer (kc_podmeta_result.ns stays NULL) */
-    int64_t deleted_grace_ms;  /* tombstone lifetime; 0 = 600000 (10 min), < 0 = none kept */
-    size_t max_tombstones;     /* oldest evicted first beyond this; 0 = 4096 */
-    int64_t not_seen_wait_ms;  /* default lookup wait for an unknown pod; 0 = 100, < 0 = 0 */
-    int64_t max_staleness_ms;  /* kc_podmeta_ready false after the watch is down this long;
-                                  0 = never (kc_informer_opts.max_staleness_ms) */
-    const char *name_prefix;   /* informer names "<prefix>pods", "<prefix>namespaces";
-                                  NULL = "podmeta-" */
+    const char *node_name;    /* NULL or "" = $NODE_NAME; neither set = KC_EINVAL */
+    bool all_nodes;           /* no node field selector (a cluster-wide agent, tests) */
+    bool no_namespaces;       /* no Namespace informer (kc_podmeta_result.ns stays NULL) */
+    int64_t deleted_grace_ms; /* tombstone lifetime; 0 = 600000 (10 min), < 0 = none kept */
+    size_t max_tombstones;    /* oldest evicted first beyond this; 0 = 4096 */
+    int64_t not_seen_wait_ms; /* default lookup wait for an unknown pod; 0 = 100, < 0 = 0 */
+    int64_t max_staleness_ms; /* kc_podmeta_ready false after the watch is down this long;
+                                 0 = never (kc_informer_opts.max_staleness_ms) */
+    const char *name_prefix;  /* informer names "<prefix>pods", "<prefix>namespaces";
+                                 NULL = "podmeta-" */
 } kc_podmeta_opts;
 
 /*
@@ -74,16 +74,19 @@ KC_API void kc_podmeta_stop(kc_podmeta *pm);
  * NULL. Not thread-safe: no other call on pm may race with it. Never fails. Since 0.1. */
 KC_API void kc_podmeta_free(kc_podmeta *pm);
 
-/* The informers (borrowed, owned by pm; NULL for ns when no_namespaces): for kc_health / a
- * kc_cache, metrics, status. NULL for NULL. Thread-safe. Never fails. Since 0.1. */
+/* The Pod informer (borrowed, owned by pm): for kc_health / a kc_cache, metrics, status. NULL for
+ * NULL. Thread-safe. Never fails. Since 0.1. */
 KC_API kc_informer *kc_podmeta_pod_informer(kc_podmeta *pm);
+/* The Namespace informer (borrowed, owned by pm; NULL when no_namespaces). NULL for NULL.
+ * Thread-safe. Never fails. Since 0.1. */
 KC_API kc_informer *kc_podmeta_ns_informer(kc_podmeta *pm);
 
 /* True when both informers hold their initial list and are fresh (max_staleness_ms). No ownership
  * transfer. False for NULL. Thread-safe. Never fails. Since 0.1. */
 KC_API bool kc_podmeta_ready(kc_podmeta *pm);
 /* Block until ready, at most timeout_ms (< 0 = no bound), without polling. Errors: KC_EINVAL
- * (NULL), KC_ETIMEOUT, KC_ESTOPPED (stopped meanwhile). No ownership transfer. Thread-safe. Since 0.1. */
+ * (NULL), KC_ETIMEOUT, KC_ESTOPPED (stopped meanwhile). No ownership transfer. Thread-safe. Since
+ * 0.1. */
 KC_API int kc_podmeta_wait_ready(kc_podmeta *pm, int64_t timeout_ms, kc_error *err);
 
 /* A file descriptor (owned by pm: never close it) that polls readable after any change of the
@@ -127,17 +130,24 @@ typedef struct kc_podmeta_result {
 KC_API int(kc_podmeta_lookup)(kc_podmeta *pm, const kc_podmeta_query *q, size_t q_size,
                               kc_podmeta_result *ret, size_t ret_size, kc_error *err);
 #define kc_podmeta_lookup(pm, q, ret, err)                                                         \
-    (kc_podmeta_lookup)((pm), (q), sizeof(kc_podmeta_query), (ret), sizeof(kc_podmeta_result),   \
+    (kc_podmeta_lookup)((pm), (q), sizeof(kc_podmeta_query), (ret), sizeof(kc_podmeta_result),     \
                         (err))
-/* Release the references res holds and zero it (container -1). Accepts NULL. Thread-safe for
- * distinct results. Never fails. Since 0.1. */
-KC_API void kc_podmeta_result_clear(kc_podmeta_result *res);
+/* Release the references res holds (consumed) and zero it (container -1); res_size =
+ * sizeof(kc_podmeta_result), the macro passes it. Accepts NULL. Thread-safe for distinct results.
+ * Never fails. Since 0.1. */
+KC_API void(kc_podmeta_result_clear)(kc_podmeta_result *res, size_t res_size);
+#define kc_podmeta_result_clear(res) (kc_podmeta_result_clear)((res), sizeof(kc_podmeta_result))
 
-/* Entries: another reference (returned, a new reference — caller unrefs) and its release
- * (consumed). Accept NULL. Thread-safe. Never fail. Since 0.1. */
+/* Another reference to a pod entry: returns pod, a new reference — caller unrefs. Accepts NULL.
+ * Thread-safe. Never fails. Since 0.1. */
 KC_API kc_podmeta_pod *kc_podmeta_pod_ref(kc_podmeta_pod *pod);
+/* Release a pod entry reference (consumed). Accepts NULL. Thread-safe. Never fails. Since 0.1. */
 KC_API void kc_podmeta_pod_unref(kc_podmeta_pod *pod);
+/* Another reference to a namespace entry: returns ns, a new reference — caller unrefs. Accepts
+ * NULL. Thread-safe. Never fails. Since 0.1. */
 KC_API kc_podmeta_ns *kc_podmeta_ns_ref(kc_podmeta_ns *ns);
+/* Release a namespace entry reference (consumed). Accepts NULL. Thread-safe. Never fails.
+ * Since 0.1. */
 KC_API void kc_podmeta_ns_unref(kc_podmeta_ns *ns);
 
 /* The projected Pod (metadata without managedFields, spec.nodeName, status.hostIP, status.podIP,
@@ -145,15 +155,17 @@ KC_API void kc_podmeta_ns_unref(kc_podmeta_ns *ns);
  * held; use the kc_obj accessors (kc_obj_name, kc_obj_label, kc_obj_get_raw(obj,
  * "/metadata/annotations", …), kc_obj_iter). NULL for NULL. Thread-safe. Never fails. Since 0.1. */
 KC_API const kc_obj *kc_podmeta_pod_obj(const kc_podmeta_pod *pod);
-/* Whether the pod was deleted (a tombstone, its last state), and when (ms since the epoch, this
- * process's clock; 0 when live). False / 0 for NULL. Thread-safe. Never fail. Since 0.1. */
+/* Whether the pod was deleted (a tombstone, its last state). False for NULL. No ownership
+ * transfer. Thread-safe. Never fails. Since 0.1. */
 KC_API bool kc_podmeta_pod_deleted(const kc_podmeta_pod *pod);
+/* When the pod's deletion was seen (ms since the epoch, this process's clock); 0 when live or
+ * NULL. No ownership transfer. Thread-safe. Never fails. Since 0.1. */
 KC_API int64_t kc_podmeta_pod_deleted_at_ms(const kc_podmeta_pod *pod);
 
 typedef enum kc_podmeta_container_kind {
-    KC_PODMETA_CONTAINER = 0,   /* status.containerStatuses */
-    KC_PODMETA_INIT = 1,        /* status.initContainerStatuses */
-    KC_PODMETA_EPHEMERAL = 2,   /* status.ephemeralContainerStatuses */
+    KC_PODMETA_CONTAINER = 0, /* status.containerStatuses */
+    KC_PODMETA_INIT = 1,      /* status.initContainerStatuses */
+    KC_PODMETA_EPHEMERAL = 2, /* status.ephemeralContainerStatuses */
 } kc_podmeta_container_kind;
 
 /* One container of a cached pod. Strings borrowed from the entry (valid while it is held),
@@ -168,14 +180,14 @@ typedef struct kc_podmeta_container {
     kc_podmeta_container_kind kind;
 } kc_podmeta_container;
 
-/* Number of containers with a status in the entry. 0 for NULL. Thread-safe. Never fails.
- * Since 0.1. */
+/* Number of containers with a status in the entry. 0 for NULL. No ownership transfer.
+ * Thread-safe. Never fails. Since 0.1. */
 KC_API size_t kc_podmeta_pod_container_count(const kc_podmeta_pod *pod);
 /* Container i (0-based: containers, then init, then ephemeral, each in status order) into *ret
  * (strings borrowed from the entry). Errors: KC_EINVAL (NULL), KC_ENOTFOUND (i out of range),
  * KC_EUNSUPPORTED (ret of a newer header). Thread-safe. Since 0.1. */
-KC_API int(kc_podmeta_pod_container)(const kc_podmeta_pod *pod, size_t i,
-                                     kc_podmeta_container *ret, size_t ret_size);
+KC_API int(kc_podmeta_pod_container)(const kc_podmeta_pod *pod, size_t i, kc_podmeta_container *ret,
+                                     size_t ret_size);
 #define kc_podmeta_pod_container(pod, i, ret)                                                      \
     (kc_podmeta_pod_container)((pod), (i), (ret), sizeof(kc_podmeta_container))
 /* Index of the container named name (NULL = any) whose id is id (with or without its runtime
@@ -189,16 +201,16 @@ KC_API const kc_obj *kc_podmeta_ns_obj(const kc_podmeta_ns *ns);
 
 /* Counters and sizes, read at once (a snapshot). */
 typedef struct kc_podmeta_stats {
-    size_t pods;              /* live pods cached */
-    size_t namespaces;        /* namespaces cached */
-    size_t tombstones;        /* deleted pods kept */
-    size_t tombstones_evicted;/* evicted by max_tombstones before their grace ended */
-    size_t heap_bytes;        /* heap held by entries and indexes (pods, tombstones, namespaces) */
-    uint64_t lookups;         /* lookups answered */
-    uint64_t hits;            /* … found live */
-    uint64_t tombstone_hits;  /* … found as a tombstone */
-    uint64_t misses;          /* … KC_ENOTFOUND */
-    uint64_t waits;           /* … that waited */
+    size_t pods;               /* live pods cached */
+    size_t namespaces;         /* namespaces cached */
+    size_t tombstones;         /* deleted pods kept */
+    size_t tombstones_evicted; /* evicted by max_tombstones before their grace ended */
+    size_t heap_bytes;         /* heap held by entries and indexes (pods, tombstones, namespaces) */
+    uint64_t lookups;          /* lookups answered */
+    uint64_t hits;             /* … found live */
+    uint64_t tombstone_hits;   /* … found as a tombstone */
+    uint64_t misses;           /* … KC_ENOTFOUND */
+    uint64_t waits;            /* … that waited */
 } kc_podmeta_stats;
 
 /* Fill *ret (ret_size = sizeof(kc_podmeta_stats), the macro passes it). Zeroes *ret for a NULL pm.
@@ -208,7 +220,7 @@ KC_API void(kc_podmeta_get_stats)(kc_podmeta *pm, kc_podmeta_stats *ret, size_t 
 
 /* Prometheus text of the stats (kcache_podmeta_* gauges and counters, with HELP/TYPE), in the
  * render signature of kc_health_add_metrics_source (ud is the kc_podmeta *). Returns a new malloc'd
- * string — caller frees; NULL for NULL or out of memory. Thread-safe. Since 0.1. */
+ * string — caller frees. Errors: NULL for a NULL ud or out of memory. Thread-safe. Since 0.1. */
 KC_API char *kc_podmeta_metrics_render(void *ud);
 
 KC_END_DECLS

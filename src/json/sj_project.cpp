@@ -110,7 +110,7 @@ int copy_value(projector &p, od::value v)
 int copy_meta(projector &p, od::value v)
 {
     od::object o;
-    if (auto c = v.get_object().get(o))
+    if (v.get_object().get(o))
         return copy_value(p, v); /* not an object: the decoder's walker already refused that */
     p.out.push_back('{');
     bool first = true;

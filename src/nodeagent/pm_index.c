@@ -219,7 +219,7 @@ kc_podmeta_pod *kc__pm_psnap_find(const kc__pm_psnap *s, const kc_podmeta_query 
         w.cid = kc__pm_strip_runtime(w.cid);
         kc_podmeta_pod *p = probe(s, BY_CID, &w, cont);
         if (p || w.cid_seen || (!w.uid && !w.name))
-            return p; /* an id another pod has names that pod, not this query's */
+            return p;       /* an id another pod has names that pod, not this query's */
         w.live_only = true; /* the id is not in any status: not a tombstone's (DP5) */
     }
     int ignored;

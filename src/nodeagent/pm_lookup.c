@@ -101,9 +101,9 @@ int(kc_podmeta_lookup)(kc_podmeta *pm, const kc_podmeta_query *q, size_t q_size,
     return 0;
 }
 
-void kc_podmeta_result_clear(kc_podmeta_result *res)
+void(kc_podmeta_result_clear)(kc_podmeta_result *res, size_t res_size)
 {
-    if (!res)
+    if (!res || res_size < sizeof *res)
         return;
     kc_podmeta_pod_unref(res->pod);
     kc_podmeta_ns_unref(res->ns);

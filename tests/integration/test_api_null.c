@@ -481,6 +481,40 @@ static void c_workqueue(void)
     kc_workqueue_free(NULL);
 }
 
+static void c_podmeta(void)
+{
+    INVAL_ERR(kc_podmeta_new(NULL, NULL, NULL, &e));
+    INVAL_ERR(kc_podmeta_start(NULL, &e));
+    kc_podmeta_stop(NULL);
+    kc_podmeta_free(NULL);
+    assert_null(kc_podmeta_pod_informer(NULL));
+    assert_null(kc_podmeta_ns_informer(NULL));
+    assert_false(kc_podmeta_ready(NULL));
+    INVAL_ERR(kc_podmeta_wait_ready(NULL, 0, &e));
+    INVAL(kc_podmeta_fd(NULL));
+    assert_int_equal(kc_podmeta_fd_drain(NULL), KC_EINVAL);
+    INVAL_ERR(kc_podmeta_lookup(NULL, NULL, NULL, &e));
+    kc_podmeta_result_clear(NULL);
+    assert_null(kc_podmeta_pod_ref(NULL));
+    kc_podmeta_pod_unref(NULL);
+    assert_null(kc_podmeta_ns_ref(NULL));
+    kc_podmeta_ns_unref(NULL);
+    assert_null(kc_podmeta_pod_obj(NULL));
+    assert_false(kc_podmeta_pod_deleted(NULL));
+    assert_int_equal(kc_podmeta_pod_deleted_at_ms(NULL), 0);
+    assert_int_equal(kc_podmeta_pod_container_count(NULL), 0);
+    INVAL(kc_podmeta_pod_container(NULL, 0, NULL));
+    assert_int_equal(kc_podmeta_pod_find_container(NULL, NULL, NULL), -1);
+    assert_null(kc_podmeta_ns_obj(NULL));
+    kc_podmeta_stats st;
+    memset(&st, 0xff, sizeof st);
+    kc_podmeta_get_stats(NULL, &st);
+    assert_int_equal(st.pods, 0);
+    assert_int_equal(st.lookups, 0);
+    kc_podmeta_get_stats(NULL, NULL);
+    assert_null(kc_podmeta_metrics_render(NULL));
+}
+
 static void c_leader(void)
 {
     INVAL_ERR(kc_leader_elector_new(NULL, NULL, NULL, &e));
@@ -676,6 +710,14 @@ static const group GROUPS[] = {
      "kc_leader_elector_new kc_leader_elector_start kc_leader_elector_stop "
      "kc_leader_elector_free kc_leader_elector_is_leader kc_leader_elector_leader "
      "kc_leader_elector_identity kc_leader_elector_fence kc_leader_elector_metrics_render"},
+    {c_podmeta,
+     "kc_podmeta_new kc_podmeta_start kc_podmeta_stop kc_podmeta_free kc_podmeta_pod_informer "
+     "kc_podmeta_ns_informer kc_podmeta_ready kc_podmeta_wait_ready kc_podmeta_fd "
+     "kc_podmeta_fd_drain kc_podmeta_lookup kc_podmeta_result_clear kc_podmeta_pod_ref "
+     "kc_podmeta_pod_unref kc_podmeta_ns_ref kc_podmeta_ns_unref kc_podmeta_pod_obj "
+     "kc_podmeta_pod_deleted kc_podmeta_pod_deleted_at_ms kc_podmeta_pod_container_count "
+     "kc_podmeta_pod_container kc_podmeta_pod_find_container kc_podmeta_ns_obj "
+     "kc_podmeta_get_stats kc_podmeta_metrics_render"},
     {c_fence, "kc_fence_new kc_fence_free kc_fence_now_ns kc_fence_set_valid_until "
               "kc_fence_valid_until kc_fence_valid kc_fence_check"},
     {c_webhook,

@@ -22,12 +22,19 @@
 
 #include "kcache/error.h"
 
+static int generation = 1; /* the fake cache's version: bumped = every answer changed */
+
 static int fake_lookup(void *ud, const kc__enrich_key *key, kc__enrich_meta *ret)
 {
     (void)ud;
     memset(ret, 0, sizeof *ret);
     if (!key->pod || !strcmp(key->pod, "gone"))
         return KC_ENOTFOUND;
+    snprintf(ret->version, sizeof ret->version, "%s/%d", key->pod, generation);
+    if (key->have_version && !strcmp(key->have_version, ret->version)) {
+        ret->same = true;
+        return 0;
+    }
     json_t *labels = json_object();
     if (!strcmp(key->pod, "big")) { /* ~200 KiB of labels */
         char k[32], v[256];
@@ -39,6 +46,7 @@ static int fake_lookup(void *ud, const kc__enrich_key *key, kc__enrich_meta *ret
         }
     }
     json_object_set_new(labels, "pod", json_string(key->pod));
+    json_object_set_new(labels, "generation", json_integer(generation));
     ret->pod = json_pack("{s:{s:s,s:o}}", "metadata", "name", key->pod, "labels", labels);
     ret->ns = json_pack("{s:{s:s}}", "metadata", "name", key->ns ? key->ns : "");
     ret->deleted = !strcmp(key->pod, "tomb");
@@ -100,7 +108,7 @@ static void test_cli_enrich_daemon_roundtrip(void **state)
     key_of(&k, "shop", "big");
     assert_int_equal(v.lookup(v.ud, &k, &m), 0);
     json_t *labels = json_object_get(json_object_get(m.pod, "metadata"), "labels");
-    assert_int_equal(json_object_size(labels), 801);
+    assert_int_equal(json_object_size(labels), 802); /* + pod, generation */
     char *dump = json_dumps(m.pod, JSON_COMPACT);
     assert_true(strlen(dump) > 65536);
     free(dump);
@@ -192,6 +200,48 @@ static void test_cli_enrich_daemon_absent_then_back(void **state)
     kc__enrich_client_free(c);
 }
 
+static json_int_t gen_of(const kc__enrich_meta *m)
+{
+    return json_integer_value(json_object_get(
+        json_object_get(json_object_get(m->pod, "metadata"), "labels"), "generation"));
+}
+
+/* A run of one pod's records: the client asks with the version it holds and the daemon answers
+ * "same" (no pod JSON) until the answer changes; a change is seen on the next lookup (CA3). */
+static void test_cli_enrich_daemon_same_version(void **state)
+{
+    (void)state;
+    kc__enrich_daemon *d = start();
+    kc__enrich_client *c = kc__enrich_client_new(sock_path, 2000, 50, 400);
+    kc__enrich_view v = kc__enrich_client_view(c);
+    kc__enrich_key k;
+    key_of(&k, "shop", "web-0");
+    kc__enrich_meta m;
+    for (int i = 0; i < 10; i++) {
+        assert_int_equal(v.lookup(v.ud, &k, &m), 0);
+        assert_int_equal(gen_of(&m), generation);
+        assert_string_equal(
+            json_string_value(json_object_get(json_object_get(m.pod, "metadata"), "name")),
+            "web-0");
+        kc__enrich_meta_clear(&m);
+    }
+    assert_int_equal(kc__enrich_client_reused(c), 9);
+    generation++; /* a watch event changed the pod */
+    assert_int_equal(v.lookup(v.ud, &k, &m), 0);
+    assert_int_equal(gen_of(&m), generation);
+    kc__enrich_meta_clear(&m);
+    assert_int_equal(kc__enrich_client_reused(c), 9);
+    /* another pod has its own slot; a pod gone clears the answer held */
+    kc__enrich_key k2;
+    key_of(&k2, "shop", "gone");
+    assert_int_equal(v.lookup(v.ud, &k2, &m), KC_ENOTFOUND);
+    assert_int_equal(v.lookup(v.ud, &k, &m), 0);
+    kc__enrich_meta_clear(&m);
+    assert_int_equal(kc__enrich_client_reused(c), 10);
+    kc__enrich_client_free(c);
+    kc__enrich_daemon_stop(d);
+}
+
 /* Bad requests get an error reply, not a dead connection; the protocol parsers refuse garbage. */
 static void test_cli_enrich_daemon_protocol(void **state)
 {
@@ -225,6 +275,7 @@ int main(void)
         cmocka_unit_test_setup(test_cli_enrich_daemon_roundtrip, setup),
         cmocka_unit_test_setup(test_cli_enrich_daemon_concurrent_clients, setup),
         cmocka_unit_test_setup(test_cli_enrich_daemon_absent_then_back, setup),
+        cmocka_unit_test_setup(test_cli_enrich_daemon_same_version, setup),
         cmocka_unit_test(test_cli_enrich_daemon_protocol),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -33,6 +33,8 @@ typedef struct kc__enrich_key {
     const char *container_id;   /* the 64-hex of the file name, or CONTAINER_ID_FULL verbatim */
     const char *container_hash; /* journald CONTAINER_NAME's hash part (FN6) */
     const char *uid;            /* from /var/log/pods/<ns>_<pod>_<uid>/ (FN2) */
+    const char *have_version;   /* the asker holds the answer of this version (the daemon's
+                                   clients): a view may then answer "same" without the JSON */
     char buf[1024];
 } kc__enrich_key;
 
@@ -69,7 +71,9 @@ const char *kc__enrich_path_get(json_t *rec, const char *path);
 /* One lookup's answer: the Pod (projected, API JSON) and its Namespace; new references or NULL. */
 typedef struct kc__enrich_meta {
     json_t *pod, *ns;
-    bool deleted; /* a tombstone (DP4) */
+    bool deleted;      /* a tombstone (DP4) */
+    bool same;         /* key->have_version is current: pod and ns left NULL */
+    char version[192]; /* what changes whenever the answer does ("" = not versioned) */
 } kc__enrich_meta;
 
 /* lookup returns 0 (meta filled), KC_ENOTFOUND (no such pod), or another negative code (no
@@ -164,8 +168,9 @@ kc__enrich_client *kc__enrich_client_new(const char *path, int64_t timeout_ms, i
                                          int64_t max_ms);
 void kc__enrich_client_free(kc__enrich_client *c);
 kc__enrich_view kc__enrich_client_view(kc__enrich_client *c);
-/* Connections made so far (tests, the log). */
+/* Connections made so far, and answers reused because the daemon said "same" (tests, log). */
 uint64_t kc__enrich_client_connects(const kc__enrich_client *c);
+uint64_t kc__enrich_client_reused(const kc__enrich_client *c);
 
 typedef struct kc__enrich_daemon kc__enrich_daemon;
 /* Listen on the Unix socket path (an old socket file there is replaced) and serve view to at most

@@ -9,7 +9,10 @@
  * file-derived fields (CA4) and no reply ever waits on the daemon longer than the timeout. The
  * connection is then closed and not tried again before a backoff delay (min_ms, doubling up to
  * max_ms, reset by a good answer): a missing daemon costs one connect() per delay, never a hot
- * loop. Not thread-safe (one helper, one thread).
+ * loop. The last answer per request (64 slots, by the request line) is kept with its version;
+ * the next ask carries that version and the daemon answers "same" while it is current, so a run
+ * of one file's lines costs no JSON of the pod on either side (enrich_proto.c). Not thread-safe
+ * (one helper, one thread).
  */
 #include "enrich.h"
 
@@ -24,15 +27,23 @@
 
 #include "kcache/error.h"
 
-#define MAX_REPLY (256u << 20)
+#define MAX_REPLY   (256u << 20)
+#define CACHE_SLOTS 64
+
+/* The last answer for one request (direct-mapped by the request line). */
+typedef struct slot {
+    char *req;
+    kc__enrich_meta meta;
+} slot;
 
 struct kc__enrich_client {
     char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
     int fd;
     int64_t timeout_ms, min_ms, max_ms, backoff_ms, next_try_ms;
-    uint64_t connects;
+    uint64_t connects, reused;
     char *buf;
     size_t cap;
+    slot cache[CACHE_SLOTS];
 };
 
 static int64_t now_ms(void)
@@ -65,6 +76,10 @@ void kc__enrich_client_free(kc__enrich_client *c)
         return;
     if (c->fd >= 0)
         close(c->fd);
+    for (int i = 0; i < CACHE_SLOTS; i++) {
+        free(c->cache[i].req);
+        kc__enrich_meta_clear(&c->cache[i].meta);
+    }
     free(c->buf);
     free(c);
 }
@@ -72,6 +87,53 @@ void kc__enrich_client_free(kc__enrich_client *c)
 uint64_t kc__enrich_client_connects(const kc__enrich_client *c)
 {
     return c ? c->connects : 0;
+}
+
+uint64_t kc__enrich_client_reused(const kc__enrich_client *c)
+{
+    return c ? c->reused : 0;
+}
+
+static slot *slot_of(kc__enrich_client *c, const char *req)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (const unsigned char *p = (const unsigned char *)req; *p; p++)
+        h = (h ^ *p) * 1099511628211ull;
+    return &c->cache[h % CACHE_SLOTS];
+}
+
+/* After an answer to req (owned: kept or freed): remember it, or serve "same" from memory. */
+static int remember(kc__enrich_client *c, char *req, int rc, kc__enrich_meta *ret)
+{
+    slot *s = slot_of(c, req);
+    bool mine = s->req && !strcmp(s->req, req);
+    if (!rc && ret->same) {
+        if (!mine || strcmp(s->meta.version, ret->version)) {
+            free(req);
+            return KC_EIO; /* "same" as something we do not hold: not the protocol */
+        }
+        ret->pod = json_incref(s->meta.pod);
+        ret->ns = json_incref(s->meta.ns);
+        ret->deleted = s->meta.deleted;
+        ret->same = false;
+        c->reused++;
+        free(req);
+        return 0;
+    }
+    if (mine || (!rc && ret->version[0])) { /* replace the slot's answer */
+        free(s->req);
+        s->req = NULL;
+        kc__enrich_meta_clear(&s->meta);
+    }
+    if (!rc && ret->version[0]) {
+        s->req = req;
+        s->meta = *ret;
+        json_incref(ret->pod);
+        json_incref(ret->ns);
+        return 0;
+    }
+    free(req);
+    return rc;
 }
 
 static void drop(kc__enrich_client *c)
@@ -170,22 +232,38 @@ static int client_lookup(void *ud, const kc__enrich_key *key, kc__enrich_meta *r
     int rc = dial(c);
     if (rc)
         return rc;
-    char *req = kc__enrich_proto_request(key);
-    if (!req)
+    char *plain = kc__enrich_proto_request(key), *req = plain;
+    if (!plain)
         return KC_ENOMEM;
-    size_t n = strlen(req);
-    req[n] = '\n'; /* replaces the NUL: sent as one line */
+    slot *s = slot_of(c, plain);
+    if (s->req && !strcmp(s->req, plain)) { /* ask with the version held */
+        kc__enrich_key k = *key;
+        k.have_version = s->meta.version;
+        req = kc__enrich_proto_request(&k);
+    }
+    size_t n = req ? strlen(req) : 0;
     int64_t deadline = now_ms() + c->timeout_ms;
-    rc = send_all(c, req, n + 1, deadline);
-    free(req);
-    ssize_t len = rc ? rc : recv_line(c, deadline);
+    if (req) {
+        req[n] = '\n'; /* replaces the NUL for the send: one line */
+        rc = send_all(c, req, n + 1, deadline);
+        req[n] = '\0';
+    }
+    if (req != plain)
+        free(req);
+    ssize_t len = !req ? KC_ENOMEM : rc ? rc : recv_line(c, deadline);
     rc = len < 0 ? (int)len : kc__enrich_proto_parse_reply(c->buf, (size_t)len, ret);
     if (len < 0 || rc == -1) { /* no answer, or not the protocol: reconnect after a delay */
+        free(plain);
         kc__enrich_meta_clear(ret);
         drop(c);
         return KC_EIO;
     }
     c->backoff_ms = c->min_ms;
+    rc = remember(c, plain, rc, ret);
+    if (rc == KC_EIO) {
+        kc__enrich_meta_clear(ret);
+        drop(c);
+    }
     return rc;
 }
 

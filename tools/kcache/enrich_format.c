@@ -28,7 +28,8 @@ void kc__enrich_meta_clear(kc__enrich_meta *m)
     json_decref(m->pod);
     json_decref(m->ns);
     m->pod = m->ns = NULL;
-    m->deleted = false;
+    m->deleted = m->same = false;
+    m->version[0] = '\0';
 }
 
 static json_t *at(json_t *v, const char *a, const char *b)

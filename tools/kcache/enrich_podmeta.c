@@ -79,9 +79,19 @@ static int pm_lookup(void *ud, const kc__enrich_key *key, kc__enrich_meta *ret)
     }
     if (rc)
         return rc;
-    ret->pod = obj_json(kc_podmeta_pod_obj(res.pod));
-    ret->ns = obj_json(kc_podmeta_ns_obj(res.ns));
+    const kc_obj *pod = kc_podmeta_pod_obj(res.pod), *ns = kc_podmeta_ns_obj(res.ns);
     ret->deleted = kc_podmeta_pod_deleted(res.pod);
+    /* changes whenever the answer does: a new pod, an update, a deletion, a namespace update */
+    snprintf(ret->version, sizeof ret->version, "%s/%s/%d/%s/%s", kc_obj_uid(pod),
+             kc_obj_resource_version(pod), ret->deleted, kc_obj_uid(ns),
+             kc_obj_resource_version(ns));
+    if (key->have_version && !strcmp(key->have_version, ret->version)) {
+        ret->same = true; /* the asker holds this answer: no JSON */
+        kc_podmeta_result_clear(&res);
+        return 0;
+    }
+    ret->pod = obj_json(pod);
+    ret->ns = obj_json(ns);
     kc_podmeta_result_clear(&res);
     if (!ret->pod) {
         kc__enrich_meta_clear(ret);

@@ -5,11 +5,16 @@
  * one line however large the pod):
  *   request  {"ns":"shop","pod":"web-0","container":"app","container_id":"<64hex>","uid":"…"}
  *            (members absent when unknown; ns and pod, or uid, or container_id, name the pod)
- *   reply    {"rc":0,"deleted":false,"pod":{…projected Pod…},"ns":{…Namespace…}}
+ *            "v":"…" when the client holds the answer of that version (below)
+ *   reply    {"rc":0,"v":"…","deleted":false,"pod":{…projected Pod…},"ns":{…Namespace…}}
+ *            {"rc":0,"v":"…","same":true}  the asker's version is current: reuse it
  *            {"rc":-N}  the lookup's kcache error code (KC_ENOTFOUND: no such pod; others: no
  *                       answer now, e.g. the cache not synced yet)
  * Requests are bounded (KC_ENRICH_MAX_REQUEST); replies carry the whole pod (no size limit on the
- * daemon side, so a pod over 64 KiB is never cut: AN11).
+ * daemon side, so a pod over 64 KiB is never cut: AN11). The version ("v") changes whenever the
+ * answer does (the pod's UID and resourceVersion, its tombstone flag, the namespace's UID and
+ * resourceVersion): a helper reading a file's lines asks with the version it holds and mostly
+ * gets "same", so neither side parses or prints the pod per record.
  */
 #include "enrich.h"
 
@@ -29,6 +34,7 @@ char *kc__enrich_proto_request(const kc__enrich_key *key)
     put(o, "container", key->container);
     put(o, "container_id", key->container_id);
     put(o, "uid", key->uid);
+    put(o, "v", key->have_version);
     char *s = json_dumps(o, JSON_COMPACT);
     json_decref(o);
     return s;
@@ -65,6 +71,7 @@ int kc__enrich_proto_parse_request(const char *line, size_t len, kc__enrich_key 
     key->container = take(o, "container", key, &used, &ok);
     key->container_id = take(o, "container_id", key, &used, &ok);
     key->uid = take(o, "uid", key, &used, &ok);
+    key->have_version = take(o, "v", key, &used, &ok);
     json_decref(o);
     bool named = (key->ns && key->pod) || key->uid || key->container_id;
     return ok && named ? 0 : -1;
@@ -74,7 +81,11 @@ char *kc__enrich_proto_reply(int rc, const kc__enrich_meta *meta)
 {
     json_t *o = json_object();
     json_object_set_new(o, "rc", json_integer(rc));
-    if (!rc && meta) {
+    if (!rc && meta && meta->version[0])
+        json_object_set_new(o, "v", json_string(meta->version));
+    if (!rc && meta && meta->same) {
+        json_object_set_new(o, "same", json_true());
+    } else if (!rc && meta) {
         json_object_set_new(o, "deleted", json_boolean(meta->deleted));
         if (meta->pod)
             json_object_set(o, "pod", meta->pod);
@@ -96,11 +107,15 @@ int kc__enrich_proto_parse_reply(const char *line, size_t len, kc__enrich_meta *
         return -1;
     }
     int r = (int)json_integer_value(rc);
-    if (r > 0 || (!r && !json_is_object(json_object_get(o, "pod")))) {
+    const char *v = json_string_value(json_object_get(o, "v"));
+    if (!r && v && strlen(v) < sizeof meta->version)
+        strcpy(meta->version, v);
+    meta->same = !r && json_is_true(json_object_get(o, "same"));
+    if (r > 0 || (!r && !meta->same && !json_is_object(json_object_get(o, "pod")))) {
         json_decref(o);
         return -1;
     }
-    if (!r) {
+    if (!r && !meta->same) {
         meta->pod = json_incref(json_object_get(o, "pod"));
         json_t *ns = json_object_get(o, "ns");
         meta->ns = json_is_object(ns) ? json_incref(ns) : NULL;

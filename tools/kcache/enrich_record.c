@@ -60,7 +60,7 @@ static const char *put(kc__enrich_key *key, size_t *used, const char *s, size_t 
 static void key_reset(kc__enrich_key *key)
 {
     key->ns = key->pod = key->container = key->container_id = NULL;
-    key->container_hash = key->uid = NULL;
+    key->container_hash = key->uid = key->have_version = NULL;
 }
 
 /* The non-empty field of s up to c (liblognorm char-to): its length, or 0 when c does not follow

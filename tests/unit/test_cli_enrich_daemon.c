@@ -82,12 +82,21 @@ static int setup(void **state)
     return 0;
 }
 
+/* A client of the test's daemon (2 s per exchange, backoff 50–400 ms) and its view. */
+static kc__enrich_client *client_for(kc__enrich_view *v)
+{
+    kc__enrich_client *c = kc__enrich_client_new(sock_path, 2000, 50, 400);
+    assert_non_null(c);
+    *v = kc__enrich_client_view(c);
+    return c;
+}
+
 static void test_cli_enrich_daemon_roundtrip(void **state)
 {
     (void)state;
     kc__enrich_daemon *d = start();
-    kc__enrich_client *c = kc__enrich_client_new(sock_path, 2000, 50, 400);
-    kc__enrich_view v = kc__enrich_client_view(c);
+    kc__enrich_view v;
+    kc__enrich_client *c = client_for(&v);
     kc__enrich_key k;
     key_of(&k, "shop", "web-0");
     kc__enrich_meta m;
@@ -212,8 +221,8 @@ static void test_cli_enrich_daemon_same_version(void **state)
 {
     (void)state;
     kc__enrich_daemon *d = start();
-    kc__enrich_client *c = kc__enrich_client_new(sock_path, 2000, 50, 400);
-    kc__enrich_view v = kc__enrich_client_view(c);
+    kc__enrich_view v;
+    kc__enrich_client *c = client_for(&v);
     kc__enrich_key k;
     key_of(&k, "shop", "web-0");
     kc__enrich_meta m;

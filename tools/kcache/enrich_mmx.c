@@ -164,8 +164,10 @@ static int drain_lines(kc__enrich_loop *l, ibuf *in, obuf *o)
         in->skipping = false;
         start += n + 1;
     }
-    memmove(in->p, in->p + start, in->len - start);
-    in->len -= start;
+    if (start) { /* keep the partial line (none read yet: p is NULL) */
+        memmove(in->p, in->p + start, in->len - start);
+        in->len -= start;
+    }
     if (in->len > l->max_line) {
         in->skipping = true;
         in->len = 0;

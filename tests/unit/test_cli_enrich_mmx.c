@@ -246,16 +246,16 @@ static void test_cli_enrich_mmx_not_found_and_filter(void **state)
 static pthread_t main_thread;
 static volatile int stop_flag;
 
-static void on_usr1(int sig)
+static void on_usr1(int sig) /* runs on the loop's thread, as cmd_enrich.c's handler does */
 {
     (void)sig;
+    stop_flag = 1;
 }
 
 static void *stopper(void *arg)
 {
     (void)arg;
-    usleep(50 * 1000); /* the loop is blocked in ppoll by then, or checks the flag first */
-    stop_flag = 1;
+    usleep(50 * 1000); /* the loop is blocked in ppoll by then, or the signal waits for it */
     pthread_kill(main_thread, SIGUSR1);
     return NULL;
 }

@@ -71,7 +71,8 @@ static void publish_ns(kc_podmeta *pm)
     kc_podmeta_ns **all = malloc((n ? n : 1) * sizeof *all);
     kc__pm_nsnap *s = NULL;
     if (all) {
-        memcpy(all, pm->ns_live, pm->n_ns * sizeof *all);
+        if (pm->n_ns)
+            memcpy(all, pm->ns_live, pm->n_ns * sizeof *all);
         if (pm->n_ns_tombs)
             memcpy(all + pm->n_ns, pm->ns_tombs, pm->n_ns_tombs * sizeof *all);
         s = kc__pm_nsnap_new(all, n);

@@ -144,8 +144,10 @@ static bool has(fx *f, const void *arg)
     const lbl *l = arg;
     kc_podmeta_result r;
     int rc = find(f, l->name, NULL, NULL, -1, &r);
-    if (l->gone)
+    if (l->gone) {
+        kc_podmeta_result_clear(&r);
         return rc == KC_ENOTFOUND;
+    }
     if (rc)
         return false;
     const char *app = kc_obj_label(kc_podmeta_pod_obj(r.pod), "app");

@@ -100,6 +100,12 @@ static inline void nafx_add(nafx *f, kc_obj *obj)
     kc_obj_unref(obj);
 }
 
+static inline void nafx_ns_add(nafx *f, kc_obj *obj)
+{
+    kc__pm_ns_handlers.on_add(f->pm, obj);
+    kc_obj_unref(obj);
+}
+
 static inline void nafx_del(nafx *f, kc_obj *obj)
 {
     kc__pm_pod_handlers.on_delete(f->pm, obj, false);

@@ -17,7 +17,7 @@ static void test_nodeagent_index_keys(void **state)
     (void)state;
     nafx f;
     nafx_up(&f, NULL);
-    kc__pm_ns_handlers.on_add(f.pm, nafx_ns("team"));
+    nafx_ns_add(&f, nafx_ns("team"));
     nafx_add(&f, nafx_pod("team", "web-0", "u1", "web", C1, 2));
     nafx_add(&f, nafx_pod("team", "db-0", "u2", "db", C2, 1));
     kc_podmeta_result r;
@@ -138,7 +138,7 @@ static void test_nodeagent_index_tombstone_bound(void **state)
     nafx f;
     kc_podmeta_opts o = {.node_name = "n1", .max_tombstones = 2};
     nafx_up(&f, &o);
-    kc__pm_ns_handlers.on_add(f.pm, nafx_ns("gone"));
+    nafx_ns_add(&f, nafx_ns("gone"));
     char name[16];
     for (int i = 0; i < 3; i++) {
         snprintf(name, sizeof name, "p%d", i);

@@ -7,7 +7,7 @@
 # otherwise), EOF → exit 0 within 1 s, SIGTERM → prompt exit 0, a missing daemon → file-derived
 # replies at once (§9 items 3, 12, 15, 20).
 #
-# Part B, against `kcache serve` (needs libkcache's kc_podmeta; skipped, and said so, without it):
+# Part B, against `kcache serve` (skipped, and said so, without kubectl):
 # one `enrich --daemon` and four `enrich --mmexternal --socket` helpers driven line by line as
 # rsyslog does (enrich_check.py): one pod watch for all four (21), a label patched on a running
 # pod in the records read after the watch event (16), a same-name re-creation told apart by the
@@ -112,11 +112,6 @@ if ! command -v kubectl >/dev/null; then
     kc_summary
 fi
 KC_QUIET=0 kc_start "$BIN" || { fail "server start"; kc_summary; }
-if "$BIN" enrich --daemon --socket "$KC_TMP/probe.sock" --node n1 --kubeconfig /nonexistent 2>&1 |
-    grep -q "no kc_podmeta"; then
-    echo "SKIP: part B (this libkcache has no kc_podmeta yet)"
-    kc_summary
-fi
 KC_BIN=$BIN KC_TMP=$KC_TMP KC_URL=$KC_URL KC_KUBECONFIG=$KC_KUBECONFIG KC_ERR=$KC_ERR KC_PID=$KC_PID \
     timeout 240 "$PY" "$HERE/enrich_check.py" >"$KC_TMP/py.out" 2>&1
 rc=$?

@@ -11,10 +11,8 @@
  * --sync-wait counted from the start (--unsynced=buffer), or not at all (bare), then answers what
  * the cache holds. The entry's projected JSON (kc_obj_json) is handed to the formatter as a
  * jansson tree. --health-listen serves /healthz, /readyz and /metrics (kc_health, with
- * kc_podmeta_metrics_render as a metrics source).
- *
- * Built only when the library has kc_podmeta (CMake sets KC_ENRICH_HAVE_PODMETA); otherwise
- * starting the cache fails with a message saying so, and --socket/filter modes still work.
+ * kc_podmeta_metrics_render as a metrics source). The daemon asks with the version a helper holds
+ * (enrich_proto.c): while it is current the answer is "same" and no JSON is made.
  */
 #include "enrich.h"
 
@@ -26,8 +24,6 @@
 
 #include "cli.h"
 #include "kcache/error.h"
-
-#ifdef KC_ENRICH_HAVE_PODMETA
 
 #include "kcache/health.h"
 #include "kcache/podmeta.h"
@@ -220,37 +216,3 @@ void kc__enrich_cache_free(kc__enrich_cache *c)
     kc_client_free(c->client);
     free(c);
 }
-
-#else /* the library has no kc_podmeta yet */
-
-struct kc__enrich_cache {
-    int unused;
-};
-
-kc__enrich_cache *kc__enrich_cache_start(const kc__enrich_opts *o, char *(*extra_metrics)(void *),
-                                         void *extra_ud, char *msg, size_t n)
-{
-    (void)o, (void)extra_metrics, (void)extra_ud;
-    snprintf(msg, n,
-             "this build of libkcache has no kc_podmeta (--daemon and --standalone need it)");
-    return NULL;
-}
-
-kc__enrich_view kc__enrich_cache_view(kc__enrich_cache *c)
-{
-    (void)c;
-    return (kc__enrich_view){0};
-}
-
-const char *kc__enrich_cache_health_url(kc__enrich_cache *c)
-{
-    (void)c;
-    return NULL;
-}
-
-void kc__enrich_cache_free(kc__enrich_cache *c)
-{
-    (void)c;
-}
-
-#endif

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -251,6 +252,67 @@ static void test_cli_enrich_record_flb_tag(void **state)
     json_decref(r);
 }
 
+/* §9.23 (FN1, FN2, FN13): a link in the containers directory is read for its /var/log/pods
+ * target — the pod UID for a name that parsed, the whole key for a name cut at 255 bytes. */
+static void test_cli_enrich_record_links(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/kc-enrich-links.XXXXXX", link[1024], name[300], dirslash[64];
+    assert_non_null(mkdtemp(dir));
+    snprintf(dirslash, sizeof dirslash, "%s/", dir);
+    kc__enrich_fields f = default_fields;
+    f.resolve_link = true;
+    f.containers_dir = dirslash;
+    kc__enrich_key k;
+    /* a whole name: the UID joins the parsed key */
+    snprintf(link, sizeof link, "%s/web-0_shop_app-" ID64 ".log", dir);
+    assert_int_equal(symlink("/var/log/pods/shop_web-0_uid-1/app/0.log", link), 0);
+    char js[1400];
+    snprintf(js, sizeof js, "{\"$!\":{\"metadata\":{\"filename\":\"%s\"}}}", link);
+    json_t *r = rec(js);
+    for (int fmt = 0; fmt < 2; fmt++) {
+        assert_int_equal(kc__enrich_record_key(fmt, &f, r, &k), 0);
+        expect_key(&k, "web-0", "shop", "app", ID64);
+        assert_string_equal(k.uid, "uid-1");
+    }
+    f.resolve_link = false;
+    assert_int_equal(kc__enrich_record_key(KC_ENRICH_FMT_MMK, &f, r, &k), 0);
+    assert_null(k.uid);
+    f.resolve_link = true;
+    json_decref(r);
+    unlink(link);
+    /* a name cut at 255 bytes (pod name of 240 characters: the id is lost) */
+    char pod[241];
+    memset(pod, 'p', 240);
+    pod[240] = '\0';
+    snprintf(name, sizeof name, "%s_shop_app-" ID64, pod);
+    name[251] = '\0';
+    snprintf(link, sizeof link, "%s/%s.log", dir, name);
+    char target[512];
+    snprintf(target, sizeof target, "/var/log/pods/shop_%s_uid-2/app/0.log", pod);
+    assert_int_equal(symlink(target, link), 0);
+    snprintf(js, sizeof js, "{\"$!\":{\"metadata\":{\"filename\":\"%s\"}}}", link);
+    r = rec(js);
+    for (int fmt = 0; fmt < 2; fmt++) { /* FN7 takes the id's first character as the id; FN3
+                                         * rejects the name, and the target gives the key */
+        assert_int_equal(kc__enrich_record_key(fmt, &f, r, &k), 0);
+        expect_key(&k, pod, "shop", "app", fmt == KC_ENRICH_FMT_MMK ? "0" : NULL);
+        assert_string_equal(k.uid, "uid-2");
+    }
+    json_decref(r);
+    unlink(link);
+    /* a target naming another pod adds nothing; a target outside /var/log/pods neither */
+    snprintf(link, sizeof link, "%s/web-0_shop_app-" ID64 ".log", dir);
+    assert_int_equal(symlink("/var/log/pods/shop_other_uid-3/app/0.log", link), 0);
+    snprintf(js, sizeof js, "{\"$!\":{\"metadata\":{\"filename\":\"%s\"}}}", link);
+    r = rec(js);
+    assert_int_equal(kc__enrich_record_key(KC_ENRICH_FMT_MMK, &f, r, &k), 0);
+    assert_null(k.uid);
+    json_decref(r);
+    unlink(link);
+    rmdir(dir);
+}
+
 /* A name longer than the key's buffer is a non-match, not a truncation. */
 static void test_cli_enrich_record_long_name(void **state)
 {
@@ -276,6 +338,7 @@ int main(void)
         cmocka_unit_test(test_cli_enrich_record_fulljson_paths),
         cmocka_unit_test(test_cli_enrich_record_explicit_fields),
         cmocka_unit_test(test_cli_enrich_record_flb_tag),
+        cmocka_unit_test(test_cli_enrich_record_links),
         cmocka_unit_test(test_cli_enrich_record_long_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

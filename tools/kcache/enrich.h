@@ -49,6 +49,7 @@ typedef struct kc__enrich_fields {
         *tag_prefix;   /* skipped by length, unchecked (FN4); NULL = "kube.var.log.containers." */
     bool pods_dir;     /* also accept /var/log/pods/<ns>_<pod>_<uid>/<container>/N.log */
     bool resolve_link; /* readlink a /var/log/containers name to learn the pod UID (FN13) */
+    const char *containers_dir; /* "/var/log/containers/" (NULL); ends with '/' */
 } kc__enrich_fields;
 
 /* Parse a file name per FN7 (mmkubernetes) or FN3 (fluentbit); 0 or -1 (no match). */

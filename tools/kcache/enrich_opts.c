@@ -97,7 +97,9 @@ const char kc__enrich_usage[] =
     "                             (default kube.var.log.containers.)\n"
     "  --pods-dir[=on|off]        also accept /var/log/pods/<ns>_<pod>_<uid>/<c>/<n>.log names\n"
     "                             (default off: the anchors reject them)\n"
-    "  --resolve-links=on|off     read a /var/log/containers link for the pod UID (default on)\n"
+    "  --resolve-links=on|off     read a /var/log/containers link's /var/log/pods target: the\n"
+    "                             pod UID, and the pod of a name cut at 255 bytes (default on)\n"
+    "  --containers-dir DIR       where the kubelet's links are (default /var/log/containers)\n"
     "  --max-line BYTES           longer input lines are answered {} and counted (default 4Mi)\n"
     "\n"
     "Other:\n"
@@ -166,6 +168,7 @@ static const opt opts_table[] = {
     {"kube-tag-prefix", T_STR, O(fields.tag_prefix)},
     {"pods-dir", T_BOOL, O(fields.pods_dir)},
     {"resolve-links", T_BOOL, O(fields.resolve_link)},
+    {"containers-dir", T_FLAG, 0},
     {"max-line", T_SIZE, O(max_line)},
     {"config", T_FLAG, 0},
     {"log-file", T_STR, O(log_file)},
@@ -210,6 +213,7 @@ static int bad(char *msg, size_t n, const char *name, const char *what, const ch
 }
 
 static int load_config(kc__enrich_opts *o, const char *path, char *msg, size_t n);
+static char *own(kc__enrich_opts *o, const char *s, size_t len);
 
 /* One option with its value (NULL when none was attached with '='). */
 static int set_special(kc__enrich_opts *o, const opt *op, const char *v, char *msg, size_t n)
@@ -242,6 +246,14 @@ static int set_special(kc__enrich_opts *o, const opt *op, const char *v, char *m
         if (strlen(v) >= sizeof o->out.de_dot_sep)
             return bad(msg, n, nm, "at most 15 bytes", v);
         strcpy(d, v);
+    } else if (!strcmp(nm, "containers-dir")) {
+        char dir[4096];
+        size_t len = strlen(v);
+        if (*v != '/' || len + 2 > sizeof dir)
+            return bad(msg, n, nm, "expected an absolute directory", v);
+        snprintf(dir, sizeof dir, "%s%s", v, v[len - 1] == '/' ? "" : "/"); /* ends with '/' */
+        if (!(o->fields.containers_dir = own(o, dir, strlen(dir))))
+            return KC_CLI_EXIT_FAIL;
     } else if (!strcmp(nm, "config")) {
         return load_config(o, v, msg, n);
     }

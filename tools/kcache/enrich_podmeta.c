@@ -6,7 +6,8 @@
  * tombstones kept --deleted-grace (DP4). A lookup hands the record's file-derived key to
  * kc_podmeta_lookup — container id first (it tells a recreated pod of the same name from the old
  * one, CA6/DP5), the pod UID when the file name gave one (FN13), then namespace/name; when the id
- * names no container known yet (a container just started), the pod is looked up again by name.
+ * names no container known yet (a container just started), the pod is looked up again by its UID
+ * when known, else by name.
  * It never sends a request (CA4). Before the first sync it waits at most what is left of
  * --sync-wait counted from the start (--unsynced=buffer), or not at all (bare), then answers what
  * the cache holds. The entry's projected JSON (kc_obj_json) is handed to the formatter as a
@@ -68,8 +69,10 @@ static int pm_lookup(void *ud, const kc__enrich_key *key, kc__enrich_meta *ret)
                           .wait_ms = ready ? 0 : -1};
     kc_podmeta_result res;
     int rc = kc_podmeta_lookup(c->pm, &q, &res, NULL);
-    if (rc == KC_ENOTFOUND && (key->container_id || key->uid) && key->ns && key->pod) {
-        q.container_id = q.uid = NULL; /* a container (or UID) not in the cache yet: by name */
+    if (rc == KC_ENOTFOUND && key->container_id && (key->uid || (key->ns && key->pod))) {
+        /* an id not in the cache (a container just started or restarted, an id cut short by
+         * the 255-byte name limit): by the pod's UID when known, else by name (CA6) */
+        q.container_id = NULL;
         q.wait_ms = -1;
         rc = kc_podmeta_lookup(c->pm, &q, &res, NULL);
     }

@@ -16,7 +16,9 @@
  *     anchors reject it, and FN12 wants the same names accepted by default;
  *   - explicit fields, when their paths are configured (none by default).
  * A /var/log/containers name that is a symlink is resolved (fields->resolve_link) for the pod UID
- * of its /var/log/pods target (FN13), so a recreated pod of the same name is told apart (CA6).
+ * of its /var/log/pods target (FN13), so a recreated pod of the same name is told apart (CA6),
+ * and a name cut by the kubelet's 255-byte limit (FN1), which the rules reject, is read from the
+ * target. fields->containers_dir replaces /var/log/containers/ (other layouts, tests).
  * Strings land in key->buf; a name longer than the buffer is a non-match (the kubelet's names
  * are at most 255 bytes, FN1).
  */
@@ -71,12 +73,18 @@ static size_t char_to(const char *s, char c)
     return e && e > s ? (size_t)(e - s) : 0;
 }
 
-static int mmk_filename(const char *path, kc__enrich_key *key)
+#define CONTAINERS_DIR "/var/log/containers/"
+
+static const char *dir_of(const char *dir)
 {
-    static const char prefix[] = "/var/log/containers/";
-    if (strncmp(path, prefix, sizeof prefix - 1))
+    return dir && *dir ? dir : CONTAINERS_DIR;
+}
+
+static int mmk_filename(const char *dir, const char *path, kc__enrich_key *key)
+{
+    if (strncmp(path, dir, strlen(dir)))
         return -1;
-    const char *p = path + sizeof prefix - 1;
+    const char *p = path + strlen(dir);
     size_t pod_n = char_to(p, '_');
     if (!pod_n)
         return -1;
@@ -119,9 +127,9 @@ static int flb_match(const char *base, kc__enrich_key *key)
     return key->container_id ? 0 : -1;
 }
 
-static int flb_filename(const char *path, kc__enrich_key *key)
+static int flb_filename(const char *dir, const char *path, kc__enrich_key *key)
 {
-    return strncmp(path, "/var/log/containers/", 20) ? -1 : flb_match(path + 20, key);
+    return strncmp(path, dir, strlen(dir)) ? -1 : flb_match(path + strlen(dir), key);
 }
 
 int kc__enrich_parse_tag(const char *tag, const char *prefix, kc__enrich_key *key)
@@ -171,26 +179,42 @@ static int pods_dir_name(const char *path, kc__enrich_key *key, size_t *used)
     return key->container ? 0 : -1;
 }
 
-/* The pod UID of the /var/log/pods target of a /var/log/containers link (FN13), if any. */
-static void resolve_uid(const char *path, kc__enrich_key *key)
+/*
+ * FN13: the /var/log/pods target of a link in the containers directory. A name that parsed gains
+ * the pod UID (when the target names the same pod); one that did not — cut at 255 bytes (FN1), so
+ * its id or more is missing — is read from the target instead (namespace, pod, UID, container).
+ * 0 when key holds a pod afterwards.
+ */
+static int resolve_link(const char *path, kc__enrich_key *key, int parsed)
 {
     char target[PATH_MAX];
     ssize_t n = readlink(path, target, sizeof target - 1);
     if (n <= 0)
-        return;
+        return parsed;
     target[n] = '\0';
     kc__enrich_key k;
     key_reset(&k);
     size_t used = 0;
-    if (pods_dir_name(target, &k, &used) || strcmp(k.ns, key->ns) || strcmp(k.pod, key->pod))
-        return;
+    if (pods_dir_name(target, &k, &used))
+        return parsed;
+    if (parsed) {                              /* a name the rules reject: the target says it all */
+        memcpy(key->buf, k.buf, sizeof k.buf); /* the strings, at the same offsets */
+        key->ns = key->buf + (k.ns - k.buf);
+        key->pod = key->buf + (k.pod - k.buf);
+        key->uid = key->buf + (k.uid - k.buf);
+        key->container = key->buf + (k.container - k.buf);
+        return 0;
+    }
+    if (strcmp(k.ns, key->ns) || strcmp(k.pod, key->pod))
+        return 0;
     /* the file-name parsers put container_id last: the UID goes after it */
     size_t at = (size_t)(key->container_id - key->buf) + strlen(key->container_id) + 1;
     key->uid = put(key, &at, k.uid, strlen(k.uid));
+    return 0;
 }
 
-int kc__enrich_parse_filename(kc__enrich_fmt fmt, const char *path, bool pods_dir,
-                              kc__enrich_key *key)
+static int parse_filename_in(kc__enrich_fmt fmt, const char *dir, const char *path, bool pods_dir,
+                             kc__enrich_key *key)
 {
     key_reset(key);
     if (!path)
@@ -202,10 +226,16 @@ int kc__enrich_parse_filename(kc__enrich_fmt fmt, const char *path, bool pods_di
         key_reset(key);
         return -1;
     }
-    int rc = fmt == KC_ENRICH_FMT_FLB ? flb_filename(path, key) : mmk_filename(path, key);
+    int rc = fmt == KC_ENRICH_FMT_FLB ? flb_filename(dir, path, key) : mmk_filename(dir, path, key);
     if (rc)
         key_reset(key);
     return rc;
+}
+
+int kc__enrich_parse_filename(kc__enrich_fmt fmt, const char *path, bool pods_dir,
+                              kc__enrich_key *key)
+{
+    return parse_filename_in(fmt, CONTAINERS_DIR, path, pods_dir, key);
 }
 
 /* FN8: k8s_<container>.<hash>_<pod>_<ns>_<x>_<rest>, or without ".<hash>" (container up to '_'). */
@@ -317,9 +347,9 @@ int kc__enrich_record_key(kc__enrich_fmt fmt, const kc__enrich_fields *f, json_t
     const char *file = kc__enrich_path_get(rec, f->filename);
     if (!file && f->tag)
         return kc__enrich_parse_tag(kc__enrich_path_get(rec, f->tag), f->tag_prefix, key);
-    if (kc__enrich_parse_filename(fmt, file, f->pods_dir, key))
-        return -1;
-    if (f->resolve_link && !key->uid)
-        resolve_uid(file, key);
-    return 0;
+    const char *dir = dir_of(f->containers_dir);
+    int rc = parse_filename_in(fmt, dir, file, f->pods_dir, key);
+    if (f->resolve_link && file && !strncmp(file, dir, strlen(dir)) && (rc || !key->uid))
+        rc = resolve_link(file, key, rc);
+    return rc;
 }

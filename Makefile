@@ -60,6 +60,12 @@ fuzz: fuzz-build
 bench: deps build
 	scripts/run-benches $(BUILD)
 
+## make bench-enrich: rsyslog + mmkubernetes vs rsyslog + mmexternal + kcache enrich on one kcache serve (PODS=50 LINES=2000; installs rsyslog with apt-get when missing; needs root)
+.PHONY: bench-enrich
+bench-enrich: configure
+	cmake --build $(BUILD) -j $(JOBS) --target kcache_cli
+	KCACHE=$(BUILD)/bin/kcache bench/enrich_h2h.sh
+
 ## make bench-peers: initial sync of N Pods (N=20000) by kcache, client-node, python-kubernetes and kubectl from one server, side by side (REPS=3)
 .PHONY: bench-peers
 bench-peers: deps configure

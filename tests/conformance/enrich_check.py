@@ -1,0 +1,230 @@
+#!/usr/bin/env python3
+"""enrich_check.py — part B of run_enrich.sh: `kcache enrich --daemon` plus four
+`kcache enrich --mmexternal --socket` helpers, driven line by line as rsyslog's mmexternal does
+(one fulljson line in, one reply line out, half-duplex), against `kcache serve`.
+
+Environment (set by run_enrich.sh): KC_BIN, KC_TMP, KC_KUBECONFIG, KC_ERR (the server's request
+log), KC_PID (the server). Prints PASS:/FAIL: lines; spec enrich-semantics.md §9 item numbers in
+each name.
+"""
+import json
+import os
+import re
+import select
+import signal
+import subprocess
+import sys
+import time
+
+BIN, TMP = os.environ["KC_BIN"], os.environ["KC_TMP"]
+KC, SERVER_LOG, SERVER_PID = os.environ["KC_KUBECONFIG"], os.environ["KC_ERR"], int(os.environ["KC_PID"])
+SOCK = os.path.join(TMP, "enrich.sock")
+GRACE_S = 8
+IDS = {k: (c * 64) for k, c in (("A", "a"), ("B1", "b"), ("B2", "c"), ("BIG", "d"), ("FAR", "e"))}
+FAILED = 0
+
+
+def result(ok, name, detail=""):
+    global FAILED
+    print(("PASS: " if ok else "FAIL: ") + name + ("" if ok else "  " + str(detail)[:600]), flush=True)
+    FAILED += 0 if ok else 1
+    return ok
+
+
+def kubectl(*args, stdin=None):
+    r = subprocess.run(["kubectl", "--kubeconfig", KC, "--cache-dir", os.path.join(TMP, "kcache-kubectl"), *args],
+                       input=stdin, capture_output=True, text=True, timeout=40)
+    if r.returncode:
+        raise RuntimeError("kubectl %s: %s" % (" ".join(args), r.stderr))
+    return r.stdout
+
+
+def create_pod(name, node, cid, annotations=None, labels=None):
+    pod = {"apiVersion": "v1", "kind": "Pod",
+           "metadata": {"name": name, "namespace": "shop", "labels": labels or {"app.kubernetes.io/name": name},
+                        "annotations": annotations or {}},
+           "spec": {"nodeName": node, "containers": [{"name": "app", "image": "nginx:1.27"}]}}
+    kubectl("create", "-f", "-", stdin=json.dumps(pod))
+    status = {"status": {"podIP": "10.0.0.9", "containerStatuses": [
+        {"name": "app", "image": "nginx:1.27", "imageID": "docker.io/nginx@sha256:ab", "containerID": "containerd://" + cid,
+         "ready": True, "restartCount": 0, "started": True, "state": {"running": {}}, "lastState": {}}]}}
+    kubectl("patch", "pod", name, "-n", "shop", "--subresource=status", "--type=merge", "-p", json.dumps(status))
+    return json.loads(kubectl("get", "pod", name, "-n", "shop", "-o", "json"))["metadata"]["uid"]
+
+
+def record(pod, cid, msg="m"):
+    return {"msg": msg, "$!": {"metadata": {"filename": "/var/log/containers/%s_shop_app-%s.log" % (pod, cid)}}}
+
+
+class Helper:
+    def __init__(self, *extra, standalone=False):
+        where = ["--standalone", "--server", os.environ["KC_URL"], "--node", "n1"] if standalone else \
+            ["--socket", SOCK, "--socket-timeout", "2s"]
+        self.p = subprocess.Popen([BIN, "enrich", "--mmexternal", *where, *extra],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={})
+
+    def ask(self, rec, timeout=5.0):
+        """One exchange; returns (reply dict or None, seconds)."""
+        t0 = time.monotonic()
+        self.p.stdin.write((json.dumps(rec) + "\n").encode())
+        self.p.stdin.flush()
+        r, _, _ = select.select([self.p.stdout], [], [], timeout)
+        if not r:
+            return None, time.monotonic() - t0
+        line = self.p.stdout.readline()
+        return json.loads(line), time.monotonic() - t0
+
+    def k8s(self, rec):
+        rep, _ = self.ask(rec)
+        return ((rep or {}).get("$!") or {}).get("kubernetes") or {}
+
+    def close(self):
+        self.p.stdin.close()
+        t0 = time.monotonic()
+        try:
+            rc = self.p.wait(timeout=1.5)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            rc = -9
+        return rc, time.monotonic() - t0, self.p.stderr.read()
+
+
+def until(fn, secs):
+    end = time.monotonic() + secs
+    while True:
+        v = fn()
+        if v or time.monotonic() > end:
+            return v
+        time.sleep(0.05)
+
+
+def pod_gets(pattern):
+    with open(SERVER_LOG, errors="replace") as f:
+        return len(re.findall(pattern, f.read()))
+
+
+def start_daemon():
+    d = subprocess.Popen([BIN, "enrich", "--daemon", "--socket", SOCK, "--node", "n1", "--kubeconfig", KC,
+                          "--deleted-grace", "%ds" % GRACE_S, "--health-listen", "127.0.0.1:0"],
+                         stdout=subprocess.PIPE, stderr=open(os.path.join(TMP, "daemon.err"), "a"), env={})
+    r, _, _ = select.select([d.stdout], [], [], 20)
+    line = d.stdout.readline().decode() if r else ""
+    if "serving on" not in line:
+        raise RuntimeError("daemon did not start: %r %s" % (line, open(os.path.join(TMP, "daemon.err")).read()))
+    m = re.search(r"health on (\S+)", line)
+    return d, (m.group(1) if m else None)
+
+
+def main():
+    kubectl("create", "namespace", "shop")
+    kubectl("label", "namespace", "shop", "team=a")
+    uid_a = create_pod("web-0", "n1", IDS["A"])
+    uid_b1 = create_pod("web-1", "n1", IDS["B1"])
+    create_pod("far", "n2", IDS["FAR"])
+    uid_big = create_pod("big", "n1", IDS["BIG"], annotations={"blob": "x" * 70000})
+    ns = json.loads(kubectl("get", "namespace", "shop", "-o", "json"))["metadata"]
+
+    daemon, health = start_daemon()
+    h = [Helper() for _ in range(4)]
+    ok = until(lambda: h[0].k8s(record("web-0", IDS["A"])).get("pod_id") == uid_a, 20)
+    result(ok, "daemon synced: web-0 enriched through the socket")
+    before = pod_gets(r"GET /api/v1/pods ")
+    answers = [x.k8s(record("web-0", IDS["A"])) for x in h for _ in range(25)]
+    good = all(a.get("pod_id") == uid_a and a.get("namespace_id") == ns["uid"] and
+               a.get("creation_timestamp") == ns["creationTimestamp"] and
+               a.get("labels", {}).get("app_kubernetes_io/name") == "web-0" for a in answers)
+    result(good, "9.5: four helpers enriched in mmkubernetes shape (namespace creation_timestamp)", answers[-1])
+    after = pod_gets(r"GET /api/v1/pods ")
+    result(after == before and 1 <= before <= 3,
+           "9.21: one pod list+watch for four helpers (GET /api/v1/pods lines: %d, then %d)" % (before, after))
+    if health:
+        import urllib.request
+        metrics = urllib.request.urlopen(health + "/metrics", timeout=5).read().decode()
+        result("kcache_podmeta_" in metrics and "kcache_enrich_requests_total" in metrics,
+               "--health-listen serves /metrics with the podmeta and enrich series")
+
+    kubectl("label", "pod", "web-0", "-n", "shop", "tier=gold")
+    ok = until(lambda: h[1].k8s(record("web-0", IDS["A"])).get("labels", {}).get("tier") == "gold", 10)
+    result(ok and h[2].k8s(record("web-0", IDS["A"])).get("labels", {}).get("tier") == "gold",
+           "9.16: a label patched on a running pod shows in records read after the watch event")
+
+    # MX2, CA8's fallback: --standalone with --server, an empty environment, no kubeconfig
+    sa = Helper(standalone=True)
+    ok = until(lambda: sa.k8s(record("web-0", IDS["A"])).get("labels", {}).get("tier") == "gold", 15)
+    rc, _, err = sa.close()
+    result(ok and rc == 0 and not err, "--standalone --server: own cache, empty environment, silent", err[:200])
+
+    far = h[0].k8s(record("far", IDS["FAR"]))
+    result(far.get("pod_name") == "far" and "pod_id" not in far, "RB2: a pod of another node is not enriched", far)
+
+    flb = Helper("--format=fluentbit")
+    gets = pod_gets(r"GET /api/v1/namespaces/shop/pods/big ")  # the test's own kubectl get
+    big = [flb.k8s(record("big", IDS["BIG"])) for _ in range(5)][-1]
+    result(big.get("pod_id") == uid_big and len(big.get("annotations", {}).get("blob", "")) == 70000 and
+           pod_gets(r"GET /api/v1/namespaces/shop/pods/big ") == gets,
+           "9.19: a pod over 64 KiB enriched whole, never fetched by GET", {k: str(v)[:80] for k, v in big.items()})
+
+    # 9.18: StatefulSet-style re-creation under the same name
+    old = h[3].k8s(record("web-1", IDS["B1"]))
+    kubectl("delete", "pod", "web-1", "-n", "shop", "--grace-period=0", "--force", "--wait=false")
+    uid_b2 = create_pod("web-1", "n1", IDS["B2"], labels={"gen": "2"})
+    ok = until(lambda: h[3].k8s(record("web-1", IDS["B2"])).get("pod_id") == uid_b2, 10)
+    again = h[3].k8s(record("web-1", IDS["B1"]))
+    result(old.get("pod_id") == uid_b1 and ok and again.get("pod_id") == uid_b1 and uid_b1 != uid_b2,
+           "9.18: same-name re-creation: the old file's lines get the old UID, the new file's the new",
+           (old.get("pod_id"), again.get("pod_id"), uid_b1, uid_b2))
+
+    # 9.17: deleted pod within --deleted-grace, then file-derived
+    kubectl("delete", "pod", "web-0", "-n", "shop", "--grace-period=0", "--force", "--wait=false")
+    t_del = time.monotonic()
+    gone = until(lambda: subprocess.run(["kubectl", "--kubeconfig", KC, "get", "pod", "web-0", "-n", "shop"],
+                                        capture_output=True).returncode != 0, 10)
+    time.sleep(0.5)  # the watch event has reached the daemon by then (its lag is milliseconds)
+    within = h[0].k8s(record("web-0", IDS["A"]))
+    ok_after = until(lambda: "pod_id" not in h[0].k8s(record("web-0", IDS["A"])), GRACE_S + 15)
+    waited = time.monotonic() - t_del
+    after = h[0].k8s(record("web-0", IDS["A"]))
+    result(gone and within.get("pod_id") == uid_a and ok_after and waited >= GRACE_S - 1 and
+           after.get("pod_name") == "web-0" and after.get("master_url"),
+           "9.17: a deleted pod keeps full metadata within --deleted-grace, file-derived after (%.1fs)" % waited,
+           (within.get("pod_id"), after))
+
+    # 9.20: the daemon dies → file-derived replies at once; it comes back → enriched again
+    daemon.send_signal(signal.SIGTERM)
+    result(daemon.wait(timeout=10) == 0, "daemon exits 0 on SIGTERM")
+    slow, fields = 0.0, []
+    for _ in range(50):
+        rep, dt = h[1].ask(record("web-1", IDS["B2"]))
+        slow = max(slow, dt)
+        fields.append(((rep or {}).get("$!") or {}).get("kubernetes", {}))
+    result(slow < 1.0 and all(f.get("pod_name") == "web-1" and "pod_id" not in f for f in fields),
+           "9.20: daemon down → every reply file-derived, none slow (max %.3fs)" % slow, fields[-1])
+    daemon, _ = start_daemon()
+    ok = until(lambda: h[1].k8s(record("web-1", IDS["B2"])).get("pod_id") == uid_b2, 15)
+    result(ok, "9.20: daemon back → the helper reconnects (backoff) and enriches again")
+
+    # 9.20: the API server goes away → replies still flow from the daemon's cache
+    os.kill(SERVER_PID, signal.SIGTERM)
+    time.sleep(0.5)
+    slow, got = 0.0, []
+    for _ in range(20):
+        rep, dt = h[2].ask(record("web-1", IDS["B2"]))
+        slow = max(slow, dt)
+        got.append(((rep or {}).get("$!") or {}).get("kubernetes", {}).get("pod_name"))
+    result(slow < 1.0 and all(g == "web-1" for g in got),
+           "9.20: API server down → replies still flow (max %.3fs)" % slow)
+
+    # 9.12 / 9.15: helpers exit 0 on EOF within 1 s and wrote nothing to stderr
+    for x in h + [flb]:
+        rc, dt, err = x.close()
+        result(rc == 0 and dt < 1.0 and not err, "9.12/9.15: helper exit %d in %.2fs, stderr %r" % (rc, dt, err[:80]))
+    daemon.send_signal(signal.SIGTERM)
+    daemon.wait(timeout=10)
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except Exception as e:  # a setup step failed: one FAIL line saying which
+        result(False, "enrich_check.py", repr(e))
+    sys.exit(1 if FAILED else 0)

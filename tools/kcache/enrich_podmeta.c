@@ -1,0 +1,221 @@
+/*
+ * enrich_podmeta.c — the metadata view backed by the node cache kc_podmeta
+ * (include/kcache/podmeta.h): what `kcache enrich --daemon` and `--standalone` look pods up in.
+ *
+ * Design: one kc_podmeta (a Pod watch limited to spec.nodeName=--node, a Namespace watch; CA1),
+ * tombstones kept --deleted-grace (DP4). A lookup hands the record's file-derived key to
+ * kc_podmeta_lookup — container id first (it tells a recreated pod of the same name from the old
+ * one, CA6/DP5), the pod UID when the file name gave one (FN13), then namespace/name; when the id
+ * names no container known yet (a container just started), the pod is looked up again by its UID
+ * when known, else by name.
+ * It never sends a request (CA4). Before the first sync it waits at most what is left of
+ * --sync-wait counted from the start (--unsynced=buffer), or not at all (bare), then answers what
+ * the cache holds. The entry's projected JSON (kc_obj_json) is handed to the formatter as a
+ * jansson tree. --health-listen serves /healthz, /readyz and /metrics (kc_health, with
+ * kc_podmeta_metrics_render as a metrics source). The daemon asks with the version a helper holds
+ * (enrich_proto.c): while it is current the answer is "same" and no JSON is made.
+ */
+#include "enrich.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "kcache/error.h"
+
+#include "kcache/health.h"
+#include "kcache/podmeta.h"
+
+struct kc__enrich_cache {
+    kc_client *client;
+    kc_podmeta *pm;
+    kc_cache *hcache; /* empty: kc_health needs one; the metrics are the podmeta's */
+    kc_health *health;
+    int64_t sync_deadline_ms;
+    bool bare;
+};
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static json_t *obj_json(const kc_obj *o)
+{
+    size_t len = 0;
+    const char *s = o ? kc_obj_json(o, &len) : NULL;
+    return s && len ? json_loadb(s, len, 0, NULL) : NULL;
+}
+
+static int pm_lookup(void *ud, const kc__enrich_key *key, kc__enrich_meta *ret)
+{
+    kc__enrich_cache *c = ud;
+    memset(ret, 0, sizeof *ret);
+    if (!kc_podmeta_ready(c->pm) && !c->bare) {
+        int64_t left = c->sync_deadline_ms - now_ms();
+        if (left > 0)
+            kc_podmeta_wait_ready(c->pm, left, NULL);
+    }
+    bool ready = kc_podmeta_ready(c->pm);
+    kc_podmeta_query q = {.ns = key->ns,
+                          .name = key->pod,
+                          .uid = key->uid,
+                          .container_id = key->container_id,
+                          .wait_ms = ready ? 0 : -1};
+    kc_podmeta_result res;
+    int rc = kc_podmeta_lookup(c->pm, &q, &res, NULL);
+    if (rc == KC_ENOTFOUND && key->container_id && (key->uid || (key->ns && key->pod))) {
+        /* an id not in the cache (a container just started or restarted, an id cut short by
+         * the 255-byte name limit): by the pod's UID when known, else by name (CA6) */
+        q.container_id = NULL;
+        q.wait_ms = -1;
+        rc = kc_podmeta_lookup(c->pm, &q, &res, NULL);
+    }
+    if (rc)
+        return rc;
+    const kc_obj *pod = kc_podmeta_pod_obj(res.pod), *ns = kc_podmeta_ns_obj(res.ns);
+    ret->deleted = kc_podmeta_pod_deleted(res.pod);
+    /* changes whenever the answer does: a new pod, an update, a deletion, a namespace update */
+    snprintf(ret->version, sizeof ret->version, "%s/%s/%d/%s/%s", kc_obj_uid(pod),
+             kc_obj_resource_version(pod), ret->deleted, kc_obj_uid(ns),
+             kc_obj_resource_version(ns));
+    if (key->have_version && !strcmp(key->have_version, ret->version)) {
+        ret->same = true; /* the asker holds this answer: no JSON */
+        kc_podmeta_result_clear(&res);
+        return 0;
+    }
+    ret->pod = obj_json(pod);
+    ret->ns = obj_json(ns);
+    kc_podmeta_result_clear(&res);
+    if (!ret->pod) {
+        kc__enrich_meta_clear(ret);
+        return KC_EPARSE;
+    }
+    return 0;
+}
+
+kc__enrich_view kc__enrich_cache_view(kc__enrich_cache *c)
+{
+    return (kc__enrich_view){.lookup = pm_lookup, .ud = c};
+}
+
+static int start_health(kc__enrich_cache *c, const char *listen, char *(*extra)(void *), void *ud,
+                        kc_error *err)
+{
+    int rc = kc_cache_new(c->client, NULL, &c->hcache, err);
+    if (!rc)
+        rc = kc_health_new(c->hcache, listen, NULL, &c->health, err);
+    if (!rc)
+        rc = kc_health_add_metrics_source(c->health, kc_podmeta_metrics_render, c->pm);
+    if (!rc && extra)
+        rc = kc_health_add_metrics_source(c->health, extra, ud);
+    return rc;
+}
+
+#define SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount/"
+
+/* A whole small file (token, CA) as a string (new malloc'd), trailing blanks cut; NULL when it
+ * cannot be read (errno set). */
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return NULL;
+    char *s = calloc(1, 1 << 20);
+    size_t n = s ? fread(s, 1, (1 << 20) - 1, f) : 0;
+    fclose(f);
+    while (s && n && (s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == ' '))
+        s[--n] = '\0';
+    return s;
+}
+
+/* --server URL [--token-file] [--certificate-authority]: no kubeconfig, no environment (MX2). */
+static int connect_url(const kc__enrich_opts *o, kc_client **ret, char *msg, size_t n)
+{
+    const char *tf = o->token_file, *cf = o->ca_file;
+    if (!tf && !access(SA_DIR "token", R_OK))
+        tf = SA_DIR "token";
+    if (!cf && !strncmp(o->server, "https:", 6) && !access(SA_DIR "ca.crt", R_OK))
+        cf = SA_DIR "ca.crt";
+    char *token = tf ? slurp(tf) : NULL, *ca = cf ? slurp(cf) : NULL;
+    if ((tf && !token) || (cf && !ca)) {
+        snprintf(msg, n, "%s %s: cannot read it",
+                 tf && !token ? "--token-file" : "--certificate-authority", tf && !token ? tf : cf);
+        free(token);
+        free(ca);
+        return -1;
+    }
+    kc_config *cfg = NULL;
+    kc_error err = KC_ERROR_INIT;
+    int rc = kc_config_from_url(o->server, ca, token, &cfg, &err);
+    if (!rc)
+        rc = kc_client_new(cfg, NULL, ret, &err);
+    if (rc)
+        snprintf(msg, n, "--server %s: %s", o->server, err.message ? err.message : kc_strerror(rc));
+    kc_config_unref(cfg);
+    kc_error_clear(&err);
+    free(token);
+    free(ca);
+    return rc;
+}
+
+kc__enrich_cache *kc__enrich_cache_start(const kc__enrich_opts *o, char *(*extra_metrics)(void *),
+                                         void *extra_ud, char *msg, size_t n)
+{
+    kc__enrich_cache *c = calloc(1, sizeof *c);
+    if (!c) {
+        snprintf(msg, n, "out of memory");
+        return NULL;
+    }
+    kc__cli_scope scope = {.kubeconfig = o->kubeconfig, .context = o->context};
+    snprintf(msg, n, "cannot connect to the API server (the reason is above)");
+    if (o->server ? connect_url(o, &c->client, msg, n)
+                  : kc__cli_connect("enrich", &scope, &c->client)) {
+        free(c);
+        return NULL;
+    }
+    kc_podmeta_opts po = {.node_name = o->node,
+                          .all_nodes = o->all_nodes,
+                          .deleted_grace_ms = o->deleted_grace_ms ? o->deleted_grace_ms : -1,
+                          .not_seen_wait_ms = o->not_seen_wait_ms ? o->not_seen_wait_ms : -1,
+                          .name_prefix = "enrich-"};
+    kc_error err = KC_ERROR_INIT;
+    int rc = kc_podmeta_new(c->client, &po, &c->pm, &err);
+    if (!rc)
+        rc = kc_podmeta_start(c->pm, &err);
+    c->bare = o->unsynced_bare;
+    c->sync_deadline_ms = now_ms() + o->sync_wait_ms;
+    if (!rc && o->health_listen)
+        rc = start_health(c, o->health_listen, extra_metrics, extra_ud, &err);
+    if (rc) {
+        snprintf(msg, n, "%s", err.message ? err.message : kc_strerror(rc));
+        kc_error_clear(&err);
+        kc__enrich_cache_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+const char *kc__enrich_cache_health_url(kc__enrich_cache *c)
+{
+    return c && c->health ? kc_health_url(c->health) : NULL;
+}
+
+void kc__enrich_cache_free(kc__enrich_cache *c)
+{
+    if (!c)
+        return;
+    kc_health_free(c->health);
+    kc_podmeta_free(c->pm);
+    if (c->hcache) {
+        kc_cache_stop(c->hcache);
+        kc_cache_free(c->hcache);
+    }
+    kc_client_free(c->client);
+    free(c);
+}

@@ -129,8 +129,9 @@ int kc__sim_update(kc__sim *s, kc__rsrc *r, kc__entry *e, json_t *doc, int how, 
     kc__write w = {.r = r,
                    .ns = r->namespaced ? e->ns : "",
                    .version = r->versions[0],
-                   .status_sub = how != SIM_MAIN && r->has_status,
-                   .status_annotations = how == SIM_STATUS_ANNOT};
+                   .status_sub = how != SIM_MAIN && how != SIM_BINDING && r->has_status,
+                   .status_annotations = how == SIM_STATUS_ANNOT,
+                   .binding = how == SIM_BINDING};
     kc_obj *obj = NULL;
     kc_error err = KC_ERROR_INIT;
     kc__meta_del(doc, "resourceVersion");

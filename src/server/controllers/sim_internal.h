@@ -92,10 +92,11 @@ typedef struct kc__sim {
 /* ---- sim.c: queue, timers, writes ---- */
 void kc__sim_enqueue(kc__sim *s, int kind, const char *ns, const char *name);
 void kc__sim_after(kc__sim *s, uint64_t due_ns, int kind, const char *ns, const char *name);
-/* Writes (mu held). doc borrowed. how: SIM_MAIN, SIM_STATUS (the status subresource) or
+/* Writes (mu held). doc borrowed. how: SIM_MAIN, SIM_BINDING (spec.nodeName of a pod, as the
+ * pods/binding subresource), SIM_STATUS (the status subresource) or
  * SIM_STATUS_ANNOT (status and metadata.annotations). *ret (may be NULL) gets the stored object
  * (new reference). Errors are returned (the caller logs nothing). */
-enum { SIM_MAIN = 0, SIM_STATUS = 1, SIM_STATUS_ANNOT = 2 };
+enum { SIM_MAIN = 0, SIM_STATUS = 1, SIM_STATUS_ANNOT = 2, SIM_BINDING = 3 };
 int kc__sim_update(kc__sim *s, kc__rsrc *r, kc__entry *e, json_t *doc, int how, kc_obj **ret);
 int kc__sim_create(kc__sim *s, kc__rsrc *r, const char *ns, json_t *doc, bool keep_status,
                    kc_obj **ret);

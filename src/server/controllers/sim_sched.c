@@ -101,7 +101,7 @@ void kc__sim_schedule(kc__sim *s, kc__entry *e, kc__sim_pod *p)
     }
     json_object_set_new(spec, "nodeName", json_string(s->nodes[best].name));
     kc_obj *bound = NULL;
-    if (kc__sim_update(s, s->r[SIM_POD], e, doc, SIM_MAIN, &bound) == 0) {
+    if (kc__sim_update(s, s->r[SIM_POD], e, doc, SIM_BINDING, &bound) == 0) {
         json_decref(doc);
         doc = kc__doc_from_obj(bound);
         json_t *st = json_object_get(doc, "status");

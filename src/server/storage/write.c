@@ -128,10 +128,11 @@ static int record_manager(const kc__write *w, json_t *doc, const json_t *old, kc
 
 /* The validation of a built-in object (server/validation/, docs/server.md "Validation of
  * built-in types") after defaulting: 422 Invalid. Not for custom resources (their schemas) nor
- * for writes of the status subresource (upstream's status strategies validate other rules). */
+ * for writes of the status subresource (upstream's status strategies validate other rules), nor
+ * for a binding (spec.nodeName only: upstream's binding REST checks the node, not the pod). */
 static int validate_builtin(const kc__write *w, const json_t *doc, const json_t *old, kc_error *err)
 {
-    if (w->r->is_crd || w->status_sub)
+    if (w->r->is_crd || w->status_sub || w->binding)
         return 0;
     return kc__validate_object(w->r->group, w->r->kind, doc, old, err);
 }

@@ -31,6 +31,9 @@ typedef struct kc__write {
      * controller's revision annotation, as upstream's Deployment status strategy keeps them) */
     bool status_annotations;
     bool keep_status; /* seeding: keep .status on create */
+    /* the pods/binding subresource's write (the simulated scheduler): spec.nodeName set on a pod
+     * without one, which the pod update rules of validation/ forbid to an ordinary update */
+    bool binding;
     /* managedFields "Update" entry of a non-apply write (#46): manager NULL = record nothing
      * (apply, which records its own "Apply" entry; seeding; no manager derivable). subresource
      * "status"/"scale" or NULL. */

@@ -46,6 +46,7 @@ PACKAGES = [
     ("api", "scheduling/v1", "scheduling.k8s.io"),
     ("api", "storage/v1", "storage.k8s.io"),
     ("api", "authentication/v1", "authentication.k8s.io"),
+    ("api", "authorization/v1", "authorization.k8s.io"),
 ]
 
 # Messages whose JSON form is not an object of their fields (Go MarshalJSON methods).

@@ -64,6 +64,52 @@ static void test_admission_create_review(void **state)
     json_decref(rev);
 }
 
+/* AR5: request.userInfo names who sent the request — the token's user and groups (and
+ * system:authenticated), not a fixed admin — once the server authenticates (tokens configured). */
+static void test_admission_user_info(void **state)
+{
+    adm_fx *f = *state;
+    char map[128];
+    snprintf(map, sizeof(map), "wh.default:443=127.0.0.1:%d", kc_twh_port(f->wh));
+    kc_server_opts o;
+    memset(&o, 0, sizeof(o));
+    o.webhook_services = map;
+    o.users = "bob=bobtok:devs,ops";
+    kc_server *s = ts_start_opts(&o);
+    assert_non_null(s);
+    kc_server *keep = f->srv;
+    f->srv = s; /* adm_config writes through f->srv (no token: bob writes it) */
+    const char *hs[] = {"Authorization: Bearer bobtok", NULL};
+    ts_resp r;
+    char cfg[8192];
+    snprintf(cfg, sizeof cfg,
+             "{\"apiVersion\":\"admissionregistration.k8s.io/v1\",\"kind\":"
+             "\"ValidatingWebhookConfiguration\",\"metadata\":{\"name\":\"u\"},\"webhooks\":[%s]}",
+             adm_hook(f, "u.example.com", "/u", NULL));
+    ts_req_h(s, "POST", "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations",
+             "application/json", cfg, NULL, hs, &r);
+    assert_int_equal(r.status, 201);
+    ts_resp_free(&r);
+    ts_req_h(s, "POST", CM_PATH, "application/json", ts_cm("who", NULL), NULL, hs, &r);
+    assert_int_equal(r.status, 201);
+    ts_resp_free(&r);
+    json_t *q;
+    json_t *rev = adm_review(f, "/u", 0, &q);
+    assert_string_equal(ts_s(q, "userInfo.username"), "bob");
+    json_t *g = ts_j(q, "userInfo.groups");
+    assert_true(json_is_array(g));
+    bool devs = false, authed = false;
+    for (size_t i = 0; i < json_array_size(g); i++) {
+        const char *x = json_string_value(json_array_get(g, i));
+        devs |= x && !strcmp(x, "devs");
+        authed |= x && !strcmp(x, "system:authenticated");
+    }
+    assert_true(devs && authed);
+    json_decref(rev);
+    f->srv = keep;
+    kc_server_free(s);
+}
+
 /* §11.2 — AR6, CH12: DELETE sends oldObject; a mutating patch on DELETE is a 500. */
 static void test_admission_delete(void **state)
 {
@@ -536,6 +582,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_admission_create_review, adm_setup, adm_teardown),
+        cmocka_unit_test_setup_teardown(test_admission_user_info, adm_setup, adm_teardown),
         cmocka_unit_test_setup_teardown(test_admission_delete, adm_setup, adm_teardown),
         cmocka_unit_test_setup_teardown(test_admission_denials, adm_setup, adm_teardown),
         cmocka_unit_test_setup_teardown(test_admission_connection_reuse, adm_setup, adm_teardown),

@@ -206,10 +206,12 @@ static void test_server_proto_covers_served_builtins(void **state)
             char av[192], lk[160];
             snprintf(av, sizeof(av), "%s%s%s", b[i].group, *b[i].group ? "/" : "", v);
             snprintf(lk, sizeof(lk), "%sList", b[i].kind);
-            if (kc__pb_lookup(av, b[i].kind) < 0 || kc__pb_lookup(av, lk) < 0)
+            /* the reviews (create-only, KC__BI_VIRTUAL) have no list, as upstream */
+            bool list = !(b[i].flags & KC__BI_VIRTUAL);
+            if (kc__pb_lookup(av, b[i].kind) < 0 || (list && kc__pb_lookup(av, lk) < 0))
                 fprintf(stderr, "no protobuf message for %s %s\n", av, b[i].kind);
             assert_true(kc__pb_lookup(av, b[i].kind) >= 0);
-            assert_true(kc__pb_lookup(av, lk) >= 0);
+            assert_true(!list || kc__pb_lookup(av, lk) >= 0);
         }
         covered++;
     }

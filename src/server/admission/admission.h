@@ -26,6 +26,7 @@ typedef struct kc__adm_attrs {
     bool dry_run;
     const json_t *old;     /* the stored object (UPDATE, DELETE), else NULL */
     const json_t *options; /* CreateOptions / UpdateOptions / DeleteOptions, or NULL */
+    const json_t *user_info; /* request.userInfo (who sent it), NULL = the default admin */
     /* a webhook's warning, for the reply's Warning headers (duplicates already dropped) */
     void (*warn)(void *ctx, const char *text);
     void *warn_ctx;

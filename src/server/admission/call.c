@@ -121,8 +121,10 @@ static json_t *review(const kc__adm_chain *c, const char *api_version, const jso
         json_object_set_new(q, "namespace", json_string(ns));
     json_object_set_new(q, "operation", json_string(a->op));
     json_object_set_new(q, "userInfo",
-                        json_pack("{s:s, s:[s, s]}", "username", "kcache-admin", "groups",
-                                  "system:masters", "system:authenticated"));
+                        a->user_info
+                            ? json_deep_copy(a->user_info)
+                            : json_pack("{s:s, s:[s, s]}", "username", "kcache-admin", "groups",
+                                        "system:masters", "system:authenticated"));
     json_object_set_new(q, "object", obj ? json_deep_copy(obj) : json_null());
     json_object_set_new(q, "oldObject", a->old ? json_deep_copy(a->old) : json_null());
     json_object_set_new(q, "dryRun", json_boolean(a->dry_run));

@@ -35,6 +35,7 @@ int kc__admit_begin(kc__req *req, kc__rsrc *r, const char *op, bool dry, const c
                        .name = req->route.has_name ? req->route.name : "",
                        .op = op,
                        .dry_run = dry,
+                       .user_info = req->user_info,
                        .warn = warn,
                        .warn_ctx = req};
     int rc = kc__adm_begin(req->srv, &a, ret, &req->err);

@@ -75,6 +75,10 @@ typedef struct kc__req {
     /* the canonical shardSelector a list echoes in metadata.shardInfo.selector (S8); NULL = none
      * (borrowed from the verb's parsed selector, valid while it replies) */
     const char *shard_echo;
+    /* who sent the request (authentication.k8s.io/v1 UserInfo: username, uid, groups) when
+     * authentication ran (tokens configured or RBAC mode; http/authorize.c), handed to admission
+     * webhooks as request.userInfo; owned, freed with the request. NULL = the default admin. */
+    json_t *user_info;
 } kc__req;
 
 /* Reply helpers: take over body (malloc'd). Return 0, or KC_ENOMEM. */

@@ -134,6 +134,23 @@ static int answer(kc__req *req, const kc__user *u, const kc__route *rt, bool *re
     return rc ? rc : kc__reply(req, 201, out, len);
 }
 
+/* u as an admission review's request.userInfo (username, uid when set, groups); NULL on out of
+ * memory (the review then names the default admin). */
+static json_t *user_info(const kc__user *u)
+{
+    json_t *groups = json_array(), *o = json_pack("{s:s}", "username", u->name);
+    for (size_t i = 0; groups && i < u->n_groups; i++)
+        json_array_append_new(groups, json_string(u->groups[i]));
+    if (o && u->uid[0])
+        json_object_set_new(o, "uid", json_string(u->uid));
+    if (o && groups && u->n_groups) {
+        json_object_set_new(o, "groups", groups);
+        groups = NULL;
+    }
+    json_decref(groups);
+    return o;
+}
+
 int kc__http_authorize(kc__req *req, bool *ret_answered)
 {
     kc_server *srv = req->srv;
@@ -152,6 +169,7 @@ int kc__http_authorize(kc__req *req, bool *ret_answered)
     if (x.any &&
         (rc = kc__authz_impersonate(srv, &u, x.user, x.groups, x.n_groups, x.uid, &req->err)) != 0)
         return rc;
+    req->user_info = user_info(&u);
     kc__route rt;
     bool resource = kc__route_parse(req->path, &rt) == 0 && rt.kind == KC__R_RESOURCE;
     char verb[16];

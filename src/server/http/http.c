@@ -520,6 +520,7 @@ void kc__http_on_completed(void *cls, struct MHD_Connection *conn, void **con_cl
         MHD_destroy_response(cc->req.resp);
     cc->req.resp = NULL;
     kc_error_clear(&cc->req.err);
+    json_decref(cc->req.user_info);
     kc__buf_free(&cc->body);
     free(cc);
     *con_cls = NULL;

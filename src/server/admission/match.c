@@ -9,6 +9,7 @@
  * the webhook; it is never called as if they held.
  */
 #include "server/admission/admission_internal.h"
+#include "server/validation/validation.h"
 
 #include <string.h>
 
@@ -91,52 +92,13 @@ static bool rules_match(const kc__adm_chain *c, const json_t *rules, const char 
     return false;
 }
 
-static bool expr_match(const json_t *ex, const json_t *labels)
-{
-    const char *key = json_string_value(json_object_get(ex, "key"));
-    const char *op = json_string_value(json_object_get(ex, "operator"));
-    if (!key || !op)
-        return false;
-    const char *v = json_string_value(json_object_get(labels, key));
-    if (!strcmp(op, "Exists"))
-        return v != NULL;
-    if (!strcmp(op, "DoesNotExist"))
-        return v == NULL;
-    bool in = false;
-    size_t i;
-    json_t *e;
-    json_array_foreach(json_object_get(ex, "values"), i, e)
-    {
-        if (v && json_string_value(e) && !strcmp(json_string_value(e), v))
-            in = true;
-    }
-    if (!strcmp(op, "In"))
-        return in;
-    if (!strcmp(op, "NotIn"))
-        return !in;
-    return false;
-}
-
 bool kc__adm_selector_match(const json_t *sel, const json_t *labels)
 {
     if (!json_is_object(sel))
-        return true;
-    const char *k;
-    json_t *v;
-    json_object_foreach((json_t *)json_object_get(sel, "matchLabels"), k, v)
-    {
-        const char *have = json_string_value(json_object_get(labels, k));
-        if (!have || !json_string_value(v) || strcmp(have, json_string_value(v)))
-            return false;
-    }
-    size_t i;
-    json_t *ex;
-    json_array_foreach(json_object_get(sel, "matchExpressions"), i, ex)
-    {
-        if (!expr_match(ex, labels))
-            return false;
-    }
-    return true;
+        return true; /* no selector: every object */
+    bool empty, bad;
+    bool m = kc__v_selector_matches(sel, labels, &empty, &bad);
+    return empty || m; /* {} selects everything; an invalid selector nothing */
 }
 
 static const json_t *labels_of(const json_t *obj)

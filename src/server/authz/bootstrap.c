@@ -22,6 +22,7 @@
  */
 #include "server/authz/authz_internal.h"
 #include "server/storage/write.h"
+#include "server/validation/validation.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -129,57 +130,13 @@ int kc__authz_bootstrap(kc_server *srv, bool have_lock, kc_error *err)
     return 0;
 }
 
-/* Does one matchExpressions entry hold for labels? */
-static bool expr_holds(const json_t *labels, const json_t *ex)
-{
-    const char *key = json_string_value(json_object_get(ex, "key"));
-    const char *op = json_string_value(json_object_get(ex, "operator"));
-    if (!key || !op)
-        return false;
-    const char *v = json_string_value(json_object_get(labels, key));
-    if (!strcmp(op, "Exists"))
-        return v != NULL;
-    if (!strcmp(op, "DoesNotExist"))
-        return v == NULL;
-    bool in = false;
-    size_t i;
-    json_t *x;
-    json_array_foreach(json_object_get(ex, "values"), i, x)
-    {
-        if (v && json_string_value(x) && !strcmp(json_string_value(x), v))
-            in = true;
-    }
-    if (!strcmp(op, "In"))
-        return in;
-    if (!strcmp(op, "NotIn"))
-        return !in;
-    return false;
-}
-
 /* Does the LabelSelector sel (non-empty) match labels? An empty selector matches nothing here,
  * as upstream's aggregation skips it. */
 static bool selector_matches(const json_t *sel, const json_t *labels)
 {
-    const json_t *ml = json_object_get(sel, "matchLabels");
-    const json_t *me = json_object_get(sel, "matchExpressions");
-    if (!json_object_size(ml) && !json_array_size(me))
-        return false;
-    const char *k;
-    json_t *v;
-    json_object_foreach((json_t *)ml, k, v)
-    {
-        const char *have = json_string_value(json_object_get(labels, k));
-        if (!have || !json_string_value(v) || strcmp(have, json_string_value(v)) != 0)
-            return false;
-    }
-    size_t i;
-    json_t *ex;
-    json_array_foreach(me, i, ex)
-    {
-        if (!expr_holds(labels, ex))
-            return false;
-    }
-    return true;
+    bool empty, bad;
+    bool m = kc__v_selector_matches(sel, labels, &empty, &bad);
+    return !empty && m;
 }
 
 static bool matches_any(const json_t *selectors, const json_t *doc)

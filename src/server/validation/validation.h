@@ -15,6 +15,7 @@
 #define KC_SERVER_VALIDATION_H
 
 #include <jansson.h>
+#include <stdbool.h>
 
 #include "kcache/error.h"
 
@@ -25,5 +26,14 @@
  * {reason FieldValue…, message, field} per error; KC_ENOMEM. err may be NULL. */
 int kc__validate_object(const char *group, const char *kind, const json_t *doc, const json_t *old,
                         kc_error *err);
+
+/* Does the metav1.LabelSelector sel match labels (a metadata.labels object, may be NULL)?
+ * matchLabels and matchExpressions (In, NotIn, Exists, DoesNotExist) all hold, as upstream's
+ * LabelSelectorAsSelector. A sel that is not an object matches nothing (labels.Nothing()).
+ * *empty: sel names no requirement (the callers decide what that means: everything for webhooks'
+ * selectors, nothing for ClusterRole aggregation); *bad: an unknown operator or values not fitting
+ * it, and then false. The one selector matcher of the server rooms (validation, admission, authz).
+ * Thread-safe (pure). */
+bool kc__v_selector_matches(const json_t *sel, const json_t *labels, bool *empty, bool *bad);
 
 #endif

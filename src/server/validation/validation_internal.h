@@ -85,9 +85,6 @@ void kc__v_labels_annotations(kc__vlist *l, const char *base, const json_t *meta
 void kc__v_annotations(kc__vlist *l, const char *field, const json_t *ann);
 /* ValidateLabelSelector of sel (NULL allowed) at field. */
 void kc__v_label_selector(kc__vlist *l, const char *field, const json_t *sel);
-/* LabelSelectorAsSelector(sel) then Matches(labels): *empty when it selects everything (no
- * requirement), false on an invalid selector (*bad set). NULL sel selects nothing. */
-bool kc__v_selector_matches(const json_t *sel, const json_t *labels, bool *empty, bool *bad);
 
 /* ---- pods (pod.c, pod_update.c) ------------------------------------------------------------- */
 

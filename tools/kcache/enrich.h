@@ -21,6 +21,7 @@
 #include <regex.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 /* ---- what a record names (enrich_record.c) ------------------------------------------------ */
@@ -79,9 +80,15 @@ typedef struct kc__enrich_meta {
 
 /* lookup returns 0 (meta filled), KC_ENOTFOUND (no such pod), or another negative code (no
  * answer now: daemon down, cache not synced) — the record then gets file-derived fields. */
+/* generation (may be NULL: none): a counter the view's owner increments (atomic, release) after
+ * any change that may alter any answer — a pod or namespace event applied, a tombstone expired, a
+ * background GET's result stored — and never otherwise. The daemon points it into a shared page its
+ * helpers map read-only: a helper reuses an answer it holds while the counter is unchanged (CA3
+ * holds: the increment follows the change, and a helper reads the counter before each reuse). */
 typedef struct kc__enrich_view {
     int (*lookup)(void *ud, const kc__enrich_key *key, kc__enrich_meta *ret);
     void *ud;
+    _Atomic uint64_t *generation;
 } kc__enrich_view;
 
 void kc__enrich_meta_clear(kc__enrich_meta *m);

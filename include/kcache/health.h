@@ -14,6 +14,7 @@
  *                 names are unique within a cache, so no two series of a metric share labels.
  *                 Then the text of every source added with kc_health_add_metrics_source (a
  *                 controller's work queue, …).
+ *   Informers outside the cache (kc_health_add_informer) count in /readyz and /metrics alike.
  *
  * Lifecycle: kc_health_new → kc_health_free (stops and frees). Thread-safety: the endpoint reads
  * the cache from its own thread; kc_health_url/port are thread-safe; kc_health_free must not race
@@ -72,6 +73,23 @@ KC_API int kc_health_add_metrics_source(kc_health *h, char *(*render)(void *ud),
  * not be called again. No ownership transfer (ud is the caller's again). Thread-safe (not from
  * inside render). Errors: KC_EINVAL (NULL), KC_ENOTFOUND (no such source). Since 0.1. */
 KC_API int kc_health_remove_metrics_source(kc_health *h, char *(*render)(void *ud), void *ud);
+
+/*
+ * Also report inf, an informer outside the endpoint's cache (e.g. kc_podmeta_pod_informer: a
+ * component that runs its own informers), in /readyz — one "[+]informer <name> ok" / "[-]informer
+ * <name> failed: …" line, with its last error, like the cache's; /readyz is 503 while a required
+ * one is not ready — and in /metrics (the same kcache_informer_* series). Its name
+ * (kc_informer_name) should differ from the cache's informers'. inf is borrowed: it must stay
+ * valid until kc_health_remove_informer or kc_health_free. At most
+ * KC_HEALTH_INFORMERS_MAX. Thread-safe. Errors: KC_EINVAL (NULL h or inf), KC_EEXISTS (added
+ * already), KC_EBUSY (too many), KC_ENOMEM. Since 0.1.
+ */
+#define KC_HEALTH_INFORMERS_MAX 256
+KC_API int kc_health_add_informer(kc_health *h, kc_informer *inf, bool required);
+
+/* Stop reporting inf; on return the endpoint no longer reads it. No ownership transfer.
+ * Thread-safe. Errors: KC_EINVAL (NULL), KC_ENOTFOUND (not added). Since 0.1. */
+KC_API int kc_health_remove_informer(kc_health *h, kc_informer *inf);
 
 /* Stop serving and free (h is consumed). Accepts NULL. Not thread-safe: must not race with other
  * calls on the endpoint. Never fails. Since 0.1. */

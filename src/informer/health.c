@@ -12,7 +12,10 @@
  * resource and namespace, followed by the text of each added metrics source (render callbacks of
  * other layers, e.g. a controller's work queue: this layer never includes theirs). The sources
  * list has its own lock, held while the sources render, so that once
- * kc_health_remove_metrics_source returns its callback is never running.
+ * kc_health_remove_metrics_source returns its callback is never running. Informers outside the
+ * cache (kc_health_add_informer: a component running its own, like kc_podmeta) are listed after
+ * the cache's, in /readyz and in the same metric families, under a lock of their own held while
+ * they are read, so that once kc_health_remove_informer returns the endpoint no longer reads one.
  */
 #include "informer/internal.h"
 #include "kcache/health.h"
@@ -30,8 +33,16 @@ typedef struct metrics_source {
     void *ud;
 } metrics_source;
 
+typedef struct extra_informer {
+    kc_informer *inf;
+    bool required;
+} extra_informer;
+
 struct kc_health {
     kc_cache *cache;
+    pthread_mutex_t informers_mu; /* guards informers; held while they are read */
+    extra_informer *informers;    /* kc_health_add_informer: outside the cache */
+    size_t n_informers;
     struct MHD_Daemon *d;
     int port;
     char url[64];
@@ -162,23 +173,28 @@ static void series_labels(kc__buf *b, const kc_informer *inf)
     kc__buf_append_char(b, '}');
 }
 
-char *kc_health_metrics_text(kc_cache *cache)
+/* The cache's informers, then the n_extra of extra. */
+static kc_informer *informer_at(kc_cache *cache, size_t n_cache, const extra_informer *extra,
+                                size_t i)
 {
-    if (!cache)
-        return NULL;
+    return i < n_cache ? kc_cache_informer_at(cache, i) : extra[i - n_cache].inf;
+}
+
+static char *metrics_text(kc_cache *cache, const extra_informer *extra, size_t n_extra)
+{
     kc__buf b = KC__BUF_INIT(1024 * 1024);
-    size_t n = kc_cache_informer_count(cache);
+    size_t nc = kc_cache_informer_count(cache), n = nc + n_extra;
     kc_informer_status *sts = calloc(n ? n : 1, sizeof(*sts));
     if (!sts)
         return NULL;
     for (size_t i = 0; i < n; i++)
-        kc_informer_get_status(kc_cache_informer_at(cache, i), &sts[i]);
+        kc_informer_get_status(informer_at(cache, nc, extra, i), &sts[i]);
     for (size_t m = 0; m < KC__ARRAY_LEN(METRICS); m++) {
         kc__buf_printf(&b, "# HELP %s %s\n# TYPE %s %s\n", METRICS[m].name, METRICS[m].help,
                        METRICS[m].name, METRICS[m].type);
         for (size_t i = 0; i < n; i++) {
             kc__buf_append_str(&b, METRICS[m].name);
-            series_labels(&b, kc_cache_informer_at(cache, i));
+            series_labels(&b, informer_at(cache, nc, extra, i));
             kc__buf_append_char(&b, ' ');
             metric_value(&b, m, &sts[i]);
             kc__buf_append_char(&b, '\n');
@@ -190,6 +206,11 @@ char *kc_health_metrics_text(kc_cache *cache)
                    kc_cache_ready(cache) ? 1 : 0);
     free(sts);
     return kc__buf_steal(&b, NULL);
+}
+
+char *kc_health_metrics_text(kc_cache *cache)
+{
+    return cache ? metrics_text(cache, NULL, 0) : NULL;
 }
 
 /* ---- other layers' metrics ------------------------------------------------------------------ */
@@ -246,46 +267,98 @@ int kc_health_remove_metrics_source(kc_health *h, char *(*render)(void *ud), voi
     return rc;
 }
 
+int kc_health_add_informer(kc_health *h, kc_informer *inf, bool required)
+{
+    if (!h || !inf)
+        return KC_EINVAL;
+    int rc = 0;
+    pthread_mutex_lock(&h->informers_mu);
+    for (size_t i = 0; i < h->n_informers && !rc; i++)
+        if (h->informers[i].inf == inf)
+            rc = KC_EEXISTS;
+    if (!rc && h->n_informers >= KC_HEALTH_INFORMERS_MAX)
+        rc = KC_EBUSY;
+    if (!rc) {
+        extra_informer *ni = realloc(h->informers, (h->n_informers + 1) * sizeof(*ni));
+        if (ni) {
+            h->informers = ni;
+            h->informers[h->n_informers++] = (extra_informer){inf, required};
+        } else {
+            rc = KC_ENOMEM;
+        }
+    }
+    pthread_mutex_unlock(&h->informers_mu);
+    return rc;
+}
+
+int kc_health_remove_informer(kc_health *h, kc_informer *inf)
+{
+    if (!h || !inf)
+        return KC_EINVAL;
+    int rc = KC_ENOTFOUND;
+    pthread_mutex_lock(&h->informers_mu);
+    for (size_t i = 0; i < h->n_informers; i++) {
+        if (h->informers[i].inf == inf) {
+            memmove(&h->informers[i], &h->informers[i + 1],
+                    (h->n_informers - i - 1) * sizeof(h->informers[0]));
+            h->n_informers--;
+            rc = 0;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&h->informers_mu);
+    return rc;
+}
+
 /* One line per informer into lines ("[+]informer NAME ok" / "[-]informer NAME failed: why…");
  * false when a required informer is not ready. Shared with the webhook server's /readyz. */
+/* inf's line; false when it is required and not ready. */
+static bool readyz_check(kc_informer *inf, bool required, kc__buf *lines)
+{
+    kc_informer_status st;
+    kc_informer_get_status(inf, &st);
+    if (st.ready) {
+        kc__buf_printf(lines, "[+]informer %s ok\n", kc_informer_name(inf));
+        return true;
+    }
+    const char *why = st.phase == KC_INFORMER_PHASE_STOPPED ? "stopped"
+                      : !st.synced                          ? "not synced"
+                                                            : "stale";
+    kc__buf_printf(lines, "[%c]informer %s %s: %s", required ? '-' : '+', kc_informer_name(inf),
+                   required ? "failed" : "optional, failed", why);
+    if (st.synced && st.disconnected_ms > 0)
+        kc__buf_printf(lines, " (watch down for %.1fs)", (double)st.disconnected_ms / 1000.0);
+    if (st.consecutive_errors > 0 && st.phase != KC_INFORMER_PHASE_STOPPED) {
+        kc__buf_printf(lines, ": last error %.1fs ago (%llu in a row): ",
+                       (double)st.last_error_age_ms / 1000.0,
+                       (unsigned long long)st.consecutive_errors);
+        kc__inf_error_text(&st, lines);
+    }
+    kc__buf_append_char(lines, '\n');
+    return !required;
+}
+
 bool kc__health_readyz_checks(kc_cache *cache, kc__buf *lines)
 {
     size_t n = kc_cache_informer_count(cache);
     bool ok = true;
-    for (size_t i = 0; i < n; i++) {
-        kc_informer *inf = kc_cache_informer_at(cache, i);
-        bool required = kc_cache_informer_required(cache, i);
-        kc_informer_status st;
-        kc_informer_get_status(inf, &st);
-        if (st.ready) {
-            kc__buf_printf(lines, "[+]informer %s ok\n", kc_informer_name(inf));
-            continue;
-        }
-        if (required)
+    for (size_t i = 0; i < n; i++)
+        if (!readyz_check(kc_cache_informer_at(cache, i), kc_cache_informer_required(cache, i),
+                          lines))
             ok = false;
-        const char *why = st.phase == KC_INFORMER_PHASE_STOPPED ? "stopped"
-                          : !st.synced                          ? "not synced"
-                                                                : "stale";
-        kc__buf_printf(lines, "[%c]informer %s %s: %s", required ? '-' : '+', kc_informer_name(inf),
-                       required ? "failed" : "optional, failed", why);
-        if (st.synced && st.disconnected_ms > 0)
-            kc__buf_printf(lines, " (watch down for %.1fs)", (double)st.disconnected_ms / 1000.0);
-        if (st.consecutive_errors > 0 && st.phase != KC_INFORMER_PHASE_STOPPED) {
-            kc__buf_printf(lines, ": last error %.1fs ago (%llu in a row): ",
-                           (double)st.last_error_age_ms / 1000.0,
-                           (unsigned long long)st.consecutive_errors);
-            kc__inf_error_text(&st, lines);
-        }
-        kc__buf_append_char(lines, '\n');
-    }
     return ok;
 }
 
 /* Returns the HTTP status; fills b with the body. */
-static unsigned readyz(kc_cache *cache, bool verbose, kc__buf *b)
+static unsigned readyz(kc_health *h, bool verbose, kc__buf *b)
 {
     kc__buf lines = KC__BUF_INIT(1024 * 1024);
-    bool ok = kc__health_readyz_checks(cache, &lines);
+    bool ok = kc__health_readyz_checks(h->cache, &lines);
+    pthread_mutex_lock(&h->informers_mu);
+    for (size_t i = 0; i < h->n_informers; i++)
+        if (!readyz_check(h->informers[i].inf, h->informers[i].required, &lines))
+            ok = false;
+    pthread_mutex_unlock(&h->informers_mu);
     if (ok && !verbose) {
         kc__buf_append_str(b, "ok");
     } else {
@@ -330,11 +403,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         status = MHD_HTTP_METHOD_NOT_ALLOWED;
         kc__buf_append_str(&b, "method not allowed\n");
     } else if (strcmp(url, "/readyz") == 0) {
-        status = readyz(h->cache, verbose, &b);
+        status = readyz(h, verbose, &b);
     } else if (strcmp(url, "/healthz") == 0 || strcmp(url, "/livez") == 0) {
         kc__buf_append_str(&b, verbose ? "[+]ping ok\nhealthz check passed\n" : "ok");
     } else if (strcmp(url, "/metrics") == 0) {
-        char *m = kc_health_metrics_text(h->cache);
+        pthread_mutex_lock(&h->informers_mu);
+        char *m = metrics_text(h->cache, h->informers, h->n_informers);
+        pthread_mutex_unlock(&h->informers_mu);
         if (m)
             kc__buf_append_str(&b, m);
         else
@@ -402,6 +477,7 @@ int(kc_health_new)(kc_cache *cache, const char *listen, const kc_health_opts *op
         return kc_error_set(err, KC_ENOMEM, "health: out of memory");
     h->cache = cache;
     pthread_mutex_init(&h->sources_mu, NULL);
+    pthread_mutex_init(&h->informers_mu, NULL);
     unsigned maxc = (opts && opts->max_connections) ? opts->max_connections : 64;
     h->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL, 0, NULL, NULL,
                             on_request, h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
@@ -409,6 +485,7 @@ int(kc_health_new)(kc_cache *cache, const char *listen, const kc_health_opts *op
                             (unsigned)30, MHD_OPTION_END);
     if (!h->d) {
         pthread_mutex_destroy(&h->sources_mu);
+        pthread_mutex_destroy(&h->informers_mu);
         free(h);
         return kc_error_set(err, KC_EIO, "health: cannot listen on %s",
                             listen ? listen : "127.0.0.1:0");
@@ -441,6 +518,8 @@ void kc_health_free(kc_health *h)
         return;
     MHD_stop_daemon(h->d);
     pthread_mutex_destroy(&h->sources_mu);
+    pthread_mutex_destroy(&h->informers_mu);
     free(h->sources);
+    free(h->informers);
     free(h);
 }

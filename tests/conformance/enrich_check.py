@@ -15,6 +15,8 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 
 BIN, TMP = os.environ["KC_BIN"], os.environ["KC_TMP"]
 KC, SERVER_LOG, SERVER_PID = os.environ["KC_KUBECONFIG"], os.environ["KC_ERR"], int(os.environ["KC_PID"])
@@ -57,9 +59,9 @@ def record(pod, cid, msg="m"):
 
 
 class Helper:
-    def __init__(self, *extra, standalone=False):
+    def __init__(self, *extra, standalone=False, sock=SOCK):
         where = ["--standalone", "--server", os.environ["KC_URL"], "--node", "n1"] if standalone else \
-            ["--socket", SOCK, "--socket-timeout", "2s"]
+            ["--socket", sock, "--socket-timeout", "2s"]
         self.p = subprocess.Popen([BIN, "enrich", "--mmexternal", *where, *extra],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={})
 
@@ -103,8 +105,9 @@ def pod_gets(pattern):
         return len(re.findall(pattern, f.read()))
 
 
-def start_daemon():
-    d = subprocess.Popen([BIN, "enrich", "--daemon", "--socket", SOCK, "--node", "n1", "--kubeconfig", KC,
+def start_daemon(*where, sock=SOCK):
+    where = where or ("--kubeconfig", KC)
+    d = subprocess.Popen([BIN, "enrich", "--daemon", "--socket", sock, "--node", "n1", *where,
                           "--deleted-grace", "%ds" % GRACE_S, "--health-listen", "127.0.0.1:0"],
                          stdout=subprocess.PIPE, stderr=open(os.path.join(TMP, "daemon.err"), "a"), env={})
     r, _, _ = select.select([d.stdout], [], [], 20)
@@ -115,7 +118,123 @@ def start_daemon():
     return d, (m.group(1) if m else None)
 
 
+def http(url, method="GET", body=None):
+    """(status, text) of one request; urllib's HTTPError is an answer too."""
+    req = urllib.request.Request(url, method=method, data=json.dumps(body).encode() if body is not None else None)
+    try:
+        with urllib.request.urlopen(req, timeout=5) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+def metric(health, name):
+    """The value of one series of the daemon's /metrics (name with its labels), or None."""
+    _, text = http(health + "/metrics")
+    m = re.search(r"^%s (\S+)$" % re.escape(name), text, re.M)
+    return float(m.group(1)) if m else None
+
+
+def faults(body):
+    status, text = http(os.environ["KC_URL"] + "/admin/faults", "PUT", body)
+    if status != 200:
+        raise RuntimeError("PUT /admin/faults %s: %s %s" % (body, status, text))
+
+
+def cold_start():
+    """9.14 (CA4, MX9): the API server unreachable from the start — the daemon serves anyway, a
+    reply carries the file-derived fields well within responseTimeout=2000 (the 2 s bound is
+    rsyslog's timeout, a correctness bound), and /readyz says 503 naming the pod informer."""
+    import socket
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    dead = "http://127.0.0.1:%d" % s.getsockname()[1]  # bound, never listening: refused
+    sock = os.path.join(TMP, "cold.sock")
+    d, health = start_daemon("--server", dead, sock=sock)
+    x = Helper(sock=sock)
+    rep, dt = x.ask(record("web-0", IDS["A"]))
+    k = ((rep or {}).get("$!") or {}).get("kubernetes") or {}
+    result(dt < 2.0 and k.get("pod_name") == "web-0" and k.get("namespace_name") == "shop" and "pod_id" not in k,
+           "9.14: cold start, API server unreachable: file-derived reply in %.2fs" % dt, rep)
+    until(lambda: "last error" in http(health + "/readyz?verbose")[1], 5)
+    status, text = http(health + "/readyz?verbose")
+    result(status == 503 and "[-]informer enrich-pods failed: not synced" in text and "last error" in text,
+           "/readyz: 503 before the first sync, naming the informer and its last error", (status, text))
+    x.close()
+    d.send_signal(signal.SIGTERM)
+    d.wait(timeout=10)
+    s.close()
+
+
+def ca5(h, health):
+    """CA5: a miss after sync — a pod of another node, or none at all — is answered at once with
+    the file-derived fields and fetched by one rate-limited background GET; later records get the
+    fetched pod (its node named), a 404 is remembered (one GET however often it is asked)."""
+    far_get = r"GET /api/v1/namespaces/shop/pods/far "
+    base = pod_gets(far_get)  # the test's own kubectl get
+    first, dt = h[0].ask(record("far", IDS["FAR"]))
+    k = ((first or {}).get("$!") or {}).get("kubernetes") or {}
+    result(k.get("pod_name") == "far" and "pod_id" not in k and dt < 1.0,
+           "CA4/CA5: a pod of another node: the first reply file-derived, not waiting (%.3fs)" % dt, first)
+    ok = until(lambda: h[1].k8s(record("far", IDS["FAR"])).get("host") == "n2", 10)
+    for _ in range(20):
+        h[2].k8s(record("far", IDS["FAR"]))
+    result(ok and pod_gets(far_get) - base == 1, "CA5: then enriched from one background GET (host n2; GETs: %d)"
+           % (pod_gets(far_get) - base))
+    for _ in range(30):
+        rep = h[3].k8s(record("ghost", IDS["FAR"]))
+    until(lambda: pod_gets(r"GET /api/v1/namespaces/shop/pods/ghost 404") >= 1, 5)
+    for _ in range(30):
+        rep = h[3].k8s(record("ghost", IDS["FAR"]))
+    neg = metric(health, "kcache_enrich_fetch_lookups_total{result=\"negative\"}")
+    result(pod_gets(r"GET /api/v1/namespaces/shop/pods/ghost ") == 1 and neg and neg >= 1 and
+           rep.get("pod_name") == "ghost" and "pod_id" not in rep,
+           "CA5: a 404 is remembered (60 lookups, 1 GET, %s negative hits)" % neg)
+    # 9.19 through the GET path: a pod over 64 KiB on another node, fetched whole, once
+    create_pod("bigfar", "n2", IDS["FAR"], annotations={"blob": "y" * 70000})
+    base = pod_gets(r"GET /api/v1/namespaces/shop/pods/bigfar 200")
+    flb = Helper("--format=fluentbit")
+    ok = until(lambda: len(flb.k8s(record("bigfar", IDS["FAR"])).get("annotations", {}).get("blob", "")) == 70000, 10)
+    for _ in range(10):
+        flb.k8s(record("bigfar", IDS["FAR"]))
+    n = pod_gets(r"GET /api/v1/namespaces/shop/pods/bigfar 200") - base
+    result(ok and n == 1, "9.19 (AN11): a 70 KiB pod fetched by GET is served whole, one GET for 11 records (%d)" % n)
+    flb.close()
+    # 9.20 (AN5): every GET 429 with Retry-After 1 s: replies flow file-derived; GETs paced
+    faults({"rate429": "1:get", "retryAfterSeconds": 1})
+    t0, slow, bare = time.monotonic(), 0.0, True
+    while time.monotonic() - t0 < 3.0:
+        for i in range(10):
+            rep, dt = h[0].ask(record("busy-%d" % i, IDS["FAR"]))
+            slow = max(slow, dt)
+            k = ((rep or {}).get("$!") or {}).get("kubernetes") or {}
+            bare = bare and k.get("pod_name") == "busy-%d" % i and "pod_id" not in k
+    window = time.monotonic() - t0
+    faults({"rate429": "0"})
+    n429 = pod_gets(r"GET /api/v1/namespaces/shop/pods/busy-\d+ 429")
+    # one GET, then one per Retry-After (1 s) pause: at most 1 + window/1 s, plus one in flight
+    result(bare and slow < 1.0 and 1 <= n429 <= 2 + int(window),
+           "9.20: 429s: replies file-derived and prompt (max %.3fs); %d GETs in %.1fs (Retry-After 1s)"
+           % (slow, n429, window))
+    thr = "kcache_enrich_fetch_responses_total{result=\"throttled\"}"
+    result(until(lambda: metric(health, thr) == n429, 5),
+           "CA5 metrics: throttled responses counted (%s)" % metric(health, thr))
+    # 9.13 (CA4, MX7): the API server hung (SIGSTOP): replies still come at once
+    os.kill(SERVER_PID, signal.SIGSTOP)
+    try:
+        slow, got = 0.0, []
+        for i in range(20):
+            rep, dt = h[1].ask(record("web-0" if i % 2 else "hung-%d" % i, IDS["A"]))
+            slow = max(slow, dt)
+            got.append((((rep or {}).get("$!") or {}).get("kubernetes") or {}).get("pod_id"))
+    finally:
+        os.kill(SERVER_PID, signal.SIGCONT)
+    result(slow < 0.5 and all(g for g in got[1::2]) and not any(got[0::2]),
+           "9.13: API server hung: no reply waits on it (max %.3fs; cached pods enriched)" % slow)
+
+
 def main():
+    cold_start()
     kubectl("create", "namespace", "shop")
     kubectl("label", "namespace", "shop", "team=a")
     uid_a = create_pod("web-0", "n1", IDS["A"])
@@ -138,10 +257,11 @@ def main():
     result(after == before and 1 <= before <= 3,
            "9.21: one pod list+watch for four helpers (GET /api/v1/pods lines: %d, then %d)" % (before, after))
     if health:
-        import urllib.request
-        metrics = urllib.request.urlopen(health + "/metrics", timeout=5).read().decode()
-        result("kcache_podmeta_" in metrics and "kcache_enrich_requests_total" in metrics,
-               "--health-listen serves /metrics with the podmeta and enrich series")
+        metrics = http(health + "/metrics")[1]
+        result("kcache_podmeta_" in metrics and "kcache_enrich_requests_total" in metrics and
+               "kcache_enrich_fetch_requests_total" in metrics and
+               'kcache_informer_ready{informer="enrich-pods"' in metrics,
+               "--health-listen serves /metrics with the podmeta, enrich, fetch and informer series")
 
     kubectl("label", "pod", "web-0", "-n", "shop", "tier=gold")
     ok = until(lambda: h[1].k8s(record("web-0", IDS["A"])).get("labels", {}).get("tier") == "gold", 10)
@@ -154,8 +274,7 @@ def main():
     rc, _, err = sa.close()
     result(ok and rc == 0 and not err, "--standalone --server: own cache, empty environment, silent", err[:200])
 
-    far = h[0].k8s(record("far", IDS["FAR"]))
-    result(far.get("pod_name") == "far" and "pod_id" not in far, "RB2: a pod of another node is not enriched", far)
+    ca5(h, health)
 
     flb = Helper("--format=fluentbit")
     gets = pod_gets(r"GET /api/v1/namespaces/shop/pods/big ")  # the test's own kubectl get
@@ -199,9 +318,18 @@ def main():
         fields.append(((rep or {}).get("$!") or {}).get("kubernetes", {}))
     result(slow < 1.0 and all(f.get("pod_name") == "web-1" and "pod_id" not in f for f in fields),
            "9.20: daemon down → every reply file-derived, none slow (max %.3fs)" % slow, fields[-1])
-    daemon, _ = start_daemon()
+    # the restarted daemon's first list (a LIST, or a watch's initial events) takes 1.5 s
+    faults({"listDelay": "1500ms", "watchDelay": "1500ms"})
+    daemon, health = start_daemon()
+    before = http(health + "/readyz?verbose")
+    faults({"listDelay": "0", "watchDelay": "0"})
     ok = until(lambda: h[1].k8s(record("web-1", IDS["B2"])).get("pod_id") == uid_b2, 15)
     result(ok, "9.20: daemon back → the helper reconnects (backoff) and enriches again")
+    synced = until(lambda: http(health + "/readyz")[0] == 200, 10)
+    after = http(health + "/readyz?verbose")
+    result(before[0] == 503 and "[-]informer enrich-pods failed: not synced" in before[1] and synced and
+           "[+]informer enrich-pods ok" in after[1] and "[+]informer enrich-namespaces ok" in after[1],
+           "/readyz: 503 until the cache has listed, then 200 naming both informers", (before, after))
 
     # 9.20: the API server goes away → replies still flow from the daemon's cache
     os.kill(SERVER_PID, signal.SIGTERM)

@@ -14,7 +14,14 @@
 # file's container id (18), a pod over 64 KiB enriched whole with no GET of it (19), a deleted pod
 # enriched within --deleted-grace and file-derived after (17), a pod of another node not
 # enriched (RB2), the daemon killed → file-derived replies, restarted → enriched again, and the
-# API server stopped → replies still flow (20).
+# API server stopped → replies still flow (20); the API server unreachable from the start: a
+# prompt file-derived reply and /readyz 503 (14); a pod missing after sync (another node's, or
+# none) fetched by one background GET, a 404 remembered, a 70 KiB pod fetched whole once, 429s
+# pacing the GETs while replies flow, the API server hung (SIGSTOP) while replies flow (CA5, 13,
+# 19, 20); /readyz 503 until the informers listed, then 200 (issue point 7).
+#
+# Part C, `kcache serve --authorization rbac`: get/list/watch suffice; without watch the daemon
+# exits 1 at start naming the verb and resources (22).
 set -u
 BIN=${1:?usage: run_enrich.sh path/to/kcache}
 PY=/usr/bin/python3
@@ -119,4 +126,38 @@ cat "$KC_TMP/py.out"
 PASSED=$((PASSED + $(grep -c '^PASS' "$KC_TMP/py.out")))
 FAILED=$((FAILED + $(grep -c '^FAIL' "$KC_TMP/py.out")))
 [ $rc = 0 ] || [ "$(grep -c '^FAIL' "$KC_TMP/py.out")" -gt 0 ] || fail "enrich_check.py exited $rc"
+
+# ---- part C: RBAC (9.22, RB1) -----------------------------------------------------------------
+# `kcache serve --tls --authorization rbac` (client-go sends tokens over HTTPS only): "agent" may get/list/watch pods and namespaces, "nowatch"
+# only get/list. The daemon as agent serves and gets ready; as nowatch it exits 1 at start-up with
+# a message naming the verb and the resources (its start-up SelfSubjectAccessReviews).
+KC_QUIET=1 kc_start "$BIN" --tls --authorization rbac --user agent=agent-token --user nowatch=nowatch-token \
+    --kubeconfig-out-as "agent=$KC_TMP/agent.kc" --kubeconfig-out-as "nowatch=$KC_TMP/nowatch.kc" ||
+    { fail "rbac server start"; kc_summary; }
+k() { timeout 40 kubectl --kubeconfig "$KC_KUBECONFIG" --cache-dir "$KC_TMP/rcache" "$@" >/dev/null; }
+k create clusterrole enricher --verb=get,list,watch --resource=pods,namespaces &&
+    k create clusterrole enricher-nowatch --verb=get,list --resource=pods,namespaces &&
+    k create clusterrolebinding enricher --clusterrole=enricher --user=agent &&
+    k create clusterrolebinding enricher-nowatch --clusterrole=enricher-nowatch --user=nowatch ||
+    fail "rbac setup"
+t_rbac_enough() { # 9.22: get/list/watch on pods and namespaces suffice
+    "$BIN" enrich --daemon --socket "$KC_TMP/r.sock" --node n1 --kubeconfig "$KC_TMP/agent.kc" \
+        --health-listen 127.0.0.1:0 >"$KC_TMP/r.out" 2>"$KC_TMP/r.err" &
+    local pid=$! url ok=1
+    wait_for 10 grep -q "serving on" "$KC_TMP/r.out" || { kill $pid; cat "$KC_TMP/r.err"; return 1; }
+    url=$(grep -o 'http://[0-9.:]*' "$KC_TMP/r.out")
+    wait_for 10 "$PY" -c "import urllib.request,sys; urllib.request.urlopen('$url/readyz', timeout=2)" || ok=0
+    kill -TERM $pid
+    wait $pid || ok=0
+    [ $ok = 1 ] && ! grep -q RBAC "$KC_TMP/r.err"
+}
+t_rbac_nowatch() { # 9.22: a missing watch verb is reported at start-up: exit 1, verb and resource named
+    timeout 20 "$BIN" enrich --daemon --socket "$KC_TMP/r2.sock" --node n1 \
+        --kubeconfig "$KC_TMP/nowatch.kc" >"$KC_TMP/r2.out" 2>"$KC_TMP/r2.err"
+    local rc=$?
+    [ $rc = 1 ] && grep -q "watch pods, watch namespaces" "$KC_TMP/r2.err" &&
+        ! grep -q "serving on" "$KC_TMP/r2.out" || { echo "rc=$rc"; cat "$KC_TMP/r2.err"; return 1; }
+}
+check "RBAC get/list/watch on pods and namespaces suffices; /readyz 200 (9.22)" t_rbac_enough
+check "RBAC without watch: exit 1 at start-up naming the verb and resources (9.22)" t_rbac_nowatch
 kc_summary

@@ -198,6 +198,8 @@ static void c_health(void)
     assert_null(kc_health_metrics_text(NULL));
     INVAL(kc_health_add_metrics_source(NULL, NULL, NULL));
     INVAL(kc_health_remove_metrics_source(NULL, NULL, NULL));
+    INVAL(kc_health_add_informer(NULL, NULL, true));
+    INVAL(kc_health_remove_informer(NULL, NULL));
     kc_health_free(NULL);
 }
 
@@ -639,7 +641,8 @@ static const group GROUPS[] = {
               "kc_errno_from_http kc_status_parse"},
     {c_log, "kc_log_set kc_log_enabled kc_log_write kc_log_stderr kc_log_level_name"},
     {c_health, "kc_health_new kc_health_url kc_health_port kc_health_metrics_text "
-               "kc_health_add_metrics_source kc_health_remove_metrics_source kc_health_free"},
+               "kc_health_add_metrics_source kc_health_remove_metrics_source "
+               "kc_health_add_informer kc_health_remove_informer kc_health_free"},
     {c_informer, "kc_informer_new kc_informer_start kc_informer_stop kc_informer_free "
                  "kc_informer_store kc_informer_name kc_informer_has_synced kc_informer_ready "
                  "kc_informer_wait_synced kc_informer_sync_fd kc_informer_phase_name "

@@ -5,7 +5,9 @@
  * /readyz?verbose says why an informer is not synced (its last error; issue 16 point 11), and
  * informers of one resource that differ in selectors or metadata mode have distinct names, so no
  * two Prometheus series share a label set (point 12). Metrics sources of other layers (a work
- * queue's, spec §1.5 M1) appear on /metrics after the cache's, and stop when removed.
+ * queue's, spec §1.5 M1) appear on /metrics after the cache's, and stop when removed. An informer
+ * outside the cache (kc_health_add_informer: what kc_podmeta runs; issue 34 point 7) counts in
+ * /readyz and /metrics like the cache's until removed.
  */
 #include "test_informer_fixture.h"
 #include "kcache/workqueue.h"
@@ -341,6 +343,48 @@ static void test_health_endpoint_metrics_sources(void **st)
     ifx_down(&f);
 }
 
+/* An informer the cache does not own: /readyz 503 naming it until it syncs, then 200; its
+ * series on /metrics; removed, it is no longer read (and may be freed). */
+static void test_health_endpoint_outside_informer(void **st)
+{
+    ifx f;
+    kc_cache *c = NULL;
+    kc_health *h = NULL;
+    kc_error e = KC_ERROR_INIT;
+    up_failing_lists(&f, &c, &h);
+    kc_informer *inf = NULL;
+    kc_informer_opts o = {.ns = "default",
+                          .name = "outside-cms",
+                          .list_mode = KC_INFORMER_LIST_PAGED,
+                          .backoff_initial_ms = 20,
+                          .backoff_max_ms = 50};
+    IFX_RC(kc_informer_new(f.client, &ifx_cm, &o, &inf, &e), 0, &e);
+    IFX_RC(kc_informer_start(inf, &e), 0, &e);
+    assert_int_equal(kc_health_add_informer(h, inf, true), 0);
+    assert_int_equal(kc_health_add_informer(h, inf, true), KC_EEXISTS);
+    resp r = {0, KC__BUF_INIT(0)};
+    assert_int_equal(http_get(h, "/readyz?verbose", &r), 503);
+    assert_non_null(strstr(r.body.data, "[-]informer outside-cms failed: not synced"));
+    kc_server_faults fl;
+    memset(&fl, 0, sizeof(fl));
+    ifx_faults(&f, &fl);
+    assert_int_equal(kc_informer_wait_synced(inf, 20000, NULL), 0);
+    assert_int_equal(readyz_until(h, 200, 10000, &r), 200);
+    assert_non_null(strstr(r.body.data, "[+]informer outside-cms ok\n"));
+    assert_int_equal(http_get(h, "/metrics", &r), 200);
+    assert_non_null(strstr(r.body.data, "kcache_informer_objects{informer=\"outside-cms\","));
+    assert_int_equal(kc_health_remove_informer(h, inf), 0);
+    assert_int_equal(kc_health_remove_informer(h, inf), KC_ENOTFOUND);
+    kc_informer_free(inf); /* safe: the endpoint no longer reads it */
+    assert_int_equal(http_get(h, "/readyz?verbose", &r), 200);
+    assert_null(strstr(r.body.data, "outside-cms"));
+    assert_int_equal(kc_health_add_informer(h, NULL, true), KC_EINVAL);
+    kc__buf_free(&r.body);
+    kc_health_free(h);
+    kc_cache_free(c);
+    ifx_down(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -350,6 +394,7 @@ int main(void)
         cmocka_unit_test(test_health_endpoint_metrics_sources),
         cmocka_unit_test(test_health_endpoint_readyz_says_why),
         cmocka_unit_test(test_health_endpoint_distinct_names),
+        cmocka_unit_test(test_health_endpoint_outside_informer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -204,6 +204,9 @@ typedef struct kc__enrich_opts {
     bool all_nodes;     /* --all-nodes: no node field selector (tests, cluster agents) */
     size_t max_line;
     int max_clients;
+    double fetch_rate;    /* CA5 background GETs per second (0: none); enrich_fetch.c */
+    int fetch_burst;      /* their token bucket's size */
+    int64_t fetch_ttl_ms; /* a fetched pod is served this long before it is fetched again */
     kc__enrich_fields fields;
     kc__enrich_out out;
     char **owned; /* strings read from --config, freed by _free */

@@ -59,6 +59,12 @@ const char kc__enrich_usage[] =
     "  --health-listen ADDR:PORT  serve /readyz /healthz /metrics (--daemon)\n"
     "  --max-clients N            helpers served at once by --daemon (default 64)\n"
     "  --socket-timeout DUR       a helper's bound on one exchange with the daemon (default 1s)\n"
+    "  --fetch-rate N             a pod the synced cache lacks (another node's, a lagging\n"
+    "                             watch) is fetched by one background GET, at most N per\n"
+    "                             second (default 2; 0: never); replies never wait for it\n"
+    "  --fetch-burst N            GETs allowed at once before the rate applies (default 5)\n"
+    "  --fetch-ttl DUR            a fetched pod is served this long, then fetched again\n"
+    "                             (default 1m); a 404 or failure is remembered 30s\n"
     "\n"
     "Output:\n"
     "  --format mmkubernetes|fluentbit  field names and shape (default mmkubernetes)\n"
@@ -140,6 +146,9 @@ static const opt opts_table[] = {
     {"health-listen", T_STR, O(health_listen)},
     {"max-clients", T_INT, O(max_clients)},
     {"socket-timeout", T_DUR, O(socket_timeout_ms)},
+    {"fetch-rate", T_FLAG, 0},
+    {"fetch-burst", T_INT, O(fetch_burst)},
+    {"fetch-ttl", T_DUR, O(fetch_ttl_ms)},
     {"format", T_FLAG, 0},
     {"annotation-match", T_FLAG, 0},
     {"label-match", T_FLAG, 0},
@@ -228,6 +237,13 @@ static int set_special(kc__enrich_opts *o, const opt *op, const char *v, char *m
         if (strcmp(v, "buffer") && strcmp(v, "bare"))
             return bad(msg, n, nm, "expected buffer or bare", v);
         o->unsynced_bare = !strcmp(v, "bare");
+    } else if (!strcmp(nm, "fetch-rate")) {
+        char *end;
+        errno = 0;
+        double r = strtod(v, &end);
+        if (end == v || *end || errno || !(r >= 0 && r <= 10000))
+            return bad(msg, n, nm, "expected GETs per second from 0 to 10000", v);
+        o->fetch_rate = r;
     } else if (!strcmp(nm, "format")) {
         if (strcmp(v, "mmkubernetes") && strcmp(v, "fluentbit"))
             return bad(msg, n, nm, "expected mmkubernetes or fluentbit", v);
@@ -396,6 +412,9 @@ static void defaults(kc__enrich_opts *o)
     o->socket_timeout_ms = 1000;
     o->max_line = 4u << 20;
     o->max_clients = 64;
+    o->fetch_rate = 2;
+    o->fetch_burst = 5;
+    o->fetch_ttl_ms = 60000;
     o->fields = (kc__enrich_fields){.filename = "$!metadata!filename",
                                     .container_name = "$!CONTAINER_NAME",
                                     .container_id_full = "$!CONTAINER_ID_FULL",

@@ -14,8 +14,13 @@
  * jansson tree. --health-listen serves /healthz, /readyz and /metrics (kc_health, with
  * kc_podmeta_metrics_render as a metrics source). The daemon asks with the version a helper holds
  * (enrich_proto.c): while it is current the answer is "same" and no JSON is made.
+ * A miss after the sync goes to the background GET's side table (enrich_fetch.c, CA5), which
+ * answers from memory or queues a GET, on a client of its own (no retries, no limiter of the
+ * client's: the fetcher paces and backs off). The daemon checks its RBAC at start (enrich_rbac.c)
+ * and /readyz reports both informers (kc_health_add_informer).
  */
 #include "enrich.h"
+#include "enrich_api.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +36,8 @@
 
 struct kc__enrich_cache {
     kc_client *client;
+    kc_client *fclient; /* the background GETs' and the RBAC check's */
+    kc__enrich_fetch *fetch;
     kc_podmeta *pm;
     kc_cache *hcache; /* empty: kc_health needs one; the metrics are the podmeta's */
     kc_health *health;
@@ -76,6 +83,8 @@ static int pm_lookup(void *ud, const kc__enrich_key *key, kc__enrich_meta *ret)
         q.wait_ms = -1;
         rc = kc_podmeta_lookup(c->pm, &q, &res, NULL);
     }
+    if (rc == KC_ENOTFOUND && ready && c->fetch) /* CA5: never waits on the network */
+        return kc__enrich_fetch_lookup(c->fetch, key, ret);
     if (rc)
         return rc;
     const kc_obj *pod = kc_podmeta_pod_obj(res.pod), *ns = kc_podmeta_ns_obj(res.ns);
@@ -114,6 +123,12 @@ static int start_health(kc__enrich_cache *c, const char *listen, char *(*extra)(
         rc = kc_health_add_metrics_source(c->health, kc_podmeta_metrics_render, c->pm);
     if (!rc && extra)
         rc = kc_health_add_metrics_source(c->health, extra, ud);
+    if (!rc && c->fetch)
+        rc = kc_health_add_metrics_source(c->health, kc__enrich_fetch_metrics, c->fetch);
+    if (!rc) /* /readyz: the cache's sync (the podmeta informers are in no kc_cache) */
+        rc = kc_health_add_informer(c->health, kc_podmeta_pod_informer(c->pm), true);
+    if (!rc && kc_podmeta_ns_informer(c->pm))
+        rc = kc_health_add_informer(c->health, kc_podmeta_ns_informer(c->pm), true);
     return rc;
 }
 
@@ -135,7 +150,7 @@ static char *slurp(const char *path)
 }
 
 /* --server URL [--token-file] [--certificate-authority]: no kubeconfig, no environment (MX2). */
-static int connect_url(const kc__enrich_opts *o, kc_client **ret, char *msg, size_t n)
+static int url_config(const kc__enrich_opts *o, kc_config **cfg, char *msg, size_t n)
 {
     const char *tf = o->token_file, *cf = o->ca_file;
     if (!tf && !access(SA_DIR "token", R_OK))
@@ -150,18 +165,50 @@ static int connect_url(const kc__enrich_opts *o, kc_client **ret, char *msg, siz
         free(ca);
         return -1;
     }
-    kc_config *cfg = NULL;
     kc_error err = KC_ERROR_INIT;
-    int rc = kc_config_from_url(o->server, ca, token, &cfg, &err);
-    if (!rc)
-        rc = kc_client_new(cfg, NULL, ret, &err);
+    int rc = kc_config_from_url(o->server, ca, token, cfg, &err);
     if (rc)
         snprintf(msg, n, "--server %s: %s", o->server, err.message ? err.message : kc_strerror(rc));
-    kc_config_unref(cfg);
     kc_error_clear(&err);
     free(token);
     free(ca);
     return rc;
+}
+
+/* Two clients of one configuration (--server, else --kubeconfig/--context or in-cluster): the
+ * watches' (the library's defaults) and the fetcher's (no retries, no limiter, 3 s timeout). */
+static int connect_both(const kc__enrich_opts *o, kc__enrich_cache *c, char *msg, size_t n)
+{
+    kc_config *cfg = NULL;
+    kc_error err = KC_ERROR_INIT;
+    kc_config_opts co = {.kubeconfig = o->kubeconfig, .context = o->context};
+    int rc = o->server ? url_config(o, &cfg, msg, n) : kc_config_load(&co, &cfg, &err);
+    kc_client_opts fo = {.qps = -1, .max_retries = -1, .request_timeout_ms = 3000};
+    if (!rc)
+        rc = kc_client_new(cfg, NULL, &c->client, &err);
+    if (!rc)
+        rc = kc_client_new(cfg, &fo, &c->fclient, &err);
+    if (rc && err.code)
+        snprintf(msg, n, "cannot connect to the API server: %s",
+                 err.message ? err.message : kc_strerror(rc));
+    kc_config_unref(cfg);
+    kc_error_clear(&err);
+    return rc;
+}
+
+/* RB1 at start: a denial ends the daemon (exit 1, the verb and resource named); a helper with its
+ * own cache only logs it (rsyslog would restart it per message). */
+static int rbac_check(const kc__enrich_opts *o, kc__enrich_cache *c, char *msg, size_t n)
+{
+    char why[512];
+    int rc = kc__enrich_rbac_check(c->fclient, why, sizeof why);
+    if (rc > 0 && o->mode == KC_ENRICH_MODE_DAEMON) {
+        snprintf(msg, n, "%s", why);
+        return -1;
+    }
+    if (rc)
+        fprintf(stderr, "kcache enrich: %s\n", why);
+    return 0;
 }
 
 kc__enrich_cache *kc__enrich_cache_start(const kc__enrich_opts *o, char *(*extra_metrics)(void *),
@@ -172,11 +219,8 @@ kc__enrich_cache *kc__enrich_cache_start(const kc__enrich_opts *o, char *(*extra
         snprintf(msg, n, "out of memory");
         return NULL;
     }
-    kc__cli_scope scope = {.kubeconfig = o->kubeconfig, .context = o->context};
-    snprintf(msg, n, "cannot connect to the API server (the reason is above)");
-    if (o->server ? connect_url(o, &c->client, msg, n)
-                  : kc__cli_connect("enrich", &scope, &c->client)) {
-        free(c);
+    if (connect_both(o, c, msg, n) || rbac_check(o, c, msg, n)) {
+        kc__enrich_cache_free(c);
         return NULL;
     }
     kc_podmeta_opts po = {.node_name = o->node,
@@ -190,6 +234,13 @@ kc__enrich_cache *kc__enrich_cache_start(const kc__enrich_opts *o, char *(*extra
         rc = kc_podmeta_start(c->pm, &err);
     c->bare = o->unsynced_bare;
     c->sync_deadline_ms = now_ms() + o->sync_wait_ms;
+    kc__enrich_fetch_opts fo = {.rate = o->fetch_rate,
+                                .burst = o->fetch_burst,
+                                .ttl_ms = o->fetch_ttl_ms,
+                                .ns_store = kc_informer_store(kc_podmeta_ns_informer(c->pm)),
+                                .generation = kc__enrich_cache_view(c).generation};
+    if (!rc && o->fetch_rate > 0 && !(c->fetch = kc__enrich_fetch_new(c->fclient, &fo)))
+        rc = kc_error_set(&err, KC_ENOMEM, "background GET: out of memory");
     if (!rc && o->health_listen)
         rc = start_health(c, o->health_listen, extra_metrics, extra_ud, &err);
     if (rc) {
@@ -211,11 +262,13 @@ void kc__enrich_cache_free(kc__enrich_cache *c)
     if (!c)
         return;
     kc_health_free(c->health);
+    kc__enrich_fetch_free(c->fetch);
     kc_podmeta_free(c->pm);
     if (c->hcache) {
         kc_cache_stop(c->hcache);
         kc_cache_free(c->hcache);
     }
     kc_client_free(c->client);
+    kc_client_free(c->fclient);
     free(c);
 }

@@ -176,6 +176,60 @@ static void test_server_fields_status_update_records_subresource_46(void **state
     ts_resp_free(&r);
 }
 
+/* Server-side apply through /status: the applier's own Apply entry is stored with
+ * subresource "status" and owns only status fields (non-status members of the body are
+ * ignored, as upstream's status strategy resets them); the main resource's Apply entry stays;
+ * a second status applier conflicts on the same field; a status apply of a missing object is
+ * 404 (a subresource cannot create). */
+static void test_server_fields_status_apply_keeps_own_entry_46(void **state)
+{
+    kc_server *s = *state;
+    ts_resp r;
+    const char *dep =
+        "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"d2\"},"
+        "\"spec\":{\"replicas\":1,\"selector\":{\"matchLabels\":{\"app\":\"a\"}},"
+        "\"template\":{\"metadata\":{\"labels\":{\"app\":\"a\"}},\"spec\":{\"containers\":"
+        "[{\"name\":\"a\",\"image\":\"x\"}]}}}}";
+    ts_req(s, "PATCH", DEP_PATH "/d2?fieldManager=kubectl", APPLY, dep, NULL, &r);
+    assert_int_equal(r.status, 201);
+    ts_resp_free(&r);
+    const char *st = "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{"
+                     "\"name\":\"d2\",\"labels\":{\"ignored\":\"1\"}},\"spec\":{\"replicas\":5},"
+                     "\"status\":{\"conditions\":[{\"type\":\"MyCond\",\"status\":\"True\"}]}}";
+    ts_req(s, "PATCH", DEP_PATH "/d2/status?fieldManager=stat", APPLY, st, NULL, &r);
+    assert_int_equal(r.status, 200);
+    json_t *e = entry(r.json, "stat", "Apply", "status");
+    assert_non_null(e);
+    assert_non_null(ts_j(e, "fieldsV1.f:status.f:conditions"));
+    assert_null(ts_j(e, "fieldsV1.f:spec"));
+    assert_null(ts_j(e, "fieldsV1.f:metadata"));
+    assert_null(entry(r.json, "stat", "Apply", ""));
+    assert_non_null(ts_j(entry(r.json, "kubectl", "Apply", ""), "fieldsV1.f:spec.f:replicas"));
+    assert_int_equal(json_integer_value(ts_j(r.json, "spec.replicas")), 1);
+    assert_null(ts_j(r.json, "metadata.labels.ignored"));
+    assert_string_equal(ts_s(r.json, "status.conditions.0.type"), "MyCond");
+    ts_resp_free(&r);
+    /* the same apply again: no-op, the entry kept */
+    ts_req(s, "PATCH", DEP_PATH "/d2/status?fieldManager=stat", APPLY, st, NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_non_null(entry(r.json, "stat", "Apply", "status"));
+    ts_resp_free(&r);
+    /* another status applier setting the same condition differently conflicts */
+    ts_req(s, "PATCH", DEP_PATH "/d2/status?fieldManager=other", APPLY,
+           "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"d2\"},"
+           "\"status\":{\"conditions\":[{\"type\":\"MyCond\",\"status\":\"False\"}]}}",
+           NULL, &r);
+    assert_int_equal(r.status, 409);
+    assert_non_null(strstr(ts_s(r.json, "details.causes.0.message"), "\"stat\""));
+    ts_resp_free(&r);
+    ts_req(s, "PATCH", DEP_PATH "/nope/status?fieldManager=stat", APPLY,
+           "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"nope\"},"
+           "\"status\":{\"replicas\":1}}",
+           NULL, &r);
+    assert_int_equal(r.status, 404);
+    ts_resp_free(&r);
+}
+
 static void test_server_fields_merge_patch_records_update_46(void **state)
 {
     kc_server *s = *state;
@@ -209,6 +263,7 @@ int main(void)
         cmocka_unit_test(test_server_fields_put_records_update_46),
         cmocka_unit_test(test_server_fields_noop_put_keeps_entries_and_rv_46),
         cmocka_unit_test(test_server_fields_status_update_records_subresource_46),
+        cmocka_unit_test(test_server_fields_status_apply_keeps_own_entry_46),
         cmocka_unit_test(test_server_fields_merge_patch_records_update_46),
         cmocka_unit_test(test_server_fields_manager_too_long_422),
     };

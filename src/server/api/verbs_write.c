@@ -241,6 +241,54 @@ static int patch_check_type(kc__req *req, kc__rsrc *r, kc__patch_type *type)
     return 0;
 }
 
+/* Server-side apply of applied (scoped by apply_scope) to cur_doc, or a create when cur_doc is
+ * NULL — refused (404) through a subresource, which cannot create. */
+static int apply_run(kc__req *req, kc__rsrc *r, const json_t *cur_doc, const json_t *applied,
+                     const char *now, json_t **nu)
+{
+    const char *sub = req->route.has_sub ? req->route.sub : NULL;
+    if (!cur_doc && sub)
+        return kc__fail_notfound(&req->err, r, req->route.name);
+    return kc__apply_doc_sub(cur_doc, applied, req->q.field_manager, sub, req->q.force, now, nu,
+                             &req->err);
+}
+
+/* What an apply may set: through /status only the status (with the identity members), as
+ * upstream's status strategies reset every other field before ownership is computed; through
+ * the main resource of a kind with a status subresource everything but the status. *applied
+ * is replaced by the scoped copy. */
+static int apply_scope(kc__req *req, kc__rsrc *r, json_t **applied)
+{
+    if (req->route.has_sub && strcmp(req->route.sub, "status") == 0) {
+        json_t *in = *applied, *md = json_object_get(in, "metadata");
+        json_t *out =
+            json_pack("{s:O*, s:O*, s:{}}", "apiVersion", json_object_get(in, "apiVersion"), "kind",
+                      json_object_get(in, "kind"), "metadata");
+        if (!out)
+            return kc_error_set(&req->err, KC_ENOMEM, "out of memory");
+        json_t *omd = json_object_get(out, "metadata");
+        static const char *const ids[] = {"name", "namespace"};
+        for (size_t i = 0; i < 2; i++) {
+            json_t *v = json_object_get(md, ids[i]);
+            if (v)
+                json_object_set(omd, ids[i], v);
+        }
+        json_t *st = json_object_get(in, "status");
+        if (st)
+            json_object_set(out, "status", st);
+        json_decref(in);
+        *applied = out;
+    } else if (!req->route.has_sub && r->has_status && json_object_get(*applied, "status")) {
+        json_t *c = json_copy(*applied);
+        if (!c)
+            return kc_error_set(&req->err, KC_ENOMEM, "out of memory");
+        json_object_del(c, "status");
+        json_decref(*applied);
+        *applied = c;
+    }
+    return 0;
+}
+
 /* Patch: 400 when the result names another object than the URL. */
 static int patch_check_name(kc__req *req, json_t *nu)
 {
@@ -260,8 +308,7 @@ static int patch_compute_doc(kc__req *req, kc__rsrc *r, json_t *cur_doc, kc__pat
 {
     int rc;
     if (type == KC__PATCH_APPLY)
-        rc =
-            kc__apply_doc(cur_doc, applied, req->q.field_manager, req->q.force, now, nu, &req->err);
+        rc = apply_run(req, r, cur_doc, applied, now, nu);
     else
         rc = kc__patch_apply(type, cur_doc, req->body, req->body_len, r->kind, !r->is_crd, nu,
                              &req->err);
@@ -303,7 +350,7 @@ static int patch_conv_round(kc__req *req, kc__rsrc *r, const kc__write *w, kc__c
         return kc_error_set(&req->err, KC_ENOMEM, "cannot decode stored object");
     int rc = 0;
     if (!cur) {
-        rc = kc__apply_doc(NULL, applied, req->q.field_manager, req->q.force, now, nu, &req->err);
+        rc = apply_run(req, r, NULL, applied, now, nu);
         if (rc == 0)
             rc = patch_check_name(req, *nu);
     } else {
@@ -373,8 +420,7 @@ static int patch_result(kc__req *req, kc__rsrc *r, const kc__write *w, kc__patch
         return kc__fail_notfound(&req->err, r, req->route.name);
     if (!cur) {
         *status = 201;
-        int rc =
-            kc__apply_doc(NULL, applied, req->q.field_manager, req->q.force, now, nu, &req->err);
+        int rc = apply_run(req, r, NULL, applied, now, nu);
         return rc ? rc : patch_check_name(req, *nu);
     }
     *status = 200;
@@ -430,11 +476,13 @@ int kc__verb_patch(kc__req *req, kc__rsrc *r)
     json_t *applied = NULL;
     if (type == KC__PATCH_APPLY &&
         ((rc = kc__apply_decode(req->body, req->body_len, &applied, &req->err)) != 0 ||
-         (rc = kc__field_check(req, r, applied, NULL)) != 0)) {
+         (rc = kc__field_check(req, r, applied, NULL)) != 0 ||
+         (rc = apply_scope(req, r, &applied)) != 0)) {
         json_decref(applied);
         return rc;
     }
     kc__write w = make_write(req, r, dry, mgr);
+    w.apply = type == KC__PATCH_APPLY;
     char now[32];
     kc__now_rfc3339(now);
     kc_obj *obj = NULL;
@@ -462,7 +510,7 @@ int kc__verb_patch(kc__req *req, kc__rsrc *r)
     if (!cur && type != KC__PATCH_APPLY) {
         rc = kc__fail_notfound(&req->err, r, req->route.name);
     } else if (!cur) { /* apply of an object that does not exist: create it */
-        rc = kc__apply_doc(NULL, applied, req->q.field_manager, req->q.force, now, &nu, &req->err);
+        rc = apply_run(req, r, NULL, applied, now, &nu);
         if (rc == 0) {
             if ((rc = patch_check_name(req, nu)) == 0)
                 rc = kc__write_create(srv, &w, nu, &obj, &req->err);

@@ -356,14 +356,21 @@ int kc__apply_decode(const char *body, size_t len, json_t **ret, kc_error *err)
     return 0;
 }
 
-static json_t *new_entry(const char *manager, const char *api_version, const char *now, json_t *set)
+/* The Apply entry; sub ("" = the main resource) is recorded as "subresource" when set. */
+static json_t *new_entry(const char *manager, const char *api_version, const char *sub,
+                         const char *now, json_t *set)
 {
     char ts[32];
     if (!now)
         kc__now_rfc3339(ts);
-    return json_pack("{s:s, s:s, s:s, s:s, s:s, s:o}", "manager", manager, "operation", "Apply",
-                     "apiVersion", api_version, "time", now ? now : ts, "fieldsType", "FieldsV1",
-                     "fieldsV1", set);
+    json_t *e = json_pack("{s:s, s:s, s:s, s:s, s:s, s:o}", "manager", manager, "operation",
+                          "Apply", "apiVersion", api_version, "time", now ? now : ts, "fieldsType",
+                          "FieldsV1", "fieldsV1", set);
+    if (e && *sub && json_object_set_new(e, "subresource", json_string(sub)) < 0) {
+        json_decref(e);
+        return NULL;
+    }
+    return e;
 }
 
 /* Set obj.metadata.managedFields = mf (consumed). */
@@ -380,12 +387,14 @@ static int put_managed_fields(json_t *obj, json_t *mf)
     return json_object_set_new(md, "managedFields", mf) < 0 ? KC_ENOMEM : 0;
 }
 
-static bool is_own_entry(const json_t *e, const char *manager)
+/* manager's Apply entry through the same subresource ("" = the main resource): each
+ * subresource's apply owns its own set, as upstream's field manager keeps them apart. */
+static bool is_own_entry(const json_t *e, const char *manager, const char *subresource)
 {
     const char *sub = json_string_value(json_object_get(e, "subresource"));
     return kc__streq(json_string_value(json_object_get(e, "manager")), manager) &&
            kc__streq(json_string_value(json_object_get(e, "operation")), "Apply") &&
-           (!sub || !*sub);
+           kc__streq(sub ? sub : "", subresource);
 }
 
 int kc__apply(const json_t *current, const char *body, size_t len, const char *field_manager,
@@ -407,6 +416,16 @@ int kc__apply(const json_t *current, const char *body, size_t len, const char *f
 int kc__apply_doc(const json_t *current, const json_t *applied, const char *field_manager,
                   bool force, const char *now_rfc3339, json_t **ret_new, kc_error *err)
 {
+    return kc__apply_doc_sub(current, applied, field_manager, NULL, force, now_rfc3339, ret_new,
+                             err);
+}
+
+int kc__apply_doc_sub(const json_t *current, const json_t *applied, const char *field_manager,
+                      const char *subresource, bool force, const char *now_rfc3339,
+                      json_t **ret_new, kc_error *err)
+{
+    if (!subresource)
+        subresource = "";
     if (!field_manager || !*field_manager)
         return kc_error_set(err, KC_EUNPROCESSABLE,
                             "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required "
@@ -423,7 +442,7 @@ int kc__apply_doc(const json_t *current, const json_t *applied, const char *fiel
     w.ctx = &ctx;
     rc = KC_ENOMEM;
     if (!(set = kc__apply_fieldset(&ctx, applied)) ||
-        !(entry = new_entry(field_manager, av, now_rfc3339, json_incref(set))) ||
+        !(entry = new_entry(field_manager, av, subresource, now_rfc3339, json_incref(set))) ||
         !(res = json_deep_copy(current ? current : applied)))
         goto fail_nomem;
 
@@ -445,7 +464,7 @@ int kc__apply_doc(const json_t *current, const json_t *applied, const char *fiel
     for (size_t i = 0; i < n; i++) {
         json_t *e = json_array_get(mf, i);
         json_t *fs = json_object_get(e, "fieldsV1");
-        if (is_own_entry(e, field_manager))
+        if (is_own_entry(e, field_manager, subresource))
             own = i;
         else if (json_is_object(fs))
             subs[nsubs++] = (owner_sub){i, fs};

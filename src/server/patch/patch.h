@@ -52,6 +52,12 @@ int kc__apply(const json_t *current, const char *body, size_t len, const char *f
 int kc__apply_decode(const char *body, size_t len, json_t **ret, kc_error *err);
 int kc__apply_doc(const json_t *current, const json_t *applied, const char *field_manager,
                   bool force, const char *now_rfc3339, json_t **ret_new, kc_error *err);
+/* The same through a subresource ("status"; NULL or "" = the main resource): the entry records
+ * it, and manager's entry of that subresource (not of the main resource) is the one replaced.
+ * The caller scopes applied to what the subresource writes (kc__apply_scope). */
+int kc__apply_doc_sub(const json_t *current, const json_t *applied, const char *field_manager,
+                      const char *subresource, bool force, const char *now_rfc3339,
+                      json_t **ret_new, kc_error *err);
 
 /*
  * Record an ordinary write (create, update, non-apply patch) in obj's managedFields, in place, so

@@ -412,6 +412,8 @@ static json_t *update_merge(const kc__write *w, kc__entry *cur, json_t *doc, jso
             json_object_del(nu, "status");
         if (w->status_annotations)
             copy_meta(nu, doc, "annotations");
+        if (w->apply)
+            copy_meta(nu, doc, "managedFields");
     } else {
         json_incref(nu);
         if (r->has_status) {

@@ -39,6 +39,9 @@ typedef struct kc__write {
      * "status"/"scale" or NULL. */
     const char *manager;
     const char *subresource;
+    /* a server-side apply: the body's metadata.managedFields are the apply's result (its own
+     * "Apply" entry included) and are stored through the status subresource too */
+    bool apply;
 } kc__write;
 
 /* Store doc as the new state of an existing entry (update path, mu held). Handles RV

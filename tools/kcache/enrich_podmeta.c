@@ -38,6 +38,7 @@ struct kc__enrich_cache {
     kc_client *client;
     kc_client *fclient; /* the background GETs' and the RBAC check's */
     kc__enrich_fetch *fetch;
+    atomic_bool synced; /* ready once: later misses may be fetched (CA5), watch down or not */
     kc_podmeta *pm;
     kc_cache *hcache; /* empty: kc_health needs one; the metrics are the podmeta's */
     kc_health *health;
@@ -69,6 +70,8 @@ static int pm_lookup(void *ud, const kc__enrich_key *key, kc__enrich_meta *ret)
             kc_podmeta_wait_ready(c->pm, left, NULL);
     }
     bool ready = kc_podmeta_ready(c->pm);
+    if (ready && !atomic_load_explicit(&c->synced, memory_order_relaxed))
+        atomic_store_explicit(&c->synced, true, memory_order_relaxed);
     kc_podmeta_query q = {.ns = key->ns,
                           .name = key->pod,
                           .uid = key->uid,
@@ -83,8 +86,8 @@ static int pm_lookup(void *ud, const kc__enrich_key *key, kc__enrich_meta *ret)
         q.wait_ms = -1;
         rc = kc_podmeta_lookup(c->pm, &q, &res, NULL);
     }
-    if (rc == KC_ENOTFOUND && ready && c->fetch) /* CA5: never waits on the network */
-        return kc__enrich_fetch_lookup(c->fetch, key, ret);
+    if (rc == KC_ENOTFOUND && c->fetch && atomic_load_explicit(&c->synced, memory_order_relaxed))
+        return kc__enrich_fetch_lookup(c->fetch, key, ret); /* CA5: never waits on the network */
     if (rc)
         return rc;
     const kc_obj *pod = kc_podmeta_pod_obj(res.pod), *ns = kc_podmeta_ns_obj(res.ns);

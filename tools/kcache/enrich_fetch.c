@@ -24,8 +24,8 @@
  *     first (counted); when every entry is queued or in flight, a new key is dropped (counted)
  *     rather than growing the queue. Responses have no size limit of their own (AN11 cannot
  *     happen): only the table's byte bound, which evicts.
- *   - A stored result (or a 404 replacing one) bumps the view's generation counter (enrich.h)
- *     after the entry is published, so a helper holding an answer asks again.
+ *   - A stored result (or a 404 replacing one, or the eviction of one) bumps the view's
+ *     generation counter (enrich.h) after the change, so a helper holding an answer asks again.
  * The table is an array scanned linearly with a 64-bit hash per entry: lookups reach it only
  * after the cache missed, and it holds at most 1024 entries.
  */
@@ -123,6 +123,8 @@ static bool evict_one(kc__enrich_fetch *f)
             best = i;
     if (best == SIZE_MAX)
         return false;
+    if (f->e[best].has_json && f->o.generation) /* an answer served until now goes */
+        atomic_fetch_add_explicit(f->o.generation, 1, memory_order_release);
     remove_at(f, best);
     f->st.evicted++;
     return true;

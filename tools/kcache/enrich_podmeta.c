@@ -126,8 +126,6 @@ static int start_health(kc__enrich_cache *c, const char *listen, char *(*extra)(
         rc = kc_health_add_metrics_source(c->health, kc_podmeta_metrics_render, c->pm);
     if (!rc && extra)
         rc = kc_health_add_metrics_source(c->health, extra, ud);
-    if (!rc && c->fetch)
-        rc = kc_health_add_metrics_source(c->health, kc__enrich_fetch_metrics, c->fetch);
     if (!rc) /* /readyz: the cache's sync (the podmeta informers are in no kc_cache) */
         rc = kc_health_add_informer(c->health, kc_podmeta_pod_informer(c->pm), true);
     if (!rc && kc_podmeta_ns_informer(c->pm))
@@ -214,6 +212,22 @@ static int rbac_check(const kc__enrich_opts *o, kc__enrich_cache *c, char *msg, 
     return 0;
 }
 
+/* The background GET (CA5), last: it bumps the view's generation, which must exist by then. */
+static int start_fetch(const kc__enrich_opts *o, kc__enrich_cache *c)
+{
+    if (o->fetch_rate <= 0)
+        return 0;
+    kc__enrich_fetch_opts fo = {.rate = o->fetch_rate,
+                                .burst = o->fetch_burst,
+                                .ttl_ms = o->fetch_ttl_ms,
+                                .ns_store = kc_informer_store(kc_podmeta_ns_informer(c->pm)),
+                                .generation = kc__enrich_cache_view(c).generation};
+    if (!(c->fetch = kc__enrich_fetch_new(c->fclient, &fo)))
+        return KC_ENOMEM;
+    return c->health ? kc_health_add_metrics_source(c->health, kc__enrich_fetch_metrics, c->fetch)
+                     : 0;
+}
+
 kc__enrich_cache *kc__enrich_cache_start(const kc__enrich_opts *o, char *(*extra_metrics)(void *),
                                          void *extra_ud, char *msg, size_t n)
 {
@@ -237,18 +251,16 @@ kc__enrich_cache *kc__enrich_cache_start(const kc__enrich_opts *o, char *(*extra
         rc = kc_podmeta_start(c->pm, &err);
     c->bare = o->unsynced_bare;
     c->sync_deadline_ms = now_ms() + o->sync_wait_ms;
-    kc__enrich_fetch_opts fo = {.rate = o->fetch_rate,
-                                .burst = o->fetch_burst,
-                                .ttl_ms = o->fetch_ttl_ms,
-                                .ns_store = kc_informer_store(kc_podmeta_ns_informer(c->pm)),
-                                .generation = kc__enrich_cache_view(c).generation};
-    if (!rc && o->fetch_rate > 0 && !(c->fetch = kc__enrich_fetch_new(c->fclient, &fo)))
-        rc = kc_error_set(&err, KC_ENOMEM, "background GET: out of memory");
     if (!rc && o->health_listen)
         rc = start_health(c, o->health_listen, extra_metrics, extra_ud, &err);
     if (rc) {
         snprintf(msg, n, "%s", err.message ? err.message : kc_strerror(rc));
         kc_error_clear(&err);
+        kc__enrich_cache_free(c);
+        return NULL;
+    }
+    if (start_fetch(o, c)) {
+        snprintf(msg, n, "background GET: out of memory");
         kc__enrich_cache_free(c);
         return NULL;
     }
@@ -264,6 +276,8 @@ void kc__enrich_cache_free(kc__enrich_cache *c)
 {
     if (!c)
         return;
+    /* first the endpoint (it renders the fetcher's metrics), then the fetcher (its thread bumps
+     * the view's generation and reads the namespace store): both before what they use */
     kc_health_free(c->health);
     kc__enrich_fetch_free(c->fetch);
     kc_podmeta_free(c->pm);

@@ -62,13 +62,16 @@ t_bad_args() {
     [ $? = 2 ] && [ ! -s "$KC_TMP/e" ] || return 1
     "$BIN" enrich --daemon 2>"$KC_TMP/e"
     [ $? = 2 ] && grep -q -- "--socket" "$KC_TMP/e" || return 1
+    "$BIN" enrich --fetch-rate fast 2>"$KC_TMP/e"
+    [ $? = 2 ] && grep -q -- "--fetch-rate" "$KC_TMP/e" || return 1
 }
 t_help() {
     local h f
     h=$("$BIN" enrich --help) || return 1
     for f in --mmexternal --daemon --socket --standalone --node --kubeconfig --deleted-grace \
         --not-seen-wait --sync-wait --unsynced --health-listen --format --annotation-match \
-        --de-dot --de-dot-separator --config --log-file --max-line interface.output; do
+        --de-dot --de-dot-separator --config --log-file --max-line interface.output \
+        --fetch-rate --fetch-burst --fetch-ttl; do
         echo "$h" | grep -q -- "$f" || { echo "--help lacks $f"; return 1; }
     done
 }

@@ -339,8 +339,8 @@ static void settle(kc__enrich_fetch *f, const char *key, int rc, char *body, siz
         pause_for(f, retry_after_s);
         if (e && status) { /* not known yet: again after the pause */
             e->state = F_QUEUED;
-        } else if (e) {
-            e->state = F_NEG;
+        } else if (e) { /* the API server gone: remembered, an answer held kept */
+            e->state = e->has_json ? F_OK : F_NEG;
             e->expires_ms = now + f->o.neg_ttl_ms;
         }
     } else {

@@ -21,6 +21,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,14 +79,18 @@ static void signals_setup(sigset_t *set)
     signal(SIGPIPE, SIG_IGN);
 }
 
+/* ud: the daemon, published (atomically) once it runs — the endpoint scrapes from its own thread
+ * and may start first: NULL counts 0. */
 static char *daemon_metrics(void *ud)
 {
+    kc__enrich_daemon *d =
+        atomic_load_explicit((_Atomic(kc__enrich_daemon *) *)ud, memory_order_acquire);
     char *s = NULL;
     if (asprintf(&s,
                  "# HELP kcache_enrich_requests_total Lookups answered on the enrich socket.\n"
                  "# TYPE kcache_enrich_requests_total counter\n"
                  "kcache_enrich_requests_total %" PRIu64 "\n",
-                 kc__enrich_daemon_requests(*(kc__enrich_daemon **)ud)) < 0)
+                 d ? kc__enrich_daemon_requests(d) : 0) < 0)
         return NULL;
     return s;
 }
@@ -93,11 +98,13 @@ static char *daemon_metrics(void *ud)
 static int run_daemon(kc__enrich_opts *o, const sigset_t *sigs)
 {
     char msg[512];
+    static _Atomic(kc__enrich_daemon *) live; /* what daemon_metrics reads */
     kc__enrich_daemon *d = NULL;
-    kc__enrich_cache *c = kc__enrich_cache_start(o, daemon_metrics, &d, msg, sizeof msg);
+    kc__enrich_cache *c = kc__enrich_cache_start(o, daemon_metrics, &live, msg, sizeof msg);
     if (c)
         d = kc__enrich_daemon_start(o->socket, kc__enrich_cache_view(c), o->max_clients, msg,
                                     sizeof msg);
+    atomic_store_explicit(&live, d, memory_order_release);
     if (!d) {
         fprintf(stderr, "kcache enrich: %s\n", msg);
         kc__enrich_cache_free(c);
@@ -110,6 +117,7 @@ static int run_daemon(kc__enrich_opts *o, const sigset_t *sigs)
     int sig = 0;
     while (!enrich_stop && sigwait(sigs, &sig))
         ;
+    kc__enrich_cache_stop_health(c); /* no scrape reads the daemon while it goes */
     kc__enrich_daemon_stop(d);
     kc__enrich_cache_free(c);
     return 0;

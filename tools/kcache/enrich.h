@@ -231,6 +231,8 @@ kc__enrich_cache *kc__enrich_cache_start(const kc__enrich_opts *o, char *(*extra
 kc__enrich_view kc__enrich_cache_view(kc__enrich_cache *c);
 /* The health endpoint's URL, or NULL. */
 const char *kc__enrich_cache_health_url(kc__enrich_cache *c);
+/* Stop the health endpoint (before what its metrics sources read goes away); the cache stays. */
+void kc__enrich_cache_stop_health(kc__enrich_cache *c);
 void kc__enrich_cache_free(kc__enrich_cache *c);
 
 #endif

@@ -317,6 +317,7 @@ static void settle(kc__enrich_fetch *f, const char *key, int rc, char *body, siz
             f->st.bytes += len;
             json_version(body, len, e->ver, sizeof e->ver);
             e->state = F_OK;
+            e->seq = ++f->seq; /* the newest: evicted last */
             e->expires_ms = now + f->o.ttl_ms;
             body = NULL;
             changed = true;

@@ -272,6 +272,14 @@ const char *kc__enrich_cache_health_url(kc__enrich_cache *c)
     return c && c->health ? kc_health_url(c->health) : NULL;
 }
 
+void kc__enrich_cache_stop_health(kc__enrich_cache *c)
+{
+    if (c) {
+        kc_health_free(c->health);
+        c->health = NULL;
+    }
+}
+
 void kc__enrich_cache_free(kc__enrich_cache *c)
 {
     if (!c)

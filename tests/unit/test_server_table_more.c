@@ -377,6 +377,11 @@ static void test_server_table_more_storage(void **state)
            "{'apiVersion':'storage.k8s.io/v1','kind':'VolumeAttributesClass'," META(
                "gold") ",'driverName':'csi.x.io'}",
            "Name|DriverName|Age", "['gold','csi.x.io','5m']");
+    row_is(STG, "volumeattributesclasses",
+           "{'apiVersion':'storage.k8s.io/v1','kind':'VolumeAttributesClass','metadata':{'name':"
+           "'std','annotations':{'volumeattributesclass.alpha.kubernetes.io/is-default-class':"
+           "'true'}," CREATED "},'driverName':'csi.x.io'}",
+           "Name|DriverName|Age", "['std (default)','csi.x.io','5m']");
 }
 
 #define RES "resource.k8s.io"

@@ -11,7 +11,8 @@
  * spec has no limited / queuing part), Age; CSIDrivers Name, AttachRequired (true unless set),
  * PodInfoOnMount, StorageCapacity, TokenRequests (audiences, "<unset>"), RequiresRepublish,
  * Modes ("<none>"), Age; CSINodes Name, Drivers (how many), Age; VolumeAttachments Name,
- * Attacher, PV, Node, Attached, Age; VolumeAttributesClasses Name, DriverName, Age; DeviceClasses
+ * Attacher, PV, Node, Attached, Age; VolumeAttributesClasses Name (" (default)" for the alpha
+ * default-class annotation), DriverName, Age; DeviceClasses
  * and ResourceClaimTemplates Name, Age; ResourceClaims Name, State ("deleted", "pending",
  * "allocated", "reserved", comma-joined), Age; ResourceSlices Name, Node, Driver, Pool, Age.
  * Thread-safe: pure functions over const tables.
@@ -198,10 +199,16 @@ static json_t *row_volumeattachment(const kc_obj *o, int64_t now)
                      kc__table_age(o, now));
 }
 
+/* storageutil.IsDefaultAnnotationForVolumeAttributesClass: " (default)" after the name. */
 static json_t *row_vac(const kc_obj *o, int64_t now)
 {
-    return json_pack("[s,o,o]", kc_obj_name(o), kc__table_str(o, "/driverName", ""),
-                     kc__table_age(o, now));
+    char name[300];
+    json_t *a = kc__table_str(
+        o, "/metadata/annotations/volumeattributesclass.alpha.kubernetes.io~1is-default-class", "");
+    snprintf(name, sizeof name, "%s%s", kc_obj_name(o),
+             kc__streq(json_string_value(a), "true") ? " (default)" : "");
+    json_decref(a);
+    return json_pack("[s,o,o]", name, kc__table_str(o, "/driverName", ""), kc__table_age(o, now));
 }
 
 static json_t *row_name_age(const kc_obj *o, int64_t now)

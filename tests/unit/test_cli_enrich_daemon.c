@@ -58,7 +58,7 @@ static char sock_path[108];
 static kc__enrich_daemon *start(void)
 {
     char msg[256];
-    kc__enrich_daemon *d = kc__enrich_daemon_start(sock_path, (kc__enrich_view){fake_lookup, NULL},
+    kc__enrich_daemon *d = kc__enrich_daemon_start(sock_path, (kc__enrich_view){.lookup = fake_lookup},
                                                    8, msg, sizeof msg);
     if (!d)
         fail_msg("%s", msg);

@@ -14,8 +14,10 @@
 #   kcache  action(type="mmexternal" interface.input="fulljson" binary="kcache enrich --mmexternal
 #           --socket S --master-url <server>"), one helper per worker, all asking the daemon;
 #   floor   the same mmexternal action running build/bin/bench_mmx_echo, which answers {} to every
-#           line without reading it: the cost of rsyslog's external-process pipe itself, the best
-#           any mmexternal helper can do on this input.
+#           line without reading it: the cost of rsyslog's external-process pipe itself;
+#   floorf  the same, answering every line with one reply kcache gave (bench_mmx_echo -r): the pipe
+#           plus rsyslog's own cost of parsing and merging replies of that size — the best any
+#           mmexternal helper adding these fields can do on this input.
 # Phase A, throughput (the two pipelines one after the other, on the same static files): LINES
 # lines per pod (default 100,000 / N, so 500 lines per pod at 200 pods and 50 at 2,000, to keep the
 # default run under ~5 min on 2 cores), read from the start. Figures: (a) wall seconds from
@@ -46,9 +48,10 @@
 # rsyslog and rsyslog-kubernetes are installed with apt-get when missing (this script only; never
 # a test dependency). Needs root (it writes /var/log/containers), python3.
 #
-# REPEAT runs of phase A's three pipelines and the pipe run alternate (mmk, kcache, floor, pipe,
-# mmk, …); the summary lines (enrich_h2h_<N>_summary_*) give each one's median records/s and the
-# ratios kcache/mmk, kcache/floor and helper_pipe/mmk. PHASE_B=0 skips phase B.
+# REPEAT runs of phase A's four pipelines and the pipe run alternate (mmk, kcache, floor, floorf,
+# pipe, mmk, …); the summary lines (enrich_h2h_<N>_summary_*) give each one's median records/s and
+# the ratios kcache/mmk, kcache/floor, kcache/floorf, floor/mmk, floorf/mmk and pipe/mmk.
+# PHASE_B=0 skips phase B.
 #
 # Usage: bench/enrich_h2h.sh   (PODS="200 2000" LINES=100000/N RELABEL_WAIT=30 BURST_SECONDS=5
 #                               REPLIES=20000 WORKERS=1 REPEAT=1 PHASE_B=1; KCACHE=build/bin/kcache
@@ -222,6 +225,10 @@ phase_a() {
     run_a "$n" capture "action(type=\"mmexternal\" interface.input=\"fulljson\" binary=\"$ECHO $d/fulljson.in\")" \
         "$total" >/dev/null
     rm -f "$tmp/$n/rps.capture"
+    head -1 "$d/fulljson.in" | env -i "$KCACHE" enrich --mmexternal --socket "$sock" --master-url "$url" \
+        >"$d/reply.sample"
+    grep -q pod_id "$d/reply.sample" || say "the sample reply is not enriched: $(cat "$d/reply.sample")"
+    local floorf_action="action(type=\"mmexternal\" interface.input=\"fulljson\" binary=\"$ECHO -r $d/reply.sample\")"
     for r in $(seq 1 "$REPEAT"); do
         say "$n pods: phase A ($r of $REPEAT), mmkubernetes"
         run_a "$n" mmk "$mmk_action" "$total"
@@ -229,6 +236,8 @@ phase_a() {
         run_a "$n" kcache "$kc_action" "$total" "$dpid"
         say "$n pods: phase A ($r of $REPEAT), mmexternal + echo (the pipe's floor)"
         run_a "$n" floor "$floor_action" "$total"
+        say "$n pods: phase A ($r of $REPEAT), mmexternal + echo of a kcache reply (floor with fields)"
+        run_a "$n" floorf "$floorf_action" "$total"
         say "$n pods: phase A ($r of $REPEAT), kcache enrich without rsyslog"
         run_pipe
     done
@@ -300,17 +309,19 @@ run_pipe() {
 
 # summary — medians of the repeats and the ratios (one_size's locals)
 summary() {
-    local med k
+    local k
     med() { sort -n "$d/rps.$1" | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
     local m kc fl pp
-    m=$(med mmk); kc=$(med kcache); fl=$(med floor); pp=$(med pipe)
-    for k in mmk kcache floor pipe; do
+    m=$(med mmk); kc=$(med kcache); fl=$(med floor); ff=$(med floorf); pp=$(med pipe)
+    for k in mmk kcache floor floorf pipe; do
         echo "BENCH enrich_h2h_${n}_summary_${k}_records_per_second $(med $k) records/s (median of $REPEAT: $(tr '\n' ' ' <"$d/rps.$k"))"
     done
-    awk -v m="$m" -v k="$kc" -v f="$fl" -v p="$pp" -v n="$n" -v w="$WORKERS" 'BEGIN {
+    awk -v m="$m" -v k="$kc" -v f="$fl" -v ff="$ff" -v p="$pp" -v n="$n" -v w="$WORKERS" 'BEGIN {
         printf "BENCH enrich_h2h_%s_summary_kcache_over_mmk %.2f ratio (workers %s)\n", n, k / m, w
         printf "BENCH enrich_h2h_%s_summary_kcache_over_floor %.2f ratio\n", n, k / f
+        printf "BENCH enrich_h2h_%s_summary_kcache_over_floorf %.2f ratio\n", n, k / ff
         printf "BENCH enrich_h2h_%s_summary_floor_over_mmk %.2f ratio\n", n, f / m
+        printf "BENCH enrich_h2h_%s_summary_floorf_over_mmk %.2f ratio\n", n, ff / m
         printf "BENCH enrich_h2h_%s_summary_pipe_over_mmk %.2f ratio (kcache without rsyslog / mmk end to end)\n", n, p / m }'
 }
 

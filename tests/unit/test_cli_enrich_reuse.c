@@ -189,7 +189,8 @@ static void test_cli_enrich_reuse_filter(void **state)
 }
 
 /* The cache itself: keys differing in one field (or absent vs empty) are apart; a stamp other
- * than the one held is a miss; more keys than slots stay bounded and correct. */
+ * than the one held is a miss; more keys than slots stay bounded and correct; a record id's key
+ * is held for KC_ENRICH_KEY_TTL_MS only (a link's target re-read every second, FN13). */
 static void test_cli_enrich_reuse_cache(void **state)
 {
     (void)state;
@@ -215,6 +216,20 @@ static void test_cli_enrich_reuse_cache(void **state)
         assert_string_equal(h->reply, text);
         assert_int_equal(h->rc, KC_ENOTFOUND);
     }
+    /* the key memo: held for KC_ENRICH_KEY_TTL_MS from its derivation, absent fields kept absent */
+    kc__enrich_key k3 = {.ns = "shop", .pod = "web-0", .container_id = ID64, .uid = "u1"}, got;
+    kc__enrich_reuse_key_put(r, "id", 2, 1000, &k3);
+    assert_int_equal(kc__enrich_reuse_key_get(r, "id", 2, 1000 + KC_ENRICH_KEY_TTL_MS - 1, &got),
+                     0);
+    assert_string_equal(got.ns, "shop");
+    assert_string_equal(got.pod, "web-0");
+    assert_string_equal(got.container_id, ID64);
+    assert_string_equal(got.uid, "u1");
+    assert_null(got.container);
+    assert_null(got.container_hash);
+    assert_int_equal(kc__enrich_reuse_key_get(r, "id", 2, 1000 + KC_ENRICH_KEY_TTL_MS, &got), -1);
+    assert_int_equal(kc__enrich_reuse_key_get(r, "id", 2, 999, &got), -1);
+    assert_int_equal(kc__enrich_reuse_key_get(r, "ie", 2, 1000, &got), -1);
     kc__enrich_reuse_free(r);
 }
 
@@ -234,9 +249,12 @@ static void test_cli_enrich_reuse_projection(void **state)
         "[1,2]",
         "{\"a\":tru}",
     };
+    char id[512];
+    size_t idn;
     for (size_t i = 0; i < sizeof lines / sizeof *lines; i++) {
         json_t *rec = json_loads(lines[i], 0, NULL),
-               *few = kc__enrich_record_fields(&fields, lines[i], strlen(lines[i]));
+               *few = kc__enrich_record_fields(&fields, lines[i], strlen(lines[i]), id, sizeof id,
+                                               &idn);
         kc__enrich_key k1, k2;
         int r1 =
             json_is_object(rec) ? kc__enrich_record_key(KC_ENRICH_FMT_MMK, &fields, rec, &k1) : -1;

@@ -70,8 +70,11 @@ int kc__enrich_record_key(kc__enrich_fmt fmt, const kc__enrich_fields *f, json_t
 /* rec's string at a '!'-separated path, or NULL. */
 const char *kc__enrich_path_get(json_t *rec, const char *path);
 /* The record line reduced to the members at f's paths (a new reference), read through
- * kc_obj_parse's projection; NULL when that way cannot tell (the caller parses the whole line). */
-json_t *kc__enrich_record_fields(const kc__enrich_fields *f, const char *line, size_t len);
+ * kc_obj_parse's projection; NULL when that way cannot tell (the caller parses the whole line).
+ * id (cap bytes) gets the values read, path after path — records with equal ids have equal keys
+ * but for the file system (a link's target); *id_len is 0 when they did not fit. */
+json_t *kc__enrich_record_fields(const kc__enrich_fields *f, const char *line, size_t len, char *id,
+                                 size_t cap, size_t *id_len);
 
 /* ---- metadata views ------------------------------------------------------------------------ */
 
@@ -194,6 +197,13 @@ const kc__enrich_answer *kc__enrich_reuse_get(kc__enrich_reuse *r, const kc__enr
 /* Hold a (copied; add: a new reference taken) for key, valid at stamp. */
 void kc__enrich_reuse_put(kc__enrich_reuse *r, const kc__enrich_key *key, uint64_t stamp,
                           const kc__enrich_answer *a);
+/* The key derived for a record id (kc__enrich_record_fields) less than KC_ENRICH_KEY_TTL_MS
+ * before now_ms: 0 and *key filled, or -1. _put holds key for id, derived at now_ms. */
+#define KC_ENRICH_KEY_TTL_MS 1000
+int kc__enrich_reuse_key_get(kc__enrich_reuse *r, const char *id, size_t n, int64_t now_ms,
+                             kc__enrich_key *key);
+void kc__enrich_reuse_key_put(kc__enrich_reuse *r, const char *id, size_t n, int64_t now_ms,
+                              const kc__enrich_key *key);
 /* Serve in_fd until EOF (0), a stop signal (0) or a write error (-1). Signals in sigmask are
  * unblocked only while waiting for input (ppoll), so a SIGTERM ends the loop promptly. */
 int kc__enrich_run(kc__enrich_loop *l);

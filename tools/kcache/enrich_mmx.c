@@ -28,6 +28,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "kcache/error.h"
@@ -40,6 +41,13 @@ static char *dup_line(const char *s, size_t n)
         r[n] = '\0';
     }
     return r;
+}
+
+static int64_t coarse_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* The stamp answers are held at (enrich_reuse.c): false when the view has none now. */
@@ -122,8 +130,16 @@ char *kc__enrich_reply(kc__enrich_loop *l, const char *line, size_t len)
     l->stats.lines++;
     kc__enrich_key key;
     if (l->mmexternal) { /* only the key's fields are needed: the projection (enrich_project.c) */
-        json_t *few = kc__enrich_record_fields(l->fields, line, len);
-        if (few && !kc__enrich_record_key(l->fmt, l->fields, few, &key)) {
+        char id[1024];
+        size_t idn = 0;
+        json_t *few = kc__enrich_record_fields(l->fields, line, len, id, sizeof id, &idn);
+        int64_t now = idn && l->reuse ? coarse_ms() : -1; /* the key memo (enrich_reuse.c) */
+        bool have = few && now >= 0 && !kc__enrich_reuse_key_get(l->reuse, id, idn, now, &key);
+        if (few && !have && !kc__enrich_record_key(l->fmt, l->fields, few, &key)) {
+            have = true;
+            kc__enrich_reuse_key_put(l->reuse, id, idn, now, &key);
+        }
+        if (have) {
             char *r = answer_key(l, few, &key, line, len);
             json_decref(few);
             return r ? r : dup_line("{}", 2);

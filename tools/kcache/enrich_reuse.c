@@ -12,9 +12,15 @@
  * counter; a record read after that asks again). Both kinds of answer are held: metadata (rc 0)
  * and "not known" (KC_ENOTFOUND); no answer now (daemon down, not synced) is never held.
  *
- * Bounded: SLOTS entries (open addressing by a hash of the key, two probes; a third key evicts the
- * older of the two), each with its reply, so memory is SLOTS replies at most whatever arrives. Not
- * thread-safe (one per helper loop).
+ * The keys too: a record's key is a function of the few fields read from it (enrich_project.c's
+ * id of them) and of the file system (a /var/log/containers link's target, FN13 — one readlink per
+ * record, and a regex for Fluent Bit's names). The key derived for an id is held for
+ * KC_ENRICH_KEY_TTL_MS (1 s): a link's target is fixed for the link's life (its name carries the
+ * container's unique id), and the bound makes even a replaced link count within a second.
+ *
+ * Bounded: SLOTS entries per table (open addressing by a hash of the id, two probes; a third id
+ * evicts the less recently used of the two), each with its reply or key, so memory is 2 × SLOTS
+ * entries at most whatever arrives. Not thread-safe (one per helper loop).
  */
 #include "enrich.h"
 
@@ -25,13 +31,17 @@
 
 typedef struct entry {
     uint64_t hash, stamp, used;
-    char *key; /* the key's fields, each NUL-terminated, then the reply */
+    char *key; /* the id bytes, then the reply (or the flattened key) */
     size_t key_len;
     kc__enrich_answer a;
 } entry;
 
-struct kc__enrich_reuse {
+typedef struct table {
     entry *slot[SLOTS];
+} table;
+
+struct kc__enrich_reuse {
+    table answers, keys;
     uint64_t clock;
 };
 
@@ -50,6 +60,21 @@ static size_t flatten(const kc__enrich_key *k, char *out, size_t cap)
         n += l;
     }
     return n;
+}
+
+/* The inverse of flatten, into k (its strings in k->buf). */
+static void unflatten(const char *s, size_t n, kc__enrich_key *k)
+{
+    memset(k, 0, offsetof(kc__enrich_key, buf));
+    const char **f[] = {&k->ns, &k->pod, &k->container, &k->container_id, &k->container_hash,
+                        &k->uid};
+    memcpy(k->buf, s, n < sizeof k->buf ? n : sizeof k->buf);
+    size_t at = 0;
+    for (size_t i = 0; i < sizeof f / sizeof *f && at < n; i++)
+        if (k->buf[at++] == '+') {
+            *f[i] = k->buf + at;
+            at += strlen(k->buf + at) + 1;
+        }
 }
 
 static uint64_t hash_of(const char *s, size_t n)
@@ -78,56 +103,44 @@ void kc__enrich_reuse_free(kc__enrich_reuse *r)
 {
     if (!r)
         return;
-    for (int i = 0; i < SLOTS; i++)
-        entry_free(r->slot[i]);
+    for (int i = 0; i < SLOTS; i++) {
+        entry_free(r->answers.slot[i]);
+        entry_free(r->keys.slot[i]);
+    }
     free(r);
 }
 
-/* The slot holding key, or NULL. */
-static entry **find(kc__enrich_reuse *r, const char *k, size_t n, uint64_t h)
+/* The entry for id, or NULL. */
+static entry *find(table *t, const char *id, size_t n, uint64_t h)
 {
     for (int p = 0; p < 2; p++) {
-        entry **s = &r->slot[(h + (uint64_t)p) % SLOTS];
-        if (*s && (*s)->hash == h && (*s)->key_len == n && !memcmp((*s)->key, k, n))
-            return s;
+        entry *e = t->slot[(h + (uint64_t)p) % SLOTS];
+        if (e && e->hash == h && e->key_len == n && !memcmp(e->key, id, n))
+            return e;
     }
     return NULL;
 }
 
-const kc__enrich_answer *kc__enrich_reuse_get(kc__enrich_reuse *r, const kc__enrich_key *key,
-                                              uint64_t stamp)
+/* Hold a (its reply copied) for id at stamp, replacing id's entry, else an empty probe, else the
+ * least recently used of the two. */
+static void put(kc__enrich_reuse *r, table *t, const char *id, size_t n, uint64_t stamp,
+                const kc__enrich_answer *a)
 {
-    char k[sizeof key->buf + 16];
-    size_t n = r ? flatten(key, k, sizeof k) : 0;
-    if (!n)
-        return NULL;
-    entry **s = find(r, k, n, hash_of(k, n));
-    if (!s || (*s)->stamp != stamp)
-        return NULL;
-    (*s)->used = ++r->clock;
-    return &(*s)->a;
-}
-
-void kc__enrich_reuse_put(kc__enrich_reuse *r, const kc__enrich_key *key, uint64_t stamp,
-                          const kc__enrich_answer *a)
-{
-    char k[sizeof key->buf + 16];
-    size_t n = r ? flatten(key, k, sizeof k) : 0;
-    if (!n)
-        return;
-    uint64_t h = hash_of(k, n);
-    entry **s = find(r, k, n, h);
-    if (!s) { /* an empty probe, else the least recently used of the two */
-        entry **p0 = &r->slot[h % SLOTS], **p1 = &r->slot[(h + 1) % SLOTS];
+    uint64_t h = hash_of(id, n);
+    entry **p0 = &t->slot[h % SLOTS], **p1 = &t->slot[(h + 1) % SLOTS], **s;
+    if (*p0 && find(t, id, n, h) == *p0)
+        s = p0;
+    else if (*p1 && find(t, id, n, h) == *p1)
+        s = p1;
+    else
         s = !*p0 ? p0 : !*p1 ? p1 : (*p0)->used <= (*p1)->used ? p0 : p1;
-    }
     entry *e = malloc(sizeof *e);
     char *buf = e ? malloc(n + a->reply_len + 1) : NULL;
     if (!buf) {
         free(e);
         return; /* not held: asked again next time */
     }
-    memcpy(buf, k, n);
+    memcpy(buf, id, n);
     if (a->reply)
         memcpy(buf + n, a->reply, a->reply_len);
     buf[n + a->reply_len] = '\0';
@@ -142,4 +155,46 @@ void kc__enrich_reuse_put(kc__enrich_reuse *r, const kc__enrich_key *key, uint64
                        .add = json_incref(a->add)}};
     entry_free(*s);
     *s = e;
+}
+
+const kc__enrich_answer *kc__enrich_reuse_get(kc__enrich_reuse *r, const kc__enrich_key *key,
+                                              uint64_t stamp)
+{
+    char k[sizeof key->buf + 16];
+    size_t n = r ? flatten(key, k, sizeof k) : 0;
+    entry *e = n ? find(&r->answers, k, n, hash_of(k, n)) : NULL;
+    if (!e || e->stamp != stamp)
+        return NULL;
+    e->used = ++r->clock;
+    return &e->a;
+}
+
+void kc__enrich_reuse_put(kc__enrich_reuse *r, const kc__enrich_key *key, uint64_t stamp,
+                          const kc__enrich_answer *a)
+{
+    char k[sizeof key->buf + 16];
+    size_t n = r ? flatten(key, k, sizeof k) : 0;
+    if (n)
+        put(r, &r->answers, k, n, stamp, a);
+}
+
+int kc__enrich_reuse_key_get(kc__enrich_reuse *r, const char *id, size_t n, int64_t now_ms,
+                             kc__enrich_key *key)
+{
+    entry *e = r && n ? find(&r->keys, id, n, hash_of(id, n)) : NULL;
+    if (!e || now_ms < (int64_t)e->stamp || now_ms - (int64_t)e->stamp >= KC_ENRICH_KEY_TTL_MS)
+        return -1;
+    e->used = ++r->clock;
+    unflatten(e->a.reply, e->a.reply_len, key);
+    return 0;
+}
+
+void kc__enrich_reuse_key_put(kc__enrich_reuse *r, const char *id, size_t n, int64_t now_ms,
+                              const kc__enrich_key *key)
+{
+    char k[sizeof key->buf + 16];
+    size_t kn = r && n && now_ms >= 0 ? flatten(key, k, sizeof k) : 0;
+    if (kn && kn <= sizeof key->buf)
+        put(r, &r->keys, id, n, (uint64_t)now_ms,
+            &(kc__enrich_answer){.reply = k, .reply_len = kn});
 }

@@ -140,6 +140,7 @@ static void *gen_main(void *arg)
 /* Start gen_main (none: no generation, helpers always ask). */
 static void start_generation(kc__enrich_cache *c)
 {
+    c->gen_fd = -1;
     c->gen = kc__enrich_genpage_new(&c->gen_fd);
     if (c->gen && !pipe2(c->gen_stop, O_CLOEXEC)) {
         if (!pthread_create(&c->gen_th, NULL, gen_main, c))

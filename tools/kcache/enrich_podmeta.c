@@ -13,10 +13,16 @@
  * the cache holds. The entry's projected JSON (kc_obj_json) is handed to the formatter as a
  * jansson tree. --health-listen serves /healthz, /readyz and /metrics (kc_health, with
  * kc_podmeta_metrics_render as a metrics source). The daemon asks with the version a helper holds
- * (enrich_proto.c): while it is current the answer is "same" and no JSON is made.
+ * (enrich_proto.c): while it is current the answer is "same" and no JSON is made. A thread bumps
+ * the view's generation counter (a page the daemon shares with its helpers) after each change the
+ * cache signals (gen_main), so helpers reuse what they hold until then.
  */
 #include "enrich.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +42,9 @@ struct kc__enrich_cache {
     kc_health *health;
     int64_t sync_deadline_ms;
     bool bare;
+    _Atomic uint64_t *gen; /* the view's generation (a shared page), or NULL */
+    int gen_fd, gen_stop[2];
+    pthread_t gen_th;
 };
 
 static int64_t now_ms(void)
@@ -101,7 +110,59 @@ static int pm_lookup(void *ud, const kc__enrich_key *key, kc__enrich_meta *ret)
 
 kc__enrich_view kc__enrich_cache_view(kc__enrich_cache *c)
 {
-    return (kc__enrich_view){.lookup = pm_lookup, .ud = c};
+    return (kc__enrich_view){
+        .lookup = pm_lookup, .ud = c, .generation = c->gen, .generation_fd = c->gen_fd};
+}
+
+/* The generation (kc__enrich_view): this thread waits on kc_podmeta_fd, which the cache signals
+ * after it applied a change (pod or namespace event, tombstone expired, readiness), drains it and
+ * then increments the counter. CA3: the change is visible to lookups before the fd is signalled,
+ * and the increment follows the drain, so a helper that reads the counter after the increment
+ * and asks again gets the new answer; what it reused until then was read before the increment
+ * (the window: this thread's wake-up, as for any record read while the event is being applied).
+ * A change landing during the drain signals the fd again: the next round increments again. */
+static void *gen_main(void *arg)
+{
+    kc__enrich_cache *c = arg;
+    struct pollfd p[2] = {{.fd = kc_podmeta_fd(c->pm), .events = POLLIN},
+                          {.fd = c->gen_stop[0], .events = POLLIN}};
+    while (poll(p, 2, -1) >= 0 || errno == EINTR) {
+        if (p[1].revents)
+            break;
+        if (p[0].revents & POLLIN) {
+            kc_podmeta_fd_drain(c->pm);
+            atomic_fetch_add_explicit(c->gen, 1, memory_order_release);
+        }
+    }
+    return NULL;
+}
+
+/* Start gen_main (none: no generation, helpers always ask). */
+static void start_generation(kc__enrich_cache *c)
+{
+    c->gen_fd = -1;
+    c->gen = kc__enrich_genpage_new(&c->gen_fd);
+    if (c->gen && !pipe2(c->gen_stop, O_CLOEXEC)) {
+        if (!pthread_create(&c->gen_th, NULL, gen_main, c))
+            return;
+        close(c->gen_stop[0]);
+        close(c->gen_stop[1]);
+    }
+    kc__enrich_genpage_free(c->gen, c->gen_fd);
+    c->gen = NULL;
+    c->gen_fd = -1;
+}
+
+static void stop_generation(kc__enrich_cache *c)
+{
+    if (!c->gen)
+        return;
+    (void)!write(c->gen_stop[1], "x", 1);
+    pthread_join(c->gen_th, NULL);
+    close(c->gen_stop[0]);
+    close(c->gen_stop[1]);
+    kc__enrich_genpage_free(c->gen, c->gen_fd);
+    c->gen = NULL;
 }
 
 static int start_health(kc__enrich_cache *c, const char *listen, char *(*extra)(void *), void *ud,
@@ -190,6 +251,8 @@ kc__enrich_cache *kc__enrich_cache_start(const kc__enrich_opts *o, char *(*extra
         rc = kc_podmeta_start(c->pm, &err);
     c->bare = o->unsynced_bare;
     c->sync_deadline_ms = now_ms() + o->sync_wait_ms;
+    if (!rc)
+        start_generation(c);
     if (!rc && o->health_listen)
         rc = start_health(c, o->health_listen, extra_metrics, extra_ud, &err);
     if (rc) {
@@ -210,6 +273,7 @@ void kc__enrich_cache_free(kc__enrich_cache *c)
 {
     if (!c)
         return;
+    stop_generation(c);
     kc_health_free(c->health);
     kc_podmeta_free(c->pm);
     if (c->hcache) {

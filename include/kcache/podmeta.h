@@ -184,8 +184,9 @@ typedef struct kc_podmeta_container {
  * Thread-safe. Never fails. Since 0.1. */
 KC_API size_t kc_podmeta_pod_container_count(const kc_podmeta_pod *pod);
 /* Container i (0-based: containers, then init, then ephemeral, each in status order) into *ret
- * (strings borrowed from the entry). Errors: KC_EINVAL (NULL), KC_ENOTFOUND (i out of range),
- * KC_EUNSUPPORTED (ret of a newer header). Thread-safe. Since 0.1. */
+ * (strings borrowed from the entry; the first call on an entry makes them, once). Errors: KC_EINVAL
+ * (NULL), KC_ENOTFOUND (i out of range), KC_EUNSUPPORTED (ret of a newer header), KC_ENOMEM.
+ * Thread-safe. Since 0.1. */
 KC_API int(kc_podmeta_pod_container)(const kc_podmeta_pod *pod, size_t i, kc_podmeta_container *ret,
                                      size_t ret_size);
 #define kc_podmeta_pod_container(pod, i, ret)                                                      \

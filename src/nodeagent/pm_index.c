@@ -68,7 +68,7 @@ kc__pm_psnap *kc__pm_psnap_new(kc_podmeta_pod *const *live, size_t n_live,
     for (size_t i = 0; i < n; i++) {
         const kc_podmeta_pod *p = i < n_live ? live[i] : tombs[i - n_live];
         for (uint32_t c = 0; c < p->n_cont; c++)
-            n_cid += *p->cont[c].id != '\0';
+            n_cid += p->cont[c].len[3] > p->cont[c].id_skip;
     }
     uint32_t cn = cap_for(n), cc = cap_for(n_cid);
     size_t head = sizeof(kc__pm_psnap) + n * sizeof(kc_podmeta_pod *);
@@ -90,9 +90,10 @@ kc__pm_psnap *kc__pm_psnap_new(kc_podmeta_pod *const *live, size_t n_live,
         put(s->t_name, s->m_name, p->h_name, i, -1);
         put(s->t_uid, s->m_uid, p->h_uid, i, -1);
         for (uint32_t c = 0; c < p->n_cont; c++) {
-            const char *id = p->cont[c].id;
-            if (*id)
-                put(s->t_cid, s->m_cid, kc__pm_hash(id, strlen(id), SEED), i, (int)c);
+            size_t idn;
+            const char *id = kc__pm_cont_id(p, c, &idn);
+            if (idn)
+                put(s->t_cid, s->m_cid, kc__pm_hash(id, idn, SEED), i, (int)c);
         }
     }
     return s;
@@ -150,6 +151,7 @@ size_t kc__pm_nsnap_heap(const kc__pm_nsnap *s)
 
 typedef struct want {
     const char *ns, *name, *uid, *cid; /* NULL when not given */
+    size_t cid_len;
     bool live_only;
     bool cid_seen; /* set by probe: some entry has that container id */
 } want;
@@ -183,15 +185,19 @@ static kc_podmeta_pod *probe(const kc__pm_psnap *s, enum which k, want *w, int *
     uint32_t mask = k == BY_NAME ? s->m_name : k == BY_UID ? s->m_uid : s->m_cid;
     uint64_t h = k == BY_NAME  ? kc__pm_hash_name(w->ns, w->name)
                  : k == BY_UID ? kc__pm_hash(w->uid, strlen(w->uid), SEED)
-                               : kc__pm_hash(w->cid, strlen(w->cid), SEED);
+                               : kc__pm_hash(w->cid, w->cid_len, SEED);
     kc_podmeta_pod *best = NULL;
     int best_c = -1;
     for (uint32_t i = (uint32_t)h & mask; t[i].ent; i = (i + 1) & mask) {
         if (t[i].h != h)
             continue;
         kc_podmeta_pod *p = s->ents[t[i].ent - 1];
-        if (k == BY_CID && strcmp(p->cont[t[i].cont].id, w->cid) != 0)
-            continue;
+        if (k == BY_CID) {
+            size_t idn;
+            const char *id = kc__pm_cont_id(p, (uint32_t)t[i].cont, &idn);
+            if (idn != w->cid_len || memcmp(id, w->cid, idn) != 0)
+                continue;
+        }
         w->cid_seen = true;
         if (!agrees(p, w) || !better(p, best))
             continue;
@@ -209,7 +215,7 @@ static const char *given(const char *s)
 
 kc_podmeta_pod *kc__pm_psnap_find(const kc__pm_psnap *s, const kc_podmeta_query *q, int *cont)
 {
-    want w = {given(q->ns), given(q->name), given(q->uid), given(q->container_id), false, false};
+    want w = {given(q->ns), given(q->name), given(q->uid), given(q->container_id), 0, false, false};
     if (!w.ns || !w.name)
         w.ns = w.name = NULL;
     *cont = -1;
@@ -217,6 +223,7 @@ kc_podmeta_pod *kc__pm_psnap_find(const kc__pm_psnap *s, const kc_podmeta_query 
         return NULL;
     if (w.cid) {
         w.cid = kc__pm_strip_runtime(w.cid);
+        w.cid_len = strlen(w.cid);
         kc_podmeta_pod *p = probe(s, BY_CID, &w, cont);
         if (p || w.cid_seen || (!w.uid && !w.name))
             return p;       /* an id another pod has names that pod, not this query's */

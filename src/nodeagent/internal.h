@@ -169,6 +169,9 @@ struct kc_podmeta {
     _Atomic bool quit;
 };
 
+/* podmeta.c: the Pod projection (kc_decode_opts.keep) of the cache's informer. */
+extern const char *const kc__pm_pod_keep[];
+
 /* pm_writer.c: the informer handlers (ud = pm), the keeper thread, the change signal. */
 extern const kc_informer_handlers kc__pm_pod_handlers;
 extern const kc_informer_handlers kc__pm_ns_handlers;

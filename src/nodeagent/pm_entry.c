@@ -53,7 +53,7 @@ typedef struct collect {
     size_t text_len;
     kc__buf tail;
     size_t n;
-    kc__pm_cont cont[256];
+    kc__pm_cont cont[255]; /* the index's slots hold a container index in 8 bits, 0xff = none */
 } collect;
 
 static const char *const FIELDS[4] = {"name", "image", "imageID", "containerID"};

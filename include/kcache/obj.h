@@ -159,9 +159,8 @@ KC_API const char *kc_obj_label(const kc_obj *obj, const char *key);
 /* Number of labels. No ownership transfer. Thread-safe. Never fails. Since 0.1. */
 KC_API size_t kc_obj_label_count(const kc_obj *obj);
 /* The i-th label (sorted by key): *ret_key and *ret_value (either may be NULL) are borrowed from
- * obj, valid while the caller holds a reference (the keys' NUL-terminated copies are made on the
- * first call that asks for a key, once per object). Errors: KC_EINVAL when i is out of range or
- * obj is NULL, KC_ENOMEM (outputs untouched). Thread-safe. Since 0.1. */
+ * obj, valid while the caller holds a reference. Errors: KC_EINVAL when i is out of range or obj is
+ * NULL (outputs untouched). Thread-safe. Since 0.1. */
 KC_API int kc_obj_label_at(const kc_obj *obj, size_t i, const char **ret_key,
                            const char **ret_value);
 
@@ -275,9 +274,8 @@ KC_API int kc_obj_iter_raw(const kc_obj_iter *it, const char **ret, size_t *ret_
  * Never fails. Since 0.1. */
 KC_API void kc_obj_iter_free(kc_obj_iter *it);
 
-/* Bytes of heap this object holds (struct, text, metadata record, the label keys kc_obj_label_at
- * made), for memory accounting; 0 for NULL. No ownership transfer. Thread-safe. Never fails.
- * Since 0.1. */
+/* Bytes of heap this object holds (struct, text, metadata record), for memory accounting; 0 for
+ * NULL. No ownership transfer. Thread-safe. Never fails. Since 0.1. */
 KC_API size_t kc_obj_heap_size(const kc_obj *obj);
 
 KC_END_DECLS

@@ -22,7 +22,6 @@
  */
 #include "cached/internal.h"
 #include "controller/internal.h"
-#include "json/obj_internal.h"
 #include "rest/internal.h"
 
 #include <stdint.h>
@@ -37,13 +36,11 @@ static bool labels_equal(kc_obj *a, kc_obj *b)
     size_t n = kc_obj_label_count(a);
     if (n != kc_obj_label_count(b))
         return false;
-    for (size_t i = 0; i < n; i++) { /* spans: no NUL-terminated keys made (json/obj_access.c) */
+    for (size_t i = 0; i < n; i++) {
         const char *ka, *va, *kb, *vb;
-        size_t na, nb;
-        if (kc__obj_label_span(a, i, &ka, &na, &va) < 0 ||
-            kc__obj_label_span(b, i, &kb, &nb, &vb) < 0)
+        if (kc_obj_label_at(a, i, &ka, &va) < 0 || kc_obj_label_at(b, i, &kb, &vb) < 0)
             return false;
-        if (na != nb || memcmp(ka, kb, na) || strcmp(va, vb))
+        if (strcmp(ka, kb) || strcmp(va, vb))
             return false;
     }
     return true;

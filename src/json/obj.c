@@ -53,67 +53,44 @@ static char *put(char *d, const void *s, size_t n)
     return d + n;
 }
 
-/* The copy of the source text into the stored text: whether it held whitespace, its '{' and '['
- * count, and where each piece went (to find the label keys in the stored text, put_strings). */
-typedef struct copy_st {
-    bool ws;
-    size_t opens;
-    int k;
-    const char *src[4];
-    char *dst[4];
-    size_t n[4];
-} copy_st;
-
-static char *tput_check(char *d, const char *s, size_t n, copy_st *cs)
+static char *tput_check(char *d, const char *s, size_t n, bool *ws, size_t *opens)
 {
-    if (!kc__sj_copy_compact(d, s, n, &cs->opens))
-        cs->ws = true;
-    if (cs->k < 4) {
-        cs->src[cs->k] = s;
-        cs->dst[cs->k] = d;
-        cs->n[cs->k++] = n;
-    }
+    if (!kc__sj_copy_compact(d, s, n, opens))
+        *ws = true;
     return d + n;
-}
-
-/* Where the source byte q went in the stored text (NULL: not copied). */
-static const char *copied_to(const copy_st *cs, const char *q)
-{
-    for (int i = 0; i < cs->k; i++)
-        if (q >= cs->src[i] && q < cs->src[i] + cs->n[i])
-            return cs->dst[i] + (q - cs->src[i]);
-    return NULL;
 }
 
 static int label_cmp(const void *a, const void *b, void *base)
 {
-    const kc__obj_label *x = a, *y = b;
-    return kc__obj_span_cmp((const char *)base + x->koff, x->klen, (const char *)base + y->koff,
-                            y->klen);
+    const uint32_t *x = a, *y = b;
+    return strcmp((const char *)base + x[0], (const char *)base + y[0]);
 }
 
-/* Sorts n labels by key; false when two keys are equal (a label map with a key twice: which
- * value the API server meant is unknown, and lookups would pick one). */
-static bool sort_labels(kc__obj_label *lab, size_t n, const char *base)
+/* Sorts n (key offset, value offset) pairs by key; false when two keys are equal (a label map
+ * with a key twice: which value the API server meant is unknown, and lookups would pick one). */
+static bool sort_labels(uint32_t *lab, size_t n, const char *base)
 {
     if (n > 16) {
-        qsort_r(lab, n, sizeof *lab, label_cmp, (void *)base);
+        qsort_r(lab, n, 2 * sizeof(uint32_t), label_cmp, (void *)base);
         for (size_t i = 1; i < n; i++)
-            if (label_cmp(&lab[i - 1], &lab[i], (void *)base) == 0)
+            if (strcmp(base + lab[2 * (i - 1)], base + lab[2 * i]) == 0)
                 return false;
         return true;
     }
     /* Insertion sort, the usual handful of labels. The comparison that stops the inner loop is
      * with the greatest key <= the one inserted: an equal key is found there. */
     for (size_t i = 1; i < n; i++) {
-        kc__obj_label k = lab[i];
+        uint32_t k = lab[2 * i], v = lab[2 * i + 1];
         size_t j = i;
         int c = 1;
-        for (; j > 0 && (c = label_cmp(&lab[j - 1], &k, (void *)base)) > 0; j--)
-            lab[j] = lab[j - 1];
+        for (; j > 0 && (c = strcmp(base + lab[2 * (j - 1)], base + k)) > 0; j--) {
+            lab[2 * j] = lab[2 * (j - 1)];
+            lab[2 * j + 1] = lab[2 * (j - 1) + 1];
+        }
         if (c == 0)
             return false;
-        lab[j] = k;
+        lab[2 * j] = k;
+        lab[2 * j + 1] = v;
     }
     return true;
 }
@@ -143,7 +120,6 @@ typedef struct build_plan {
     size_t json_len;
     char *proj; /* kc_decode_opts.keep: the kept members (sj_project.cpp), malloc'd; else NULL */
     size_t proj_len;
-    size_t labels_at; /* proj: offset of metadata.labels' '{' in proj, SIZE_MAX when not there */
 } build_plan;
 
 static int build_fail(kc__sj_err *e, int code, int64_t off, const char *fmt, ...) KC__PRINTF(4, 5);
@@ -222,14 +198,15 @@ static char *put_inject(char *d, const char *key, size_t key_len, const struct i
 }
 
 /* The stored text of a metadata-only object: {kind,apiVersion,metadata}. Returns the end. */
-static char *copy_meta_only(char *d, const kc__sj_meta *m, const build_plan *p, copy_st *cs)
+static char *copy_meta_only(char *d, const kc__sj_meta *m, const build_plan *p, bool *ws,
+                            size_t *opens)
 {
     const char *t = m->text;
     size_t meta_a = m->meta_off, meta_b = m->meta_off + m->meta_len;
     bool first = true;
     if (m->kind_len || p->ik_len) {
         if (m->kind_len)
-            d = tput_check(d, t + m->kind_off, m->kind_len, cs);
+            d = tput_check(d, t + m->kind_off, m->kind_len, ws, opens);
         else
             d = put_inject(d, K_KIND, sizeof K_KIND - 1, &p->ik);
         first = false;
@@ -238,7 +215,7 @@ static char *copy_meta_only(char *d, const kc__sj_meta *m, const build_plan *p, 
         if (!first)
             *d++ = ',';
         if (m->apiv_len)
-            d = tput_check(d, t + m->apiv_off, m->apiv_len, cs);
+            d = tput_check(d, t + m->apiv_off, m->apiv_len, ws, opens);
         else
             d = put_inject(d, K_APIV, sizeof K_APIV - 1, &p->ia);
         first = false;
@@ -247,10 +224,10 @@ static char *copy_meta_only(char *d, const kc__sj_meta *m, const build_plan *p, 
         if (!first)
             *d++ = ',';
         if (p->cut_in_meta) {
-            d = tput_check(d, t + meta_a, p->cut_a - meta_a, cs);
-            d = tput_check(d, t + p->cut_b, meta_b - p->cut_b, cs);
+            d = tput_check(d, t + meta_a, p->cut_a - meta_a, ws, opens);
+            d = tput_check(d, t + p->cut_b, meta_b - p->cut_b, ws, opens);
         } else {
-            d = tput_check(d, t + meta_a, m->meta_len, cs);
+            d = tput_check(d, t + meta_a, m->meta_len, ws, opens);
         }
     }
     *d++ = '}';
@@ -258,7 +235,7 @@ static char *copy_meta_only(char *d, const kc__sj_meta *m, const build_plan *p, 
 }
 
 /* The stored text of a whole object: injections, then the original members minus the cut. */
-static char *copy_full(char *d, const kc__sj_meta *m, const build_plan *p, copy_st *cs)
+static char *copy_full(char *d, const kc__sj_meta *m, const build_plan *p, bool *ws, size_t *opens)
 {
     const char *t = m->text;
     if (p->ik_len)
@@ -271,16 +248,16 @@ static char *copy_full(char *d, const kc__sj_meta *m, const build_plan *p, copy_
     if ((p->ik_len || p->ia_len) && m->len - 1 - (p->cut_b - p->cut_a) > 1)
         *d++ = ',';
     if (p->cut_b > p->cut_a) {
-        d = tput_check(d, t + 1, p->cut_a - 1, cs);
-        d = tput_check(d, t + p->cut_b, m->len - p->cut_b, cs);
+        d = tput_check(d, t + 1, p->cut_a - 1, ws, opens);
+        d = tput_check(d, t + p->cut_b, m->len - p->cut_b, ws, opens);
     } else {
-        d = tput_check(d, t + 1, m->len - 1, cs);
+        d = tput_check(d, t + 1, m->len - 1, ws, opens);
     }
     return d;
 }
 
 /* The stored text of a projected object: injections, then the kept members. */
-static char *copy_projected(char *d, const build_plan *p, copy_st *cs)
+static char *copy_projected(char *d, const build_plan *p, bool *ws, size_t *opens)
 {
     if (p->ik_len)
         d = put_inject(d, K_KIND, sizeof K_KIND - 1, &p->ik);
@@ -291,7 +268,7 @@ static char *copy_projected(char *d, const build_plan *p, copy_st *cs)
     }
     if ((p->ik_len || p->ia_len) && p->proj_len)
         *d++ = ',';
-    d = tput_check(d, p->proj, p->proj_len, cs);
+    d = tput_check(d, p->proj, p->proj_len, ws, opens);
     *d++ = '}';
     return d;
 }
@@ -300,9 +277,8 @@ static char *copy_projected(char *d, const build_plan *p, copy_st *cs)
 static int plan_projection(const kc__sj_meta *m, unsigned flags, const char *const *keep,
                            build_plan *p, kc__sj_err *e)
 {
-    const char *watch = m->labels_off ? m->text + m->labels_off : NULL;
     int r = kc__sj_project(m->text, m->len, keep, !(flags & KC_DECODE_KEEP_MANAGED_FIELDS),
-                           &p->proj, &p->proj_len, watch, &p->labels_at, e);
+                           &p->proj, &p->proj_len, e);
     if (r) {
         if (e->offset >= 0)
             e->offset += m->off;
@@ -326,25 +302,10 @@ static int check_nesting(const struct kc_obj *o, const kc__sj_meta *m, kc__sj_er
     return r;
 }
 
-/* Where label l's key is in the source the stored text was copied from, when it is there
- * verbatim (no escape, and the labels object copied whole); NULL: the key is copied. */
-static const char *key_source(const kc__sj_meta *m, const kc__sj_label *l, const build_plan *p)
-{
-    if (!l->key_off)
-        return NULL;
-    if (!p->proj)
-        return m->text + l->key_off; /* labels are never inside the managedFields cut */
-    if (p->labels_at == SIZE_MAX || l->key_off <= m->labels_off)
-        return NULL;
-    return p->proj + p->labels_at + (l->key_off - m->labels_off);
-}
-
-/* The strings (NUL-terminated copies at str_at), the labels (at lab_at: keys where the stored
- * text has them, else copied without a NUL; values copied), sorted by key. KC_EPARSE on a
- * duplicate label key. */
-static int put_strings(struct kc_obj *o, const kc__sj_str *strs, const kc__sj_meta *m,
-                       const build_plan *p, const copy_st *cs, size_t lab_at, size_t str_at,
-                       kc__sj_err *e)
+/* The strings (NUL-terminated copies at str_at) and the label offset pairs (at lab_at), sorted by
+ * key; false on a duplicate label key. */
+static bool put_strings(struct kc_obj *o, const kc__sj_str *strs, const kc__sj_meta *m,
+                        size_t lab_at, size_t str_at)
 {
     char *base = (char *)o;
     char *s = base + str_at;
@@ -358,36 +319,25 @@ static int put_strings(struct kc_obj *o, const kc__sj_str *strs, const kc__sj_me
     }
     if (m->has_controller) { /* uid, apiVersion, kind, name back to back (ctrl_field) */
         o->off[F_CTRL] = (uint32_t)(s - base);
-        const kc__sj_str c4[4] = {m->controller_uid, m->ctrl_api_version, m->ctrl_kind,
+        const kc__sj_str cs[4] = {m->controller_uid, m->ctrl_api_version, m->ctrl_kind,
                                   m->ctrl_name};
         for (int i = 0; i < 4; i++) {
-            if (c4[i].n)
-                s = put(s, c4[i].p, c4[i].n);
+            if (cs[i].n)
+                s = put(s, cs[i].p, cs[i].n);
             *s++ = '\0';
         }
     }
-    kc__obj_label *lab = (kc__obj_label *)(base + lab_at);
+    uint32_t *lab = (uint32_t *)(base + lab_at);
     o->off[F_LABELS] = (uint32_t)lab_at;
-    if (m->n_labels)
-        atomic_init(kc__obj_keys_slot(o), NULL);
     for (size_t i = 0; i < m->n_labels; i++) {
-        const kc__sj_label *l = &m->labels[i];
-        const char *src = key_source(m, l, p), *at = src ? copied_to(cs, src) : NULL;
-        if (src && (!at || memcmp(at, l->key.p, l->key.n) != 0)) /* cannot be: key_source */
-            return build_fail(e, KC_EPARSE, m->off, "internal: label key %zu not in the text", i);
-        if (!at) {
-            at = s;
-            s = put(s, l->key.p, l->key.n);
-        }
-        lab[i].koff = (uint32_t)(at - base);
-        lab[i].klen = (uint32_t)l->key.n;
-        lab[i].voff = (uint32_t)(s - base);
-        s = put(s, l->value.p, l->value.n);
+        lab[2 * i] = (uint32_t)(s - base);
+        s = put(s, m->labels[i].key.p, m->labels[i].key.n);
+        *s++ = '\0';
+        lab[2 * i + 1] = (uint32_t)(s - base);
+        s = put(s, m->labels[i].value.p, m->labels[i].value.n);
         *s++ = '\0';
     }
-    if (!sort_labels(lab, m->n_labels, base))
-        return build_fail(e, KC_EPARSE, m->off, "duplicate key in metadata.labels");
-    return 0;
+    return sort_labels(lab, m->n_labels, base);
 }
 
 static void set_header(struct kc_obj *o, const kc__sj_meta *m, size_t json_len, size_t total,
@@ -407,8 +357,6 @@ static void set_header(struct kc_obj *o, const kc__sj_meta *m, size_t json_len, 
 
 void kc__obj_free(struct kc_obj *o)
 {
-    if (o->n_labels)
-        free(atomic_load_explicit(kc__obj_keys_slot(o), memory_order_relaxed));
     if (o->arena)
         kc__slab_free(o, o->heap);
     else
@@ -446,13 +394,10 @@ int kc__obj_build(const kc__sj_meta *m, unsigned flags, size_t max_size,
         str_bytes +=
             m->controller_uid.n + m->ctrl_api_version.n + m->ctrl_kind.n + m->ctrl_name.n + 4;
     for (size_t i = 0; i < m->n_labels; i++)
-        str_bytes +=
-            (key_source(m, &m->labels[i], &p) ? 0 : m->labels[i].key.n) + m->labels[i].value.n + 1;
+        str_bytes += m->labels[i].key.n + 1 + m->labels[i].value.n + 1;
     size_t head = sizeof(struct kc_obj);
-    size_t lab_at = (head + p.json_len + 1 + 7) & ~(size_t)7;
-    if (m->n_labels)
-        lab_at += sizeof(void *); /* the keys' slot (kc__obj_keys_slot) */
-    size_t str_at = lab_at + m->n_labels * sizeof(kc__obj_label);
+    size_t lab_at = (head + p.json_len + 1 + 3) & ~(size_t)3;
+    size_t str_at = lab_at + m->n_labels * 8;
     size_t total = str_at + str_bytes;
     if (total < head + p.json_len + KC__SJ_PADDING)
         total = head + p.json_len + KC__SJ_PADDING;
@@ -471,26 +416,31 @@ int kc__obj_build(const kc__sj_meta *m, unsigned flags, size_t max_size,
     }
     set_header(o, m, p.json_len, got, arena);
 
-    copy_st cs = {.k = 0}; /* opens: '{' and '[' bytes copied, bounds the nesting depth */
+    bool ws = false;
+    size_t opens = 0; /* '{' and '[' bytes copied: bounds the nesting depth */
     char *d = o->json;
     *d++ = '{';
-    if (KC__UNLIKELY(p.proj != NULL))
-        d = copy_projected(d, &p, &cs);
-    else
-        d = p.meta_only ? copy_meta_only(d, m, &p, &cs) : copy_full(d, m, &p, &cs);
+    if (KC__UNLIKELY(p.proj != NULL)) {
+        d = copy_projected(d, &p, &ws, &opens);
+        free(p.proj);
+    } else {
+        d = p.meta_only ? copy_meta_only(d, m, &p, &ws, &opens) : copy_full(d, m, &p, &ws, &opens);
+    }
     *d = '\0';
-    int r = 0;
-    if (cs.ws && check)
-        r = KC__OBJ_NOT_COMPACT;
-    else if (cs.opens > KC__SJ_MAX_DEPTH)
-        r = check_nesting(o, m, e);
-    if (!r)
-        r = put_strings(o, strs, m, &p, &cs, lab_at, str_at, e);
-    free(p.proj);
-    if (r) {
-        o->n_labels = 0; /* the keys' slot may not be set */
+    if (ws && check) {
         kc__obj_free(o);
-        return r;
+        return KC__OBJ_NOT_COMPACT;
+    }
+    if (opens > KC__SJ_MAX_DEPTH) {
+        int r = check_nesting(o, m, e);
+        if (r) {
+            kc__obj_free(o);
+            return r;
+        }
+    }
+    if (!put_strings(o, strs, m, lab_at, str_at)) {
+        kc__obj_free(o);
+        return build_fail(e, KC_EPARSE, m->off, "duplicate key in metadata.labels");
     }
     *ret = o;
     return 0;

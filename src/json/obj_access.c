@@ -131,62 +131,16 @@ size_t kc_obj_label_count(const kc_obj *obj)
     return obj ? obj->n_labels : 0;
 }
 
-/* The NUL-terminated keys: made once (the first caller's copy is published; a racing one frees
- * its own), freed with the object. NULL on out of memory. */
-static const kc__obj_keys *keys(const kc_obj *obj)
-{
-    _Atomic(kc__obj_keys *) *slot = kc__obj_keys_slot(obj);
-    kc__obj_keys *ks = atomic_load_explicit(slot, memory_order_acquire);
-    if (ks)
-        return ks;
-    const kc__obj_label *lab = kc__obj_labels(obj);
-    size_t heap = sizeof *ks + obj->n_labels * sizeof(char *);
-    for (uint32_t i = 0; i < obj->n_labels; i++)
-        heap += lab[i].klen + 1;
-    ks = malloc(heap);
-    if (!ks)
-        return NULL;
-    ks->heap = heap;
-    char *d = (char *)&ks->k[obj->n_labels];
-    for (uint32_t i = 0; i < obj->n_labels; i++) {
-        ks->k[i] = d;
-        memcpy(d, (const char *)obj + lab[i].koff, lab[i].klen);
-        d += lab[i].klen;
-        *d++ = '\0';
-    }
-    kc__obj_keys *none = NULL;
-    if (!atomic_compare_exchange_strong_explicit(slot, &none, ks, memory_order_acq_rel,
-                                                 memory_order_acquire)) {
-        free(ks);
-        return none;
-    }
-    return ks;
-}
-
 int kc_obj_label_at(const kc_obj *obj, size_t i, const char **ret_key, const char **ret_value)
 {
     if (!obj || i >= obj->n_labels)
         return KC_EINVAL;
-    if (ret_key) {
-        const kc__obj_keys *ks = keys(obj);
-        if (!ks)
-            return KC_ENOMEM;
-        *ret_key = ks->k[i];
-    }
+    const char *base = (const char *)obj;
+    const uint32_t *lab = (const uint32_t *)(base + obj->off[F_LABELS]);
+    if (ret_key)
+        *ret_key = base + lab[2 * i];
     if (ret_value)
-        *ret_value = (const char *)obj + kc__obj_labels(obj)[i].voff;
-    return 0;
-}
-
-int kc__obj_label_span(const kc_obj *obj, size_t i, const char **key, size_t *key_len,
-                       const char **value)
-{
-    if (!obj || i >= obj->n_labels)
-        return KC_EINVAL;
-    const kc__obj_label *l = &kc__obj_labels(obj)[i];
-    *key = (const char *)obj + l->koff;
-    *key_len = l->klen;
-    *value = (const char *)obj + l->voff;
+        *ret_value = base + lab[2 * i + 1];
     return 0;
 }
 
@@ -195,13 +149,13 @@ const char *kc_obj_label(const kc_obj *obj, const char *key)
     if (!obj || !key)
         return NULL;
     const char *base = (const char *)obj;
-    const kc__obj_label *lab = kc__obj_labels(obj);
-    size_t kn = strlen(key), lo = 0, hi = obj->n_labels;
+    const uint32_t *lab = (const uint32_t *)(base + obj->off[F_LABELS]);
+    size_t lo = 0, hi = obj->n_labels;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        int c = kc__obj_span_cmp(key, kn, base + lab[mid].koff, lab[mid].klen);
+        int c = strcmp(key, base + lab[2 * mid]);
         if (c == 0)
-            return base + lab[mid].voff;
+            return base + lab[2 * mid + 1];
         if (c < 0)
             hi = mid;
         else
@@ -212,9 +166,5 @@ const char *kc_obj_label(const kc_obj *obj, const char *key)
 
 size_t kc_obj_heap_size(const kc_obj *obj)
 {
-    if (!obj)
-        return 0;
-    const kc__obj_keys *ks =
-        obj->n_labels ? atomic_load_explicit(kc__obj_keys_slot(obj), memory_order_acquire) : NULL;
-    return obj->heap + (ks ? ks->heap : 0);
+    return obj ? obj->heap : 0;
 }

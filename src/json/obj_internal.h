@@ -12,7 +12,6 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <string.h>
 
 /*
  * struct kc_obj — the object itself (obj.c builds it, obj_access.c reads it).
@@ -23,14 +22,11 @@
  *   struct kc_obj   refcount, lengths, counts, rv_int, generation, offsets of the strings below
  *   json[json_len]  the stored minified JSON (managedFields cut out, kind/apiVersion injected)
  *   '\0'
- *   [keys slot]     when n_labels > 0, 8-aligned: the NUL-terminated keys kc_obj_label_at
- *                   makes on its first call (kc__obj_keys, malloc'd, freed with the object)
- *   labels[]        n_labels kc__obj_label (key offset and length, value offset), sorted by key
+ *   labels[]        n_labels pairs of uint32 offsets (key, value), sorted by key
  *   strings         NUL-terminated apiVersion, kind, namespace, name, uid, resourceVersion,
  *                   the controller owner's uid, apiVersion, kind and name (four strings back to
  *                   back, when an owner has controller=true: no offset more in the header),
- *                   label values; the label keys the stored text does not hold verbatim (an
- *                   escape in the key, or a projection without the labels), without a NUL
+ *                   label keys and values
  *   [pad]           only when the tail after json is shorter than KC__SJ_PADDING: simdjson reads
  *                   the stored text in place for JSON Pointer access and needs that many
  *                   readable bytes after it (their content does not matter)
@@ -56,44 +52,7 @@ struct kc_obj {
     char json[];
 };
 
-/* One label: the key is the klen bytes at koff (in the stored text when it has the key verbatim —
- * so a key is stored once —, else in the strings; not NUL-terminated), the value the
- * NUL-terminated string at voff. Offsets from the start of the object. */
-typedef struct kc__obj_label {
-    uint32_t koff, klen, voff;
-} kc__obj_label;
-
-/* The NUL-terminated label keys, in label order, made once for kc_obj_label_at. */
-typedef struct kc__obj_keys {
-    size_t heap;
-    const char *k[];
-} kc__obj_keys;
-
-static inline const kc__obj_label *kc__obj_labels(const struct kc_obj *o)
-{
-    return (const kc__obj_label *)((const char *)o + o->off[F_LABELS]);
-}
-
-/* The keys' slot of an object with labels (just before its labels). */
-static inline _Atomic(kc__obj_keys *) *kc__obj_keys_slot(const struct kc_obj *o)
-{
-    return (_Atomic(kc__obj_keys *) *)((char *)o + o->off[F_LABELS] - sizeof(void *));
-}
-
-/* Byte-wise order of two strings given by length (a prefix first): strcmp's for keys without NUL.
- */
-static inline int kc__obj_span_cmp(const char *a, size_t an, const char *b, size_t bn)
-{
-    int c = memcmp(a, b, an < bn ? an : bn);
-    return c ? c : (an > bn) - (an < bn);
-}
-
-/* obj_access.c: label i of obj (sorted by key) without making the NUL-terminated keys: the key's
- * key_len bytes (not NUL-terminated), the value. 0, or KC_EINVAL (i out of range). */
-int kc__obj_label_span(const kc_obj *obj, size_t i, const char **key, size_t *key_len,
-                       const char **value);
-
-/* Release o's memory (the last reference is gone; or a failed build's, n_labels 0). */
+/* Release o's memory (the last reference is gone). */
 void kc__obj_free(struct kc_obj *o);
 
 /* Effective maximum object size of opts (0 → KC_DEFAULT_MAX_OBJECT_SIZE; capped below 2 GiB). */

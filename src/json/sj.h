@@ -34,8 +34,6 @@ typedef struct kc__sj_str {
 typedef struct kc__sj_label {
     kc__sj_str key; /* unescaped */
     kc__sj_str value;
-    size_t key_off; /* of the key's first byte in the object's text when it has no escape (the
-                       text holds key verbatim there), else 0 */
 } kc__sj_label;
 
 /* What one pass over a Kubernetes object found. Offsets are relative to text. */
@@ -55,7 +53,6 @@ typedef struct kc__sj_meta {
     size_t n_finalizers, n_owners;
     const kc__sj_label *labels;
     size_t n_labels;
-    size_t labels_off; /* of metadata.labels' '{' in text; 0 when there is no labels object */
     /* Raw spans ("key":value, no comma) of top-level kind/apiVersion/metadata and of
      * metadata.managedFields; len 0 when absent. */
     size_t kind_off, kind_len, apiv_off, apiv_len, meta_off, meta_len, mf_off, mf_len;
@@ -210,11 +207,9 @@ int kc__sj_status(kc__sj_ctx *ctx, const char *json, size_t len, kc__sj_status_f
  * paths of keep (kc_decode_opts.keep; NULL-terminated JSON Pointers, "*" = any member or element),
  * plus top-level kind and apiVersion, without managedFields when drop_mf: comma-separated,
  * without the braces, in *ret (new malloc'd, NUL-terminated; *ret_len its length). Uses a parser
- * of its own, so it may run inside another sj callback. watch (may be NULL): a byte of text;
- * *watch_out gets its offset in *ret when a value copied whole holds it, else SIZE_MAX.
- * KC_EPARSE / KC_ENOMEM (e filled). */
+ * of its own, so it may run inside another sj callback. KC_EPARSE / KC_ENOMEM (e filled). */
 int kc__sj_project(const char *text, size_t len, const char *const *keep, bool drop_mf, char **ret,
-                   size_t *ret_len, const char *watch, size_t *watch_out, kc__sj_err *e);
+                   size_t *ret_len, kc__sj_err *e);
 
 int kc__sj_pointer(kc__sj_ctx *ctx, const char *text, size_t len, const char *pointer,
                    enum kc__sj_want want, kc__sj_ptr_out *out, kc__sj_err *e);

@@ -186,11 +186,7 @@ int walker::labels(od::value &v)
         /* "key":value with no escape and no whitespace in it: the key cannot hold a NUL */
         if (k.size() + 3 != static_cast<size_t>(raw.data() - kat) && memchr(k.data(), 0, k.size()))
             return nul_err(nm.key, kat);
-        /* the key verbatim in the text: its raw form is as long as the unescaped one */
-        size_t koff = k.size() + 3 == static_cast<size_t>(raw.data() - kat)
-                          ? static_cast<size_t>(kat + 1 - obj_start)
-                          : 0;
-        ctx->labels.push_back({{k.data(), k.size()}, {s.data(), s.size()}, koff});
+        ctx->labels.push_back({{k.data(), k.size()}, {s.data(), s.size()}});
         return 0;
     });
 }
@@ -428,7 +424,6 @@ int walker::metadata(od::value &v, kc__sj_meta *m)
             break;
         }
         case MM_LABELS:
-            m->labels_off = static_cast<size_t>(tok_trim(fv.raw_json_token()).data() - obj_start);
             r = labels(fv);
             break;
         case MM_MANAGED:
@@ -468,7 +463,6 @@ int walker::metadata(od::value &v, kc__sj_meta *m)
 int walker::object(od::object &o, const char *start, kc__sj_meta *m)
 {
     ctx->labels.clear();
-    m->labels_off = 0;
     m->text = start;
     m->off = off(start);
     obj_start = start; /* mf_off is relative to the object */

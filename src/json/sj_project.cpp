@@ -36,8 +36,6 @@ struct projector {
     bool drop_mf;
     kc__sj_err *e;
     const char *base;
-    const char *watch; /* kc__sj_project's */
-    size_t watch_out;
 
     int err(error_code c, const char *at)
     {
@@ -104,8 +102,6 @@ int copy_value(projector &p, od::value v)
     }
     if (c)
         return p.err(c, nullptr);
-    if (p.watch >= raw.data() && p.watch < raw.data() + raw.size())
-        p.watch_out = p.out.size() + static_cast<size_t>(p.watch - raw.data());
     p.out.append(raw.data(), raw.size());
     return 0;
 }
@@ -232,7 +228,7 @@ int walk_value(projector &p, od::value v, const std::vector<active> &act, bool *
 extern "C" {
 
 int kc__sj_project(const char *text, size_t len, const char *const *keep, bool drop_mf, char **ret,
-                   size_t *ret_len, const char *watch, size_t *watch_out, kc__sj_err *e)
+                   size_t *ret_len, kc__sj_err *e)
 {
     static thread_local std::unique_ptr<od::parser> tls;
     if (!tls)
@@ -243,7 +239,7 @@ int kc__sj_project(const char *text, size_t len, const char *const *keep, bool d
     for (const char *const *k = keep; *k; k++)
         if ((*k)[0] == '/' && (*k)[1])
             act.push_back({*k + 1});
-    projector p{std::string(), drop_mf, e, text, watch, SIZE_MAX};
+    projector p{std::string(), drop_mf, e, text};
     try {
         od::document doc;
         if (auto c = tls->iterate(text, len, len + KC__SJ_PADDING).get(doc))
@@ -266,8 +262,6 @@ int kc__sj_project(const char *text, size_t len, const char *const *keep, bool d
     s[p.out.size()] = '\0';
     *ret = s;
     *ret_len = p.out.size();
-    if (watch_out)
-        *watch_out = p.watch_out;
     return 0;
 }
 

@@ -60,10 +60,10 @@ fuzz: fuzz-build
 bench: deps build
 	scripts/run-benches $(BUILD)
 
-## make bench-enrich: rsyslog + mmkubernetes vs rsyslog + mmexternal + kcache enrich on one kcache serve per pod count (PODS="200 2000"): records/s, CPU, RSS, API requests, current labels 2 s/30 s after a relabel, deleted pods, a 429 burst (~2.5 min; installs rsyslog with apt-get when missing; needs root)
+## make bench-enrich: rsyslog + mmkubernetes vs rsyslog + mmexternal + kcache enrich on one kcache serve per pod count (PODS="200 2000"): records/s (and the mmexternal pipe's floor), CPU, RSS, API requests, current labels 2 s/30 s after a relabel, deleted pods, a 429 burst (~3 min; installs rsyslog with apt-get when missing; needs root)
 .PHONY: bench-enrich
 bench-enrich: configure
-	cmake --build $(BUILD) -j $(JOBS) --target kcache_cli
+	cmake --build $(BUILD) -j $(JOBS) --target kcache_cli bench_mmx_echo
 	KCACHE=$(BUILD)/bin/kcache bench/enrich_h2h.sh
 
 ## make bench-peers: initial sync of N Pods (N=20000) by kcache, client-node, python-kubernetes and kubectl from one server, side by side (REPS=3)

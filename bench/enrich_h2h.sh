@@ -12,14 +12,21 @@
 #           cache, never expired: cacheexpireinterval=-1; one Namespace and one Pod GET per pod on
 #           a miss; busyretryinterval 5 s after a 429);
 #   kcache  action(type="mmexternal" interface.input="fulljson" binary="kcache enrich --mmexternal
-#           --socket S --master-url <server>"), one helper per worker, all asking the daemon.
+#           --socket S --master-url <server>"), one helper per worker, all asking the daemon;
+#   floor   the same mmexternal action running build/bin/bench_mmx_echo, which answers {} to every
+#           line without reading it: the cost of rsyslog's external-process pipe itself;
+#   floorf  the same, answering every line with one reply kcache gave (bench_mmx_echo -r): the pipe
+#           plus rsyslog's own cost of parsing and merging replies of that size — the best any
+#           mmexternal helper adding these fields can do on this input.
 # Phase A, throughput (the two pipelines one after the other, on the same static files): LINES
 # lines per pod (default 100,000 / N, so 500 lines per pod at 200 pods and 50 at 2,000, to keep the
 # default run under ~5 min on 2 cores), read from the start. Figures: (a) wall seconds from
 # rsyslogd's start to the last output line, records/s, CPU seconds split into rsyslogd itself, its
 # mmexternal helpers and the daemon (/proc/<pid>/stat before the stop); then the same records
-# without rsyslog: one helper fed the fulljson lines from a file (pipelined, no round trip per
-# line), the daemon answering; and one helper's reply latency driven line by line as rsyslog does
+# without rsyslog ("helper_pipe"): one `kcache enrich --mmexternal` helper, its stdin a file of the
+# same records in rsyslog's fulljson form (pods interleaved line by line) and its stdout a file, so
+# nothing waits for a reply (pipelined: what the helper and the daemon cost, without rsyslog's
+# pipe), the daemon answering; and one helper's reply latency driven line by line as rsyslog does
 # (p50/p99 over REPLIES exchanges, spec §9.13); (f) RSS (VmRSS, /proc) of rsyslogd, its helpers and
 # the daemon at the end of the run; whether both runs gave every file the same $!kubernetes and
 # $!docker.
@@ -41,8 +48,14 @@
 # rsyslog and rsyslog-kubernetes are installed with apt-get when missing (this script only; never
 # a test dependency). Needs root (it writes /var/log/containers), python3.
 #
+# REPEAT runs of phase A's four pipelines and the pipe run alternate (mmk, kcache, floor, floorf,
+# pipe, mmk, …); the summary lines (enrich_h2h_<N>_summary_*) give each one's median records/s and
+# the ratios kcache/mmk, kcache/floor, kcache/floorf, floor/mmk, floorf/mmk and pipe/mmk.
+# PHASE_B=0 skips phase B.
+#
 # Usage: bench/enrich_h2h.sh   (PODS="200 2000" LINES=100000/N RELABEL_WAIT=30 BURST_SECONDS=5
-#                               REPLIES=20000 WORKERS=1; KCACHE=build/bin/kcache)
+#                               REPLIES=20000 WORKERS=1 REPEAT=1 PHASE_B=1; KCACHE=build/bin/kcache
+#                               ECHO=build/bin/bench_mmx_echo)
 # WORKERS > 1 gives both rulesets a LinkedList queue with that many worker threads (so that many
 # mmexternal helpers).
 # Output: progress on stderr; `BENCH enrich_h2h_<N>_<run>_<metric> <value> <unit>` lines on stdout.
@@ -50,6 +63,10 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 KCACHE=${KCACHE:-$root/build/bin/kcache}
 KCACHE=$(cd "$(dirname "$KCACHE")" && pwd)/$(basename "$KCACHE") # rsyslogd runs helpers from /
+ECHO=${ECHO:-$(dirname "$KCACHE")/bench_mmx_echo}
+[ -x "$ECHO" ] || { echo "enrich_h2h: $ECHO missing (cmake --build build --target bench_mmx_echo)" >&2; exit 1; }
+REPEAT=${REPEAT:-1}
+PHASE_B=${PHASE_B:-1}
 PODS=${PODS:-200 2000}
 RELABEL_WAIT=${RELABEL_WAIT:-30}
 BURST_SECONDS=${BURST_SECONDS:-5}
@@ -117,6 +134,7 @@ CONF
 # run_a N NAME ACTION TOTAL [DAEMON_PID] — phase A: one rsyslogd over the static files
 run_a() {
     local n=$1 name=$2 wd=$tmp/$1/$2 total=$4 dpid=${5:-} t0 t1 got=0 rp kids
+    rm -rf "$wd" # imfile's offsets and the output of an earlier repeat
     conf "$wd" "$3" "/var/log/containers/kcbench-*_kcbench_app-a*.log"
     local d0=0; [ -n "$dpid" ] && d0=$(proc_cpu "$dpid")
     t0=$(date +%s.%N)
@@ -141,6 +159,7 @@ run_a() {
     local p="BENCH enrich_h2h_${n}_${name}"
     awk -v a="$t0" -v b="$t1" -v t="$total" -v p="$p" 'BEGIN {
         printf "%s_seconds %.3f s\n%s_records_per_second %.0f records/s\n", p, b - a, p, t / (b - a) }'
+    awk -v a="$t0" -v b="$t1" -v t="$total" 'BEGIN { printf "%.0f\n", t / (b - a) }' >>"$tmp/$n/rps.$name"
     echo "${p}_cpu_rsyslogd $crs s"
     echo "${p}_cpu_helpers $ch s ($(echo $kids | wc -w) helpers)"
     echo "${p}_cpu_daemon $dd s"
@@ -192,17 +211,37 @@ PY
     local kc_action="action(type=\"mmexternal\" interface.input=\"fulljson\" binary=\"$KCACHE enrich --mmexternal --socket $sock --master-url $url\")"
 
     phase_a
-    phase_b
+    [ "$PHASE_B" = 0 ] || phase_b
     requests
 }
 
 # phase_a — throughput, one pipeline after the other (reads one_size's locals: n d url sock dpid
 # total lines mmk_action kc_action)
 phase_a() {
-    say "$n pods: phase A, mmkubernetes"
-    run_a "$n" mmk "$mmk_action" "$total"
-    say "$n pods: phase A, mmexternal + kcache enrich"
-    run_a "$n" kcache "$kc_action" "$total" "$dpid"
+    local floor_action="action(type=\"mmexternal\" interface.input=\"fulljson\" binary=\"$ECHO\")" r
+    # the records as rsyslog hands them to mmexternal: captured once (untimed) by the echo helper
+    say "$n pods: phase A, capturing rsyslog's fulljson lines"
+    rm -f "$d/fulljson.in"
+    run_a "$n" capture "action(type=\"mmexternal\" interface.input=\"fulljson\" binary=\"$ECHO $d/fulljson.in\")" \
+        "$total" >/dev/null
+    rm -f "$tmp/$n/rps.capture"
+    head -1 "$d/fulljson.in" | env -i "$KCACHE" enrich --mmexternal --socket "$sock" --master-url "$url" \
+        >"$d/reply.sample"
+    grep -q pod_id "$d/reply.sample" || say "the sample reply is not enriched: $(cat "$d/reply.sample")"
+    local floorf_action="action(type=\"mmexternal\" interface.input=\"fulljson\" binary=\"$ECHO -r $d/reply.sample\")"
+    for r in $(seq 1 "$REPEAT"); do
+        say "$n pods: phase A ($r of $REPEAT), mmkubernetes"
+        run_a "$n" mmk "$mmk_action" "$total"
+        say "$n pods: phase A ($r of $REPEAT), mmexternal + kcache enrich"
+        run_a "$n" kcache "$kc_action" "$total" "$dpid"
+        say "$n pods: phase A ($r of $REPEAT), mmexternal + echo (the pipe's floor)"
+        run_a "$n" floor "$floor_action" "$total"
+        say "$n pods: phase A ($r of $REPEAT), mmexternal + echo of a kcache reply (floor with fields)"
+        run_a "$n" floorf "$floorf_action" "$total"
+        say "$n pods: phase A ($r of $REPEAT), kcache enrich without rsyslog"
+        run_pipe
+    done
+    summary
     python3 - "$d/mmk/out.json" "$d/kcache/out.json" "$n" <<'PY'
 import json, sys
 def load(p):
@@ -222,33 +261,6 @@ if same < int(sys.argv[3]):
           file=sys.stderr)
 PY
 
-    # ---- the same records without rsyslog: one helper fed from a file, then line by line ----------
-    python3 - "$n" "$lines" "$d/fulljson.in" <<'PY'
-import json, sys
-n, lines, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
-with open(out, "w") as f:
-    for j in range(lines):
-        for i in range(n):
-            fn = "/var/log/containers/kcbench-%d_kcbench_app-a%063x.log" % (i, i)
-            f.write(json.dumps({"msg": "2026-12-07T19:00:00.%09dZ stdout F pod %d line %d some payload text" % (j, i, j),
-                                "rawmsg": "x", "hostname": "n1", "syslogtag": "k8s", "programname": "k8s",
-                                "$!": {"metadata": {"filename": fn, "fileoffset": str(j * 64)}}}) + "\n")
-PY
-    local c0 t0 t1 c1
-    c0=$(proc_cpu "$dpid")
-    t0=$(date +%s.%N)
-    /usr/bin/time -f "%U %S" -o "$d/pipe.time" env -i "$KCACHE" enrich --mmexternal --socket "$sock" \
-        --master-url "$url" <"$d/fulljson.in" >"$d/pipe.out"
-    t1=$(date +%s.%N)
-    c1=$(proc_cpu "$dpid")
-    local ok
-    ok=$(grep -c '"pod_id"' "$d/pipe.out" || true)
-    awk -v a="$t0" -v b="$t1" -v t="$total" -v ok="$ok" -v c="$(cat "$d/pipe.time")" -v d0="$c0" -v d1="$c1" -v n="$n" 'BEGIN {
-        split(c, x, " ")
-        printf "BENCH enrich_h2h_%s_helper_pipe_seconds %.3f s\n", n, b - a
-        printf "BENCH enrich_h2h_%s_helper_pipe_records_per_second %.0f records/s (%d of %d enriched)\n", n, t / (b - a), ok, t
-        printf "BENCH enrich_h2h_%s_helper_pipe_cpu_helper %.3f s\n", n, x[1] + x[2]
-        printf "BENCH enrich_h2h_%s_helper_pipe_cpu_daemon %.3f s\n", n, d1 - d0 }'
     python3 - "$KCACHE" "$sock" "$REPLIES" "$n" <<'PY'
 import json, subprocess, sys, time
 kcache, sock, n, pods = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
@@ -271,7 +283,46 @@ lat = sorted(lat[n // 10:])  # the first tenth warms up
 print("BENCH enrich_h2h_%d_reply_p50 %.1f us" % (pods, lat[len(lat) // 2] * 1e6))
 print("BENCH enrich_h2h_%d_reply_p99 %.1f us" % (pods, lat[int(len(lat) * 0.99)] * 1e6))
 PY
-    rm -f "$d/fulljson.in" "$d/pipe.out" /var/log/containers/kcbench-*_kcbench_app-a*.log
+    [ -n "${KEEP:-}" ] || rm -f "$d/fulljson.in" "$d/pipe.out"
+    rm -f /var/log/containers/kcbench-*_kcbench_app-a*.log
+}
+
+# run_pipe — the same records without rsyslog: one helper, stdin the captured fulljson lines (a
+# file), stdout a file: pipelined, nothing waits for a reply (one_size's locals, as phase_a)
+run_pipe() {
+    local c0 t0 t1 c1 ok
+    c0=$(proc_cpu "$dpid")
+    t0=$(date +%s.%N)
+    /usr/bin/time -f "%U %S" -o "$d/pipe.time" env -i "$KCACHE" enrich --mmexternal --socket "$sock" \
+        --master-url "$url" <"$d/fulljson.in" >"$d/pipe.out"
+    t1=$(date +%s.%N)
+    c1=$(proc_cpu "$dpid")
+    ok=$(grep -c '"pod_id"' "$d/pipe.out" || true)
+    awk -v a="$t0" -v b="$t1" -v t="$total" 'BEGIN { printf "%.0f\n", t / (b - a) }' >>"$d/rps.pipe"
+    awk -v a="$t0" -v b="$t1" -v t="$total" -v ok="$ok" -v c="$(cat "$d/pipe.time")" -v d0="$c0" -v d1="$c1" -v n="$n" 'BEGIN {
+        split(c, x, " ")
+        printf "BENCH enrich_h2h_%s_helper_pipe_seconds %.3f s\n", n, b - a
+        printf "BENCH enrich_h2h_%s_helper_pipe_records_per_second %.0f records/s (%d of %d enriched)\n", n, t / (b - a), ok, t
+        printf "BENCH enrich_h2h_%s_helper_pipe_cpu_helper %.3f s\n", n, x[1] + x[2]
+        printf "BENCH enrich_h2h_%s_helper_pipe_cpu_daemon %.3f s\n", n, d1 - d0 }'
+}
+
+# summary — medians of the repeats and the ratios (one_size's locals)
+summary() {
+    local k
+    med() { sort -n "$d/rps.$1" | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+    local m kc fl pp
+    m=$(med mmk); kc=$(med kcache); fl=$(med floor); ff=$(med floorf); pp=$(med pipe)
+    for k in mmk kcache floor floorf pipe; do
+        echo "BENCH enrich_h2h_${n}_summary_${k}_records_per_second $(med $k) records/s (median of $REPEAT: $(tr '\n' ' ' <"$d/rps.$k"))"
+    done
+    awk -v m="$m" -v k="$kc" -v f="$fl" -v ff="$ff" -v p="$pp" -v n="$n" -v w="$WORKERS" 'BEGIN {
+        printf "BENCH enrich_h2h_%s_summary_kcache_over_mmk %.2f ratio (workers %s)\n", n, k / m, w
+        printf "BENCH enrich_h2h_%s_summary_kcache_over_floor %.2f ratio\n", n, k / f
+        printf "BENCH enrich_h2h_%s_summary_kcache_over_floorf %.2f ratio\n", n, k / ff
+        printf "BENCH enrich_h2h_%s_summary_floor_over_mmk %.2f ratio\n", n, f / m
+        printf "BENCH enrich_h2h_%s_summary_floorf_over_mmk %.2f ratio\n", n, ff / m
+        printf "BENCH enrich_h2h_%s_summary_pipe_over_mmk %.2f ratio (kcache without rsyslog / mmk end to end)\n", n, p / m }'
 }
 
 # phase_b — freshness, both pipelines at once on new files (one_size's locals, as phase_a)

@@ -4,9 +4,11 @@
  * One call builds what fluent-bit's kubernetes filter and rsyslog's mmkubernetes do with one GET
  * per pod, from a watch instead: a Pod informer limited to one node
  * (fieldSelector=spec.nodeName=<node>) and a Namespace informer, both decoding only the fields an
- * enricher needs (a projection applied at decode: metadata without managedFields, spec.nodeName,
- * status.hostIP/podIP and the containers' name, image, imageID and containerID from
- * status.{,init,ephemeral}containerStatuses), so a cached pod costs the memory of those fields.
+ * enricher needs (a projection applied at decode: metadata name, namespace, uid, labels,
+ * annotations, ownerReferences and deletionTimestamp, spec.nodeName, status.podIP and the
+ * containers' name, image, imageID and containerID from status.{,init,ephemeral}containerStatuses;
+ * the Namespace's metadata without managedFields), so a cached pod costs the memory of those
+ * fields.
  *
  * Lookups (kc_podmeta_lookup) are for the hot path: by namespace and name, by pod UID, or by
  * container ID with or without its runtime prefix ("containerd://", "cri-o://", "docker://");
@@ -150,8 +152,10 @@ KC_API kc_podmeta_ns *kc_podmeta_ns_ref(kc_podmeta_ns *ns);
  * Since 0.1. */
 KC_API void kc_podmeta_ns_unref(kc_podmeta_ns *ns);
 
-/* The projected Pod (metadata without managedFields, spec.nodeName, status.hostIP, status.podIP,
- * the container statuses' name/image/imageID/containerID): borrowed, valid while the entry is
+/* The projected Pod (metadata name, namespace, uid, labels, annotations, ownerReferences,
+ * deletionTimestamp; spec.nodeName, status.podIP, the container statuses'
+ * name/image/imageID/containerID — the extracted fields, kc_obj_resource_version, kc_obj_deleting,
+ * kc_obj_controller_uid…, are all there too): borrowed, valid while the entry is
  * held; use the kc_obj accessors (kc_obj_name, kc_obj_label, kc_obj_get_raw(obj,
  * "/metadata/annotations", …), kc_obj_iter). NULL for NULL. Thread-safe. Never fails. Since 0.1. */
 KC_API const kc_obj *kc_podmeta_pod_obj(const kc_podmeta_pod *pod);
@@ -184,8 +188,9 @@ typedef struct kc_podmeta_container {
  * Thread-safe. Never fails. Since 0.1. */
 KC_API size_t kc_podmeta_pod_container_count(const kc_podmeta_pod *pod);
 /* Container i (0-based: containers, then init, then ephemeral, each in status order) into *ret
- * (strings borrowed from the entry). Errors: KC_EINVAL (NULL), KC_ENOTFOUND (i out of range),
- * KC_EUNSUPPORTED (ret of a newer header). Thread-safe. Since 0.1. */
+ * (strings borrowed from the entry; the first call on an entry makes them, once). Errors: KC_EINVAL
+ * (NULL), KC_ENOTFOUND (i out of range), KC_EUNSUPPORTED (ret of a newer header), KC_ENOMEM.
+ * Thread-safe. Since 0.1. */
 KC_API int(kc_podmeta_pod_container)(const kc_podmeta_pod *pod, size_t i, kc_podmeta_container *ret,
                                      size_t ret_size);
 #define kc_podmeta_pod_container(pod, i, ret)                                                      \

@@ -1,24 +1,9 @@
 /*
- * obj.c — kc_obj: one immutable, reference-counted allocation per Kubernetes object.
+ * obj.c — kc_obj construction: one immutable, reference-counted allocation per Kubernetes
+ * object, built from what the metadata walker (sj.h) found (kc__obj_build), and kc_obj_parse.
  *
- * Layout (one allocation: the object arena's for bulk decodes — KC__BUILD_ARENA, core/slab.h —
- * else malloc's; see docs/decoding.md):
- *
- *   struct kc_obj   refcount, lengths, counts, rv_int, generation, offsets of the strings below
- *   json[json_len]  the stored minified JSON (managedFields cut out, kind/apiVersion injected)
- *   '\0'
- *   labels[]        n_labels pairs of uint32 offsets (key, value), sorted by key
- *   strings         NUL-terminated apiVersion, kind, namespace, name, uid, resourceVersion,
- *                   the controller owner's uid, apiVersion, kind and name (four strings back to
- *                   back, when an owner has controller=true: no offset more in the header),
- *                   label keys and values
- *   [pad]           only when the tail after json is shorter than KC__SJ_PADDING: simdjson reads
- *                   the stored text in place for JSON Pointer access and needs that many
- *                   readable bytes after it (their content does not matter)
- *
- * Offsets are uint32 from the start of the object (0 = absent → ""), so objects are limited to
- * 2 GiB (kc__decode_max caps max_object_size). Nothing is written after construction, so readers
- * need no lock; the count is atomic (acquire/release on the last unref).
+ * The layout of the allocation is described with struct kc_obj in json/obj_internal.h; the
+ * accessors and reference counting are in obj_access.c.
  */
 #include "core/internal.h"
 #include "core/slab.h"
@@ -29,23 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-enum { F_API_VERSION, F_KIND, F_NS, F_NAME, F_UID, F_RV, F_CTRL, F_LABELS, F_COUNT };
-
-struct kc_obj {
-    _Atomic uint32_t refs;
-    uint32_t json_len;
-    uint32_t heap; /* bytes allocated for this object */
-    uint32_t n_labels;
-    uint32_t n_finalizers;
-    uint32_t n_owners;
-    uint32_t off[F_COUNT];
-    bool deleting;
-    bool arena; /* the allocation is kc__slab's (core/slab.h), else malloc's */
-    uint64_t rv_int;
-    int64_t generation;
-    char json[];
-};
 
 #define MAX_OBJ ((size_t)0x7fff0000)
 
@@ -387,7 +355,7 @@ static void set_header(struct kc_obj *o, const kc__sj_meta *m, size_t json_len, 
     o->rv_int = rv_to_int(m->rv.p, m->rv.n);
 }
 
-static void obj_free(struct kc_obj *o)
+void kc__obj_free(struct kc_obj *o)
 {
     if (o->arena)
         kc__slab_free(o, o->heap);
@@ -460,18 +428,18 @@ int kc__obj_build(const kc__sj_meta *m, unsigned flags, size_t max_size,
     }
     *d = '\0';
     if (ws && check) {
-        obj_free(o);
+        kc__obj_free(o);
         return KC__OBJ_NOT_COMPACT;
     }
     if (opens > KC__SJ_MAX_DEPTH) {
         int r = check_nesting(o, m, e);
         if (r) {
-            obj_free(o);
+            kc__obj_free(o);
             return r;
         }
     }
     if (!put_strings(o, strs, m, lab_at, str_at)) {
-        obj_free(o);
+        kc__obj_free(o);
         return build_fail(e, KC_EPARSE, m->off, "duplicate key in metadata.labels");
     }
     *ret = o;
@@ -517,162 +485,4 @@ int(kc_obj_parse)(const char *json, size_t len, const kc_decode_opts *opts, size
         return kc__sj_err_to(&e, 0, err);
     *ret_obj = st.obj;
     return 0;
-}
-
-/* ---- reference counting and accessors ------------------------------------------------------- */
-
-kc_obj *kc_obj_ref(kc_obj *obj)
-{
-    if (obj)
-        atomic_fetch_add_explicit(&obj->refs, 1, memory_order_relaxed);
-    return obj;
-}
-
-void kc_obj_unref(kc_obj *obj)
-{
-    /* acq_rel rather than release + acquire fence: same ordering, and ThreadSanitizer (which does
-     * not model stand-alone fences) sees the happens-before edge to free(). */
-    if (!obj)
-        return;
-    uint32_t prev = atomic_fetch_sub_explicit(&obj->refs, 1, memory_order_acq_rel);
-    KC__DEBUG_ASSERT(prev != 0); /* an unref without a matching reference (underflow) */
-    if (prev == 1)
-        obj_free(obj);
-}
-
-void kc_obj_array_free(kc_obj **objs, size_t n)
-{
-    if (!objs)
-        return;
-    for (size_t i = 0; i < n; i++)
-        kc_obj_unref(objs[i]);
-    free(objs);
-}
-
-/* Accessors accept NULL (header): "" or 0, as for an absent field. */
-
-const char *kc_obj_json(const kc_obj *obj, size_t *ret_len)
-{
-    if (ret_len)
-        *ret_len = obj ? obj->json_len : 0;
-    return obj ? obj->json : "";
-}
-
-static const char *field(const kc_obj *obj, int f)
-{
-    return obj && obj->off[f] ? (const char *)obj + obj->off[f] : "";
-}
-
-const char *kc_obj_api_version(const kc_obj *obj)
-{
-    return field(obj, F_API_VERSION);
-}
-const char *kc_obj_kind(const kc_obj *obj)
-{
-    return field(obj, F_KIND);
-}
-const char *kc_obj_namespace(const kc_obj *obj)
-{
-    return field(obj, F_NS);
-}
-const char *kc_obj_name(const kc_obj *obj)
-{
-    return field(obj, F_NAME);
-}
-const char *kc_obj_uid(const kc_obj *obj)
-{
-    return field(obj, F_UID);
-}
-const char *kc_obj_resource_version(const kc_obj *obj)
-{
-    return field(obj, F_RV);
-}
-/* The controller's strings: uid, apiVersion, kind, name, each NUL-terminated, back to back from
- * off[F_CTRL] (present when an owner reference has controller=true); i-th of them, or "". */
-static const char *ctrl_field(const kc_obj *obj, int i)
-{
-    const char *s = field(obj, F_CTRL);
-    if (!*s && !(obj && obj->off[F_CTRL]))
-        return "";
-    for (; i > 0; i--)
-        s += strlen(s) + 1;
-    return s;
-}
-const char *kc_obj_controller_uid(const kc_obj *obj)
-{
-    return field(obj, F_CTRL);
-}
-const char *kc_obj_controller_api_version(const kc_obj *obj)
-{
-    return ctrl_field(obj, 1);
-}
-const char *kc_obj_controller_kind(const kc_obj *obj)
-{
-    return ctrl_field(obj, 2);
-}
-const char *kc_obj_controller_name(const kc_obj *obj)
-{
-    return ctrl_field(obj, 3);
-}
-uint64_t kc_obj_rv_int(const kc_obj *obj)
-{
-    return obj ? obj->rv_int : 0;
-}
-int64_t kc_obj_generation(const kc_obj *obj)
-{
-    return obj ? obj->generation : 0;
-}
-bool kc_obj_deleting(const kc_obj *obj)
-{
-    return obj && obj->deleting;
-}
-size_t kc_obj_finalizer_count(const kc_obj *obj)
-{
-    return obj ? obj->n_finalizers : 0;
-}
-size_t kc_obj_owner_count(const kc_obj *obj)
-{
-    return obj ? obj->n_owners : 0;
-}
-size_t kc_obj_label_count(const kc_obj *obj)
-{
-    return obj ? obj->n_labels : 0;
-}
-
-int kc_obj_label_at(const kc_obj *obj, size_t i, const char **ret_key, const char **ret_value)
-{
-    if (!obj || i >= obj->n_labels)
-        return KC_EINVAL;
-    const char *base = (const char *)obj;
-    const uint32_t *lab = (const uint32_t *)(base + obj->off[F_LABELS]);
-    if (ret_key)
-        *ret_key = base + lab[2 * i];
-    if (ret_value)
-        *ret_value = base + lab[2 * i + 1];
-    return 0;
-}
-
-const char *kc_obj_label(const kc_obj *obj, const char *key)
-{
-    if (!obj || !key)
-        return NULL;
-    const char *base = (const char *)obj;
-    const uint32_t *lab = (const uint32_t *)(base + obj->off[F_LABELS]);
-    size_t lo = 0, hi = obj->n_labels;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        int c = strcmp(key, base + lab[2 * mid]);
-        if (c == 0)
-            return base + lab[2 * mid + 1];
-        if (c < 0)
-            hi = mid;
-        else
-            lo = mid + 1;
-    }
-    return NULL;
-}
-
-size_t kc_obj_heap_size(const kc_obj *obj)
-{
-    return obj ? obj->heap : 0;
 }

@@ -1,5 +1,6 @@
 /*
- * json/obj_internal.h — kc_obj construction shared by the decoders (obj.c, list.c, watch.c).
+ * json/obj_internal.h — the kc_obj layout and its construction, shared by the decoders
+ * (obj.c, list.c, watch.c) and the accessors (obj_access.c).
  */
 #ifndef KC_JSON_OBJ_INTERNAL_H
 #define KC_JSON_OBJ_INTERNAL_H
@@ -7,6 +8,52 @@
 #include "json/sj.h"
 #include "kcache/decode.h"
 #include "kcache/shard.h"
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/*
+ * struct kc_obj — the object itself (obj.c builds it, obj_access.c reads it).
+ *
+ * Layout (one allocation: the object arena's for bulk decodes — KC__BUILD_ARENA, core/slab.h —
+ * else malloc's; see docs/decoding.md):
+ *
+ *   struct kc_obj   refcount, lengths, counts, rv_int, generation, offsets of the strings below
+ *   json[json_len]  the stored minified JSON (managedFields cut out, kind/apiVersion injected)
+ *   '\0'
+ *   labels[]        n_labels pairs of uint32 offsets (key, value), sorted by key
+ *   strings         NUL-terminated apiVersion, kind, namespace, name, uid, resourceVersion,
+ *                   the controller owner's uid, apiVersion, kind and name (four strings back to
+ *                   back, when an owner has controller=true: no offset more in the header),
+ *                   label keys and values
+ *   [pad]           only when the tail after json is shorter than KC__SJ_PADDING: simdjson reads
+ *                   the stored text in place for JSON Pointer access and needs that many
+ *                   readable bytes after it (their content does not matter)
+ *
+ * Offsets are uint32 from the start of the object (0 = absent → ""), so objects are limited to
+ * 2 GiB (kc__decode_max caps max_object_size). Nothing is written after construction, so readers
+ * need no lock; the count is atomic (acquire/release on the last unref).
+ */
+enum { F_API_VERSION, F_KIND, F_NS, F_NAME, F_UID, F_RV, F_CTRL, F_LABELS, F_COUNT };
+
+struct kc_obj {
+    _Atomic uint32_t refs;
+    uint32_t json_len;
+    uint32_t heap; /* bytes allocated for this object */
+    uint32_t n_labels;
+    uint32_t n_finalizers;
+    uint32_t n_owners;
+    uint32_t off[F_COUNT];
+    bool deleting;
+    bool arena; /* the allocation is kc__slab's (core/slab.h), else malloc's */
+    uint64_t rv_int;
+    int64_t generation;
+    char json[];
+};
+
+/* Release o's memory (the last reference is gone). */
+void kc__obj_free(struct kc_obj *o);
 
 /* Effective maximum object size of opts (0 → KC_DEFAULT_MAX_OBJECT_SIZE; capped below 2 GiB). */
 size_t kc__decode_max(const kc_decode_opts *opts);

@@ -23,21 +23,34 @@
 
 /* ---- entries (pm_entry.c) ------------------------------------------------------------------- */
 
+/* A container's four status strings (name, image, imageID, containerID) as spans: off < KC__PM_TAIL
+ * is an offset in the projected object's text (kc_obj_json; the string has no escapes there), else
+ * off - KC__PM_TAIL an offset in the entry's own tail (an unescaped copy). Not NUL-terminated. */
+#define KC__PM_TAIL 0x80000000u
 typedef struct kc__pm_cont {
-    const char *name, *image, *image_id, *container_id, *id;
+    uint32_t off[4], len[4];
+    uint32_t id_skip; /* bytes of "<runtime>://" at the start of containerID */
     kc_podmeta_container_kind kind;
 } kc__pm_cont;
+
+/* The containers' NUL-terminated strings, made on the first kc_podmeta_pod_container call of an
+ * entry (the lookups and the enricher never need them): 4 per container, then their text. */
+typedef struct kc__pm_cstrs {
+    size_t heap;
+    const char *s[];
+} kc__pm_cstrs;
 
 struct kc_podmeta_pod {
     _Atomic uint32_t refs;
     uint32_t n_cont;
     kc_obj *obj;            /* projected Pod (a reference) */
-    bool deleted;           /* a tombstone */
+    uint64_t h_name, h_uid; /* hashes of ns/name and uid */
     int64_t deleted_at_ms;  /* wall clock, 0 when live */
     uint64_t expires_ns;    /* monotonic deadline of a tombstone, 0 when live */
-    uint64_t h_name, h_uid; /* hashes of ns/name and uid */
-    size_t heap;            /* bytes of this allocation */
-    kc__pm_cont cont[];     /* then the strings */
+    _Atomic(kc__pm_cstrs *) cstrs;
+    uint32_t heap;      /* bytes of this allocation */
+    bool deleted;       /* a tombstone */
+    kc__pm_cont cont[]; /* then the tail: copies of strings that had escapes */
 };
 
 struct kc_podmeta_ns {
@@ -58,6 +71,12 @@ uint64_t kc__pm_hash(const char *s, size_t n, uint64_t seed);
 uint64_t kc__pm_hash_name(const char *ns, const char *name);
 /* The id of a container id: after "<runtime>://", else the whole string. */
 const char *kc__pm_strip_runtime(const char *cid);
+/* String f (0 name, 1 image, 2 imageID, 3 containerID) of container c of p, *len its length (not
+ * NUL-terminated); kc__pm_cont_id: the id (containerID without "<runtime>://"). */
+const char *kc__pm_cont_str(const kc_podmeta_pod *p, uint32_t c, int f, size_t *len);
+const char *kc__pm_cont_id(const kc_podmeta_pod *p, uint32_t c, size_t *len);
+/* Bytes held by p: its allocation, and the strings kc_podmeta_pod_container made. */
+size_t kc__pm_pod_heap(const kc_podmeta_pod *p);
 
 /* ---- snapshots (pm_index.c) ------------------------------------------------------------------ */
 
@@ -149,6 +168,9 @@ struct kc_podmeta {
     bool keeper_running;
     _Atomic bool quit;
 };
+
+/* podmeta.c: the Pod projection (kc_decode_opts.keep) of the cache's informer. */
+extern const char *const kc__pm_pod_keep[];
 
 /* pm_writer.c: the informer handlers (ud = pm), the keeper thread, the change signal. */
 extern const kc_informer_handlers kc__pm_pod_handlers;

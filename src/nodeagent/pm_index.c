@@ -3,8 +3,9 @@
  * the writer from its lists of entries and never changed after (pm_hazard.c publishes them).
  *
  * Pod snapshot: the entries (live pods, then tombstones; one reference each) and three open-
- * addressing hash tables of (64-bit hash, entry index, container index) with linear probing, at
- * most half full: by "namespace/name", by uid, and by container id without its runtime prefix
+ * addressing hash tables of 8-byte slots (the upper half of the 64-bit hash — the lower bits pick
+ * the slot —, a 24-bit entry index, an 8-bit container index) with linear probing, at most half
+ * full: by "namespace/name", by uid, and by container id without its runtime prefix
  * (enrich-semantics CA2, CI2). A key may be found several times (a live pod and the tombstones of
  * earlier pods of the same name; a uid in a tombstone and, rarely, a live entry): a lookup visits
  * every slot of its probe run with the right hash and picks (DP4, DP5, CA6):
@@ -23,11 +24,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A table slot, 8 bytes: the hash's upper half (its lower bits chose the slot), the entry index
+ * + 1 (0 = empty) and the container index (NO_CONT for the name and uid tables). */
 typedef struct tslot {
-    uint64_t h;
-    uint32_t ent; /* entry index + 1; 0 = empty */
-    int32_t cont;
+    uint32_t h;
+    uint32_t ent : 24;
+    uint32_t cont : 8;
 } tslot;
+
+#define NO_CONT      0xffu
+#define MAX_ENTS     0xfffffeu /* entries of one snapshot (the slot's 24 bits) */
+#define HI(h)        ((uint32_t)((h) >> 32))
+#define SLOT_CONT(t) ((t).cont == NO_CONT ? -1 : (int)(t).cont)
 
 struct kc__pm_psnap {
     size_t n, heap;
@@ -56,7 +64,7 @@ static void put(tslot *t, uint32_t mask, uint64_t h, size_t ent, int cont)
     uint32_t i = (uint32_t)h & mask;
     while (t[i].ent)
         i = (i + 1) & mask;
-    t[i] = (tslot){h, (uint32_t)ent + 1, cont};
+    t[i] = (tslot){HI(h), (uint32_t)ent + 1, cont < 0 ? NO_CONT : (uint32_t)cont};
 }
 
 static const uint64_t SEED = 0xcbf29ce484222325ULL;
@@ -65,10 +73,12 @@ kc__pm_psnap *kc__pm_psnap_new(kc_podmeta_pod *const *live, size_t n_live,
                                kc_podmeta_pod *const *tombs, size_t n_tombs)
 {
     size_t n = n_live + n_tombs, n_cid = 0;
+    if (n > MAX_ENTS)
+        return NULL;
     for (size_t i = 0; i < n; i++) {
         const kc_podmeta_pod *p = i < n_live ? live[i] : tombs[i - n_live];
         for (uint32_t c = 0; c < p->n_cont; c++)
-            n_cid += *p->cont[c].id != '\0';
+            n_cid += p->cont[c].len[3] > p->cont[c].id_skip;
     }
     uint32_t cn = cap_for(n), cc = cap_for(n_cid);
     size_t head = sizeof(kc__pm_psnap) + n * sizeof(kc_podmeta_pod *);
@@ -90,9 +100,10 @@ kc__pm_psnap *kc__pm_psnap_new(kc_podmeta_pod *const *live, size_t n_live,
         put(s->t_name, s->m_name, p->h_name, i, -1);
         put(s->t_uid, s->m_uid, p->h_uid, i, -1);
         for (uint32_t c = 0; c < p->n_cont; c++) {
-            const char *id = p->cont[c].id;
-            if (*id)
-                put(s->t_cid, s->m_cid, kc__pm_hash(id, strlen(id), SEED), i, (int)c);
+            size_t idn;
+            const char *id = kc__pm_cont_id(p, c, &idn);
+            if (idn)
+                put(s->t_cid, s->m_cid, kc__pm_hash(id, idn, SEED), i, (int)c);
         }
     }
     return s;
@@ -114,6 +125,8 @@ size_t kc__pm_psnap_heap(const kc__pm_psnap *s)
 
 kc__pm_nsnap *kc__pm_nsnap_new(kc_podmeta_ns *const *ents, size_t n)
 {
+    if (n > MAX_ENTS)
+        return NULL;
     uint32_t cn = cap_for(n);
     size_t head = sizeof(kc__pm_nsnap) + n * sizeof(kc_podmeta_ns *);
     head = (head + 7) & ~(size_t)7;
@@ -150,6 +163,7 @@ size_t kc__pm_nsnap_heap(const kc__pm_nsnap *s)
 
 typedef struct want {
     const char *ns, *name, *uid, *cid; /* NULL when not given */
+    size_t cid_len;
     bool live_only;
     bool cid_seen; /* set by probe: some entry has that container id */
 } want;
@@ -183,20 +197,24 @@ static kc_podmeta_pod *probe(const kc__pm_psnap *s, enum which k, want *w, int *
     uint32_t mask = k == BY_NAME ? s->m_name : k == BY_UID ? s->m_uid : s->m_cid;
     uint64_t h = k == BY_NAME  ? kc__pm_hash_name(w->ns, w->name)
                  : k == BY_UID ? kc__pm_hash(w->uid, strlen(w->uid), SEED)
-                               : kc__pm_hash(w->cid, strlen(w->cid), SEED);
+                               : kc__pm_hash(w->cid, w->cid_len, SEED);
     kc_podmeta_pod *best = NULL;
     int best_c = -1;
     for (uint32_t i = (uint32_t)h & mask; t[i].ent; i = (i + 1) & mask) {
-        if (t[i].h != h)
+        if (t[i].h != HI(h))
             continue;
         kc_podmeta_pod *p = s->ents[t[i].ent - 1];
-        if (k == BY_CID && strcmp(p->cont[t[i].cont].id, w->cid) != 0)
-            continue;
+        if (k == BY_CID) {
+            size_t idn;
+            const char *id = kc__pm_cont_id(p, t[i].cont, &idn);
+            if (idn != w->cid_len || memcmp(id, w->cid, idn) != 0)
+                continue;
+        }
         w->cid_seen = true;
         if (!agrees(p, w) || !better(p, best))
             continue;
         best = p;
-        best_c = t[i].cont;
+        best_c = SLOT_CONT(t[i]);
     }
     *cont = best_c;
     return best;
@@ -209,7 +227,7 @@ static const char *given(const char *s)
 
 kc_podmeta_pod *kc__pm_psnap_find(const kc__pm_psnap *s, const kc_podmeta_query *q, int *cont)
 {
-    want w = {given(q->ns), given(q->name), given(q->uid), given(q->container_id), false, false};
+    want w = {given(q->ns), given(q->name), given(q->uid), given(q->container_id), 0, false, false};
     if (!w.ns || !w.name)
         w.ns = w.name = NULL;
     *cont = -1;
@@ -217,6 +235,7 @@ kc_podmeta_pod *kc__pm_psnap_find(const kc__pm_psnap *s, const kc_podmeta_query 
         return NULL;
     if (w.cid) {
         w.cid = kc__pm_strip_runtime(w.cid);
+        w.cid_len = strlen(w.cid);
         kc_podmeta_pod *p = probe(s, BY_CID, &w, cont);
         if (p || w.cid_seen || (!w.uid && !w.name))
             return p;       /* an id another pod has names that pod, not this query's */
@@ -238,7 +257,7 @@ kc_podmeta_ns *kc__pm_nsnap_find(const kc__pm_nsnap *s, const char *name)
     kc_podmeta_ns *best = NULL;
     for (uint32_t i = (uint32_t)h & s->m; s->t[i].ent; i = (i + 1) & s->m) {
         kc_podmeta_ns *n = s->ents[s->t[i].ent - 1];
-        if (s->t[i].h == h && strcmp(kc_obj_name(n->obj), name) == 0 && (!best || !n->deleted))
+        if (s->t[i].h == HI(h) && strcmp(kc_obj_name(n->obj), name) == 0 && (!best || !n->deleted))
             best = n;
     }
     return best;

@@ -91,9 +91,9 @@ static void account(kc_podmeta *pm)
 {
     size_t h = 0;
     for (size_t i = 0; i < pm->n_live; i++)
-        h += pm->live[i]->heap + kc_obj_heap_size(pm->live[i]->obj);
+        h += kc__pm_pod_heap(pm->live[i]) + kc_obj_heap_size(pm->live[i]->obj);
     for (size_t i = 0; i < pm->n_tombs; i++)
-        h += pm->tombs[i]->heap + kc_obj_heap_size(pm->tombs[i]->obj);
+        h += kc__pm_pod_heap(pm->tombs[i]) + kc_obj_heap_size(pm->tombs[i]->obj);
     for (size_t i = 0; i < pm->n_ns; i++)
         h += pm->ns_live[i]->heap + kc_obj_heap_size(pm->ns_live[i]->obj);
     for (size_t i = 0; i < pm->n_ns_tombs; i++)

@@ -4,7 +4,7 @@
  *
  * What it is made of: a Pod informer limited to one node (fieldSelector spec.nodeName=<node>,
  * enrich-semantics CA1, RB2) and a Namespace informer, both decoding with a field projection
- * (kc_decode_opts.keep: POD_KEEP / NS_KEEP below), so their stores and our entries share the
+ * (kc_decode_opts.keep: kc__pm_pod_keep / NS_KEEP below), so their stores and our entries share the
  * projected objects; a handler registration on each feeds the writer (pm_writer.c), which
  * publishes immutable snapshots (pm_index.c) to lock-free readers (pm_hazard.c); and a keeper
  * thread (pm_writer.c) that expires tombstones and reports readiness.
@@ -23,12 +23,20 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-/* The Pod projection: what an enricher reads (CA2, CI1). */
-static const char *const POD_KEEP[] = {"/metadata",
+/* The Pod projection: what an enricher reads (CA2, CI1) — of the metadata, what the formats emit
+ * (uid, labels, annotations, ownerReferences) and the keys (name, namespace); spec.nodeName,
+ * status.podIP and the containers' four strings. Not kept: the rest of the metadata (its
+ * resourceVersion, deletion and controller are in the kc_obj's extracted fields anyway),
+ * status.hostIP (the node's: the agent's own) and status.podIPs. */
+const char *const kc__pm_pod_keep[] = {"/metadata/name",
+                                       "/metadata/namespace",
+                                       "/metadata/uid",
+                                       "/metadata/labels",
+                                       "/metadata/annotations",
+                                       "/metadata/ownerReferences",
+                                       "/metadata/deletionTimestamp",
                                        "/spec/nodeName",
-                                       "/status/hostIP",
                                        "/status/podIP",
-                                       "/status/podIPs",
                                        "/status/containerStatuses/*/name",
                                        "/status/containerStatuses/*/image",
                                        "/status/containerStatuses/*/imageID",
@@ -57,7 +65,7 @@ static char *cat(const char *a, const char *b)
 
 static int new_informers(kc_podmeta *pm, kc_error *err)
 {
-    kc_decode_opts pd = {.keep = POD_KEEP}, nd = {.keep = NS_KEEP};
+    kc_decode_opts pd = {.keep = kc__pm_pod_keep}, nd = {.keep = NS_KEEP};
     kc_informer_opts po = {.decode = &pd,
                            .decode_size = sizeof pd,
                            .name = pm->pod_inf_name,

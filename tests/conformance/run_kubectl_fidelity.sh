@@ -446,6 +446,29 @@ E
         has "$(k get endpoints 2>&1)" '^Warning: v1 Endpoints is deprecated in v1\.33\+; use discovery\.k8s\.io/v1 EndpointSlice$'
 }
 
+# F41 real server (printers.go): the rarer kinds' columns: HPA TARGETS "cpu: <unknown>/80%" before
+# any status, EndpointSlice ENDPOINTS "a,b,c + N more...", IngressClass PARAMETERS <none>,
+# ResourceQuota REQUEST/LIMIT "resource: used/hard" (limits.* under LIMIT, a missing used 0).
+f41() {
+    k create -f - >/dev/null <<'E' || return 1
+{"apiVersion":"v1","kind":"List","items":[
+{"apiVersion":"autoscaling/v2","kind":"HorizontalPodAutoscaler","metadata":{"name":"web"},"spec":{"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"web"},"minReplicas":1,"maxReplicas":5,"metrics":[{"type":"Resource","resource":{"name":"cpu","target":{"type":"Utilization","averageUtilization":80}}}]}},
+{"apiVersion":"discovery.k8s.io/v1","kind":"EndpointSlice","metadata":{"name":"web-abc"},"addressType":"IPv4","ports":[{"name":"http","port":80,"protocol":"TCP"}],"endpoints":[{"addresses":["10.0.0.1"]},{"addresses":["10.0.0.2"]},{"addresses":["10.0.0.3"]},{"addresses":["10.0.0.4"]}]},
+{"apiVersion":"networking.k8s.io/v1","kind":"IngressClass","metadata":{"name":"nginx"},"spec":{"controller":"k8s.io/ingress-nginx"}},
+{"apiVersion":"v1","kind":"ResourceQuota","metadata":{"name":"q"},"spec":{"hard":{"pods":"10","limits.cpu":"2"}}}
+]}
+E
+    k patch quota q --subresource=status --type=merge \
+        -p '{"status":{"hard":{"pods":"10","limits.cpu":"2000m"},"used":{"pods":"3"}}}' >/dev/null &&
+        header hpa 'NAME|REFERENCE|TARGETS|MINPODS|MAXPODS|REPLICAS|AGE' &&
+        has "$(k get hpa web --no-headers)" '^web +Deployment/web +cpu: <unknown>/80% +1 +5 +0 ' &&
+        has "$(k get endpointslice web-abc)" '^NAME +ADDRESSTYPE +PORTS +ENDPOINTS +AGE$' &&
+        has "$(k get endpointslice web-abc --no-headers)" '^web-abc +IPv4 +80 +10\.0\.0\.1,10\.0\.0\.2,10\.0\.0\.3 \+ 1 more\.\.\. ' &&
+        has "$(k get ingressclass nginx)" '^nginx +k8s\.io/ingress-nginx +<none> ' &&
+        has "$(k get quota q)" '^NAME +REQUEST +LIMIT +AGE$' &&
+        has "$(k get quota q --no-headers)" '^q +pods: 3/10 +limits\.cpu: 0/2 '
+}
+
 # ---- pending: behaviours built separately (KC_FIDELITY_PENDING) --------------------------------
 # F33 real server: kubectl's generators send protobuf for every built-in kind: create role,
 # rolebinding, clusterrole, cronjob, ingress, poddisruptionbudget, priorityclass, quota.
@@ -526,6 +549,7 @@ fcheck F30 "kubectl proxy" f30
 fcheck F31 "kubectl get all, several kinds" f31
 fcheck F32 "kubectl scale, set image" f32
 fcheck F40 "kubectl get: storage and policy kinds' columns (pvc, pv, storageclass, pdb, controllerrevision)" f40
+fcheck F41 "kubectl get: hpa, endpointslice, ingressclass, quota columns" f41
 fcheck F33 "kubectl create role/rolebinding/clusterrole/cronjob/ingress/pdb/priorityclass/quota" f33
 fcheck F34 "kubectl auth can-i" f34
 fcheck F35 "kubectl create: workload validation error (422)" f35

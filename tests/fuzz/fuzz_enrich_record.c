@@ -8,7 +8,7 @@
  * CONTAINER_NAME and CONTAINER_ID_FULL. Checked: the reply is exactly one line (no LF) holding a
  * JSON object, either {} or {"$!":{…}} with a kubernetes object whose pod_name is the parsed
  * pod; every parsed key field is non-empty and NUL-free, and a file-name match lies within the
- * input.
+ * input; the same line asked again (the answer cache, enrich_reuse.c) gets the same reply.
  */
 #include "enrich.h"
 
@@ -91,14 +91,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memcpy(s, data, size);
     s[size] = '\0';
     for (int fmt = 0; fmt < 2; fmt++) {
+        static _Atomic uint64_t gen; /* never moves: the second reply comes from the cache */
         kc__enrich_loop l = {.mmexternal = true,
                              .max_line = 65536,
                              .fmt = fmt,
                              .fields = &fields,
                              .out = &out[fmt],
-                             .view = {fake_lookup, NULL}};
-        char *r = kc__enrich_reply(&l, s, size);
+                             .view = {.lookup = fake_lookup, .generation = &gen}};
+        char *r = kc__enrich_reply(&l, s, size), *again = kc__enrich_reply(&l, s, size);
         check_reply(r);
+        if (strcmp(r, again)) /* a reused answer is the answer */
+            abort();
+        kc__enrich_loop_release(&l);
+        free(again);
         free(r);
         kc__enrich_key k;
         if (!kc__enrich_parse_filename(fmt, s, true, &k))

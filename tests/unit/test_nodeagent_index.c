@@ -88,6 +88,58 @@ static void test_nodeagent_index_keys(void **state)
 }
 
 /* DP5 / CA6: web-0 deleted and recreated with another uid and container. */
+/* CI1/CI2: a status string with escapes (unescaped into the entry, the others read in place from
+ * the projected object's text) answers like any other; the NUL-terminated strings
+ * kc_podmeta_pod_container hands out are made once per entry and stay put. */
+static void test_nodeagent_index_escaped(void **state)
+{
+    (void)state;
+    nafx f;
+    nafx_up(&f, NULL);
+    static const char body[] =
+        "{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"esc-0\",\"namespace\":"
+        "\"team\",\"uid\":\"u9\"},\"spec\":{\"nodeName\":\"n1\"},\"status\":{\"containerStatuses\":"
+        "[{\"name\":\"ap\\u0069\",\"image\":\"reg\\/app:1\",\"imageID\":\"sha\",\"containerID\":"
+        "\"containerd:\\/\\/e5c\"},{\"name\":\"side\",\"containerID\":\"cri-o://f00\"}],"
+        "\"initContainerStatuses\":[{\"name\":\"init\",\"containerID\":\"docker://1n1\"}]}}";
+    kc_decode_opts o = {.keep = NAFX_KEEP};
+    kc_obj *obj = NULL;
+    assert_int_equal(kc_obj_parse(body, strlen(body), &o, &obj, NULL), 0);
+    nafx_add(&f, obj);
+    const char *ids[] = {"e5c", "containerd://e5c", "f00", "1n1"};
+    const int cont[] = {0, 0, 1, 2};
+    kc_podmeta_result r;
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(nafx_find(&f, NULL, NULL, NULL, ids[i], &r), 0);
+        assert_int_equal(r.container, cont[i]);
+        kc_podmeta_result_clear(&r);
+    }
+    assert_int_equal(nafx_find(&f, NULL, NULL, NULL, "e5", &r), KC_ENOTFOUND);
+    assert_int_equal(nafx_find(&f, NULL, NULL, "u9", NULL, &r), 0);
+    assert_int_equal(kc_podmeta_pod_container_count(r.pod), 3);
+    kc_podmeta_container c, c2;
+    assert_int_equal(kc_podmeta_pod_container(r.pod, 0, &c), 0);
+    assert_string_equal(c.name, "api");
+    assert_string_equal(c.image, "reg/app:1");
+    assert_string_equal(c.image_id, "sha");
+    assert_string_equal(c.container_id, "containerd://e5c");
+    assert_string_equal(c.id, "e5c");
+    assert_int_equal(kc_podmeta_pod_container(r.pod, 0, &c2), 0);
+    assert_ptr_equal(c.name, c2.name); /* made once */
+    assert_int_equal(kc_podmeta_pod_container(r.pod, 1, &c), 0);
+    assert_string_equal(c.name, "side");
+    assert_string_equal(c.image, ""); /* absent */
+    assert_string_equal(c.id, "f00");
+    assert_int_equal(kc_podmeta_pod_container(r.pod, 2, &c), 0);
+    assert_string_equal(c.name, "init");
+    assert_int_equal(c.kind, KC_PODMETA_INIT);
+    assert_int_equal(kc_podmeta_pod_find_container(r.pod, "api", "e5c"), 0);
+    assert_int_equal(kc_podmeta_pod_find_container(r.pod, "ap", NULL), -1);
+    assert_int_equal(kc_podmeta_pod_find_container(r.pod, NULL, "docker://1n1"), 2);
+    kc_podmeta_result_clear(&r);
+    nafx_down(&f);
+}
+
 static void test_nodeagent_index_recreate(void **state)
 {
     (void)state;
@@ -210,6 +262,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_nodeagent_index_keys),
+        cmocka_unit_test(test_nodeagent_index_escaped),
         cmocka_unit_test(test_nodeagent_index_recreate),
         cmocka_unit_test(test_nodeagent_index_tombstone_bound),
         cmocka_unit_test(test_nodeagent_index_new),

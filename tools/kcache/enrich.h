@@ -2,6 +2,7 @@
  * enrich.h — the pieces of `kcache enrich` (cmd_enrich.c), one concept per file:
  *
  *   enrich_record.c  which pod a record names: file name, journald fields or explicit fields (FN)
+ *   enrich_project.c the few fields a key needs, read through the library's simdjson projection
  *   enrich_keys.c    label/annotation key filtering (POSIX ERE) and de-dotting (EF10, EF11)
  *   enrich_format.c  the fields added, as mmkubernetes or Fluent Bit's filter emits them (EF)
  *   enrich_mmx.c     rsyslog's mmexternal exchange on stdin/stdout, and the JSON-lines filter (MX)
@@ -10,6 +11,7 @@
  *   enrich_client.c  a metadata view that asks the daemon over its Unix socket, with backoff
  *   enrich_daemon.c  the daemon's socket server (any view behind it)
  *   enrich_podmeta.c the view backed by kc_podmeta (include/kcache/podmeta.h), and /metrics
+ *   enrich_reuse.c   the helper's answer cache: reply text reused while the generation holds
  *
  * Everything but enrich_podmeta.c and cmd_enrich.c is free of the cache: it takes a metadata view
  * (kc__enrich_view, a lookup callback), so tests drive it with a fake one. JSON is jansson's.
@@ -67,6 +69,12 @@ int kc__enrich_record_key(kc__enrich_fmt fmt, const kc__enrich_fields *f, json_t
                           kc__enrich_key *key);
 /* rec's string at a '!'-separated path, or NULL. */
 const char *kc__enrich_path_get(json_t *rec, const char *path);
+/* The record line reduced to the members at f's paths (a new reference), read through
+ * kc_obj_parse's projection; NULL when that way cannot tell (the caller parses the whole line).
+ * id (cap bytes) gets the values read, path after path — records with equal ids have equal keys
+ * but for the file system (a link's target); *id_len is 0 when they did not fit. */
+json_t *kc__enrich_record_fields(const kc__enrich_fields *f, const char *line, size_t len, char *id,
+                                 size_t cap, size_t *id_len);
 
 /* ---- metadata views ------------------------------------------------------------------------ */
 
@@ -85,11 +93,24 @@ typedef struct kc__enrich_meta {
  * background GET's result stored — and never otherwise. The daemon points it into a shared page its
  * helpers map read-only: a helper reuses an answer it holds while the counter is unchanged (CA3
  * holds: the increment follows the change, and a helper reads the counter before each reuse). */
+/* generation_fd: the memfd whose first page holds *generation at offset 0 (kc__enrich_genpage_new)
+ * — the daemon passes it to each helper; meaningful only with generation. stamp (may be NULL): for
+ * a view whose counter can vanish (the daemon's client): true and a token when answers may be
+ * reused (the token changes whenever the counter does, and never repeats across reconnects),
+ * false when they may not (not connected, the daemon gone). */
 typedef struct kc__enrich_view {
     int (*lookup)(void *ud, const kc__enrich_key *key, kc__enrich_meta *ret);
     void *ud;
     _Atomic uint64_t *generation;
+    int generation_fd;
+    bool (*stamp)(void *ud, uint64_t *ret);
 } kc__enrich_view;
+
+/* A shared page for a generation counter: a one-page memfd mapped read-write, the counter (0) at
+ * offset 0. Returns the counter and its fd in *fd, or NULL. kc__enrich_genpage_free unmaps, closes.
+ */
+_Atomic uint64_t *kc__enrich_genpage_new(int *fd);
+void kc__enrich_genpage_free(_Atomic uint64_t *gen, int fd);
 
 void kc__enrich_meta_clear(kc__enrich_meta *m);
 
@@ -147,10 +168,42 @@ typedef struct kc__enrich_loop {
     kc__enrich_view view;
     volatile int *stop; /* set by a signal: return at once (SIGTERM) */
     kc__enrich_stats stats;
+    uint64_t reused;                /* records answered from the answer cache (enrich_reuse.c) */
+    struct kc__enrich_reuse *reuse; /* made on first use when the view has a generation */
 } kc__enrich_loop;
 
 /* The reply line (without LF, a new malloc'd string) for one input line. */
 char *kc__enrich_reply(kc__enrich_loop *l, const char *line, size_t len);
+/* Release what the loop made (its answer cache); kc__enrich_run does it before returning. */
+void kc__enrich_loop_release(kc__enrich_loop *l);
+
+/* ---- the answer cache (enrich_reuse.c) ------------------------------------------------------- */
+
+/* What one record got: the lookup's rc (0 or KC_ENOTFOUND) and the reply — mmexternal: the reply
+ * line; filter mode: the fields to merge (add, NULL = none). */
+typedef struct kc__enrich_answer {
+    int rc;
+    const char *reply;
+    size_t reply_len;
+    json_t *add;
+} kc__enrich_answer;
+
+typedef struct kc__enrich_reuse kc__enrich_reuse;
+kc__enrich_reuse *kc__enrich_reuse_new(void);
+void kc__enrich_reuse_free(kc__enrich_reuse *r);
+/* The answer held for key at stamp, or NULL (borrowed: valid until the next put). */
+const kc__enrich_answer *kc__enrich_reuse_get(kc__enrich_reuse *r, const kc__enrich_key *key,
+                                              uint64_t stamp);
+/* Hold a (copied; add: a new reference taken) for key, valid at stamp. */
+void kc__enrich_reuse_put(kc__enrich_reuse *r, const kc__enrich_key *key, uint64_t stamp,
+                          const kc__enrich_answer *a);
+/* The key derived for a record id (kc__enrich_record_fields) less than KC_ENRICH_KEY_TTL_MS
+ * before now_ms: 0 and *key filled, or -1. _put holds key for id, derived at now_ms. */
+#define KC_ENRICH_KEY_TTL_MS 1000
+int kc__enrich_reuse_key_get(kc__enrich_reuse *r, const char *id, size_t n, int64_t now_ms,
+                             kc__enrich_key *key);
+void kc__enrich_reuse_key_put(kc__enrich_reuse *r, const char *id, size_t n, int64_t now_ms,
+                              const kc__enrich_key *key);
 /* Serve in_fd until EOF (0), a stop signal (0) or a write error (-1). Signals in sigmask are
  * unblocked only while waiting for input (ppoll), so a SIGTERM ends the loop promptly. */
 int kc__enrich_run(kc__enrich_loop *l);

@@ -13,14 +13,27 @@
  * the next ask carries that version and the daemon answers "same" while it is current, so a run
  * of one file's lines costs no JSON of the pod on either side (enrich_proto.c). Not thread-safe
  * (one helper, one thread).
+ *
+ * Generation: the client's first line is a hello; the daemon's answer (enrich_daemon.c) may carry
+ * its generation page (an older daemon answers it as a bad request: no page); the client maps
+ * it read-only and its stamp (kc__enrich_view.stamp) is the counter plus an offset chosen at each
+ * connection so that a token never repeats across reconnects (a restarted daemon's counter starts
+ * at 0 again). The helper's answer cache (enrich_reuse.c) reuses replies while the stamp holds. A
+ * dead daemon: its socket polls readable (EOF) — no request is outstanding between records, so
+ * anything readable means the connection is over. The stamp checks that at most every
+ * LIVENESS_MS; then the connection is dropped and the stamp says "no reuse" until the next
+ * connection, so answers of a dead daemon are reused for LIVENESS_MS at most.
  */
 #include "enrich.h"
 
 #include <errno.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -29,6 +42,8 @@
 
 #define MAX_REPLY   (256u << 20)
 #define CACHE_SLOTS 64
+#define LIVENESS_MS 50
+#define MAX_HELLO   256
 
 /* The last answer for one request (direct-mapped by the request line). */
 typedef struct slot {
@@ -41,6 +56,9 @@ struct kc__enrich_client {
     int fd;
     int64_t timeout_ms, min_ms, max_ms, backoff_ms, next_try_ms;
     uint64_t connects, reused;
+    const _Atomic uint64_t *page; /* the daemon's generation page, mapped read-only, or NULL */
+    uint64_t offset, last_token;  /* stamp = *page + offset; last_token: the largest given */
+    int64_t next_check_ms;
     char *buf;
     size_t cap;
     slot cache[CACHE_SLOTS];
@@ -70,12 +88,20 @@ kc__enrich_client *kc__enrich_client_new(const char *path, int64_t timeout_ms, i
     return c;
 }
 
+static void unmap_page(kc__enrich_client *c)
+{
+    if (c->page)
+        munmap((void *)c->page, (size_t)sysconf(_SC_PAGESIZE));
+    c->page = NULL;
+}
+
 void kc__enrich_client_free(kc__enrich_client *c)
 {
     if (!c)
         return;
     if (c->fd >= 0)
         close(c->fd);
+    unmap_page(c);
     for (int i = 0; i < CACHE_SLOTS; i++) {
         free(c->cache[i].req);
         kc__enrich_meta_clear(&c->cache[i].meta);
@@ -141,25 +167,9 @@ static void drop(kc__enrich_client *c)
     if (c->fd >= 0)
         close(c->fd);
     c->fd = -1;
+    unmap_page(c);
     c->next_try_ms = now_ms() + c->backoff_ms;
     c->backoff_ms = c->backoff_ms * 2 > c->max_ms ? c->max_ms : c->backoff_ms * 2;
-}
-
-static int dial(kc__enrich_client *c)
-{
-    if (c->fd >= 0)
-        return 0;
-    if (now_ms() < c->next_try_ms)
-        return KC_EIO;
-    struct sockaddr_un sa = {.sun_family = AF_UNIX};
-    strcpy(sa.sun_path, c->path);
-    c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (c->fd < 0 || connect(c->fd, (struct sockaddr *)&sa, sizeof sa)) {
-        drop(c);
-        return KC_EIO;
-    }
-    c->connects++;
-    return 0;
 }
 
 /* Wait for ev on the socket until deadline; 0 or KC_ETIMEOUT / KC_EIO. */
@@ -193,6 +203,85 @@ static int send_all(kc__enrich_client *c, const char *s, size_t n, int64_t deadl
             return KC_EIO;
         }
     }
+    return 0;
+}
+
+/* Map the page fd carries (read-only); fd is closed. 0 or -1. */
+static int map_page(kc__enrich_client *c, int fd)
+{
+    struct stat st;
+    long pg = sysconf(_SC_PAGESIZE);
+    void *p = fstat(fd, &st) || st.st_size < pg
+                  ? MAP_FAILED
+                  : mmap(NULL, (size_t)pg, PROT_READ, MAP_SHARED, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED)
+        return -1;
+    c->page = p;
+    /* the first token of this connection is past every token given before */
+    c->offset = c->last_token + 1 - atomic_load_explicit(c->page, memory_order_acquire);
+    return 0;
+}
+
+/* Send the hello and read the daemon's answer (and the generation page with it), within
+ * timeout_ms. 0 or -1. */
+static int hello(kc__enrich_client *c)
+{
+    char line[MAX_HELLO];
+    size_t len = 0;
+    int page_fd = -1;
+    int64_t deadline = now_ms() + c->timeout_ms;
+    if (send_all(c, "{\"hello\":1}\n", 12, deadline))
+        return -1;
+    while (!memchr(line, '\n', len)) {
+        union {
+            struct cmsghdr hdr;
+            char b[CMSG_SPACE(sizeof(int))];
+        } u;
+        struct iovec iov = {.iov_base = line + len, .iov_len = sizeof line - len};
+        struct msghdr m = {
+            .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b, .msg_controllen = sizeof u.b};
+        ssize_t r = len < sizeof line ? recvmsg(c->fd, &m, MSG_CMSG_CLOEXEC) : 0;
+        struct cmsghdr *h = r > 0 ? CMSG_FIRSTHDR(&m) : NULL;
+        if (h && h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS && page_fd < 0 &&
+            h->cmsg_len == CMSG_LEN(sizeof(int)))
+            memcpy(&page_fd, CMSG_DATA(h), sizeof(int));
+        if (r > 0)
+            len += (size_t)r;
+        else if (!(r < 0 && (errno == EAGAIN || errno == EINTR)) || wait_fd(c, POLLIN, deadline)) {
+            if (page_fd >= 0)
+                close(page_fd);
+            return -1;
+        }
+    }
+    size_t n = (size_t)((char *)memchr(line, '\n', len) - line);
+    json_t *o = json_loadb(line, n, 0, NULL);
+    /* an older daemon's "bad request" reply is fine too: then no page */
+    bool ok = json_is_object(o) && n + 1 == len; /* alone */
+    bool gen = json_integer_value(json_object_get(o, "hello")) == 1 &&
+               json_is_true(json_object_get(o, "generation"));
+    json_decref(o);
+    if (page_fd >= 0 && ok && gen)
+        map_page(c, page_fd); /* closes it; not mapped: no reuse on this connection */
+    else if (page_fd >= 0)
+        close(page_fd);
+    return ok ? 0 : -1;
+}
+
+static int dial(kc__enrich_client *c)
+{
+    if (c->fd >= 0)
+        return 0;
+    if (now_ms() < c->next_try_ms)
+        return KC_EIO;
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    strcpy(sa.sun_path, c->path);
+    c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (c->fd < 0 || connect(c->fd, (struct sockaddr *)&sa, sizeof sa) || hello(c)) {
+        drop(c);
+        return KC_EIO;
+    }
+    c->connects++;
     return 0;
 }
 
@@ -267,7 +356,30 @@ static int client_lookup(void *ud, const kc__enrich_key *key, kc__enrich_meta *r
     return rc;
 }
 
+/* The view's stamp: the daemon's counter (with this connection's offset) while connected and
+ * alive. */
+static bool client_stamp(void *ud, uint64_t *ret)
+{
+    kc__enrich_client *c = ud;
+    if (!c->page)
+        return false;
+    int64_t now = now_ms();
+    if (now >= c->next_check_ms) { /* readable between exchanges: EOF, the daemon is gone */
+        c->next_check_ms = now + LIVENESS_MS;
+        struct pollfd p = {.fd = c->fd, .events = POLLIN};
+        if (poll(&p, 1, 0) != 0) {
+            drop(c);
+            return false;
+        }
+    }
+    uint64_t t = atomic_load_explicit(c->page, memory_order_acquire) + c->offset;
+    if (t > c->last_token)
+        c->last_token = t;
+    *ret = t;
+    return true;
+}
+
 kc__enrich_view kc__enrich_client_view(kc__enrich_client *c)
 {
-    return (kc__enrich_view){.lookup = client_lookup, .ud = c};
+    return (kc__enrich_view){.lookup = client_lookup, .ud = c, .stamp = client_stamp};
 }

@@ -10,6 +10,14 @@
  * connection closed) and answers each with one reply line (enrich_proto.c). The view must be
  * thread-safe (kc_podmeta lookups are). Stop: the accept thread ends, every connection is shut
  * down and its thread joined, the socket file removed.
+ *
+ * Hello: a helper starts its connection with the line {"hello":1}; the daemon answers
+ * {"hello":1} — and, when the view has a generation counter, {"hello":1,"generation":true} with
+ * the counter's page attached (SCM_RIGHTS; a read-only reopening of the memfd, sealed against
+ * shrinking so a helper's mapping never faults). The helper maps it read-only and reuses the
+ * answers it holds while the counter is unchanged (enrich_reuse.c); when it moved, it asks with
+ * the version it holds ("v", "same"). A helper that sends no hello is served as before, and a
+ * daemon that does not know it answers it as a bad request: the helper then reuses nothing.
  */
 #include "enrich.h"
 
@@ -21,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -38,6 +47,7 @@ struct kc__enrich_daemon {
     char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
     int lfd, stop_pipe[2];
     kc__enrich_view view;
+    int page_fd; /* the generation page handed to helpers (read-only), or -1 */
     pthread_t accept_th;
     pthread_mutex_t mu;
     conn *conns;
@@ -65,13 +75,75 @@ static int send_line(int fd, char *s)
     return 0;
 }
 
+_Atomic uint64_t *kc__enrich_genpage_new(int *fd)
+{
+    long pg = sysconf(_SC_PAGESIZE);
+    int f = memfd_create("kcache-enrich-generation", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (f < 0 || ftruncate(f, pg) || fcntl(f, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_SEAL)) {
+        if (f >= 0)
+            close(f);
+        return NULL;
+    }
+    void *p = mmap(NULL, (size_t)pg, PROT_READ | PROT_WRITE, MAP_SHARED, f, 0);
+    if (p == MAP_FAILED) {
+        close(f);
+        return NULL;
+    }
+    *fd = f;
+    return p; /* zero-filled: the counter starts at 0 */
+}
+
+void kc__enrich_genpage_free(_Atomic uint64_t *gen, int fd)
+{
+    if (gen)
+        munmap((void *)gen, (size_t)sysconf(_SC_PAGESIZE));
+    if (fd >= 0)
+        close(fd);
+}
+
+/* The hello line, with the generation page attached when there is one. 0 or -1. */
+static int send_hello(int fd, int page_fd)
+{
+    const char *h = page_fd >= 0 ? "{\"hello\":1,\"generation\":true}\n" : "{\"hello\":1}\n";
+    struct iovec iov = {.iov_base = (void *)h, .iov_len = strlen(h)};
+    union {
+        struct cmsghdr hdr;
+        char b[CMSG_SPACE(sizeof(int))];
+    } u;
+    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1};
+    if (page_fd >= 0) {
+        memset(&u, 0, sizeof u);
+        m.msg_control = u.b;
+        m.msg_controllen = sizeof u.b;
+        struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &page_fd, sizeof(int));
+    }
+    ssize_t w;
+    do
+        w = sendmsg(fd, &m, MSG_NOSIGNAL);
+    while (w < 0 && errno == EINTR);
+    return w == (ssize_t)iov.iov_len ? 0 : -1;
+}
+
+static bool is_hello(const char *line, size_t n)
+{
+    json_t *o = json_loadb(line, n, 0, NULL);
+    bool h = json_integer_value(json_object_get(o, "hello")) == 1;
+    json_decref(o);
+    return h;
+}
+
 static int serve_line(kc__enrich_daemon *d, int fd, const char *line, size_t n)
 {
     kc__enrich_key key;
     kc__enrich_meta meta = {0};
-    int rc = kc__enrich_proto_parse_request(line, n, &key)
-                 ? KC_EINVAL
-                 : d->view.lookup(d->view.ud, &key, &meta);
+    bool bad = kc__enrich_proto_parse_request(line, n, &key) != 0;
+    if (bad && is_hello(line, n))
+        return send_hello(fd, d->page_fd);
+    int rc = bad ? KC_EINVAL : d->view.lookup(d->view.ud, &key, &meta);
     atomic_fetch_add(&d->requests, 1);
     char *reply = kc__enrich_proto_reply(rc, &meta);
     kc__enrich_meta_clear(&meta);
@@ -188,6 +260,14 @@ kc__enrich_daemon *kc__enrich_daemon_start(const char *path, kc__enrich_view vie
     }
     d->max = max_clients;
     d->view = view;
+    d->page_fd = -1;
+    if (view.generation) { /* helpers get the page read-only: a reopening through /proc */
+        char p[64];
+        snprintf(p, sizeof p, "/proc/self/fd/%d", view.generation_fd);
+        d->page_fd = open(p, O_RDONLY | O_CLOEXEC);
+        if (d->page_fd < 0) /* no /proc: the helper still maps it read-only */
+            d->page_fd = fcntl(view.generation_fd, F_DUPFD_CLOEXEC, 0);
+    }
     strncpy(d->path, path, sizeof d->path - 1);
     pthread_mutex_init(&d->mu, NULL);
     d->lfd = listen_on(path, msg, n);
@@ -195,6 +275,8 @@ kc__enrich_daemon *kc__enrich_daemon_start(const char *path, kc__enrich_view vie
         pthread_create(&d->accept_th, NULL, accept_main, d)) {
         if (d->lfd >= 0)
             snprintf(msg, n, "cannot start the socket server: %s", strerror(errno));
+        if (d->page_fd >= 0)
+            close(d->page_fd);
         free(d->conns);
         free(d);
         return NULL;
@@ -222,6 +304,8 @@ void kc__enrich_daemon_stop(kc__enrich_daemon *d)
     }
     close(d->stop_pipe[0]);
     close(d->stop_pipe[1]);
+    if (d->page_fd >= 0)
+        close(d->page_fd);
     pthread_mutex_destroy(&d->mu);
     free(d->conns);
     free(d);

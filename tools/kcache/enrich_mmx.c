@@ -25,8 +25,10 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "kcache/error.h"
@@ -41,32 +43,38 @@ static char *dup_line(const char *s, size_t n)
     return r;
 }
 
-char *kc__enrich_reply(kc__enrich_loop *l, const char *line, size_t len)
+static int64_t coarse_ms(void)
 {
-    l->stats.lines++;
-    json_error_t jerr;
-    json_t *rec = json_loadb(line, len, JSON_ALLOW_NUL, &jerr);
-    if (!json_is_object(rec)) {
-        l->stats.malformed++;
-        json_decref(rec);
-        return l->mmexternal ? dup_line("{}", 2) : dup_line(line, len);
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The stamp answers are held at (enrich_reuse.c): false when the view has none now. */
+static bool stamp_now(kc__enrich_loop *l, uint64_t *ret)
+{
+    if (l->view.stamp)
+        return l->view.stamp(l->view.ud, ret);
+    if (l->view.generation) {
+        *ret = atomic_load_explicit(l->view.generation, memory_order_acquire);
+        return true;
     }
-    kc__enrich_key key;
-    json_t *add = NULL;
-    if (kc__enrich_record_key(l->fmt, l->fields, rec, &key)) {
-        l->stats.no_match++;
-    } else {
-        kc__enrich_meta meta = {0};
-        int rc = l->view.lookup ? l->view.lookup(l->view.ud, &key, &meta) : KC_ENOTFOUND;
-        if (!rc)
-            l->stats.enriched++;
-        else
-            l->stats.file_only++;
-        if (rc && rc != KC_ENOTFOUND)
-            l->stats.lookup_errors++;
-        add = kc__enrich_format(l->out, &key, rc ? NULL : &meta);
-        kc__enrich_meta_clear(&meta);
-    }
+    return false;
+}
+
+static void count(kc__enrich_loop *l, int rc)
+{
+    if (!rc)
+        l->stats.enriched++;
+    else
+        l->stats.file_only++;
+    if (rc && rc != KC_ENOTFOUND)
+        l->stats.lookup_errors++;
+}
+
+/* The reply for rec given the fields to add (NULL: none). */
+static char *render(kc__enrich_loop *l, json_t *rec, json_t *add, const char *line, size_t len)
+{
     char *r = NULL;
     if (l->mmexternal) {
         json_t *reply = json_object();
@@ -80,9 +88,86 @@ char *kc__enrich_reply(kc__enrich_loop *l, const char *line, size_t len)
     } else {
         r = dup_line(line, len);
     }
+    return r;
+}
+
+/* Look key up (or reuse what the answer cache holds) and render the reply. */
+static char *answer_key(kc__enrich_loop *l, json_t *rec, const kc__enrich_key *key,
+                        const char *line, size_t len)
+{
+    uint64_t stamp = 0;
+    bool tracked = l->view.lookup && stamp_now(l, &stamp);
+    if (tracked && !l->reuse)
+        l->reuse = kc__enrich_reuse_new();
+    const kc__enrich_answer *held = tracked ? kc__enrich_reuse_get(l->reuse, key, stamp) : NULL;
+    if (held) {
+        count(l, held->rc);
+        l->reused++;
+        if (l->mmexternal)
+            return dup_line(held->reply, held->reply_len);
+        return render(l, rec, held->add, line, len);
+    }
+    kc__enrich_meta meta = {0};
+    int rc = l->view.lookup ? l->view.lookup(l->view.ud, key, &meta) : KC_ENOTFOUND;
+    count(l, rc);
+    json_t *add = kc__enrich_format(l->out, key, rc ? NULL : &meta);
+    kc__enrich_meta_clear(&meta);
+    char *r = render(l, rec, add, line, len);
+    if (tracked && r && (!rc || rc == KC_ENOTFOUND)) {
+        kc__enrich_answer a = {.rc = rc, .add = add};
+        if (l->mmexternal) {
+            a.reply = r;
+            a.reply_len = strlen(r);
+        }
+        kc__enrich_reuse_put(l->reuse, key, stamp, &a);
+    }
     json_decref(add);
+    return r;
+}
+
+char *kc__enrich_reply(kc__enrich_loop *l, const char *line, size_t len)
+{
+    l->stats.lines++;
+    kc__enrich_key key;
+    if (l->mmexternal) { /* only the key's fields are needed: the projection (enrich_project.c) */
+        char id[1024];
+        size_t idn = 0;
+        json_t *few = kc__enrich_record_fields(l->fields, line, len, id, sizeof id, &idn);
+        int64_t now = idn && l->reuse ? coarse_ms() : -1; /* the key memo (enrich_reuse.c) */
+        bool have = few && now >= 0 && !kc__enrich_reuse_key_get(l->reuse, id, idn, now, &key);
+        if (few && !have && !kc__enrich_record_key(l->fmt, l->fields, few, &key)) {
+            have = true;
+            kc__enrich_reuse_key_put(l->reuse, id, idn, now, &key);
+        }
+        if (have) {
+            char *r = answer_key(l, few, &key, line, len);
+            json_decref(few);
+            return r ? r : dup_line("{}", 2);
+        }
+        json_decref(few);
+    }
+    json_error_t jerr;
+    json_t *rec = json_loadb(line, len, JSON_ALLOW_NUL, &jerr);
+    if (!json_is_object(rec)) {
+        l->stats.malformed++;
+        json_decref(rec);
+        return l->mmexternal ? dup_line("{}", 2) : dup_line(line, len);
+    }
+    char *r;
+    if (kc__enrich_record_key(l->fmt, l->fields, rec, &key)) {
+        l->stats.no_match++;
+        r = l->mmexternal ? dup_line("{}", 2) : dup_line(line, len);
+    } else {
+        r = answer_key(l, rec, &key, line, len);
+    }
     json_decref(rec);
     return r ? r : dup_line("{}", 2);
+}
+
+void kc__enrich_loop_release(kc__enrich_loop *l)
+{
+    kc__enrich_reuse_free(l->reuse);
+    l->reuse = NULL;
 }
 
 typedef struct obuf {
@@ -234,5 +319,6 @@ int kc__enrich_run(kc__enrich_loop *l)
     }
     free(in.p);
     free(out.p);
+    kc__enrich_loop_release(l);
     return rc;
 }

@@ -13,15 +13,22 @@
  * the cache holds. The entry's projected JSON (kc_obj_json) is handed to the formatter as a
  * jansson tree. --health-listen serves /healthz, /readyz and /metrics (kc_health, with
  * kc_podmeta_metrics_render as a metrics source). The daemon asks with the version a helper holds
- * (enrich_proto.c): while it is current the answer is "same" and no JSON is made.
+ * (enrich_proto.c): while it is current the answer is "same" and no JSON is made. A thread bumps
+ * the view's generation counter (a page the daemon shares with its helpers) after each change the
+ * cache signals (gen_main), so helpers reuse what they hold until then.
  * A miss after the sync goes to the background GET's side table (enrich_fetch.c, CA5), which
  * answers from memory or queues a GET, on a client of its own (no retries, no limiter of the
- * client's: the fetcher paces and backs off). The daemon checks its RBAC at start (enrich_rbac.c)
- * and /readyz reports both informers (kc_health_add_informer).
+ * client's: the fetcher paces and backs off); a stored result bumps the same generation. The
+ * daemon checks its RBAC at start (enrich_rbac.c) and /readyz reports both informers
+ * (kc_health_add_informer).
  */
 #include "enrich.h"
 #include "enrich_api.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +51,9 @@ struct kc__enrich_cache {
     kc_health *health;
     int64_t sync_deadline_ms;
     bool bare;
+    _Atomic uint64_t *gen; /* the view's generation (a shared page), or NULL */
+    int gen_fd, gen_stop[2];
+    pthread_t gen_th;
 };
 
 static int64_t now_ms(void)
@@ -113,7 +123,59 @@ static int pm_lookup(void *ud, const kc__enrich_key *key, kc__enrich_meta *ret)
 
 kc__enrich_view kc__enrich_cache_view(kc__enrich_cache *c)
 {
-    return (kc__enrich_view){.lookup = pm_lookup, .ud = c};
+    return (kc__enrich_view){
+        .lookup = pm_lookup, .ud = c, .generation = c->gen, .generation_fd = c->gen_fd};
+}
+
+/* The generation (kc__enrich_view): this thread waits on kc_podmeta_fd, which the cache signals
+ * after it applied a change (pod or namespace event, tombstone expired, readiness), drains it and
+ * then increments the counter. CA3: the change is visible to lookups before the fd is signalled,
+ * and the increment follows the drain, so a helper that reads the counter after the increment
+ * and asks again gets the new answer; what it reused until then was read before the increment
+ * (the window: this thread's wake-up, as for any record read while the event is being applied).
+ * A change landing during the drain signals the fd again: the next round increments again. */
+static void *gen_main(void *arg)
+{
+    kc__enrich_cache *c = arg;
+    struct pollfd p[2] = {{.fd = kc_podmeta_fd(c->pm), .events = POLLIN},
+                          {.fd = c->gen_stop[0], .events = POLLIN}};
+    while (poll(p, 2, -1) >= 0 || errno == EINTR) {
+        if (p[1].revents)
+            break;
+        if (p[0].revents & POLLIN) {
+            kc_podmeta_fd_drain(c->pm);
+            atomic_fetch_add_explicit(c->gen, 1, memory_order_release);
+        }
+    }
+    return NULL;
+}
+
+/* Start gen_main (none: no generation, helpers always ask). */
+static void start_generation(kc__enrich_cache *c)
+{
+    c->gen_fd = -1;
+    c->gen = kc__enrich_genpage_new(&c->gen_fd);
+    if (c->gen && !pipe2(c->gen_stop, O_CLOEXEC)) {
+        if (!pthread_create(&c->gen_th, NULL, gen_main, c))
+            return;
+        close(c->gen_stop[0]);
+        close(c->gen_stop[1]);
+    }
+    kc__enrich_genpage_free(c->gen, c->gen_fd);
+    c->gen = NULL;
+    c->gen_fd = -1;
+}
+
+static void stop_generation(kc__enrich_cache *c)
+{
+    if (!c->gen)
+        return;
+    (void)!write(c->gen_stop[1], "x", 1);
+    pthread_join(c->gen_th, NULL);
+    close(c->gen_stop[0]);
+    close(c->gen_stop[1]);
+    kc__enrich_genpage_free(c->gen, c->gen_fd);
+    c->gen = NULL;
 }
 
 static int start_health(kc__enrich_cache *c, const char *listen, char *(*extra)(void *), void *ud,
@@ -251,6 +313,8 @@ kc__enrich_cache *kc__enrich_cache_start(const kc__enrich_opts *o, char *(*extra
         rc = kc_podmeta_start(c->pm, &err);
     c->bare = o->unsynced_bare;
     c->sync_deadline_ms = now_ms() + o->sync_wait_ms;
+    if (!rc)
+        start_generation(c);
     if (!rc && o->health_listen)
         rc = start_health(c, o->health_listen, extra_metrics, extra_ud, &err);
     if (rc) {
@@ -285,9 +349,13 @@ void kc__enrich_cache_free(kc__enrich_cache *c)
     if (!c)
         return;
     /* first the endpoint (it renders the fetcher's metrics), then the fetcher (its thread bumps
-     * the view's generation and reads the namespace store): both before what they use */
+     * the view's generation and reads the namespace store), then the generation's thread and
+     * page: each before what it uses */
     kc_health_free(c->health);
+    c->health = NULL;
     kc__enrich_fetch_free(c->fetch);
+    c->fetch = NULL;
+    stop_generation(c);
     kc_podmeta_free(c->pm);
     if (c->hcache) {
         kc_cache_stop(c->hcache);

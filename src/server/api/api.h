@@ -104,6 +104,9 @@ int kc__verb_deletecollection(kc__req *req, kc__rsrc *r);
 /* The pods subresources a kubelet serves: log, exec, attach, portforward, proxy
  * (pod_connect.c); kc__pod_connect answers them as a server without a reachable kubelet. */
 bool kc__pod_connect_sub(const kc__rsrc *r, const char *sub);
+/* The pods/binding subresource (pod_binding.c): POST a Binding to set a pod's node. */
+bool kc__pod_binding_sub(const kc__rsrc *r, const char *sub);
+int kc__pod_binding(kc__req *req, kc__rsrc *r);
 int kc__pod_connect(kc__req *req, kc__rsrc *r);
 /* The scale subresource (scale.c). */
 bool kc__rsrc_has_scale(const kc__rsrc *r);

@@ -49,6 +49,42 @@ json_t *kc__table_skeleton(const char *rv, const char *cont)
     return t;
 }
 
+/* The rows' order when the printer sorts (FlowSchemas): items sorted by p->cmp, ties in stored
+ * order; NULL when it does not (or on ENOMEM). New malloc'd array of borrowed objects. */
+typedef struct sort_item {
+    kc_obj *o;
+    size_t i;
+    kc__row_cmp cmp;
+} sort_item;
+
+static int cmp_item(const void *a, const void *b)
+{
+    const sort_item *x = a, *y = b;
+    int c = x->cmp(x->o, y->o);
+    return c ? c : (x->i < y->i ? -1 : x->i > y->i);
+}
+
+static kc_obj **sorted(const kc__printer *p, kc_obj *const *items, size_t n)
+{
+    kc__row_cmp cmp = kc__table_row_cmp(p);
+    if (!cmp || n < 2)
+        return NULL;
+    sort_item *v = calloc(n, sizeof(*v));
+    kc_obj **out = calloc(n, sizeof(*out));
+    if (v && out) {
+        for (size_t i = 0; i < n; i++)
+            v[i] = (sort_item){items[i], i, cmp};
+        qsort(v, n, sizeof(*v), cmp_item);
+        for (size_t i = 0; i < n; i++)
+            out[i] = v[i].o;
+    } else {
+        free(out);
+        out = NULL;
+    }
+    free(v);
+    return out;
+}
+
 json_t *kc__table_build_at(const char *group, const char *resource, kc_obj *const *items, size_t n,
                            const char *rv, const char *cont, bool with_columns, int64_t now)
 {
@@ -70,13 +106,21 @@ json_t *kc__table_build_at(const char *group, const char *resource, kc_obj *cons
                 goto fail;
         }
     }
+    kc_obj **order = sorted(p, items, n);
+    if (kc__table_row_cmp(p) && n > 1 && !order)
+        goto fail;
     for (size_t i = 0; i < n; i++) {
-        json_t *cells = p->row(items[i], now);
-        json_t *obj = cells ? partial_metadata(items[i]) : NULL;
+        const kc_obj *o = order ? order[i] : items[i];
+        json_t *cells = p->row(o, now);
+        json_t *obj = cells ? partial_metadata(o) : NULL;
         if (!cells || !obj ||
-            json_array_append_new(rows, json_pack("{s:o, s:o}", "cells", cells, "object", obj)) < 0)
+            json_array_append_new(rows, json_pack("{s:o, s:o}", "cells", cells, "object", obj)) <
+                0) {
+            free(order);
             goto fail;
+        }
     }
+    free(order);
     if (json_object_set_new(t, "rows", rows) < 0) {
         rows = NULL;
         goto fail;
@@ -108,6 +152,21 @@ int kc__table_obj_parse(const char *s, enum kc__table_obj *out)
     return 0;
 }
 
+/* The item a row shows: items[i] unless the printer reordered the rows (FlowSchemas), then the
+ * item of the row object's namespace and name. */
+static const kc_obj *row_item(const json_t *row, kc_obj *const *items, size_t n, size_t i)
+{
+    const json_t *md = json_object_get(json_object_get(row, "object"), "metadata");
+    const char *name = json_string_value(json_object_get(md, "name")) ?: "";
+    const char *ns = json_string_value(json_object_get(md, "namespace")) ?: "";
+    for (size_t k = 0; k < n; k++) {
+        const kc_obj *o = items[(i + k) % n]; /* items[i] first: the stored order */
+        if (kc__streq(kc_obj_name(o) ?: "", name) && kc__streq(kc_obj_namespace(o) ?: "", ns))
+            return o;
+    }
+    return items[i];
+}
+
 int kc__table_set_objects(json_t *t, kc_obj *const *items, size_t n, enum kc__table_obj mode)
 {
     json_t *rows = json_object_get(t, "rows");
@@ -117,7 +176,7 @@ int kc__table_set_objects(json_t *t, kc_obj *const *items, size_t n, enum kc__ta
         json_t *o = json_null();
         if (mode == KC__TOBJ_OBJECT) {
             size_t len;
-            const char *s = kc_obj_json(items[i], &len);
+            const char *s = kc_obj_json(row_item(json_array_get(rows, i), items, n, i), &len);
             o = json_loadb(s, len, 0, NULL);
         }
         if (!o || json_object_set_new(json_array_get(rows, i), "object", o) < 0)

@@ -98,15 +98,6 @@ static json_t *row_cronjob(const kc_obj *o, int64_t now)
     return row;
 }
 
-#define COL_CONTAINERS                                                                             \
-    {                                                                                              \
-        "Containers", "string", "", "Names of each container in the template."                     \
-    }
-#define COL_IMAGES                                                                                 \
-    {                                                                                              \
-        "Images", "string", "", "Images referenced by each container in the template."             \
-    }
-
 const kc__printer kc__printer_job = {
     "batch",
     "jobs",

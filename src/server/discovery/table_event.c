@@ -1,7 +1,10 @@
 /*
- * table_event.c — the cells of kubectl's Event printer (upstream's printEvent): Last Seen, Type,
- * Reason, Object, Message; at priority 1 (-o wide) Subobject, Source, First Seen, Count, Name.
- * Split from table_printers.c, whose table lists the columns. Thread-safe: pure functions.
+ * table_event.c — kubectl's Event printer (upstream's printEvent): Last Seen, Type, Reason,
+ * Object, Message; at priority 1 (-o wide) Subobject, Source, First Seen, Count, Name. Upstream
+ * serves core/v1 and events.k8s.io/v1 Events from one store of the internal type, so both get
+ * these columns; an events.k8s.io object is read through the fields its conversion maps
+ * (regarding, note, deprecatedSource, deprecatedFirstTimestamp, deprecatedLastTimestamp,
+ * deprecatedCount, reportingController). Thread-safe: pure functions over const tables.
  */
 #include "server/discovery/table_internal.h"
 
@@ -29,19 +32,45 @@ static char *str_at(const kc_obj *o, const char *ptr)
     return s;
 }
 
+/* Where an Event's fields are, per API group. */
+typedef struct ev_fields {
+    const char *first, *last, *count, *kind, *name, *field_path, *comp, *host, *rc, *msg;
+} ev_fields;
+
+static const ev_fields core_fields = {"/firstTimestamp",
+                                      "/lastTimestamp",
+                                      "/count",
+                                      "/involvedObject/kind",
+                                      "/involvedObject/name",
+                                      "/involvedObject/fieldPath",
+                                      "/source/component",
+                                      "/source/host",
+                                      "/reportingComponent",
+                                      "/message"};
+static const ev_fields v1_fields = {"/deprecatedFirstTimestamp",
+                                    "/deprecatedLastTimestamp",
+                                    "/deprecatedCount",
+                                    "/regarding/kind",
+                                    "/regarding/name",
+                                    "/regarding/fieldPath",
+                                    "/deprecatedSource/component",
+                                    "/deprecatedSource/host",
+                                    "/reportingController",
+                                    "/note"};
+
 /* kubernetes' printEvent: Last Seen falls back to First Seen (firstTimestamp, else eventTime);
  * a series overrides the last time and the count; a count of 0 (new API singleton) shows 1; the
  * object is "<kind lowercased>/<name>"; the source is component[, host] (reportingController /
  * reportingInstance when source is empty), "<unknown>" without one. */
-json_t *kc__table_row_event(const kc_obj *o, int64_t now)
+static json_t *row_event(const kc_obj *o, int64_t now, const ev_fields *f)
 {
-    int64_t first = kc__table_time(o, "/firstTimestamp");
+    int64_t first = kc__table_time(o, f->first);
     if (first < 0)
         first = kc__table_time(o, "/eventTime");
-    int64_t last = kc__table_time(o, "/lastTimestamp");
+    int64_t last = kc__table_time(o, f->last);
     if (last < 0)
         last = first;
-    int64_t count = kc__table_int(o, "/count");
+    int64_t count = kc__table_int(o, f->count);
     int64_t series_last = kc__table_time(o, "/series/lastObservedTime");
     if (series_last >= 0) {
         last = series_last;
@@ -49,10 +78,10 @@ json_t *kc__table_row_event(const kc_obj *o, int64_t now)
     } else if (count == 0) {
         count = 1;
     }
-    char *kind = str_at(o, "/involvedObject/kind"), *name = str_at(o, "/involvedObject/name");
-    char *comp = str_at(o, "/source/component"), *host = str_at(o, "/source/host");
-    char *rc = str_at(o, "/reportingComponent"), *ri = str_at(o, "/reportingInstance");
-    char *msg = str_at(o, "/message");
+    char *kind = str_at(o, f->kind), *name = str_at(o, f->name);
+    char *comp = str_at(o, f->comp), *host = str_at(o, f->host);
+    char *rc = str_at(o, f->rc), *ri = str_at(o, "/reportingInstance");
+    char *msg = str_at(o, f->msg);
     json_t *row = NULL;
     if (kind && name && comp && host && rc && ri && msg) {
         for (char *p = kind; *p; p++)
@@ -73,9 +102,8 @@ json_t *kc__table_row_event(const kc_obj *o, int64_t now)
         if (brc == 0)
             row = json_pack("[o,o,o,s,o,s,s%,o,I,s]", since_cell(last, now),
                             kc__table_str(o, "/type", ""), kc__table_str(o, "/reason", ""),
-                            target.data, kc__table_str(o, "/involvedObject/fieldPath", ""),
-                            source.data, m, ml, since_cell(first, now), (json_int_t)count,
-                            kc_obj_name(o));
+                            target.data, kc__table_str(o, f->field_path, ""), source.data, m, ml,
+                            since_cell(first, now), (json_int_t)count, kc_obj_name(o));
         kc__buf_free(&target);
         kc__buf_free(&source);
     }
@@ -88,3 +116,48 @@ json_t *kc__table_row_event(const kc_obj *o, int64_t now)
     free(msg);
     return row;
 }
+
+json_t *kc__table_row_event(const kc_obj *o, int64_t now)
+{
+    return row_event(o, now, &core_fields);
+}
+
+json_t *kc__table_row_event_v1(const kc_obj *o, int64_t now)
+{
+    return row_event(o, now, &v1_fields);
+}
+
+#define EVENT_COLS                                                                                 \
+    {                                                                                              \
+        {"Last Seen", "string", "",                                                                \
+         "The time at which the most recent occurrence of this event was recorded."},              \
+            {"Type", "string", "",                                                                 \
+             "Type of this event (Normal, Warning), new types could be added in the future"},      \
+            {"Reason", "string", "",                                                               \
+             "This should be a short, machine understandable string that gives the reason for "    \
+             "the "                                                                                \
+             "transition into the object's current status."},                                      \
+            {"Object", "string", "", "The object that this event is about."},                      \
+            {"Subobject", "string", "",                                                            \
+             "If referring to a piece of an object instead of an entire object, this string "      \
+             "should "                                                                             \
+             "contain a valid JSON/Go field access statement, such as "                            \
+             "desiredState.manifest.containers[2]."},                                              \
+            {"Source", "string", "",                                                               \
+             "The component reporting this event. Should be a short machine understandable "       \
+             "string."},                                                                           \
+            {"Message", "string", "",                                                              \
+             "A human-readable description of the status of this operation."},                     \
+            {"First Seen", "string", "",                                                           \
+             "The time at which the event was first recorded. (Time of server receipt is in "      \
+             "TypeMeta.)"},                                                                        \
+            {"Count", "string", "", "The number of times this event has occurred."},               \
+        {                                                                                          \
+            "Name", "string", "name", "Name must be unique within a namespace."                    \
+        }                                                                                          \
+    }
+
+const kc__printer kc__printers_event[2] = {
+    {"", "events", EVENT_COLS, 10, kc__table_row_event, 0},
+    {"events.k8s.io", "events", EVENT_COLS, 10, kc__table_row_event_v1, 0},
+};

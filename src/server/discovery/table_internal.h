@@ -21,6 +21,11 @@ typedef struct kc__printer {
     size_t nwide; /* the last nwide columns have priority 1: shown by kubectl -o wide only */
 } kc__printer;
 
+/* The order of a list's rows under printer p: upstream sorts FlowSchemas (by matching
+ * precedence, then name); NULL keeps the stored order (table_cluster.c). */
+typedef int (*kc__row_cmp)(const kc_obj *a, const kc_obj *b);
+kc__row_cmp kc__table_row_cmp(const kc__printer *p);
+
 #define COL_NAME                                                                                   \
     {                                                                                              \
         "Name", "string", "name",                                                                  \
@@ -39,6 +44,17 @@ typedef struct kc__printer {
             "created."                                                                             \
     }
 
+#define COL_CONTAINERS                                                                             \
+    {                                                                                              \
+        "Containers", "string", "", "Names of each container in the template."                     \
+    }
+#define COL_IMAGES                                                                                 \
+    {                                                                                              \
+        "Images", "string", "", "Images referenced by each container in the template."             \
+    }
+
+/* The number of elements of the array, or members of the object, at ptr (0 when absent). */
+json_int_t kc__table_count(const kc_obj *o, const char *ptr);
 /* Age: the humanised time since metadata.creationTimestamp ("<unknown>" without one). */
 json_t *kc__table_age(const kc_obj *o, int64_t now);
 /* The string at JSON pointer ptr as a jansson string (new reference), dflt when absent or not a
@@ -47,8 +63,10 @@ json_t *kc__table_str(const kc_obj *o, const char *ptr, const char *dflt);
 int64_t kc__table_int(const kc_obj *o, const char *ptr);
 /* Seconds since the epoch of the RFC 3339 string at ptr; -1 when absent or unparsable. */
 int64_t kc__table_time(const kc_obj *o, const char *ptr);
-/* The row of a core/v1 Event (table_event.c). */
+/* The rows of a core/v1 and an events.k8s.io/v1 Event, and their printers (table_event.c). */
 json_t *kc__table_row_event(const kc_obj *o, int64_t now);
+json_t *kc__table_row_event_v1(const kc_obj *o, int64_t now);
+extern const kc__printer kc__printers_event[2];
 /* batch/v1 jobs and cronjobs (table_batch.c). */
 extern const kc__printer kc__printer_job, kc__printer_cronjob;
 /* serviceaccounts, role/clusterrole bindings, leases, ingresses, networkpolicies,
@@ -58,6 +76,23 @@ extern const size_t kc__printers_more_len;
 /* persistentvolumeclaims, persistentvolumes, storageclasses (table_storage.c). */
 extern const kc__printer kc__printers_storage[];
 extern const size_t kc__printers_storage_len;
+/* replicationcontrollers, podtemplates, resourcequotas, certificatesigningrequests,
+ * endpointslices, ingressclasses, runtimeclasses, servicecidrs, ipaddresses, apiservices
+ * (table_extra.c). */
+extern const kc__printer kc__printers_extra[];
+extern const size_t kc__printers_extra_len;
+/* webhook configurations, validating admission policies and bindings, flowschemas, priority
+ * level configurations, csidrivers, csinodes, volumeattachments, volumeattributesclasses,
+ * resource.k8s.io kinds (table_cluster.c). */
+extern const kc__printer kc__printers_cluster[];
+extern const size_t kc__printers_cluster_len;
+/* horizontalpodautoscalers, autoscaling v2 and v1 (table_hpa.c). */
+extern const kc__printer kc__printer_hpa;
+/* The canonical resource.Quantity String() of v (a quantity string or JSON number) into out;
+ * absent when v is NULL or null, v's own text when it does not parse (table_extra.c). */
+void kc__table_quantity(const json_t *v, const char *absent, char *out, size_t cap);
+/* strcmp over two const char * elements, for qsort (table_extra.c). */
+int kc__table_cmp_str(const void *a, const void *b);
 
 /* The column set for a resource (group "" = core): kubectl's defaults for known built-ins,
  * Name/Age for custom resources, Name/Created At otherwise. Borrowed (static). */

@@ -4,9 +4,11 @@
  * Readiness Gates), deployments (Name, Ready, Up-to-date, Available, Age; wide: Containers,
  * Images, Selector), replicasets, statefulsets, daemonsets, services (Name, Type, Cluster-IP,
  * External-IP, Port(s), Age; wide: Selector), namespaces, nodes (wide: addresses, node info),
- * configmaps, secrets, events (cells in table_event.c) — the workloads' and nodes' priority-1
- * ("wide") cells from table_wide.c; custom resources get Name/Age like upstream's CRD table
- * convertor, other built-ins Name/Created At like upstream's default convertor.
+ * configmaps, secrets — the workloads' and nodes' priority-1 ("wide") cells from table_wide.c;
+ * kc__table_printer also looks up the printer sets of table_event.c, table_more.c,
+ * table_storage.c, table_batch.c, table_extra.c, table_cluster.c and table_hpa.c; custom
+ * resources get Name/Age like upstream's CRD table convertor, other built-ins Name/Created At
+ * like upstream's default convertor.
  *
  * Design: values are read from the stored kc_obj by JSON pointer; sub-trees that need iteration
  * (containerStatuses, ports, conditions, labels) are fetched raw and decoded with jansson — only
@@ -309,24 +311,25 @@ static json_t *row_node(const kc_obj *o, int64_t now)
     return row;
 }
 
-static json_int_t count_keys(const kc_obj *o, const char *ptr)
+json_int_t kc__table_count(const kc_obj *o, const char *ptr)
 {
-    json_t *m = kc__table_json(o, ptr);
-    json_int_t n = (json_int_t)json_object_size(m);
-    json_decref(m);
+    json_t *v = kc__table_json(o, ptr);
+    json_int_t n = (json_int_t)(json_is_array(v) ? json_array_size(v) : json_object_size(v));
+    json_decref(v);
     return n;
 }
 
 static json_t *row_configmap(const kc_obj *o, int64_t now)
 {
     return json_pack("[s,I,o]", kc_obj_name(o),
-                     count_keys(o, "/data") + count_keys(o, "/binaryData"), kc__table_age(o, now));
+                     kc__table_count(o, "/data") + kc__table_count(o, "/binaryData"),
+                     kc__table_age(o, now));
 }
 
 static json_t *row_secret(const kc_obj *o, int64_t now)
 {
     return json_pack("[s,o,I,o]", kc_obj_name(o), kc__table_str(o, "/type", "Opaque"),
-                     count_keys(o, "/data"), kc__table_age(o, now));
+                     kc__table_count(o, "/data"), kc__table_age(o, now));
 }
 
 static json_t *row_replicaset(const kc_obj *o, int64_t now)
@@ -509,30 +512,6 @@ static const kc__printer printers[] = {
      4,
      row_secret,
      0},
-    {"",
-     "events",
-     {{"Last Seen", "string", "",
-       "The time at which the most recent occurrence of this event was recorded."},
-      {"Type", "string", "",
-       "Type of this event (Normal, Warning), new types could be added in the future"},
-      {"Reason", "string", "",
-       "This should be a short, machine understandable string that gives the reason for the "
-       "transition into the object's current status."},
-      {"Object", "string", "", "The object that this event is about."},
-      {"Subobject", "string", "",
-       "If referring to a piece of an object instead of an entire object, this string should "
-       "contain a valid JSON/Go field access statement, such as "
-       "desiredState.manifest.containers[2]."},
-      {"Source", "string", "",
-       "The component reporting this event. Should be a short machine understandable string."},
-      {"Message", "string", "", "A human-readable description of the status of this operation."},
-      {"First Seen", "string", "",
-       "The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)"},
-      {"Count", "string", "", "The number of times this event has occurred."},
-      {"Name", "string", "", "Name must be unique within a namespace."}},
-     10,
-     kc__table_row_event,
-     0},
 };
 
 static const kc__printer default_printer = {
@@ -568,31 +547,29 @@ static bool builtin_group(const char *g)
 int kc__table_column_priority(const kc__printer *p, size_t i)
 {
     /* events: Subobject, Source, First Seen, Count and Name are -o wide only (upstream) */
-    if (p->row == kc__table_row_event)
+    if (p->row == kc__table_row_event || p->row == kc__table_row_event_v1)
         return i == 4 || i == 5 || i >= 7 ? 1 : 0;
     return i + p->nwide >= p->ncols ? 1 : 0; /* the other printers' wide columns come last */
 }
 
 const kc__printer *kc__table_printer(const char *group, const char *resource)
 {
+    const struct {
+        const kc__printer *set;
+        size_t n;
+    } sets[] = {{printers, KC__ARRAY_LEN(printers)},
+                {kc__printers_more, kc__printers_more_len},
+                {kc__printers_event, 2},
+                {kc__printers_storage, kc__printers_storage_len},
+                {kc__printers_extra, kc__printers_extra_len},
+                {kc__printers_cluster, kc__printers_cluster_len},
+                {&kc__printer_job, 1},
+                {&kc__printer_cronjob, 1},
+                {&kc__printer_hpa, 1}};
     const char *g = group ? group : "";
-    for (size_t i = 0; i < KC__ARRAY_LEN(printers); i++) {
-        if (kc__streq(printers[i].group, g) && kc__streq(printers[i].resource, resource))
-            return &printers[i];
-    }
-    for (size_t i = 0; i < kc__printers_more_len; i++) {
-        if (kc__streq(kc__printers_more[i].group, g) &&
-            kc__streq(kc__printers_more[i].resource, resource))
-            return &kc__printers_more[i];
-    }
-    for (size_t i = 0; i < kc__printers_storage_len; i++) {
-        if (kc__streq(kc__printers_storage[i].group, g) &&
-            kc__streq(kc__printers_storage[i].resource, resource))
-            return &kc__printers_storage[i];
-    }
-    if (kc__streq(g, "batch") && kc__streq(resource, "jobs"))
-        return &kc__printer_job;
-    if (kc__streq(g, "batch") && kc__streq(resource, "cronjobs"))
-        return &kc__printer_cronjob;
+    for (size_t i = 0; i < KC__ARRAY_LEN(sets); i++)
+        for (size_t k = 0; k < sets[i].n; k++)
+            if (kc__streq(sets[i].set[k].group, g) && kc__streq(sets[i].set[k].resource, resource))
+                return &sets[i].set[k];
     return builtin_group(g) ? &default_printer : &custom_printer;
 }

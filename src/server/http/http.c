@@ -151,11 +151,14 @@ static int resource(kc__req *req)
     if (rt->has_sub && kc__pod_connect_sub(r, rt->sub))
         return kc__pod_connect(req, r);
     bool scale = rt->has_sub && !strcmp(rt->sub, "scale") && kc__rsrc_has_scale(r);
-    if (rt->has_sub && !scale && (strcmp(rt->sub, "status") != 0 || !r->has_status))
+    bool binding = rt->has_sub && kc__pod_binding_sub(r, rt->sub);
+    if (rt->has_sub && !scale && !binding && (strcmp(rt->sub, "status") != 0 || !r->has_status))
         return kc__fail_generic(&req->err, 404);
     int rc = kc__query_parse(req->conn, &req->q, &req->err);
     if (rc)
         return rc;
+    if (binding)
+        return kc__pod_binding(req, r);
     /* the API server's deprecation warning on every request of a deprecated API (1.33+) */
     if (!r->is_crd && !r->group[0] && !strcmp(r->plural, "endpoints"))
         snprintf(req->warnings[req->n_warnings++], KC__WARNING_MAX, "%s",

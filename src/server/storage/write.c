@@ -416,7 +416,9 @@ static json_t *update_merge(const kc__write *w, kc__entry *cur, json_t *doc, jso
             copy_meta(nu, doc, "managedFields");
     } else {
         json_incref(nu);
-        if (r->has_status) {
+        /* a binding also sets the PodScheduled condition, in the same write (upstream's
+         * setPodHostAndAnnotations) */
+        if (r->has_status && !w->binding) {
             json_t *st = json_object_get(old, "status");
             if (st)
                 json_object_set(nu, "status", st);

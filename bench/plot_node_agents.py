@@ -123,7 +123,8 @@ def requests_panel(out, vals, rates, xpos):
         y = ypos(10 ** e)
         out.append(f'<line x1="{x0}" y1="{y:.1f}" x2="{x0 + PANEL_W}" y2="{y:.1f}" '
                    'stroke="#ddd"/>')
-        out.append(text(x0 - 6, y + 4, f"1e{int(e)}", 11, "end"))
+        names = {0: "1", 1: "10", 2: "100", 3: "1k", 4: "10k", 5: "100k", 6: "1M", 7: "10M"}
+        out.append(text(x0 - 6, y + 4, names.get(int(e), f"1e{int(e)}"), 11, "end"))
         e += 1
     out.append(text(x0 - 6, y0 - 4, "0", 11, "end"))
     start = [f"{p}: {vals.get((p, -1, 'requests'), 0):,.0f}" for p in ("watch", "get")]
@@ -151,7 +152,7 @@ def cpu_panel(out, vals, rates, xpos):
     def ypos(v):
         return TOP + PANEL_H * (1 - v / top)
 
-    axes(out, x0, "API server CPU per hour", "CPU seconds / hour", rates, xpos)
+    axes(out, x0, "API server CPU per hour (measured)", "CPU seconds / hour", rates, xpos)
     v = 0.0
     while v <= top + 1e-9:
         y = ypos(v)

@@ -6,6 +6,8 @@
  *
  * Usage: bench_node_agents        (environment: NODES=100 PODS_PER_NODE=110 NAMESPACES=10
  *                                  RATES="0 1 10 50" WINDOW_S=15 GET_DELAY_MS=300
+ *                                  WATCH_HOLD_S=0 — > 0: the first watch agents idle that long
+ *                                  first, counting their watches' re-establishments
  *                                  KCACHE=<dir of this program>/kcache)
  *
  * Method (docs/node-agents.md, "Scale: 100 nodes"):
@@ -47,7 +49,7 @@
 #include <limits.h>
 #include <sys/resource.h>
 
-static int N = 100, P = 110, NS = 10, SECS = 15, DELAY_MS = 300;
+static int N = 100, P = 110, NS = 10, SECS = 15, DELAY_MS = 300, HOLD_S = 0;
 static int rates[16], nrates;
 static serve srv;
 static kc_config *cfg;
@@ -320,7 +322,7 @@ static long agent_requests(const win *w)
  * matter; get: one Pod GET per new pod (new namespaces: none here). */
 static double paper_per_hour(const char *pat, int rate)
 {
-    if (!strcmp(pat, "watch"))
+    if (!strncmp(pat, "watch", 5))
         return 2.0 * N * 3600 / 450;
     if (!strcmp(pat, "get"))
         return 3600.0 * rate;
@@ -369,6 +371,8 @@ static void report_start(const char *pat, const win *w, long failed)
     printf("%s: %d agents started at once: ready in %.2f s, server CPU %.2f s, %ld agent requests "
            "(on paper %.0f), %ld failed, load %.2f\n",
            pat, N, w->wall, w->cpu, agent_requests(w), paper_start(pat), failed, w->load);
+    for (int i = 0; i < RQ_N; i++)
+        printf("BENCH node_agents_%s_start_%s %ld requests\n", pat, rq_name[i], w->rq.n[i]);
     printf("BENCH node_agents_%s_start_s %.2f s\n", pat, w->wall);
     printf("BENCH node_agents_%s_start_requests %ld requests\n", pat, agent_requests(w));
     printf("BENCH node_agents_%s_start_paper_requests %.0f requests\n", pat, paper_start(pat));
@@ -404,6 +408,18 @@ static void baseline(int rate, const char *pat, const win *w)
     report(pat, rate, w, &base);
 }
 
+/* The watch agents idle for secs: long enough for every watch to reach its timeoutSeconds
+ * (300..600 s) and be re-established; printed as pattern "watchhold", rate 0. */
+static void hold(int secs)
+{
+    win w;
+    rq_counts a;
+    win_begin(&w, &a);
+    sleep_until(now_s() + secs);
+    win_end(&w, &a);
+    report("watchhold", 0, &w, NULL);
+}
+
 /* 100 watch agents: start together (measured), one window at rate, stop; then the baseline. */
 static int watch_round(int rate, bool first)
 {
@@ -429,6 +445,8 @@ static int watch_round(int rate, bool first)
     report_start("watch", &w, failed);
     if (first)
         report_threads("watch");
+    if (first && HOLD_S > 0) /* the watches' own re-establishments, without churn */
+        hold(HOLD_S);
     window(rate, &w);
     /* every agent's cache holds its node's pods once the last deletions are through */
     sleep_until(now_s() + 0.5);
@@ -518,6 +536,7 @@ static void setup(char *argv0, char *kcache, size_t n)
     NS = env_int("NAMESPACES", NS);
     SECS = env_int("WINDOW_S", SECS);
     DELAY_MS = env_int("GET_DELAY_MS", DELAY_MS);
+    HOLD_S = env_int("WATCH_HOLD_S", HOLD_S);
     const char *r = getenv("RATES");
     char buf[256];
     snprintf(buf, sizeof buf, "%s", r && *r ? r : "0 1 10 50");

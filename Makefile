@@ -66,6 +66,13 @@ bench-enrich: configure
 	cmake --build $(BUILD) -j $(JOBS) --target kcache_cli bench_mmx_echo
 	KCACHE=$(BUILD)/bin/kcache bench/enrich_h2h.sh
 
+## make bench-node-agents: 100 simulated nodes x 110 pods on one kcache serve; 100 kc_podmeta watch agents vs 100 GET-per-pod agents (mmkubernetes, fluent-bit) under pod churn RATES="0 1 10 50"/s, WINDOW_S=20 s each: API requests and server CPU per hour, a table and docs/img/node-agents-scale.svg (~5 min)
+.PHONY: bench-node-agents
+bench-node-agents: configure
+	cmake --build $(BUILD) -j $(JOBS) --target kcache_cli bench_node_agents
+	$(BUILD)/bin/bench_node_agents | tee $(BUILD)/bench-node-agents.txt
+	python3 bench/plot_node_agents.py -o docs/img/node-agents-scale.svg $(BUILD)/bench-node-agents.txt
+
 ## make bench-peers: initial sync of N Pods (N=20000) by kcache, client-node, python-kubernetes and kubectl from one server, side by side (REPS=3)
 .PHONY: bench-peers
 bench-peers: deps configure

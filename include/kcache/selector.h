@@ -29,6 +29,13 @@ typedef struct kc_field_selector kc_field_selector;
 
 /* Looks a label up in a caller-defined object: returns the value or NULL when absent. */
 typedef const char *(*kc_label_lookup_fn)(void *ud, const char *key);
+/* Looks a field up for kc_field_selector_match_fn: field is the selector's dotted path
+ * ("spec.nodeName"; "metadata.name" and "metadata.namespace" too) and i its requirement's index
+ * (0 ≤ i < kc_field_selector_count), so a caller can memoise per requirement. Returns true with
+ * *raw / *len set to the value's JSON text (a string with its quotes, a number or boolean as
+ * written), borrowed until the match returns; false when the field is absent (compared as ""). */
+typedef bool (*kc_field_lookup_fn)(void *ud, const char *field, size_t i, const char **raw,
+                                   size_t *len);
 
 /* Parse text (NUL-terminated; "" or NULL = match everything; borrowed for the call). Errors:
  * KC_EINVAL with err naming the problem (upstream's wording) and its byte offset (err->offset);
@@ -74,6 +81,14 @@ KC_API const char *kc_field_selector_field(const kc_field_selector *sel, size_t 
 /* Match against an object. sel NULL matches everything. sel and obj are borrowed for the call.
  * Thread-safe. Never fails. Since 0.1. */
 KC_API bool kc_field_selector_match(const kc_field_selector *sel, const kc_obj *obj);
+/* Match against field values reached through a lookup function, with kc_field_selector_match's
+ * comparison rules (strings unescaped, numbers and booleans as written, null or absent as ""):
+ * lets a caller that tests one object against many selectors (an API server's watch fan-out)
+ * locate each field once. lookup is called during the call only and must not be NULL for a
+ * non-empty sel. sel is borrowed for the call. Thread-safe if lookup is. Never fails (false for a
+ * NULL lookup with a non-empty sel). Since 0.1. */
+KC_API bool kc_field_selector_match_fn(const kc_field_selector *sel, kc_field_lookup_fn lookup,
+                                       void *ud);
 /* If the selector pins field (e.g. metadata.name / metadata.namespace) with `=` or `==`, the value
  * of the first such term (borrowed from sel), else NULL: lets a store answer `metadata.name=x`
  * with one lookup (fields.Selector.RequiresExactMatch). field is borrowed for the call.

@@ -278,25 +278,48 @@ const char *kc_field_selector_exact(const kc_field_selector *sel, const char *fi
 
 /* ---- matching -------------------------------------------------------------------------------- */
 
-/* Does the field at r->pointer, in string form, equal r->value? */
-static bool path_equals(const struct freq *r, const kc_obj *obj)
+/* Does the JSON text raw (NULL: absent), in string form, equal r->value? */
+static bool raw_equals(const struct freq *r, const char *raw, size_t len)
 {
-    const char *raw = NULL;
-    size_t len = 0;
-    if (!r->pointer || kc_obj_get_raw(obj, r->pointer, &raw, &len, NULL) < 0 || len == 0 ||
-        (len == 4 && memcmp(raw, "null", 4) == 0))
+    if (!raw || len == 0 || (len == 4 && memcmp(raw, "null", 4) == 0))
         return r->value[0] == '\0'; /* missing or null compares as "" */
     if (raw[0] != '"')
         return kc__streq_n(raw, len, r->value); /* number, bool, object, array: as printed */
     if (len >= 2 && !memchr(raw, '\\', len))
         return kc__streq_n(raw + 1, len - 2, r->value);
+    /* an escaped string: unescape it through a one-member document */
+    kc_obj *tmp = NULL;
     char *s = NULL;
     size_t slen = 0;
-    if (kc_obj_get_string(obj, r->pointer, &s, &slen, NULL) < 0)
-        return false;
-    bool eq = slen == strlen(r->value) && memcmp(s, r->value, slen) == 0;
+    bool eq = false;
+    kc__buf b = KC__BUF_INIT(0);
+    if (kc__buf_printf(&b, "{\"v\":%.*s}", (int)len, raw) == 0 &&
+        kc_obj_parse(b.data, b.len, NULL, &tmp, NULL) == 0 &&
+        kc_obj_get_string(tmp, "/v", &s, &slen, NULL) == 0)
+        eq = slen == strlen(r->value) && memcmp(s, r->value, slen) == 0;
     free(s);
+    kc_obj_unref(tmp);
+    kc__buf_free(&b);
     return eq;
+}
+
+/* Does the field at r->pointer, in string form, equal r->value? */
+static bool path_equals(const struct freq *r, const kc_obj *obj)
+{
+    const char *raw = NULL;
+    size_t len = 0;
+    if (!r->pointer || kc_obj_get_raw(obj, r->pointer, &raw, &len, NULL) < 0)
+        return raw_equals(r, NULL, 0);
+    if (len >= 2 && raw[0] == '"' && memchr(raw, '\\', len)) {
+        char *s = NULL;
+        size_t slen = 0;
+        if (kc_obj_get_string(obj, r->pointer, &s, &slen, NULL) < 0)
+            return false;
+        bool eq = slen == strlen(r->value) && memcmp(s, r->value, slen) == 0;
+        free(s);
+        return eq;
+    }
+    return raw_equals(r, raw, len);
 }
 
 bool kc_field_selector_match(const kc_field_selector *sel, const kc_obj *obj)
@@ -318,6 +341,24 @@ bool kc_field_selector_match(const kc_field_selector *sel, const kc_obj *obj)
             break;
         }
         if (eq == r->neg)
+            return false;
+    }
+    return true;
+}
+
+bool kc_field_selector_match_fn(const kc_field_selector *sel, kc_field_lookup_fn lookup, void *ud)
+{
+    if (!sel || sel->n == 0)
+        return true;
+    if (!lookup)
+        return false;
+    for (size_t i = 0; i < sel->n; i++) {
+        const struct freq *r = &sel->reqs[i];
+        const char *raw = NULL;
+        size_t len = 0;
+        if (!lookup(ud, r->field, i, &raw, &len))
+            raw = NULL;
+        if (raw_equals(r, raw, len) == r->neg)
             return false;
     }
     return true;

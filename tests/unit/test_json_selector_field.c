@@ -49,6 +49,30 @@ static int teardown(void **state)
     return 0;
 }
 
+/* kc_field_lookup_fn over a kc_obj: the dotted path as a JSON Pointer; counts its calls. */
+static int lookups;
+static bool obj_lookup(void *ud, const char *field, size_t i, const char **raw, size_t *len)
+{
+    (void)i;
+    lookups++;
+    char ptr[512];
+    size_t j = 0;
+    ptr[j++] = '/';
+    for (const char *c = field; *c && j < sizeof ptr - 2; c++) {
+        if (*c == '~' || *c == '/') {
+            ptr[j++] = '~';
+            ptr[j++] = *c == '~' ? '0' : '1';
+        } else {
+            ptr[j++] = *c == '.' ? '/' : *c;
+        }
+    }
+    ptr[j] = '\0';
+    if (strchr(field, '.') == NULL || strstr(field, "..") || field[strlen(field) - 1] == '.')
+        return false; /* as the parser's pointer: an empty segment never resolves */
+    return kc_obj_get_raw(ud, ptr, raw, len, NULL) == 0;
+}
+
+/* kc_field_selector_match, checked against kc_field_selector_match_fn on the same object. */
 static bool matches(void **state, const char *selector)
 {
     struct fixture *f = *state;
@@ -57,6 +81,9 @@ static bool matches(void **state, const char *selector)
     if (kc_field_selector_parse(selector, &sel, &err) != 0)
         fail_msg("parse(\"%s\") failed: %s", selector, err.message ? err.message : "?");
     bool m = kc_field_selector_match(sel, f->pod);
+    bool mf = kc_field_selector_match_fn(sel, obj_lookup, f->pod);
+    if (m != mf)
+        fail_msg("\"%s\": match %d, match_fn %d", selector, m, mf);
     kc_field_selector_free(sel);
     return m;
 }
@@ -192,6 +219,28 @@ static void test_json_selector_field_path_escapes_pointer_chars(void **state)
     kc_obj_unref(o);
 }
 
+/* The lookup form: one call per requirement with its index; an absent field compares as "";
+ * a NULL lookup fails a non-empty selector and an empty one needs none. */
+static void test_json_selector_field_match_fn_lookup_contract(void **state)
+{
+    struct fixture *f = *state;
+    kc_field_selector *sel = NULL;
+    assert_int_equal(kc_field_selector_parse("spec.nodeName=node-a,status.phase!=Failed,"
+                                             "spec.none=",
+                                             &sel, NULL),
+                     0);
+    lookups = 0;
+    assert_true(kc_field_selector_match_fn(sel, obj_lookup, f->pod));
+    assert_int_equal(lookups, 3);
+    assert_false(kc_field_selector_match_fn(sel, NULL, NULL));
+    kc_field_selector_free(sel);
+    assert_true(kc_field_selector_match_fn(NULL, NULL, NULL));
+    kc_field_selector *empty = NULL;
+    assert_int_equal(kc_field_selector_parse("", &empty, NULL), 0);
+    assert_true(kc_field_selector_match_fn(empty, NULL, NULL));
+    kc_field_selector_free(empty);
+}
+
 /* ---- grammar --------------------------------------------------------------------------------- */
 
 static void test_json_selector_field_empty_matches_everything(void **state)
@@ -311,6 +360,7 @@ int main(void)
         T(test_json_selector_field_numbers_and_bools_as_printed),
         T(test_json_selector_field_missing_or_null_is_empty),
         T(test_json_selector_field_path_escapes_pointer_chars),
+        T(test_json_selector_field_match_fn_lookup_contract),
         T(test_json_selector_field_empty_matches_everything),
         T(test_json_selector_field_empty_terms_are_skipped),
         T(test_json_selector_field_operator_split_at_first),

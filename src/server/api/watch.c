@@ -66,13 +66,67 @@ typedef struct wstream {
 
 static char *error_event(int code, const char *reason, const char *msg, bool too_large);
 
-static bool match(wstream *ws, const kc_obj *o)
+/* kc_field_lookup_fn over one object of a published event: each field is located once per
+ * event, whatever the number of watchers testing it (100 kubelet-like watchers with
+ * spec.nodeName=… each located it again in every pod event). */
+typedef struct memo_lookup {
+    const kc_obj *o;
+    kc__ev_field *f;
+    size_t *n;
+} memo_lookup;
+
+static bool memo_get(void *ud, const char *field, size_t i, const char **raw, size_t *len)
+{
+    (void)i;
+    memo_lookup *m = ud;
+    for (size_t k = 0; k < *m->n; k++) {
+        if (strcmp(m->f[k].field, field) == 0) {
+            *raw = m->f[k].raw;
+            *len = m->f[k].len;
+            return *raw != NULL;
+        }
+    }
+    char ptr[300];
+    size_t j = 0;
+    ptr[j++] = '/';
+    for (const char *c = field; *c && j < sizeof ptr - 2; c++) { /* a JSON Pointer (RFC 6901) */
+        if (*c == '~' || *c == '/') {
+            ptr[j++] = '~';
+            ptr[j++] = *c == '~' ? '0' : '1';
+        } else {
+            ptr[j++] = *c == '.' ? '/' : *c;
+        }
+    }
+    ptr[j] = '\0';
+    const char *r = NULL;
+    size_t l = 0;
+    if (kc_obj_get_raw(m->o, ptr, &r, &l, NULL) < 0)
+        r = NULL, l = 0;
+    if (*m->n < KC__EV_MEMO_MAX)
+        m->f[(*m->n)++] = (kc__ev_field){field, r, l};
+    *raw = r;
+    *len = l;
+    return r != NULL;
+}
+
+/* slot: 0 for ev->obj, 1 for ev->old (the memo's side); memo NULL: no sharing. */
+static bool match_memo(wstream *ws, const kc_obj *o, kc__ev_memo *memo, int slot)
 {
     if (!o)
         return false;
     if (ws->has_ns && strcmp(kc_obj_namespace(o), ws->ns) != 0)
         return false;
-    return kc_label_selector_match(ws->ls, o) && kc_field_selector_match(ws->fs, o);
+    if (!kc_label_selector_match(ws->ls, o))
+        return false;
+    if (!memo || kc_field_selector_empty(ws->fs))
+        return kc_field_selector_match(ws->fs, o);
+    memo_lookup m = {o, memo->f[slot], &memo->n[slot]};
+    return kc_field_selector_match_fn(ws->fs, memo_get, &m);
+}
+
+static bool match(wstream *ws, const kc_obj *o)
+{
+    return match_memo(ws, o, NULL, 0);
 }
 
 static kc_watch_type filt(void *ud, const kc__hub_event *ev, kc_obj **ret)
@@ -84,12 +138,12 @@ static kc_watch_type filt(void *ud, const kc__hub_event *ev, kc_obj **ret)
     switch (ev->type) {
     case KC_WATCH_ADDED:
         *ret = ev->obj;
-        return match(ws, ev->obj) ? KC_WATCH_ADDED : 0;
+        return match_memo(ws, ev->obj, ev->memo, 0) ? KC_WATCH_ADDED : 0;
     case KC_WATCH_DELETED:
         *ret = ev->obj;
-        return match(ws, ev->obj) ? KC_WATCH_DELETED : 0;
+        return match_memo(ws, ev->obj, ev->memo, 0) ? KC_WATCH_DELETED : 0;
     default: {
-        bool nm = match(ws, ev->obj), om = match(ws, ev->old);
+        bool nm = match_memo(ws, ev->obj, ev->memo, 0), om = match_memo(ws, ev->old, ev->memo, 1);
         if (nm) {
             *ret = ev->obj;
             return om ? KC_WATCH_MODIFIED : KC_WATCH_ADDED;

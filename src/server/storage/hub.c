@@ -383,8 +383,14 @@ kc__watcher *kc__hub_subscribe(kc__hub *hub, const void *resource_key, kc__watch
     return w;
 }
 
-void kc__hub_publish(kc__hub *hub, const void *resource_key, const kc__hub_event *ev)
+void kc__hub_publish(kc__hub *hub, const void *resource_key, const kc__hub_event *event)
 {
+    /* one memo of located fields for every filter of this event (watchers' field selectors) */
+    kc__ev_memo memo;
+    memo.n[0] = memo.n[1] = 0;
+    kc__hub_event evm = *event;
+    evm.memo = &memo;
+    const kc__hub_event *ev = &evm;
     uint64_t delay = hub->faults ? kc__faults_watch_delay_ns(hub->faults) : 0;
     uint64_t due = kc__now_ns() + delay;
     pthread_mutex_lock(&hub->mu);
@@ -412,6 +418,7 @@ void kc__hub_publish(kc__hub *hub, const void *resource_key, const kc__hub_event
         e->ev.obj = kc_obj_ref(obj);
         e->ev.old = kc_obj_ref(ev->old);
         e->ev.rv = ev->rv;
+        e->ev.memo = NULL;
         if (due < w->last_due_ns)
             e->due_ns = w->last_due_ns;
         else

@@ -20,6 +20,19 @@
 typedef struct kc__hub kc__hub;
 typedef struct kc__watcher kc__watcher;
 
+/* A field's value located once per published event and shared by every watcher's filter
+ * (kc_field_selector_match_fn): field (the selector's dotted path, borrowed), its raw JSON text
+ * borrowed from the event's object (NULL when absent). */
+typedef struct kc__ev_field {
+    const char *field, *raw;
+    size_t len;
+} kc__ev_field;
+#define KC__EV_MEMO_MAX 8
+typedef struct kc__ev_memo {
+    kc__ev_field f[2][KC__EV_MEMO_MAX]; /* [0] of obj, [1] of old */
+    size_t n[2];
+} kc__ev_memo;
+
 typedef struct kc__hub_event {
     kc_watch_type type; /* ADDED, MODIFIED or DELETED */
     kc_obj *obj;        /* new state; for DELETED the last state carrying the delete RV */
@@ -29,6 +42,9 @@ typedef struct kc__hub_event {
      * filters of sharded watchers; not kept in queued copies) */
     uint64_t uid_hash, ns_hash;
     bool hashed;
+    /* field lookups shared by the filters of one publish (kc__hub_publish sets it; NULL in
+     * queued copies and elsewhere) */
+    kc__ev_memo *memo;
 } kc__hub_event;
 
 /* Filter: return the type to deliver (0 = do not deliver) and set *ret_obj to the object to

@@ -104,6 +104,11 @@ int kc__verb_deletecollection(kc__req *req, kc__rsrc *r);
 /* The pods subresources a kubelet serves: log, exec, attach, portforward, proxy
  * (pod_connect.c); kc__pod_connect answers them as a server without a reachable kubelet. */
 bool kc__pod_connect_sub(const kc__rsrc *r, const char *sub);
+/* A watch filter's field selector fs against o, one of a published event's objects (slot 0: the
+ * new state, 1: the old), locating each field once per event through memo (watch_fields.c);
+ * memo NULL: kc_field_selector_match. */
+bool kc__watch_fields_match(const kc_field_selector *fs, const kc_obj *o, kc__ev_memo *memo,
+                            int slot);
 /* The pods/binding subresource (pod_binding.c): POST a Binding to set a pod's node. */
 bool kc__pod_binding_sub(const kc__rsrc *r, const char *sub);
 int kc__pod_binding(kc__req *req, kc__rsrc *r);

@@ -356,7 +356,15 @@ int kc__apply_decode(const char *body, size_t len, json_t **ret, kc_error *err)
     return 0;
 }
 
-/* The Apply entry; sub ("" = the main resource) is recorded as "subresource" when set. */
+/* 422: an apply names no field manager. */
+static int no_manager(kc_error *err)
+{
+    return kc_error_set(err, KC_EUNPROCESSABLE,
+                        "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required "
+                        "value: is required for apply patch");
+}
+
+/* The Apply entry; sub (NULL or "" = the main resource) is recorded as "subresource" when set. */
 static json_t *new_entry(const char *manager, const char *api_version, const char *sub,
                          const char *now, json_t *set)
 {
@@ -366,7 +374,7 @@ static json_t *new_entry(const char *manager, const char *api_version, const cha
     json_t *e = json_pack("{s:s, s:s, s:s, s:s, s:s, s:o}", "manager", manager, "operation",
                           "Apply", "apiVersion", api_version, "time", now ? now : ts, "fieldsType",
                           "FieldsV1", "fieldsV1", set);
-    if (e && *sub && json_object_set_new(e, "subresource", json_string(sub)) < 0) {
+    if (e && sub && *sub && json_object_set_new(e, "subresource", json_string(sub)) < 0) {
         json_decref(e);
         return NULL;
     }
@@ -394,16 +402,14 @@ static bool is_own_entry(const json_t *e, const char *manager, const char *subre
     const char *sub = json_string_value(json_object_get(e, "subresource"));
     return kc__streq(json_string_value(json_object_get(e, "manager")), manager) &&
            kc__streq(json_string_value(json_object_get(e, "operation")), "Apply") &&
-           kc__streq(sub ? sub : "", subresource);
+           kc__streq(sub ? sub : "", subresource ? subresource : "");
 }
 
 int kc__apply(const json_t *current, const char *body, size_t len, const char *field_manager,
               bool force, const char *now_rfc3339, json_t **ret_new, kc_error *err)
 {
     if (!field_manager || !*field_manager)
-        return kc_error_set(err, KC_EUNPROCESSABLE,
-                            "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required "
-                            "value: is required for apply patch");
+        return no_manager(err);
     json_t *applied = NULL;
     int rc = kc__apply_decode(body, len, &applied, err);
     if (rc < 0)
@@ -424,12 +430,8 @@ int kc__apply_doc_sub(const json_t *current, const json_t *applied, const char *
                       const char *subresource, bool force, const char *now_rfc3339,
                       json_t **ret_new, kc_error *err)
 {
-    if (!subresource)
-        subresource = "";
     if (!field_manager || !*field_manager)
-        return kc_error_set(err, KC_EUNPROCESSABLE,
-                            "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required "
-                            "value: is required for apply patch");
+        return no_manager(err);
     if (!ret_new || !json_is_object(applied) || (current && !json_is_object(current)))
         return kc_error_set(err, KC_EINVAL, "apply: bad arguments");
     json_t *res = NULL, *set = NULL, *entry = NULL;

@@ -66,7 +66,7 @@ bench-enrich: configure
 	cmake --build $(BUILD) -j $(JOBS) --target kcache_cli bench_mmx_echo
 	KCACHE=$(BUILD)/bin/kcache bench/enrich_h2h.sh
 
-## make bench-node-agents: 100 simulated nodes x 110 pods on one kcache serve; 100 kc_podmeta watch agents vs 100 GET-per-pod agents (mmkubernetes, fluent-bit) under pod churn RATES="0 1 10 50"/s, WINDOW_S=20 s each: API requests and server CPU per hour, a table and docs/img/node-agents-scale.svg (~5 min)
+## make bench-node-agents: 100 simulated nodes x 110 pods on one kcache serve; 100 kc_podmeta watch agents vs 100 GET-per-pod agents (mmkubernetes, fluent-bit) under pod churn RATES="0 1 10 50"/s, WINDOW_S=15 s each: API requests and server CPU per hour, a table and docs/img/node-agents-scale.svg (~5 min)
 .PHONY: bench-node-agents
 bench-node-agents: configure
 	cmake --build $(BUILD) -j $(JOBS) --target kcache_cli bench_node_agents

@@ -8,12 +8,16 @@
  * Workload: a realistic Pod (~7 KB compact: 10 labels, 4 annotations, an owner, 2 containers with
  * env, ports, probes and resources, 2 container statuses, conditions, managedFields), decoded with
  * the cache's own projection (kc__pm_pod_keep: metadata name, namespace, uid, labels,
- * annotations, ownerReferences; nodeName, podIP, the statuses' name, image, imageID, containerID)
- * and fed to the cache's writer directly (no server: the figures are the cache's, not the
- * network's).
+ * annotations, ownerReferences; nodeName, podIP, hostIP, the statuses' name, image, imageID,
+ * containerID) and fed to the cache's writer directly (no server: the figures are the cache's, not
+ * the network's).
  *
- * Heap per pod = (kc_podmeta_stats.heap_bytes: entries + projected kc_obj + index tables) / N,
- * bytes asked of malloc, beside the unprojected kc_obj_heap_size of the same Pod for comparison;
+ * Each pod goes through the cache's own transform (kc__pm_transform: the identity object with the
+ * pod's record, pm_rec.c) and writer, as the Pod informer hands it over.
+ * Heap per pod = (kc_podmeta_stats.heap_bytes: entries + their objects with the records + the key
+ * dictionary + index tables) / N, bytes asked of malloc, beside the unprojected kc_obj_heap_size
+ * of the same Pod for comparison; the same with every key made unique to its pod (the key
+ * dictionary's worst case: nothing shared);
  * and what malloc's in-use count (mallinfo2 uordblks) grew by during the fill / N: the same plus
  * the allocator's chunk headers and rounding and the writer's arrays.
  * Lookup latency: batches of 1000 lookups timed with CLOCK_MONOTONIC, median of 51 batches, in
@@ -103,10 +107,50 @@ static const char POD_FMT[] =
 
 static unsigned n_pods = 1000;
 
-static kc_obj *mkpod(unsigned i, unsigned rv, const char *const *keep)
+/* The Pod's label and annotation keys, for the variant where each pod has keys of its own. */
+static const char *const KEYS[] = {"app",
+                                   "app.kubernetes.io/name",
+                                   "app.kubernetes.io/instance",
+                                   "app.kubernetes.io/version",
+                                   "app.kubernetes.io/component",
+                                   "app.kubernetes.io/part-of",
+                                   "app.kubernetes.io/managed-by",
+                                   "pod-template-hash",
+                                   "team",
+                                   "env",
+                                   "kubectl.kubernetes.io/restartedAt",
+                                   "prometheus.io/scrape",
+                                   "prometheus.io/port",
+                                   "checksum/config",
+                                   NULL};
+
+/* Pod i; unique_keys: every label and annotation key suffixed "-<i>" (no key shared by two
+ * pods: the key dictionary's worst case). */
+static kc_obj *mkpod_keys(unsigned i, unsigned rv, const char *const *keep, bool unique_keys)
 {
-    char buf[16384];
+    char buf[16384], out[16384];
     int n = snprintf(buf, sizeof buf, POD_FMT, i, i, rv, i % 250, i % 250, 2 * i, 2 * i + 1);
+    if (unique_keys) { /* "key": → "key-<i>": (the managedFields' "f:app" are not keys) */
+        size_t o = 0;
+        for (int at = 0; at < n;) {
+            size_t kn = 0;
+            for (int k = 0; KEYS[k] && !kn; k++) {
+                size_t l = strlen(KEYS[k]);
+                if (buf[at] == '"' && !strncmp(buf + at + 1, KEYS[k], l) &&
+                    !strncmp(buf + at + 1 + l, "\":", 2))
+                    kn = l;
+            }
+            if (kn) {
+                o += (size_t)snprintf(out + o, sizeof out - o, "\"%.*s-%u", (int)kn, buf + at + 1,
+                                      i);
+                at += (int)kn + 1;
+            } else {
+                out[o++] = buf[at++];
+            }
+        }
+        memcpy(buf, out, o);
+        n = (int)o;
+    }
     kc_decode_opts o = {.keep = keep};
     kc_obj *obj = NULL;
     kc_error e = KC_ERROR_INIT;
@@ -115,6 +159,21 @@ static kc_obj *mkpod(unsigned i, unsigned rv, const char *const *keep)
         exit(1);
     }
     return obj;
+}
+
+static kc_obj *mkpod(unsigned i, unsigned rv, const char *const *keep)
+{
+    return mkpod_keys(i, rv, keep, false);
+}
+
+/* What the Pod informer hands the cache: the projected Pod through the cache's transform (its
+ * identity object with the pod's record, pm_rec.c). */
+static void feed(kc_podmeta *pm, kc_obj *o)
+{
+    kc_obj *t = kc__pm_transform(pm, o);
+    kc__pm_pod_handlers.on_add(pm, t ? t : o);
+    kc_obj_unref(t);
+    kc_obj_unref(o);
 }
 
 static double now_s(void)
@@ -186,13 +245,48 @@ static void *churn(void *arg)
     kc_podmeta *pm = arg;
     unsigned rv = 5000000;
     while (!atomic_load(&stop_churn)) {
-        kc_obj *o = mkpod(rv % n_pods, rv, KEEP);
-        kc__pm_pod_handlers.on_add(pm, o);
-        kc_obj_unref(o);
+        feed(pm, mkpod(rv % n_pods, rv, KEEP));
         rv++;
         atomic_fetch_add(&churned, 1);
     }
     return NULL;
+}
+
+/* What the transform adds per Pod event: the record's build (pm_rec.c) on a projected Pod,
+ * median of 21 batches of 200. */
+static void record_build_cost(kc_podmeta *pm)
+{
+    kc_obj *proj[200];
+    for (unsigned i = 0; i < 200; i++)
+        proj[i] = mkpod(i, 7, KEEP);
+    double t[21];
+    for (int b = 0; b < 21; b++) {
+        double t1 = now_s();
+        for (unsigned i = 0; i < 200; i++)
+            kc_obj_unref(kc__pm_transform(pm, proj[i]));
+        t[b] = (now_s() - t1) / 200 * 1e9;
+    }
+    for (unsigned i = 0; i < 200; i++)
+        kc_obj_unref(proj[i]);
+    qsort(t, 21, sizeof t[0], cmp_d);
+    printf("BENCH podmeta_record_build_ns %.0f ns/pod\n", t[10]);
+}
+
+/* The heap per pod when no two pods share a label or annotation key (every key interned once,
+ * for one pod): the dictionary's worst case. */
+static void heap_unique_keys(const kc_podmeta_opts *po, kc_client *client)
+{
+    kc_podmeta *pm = NULL;
+    if (kc_podmeta_new(client, po, &pm, NULL)) {
+        fprintf(stderr, "setup failed\n");
+        exit(1);
+    }
+    for (unsigned i = 0; i < n_pods; i++)
+        feed(pm, mkpod_keys(i, 1000 + i, KEEP, true));
+    kc_podmeta_stats s;
+    kc_podmeta_get_stats(pm, &s);
+    printf("BENCH podmeta_heap_per_pod_unique_keys %.0f B\n", (double)s.heap_bytes / n_pods);
+    kc_podmeta_free(pm);
 }
 
 /* Watch lag on loopback: from kc_client_create's return to the pod being found (a lookup that
@@ -288,13 +382,12 @@ int main(int argc, char **argv)
                t[10]);
     }
 
+    record_build_cost(pm);
+    heap_unique_keys(&po, client);
     size_t used0 = mallinfo2().uordblks;
     double t0 = now_s();
-    for (unsigned i = 0; i < n_pods; i++) {
-        kc_obj *o = mkpod(i, 1000 + i, KEEP);
-        kc__pm_pod_handlers.on_add(pm, o); /* one index rebuild per pod, as per event */
-        kc_obj_unref(o);
-    }
+    for (unsigned i = 0; i < n_pods; i++)
+        feed(pm, mkpod(i, 1000 + i, KEEP)); /* one index rebuild per pod, as per event */
     double fill = now_s() - t0;
     kc_podmeta_stats s;
     kc_podmeta_get_stats(pm, &s);

@@ -51,23 +51,22 @@ static int enrich(kc_podmeta *pm, char *line)
         rc = kc_doc_set_string(out, "/container", cont, &err);
     int found = rc == 0 ? kc_podmeta_lookup(pm, &q, &r, &err) : rc;
     if (found == 0) {
-        const kc_obj *o = kc_podmeta_pod_obj(r.pod);
         int i = r.container >= 0 ? r.container : kc_podmeta_pod_find_container(r.pod, cont, NULL);
         kc_podmeta_container c = {"", "", "", "", "", KC_PODMETA_CONTAINER};
         if (i >= 0)
             rc = kc_podmeta_pod_container(r.pod, (size_t)i, &c);
-        const char *labels = "{}";
-        size_t len = 2;
-        if (kc_obj_get_raw(o, "/metadata/labels", &labels, &len, NULL) != 0)
-            labels = "{}", len = 2; /* a pod without labels */
-        if (rc == 0)
-            rc = kc_doc_set_string(out, "/pod_uid", kc_obj_uid(o), &err);
-        if (rc == 0)
-            rc = kc_doc_set_raw(out, "/labels", labels, len, &err);
-        if (rc == 0)
-            rc = kc_doc_set_string(out, "/image", c.image, &err);
-        if (rc == 0)
-            rc = kc_doc_set_string(out, "/container_id", c.container_id, &err);
+        const char *uid = kc_podmeta_pod_get(r.pod, KC_PODMETA_FIELD_UID, NULL);
+        rc = rc ? rc : kc_doc_set_string(out, "/pod_uid", uid, &err);
+        rc = rc ? rc : kc_doc_set_raw(out, "/labels", "{}", 2, &err);
+        for (size_t l = 0; rc == 0 && l < kc_podmeta_pod_map_count(r.pod, KC_PODMETA_LABELS); l++) {
+            const char *k = "", *v = "";
+            char ptr[700] = "/labels/"; /* a key is at most 317 bytes, escaped at most twice */
+            kc_podmeta_pod_map_at(r.pod, KC_PODMETA_LABELS, l, &k, &v, NULL);
+            kc_json_pointer_escape(k, strlen(k), ptr + 8, sizeof ptr - 8);
+            rc = kc_doc_set_string(out, ptr, v, &err);
+        }
+        rc = rc ? rc : kc_doc_set_string(out, "/image", c.image, &err);
+        rc = rc ? rc : kc_doc_set_string(out, "/container_id", c.container_id, &err);
         if (rc == 0)
             rc = kc_doc_set_bool(out, "/deleted", kc_podmeta_pod_deleted(r.pod), &err);
         kc_podmeta_result_clear(&r);

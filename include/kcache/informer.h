@@ -114,6 +114,16 @@ typedef struct kc_informer_opts {
     int64_t max_list_bytes; /* their kc_obj_heap_size, summed; 0 = 8 GiB (8589934592) */
     int64_t max_list_pages; /* pages of a paged list; 0 = max_list_items / page_size + 1000
                              * (21000 with the defaults; no limit when max_list_items < 0) */
+    /* Transform (client-go's SetTransform; docs/informer.md "Transform"): called on the
+     * informer's thread for every object a LIST or WATCH brings (added, modified, deleted), after
+     * decoding (decode's projection) and before it is stored and handed to handlers, with the
+     * decoded object (borrowed for the call). Returns what to store instead: a new reference the
+     * informer takes over (obj itself, kc_obj_ref'd, is fine), or NULL to store obj unchanged (it
+     * had nothing to change, or failed). A result whose namespace, name, uid or resourceVersion
+     * differ from obj's is refused (obj stored, a warning logged): the store keys and resumes by
+     * them. Must not call back into this informer. NULL = none. */
+    kc_obj *(*transform)(void *ud, kc_obj *obj);
+    void *transform_ud; /* borrowed: must outlive the informer */
 } kc_informer_opts;
 
 /*

@@ -3,12 +3,15 @@
  *
  * One call builds what fluent-bit's kubernetes filter and rsyslog's mmkubernetes do with one GET
  * per pod, from a watch instead: a Pod informer limited to one node
- * (fieldSelector=spec.nodeName=<node>) and a Namespace informer, both decoding only the fields an
- * enricher needs (a projection applied at decode: metadata name, namespace, uid, labels,
- * annotations, ownerReferences and deletionTimestamp, spec.nodeName, status.podIP and the
- * containers' name, image, imageID and containerID from status.{,init,ephemeral}containerStatuses;
- * the Namespace's metadata without managedFields), so a cached pod costs the memory of those
- * fields.
+ * (fieldSelector=spec.nodeName=<node>) and a Namespace informer. The Pod informer decodes only the
+ * fields an enricher needs (a projection applied at decode: metadata name, namespace, uid,
+ * labels, annotations, ownerReferences and deletionTimestamp, spec.nodeName, status.podIP and
+ * hostIP, and the containers' name, image, imageID and containerID from
+ * status.{,init,ephemeral}containerStatuses) and keeps them as packed strings, label and
+ * annotation keys interned once per cache (read them with kc_podmeta_pod_get,
+ * kc_podmeta_pod_map_*, kc_podmeta_pod_owner, kc_podmeta_pod_container, or as JSON with
+ * kc_podmeta_pod_json), so a cached pod costs little more than those strings. The Namespace
+ * informer keeps the Namespace's metadata without managedFields (a kc_obj).
  *
  * Lookups (kc_podmeta_lookup) are for the hot path: by namespace and name, by pod UID, or by
  * container ID with or without its runtime prefix ("containerd://", "cri-o://", "docker://");
@@ -152,12 +155,80 @@ KC_API kc_podmeta_ns *kc_podmeta_ns_ref(kc_podmeta_ns *ns);
  * Since 0.1. */
 KC_API void kc_podmeta_ns_unref(kc_podmeta_ns *ns);
 
-/* The projected Pod (metadata name, namespace, uid, labels, annotations, ownerReferences,
- * deletionTimestamp; spec.nodeName, status.podIP, the container statuses'
- * name/image/imageID/containerID — the extracted fields, kc_obj_resource_version, kc_obj_deleting,
- * kc_obj_controller_uid…, are all there too): borrowed, valid while the entry is
- * held; use the kc_obj accessors (kc_obj_name, kc_obj_label, kc_obj_get_raw(obj,
- * "/metadata/annotations", …), kc_obj_iter). NULL for NULL. Thread-safe. Never fails. Since 0.1. */
+/* The fields of a cached pod kc_podmeta_pod_get reads. */
+typedef enum kc_podmeta_field {
+    KC_PODMETA_FIELD_NAME = 0,
+    KC_PODMETA_FIELD_NAMESPACE = 1,
+    KC_PODMETA_FIELD_UID = 2,
+    KC_PODMETA_FIELD_RESOURCE_VERSION = 3,
+    KC_PODMETA_FIELD_NODE_NAME = 4,          /* spec.nodeName */
+    KC_PODMETA_FIELD_POD_IP = 5,             /* status.podIP */
+    KC_PODMETA_FIELD_HOST_IP = 6,            /* status.hostIP */
+    KC_PODMETA_FIELD_DELETION_TIMESTAMP = 7, /* metadata.deletionTimestamp */
+} kc_podmeta_field;
+
+/* Field f of the pod: borrowed from the entry (valid while it is held), NUL-terminated, "" when
+ * absent; *ret_len (may be NULL) its length (a value holding NUL bytes is kept whole: use the
+ * length). NULL for a NULL pod or an unknown f. No ownership transfer. Thread-safe. Never fails.
+ * Since 0.1. */
+KC_API const char *kc_podmeta_pod_get(const kc_podmeta_pod *pod, kc_podmeta_field f,
+                                      size_t *ret_len);
+
+typedef enum kc_podmeta_map {
+    KC_PODMETA_LABELS = 0,      /* metadata.labels */
+    KC_PODMETA_ANNOTATIONS = 1, /* metadata.annotations */
+} kc_podmeta_map;
+
+/* Number of entries of map m (in the object's order). 0 for NULL or an unknown m. No ownership
+ * transfer. Thread-safe. Never fails. Since 0.1. */
+KC_API size_t kc_podmeta_pod_map_count(const kc_podmeta_pod *pod, kc_podmeta_map m);
+/* Entry i of map m: *ret_key, *ret_value (each may be NULL) borrowed from the entry,
+ * NUL-terminated; *ret_value_len (may be NULL) the value's length. Errors: KC_EINVAL (NULL pod,
+ * unknown m), KC_ENOTFOUND (i out of range). No ownership transfer. Thread-safe. Since 0.1. */
+KC_API int kc_podmeta_pod_map_at(const kc_podmeta_pod *pod, kc_podmeta_map m, size_t i,
+                                 const char **ret_key, const char **ret_value,
+                                 size_t *ret_value_len);
+/* The value of key in map m (borrowed from the entry, NUL-terminated), NULL when absent (or NULL
+ * arguments). key is borrowed for the call. O(entries). Thread-safe. Never fails. Since 0.1. */
+KC_API const char *kc_podmeta_pod_map_get(const kc_podmeta_pod *pod, kc_podmeta_map m,
+                                          const char *key);
+
+/* One owner reference of a cached pod. Strings borrowed from the entry (valid while it is held),
+ * NUL-terminated, never NULL ("" when absent). */
+typedef struct kc_podmeta_owner {
+    const char *api_version;
+    const char *kind;
+    const char *name;
+    const char *uid;
+    bool controller;
+    bool block_owner_deletion;
+} kc_podmeta_owner;
+
+/* Number of metadata.ownerReferences. 0 for NULL. No ownership transfer. Thread-safe. Never
+ * fails. Since 0.1. */
+KC_API size_t kc_podmeta_pod_owner_count(const kc_podmeta_pod *pod);
+/* Owner reference i into *ret (strings borrowed from the entry). Errors: KC_EINVAL (NULL),
+ * KC_ENOTFOUND (i out of range), KC_EUNSUPPORTED (ret of a newer header). Thread-safe. Since 0.1.
+ */
+KC_API int(kc_podmeta_pod_owner)(const kc_podmeta_pod *pod, size_t i, kc_podmeta_owner *ret,
+                                 size_t ret_size);
+#define kc_podmeta_pod_owner(pod, i, ret)                                                          \
+    (kc_podmeta_pod_owner)((pod), (i), (ret), sizeof(kc_podmeta_owner))
+
+/* The cached pod as JSON: {"apiVersion":"v1","kind":"Pod","metadata":{name, namespace, uid,
+ * resourceVersion, labels, annotations, ownerReferences, deletionTimestamp},"spec":{nodeName},
+ * "status":{podIP, hostIP, containerStatuses, initContainerStatuses, ephemeralContainerStatuses
+ * (name, image, imageID, containerID)}} — what is present of those. Returns a new malloc'd
+ * string — caller frees; *ret_len (may be NULL) its length. Errors: NULL for a NULL pod or out of
+ * memory. Thread-safe. Since 0.1. */
+KC_API char *kc_podmeta_pod_json(const kc_podmeta_pod *pod, size_t *ret_len);
+
+/* The cached pod as a kc_obj (kc_podmeta_pod_json's document, parsed): borrowed, valid while the
+ * entry is held; use the kc_obj accessors (kc_obj_name, kc_obj_label, kc_obj_get_raw(obj,
+ * "/metadata/annotations", …), kc_obj_iter). Made on the first call for an entry and kept with it
+ * (the cache's heap_bytes counts it): an agent that reads every pod this way holds each twice —
+ * the accessors above read the entry itself. NULL for NULL. Thread-safe. Never fails (out of
+ * memory: the pod's identity object, name, namespace, uid and resourceVersion only). Since 0.1. */
 KC_API const kc_obj *kc_podmeta_pod_obj(const kc_podmeta_pod *pod);
 /* Whether the pod was deleted (a tombstone, its last state). False for NULL. No ownership
  * transfer. Thread-safe. Never fails. Since 0.1. */

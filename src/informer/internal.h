@@ -193,6 +193,9 @@ int kc__inf_batch_add(kc_informer *inf, kc_store_batch *b, kc_obj *obj);
 /* verify.c: 0, or KC_EPARSE (reason kept) when a watch event's object says another kind or
  * apiVersion than the informer's objects have. */
 int kc__inf_check_event(kc_informer *inf, const kc_obj *obj);
+/* transform.c: what to store for the decoded obj (borrowed): kc_informer_opts.transform's result
+ * when it keeps obj's namespace, name, uid and resourceVersion, else obj. A new reference. */
+kc_obj *kc__inf_transform(kc_informer *inf, kc_obj *obj);
 /* verify.c: the kind of the informer's objects is list_kind minus "List" (NULL or not so named:
  * unchanged), their apiVersion api_version (NULL or "": unchanged). */
 void kc__inf_expect_type(kc_informer *inf, const char *list_kind, const char *api_version);

@@ -222,9 +222,13 @@ static int watch_cb(void *ud, const kc_watch_event *ev)
         int rc = kc__inf_check_event(inf, ev->obj); /* issue 29 point 11 (verify.c) */
         if (rc)
             return rc;
+        kc_obj *o = kc__inf_transform(inf, ev->obj);
         if (r->initial) /* counted against the list's bounds (limits.c) */
-            return kc__list_limits_add(&r->lim, ev->obj);
-        return apply_event(r, ev->type, ev->obj);
+            rc = kc__list_limits_add(&r->lim, o);
+        else
+            rc = apply_event(r, ev->type, o);
+        kc_obj_unref(o);
+        return rc;
     }
     case KC__EV_STOP_GONE:
         stop = KC_EGONE;
@@ -274,7 +278,10 @@ static void watch_opts_fill(refl *r, kc_watch_opts *wo)
  * list's kc__list_limits. */
 static int batch_add_cb(void *ud, kc_obj *item)
 {
-    int rc = kc__list_limits_add(ud, item);
+    kc__list_limits *lim = ud;
+    kc_obj *o = kc__inf_transform(lim->inf, item);
+    int rc = kc__list_limits_add(lim, o);
+    kc_obj_unref(o);
     kc_obj_unref(item);
     return rc;
 }

@@ -11,6 +11,7 @@
  * integer. The tree is at most KC__DOC_MAX_DEPTH deep, which bounds the recursion.
  */
 #include "json/doc_internal.h"
+#include "json/write_str.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,39 +60,20 @@ static inline void put_c(writer *w, char c)
     w->p[w->len++] = c;
 }
 
-/* Bytes that need an escape in a JSON string: '"', '\\' and controls. */
-static inline bool plain(unsigned char c)
-{
-    return c >= 0x20 && c != '"' && c != '\\';
-}
-
 static void put_string(writer *w, const char *s, size_t n)
 {
     put_c(w, '"');
     size_t i = 0;
     while (i < n) {
         size_t run = i;
-        while (run < n && plain((unsigned char)s[run]))
+        while (run < n && kc__json_plain((unsigned char)s[run]))
             run++;
         put(w, s + i, run - i);
         if (run == n)
             break;
-        unsigned char c = (unsigned char)s[run];
-        char esc[8];
-        const char *short_esc = c == '"'    ? "\\\""
-                                : c == '\\' ? "\\\\"
-                                : c == '\n' ? "\\n"
-                                : c == '\t' ? "\\t"
-                                : c == '\r' ? "\\r"
-                                : c == '\b' ? "\\b"
-                                : c == '\f' ? "\\f"
-                                            : NULL;
-        if (short_esc) {
-            put(w, short_esc, 2);
-        } else {
-            snprintf(esc, sizeof esc, "\\u%04x", c);
-            put(w, esc, 6);
-        }
+        char u[7];
+        const char *e = kc__json_escape_byte((unsigned char)s[run], u);
+        put(w, e, strlen(e));
         i = run + 1;
     }
     put_c(w, '"');

@@ -350,6 +350,7 @@ static void set_header(struct kc_obj *o, const kc__sj_meta *m, size_t json_len, 
     o->n_labels = (uint32_t)m->n_labels;
     o->n_finalizers = (uint32_t)(m->n_finalizers > UINT32_MAX ? UINT32_MAX : m->n_finalizers);
     o->n_owners = (uint32_t)(m->n_owners > UINT32_MAX ? UINT32_MAX : m->n_owners);
+    o->ext_off = 0;
     o->deleting = m->deleting;
     o->generation = m->generation;
     o->rv_int = rv_to_int(m->rv.p, m->rv.n);

@@ -44,6 +44,7 @@ struct kc_obj {
     uint32_t n_labels;
     uint32_t n_finalizers;
     uint32_t n_owners;
+    uint32_t ext_off; /* offset of a caller's data (kc__obj_ident_new), 0 = none */
     uint32_t off[F_COUNT];
     bool deleting;
     bool arena; /* the allocation is kc__slab's (core/slab.h), else malloc's */
@@ -51,6 +52,20 @@ struct kc_obj {
     int64_t generation;
     char json[];
 };
+
+/* An object of src's identity only — its stored text {"apiVersion","kind","metadata":{"name",
+ * "namespace","uid","resourceVersion"}} and those extracted fields; deleting, generation and the
+ * RV's integer kept; no labels, owners or finalizers — with ext_size bytes (8-aligned, zeroed) of
+ * the caller's own data in the same allocation, found with kc__obj_ext: for a cache that keeps an
+ * object in a form of its own (the node agent's, src/nodeagent/) while the informer's store keys
+ * and resumes by the identity. 0 and a new reference in *ret, KC_ENOMEM, or KC_ETOOLARGE (more
+ * than 1 GiB). */
+int kc__obj_ident_new(const kc_obj *src, size_t ext_size, kc_obj **ret);
+/* The ext_size bytes of an object from kc__obj_ident_new, else NULL. */
+static inline void *kc__obj_ext(const kc_obj *o)
+{
+    return o && o->ext_off ? (char *)o + o->ext_off : NULL;
+}
 
 /* Release o's memory (the last reference is gone). */
 void kc__obj_free(struct kc_obj *o);

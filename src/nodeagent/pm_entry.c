@@ -2,18 +2,15 @@
  * pm_entry.c — the node agent cache's entries: immutable, reference-counted records of one pod
  * (or tombstone) and one namespace.
  *
- * A pod entry is ONE allocation: the header and the container table (kc__pm_cont: per container
- * the spans of its status name, image, imageID and containerID, and the length of containerID's
- * "<runtime>://"). A span points into the projected kc_obj's own text (the entry holds a
- * reference), so a string is stored once; only a string with escapes (never seen from a real
- * API server) is unescaped into the entry's tail. They are found once, by the writer, when the
- * informer event arrives (enrich-semantics CI1/CI2), so the lookup path never parses JSON: it
- * hashes the query's key, compares bytes and takes a reference. The NUL-terminated copies that
- * kc_podmeta_pod_container hands out are made on its first call for an entry (published with one
- * compare-and-swap, freed with the entry): lookups and the enricher never need them. The
- * projected kc_obj carries the rest (labels, annotations, owner, IPs) for the agent to read with
- * the kc_obj accessors. Entries never change after construction (but for that copy): a change of
- * the pod is a new entry.
+ * A pod entry is small: the hashes its indexes use, the tombstone's times, and references to the
+ * pod's identity object — which carries the pod's record (pm_rec.c: every kept string, packed,
+ * NUL-terminated) — and to the key dictionary the record's ids name. The informer stores that
+ * same object, so a pod is held once. Made by the writer when the informer event arrives
+ * (enrich-semantics CI1/CI2), so the lookup path never parses JSON: it hashes the query's key,
+ * compares bytes and takes a reference. The container accessors here read the record's slots
+ * directly (no copy); the other accessors are in pm_access.c. Entries never change after
+ * construction (but for the projected kc_obj kc_podmeta_pod_obj makes on its first call): a change
+ * of the pod is a new entry.
  */
 #include "json/obj_internal.h"
 #include "nodeagent/internal.h"
@@ -40,158 +37,72 @@ uint64_t kc__pm_hash_name(const char *ns, const char *name)
     return kc__pm_hash(name, strlen(name), h);
 }
 
+uint64_t kc__pm_hash_cid(const char *id, size_t n)
+{
+    uint64_t h = kc__pm_hash(id, n, PM_SEED);
+    return h ? h : 1;
+}
+
 const char *kc__pm_strip_runtime(const char *cid)
 {
     const char *p = strstr(cid, "://");
     return p ? p + 3 : cid;
 }
 
-/* The containers' spans, collected before the entry is sized: strings with escapes are copied
- * (unescaped) to tail, the entry's tail-to-be. */
-typedef struct collect {
-    const char *text; /* the object's stored text */
-    size_t text_len;
-    kc__buf tail;
-    size_t n;
-    kc__pm_cont cont[255]; /* the index's slots hold a container index in 8 bits, 0xff = none */
-} collect;
-
-static const char *const FIELDS[4] = {"name", "image", "imageID", "containerID"};
-
-/* The span of s (sn bytes) into *off and *len: in the object's text when s is there, else a copy.
- */
-static int span_of(collect *c, const char *s, size_t sn, uint32_t *off, uint32_t *len)
-{
-    *len = (uint32_t)sn;
-    if (s >= c->text && s + sn <= c->text + c->text_len) {
-        *off = (uint32_t)(s - c->text);
-        return 0;
-    }
-    if (c->tail.len + sn >= KC__PM_TAIL)
-        return KC_ETOOLARGE;
-    *off = KC__PM_TAIL | (uint32_t)c->tail.len;
-    return kc__buf_append(&c->tail, s, sn);
-}
-
-/* "<runtime>://" at the start of the sn bytes at s: its length, else 0 (kc__pm_strip_runtime). */
-static uint32_t runtime_len(const char *s, size_t sn)
-{
-    for (size_t i = 0; i + 3 <= sn; i++)
-        if (s[i] == ':' && s[i + 1] == '/' && s[i + 2] == '/')
-            return (uint32_t)(i + 3);
-    return 0;
-}
-
-/* One status element (an object): its four strings, "" when absent or not a string. */
-static int collect_one(collect *c, const kc_obj_iter *el, kc__pm_cont *ct)
-{
-    kc_obj_iter *m = NULL;
-    if (kc__obj_iter_child(el, &m, NULL))
-        return 1; /* not an object: skipped */
-    int r = 0;
-    while (!r && kc_obj_iter_next(m) == 1) {
-        size_t kn;
-        const char *k = kc_obj_iter_key(m, &kn);
-        for (int f = 0; f < 4 && !r; f++) {
-            if (!k || strlen(FIELDS[f]) != kn || memcmp(k, FIELDS[f], kn) != 0)
-                continue;
-            const char *s;
-            size_t sn;
-            if (kc_obj_iter_string(m, &s, &sn) == 0 && !memchr(s, 0, sn)) {
-                r = span_of(c, s, sn, &ct->off[f], &ct->len[f]);
-                if (!r && f == 3)
-                    ct->id_skip = runtime_len(s, sn);
-            }
-        }
-    }
-    kc_obj_iter_free(m);
-    return r;
-}
-
-static int collect_kind(collect *c, const kc_obj *obj, const char *ptr,
-                        kc_podmeta_container_kind kind)
-{
-    kc_obj_iter *it = NULL;
-    if (kc_obj_iter_new(obj, ptr, &it, NULL))
-        return 0; /* absent (or not an array): no containers of that kind */
-    int r = 0;
-    while (!r && c->n < sizeof c->cont / sizeof c->cont[0] && kc_obj_iter_next(it) == 1) {
-        if (kc_obj_iter_type(it) != KC_JSON_OBJECT)
-            continue;
-        kc__pm_cont *ct = &c->cont[c->n];
-        memset(ct, 0, sizeof *ct);
-        ct->kind = kind;
-        r = collect_one(c, it, ct);
-        if (r == 1)
-            r = 0;
-        else if (!r)
-            c->n++;
-    }
-    kc_obj_iter_free(it);
-    return r;
-}
-
-kc_podmeta_pod *kc__pm_pod_new(kc_obj *obj, bool deleted, int64_t deleted_at_ms,
+kc_podmeta_pod *kc__pm_pod_new(kc_obj *obj, kc__pm_dict *d, bool deleted, int64_t deleted_at_ms,
                                uint64_t expires_ns)
 {
-    collect *c = malloc(sizeof *c);
-    if (!c)
+    const kc__pm_rec *r = kc__obj_ext(obj);
+    kc_podmeta_pod *p = r ? calloc(1, sizeof *p + r->n_cont * sizeof(uint64_t)) : NULL;
+    if (!p)
         return NULL;
-    c->text = kc_obj_json(obj, &c->text_len);
-    c->n = 0;
-    kc__buf_init(&c->tail, 0);
-    int r = collect_kind(c, obj, "/status/containerStatuses", KC_PODMETA_CONTAINER);
-    if (!r)
-        r = collect_kind(c, obj, "/status/initContainerStatuses", KC_PODMETA_INIT);
-    if (!r)
-        r = collect_kind(c, obj, "/status/ephemeralContainerStatuses", KC_PODMETA_EPHEMERAL);
-    size_t head = sizeof(kc_podmeta_pod) + c->n * sizeof(kc__pm_cont);
-    kc_podmeta_pod *p = r ? NULL : malloc(head + c->tail.len);
-    if (!p) {
-        kc__buf_free(&c->tail);
-        free(c);
-        return NULL;
-    }
-    memset(p, 0, sizeof *p);
     atomic_init(&p->refs, 1);
-    atomic_init(&p->cstrs, NULL);
-    p->n_cont = (uint32_t)c->n;
+    atomic_init(&p->full, NULL);
+    p->n_cont = r->n_cont;
     p->obj = kc_obj_ref(obj);
+    p->dict = kc__pm_dict_ref(d);
     p->deleted = deleted;
     p->deleted_at_ms = deleted ? deleted_at_ms : 0;
     p->expires_ns = deleted ? expires_ns : 0;
     p->h_name = kc__pm_hash_name(kc_obj_namespace(obj), kc_obj_name(obj));
     const char *uid = kc_obj_uid(obj);
     p->h_uid = kc__pm_hash(uid, strlen(uid), PM_SEED);
-    p->heap = (uint32_t)(head + c->tail.len);
-    memcpy(p->cont, c->cont, c->n * sizeof(kc__pm_cont));
-    if (c->tail.len)
-        memcpy((char *)p + head, c->tail.data, c->tail.len);
-    kc__buf_free(&c->tail);
-    free(c);
+    for (uint32_t c = 0; c < p->n_cont; c++) { /* the index hashes them at every rebuild */
+        size_t idn;
+        const char *id = kc__pm_cont_id(p, c, &idn);
+        p->h_cid[c] = idn ? kc__pm_hash_cid(id, idn) : 0;
+    }
     return p;
 }
 
 const char *kc__pm_cont_str(const kc_podmeta_pod *p, uint32_t c, int f, size_t *len)
 {
-    const kc__pm_cont *ct = &p->cont[c];
-    *len = ct->len[f];
-    if (ct->off[f] & KC__PM_TAIL)
-        return (const char *)&p->cont[p->n_cont] + (ct->off[f] & ~KC__PM_TAIL);
-    return kc_obj_json(p->obj, NULL) + ct->off[f];
+    const kc__pm_rec *r = kc__pm_rec_of(p);
+    return kc__pm_rec_str(r, p->dict, kc__pm_rec_cont(r, c) + (size_t)f, len, NULL);
+}
+
+/* "<runtime>://" at the start of the sn bytes at s: its length, else 0 (kc__pm_strip_runtime). */
+static size_t runtime_len(const char *s, size_t sn)
+{
+    for (size_t i = 0; i + 3 <= sn; i++)
+        if (s[i] == ':' && s[i + 1] == '/' && s[i + 2] == '/')
+            return i + 3;
+    return 0;
 }
 
 const char *kc__pm_cont_id(const kc_podmeta_pod *p, uint32_t c, size_t *len)
 {
     const char *s = kc__pm_cont_str(p, c, 3, len);
-    *len -= p->cont[c].id_skip;
-    return s + p->cont[c].id_skip;
+    size_t skip = runtime_len(s, *len);
+    *len -= skip;
+    return s + skip;
 }
 
 size_t kc__pm_pod_heap(const kc_podmeta_pod *p)
 {
-    const kc__pm_cstrs *cs = atomic_load_explicit(&p->cstrs, memory_order_acquire);
-    return p->heap + (cs ? cs->heap : 0);
+    const kc_obj *full = atomic_load_explicit(&p->full, memory_order_acquire);
+    return sizeof *p + p->n_cont * sizeof(uint64_t) + kc_obj_heap_size(p->obj) +
+           (full ? kc_obj_heap_size(full) : 0);
 }
 
 kc_podmeta_ns *kc__pm_ns_new(kc_obj *obj, bool deleted)
@@ -222,7 +133,8 @@ void kc_podmeta_pod_unref(kc_podmeta_pod *pod)
 {
     if (pod && atomic_fetch_sub_explicit(&pod->refs, 1, memory_order_acq_rel) == 1) {
         kc_obj_unref(pod->obj);
-        free(atomic_load_explicit(&pod->cstrs, memory_order_relaxed));
+        kc_obj_unref(atomic_load_explicit(&pod->full, memory_order_relaxed));
+        kc__pm_dict_unref(pod->dict);
         free(pod);
     }
 }
@@ -242,11 +154,6 @@ void kc_podmeta_ns_unref(kc_podmeta_ns *ns)
     }
 }
 
-const kc_obj *kc_podmeta_pod_obj(const kc_podmeta_pod *pod)
-{
-    return pod ? pod->obj : NULL;
-}
-
 bool kc_podmeta_pod_deleted(const kc_podmeta_pod *pod)
 {
     return pod && pod->deleted;
@@ -262,40 +169,6 @@ size_t kc_podmeta_pod_container_count(const kc_podmeta_pod *pod)
     return pod ? pod->n_cont : 0;
 }
 
-/* The containers' NUL-terminated strings: made once (the first caller's copy is published; a
- * racing one frees its own), freed with the entry. NULL on out of memory. */
-static const kc__pm_cstrs *cstrs(kc_podmeta_pod *pod)
-{
-    kc__pm_cstrs *cs = atomic_load_explicit(&pod->cstrs, memory_order_acquire);
-    if (cs)
-        return cs;
-    size_t n = 4 * (size_t)pod->n_cont, text = 0, len;
-    for (uint32_t c = 0; c < pod->n_cont; c++)
-        for (int f = 0; f < 4; f++)
-            text += pod->cont[c].len[f] + 1;
-    size_t heap = sizeof *cs + n * sizeof(char *) + text;
-    cs = malloc(heap);
-    if (!cs)
-        return NULL;
-    cs->heap = heap;
-    char *d = (char *)&cs->s[n];
-    for (uint32_t c = 0; c < pod->n_cont; c++)
-        for (int f = 0; f < 4; f++) {
-            const char *s = kc__pm_cont_str(pod, c, f, &len);
-            cs->s[4 * c + f] = d;
-            memcpy(d, s, len);
-            d += len;
-            *d++ = '\0';
-        }
-    kc__pm_cstrs *none = NULL;
-    if (!atomic_compare_exchange_strong_explicit(&pod->cstrs, &none, cs, memory_order_acq_rel,
-                                                 memory_order_acquire)) {
-        free(cs);
-        return none;
-    }
-    return cs;
-}
-
 int(kc_podmeta_pod_container)(const kc_podmeta_pod *pod, size_t i, kc_podmeta_container *ret,
                               size_t ret_size)
 {
@@ -307,13 +180,18 @@ int(kc_podmeta_pod_container)(const kc_podmeta_pod *pod, size_t i, kc_podmeta_co
     }
     if (i >= pod->n_cont)
         return KC_ENOTFOUND;
-    /* the entry is immutable but for this cache of its strings */
-    const kc__pm_cstrs *cs = cstrs((kc_podmeta_pod *)pod);
-    if (!cs)
-        return KC_ENOMEM;
-    const char *const *s = &cs->s[4 * i];
-    kc_podmeta_container out = {
-        s[0], s[1], s[2], s[3], s[3] + pod->cont[i].id_skip, pod->cont[i].kind};
+    const kc__pm_rec *r = kc__pm_rec_of(pod);
+    const char *s[4];
+    size_t n;
+    for (int f = 0; f < 4; f++)
+        s[f] = kc__pm_cont_str(pod, (uint32_t)i, f, &n);
+    const uint8_t *kinds = kc__pm_rec_flags(r) + r->n_own;
+    kc_podmeta_container out = {s[0],
+                                s[1],
+                                s[2],
+                                s[3],
+                                kc__pm_cont_id(pod, (uint32_t)i, &n),
+                                (kc_podmeta_container_kind)kinds[i]};
     kc__result_copy(ret, ret_size, &out, sizeof out);
     return 0;
 }

@@ -78,7 +78,7 @@ kc__pm_psnap *kc__pm_psnap_new(kc_podmeta_pod *const *live, size_t n_live,
     for (size_t i = 0; i < n; i++) {
         const kc_podmeta_pod *p = i < n_live ? live[i] : tombs[i - n_live];
         for (uint32_t c = 0; c < p->n_cont; c++)
-            n_cid += p->cont[c].len[3] > p->cont[c].id_skip;
+            n_cid += p->h_cid[c] != 0;
     }
     uint32_t cn = cap_for(n), cc = cap_for(n_cid);
     size_t head = sizeof(kc__pm_psnap) + n * sizeof(kc_podmeta_pod *);
@@ -99,12 +99,9 @@ kc__pm_psnap *kc__pm_psnap_new(kc_podmeta_pod *const *live, size_t n_live,
         s->ents[i] = kc_podmeta_pod_ref(p);
         put(s->t_name, s->m_name, p->h_name, i, -1);
         put(s->t_uid, s->m_uid, p->h_uid, i, -1);
-        for (uint32_t c = 0; c < p->n_cont; c++) {
-            size_t idn;
-            const char *id = kc__pm_cont_id(p, c, &idn);
-            if (idn)
-                put(s->t_cid, s->m_cid, kc__pm_hash(id, idn, SEED), i, (int)c);
-        }
+        for (uint32_t c = 0; c < p->n_cont; c++)
+            if (p->h_cid[c])
+                put(s->t_cid, s->m_cid, p->h_cid[c], i, (int)c);
     }
     return s;
 }
@@ -197,7 +194,7 @@ static kc_podmeta_pod *probe(const kc__pm_psnap *s, enum which k, want *w, int *
     uint32_t mask = k == BY_NAME ? s->m_name : k == BY_UID ? s->m_uid : s->m_cid;
     uint64_t h = k == BY_NAME  ? kc__pm_hash_name(w->ns, w->name)
                  : k == BY_UID ? kc__pm_hash(w->uid, strlen(w->uid), SEED)
-                               : kc__pm_hash(w->cid, w->cid_len, SEED);
+                               : kc__pm_hash_cid(w->cid, w->cid_len);
     kc_podmeta_pod *best = NULL;
     int best_c = -1;
     for (uint32_t i = (uint32_t)h & mask; t[i].ent; i = (i + 1) & mask) {
@@ -206,6 +203,8 @@ static kc_podmeta_pod *probe(const kc__pm_psnap *s, enum which k, want *w, int *
         kc_podmeta_pod *p = s->ents[t[i].ent - 1];
         if (k == BY_CID) {
             size_t idn;
+            if (p->h_cid[t[i].cont] != h) /* the whole hash first */
+                continue;
             const char *id = kc__pm_cont_id(p, t[i].cont, &idn);
             if (idn != w->cid_len || memcmp(id, w->cid, idn) != 0)
                 continue;

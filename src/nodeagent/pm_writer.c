@@ -86,14 +86,16 @@ static void publish_ns(kc_podmeta *pm)
     atomic_store(&pm->st_ns, pm->n_ns + pm->n_ns_tombs);
 }
 
-/* Heap of entries, their objects and the current snapshots (writer lock held). */
+/* Heap of entries, their objects, the key dictionary and the current snapshots (writer lock
+ * held). */
 static void account(kc_podmeta *pm)
 {
     size_t h = 0;
     for (size_t i = 0; i < pm->n_live; i++)
-        h += kc__pm_pod_heap(pm->live[i]) + kc_obj_heap_size(pm->live[i]->obj);
+        h += kc__pm_pod_heap(pm->live[i]);
     for (size_t i = 0; i < pm->n_tombs; i++)
-        h += kc__pm_pod_heap(pm->tombs[i]) + kc_obj_heap_size(pm->tombs[i]->obj);
+        h += kc__pm_pod_heap(pm->tombs[i]);
+    h += kc__pm_dict_heap(pm->dict);
     for (size_t i = 0; i < pm->n_ns; i++)
         h += pm->ns_live[i]->heap + kc_obj_heap_size(pm->ns_live[i]->obj);
     for (size_t i = 0; i < pm->n_ns_tombs; i++)
@@ -156,13 +158,39 @@ static void remove_at(kc_podmeta_pod **a, size_t *n, size_t i)
     (*n)--;
 }
 
+/* obj with its record (a new reference): obj itself when the informer's transform made it, else
+ * made now (the transform ran out of memory; feeds that bypass the informer). NULL on failure. */
+static kc_obj *with_rec(kc_podmeta *pm, kc_obj *obj)
+{
+    if (kc__obj_ext(obj))
+        return kc_obj_ref(obj);
+    kc_obj *r = NULL;
+    return kc__pm_rec_build(obj, pm->dict, &r) == 0 ? r : NULL;
+}
+
+kc_obj *kc__pm_transform(void *ud, kc_obj *obj)
+{
+    kc_podmeta *pm = ud;
+    return kc__obj_ext(obj) ? NULL : with_rec(pm, obj);
+}
+
+static kc_podmeta_pod *entry_for(kc_podmeta *pm, kc_obj *obj, bool deleted, uint64_t expires)
+{
+    kc_obj *r = with_rec(pm, obj);
+    kc_podmeta_pod *e =
+        r ? kc__pm_pod_new(r, pm->dict, deleted, deleted ? (int64_t)kc__wall_ms() : 0, expires)
+          : NULL;
+    kc_obj_unref(r);
+    return e;
+}
+
 /* A tombstone for the deleted pod p's last state obj (writer lock held). */
 static void add_tombstone(kc_podmeta *pm, kc_obj *obj)
 {
     if (pm->o.deleted_grace_ms < 0)
         return;
     uint64_t expires = kc__now_ns() + (uint64_t)pm->o.deleted_grace_ms * 1000000u;
-    kc_podmeta_pod *t = kc__pm_pod_new(obj, true, (int64_t)kc__wall_ms(), expires);
+    kc_podmeta_pod *t = entry_for(pm, obj, true, expires);
     if (!t || kc__grow(&pm->tombs, &pm->cap_tombs, pm->n_tombs + 1, sizeof t, 16)) {
         kc_podmeta_pod_unref(t);
         kc__log(KC_LOG_LEVEL_WARN, "podmeta", "out of memory: the deleted pod %s/%s is not kept",
@@ -183,7 +211,7 @@ static void add_tombstone(kc_podmeta *pm, kc_obj *obj)
 
 static void pod_upsert(kc_podmeta *pm, kc_obj *obj)
 {
-    kc_podmeta_pod *e = kc__pm_pod_new(obj, false, 0, 0);
+    kc_podmeta_pod *e = entry_for(pm, obj, false, 0);
     if (!e) {
         kc__log(KC_LOG_LEVEL_WARN, "podmeta", "out of memory: pod %s/%s not cached",
                 kc_obj_namespace(obj), kc_obj_name(obj));

@@ -4,10 +4,11 @@
  *
  * What it is made of: a Pod informer limited to one node (fieldSelector spec.nodeName=<node>,
  * enrich-semantics CA1, RB2) and a Namespace informer, both decoding with a field projection
- * (kc_decode_opts.keep: kc__pm_pod_keep / NS_KEEP below), so their stores and our entries share the
- * projected objects; a handler registration on each feeds the writer (pm_writer.c), which
- * publishes immutable snapshots (pm_index.c) to lock-free readers (pm_hazard.c); and a keeper
- * thread (pm_writer.c) that expires tombstones and reports readiness.
+ * (kc_decode_opts.keep: kc__pm_pod_keep / NS_KEEP below); the Pod informer's transform turns each
+ * projected Pod into its identity object carrying the pod's record (pm_rec.c), so the informer's
+ * store and our entries share one small object per pod; a handler registration on each feeds the
+ * writer (pm_writer.c), which publishes immutable snapshots (pm_index.c) to lock-free readers
+ * (pm_hazard.c); and a keeper thread (pm_writer.c) that expires tombstones and reports readiness.
  *
  * A lookup (CA4: never network I/O) enters a hazard slot, finds the entry in the current
  * snapshot, takes references, leaves. Only when nothing is found (or the cache is not ready) does
@@ -25,9 +26,9 @@
 
 /* The Pod projection: what an enricher reads (CA2, CI1) — of the metadata, what the formats emit
  * (uid, labels, annotations, ownerReferences) and the keys (name, namespace); spec.nodeName,
- * status.podIP and the containers' four strings. Not kept: the rest of the metadata (its
- * resourceVersion, deletion and controller are in the kc_obj's extracted fields anyway),
- * status.hostIP (the node's: the agent's own) and status.podIPs. */
+ * status.podIP and hostIP, and the containers' four strings. The informer's transform
+ * (kc__pm_transform) then keeps them as the pod's record (pm_rec.c). Not kept: the rest of the
+ * metadata (resourceVersion is the decoder's extracted field anyway) and status.podIPs. */
 const char *const kc__pm_pod_keep[] = {"/metadata/name",
                                        "/metadata/namespace",
                                        "/metadata/uid",
@@ -37,6 +38,7 @@ const char *const kc__pm_pod_keep[] = {"/metadata/name",
                                        "/metadata/deletionTimestamp",
                                        "/spec/nodeName",
                                        "/status/podIP",
+                                       "/status/hostIP",
                                        "/status/containerStatuses/*/name",
                                        "/status/containerStatuses/*/image",
                                        "/status/containerStatuses/*/imageID",
@@ -70,7 +72,9 @@ static int new_informers(kc_podmeta *pm, kc_error *err)
                            .decode_size = sizeof pd,
                            .name = pm->pod_inf_name,
                            .field_selector = pm->field_selector,
-                           .max_staleness_ms = pm->o.max_staleness_ms};
+                           .max_staleness_ms = pm->o.max_staleness_ms,
+                           .transform = kc__pm_transform,
+                           .transform_ud = pm};
     int r = kc_informer_new(pm->client, &GVR_PODS, &po, &pm->pods, err);
     if (r)
         return r;
@@ -142,6 +146,8 @@ int(kc_podmeta_new)(kc_client *client, const kc_podmeta_opts *opts, size_t opts_
     pthread_mutex_init(&pm->mu, NULL);
     kc__cond_init_monotonic(&pm->cond);
     int r = take_opts(pm, opts, err);
+    if (!r && !(pm->dict = kc__pm_dict_new()))
+        r = kc_error_set(err, KC_ENOMEM, "kc_podmeta_new: out of memory");
     if (!r && kc__pm_publish_empty(pm))
         r = kc_error_set(err, KC_ENOMEM, "kc_podmeta_new: out of memory");
     if (!r) {
@@ -207,6 +213,7 @@ void kc_podmeta_free(kc_podmeta *pm)
     kc_informer_free(pm->nsi);
     kc__pm_writer_clear(pm);
     kc__pm_domain_clear(&pm->dom);
+    kc__pm_dict_unref(pm->dict); /* entries readers hold keep it */
     if (pm->efd >= 0)
         close(pm->efd);
     if (pm->wake >= 0)

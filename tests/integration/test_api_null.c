@@ -510,6 +510,15 @@ static void c_podmeta(void)
     INVAL(kc_podmeta_pod_container(NULL, 0, NULL));
     assert_int_equal(kc_podmeta_pod_find_container(NULL, NULL, NULL), -1);
     assert_null(kc_podmeta_ns_obj(NULL));
+    size_t len = 7;
+    assert_null(kc_podmeta_pod_get(NULL, KC_PODMETA_FIELD_NAME, &len));
+    assert_int_equal(len, 0);
+    assert_int_equal(kc_podmeta_pod_map_count(NULL, KC_PODMETA_LABELS), 0);
+    INVAL(kc_podmeta_pod_map_at(NULL, KC_PODMETA_LABELS, 0, NULL, NULL, NULL));
+    assert_null(kc_podmeta_pod_map_get(NULL, KC_PODMETA_LABELS, "app"));
+    assert_int_equal(kc_podmeta_pod_owner_count(NULL), 0);
+    INVAL(kc_podmeta_pod_owner(NULL, 0, NULL));
+    assert_null(kc_podmeta_pod_json(NULL, &len));
     kc_podmeta_stats st;
     memset(&st, 0xff, sizeof st);
     kc_podmeta_get_stats(NULL, &st);
@@ -723,6 +732,8 @@ static const group GROUPS[] = {
      "kc_podmeta_pod_unref kc_podmeta_ns_ref kc_podmeta_ns_unref kc_podmeta_pod_obj "
      "kc_podmeta_pod_deleted kc_podmeta_pod_deleted_at_ms kc_podmeta_pod_container_count "
      "kc_podmeta_pod_container kc_podmeta_pod_find_container kc_podmeta_ns_obj "
+     "kc_podmeta_pod_get kc_podmeta_pod_map_count kc_podmeta_pod_map_at kc_podmeta_pod_map_get "
+     "kc_podmeta_pod_owner_count kc_podmeta_pod_owner kc_podmeta_pod_json "
      "kc_podmeta_get_stats kc_podmeta_metrics_render"},
     {c_fence, "kc_fence_new kc_fence_free kc_fence_now_ns kc_fence_set_valid_until "
               "kc_fence_valid_until kc_fence_valid kc_fence_check"},

@@ -10,17 +10,16 @@
  * when known, else by name.
  * It never sends a request (CA4). Before the first sync it waits at most what is left of
  * --sync-wait counted from the start (--unsynced=buffer), or not at all (bare), then answers what
- * the cache holds. The entry's projected JSON (kc_obj_json) is handed to the formatter as a
- * jansson tree. --health-listen serves /healthz, /readyz and /metrics (kc_health, with
- * kc_podmeta_metrics_render as a metrics source). The daemon asks with the version a helper holds
- * (enrich_proto.c): while it is current the answer is "same" and no JSON is made. A thread bumps
- * the view's generation counter (a page the daemon shares with its helpers) after each change the
- * cache signals (gen_main), so helpers reuse what they hold until then.
- * A miss after the sync goes to the background GET's side table (enrich_fetch.c, CA5), which
- * answers from memory or queues a GET, on a client of its own (no retries, no limiter of the
- * client's: the fetcher paces and backs off); a stored result bumps the same generation. The
- * daemon checks its RBAC at start (enrich_rbac.c) and /readyz reports both informers
- * (kc_health_add_informer).
+ * the cache holds. The entry's JSON (kc_podmeta_pod_json, rendered from the pod's record) is
+ * handed to the formatter as a jansson tree. --health-listen serves /healthz, /readyz and /metrics
+ * (kc_health, with kc_podmeta_metrics_render as a metrics source). The daemon asks with the version
+ * a helper holds (enrich_proto.c): while it is current the answer is "same" and no JSON is made. A
+ * thread bumps the view's generation counter (a page the daemon shares with its helpers) after each
+ * change the cache signals (gen_main), so helpers reuse what they hold until then. A miss after the
+ * sync goes to the background GET's side table (enrich_fetch.c, CA5), which answers from memory or
+ * queues a GET, on a client of its own (no retries, no limiter of the client's: the fetcher paces
+ * and backs off); a stored result bumps the same generation. The daemon checks its RBAC at start
+ * (enrich_rbac.c) and /readyz reports both informers (kc_health_add_informer).
  */
 #include "enrich.h"
 #include "enrich_api.h"
@@ -70,6 +69,16 @@ static json_t *obj_json(const kc_obj *o)
     return s && len ? json_loadb(s, len, 0, NULL) : NULL;
 }
 
+/* The pod's JSON, rendered from its record (kc_podmeta_pod_json: nothing kept with the entry). */
+static json_t *pod_json(const kc_podmeta_pod *p)
+{
+    size_t len = 0;
+    char *s = kc_podmeta_pod_json(p, &len);
+    json_t *j = s ? json_loadb(s, len, 0, NULL) : NULL;
+    free(s);
+    return j;
+}
+
 static int pm_lookup(void *ud, const kc__enrich_key *key, kc__enrich_meta *ret)
 {
     kc__enrich_cache *c = ud;
@@ -100,18 +109,19 @@ static int pm_lookup(void *ud, const kc__enrich_key *key, kc__enrich_meta *ret)
         return kc__enrich_fetch_lookup(c->fetch, key, ret); /* CA5: never waits on the network */
     if (rc)
         return rc;
-    const kc_obj *pod = kc_podmeta_pod_obj(res.pod), *ns = kc_podmeta_ns_obj(res.ns);
+    const kc_obj *ns = kc_podmeta_ns_obj(res.ns);
     ret->deleted = kc_podmeta_pod_deleted(res.pod);
     /* changes whenever the answer does: a new pod, an update, a deletion, a namespace update */
-    snprintf(ret->version, sizeof ret->version, "%s/%s/%d/%s/%s", kc_obj_uid(pod),
-             kc_obj_resource_version(pod), ret->deleted, kc_obj_uid(ns),
-             kc_obj_resource_version(ns));
+    snprintf(ret->version, sizeof ret->version, "%s/%s/%d/%s/%s",
+             kc_podmeta_pod_get(res.pod, KC_PODMETA_FIELD_UID, NULL),
+             kc_podmeta_pod_get(res.pod, KC_PODMETA_FIELD_RESOURCE_VERSION, NULL), ret->deleted,
+             kc_obj_uid(ns), kc_obj_resource_version(ns));
     if (key->have_version && !strcmp(key->have_version, ret->version)) {
         ret->same = true; /* the asker holds this answer: no JSON */
         kc_podmeta_result_clear(&res);
         return 0;
     }
-    ret->pod = obj_json(pod);
+    ret->pod = pod_json(res.pod);
     ret->ns = obj_json(ns);
     kc_podmeta_result_clear(&res);
     if (!ret->pod) {

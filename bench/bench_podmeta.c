@@ -266,6 +266,17 @@ static void record_build_cost(kc_podmeta *pm)
             kc_obj_unref(kc__pm_transform(pm, proj[i]));
         t[b] = (now_s() - t1) / 200 * 1e9;
     }
+    kc_obj *one = kc__pm_transform(pm, proj[0]);
+    const kc__pm_rec *r = kc__obj_ext(one);
+    size_t json_len;
+    kc_obj_json(one, &json_len);
+    printf("record object: %zu bytes (identity text %zu, record %zu: %u labels, %u annotations, "
+           "%u owners, %u containers, strings %u, %s slots)\n",
+           kc_obj_heap_size(one), json_len,
+           kc_obj_heap_size(one) - (size_t)((const char *)r - (const char *)one), r->n_lab,
+           r->n_ann, r->n_own, r->n_cont, r->arena_len, r->wide ? "4-byte" : "2-byte");
+    printf("BENCH podmeta_record_object_bytes %zu B\n", kc_obj_heap_size(one));
+    kc_obj_unref(one);
     for (unsigned i = 0; i < 200; i++)
         kc_obj_unref(proj[i]);
     qsort(t, 21, sizeof t[0], cmp_d);

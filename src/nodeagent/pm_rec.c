@@ -13,7 +13,8 @@
  * and annotation maps (in their order); each owner reference's apiVersion, kind, name, uid,
  * controller and blockOwnerDeletion; each container status's name, image, imageID and containerID
  * (containers, init containers, ephemeral containers; at most 255 in all). Values of another JSON
- * type than the field's are left out (the API server never sends them). Name, namespace, uid and
+ * type than the field's, and strings that do not decode (a bad escape in text not decoded with
+ * KC_DECODE_STRICT), are left out (an API server sends neither). Name, namespace, uid and
  * resourceVersion are the identity object's.
  *
  * Building walks the projected object with the library's iterator (obj_iter.c: one simdjson pass
@@ -43,6 +44,7 @@ typedef struct build {
     bvec lab, ann, own, cs[3]; /* cs: containerStatuses, init…, ephemeral… */
     kc__buf flags_own;
     uint8_t present;
+    bool broken; /* a pass of the one-walk path failed: take the field-by-field one */
     int rc;
 } build;
 
@@ -67,14 +69,19 @@ static bslot absent(void)
     return (bslot){0, 0, -1, false};
 }
 
-/* The current value of it as a string slot, absent when not a string. */
+/* The current value of it as a string slot, absent when it is not a string or not a valid one
+ * (a bad escape the decoder did not validate: KC_DECODE_STRICT is the caller's choice); out of
+ * memory fails the build. */
 static bslot value_slot(build *b, kc_obj_iter *it)
 {
     const char *s;
     size_t n;
-    if (kc_obj_iter_type(it) != KC_JSON_STRING || kc_obj_iter_string(it, &s, &n))
+    if (kc_obj_iter_type(it) != KC_JSON_STRING)
         return absent();
-    return str_slot(b, s, n);
+    int r = kc_obj_iter_string(it, &s, &n);
+    if (r == KC_ENOMEM && !b->rc)
+        b->rc = r;
+    return r ? absent() : str_slot(b, s, n);
 }
 
 static bool key_is(const char *k, size_t kn, const char *want)
@@ -82,33 +89,48 @@ static bool key_is(const char *k, size_t kn, const char *want)
     return k && strlen(want) == kn && memcmp(k, want, kn) == 0;
 }
 
-/* A label or annotation map: (key, value) slots for its string members. */
-static void walk_map(build *b, const kc_obj_iter *parent, bvec *v, uint8_t bit)
+/* The member iterator of the object or array it is positioned on (NULL: none there); a child pass
+ * that fails (malformed text a lazy decode let through) marks the build for the slow path. */
+static kc_obj_iter *child(build *b, const kc_obj_iter *it, kc_json_type want)
 {
     kc_obj_iter *m = NULL;
-    if (kc_obj_iter_type(parent) != KC_JSON_OBJECT || kc__obj_iter_child(parent, &m, NULL))
+    if (kc_obj_iter_type(it) != want)
+        return NULL;
+    if (kc__obj_iter_child(it, &m, NULL)) {
+        b->broken = true;
+        return NULL;
+    }
+    return m;
+}
+
+/* A label or annotation map (m: its members, consumed): (key, value) slots for its string
+ * members. */
+static void walk_map(build *b, kc_obj_iter *m, bvec *v, uint8_t bit)
+{
+    if (!m)
         return;
     b->present |= bit;
     while (!b->rc && kc_obj_iter_next(m) == 1) {
         size_t kn;
         const char *k = kc_obj_iter_key(m, &kn);
-        if (!k || kc_obj_iter_type(m) != KC_JSON_STRING)
+        bslot vs = k ? value_slot(b, m) : absent();
+        if (!vs.present) /* not a (valid) string: left out, key and all */
             continue;
         int64_t id = kc__pm_dict_intern(b->dict, k, kn);
         bslot ks = id >= 0 ? (bslot){0, (uint32_t)kn, (int32_t)id, true} : str_slot(b, k, kn);
         push(b, v, ks);
-        push(b, v, value_slot(b, m));
+        push(b, v, vs);
     }
     kc_obj_iter_free(m);
 }
 
-/* The elements (objects) of an array: four string members each (names in f), and for owner
- * references (flags not NULL) a byte of their booleans. */
-static void walk_array(build *b, const kc_obj_iter *parent, bvec *v, const char *const f[4],
-                       kc__buf *flags, size_t max)
+/* The elements (objects) of an array (a: its elements, consumed): four string members each
+ * (names in f), and for owner references (flags not NULL) a byte of their booleans. An element
+ * that does not decode is left out. */
+static void walk_array(build *b, kc_obj_iter *a, bvec *v, const char *const f[4], kc__buf *flags,
+                       size_t max)
 {
-    kc_obj_iter *a = NULL;
-    if (kc_obj_iter_type(parent) != KC_JSON_ARRAY || kc__obj_iter_child(parent, &a, NULL))
+    if (!a)
         return;
     while (!b->rc && v->n / 4 < max && kc_obj_iter_next(a) == 1) {
         kc_obj_iter *m = NULL;
@@ -149,20 +171,20 @@ enum part { P_META, P_SPEC, P_STATUS };
 /* The members we keep of the metadata, spec or status object it is positioned on. */
 static void walk_part(build *b, const kc_obj_iter *parent, enum part part)
 {
-    kc_obj_iter *it = NULL;
-    if (kc_obj_iter_type(parent) != KC_JSON_OBJECT || kc__obj_iter_child(parent, &it, NULL))
+    kc_obj_iter *it = child(b, parent, KC_JSON_OBJECT);
+    if (!it)
         return;
     while (!b->rc && kc_obj_iter_next(it) == 1) {
         size_t kn;
         const char *k = kc_obj_iter_key(it, &kn);
         if (part == P_META) {
             if (key_is(k, kn, "labels"))
-                walk_map(b, it, &b->lab, KC__PM_HAS_LABELS);
+                walk_map(b, child(b, it, KC_JSON_OBJECT), &b->lab, KC__PM_HAS_LABELS);
             else if (key_is(k, kn, "annotations"))
-                walk_map(b, it, &b->ann, KC__PM_HAS_ANNOTS);
+                walk_map(b, child(b, it, KC_JSON_OBJECT), &b->ann, KC__PM_HAS_ANNOTS);
             else if (key_is(k, kn, "ownerReferences")) {
                 b->present |= kc_obj_iter_type(it) == KC_JSON_ARRAY ? KC__PM_HAS_OWNERS : 0;
-                walk_array(b, it, &b->own, OWN_F, &b->flags_own, SIZE_MAX);
+                walk_array(b, child(b, it, KC_JSON_ARRAY), &b->own, OWN_F, &b->flags_own, SIZE_MAX);
             } else if (key_is(k, kn, "deletionTimestamp"))
                 b->fixed[KC__PM_F_DELETION] = value_slot(b, it);
         } else if (part == P_SPEC) {
@@ -176,20 +198,22 @@ static void walk_part(build *b, const kc_obj_iter *parent, enum part part)
             for (int c = 0; c < 3; c++)
                 if (key_is(k, kn, CS[c]) && kc_obj_iter_type(it) == KC_JSON_ARRAY) {
                     b->present |= (uint8_t)(KC__PM_HAS_CS << c);
-                    walk_array(b, it, &b->cs[c], CONT_F, NULL, KC__PM_MAX_CONT);
+                    walk_array(b, child(b, it, KC_JSON_ARRAY), &b->cs[c], CONT_F, NULL,
+                               KC__PM_MAX_CONT);
                 }
         }
     }
     kc_obj_iter_free(it);
 }
 
-/* One pass over the object's members, one over each of metadata, spec and status. */
-static void walk(build *b, const kc_obj *src)
+/* One pass over the object's members, one over each of metadata, spec and status; false when a
+ * pass failed (the text holds something the lazy decode let through). */
+static bool walk(build *b, const kc_obj *src)
 {
     kc_obj_iter *root = NULL;
     if (kc_obj_iter_new(src, "", &root, NULL))
-        return;
-    while (!b->rc && kc_obj_iter_next(root) == 1) {
+        return false;
+    while (!b->rc && !b->broken && kc_obj_iter_next(root) == 1) {
         size_t kn;
         const char *k = kc_obj_iter_key(root, &kn);
         if (key_is(k, kn, "metadata"))
@@ -200,6 +224,60 @@ static void walk(build *b, const kc_obj *src)
             walk_part(b, root, P_STATUS);
     }
     kc_obj_iter_free(root);
+    return !b->broken;
+}
+
+static void build_clear(build *b)
+{
+    free(b->lab.v);
+    free(b->ann.v);
+    free(b->own.v);
+    for (int c = 0; c < 3; c++)
+        free(b->cs[c].v);
+    kc__buf_free(&b->scratch);
+    kc__buf_free(&b->flags_own);
+}
+
+/* The members (want '{') or elements (want '[') of the value at ptr; NULL when absent, of another
+ * type, or not decodable. */
+static kc_obj_iter *iter_at(const kc_obj *src, const char *ptr, char want)
+{
+    const char *raw;
+    size_t n;
+    kc_obj_iter *it = NULL;
+    if (kc_obj_get_raw(src, ptr, &raw, &n, NULL) || !n || raw[0] != want ||
+        kc_obj_iter_new(src, ptr, &it, NULL))
+        return NULL;
+    return it;
+}
+
+/* The slow path: each kept field by its own pointer, so one malformed part loses only itself. */
+static void walk_fields(build *b, const kc_obj *src)
+{
+    static const char *const FIX[KC__PM_NF] = {"/spec/nodeName", "/status/podIP", "/status/hostIP",
+                                               "/metadata/deletionTimestamp"};
+    static const char *const CSP[3] = {"/status/containerStatuses", "/status/initContainerStatuses",
+                                       "/status/ephemeralContainerStatuses"};
+    for (int f = 0; f < KC__PM_NF && !b->rc; f++) {
+        char *str = NULL;
+        size_t n = 0;
+        int r = kc_obj_get_string(src, FIX[f], &str, &n, NULL);
+        if (r == KC_ENOMEM)
+            b->rc = r;
+        else if (!r)
+            b->fixed[f] = str_slot(b, str, n);
+        free(str);
+    }
+    walk_map(b, iter_at(src, "/metadata/labels", '{'), &b->lab, KC__PM_HAS_LABELS);
+    walk_map(b, iter_at(src, "/metadata/annotations", '{'), &b->ann, KC__PM_HAS_ANNOTS);
+    kc_obj_iter *it = iter_at(src, "/metadata/ownerReferences", '[');
+    b->present |= it ? KC__PM_HAS_OWNERS : 0;
+    walk_array(b, it, &b->own, OWN_F, &b->flags_own, SIZE_MAX);
+    for (int c = 0; c < 3; c++) {
+        it = iter_at(src, CSP[c], '[');
+        b->present |= it ? (uint8_t)(KC__PM_HAS_CS << c) : 0;
+        walk_array(b, it, &b->cs[c], CONT_F, NULL, KC__PM_MAX_CONT);
+    }
 }
 
 /* ---- assembly ----------------------------------------------------------------------------------
@@ -298,18 +376,19 @@ int kc__pm_rec_build(const kc_obj *src, kc__pm_dict *d, kc_obj **ret)
     b->dict = d;
     kc__buf_init(&b->scratch, 0);
     kc__buf_init(&b->flags_own, 0);
-    walk(b, src);
+    if (!walk(b, src) && !b->rc) { /* start over, field by field */
+        build_clear(b);
+        memset(b, 0, sizeof *b);
+        b->dict = d;
+        kc__buf_init(&b->scratch, 0);
+        kc__buf_init(&b->flags_own, 0);
+        walk_fields(b, src);
+    }
     int rc = b->rc ? b->rc : all_slots(b, &sl, kinds, &n_cont);
     if (!rc)
         rc = assemble(b, src, &sl, kinds, n_cont, ret);
     free(sl.v);
-    free(b->lab.v);
-    free(b->ann.v);
-    free(b->own.v);
-    for (int c = 0; c < 3; c++)
-        free(b->cs[c].v);
-    kc__buf_free(&b->scratch);
-    kc__buf_free(&b->flags_own);
+    build_clear(b);
     free(b);
     return rc;
 }

@@ -10,7 +10,8 @@
  * Matching: every dotted path is turned once, at parse time, into a JSON Pointer (RFC 6901) kept
  * in its requirement. kc_field_selector_match takes metadata.name and metadata.namespace from the
  * object's metadata record (no JSON access) and resolves any other pointer with kc_obj_get_raw;
- * kc_field_selector_match_fn hands the pointer to its lookup, so no caller derives it again. The
+ * kc_field_selector_pointer hands it to kc_field_selector_match_fn's lookups, so no caller derives
+ * it again. The
  * field's string form is compared: strings unescaped, numbers and booleans as printed, null or
  * missing as "". A path with an empty segment ("spec..x") has no pointer and never matches a
  * value but "". The selector is immutable after parse.
@@ -358,7 +359,7 @@ bool kc_field_selector_match_fn(const kc_field_selector *sel, kc_field_lookup_fn
         const struct freq *r = &sel->reqs[i];
         const char *raw = NULL;
         size_t len = 0;
-        if (!r->pointer || !lookup(ud, r->field, r->pointer, i, &raw, &len))
+        if (!r->pointer || !lookup(ud, r->field, i, &raw, &len))
             raw = NULL; /* absent; a path with an empty segment names no field */
         if (raw_equals(r, raw, len) == r->neg)
             return false;
@@ -417,4 +418,9 @@ char *kc_field_selector_string(const kc_field_selector *sel)
         return NULL;
     }
     return kc__buf_steal(&b, NULL);
+}
+
+const char *kc_field_selector_pointer(const kc_field_selector *sel, size_t i)
+{
+    return sel && i < sel->n ? sel->reqs[i].pointer : NULL;
 }

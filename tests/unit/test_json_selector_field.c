@@ -49,18 +49,29 @@ static int teardown(void **state)
     return 0;
 }
 
-/* kc_field_lookup_fn over a kc_obj: resolves the pointer the selector hands it (RFC 6901, the
- * dotted path's form) and records what it got; counts its calls. */
+/* kc_field_lookup_fn over a kc_obj: resolves the pointer the selector computed for requirement i
+ * (kc_field_selector_pointer: RFC 6901, the dotted path's form) and records what it got; counts
+ * its calls. */
+typedef struct sel_obj {
+    const kc_field_selector *sel;
+    const kc_obj *o;
+} sel_obj;
 static int lookups;
 static const char *last_field, *last_pointer;
-static bool obj_lookup(void *ud, const char *field, const char *pointer, size_t i, const char **raw,
-                       size_t *len)
+static bool obj_lookup(void *ud, const char *field, size_t i, const char **raw, size_t *len)
 {
-    (void)i;
+    const sel_obj *so = ud;
+    const char *pointer = kc_field_selector_pointer(so->sel, i);
     lookups++;
     last_field = field;
     last_pointer = pointer;
-    return kc_obj_get_raw(ud, pointer, raw, len, NULL) == 0;
+    return pointer && kc_obj_get_raw(so->o, pointer, raw, len, NULL) == 0;
+}
+
+static bool match_fn(const kc_field_selector *sel, const kc_obj *o)
+{
+    sel_obj so = {sel, o};
+    return kc_field_selector_match_fn(sel, obj_lookup, &so);
 }
 
 /* kc_field_selector_match, checked against kc_field_selector_match_fn on the same object. */
@@ -72,7 +83,7 @@ static bool matches(void **state, const char *selector)
     if (kc_field_selector_parse(selector, &sel, &err) != 0)
         fail_msg("parse(\"%s\") failed: %s", selector, err.message ? err.message : "?");
     bool m = kc_field_selector_match(sel, f->pod);
-    bool mf = kc_field_selector_match_fn(sel, obj_lookup, f->pod);
+    bool mf = match_fn(sel, f->pod);
     if (m != mf)
         fail_msg("\"%s\": match %d, match_fn %d", selector, m, mf);
     kc_field_selector_free(sel);
@@ -207,8 +218,8 @@ static void test_json_selector_field_path_escapes_pointer_chars(void **state)
                      0);
     assert_true(kc_field_selector_match(sel, o));
     assert_false(kc_field_selector_match(sel, f->pod));
-    assert_true(kc_field_selector_match_fn(sel, obj_lookup, o)); /* the pointers it hands out */
-    assert_false(kc_field_selector_match_fn(sel, obj_lookup, f->pod));
+    assert_true(match_fn(sel, o)); /* the pointers it hands out */
+    assert_false(match_fn(sel, f->pod));
     kc_field_selector_free(sel);
     kc_obj_unref(o);
 }
@@ -223,12 +234,13 @@ static void expect_lookup(const char *selector, const char *field, const char *p
     assert_int_equal(kc_obj_parse("{}", 2, NULL, &o, NULL), 0);
     lookups = 0;
     last_field = last_pointer = NULL;
-    kc_field_selector_match_fn(sel, obj_lookup, o);
+    match_fn(sel, o);
     assert_int_equal(lookups, pointer ? 1 : 0);
     if (pointer) {
         assert_string_equal(last_field, field);
         assert_string_equal(last_pointer, pointer);
         assert_ptr_equal(last_field, kc_field_selector_field(sel, 0)); /* borrowed from sel */
+        assert_ptr_equal(last_pointer, kc_field_selector_pointer(sel, 0));
     }
     kc_obj_unref(o);
     kc_field_selector_free(sel);
@@ -260,10 +272,13 @@ static void test_json_selector_field_match_fn_lookup_contract(void **state)
                                              &sel, NULL),
                      0);
     lookups = 0;
-    assert_true(kc_field_selector_match_fn(sel, obj_lookup, f->pod));
+    assert_true(match_fn(sel, f->pod));
     assert_int_equal(lookups, 3);
     assert_false(kc_field_selector_match_fn(sel, NULL, NULL));
+    assert_string_equal(kc_field_selector_pointer(sel, 2), "/status/phase"); /* sorted */
+    assert_null(kc_field_selector_pointer(sel, 3)); /* out of range */
     kc_field_selector_free(sel);
+    assert_null(kc_field_selector_pointer(NULL, 0));
     assert_true(kc_field_selector_match_fn(NULL, NULL, NULL));
     kc_field_selector *empty = NULL;
     assert_int_equal(kc_field_selector_parse("", &empty, NULL), 0);

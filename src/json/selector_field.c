@@ -7,10 +7,14 @@
  * '=' in a value is an error). Field paths are not validated here: the API server decides which
  * fields a type supports (kc_field_selector_count/_field let it check).
  *
- * Matching: metadata.name and metadata.namespace come from the object's metadata record (no JSON
- * access). Any other dotted path is turned once, at parse time, into a JSON Pointer and resolved
- * with kc_obj_get_raw; the field's string form is compared: strings unescaped, numbers and
- * booleans as printed, null or missing as "". The selector is immutable after parse.
+ * Matching: every dotted path is turned once, at parse time, into a JSON Pointer (RFC 6901) kept
+ * in its requirement. kc_field_selector_match takes metadata.name and metadata.namespace from the
+ * object's metadata record (no JSON access) and resolves any other pointer with kc_obj_get_raw;
+ * kc_field_selector_pointer hands it to kc_field_selector_match_fn's lookups, so no caller derives
+ * it again. The
+ * field's string form is compared: strings unescaped, numbers and booleans as printed, null or
+ * missing as "". A path with an empty segment ("spec..x") has no pointer and never matches a
+ * value but "". The selector is immutable after parse.
  */
 #include "core/internal.h"
 #include "kcache/selector.h"
@@ -25,7 +29,7 @@ enum fkind { F_NAME, F_NAMESPACE, F_PATH };
 struct freq {
     char *field;
     char *value;   /* unescaped */
-    char *pointer; /* F_PATH: JSON Pointer, NULL when the path has an empty segment */
+    char *pointer; /* JSON Pointer of field, NULL when the path has an empty segment */
     enum fkind kind;
     bool neg; /* != */
 };
@@ -193,11 +197,10 @@ static int build_req(const char *text, const struct term *t, struct freq *r, kc_
         r->kind = F_NAME;
     else if (strcmp(r->field, "metadata.namespace") == 0)
         r->kind = F_NAMESPACE;
-    else {
+    else
         r->kind = F_PATH;
-        if (path_to_pointer(r->field, &r->pointer) < 0)
-            return kc_error_set(err, KC_ENOMEM, "out of memory");
-    }
+    if (path_to_pointer(r->field, &r->pointer) < 0) /* kept for match_fn's lookup */
+        return kc_error_set(err, KC_ENOMEM, "out of memory");
     return 0;
 }
 
@@ -356,8 +359,8 @@ bool kc_field_selector_match_fn(const kc_field_selector *sel, kc_field_lookup_fn
         const struct freq *r = &sel->reqs[i];
         const char *raw = NULL;
         size_t len = 0;
-        if (!lookup(ud, r->field, i, &raw, &len))
-            raw = NULL;
+        if (!r->pointer || !lookup(ud, r->field, i, &raw, &len))
+            raw = NULL; /* absent; a path with an empty segment names no field */
         if (raw_equals(r, raw, len) == r->neg)
             return false;
     }
@@ -415,4 +418,9 @@ char *kc_field_selector_string(const kc_field_selector *sel)
         return NULL;
     }
     return kc__buf_steal(&b, NULL);
+}
+
+const char *kc_field_selector_pointer(const kc_field_selector *sel, size_t i)
+{
+    return sel && i < sel->n ? sel->reqs[i].pointer : NULL;
 }

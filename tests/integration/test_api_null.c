@@ -385,6 +385,7 @@ static void c_selector(void)
     assert_null(kc_field_selector_field(NULL, 0));
     assert_true(kc_field_selector_match(NULL, NULL));
     assert_true(kc_field_selector_match_fn(NULL, NULL, NULL));
+    assert_null(kc_field_selector_pointer(NULL, 0));
     assert_null(kc_field_selector_exact(NULL, NULL));
     s = kc_field_selector_string(NULL);
     assert_string_equal(s, "");
@@ -687,7 +688,8 @@ static const group GROUPS[] = {
                  "kc_label_selector_match kc_label_selector_match_fn kc_label_selector_string "
                  "kc_field_selector_parse kc_field_selector_free kc_field_selector_empty "
                  "kc_field_selector_count kc_field_selector_field kc_field_selector_match "
-                 "kc_field_selector_match_fn kc_field_selector_exact kc_field_selector_string"},
+                 "kc_field_selector_match_fn kc_field_selector_exact kc_field_selector_string "
+                 "kc_field_selector_pointer"},
     {c_server,
      "kc_server_new kc_server_start kc_server_url kc_server_ca_pem "
      "kc_server_write_kubeconfig kc_server_write_kubeconfig_as kc_server_set_faults "

@@ -49,27 +49,29 @@ static int teardown(void **state)
     return 0;
 }
 
-/* kc_field_lookup_fn over a kc_obj: the dotted path as a JSON Pointer; counts its calls. */
+/* kc_field_lookup_fn over a kc_obj: resolves the pointer the selector computed for requirement i
+ * (kc_field_selector_pointer: RFC 6901, the dotted path's form) and records what it got; counts
+ * its calls. */
+typedef struct sel_obj {
+    const kc_field_selector *sel;
+    const kc_obj *o;
+} sel_obj;
 static int lookups;
+static const char *last_field, *last_pointer;
 static bool obj_lookup(void *ud, const char *field, size_t i, const char **raw, size_t *len)
 {
-    (void)i;
+    const sel_obj *so = ud;
+    const char *pointer = kc_field_selector_pointer(so->sel, i);
     lookups++;
-    char ptr[512];
-    size_t j = 0;
-    ptr[j++] = '/';
-    for (const char *c = field; *c && j < sizeof ptr - 2; c++) {
-        if (*c == '~' || *c == '/') {
-            ptr[j++] = '~';
-            ptr[j++] = *c == '~' ? '0' : '1';
-        } else {
-            ptr[j++] = *c == '.' ? '/' : *c;
-        }
-    }
-    ptr[j] = '\0';
-    if (strchr(field, '.') == NULL || strstr(field, "..") || field[strlen(field) - 1] == '.')
-        return false; /* as the parser's pointer: an empty segment never resolves */
-    return kc_obj_get_raw(ud, ptr, raw, len, NULL) == 0;
+    last_field = field;
+    last_pointer = pointer;
+    return pointer && kc_obj_get_raw(so->o, pointer, raw, len, NULL) == 0;
+}
+
+static bool match_fn(const kc_field_selector *sel, const kc_obj *o)
+{
+    sel_obj so = {sel, o};
+    return kc_field_selector_match_fn(sel, obj_lookup, &so);
 }
 
 /* kc_field_selector_match, checked against kc_field_selector_match_fn on the same object. */
@@ -81,7 +83,7 @@ static bool matches(void **state, const char *selector)
     if (kc_field_selector_parse(selector, &sel, &err) != 0)
         fail_msg("parse(\"%s\") failed: %s", selector, err.message ? err.message : "?");
     bool m = kc_field_selector_match(sel, f->pod);
-    bool mf = kc_field_selector_match_fn(sel, obj_lookup, f->pod);
+    bool mf = match_fn(sel, f->pod);
     if (m != mf)
         fail_msg("\"%s\": match %d, match_fn %d", selector, m, mf);
     kc_field_selector_free(sel);
@@ -176,6 +178,7 @@ static void test_json_selector_field_string_path(void **state)
     assert_false(matches(state, "spec.nodeName=node-b"));
     assert_true(matches(state, "status.phase=Running,spec.restartPolicy=Always"));
     assert_true(matches(state, "metadata.labels.app=web"));
+    assert_true(matches(state, "kind=Pod")); /* a one-segment path is a pointer too */
 }
 
 static void test_json_selector_field_escaped_json_string_is_unescaped(void **state)
@@ -215,8 +218,47 @@ static void test_json_selector_field_path_escapes_pointer_chars(void **state)
                      0);
     assert_true(kc_field_selector_match(sel, o));
     assert_false(kc_field_selector_match(sel, f->pod));
+    assert_true(match_fn(sel, o)); /* the pointers it hands out */
+    assert_false(match_fn(sel, f->pod));
     kc_field_selector_free(sel);
     kc_obj_unref(o);
+}
+
+/* What one requirement's lookup gets: its dotted path and the JSON Pointer computed at parse time
+ * (RFC 6901, '~' and '/' escaped), or no call at all for a path with an empty segment. */
+static void expect_lookup(const char *selector, const char *field, const char *pointer)
+{
+    kc_field_selector *sel = NULL;
+    assert_int_equal(kc_field_selector_parse(selector, &sel, NULL), 0);
+    kc_obj *o = NULL;
+    assert_int_equal(kc_obj_parse("{}", 2, NULL, &o, NULL), 0);
+    lookups = 0;
+    last_field = last_pointer = NULL;
+    match_fn(sel, o);
+    assert_int_equal(lookups, pointer ? 1 : 0);
+    if (pointer) {
+        assert_string_equal(last_field, field);
+        assert_string_equal(last_pointer, pointer);
+        assert_ptr_equal(last_field, kc_field_selector_field(sel, 0)); /* borrowed from sel */
+        assert_ptr_equal(last_pointer, kc_field_selector_pointer(sel, 0));
+    }
+    kc_obj_unref(o);
+    kc_field_selector_free(sel);
+}
+
+static void test_json_selector_field_match_fn_gets_pointer(void **state)
+{
+    (void)state;
+    expect_lookup("spec.nodeName=a", "spec.nodeName", "/spec/nodeName");
+    expect_lookup("metadata.name=a", "metadata.name", "/metadata/name");
+    expect_lookup("metadata.namespace!=a", "metadata.namespace", "/metadata/namespace");
+    expect_lookup("metadata.annotations.a/b~c=1", "metadata.annotations.a/b~c",
+                  "/metadata/annotations/a~1b~0c");
+    expect_lookup("kind=Pod", "kind", "/kind");
+    expect_lookup("a..b=", NULL, NULL);
+    expect_lookup(".a=", NULL, NULL);
+    expect_lookup("a.=", NULL, NULL);
+    expect_lookup("=x", NULL, NULL);
 }
 
 /* The lookup form: one call per requirement with its index; an absent field compares as "";
@@ -230,10 +272,13 @@ static void test_json_selector_field_match_fn_lookup_contract(void **state)
                                              &sel, NULL),
                      0);
     lookups = 0;
-    assert_true(kc_field_selector_match_fn(sel, obj_lookup, f->pod));
+    assert_true(match_fn(sel, f->pod));
     assert_int_equal(lookups, 3);
     assert_false(kc_field_selector_match_fn(sel, NULL, NULL));
+    assert_string_equal(kc_field_selector_pointer(sel, 2), "/status/phase"); /* sorted */
+    assert_null(kc_field_selector_pointer(sel, 3)); /* out of range */
     kc_field_selector_free(sel);
+    assert_null(kc_field_selector_pointer(NULL, 0));
     assert_true(kc_field_selector_match_fn(NULL, NULL, NULL));
     kc_field_selector *empty = NULL;
     assert_int_equal(kc_field_selector_parse("", &empty, NULL), 0);
@@ -361,6 +406,7 @@ int main(void)
         T(test_json_selector_field_missing_or_null_is_empty),
         T(test_json_selector_field_path_escapes_pointer_chars),
         T(test_json_selector_field_match_fn_lookup_contract),
+        T(test_json_selector_field_match_fn_gets_pointer),
         T(test_json_selector_field_empty_matches_everything),
         T(test_json_selector_field_empty_terms_are_skipped),
         T(test_json_selector_field_operator_split_at_first),

@@ -21,10 +21,10 @@ typedef struct kc__hub kc__hub;
 typedef struct kc__watcher kc__watcher;
 
 /* A field's value located once per published event and shared by every watcher's filter
- * (kc_field_selector_match_fn): field (the selector's dotted path, borrowed), its raw JSON text
- * borrowed from the event's object (NULL when absent). */
+ * (kc_field_selector_match_fn): pointer (the JSON Pointer the selector handed its lookup,
+ * borrowed), its raw JSON text borrowed from the event's object (NULL when absent). */
 typedef struct kc__ev_field {
-    const char *field, *raw;
+    const char *pointer, *raw;
     size_t len;
 } kc__ev_field;
 #define KC__EV_MEMO_MAX 8

@@ -276,6 +276,28 @@ static void test_nodeagent_rec_malformed_part(void **state)
     kc__pm_dict_unref(d);
 }
 
+/* Issue 34 point 1: a typical Pod (the benchmark's: 10 labels, 4 annotations, an owner, 2
+ * containers; bench/bench_podmeta) costs at most 1.5 KB cached. Here the entry and its object
+ * (what every cached pod holds alone), with the index's and dictionary's shares left to the
+ * benchmark (≈ 70 bytes at 1,000 pods): bytes asked of malloc, deterministic. */
+static void test_nodeagent_rec_typical_pod_heap(void **state)
+{
+    (void)state;
+    FILE *f = fopen(KC_SOURCE_DIR "/tests/fuzz/corpus/podmeta_record/deployment-pod.json", "rb");
+    assert_non_null(f);
+    char buf[8192];
+    size_t n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    kc__pm_dict *d = kc__pm_dict_new();
+    kc_podmeta_pod *p = entry(buf, n, d);
+    assert_int_equal(kc_podmeta_pod_map_count(p, KC_PODMETA_LABELS), 10);
+    size_t heap = kc__pm_pod_heap(p);
+    print_message("entry + object: %zu bytes\n", heap);
+    assert_true(heap <= 1536 - 100);
+    kc_podmeta_pod_unref(p);
+    kc__pm_dict_unref(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -285,6 +307,7 @@ int main(void)
         cmocka_unit_test(test_nodeagent_rec_dictionary_full),
         cmocka_unit_test(test_nodeagent_rec_wide_and_bounds),
         cmocka_unit_test(test_nodeagent_rec_malformed_part),
+        cmocka_unit_test(test_nodeagent_rec_typical_pod_heap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

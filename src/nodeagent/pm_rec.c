@@ -163,44 +163,70 @@ static void walk_array(build *b, kc_obj_iter *a, bvec *v, const char *const f[4]
 
 static const char *const OWN_F[4] = {"apiVersion", "kind", "name", "uid"};
 static const char *const CONT_F[4] = {"name", "image", "imageID", "containerID"};
-static const char *const CS[3] = {"containerStatuses", "initContainerStatuses",
-                                  "ephemeralContainerStatuses"};
 
 enum part { P_META, P_SPEC, P_STATUS };
 
 /* The members we keep of the metadata, spec or status object it is positioned on. */
+/* The members kept of metadata, spec and status, in that order. */
+static const char *const MEMBERS[] = {"labels",
+                                      "annotations",
+                                      "ownerReferences",
+                                      "deletionTimestamp",
+                                      "nodeName",
+                                      "podIP",
+                                      "hostIP",
+                                      "containerStatuses",
+                                      "initContainerStatuses",
+                                      "ephemeralContainerStatuses"};
+static const int PART_FIRST[] = {0, 4, 5, 10};
+
+/* Member m (index in MEMBERS) of its part, it positioned on its value. */
+static void walk_member(build *b, kc_obj_iter *it, int m)
+{
+    bool array = kc_obj_iter_type(it) == KC_JSON_ARRAY;
+    switch (m) {
+    case 0:
+        walk_map(b, child(b, it, KC_JSON_OBJECT), &b->lab, KC__PM_HAS_LABELS);
+        break;
+    case 1:
+        walk_map(b, child(b, it, KC_JSON_OBJECT), &b->ann, KC__PM_HAS_ANNOTS);
+        break;
+    case 2:
+        b->present |= array ? KC__PM_HAS_OWNERS : 0;
+        walk_array(b, child(b, it, KC_JSON_ARRAY), &b->own, OWN_F, &b->flags_own, SIZE_MAX);
+        break;
+    case 3:
+        b->fixed[KC__PM_F_DELETION] = value_slot(b, it);
+        break;
+    case 4:
+        b->fixed[KC__PM_F_NODE] = value_slot(b, it);
+        break;
+    case 5:
+        b->fixed[KC__PM_F_POD_IP] = value_slot(b, it);
+        break;
+    case 6:
+        b->fixed[KC__PM_F_HOST_IP] = value_slot(b, it);
+        break;
+    default:
+        b->present |= array ? (uint8_t)(KC__PM_HAS_CS << (m - 7)) : 0;
+        walk_array(b, child(b, it, KC_JSON_ARRAY), &b->cs[m - 7], CONT_F, NULL, KC__PM_MAX_CONT);
+    }
+}
+
+/* The members we keep of the metadata, spec or status object parent is positioned on. A member
+ * named twice is read at its first occurrence, as a JSON Pointer finds it (kc_obj_get_*). */
 static void walk_part(build *b, const kc_obj_iter *parent, enum part part)
 {
     kc_obj_iter *it = child(b, parent, KC_JSON_OBJECT);
-    if (!it)
-        return;
-    while (!b->rc && kc_obj_iter_next(it) == 1) {
+    unsigned seen = 0;
+    while (it && !b->rc && kc_obj_iter_next(it) == 1) {
         size_t kn;
         const char *k = kc_obj_iter_key(it, &kn);
-        if (part == P_META) {
-            if (key_is(k, kn, "labels"))
-                walk_map(b, child(b, it, KC_JSON_OBJECT), &b->lab, KC__PM_HAS_LABELS);
-            else if (key_is(k, kn, "annotations"))
-                walk_map(b, child(b, it, KC_JSON_OBJECT), &b->ann, KC__PM_HAS_ANNOTS);
-            else if (key_is(k, kn, "ownerReferences")) {
-                b->present |= kc_obj_iter_type(it) == KC_JSON_ARRAY ? KC__PM_HAS_OWNERS : 0;
-                walk_array(b, child(b, it, KC_JSON_ARRAY), &b->own, OWN_F, &b->flags_own, SIZE_MAX);
-            } else if (key_is(k, kn, "deletionTimestamp"))
-                b->fixed[KC__PM_F_DELETION] = value_slot(b, it);
-        } else if (part == P_SPEC) {
-            if (key_is(k, kn, "nodeName"))
-                b->fixed[KC__PM_F_NODE] = value_slot(b, it);
-        } else {
-            if (key_is(k, kn, "podIP"))
-                b->fixed[KC__PM_F_POD_IP] = value_slot(b, it);
-            else if (key_is(k, kn, "hostIP"))
-                b->fixed[KC__PM_F_HOST_IP] = value_slot(b, it);
-            for (int c = 0; c < 3; c++)
-                if (key_is(k, kn, CS[c]) && kc_obj_iter_type(it) == KC_JSON_ARRAY) {
-                    b->present |= (uint8_t)(KC__PM_HAS_CS << c);
-                    walk_array(b, child(b, it, KC_JSON_ARRAY), &b->cs[c], CONT_F, NULL,
-                               KC__PM_MAX_CONT);
-                }
+        for (int m = PART_FIRST[part]; m < PART_FIRST[part + 1]; m++) {
+            if (!(seen & (1u << m)) && key_is(k, kn, MEMBERS[m])) {
+                seen |= 1u << m;
+                walk_member(b, it, m);
+            }
         }
     }
     kc_obj_iter_free(it);
@@ -213,15 +239,16 @@ static bool walk(build *b, const kc_obj *src)
     kc_obj_iter *root = NULL;
     if (kc_obj_iter_new(src, "", &root, NULL))
         return false;
+    static const char *const PARTS[3] = {"metadata", "spec", "status"};
+    unsigned seen = 0;
     while (!b->rc && !b->broken && kc_obj_iter_next(root) == 1) {
         size_t kn;
         const char *k = kc_obj_iter_key(root, &kn);
-        if (key_is(k, kn, "metadata"))
-            walk_part(b, root, P_META);
-        else if (key_is(k, kn, "spec"))
-            walk_part(b, root, P_SPEC);
-        else if (key_is(k, kn, "status"))
-            walk_part(b, root, P_STATUS);
+        for (int p = 0; p < 3; p++)
+            if (!(seen & (1u << p)) && key_is(k, kn, PARTS[p])) {
+                seen |= 1u << p;
+                walk_part(b, root, (enum part)p);
+            }
     }
     kc_obj_iter_free(root);
     return !b->broken;

@@ -79,8 +79,10 @@ KC_API void kc_podmeta_stop(kc_podmeta *pm);
  * NULL. Not thread-safe: no other call on pm may race with it. Never fails. Since 0.1. */
 KC_API void kc_podmeta_free(kc_podmeta *pm);
 
-/* The Pod informer (borrowed, owned by pm): for kc_health / a kc_cache, metrics, status. NULL for
- * NULL. Thread-safe. Never fails. Since 0.1. */
+/* The Pod informer (borrowed, owned by pm): for kc_health / a kc_cache, metrics, status. Its store
+ * holds each pod's identity object (apiVersion, kind, name, namespace, uid, resourceVersion: its
+ * transform keeps the rest in the cache's own form — read pods through kc_podmeta_lookup). NULL
+ * for NULL. Thread-safe. Never fails. Since 0.1. */
 KC_API kc_informer *kc_podmeta_pod_informer(kc_podmeta *pm);
 /* The Namespace informer (borrowed, owned by pm; NULL when no_namespaces). NULL for NULL.
  * Thread-safe. Never fails. Since 0.1. */

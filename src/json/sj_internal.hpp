@@ -205,9 +205,10 @@ struct walker {
     }
 
     /* A member value the walker does not read. Default: an array or object is skipped by the
-     * depth table, a scalar is left to On-Demand (one token, skipped when the iteration moves
-     * on). Strict: validated whole (validate_skip). close (may be NULL): the last byte of an
-     * array or object value. Inline, in sj_skip.hpp (include it to call this). */
+     * depth table, a string consumed (never left to On-Demand: see skip_container), another
+     * scalar left to On-Demand (one token, skipped when the iteration moves on). Strict: validated
+     * whole (validate_skip). close (may be NULL): the last byte of an array or object value.
+     * Inline, in sj_skip.hpp (include it to call this). */
     inline int skip(od::value &v, const char *what, const char **close = nullptr);
     /* Strict mode only: the value (any type) checked completely — grammar, escapes, numbers,
      * nesting up to KC__SJ_MAX_DEPTH (sj_strict.cpp). */
@@ -216,6 +217,8 @@ struct walker {
     int validate_skip(od::value &v, const char *what, const char **close);
     /* KC_EPARSE at the end of the text: what was being read is not closed (truncated input). */
     __attribute__((cold)) int truncated(const char *what);
+    /* KC_EPARSE at v's token: a ':', ',', ']' or '}' where a value of what should be. */
+    __attribute__((cold)) int no_value(od::value &v, const char *what);
     /* A value whose first byte is 'n': 0 when it is the literal null, else KC_EPARSE. */
     __attribute__((cold, noinline)) int null_literal(od::value &v, const char *field);
     /* The key's escapes, checked by unescaping it (f.key() stays usable). */

@@ -124,6 +124,12 @@ int walker::truncated(const char *what)
     return fail(e, KC_EPARSE, off(end), "%s: the text ends early (truncated?)", what);
 }
 
+int walker::no_value(od::value &v, const char *what)
+{
+    const char *at = v.raw_json_token().data();
+    return fail(e, KC_EPARSE, off(at), "%s: '%c' where a value should be", what, *at);
+}
+
 int walker::req_object(od::value &v, od::object &o, const char *field)
 {
     const char *at = v.raw_json_token().data();
@@ -198,7 +204,7 @@ int walker::annotations(od::value &v, kc__sj_meta *m)
                                         "a metadata.annotations value"};
     return string_map(*this, v, nm, [&](od::field &f) -> int {
         if (!f.key().unsafe_is_equal("k8s.io/initial-events-end"))
-            return strict ? validate(f.value(), nm.value) : 0;
+            return skip(f.value(), nm.value);
         string_view s;
         if (auto c = f.value().get_string().get(s))
             return err(c, nm.value);
@@ -256,9 +262,8 @@ int walker::owner_refs(od::value &v, kc__sj_meta *m)
                     return r;
                 if (int r = opt_string(f.value(), &name, "metadata.ownerReferences[].name"))
                     return r;
-            } else if (strict) { /* else left to On-Demand: blockOwnerDeletion… are scalars */
-                if (int r = validate(f.value(), "metadata.ownerReferences[]"))
-                    return r;
+            } else if (int r = skip(f.value(), "metadata.ownerReferences[]")) {
+                return r; /* blockOwnerDeletion…: a string is consumed, never left to On-Demand */
             }
         }
         if (ctrl && !m->has_controller) { /* the first controller, as metav1.GetControllerOf */
@@ -276,7 +281,7 @@ int walker::finalizers(od::value &v, kc__sj_meta *m)
 {
     return each_element(v, "metadata.finalizers", [&](od::value &el) -> int {
         m->n_finalizers++;
-        return strict ? validate(el, "metadata.finalizers[]") : 0;
+        return skip(el, "metadata.finalizers[]");
     });
 }
 
@@ -450,8 +455,8 @@ int walker::metadata(od::value &v, kc__sj_meta *m)
                 m->shard_out =
                     !kc_shard_selector_match_hash(ctx->shard, kc_shard_hash(m->uid.p, m->uid.n));
             break;
-        case MM_OTHER: /* creationTimestamp, generateName…: scalars, left to On-Demand */
-            r = strict ? validate(fv, "metadata") : 0;
+        case MM_OTHER: /* creationTimestamp, generateName…: a string consumed (skip_container) */
+            r = skip(fv, "metadata");
             break;
         }
         if (r)

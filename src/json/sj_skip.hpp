@@ -16,7 +16,8 @@
  * same error when the document ends first — but as `depth += delta[byte]` with no data-dependent
  * branch but the exit. It then leaves the iterator exactly where skip_child leaves it: position
  * after the closing bracket, depth back at the parent's, so the enclosing object or array loop
- * carries on as after any consumed value. Scalars are left to On-Demand (one token).
+ * carries on as after any consumed value. A string is consumed (On-Demand's skip_child would
+ * take a string followed by ':' for a key); other scalars are left to On-Demand (one token).
  *
  * How it reaches the iterator. od::value keeps its value_iterator in a protected member; the
  * standard derived-class member pointer reads it without a cast. Everything else used is public
@@ -61,15 +62,35 @@ struct depth_delta_table {
 inline constexpr depth_delta_table depth_delta{};
 
 /* v must not have been read yet. When v is an array or object: skips it, *close = its closing
- * bracket, returns SUCCESS; v is consumed. When v is a scalar: *close = nullptr, SUCCESS, nothing
- * consumed. TAPE_ERROR when the document ends before the value closes. */
+ * bracket, returns SUCCESS; v is consumed. When v is a string: consumed, *close = nullptr,
+ * SUCCESS. Another scalar: *close = nullptr, SUCCESS, nothing consumed. TAPE_ERROR when the
+ * document ends before the value closes; INCORRECT_TYPE when v is no value (a ':', ',', ']' or
+ * '}' token), nothing consumed. */
 inline simdjson::error_code skip_container(od::value &v, const char **close)
 {
     od::json_iterator &ji = value_access::json_iter(v);
     *close = nullptr;
     const uint8_t *first = ji.peek(0);
-    if (*first != '[' && *first != '{')
+    if (*first == '"') {
+        /* A string is consumed here, as get_string would: left to On-Demand, skip_child takes
+         * a string followed by ':' for a key (simdjson issue 1742) and skips the next value too,
+         * then its bracket closes the enclosing object — {"a":"x":[]}} walked as one object
+         * ends one '}' late, and a body with one '}' too many was accepted (fuzz_list finding
+         * windowed-accepts-invalid-item). Other scalars are one token On-Demand skips exactly. */
+        if (ji.position() < json_iterator_access::end(ji)) {
+            ji.return_current_and_advance();
+            ji.ascend_to(ji.depth() - 1);
+        }
         return simdjson::SUCCESS;
+    }
+    if (*first != '[' && *first != '{') {
+        /* ':' ',' ']' '}' where a value should be: no value. skip_child would take ':' and ','
+         * for an opening bracket and ']' '}' for the end of the value, and end the enclosing
+         * object one bracket late or early ({"a"::[]]} walked as one object). */
+        return depth_delta.d[*first] < 0 || *first == ':' || *first == ','
+                   ? simdjson::INCORRECT_TYPE
+                   : simdjson::SUCCESS;
+    }
     od::token_position p = ji.position();
     [[maybe_unused]] od::token_position start = p;
     od::token_position end = json_iterator_access::end(ji);
@@ -113,8 +134,9 @@ __attribute__((always_inline)) inline int walker::skip(od::value &v, const char 
     if (strict)
         return validate_skip(v, what, close);
     const char *last = nullptr;
-    if (__builtin_expect(skip_container(v, &last) != simdjson::SUCCESS, 0))
-        return truncated(what); /* its only error: the text ended before the value closed */
+    if (simdjson::error_code c = skip_container(v, &last); __builtin_expect(c != 0, 0))
+        return c == simdjson::TAPE_ERROR ? truncated(what) /* ended before the value closed */
+                                         : no_value(v, what);
     if (close)
         *close = last;
     return 0;

@@ -13,6 +13,8 @@
  * It is decoded a third time in windows (json/sj_list.cpp) of 1-76 bytes (the high nibble of the
  * first byte): accepted exactly when the one-pass decode accepts it, with as many items.
  *
+ * What the one-pass decode accepts is one document with balanced brackets (json_oracle.h).
+ *
  * Then the body is decoded with KC_DECODE_STRICT: what strict mode accepts the default accepts,
  * with the same items, and it must be valid JSON by simdjson's DOM parser (json_oracle.h). And
  * the decoders' minifier must agree with the reference minifier on the body.
@@ -131,8 +133,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     kc_list_meta meta;
     kc_error err = KC_ERROR_INIT;
     int rc1 = kc_list_decode(exact, len, &o1, &meta, on_item, &r1, &err);
-    if (rc1 == 0)
+    if (rc1 == 0) {
         kc_list_meta_clear(&meta);
+        check_one_document(exact, len);
+    }
     check_err(rc1, &err, len);
     kc_error_clear(&err);
 

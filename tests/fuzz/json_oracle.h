@@ -10,6 +10,8 @@
  * check_cstrings: every C string an object's accessors return is the whole value in its stored
  * text — nothing cut at a NUL (\u0000), which the decoders refuse (issue 29 point 9).
  *
+ * check_one_document: a text a default decode accepts is one document, brackets balanced.
+ *
  * check_minify compares the decoders' vectorised minifier (kc__sj_minify) with the reference
  * (simdjson::minify, then the scalar join check of locate.c) on any text, and the vectorised
  * scan for whitespace outside strings with its scalar reference.
@@ -65,6 +67,23 @@ static inline void check_valid_json(const char *text, size_t len)
     if (r && !(strstr(e.msg, "number") && digit_run(text, len, 19))) {
         fprintf(stderr, "strict mode accepted invalid JSON (%s): %.*s\n", e.msg,
                 (int)(len > 2000 ? 2000 : len), text);
+        abort();
+    }
+}
+
+/* Aborts unless text (accepted by a default decode) is one document with its brackets balanced,
+ * counted outside strings: what the default decode checks everywhere, unread sub-trees included
+ * (docs/decoding.md, "Validation"). An item walked one '}' past its end let a body with a surplus
+ * '}' through in one pass as in windows (a string member value followed by ':', which
+ * On-Demand's skip_child takes for a key): the two paths agreed, so only this sees it. */
+static inline void check_one_document(const char *text, size_t len)
+{
+    bool trailing = false;
+    int64_t at = kc__json_document_end(text, len, &trailing);
+    if (at < 0 || (size_t)at >= len || trailing || (text[at] != '}' && text[at] != ']')) {
+        fprintf(stderr, "accepted, but not one balanced document (at %lld%s): %.*s\n",
+                (long long)at, trailing ? ", trailing data" : "", (int)(len < 512 ? len : 512),
+                text);
         abort();
     }
 }

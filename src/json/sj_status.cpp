@@ -4,6 +4,7 @@
  * (status.c).
  */
 #include "json/sj_internal.hpp"
+#include "json/sj_skip.hpp"
 
 using namespace kc_sj;
 
@@ -26,6 +27,8 @@ static int cause(walker &w, od::value &el, kc__sj_ctx *ctx)
             r = w.opt_string(cf.value(), &cause.message, "cause message");
         else if (ck.unsafe_is_equal("field"))
             r = w.opt_string(cf.value(), &cause.field, "cause field");
+        else /* never left to simdjson's skip_child (sj_skip.hpp) */
+            r = w.skip(cf.value(), "Status cause");
         if (r)
             return r;
     }
@@ -85,10 +88,14 @@ static int status_fields(walker &w, od::object &top, kc__sj_status_info *st, kc_
                 } else if (dk.unsafe_is_equal("causes")) {
                     r = w.each_element(df.value(), "Status details.causes",
                                        [&](od::value &el) -> int { return cause(w, el, ctx); });
+                } else {
+                    r = w.skip(df.value(), "Status details");
                 }
                 if (r)
                     return r;
             }
+        } else {
+            r = w.skip(f.value(), "Status");
         }
         if (r)
             return r;

@@ -32,13 +32,8 @@ static int teardown(void **state)
 
 static void create_pod(kc_server *s, const char *name)
 {
-    char body[512];
-    snprintf(body, sizeof body,
-             "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\"},"
-             "\"spec\":{" TS_CONTAINERS "}}",
-             name);
     ts_resp r;
-    assert_int_equal(ts_post(s, POD_PATH, body, &r), 201);
+    assert_int_equal(ts_post(s, POD_PATH, ts_pod(name, NULL), &r), 201);
     ts_resp_free(&r);
 }
 

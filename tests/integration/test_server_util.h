@@ -362,6 +362,34 @@ TS_UNUSED static char *ts_cm(const char *name, const char *labels_json)
 
 #define CM_PATH "/api/v1/namespaces/default/configmaps"
 
+/* A Pod body (static per thread): name, spec.nodeName's JSON text (NULL: no nodeName). */
+TS_UNUSED static char *ts_pod(const char *name, const char *node_json)
+{
+    static __thread char b[1024];
+    snprintf(b, sizeof(b),
+             "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\"},"
+             "\"spec\":{%s%s%s" TS_CONTAINERS "}}",
+             name, node_json ? "\"nodeName\":" : "", node_json ? node_json : "",
+             node_json ? "," : "");
+    return b;
+}
+
+/* POST a v1 Binding of pod default/name to node (query: "" or "?…" appended); the status. */
+TS_UNUSED static long ts_bind(kc_server *s, const char *name, const char *node, const char *query)
+{
+    char path[512], body[512];
+    snprintf(path, sizeof(path), "/api/v1/namespaces/default/pods/%s/binding%s", name, query);
+    snprintf(body, sizeof(body),
+             "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":\"%s\"},"
+             "\"target\":{\"kind\":\"Node\",\"name\":\"%s\"}}",
+             name, node);
+    ts_resp r;
+    ts_req(s, "POST", path, "application/json", body, NULL, &r);
+    long st = r.status;
+    ts_resp_free(&r);
+    return st;
+}
+
 /* Group fixture of the server API tests: a server holding ConfigMap default/t1 ({"a":"b"}), in
  * *state. */
 TS_UNUSED static int ts_group_setup_t1(void **state)

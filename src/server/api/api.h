@@ -109,6 +109,10 @@ bool kc__pod_connect_sub(const kc__rsrc *r, const char *sub);
  * memo NULL: kc_field_selector_match. */
 bool kc__watch_fields_match(const kc_field_selector *fs, const kc_obj *o, kc__ev_memo *memo,
                             int slot);
+/* The node fs pins (spec.nodeName=X or ==X: X, borrowed from fs) and, in *ret_pointer, the JSON
+ * Pointer of that field (borrowed from fs); NULL (and *ret_pointer NULL) when it pins none: the
+ * key of the hub's and the store's node indexes (watch_fields.c). */
+const char *kc__watch_node_pin(const kc_field_selector *fs, const char **ret_pointer);
 /* The pods/binding subresource (pod_binding.c): POST a Binding to set a pod's node. */
 bool kc__pod_binding_sub(const kc__rsrc *r, const char *sub);
 int kc__pod_binding(kc__req *req, kc__rsrc *r);

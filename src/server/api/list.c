@@ -10,6 +10,9 @@
  * evicted or compacted → 410 Expired; garbage → 400. Token: base64url (no padding) of
  * {"v":"meta.k8s.io/v1","rv":N,"id":S,"pos":P}. RV "0" lists ignore limit (allowed by the API).
  * The store lock is held only to collect references; encoding happens after unlocking.
+ * fieldSelector=spec.nodeName=X (a node agent's list): the store caches each pod's nodeName at
+ * write time (kc__entry_on_node), so the other nodes' pods are skipped without a JSON match or a
+ * reference; history rolled back over them still goes through the full selector.
  * Sharded lists (shardSelector, shard.c): each page keeps the items of the shard in its stretch
  * of the snapshot, so a page may be short but paging ends and returns each match once (S9).
  */
@@ -133,8 +136,10 @@ static int vec_set(vec *a, kc_obj *o, bool remove)
     return 0;
 }
 
-/* Collect the objects of r in scope (ns NULL = all) at rv `at` (mu held). */
-static int collect(kc_server *srv, kc__rsrc *r, const char *ns, uint64_t at, vec *out)
+/* Collect the objects of r in scope (ns NULL = all; node non-NULL: the pods that can be on node,
+ * by the store's cached nodeName — a superset the selector then filters) at rv `at` (mu held). */
+static int collect(kc_server *srv, kc__rsrc *r, const char *ns, const char *node, uint64_t at,
+                   vec *out)
 {
     size_t n;
     kc__entry **s = kc__store_sorted(r, &n);
@@ -144,7 +149,7 @@ static int collect(kc_server *srv, kc__rsrc *r, const char *ns, uint64_t at, vec
     if (!out->v || (n && !s))
         return KC_ENOMEM;
     for (size_t i = 0; i < n; i++) {
-        if (ns && strcmp(s[i]->ns, ns) != 0)
+        if ((ns && strcmp(s[i]->ns, ns) != 0) || (node && !kc__entry_on_node(r, s[i], node)))
             continue;
         out->v[out->n++] = kc_obj_ref(s[i]->obj);
     }
@@ -326,7 +331,8 @@ static int list_fresh_locked(kc__req *req, kc__rsrc *r, uint64_t at, const kc_la
     const char *ns = req->route.has_ns ? req->route.ns : NULL;
     pg->rv = at;
     vec all;
-    int rc = collect(srv, r, ns, at, &all);
+    const char *ptr, *node = kc__watch_node_pin(fs, &ptr);
+    int rc = collect(srv, r, ns, node, at, &all);
     if (rc != 0) {
         vec_free(&all);
         return kc_error_set(&req->err, rc, "out of memory");

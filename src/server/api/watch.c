@@ -398,8 +398,10 @@ static int snapshot(wstream *ws)
     ws->init = malloc((n ? n : 1) * sizeof(*ws->init));
     if (!ws->init)
         return KC_ENOMEM;
+    const char *ptr, *node = kc__watch_node_pin(ws->fs, &ptr);
     for (size_t i = 0; i < n; i++)
-        if (match(ws, s[i]->obj) && kc_shard_selector_match(ws->shard, s[i]->obj))
+        if ((!node || kc__entry_on_node(ws->r, s[i], node)) && match(ws, s[i]->obj) &&
+            kc_shard_selector_match(ws->shard, s[i]->obj))
             ws->init[ws->n_init++] = (ev_item){KC_WATCH_ADDED, kc_obj_ref(s[i]->obj)};
     return 0;
 }
@@ -512,7 +514,9 @@ static int ws_start_locked(kc_server *srv, kc__req *req, kc__rsrc *r, wstream *w
     }
     ws->last_rv = srv->rv;
     if (rc == 0 && !ws->error_line) {
-        ws->w = kc__hub_subscribe(srv->hub, r, filt, ws);
+        /* spec.nodeName=X: offered only the events of pods on X, before or after (hub.h) */
+        const char *ptr = NULL, *node = kc__watch_node_pin(ws->fs, &ptr);
+        ws->w = kc__hub_subscribe_pinned(srv->hub, r, filt, ws, ptr, node);
         if (!ws->w)
             rc = KC_ENOMEM;
         else

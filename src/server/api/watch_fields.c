@@ -54,3 +54,15 @@ bool kc__watch_fields_match(const kc_field_selector *fs, const kc_obj *o, kc__ev
     memo_lookup m = {fs, o, memo->f[slot], &memo->n[slot]};
     return kc_field_selector_match_fn(fs, memo_get, &m);
 }
+
+const char *kc__watch_node_pin(const kc_field_selector *fs, const char **ret_pointer)
+{
+    size_t n = kc_field_selector_count(fs);
+    const char *value = kc_field_selector_exact(fs, "spec.nodeName");
+    *ret_pointer = NULL;
+    for (size_t i = 0; value && i < n; i++)
+        if (strcmp(kc_field_selector_field(fs, i), "spec.nodeName") == 0 &&
+            (*ret_pointer = kc_field_selector_pointer(fs, i)) != NULL)
+            return value;
+    return NULL;
+}

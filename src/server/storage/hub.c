@@ -5,12 +5,22 @@
  * - One mutex per hub guards everything in it: the topics (one per resource_key, each a list of
  *   its watchers) and every watcher's queue and flags. Each watcher has its own condition
  *   variable (CLOCK_MONOTONIC) used with the hub mutex, so a publish wakes only the watchers it
- *   queued for. One lock means no lock order inside the hub; publish is O(watchers of the key).
+ *   queued for. One lock means no lock order inside the hub; publish is O(watchers offered the
+ *   event: the key's unpinned ones and those pinned to the event's values).
  * - A watcher's queue is a ring of {event, due time} that grows by doubling up to the bound.
  *   When a publish finds it full the watcher is marked overflowed, its queued events are released
  *   at once (memory stays bounded) and next() returns KC_ETOOLARGE: the stream ends and the
  *   client resumes from the last RV it saw, which the server's history can serve.
  * - The filter runs at publish time under the hub lock and picks the type and object to send.
+ * - Pinned watchers (kube-apiserver's watch cache "triggers"): a watcher whose selector pins a
+ *   field (spec.nodeName=X) sits in the topic's index by value (hub_index.c) instead of the loose
+ *   chain; a publish locates that field once in the new and old object (seeding the memo the
+ *   filters read), then offers the event to the loose watchers and to the two buckets of those
+ *   values only — not to the other nodes' agents, whose filters would have said no. A value that
+ *   cannot be compared as it stands (a string with escapes) offers it to every pinned watcher.
+ *   The filter still decides for every watcher offered the event, so what a watcher receives
+ *   (the ADDED / DELETED of an object moving into / out of its selection included) is what the
+ *   full scan gave; progress (bookmarks) counts the skipped events as filtered out, as before.
  * - Watch delay: one delay is drawn per published event (outside the hub lock, from the faults
  *   PRNG) and each watcher's entry is due at max(previous due of that watcher, now + delay), so
  *   order within a stream is preserved. next() sleeps until the head is due or the caller's
@@ -40,6 +50,7 @@
 #include "server/storage/hub.h"
 
 #include "core/internal.h"
+#include "server/storage/hub_index.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -54,8 +65,12 @@ typedef struct entry {
 
 typedef struct topic {
     const void *key;
-    kc__watcher *head;
+    kc__watcher *head; /* every watcher (timer, stall, close) */
     struct topic *next;
+    /* publish visits: the unpinned watchers, and those of the event's values in the index */
+    kc__pin *loose;
+    kc__pin_index pinned;
+    char *pointer; /* the field the index is on (the first pinned watcher's), while pinned.n */
 } topic;
 
 struct kc__watcher {
@@ -65,6 +80,7 @@ struct kc__watcher {
     pthread_cond_t cond;
     kc__watch_filter_fn filter;
     void *filter_ud;
+    kc__pin pin; /* in topic->loose or topic->pinned */
     entry *ring;
     size_t cap, head, count;
     uint64_t last_due_ns;
@@ -174,6 +190,16 @@ static void unlink_locked(kc__hub *hub, kc__watcher *w)
         w->next->prev = w->prev;
     w->prev = w->next = NULL;
     w->topic = NULL;
+    if (w->pin.bucket) {
+        kc__pin_index_remove(&t->pinned, &w->pin);
+        if (!t->pinned.n) {
+            kc__pin_index_free(&t->pinned);
+            free(t->pointer);
+            t->pointer = NULL;
+        }
+    } else {
+        kc__pin_unlink(&t->loose, &w->pin);
+    }
     if (!t->head) {
         for (topic **pp = &hub->topics; *pp; pp = &(*pp)->next)
             if (*pp == t) {
@@ -214,6 +240,8 @@ static void destroy_hub(kc__hub *hub)
     while (hub->topics) {
         topic *t = hub->topics;
         hub->topics = t->next;
+        kc__pin_index_free(&t->pinned);
+        free(t->pointer);
         free(t);
     }
     pthread_cond_destroy(&hub->timer_cond);
@@ -341,8 +369,35 @@ size_t kc__hub_watchers(kc__hub *hub)
     return n;
 }
 
+/* Link w into t: the index when it pins a value of t's indexed field (the first pinned watcher
+ * chooses the field), else the loose chain. false on ENOMEM. */
+static bool link_locked(topic *t, kc__watcher *w, const char *pointer, const char *value)
+{
+    w->pin.owner = w;
+    if (pointer && value && (!t->pinned.n || strcmp(t->pointer, pointer) == 0)) {
+        if (!t->pinned.n && !(t->pointer = kc__strdup(pointer)))
+            return false;
+        if (kc__pin_index_add(&t->pinned, &w->pin, value, strlen(value)) == 0)
+            return true;
+        if (!t->pinned.n) {
+            free(t->pointer);
+            t->pointer = NULL;
+        }
+        return false;
+    }
+    kc__pin_push(&t->loose, &w->pin);
+    return true;
+}
+
 kc__watcher *kc__hub_subscribe(kc__hub *hub, const void *resource_key, kc__watch_filter_fn filter,
                                void *filter_ud)
+{
+    return kc__hub_subscribe_pinned(hub, resource_key, filter, filter_ud, NULL, NULL);
+}
+
+kc__watcher *kc__hub_subscribe_pinned(kc__hub *hub, const void *resource_key,
+                                      kc__watch_filter_fn filter, void *filter_ud,
+                                      const char *pointer, const char *value)
 {
     kc__watcher *w = calloc(1, sizeof *w);
     if (!w)
@@ -356,17 +411,23 @@ kc__watcher *kc__hub_subscribe(kc__hub *hub, const void *resource_key, kc__watch
     w->filter_ud = filter_ud;
     pthread_mutex_lock(&hub->mu);
     topic *t = find_topic(hub, resource_key);
+    bool made = false;
     if (!t && !hub->freed) {
         t = calloc(1, sizeof *t);
         if (t) {
             t->key = resource_key;
             t->next = hub->topics;
             hub->topics = t;
+            made = true;
         }
     }
     if (hub->freed) {
         w->closed = true; /* subscribing to a freed hub: a closed watcher */
-    } else if (!t) {
+    } else if (!t || !link_locked(t, w, pointer, value)) {
+        if (made) {
+            hub->topics = t->next;
+            free(t);
+        }
         pthread_mutex_unlock(&hub->mu);
         pthread_cond_destroy(&w->cond);
         free(w);
@@ -383,6 +444,96 @@ kc__watcher *kc__hub_subscribe(kc__hub *hub, const void *resource_key, kc__watch
     return w;
 }
 
+/* Offer ev to w (hub lock held): its filter decides; queue it due at due. */
+static void offer_locked(kc__hub *hub, kc__watcher *w, const kc__hub_event *ev, uint64_t due)
+{
+    if (w->closed || w->overflowed)
+        return;
+    kc_watch_type type = ev->type;
+    kc_obj *obj = ev->obj;
+    if (w->filter) {
+        type = w->filter(w->filter_ud, ev, &obj);
+        if (!type)
+            return;
+    }
+    if (w->count == hub->bound || (w->count == w->cap && !ring_grow(w, hub->bound))) {
+        w->overflowed = true;
+        drop_queue(w);
+        pthread_cond_signal(&w->cond);
+        wake_locked(w);
+        return;
+    }
+    entry *e = &w->ring[(w->head + w->count) % w->cap];
+    w->count++;
+    e->ev.type = type;
+    e->ev.obj = kc_obj_ref(obj);
+    e->ev.old = kc_obj_ref(ev->old);
+    e->ev.rv = ev->rv;
+    e->ev.memo = NULL;
+    if (due < w->last_due_ns)
+        e->due_ns = w->last_due_ns;
+    else
+        e->due_ns = w->last_due_ns = due;
+    /* Wake only on empty → non-empty: with events already queued the reader either is not
+     * waiting, was signalled already, or sleeps until the (earlier) head is due. */
+    if (w->count == 1) {
+        pthread_cond_signal(&w->cond);
+        event_wake_locked(hub, w, due);
+    }
+}
+
+static void offer_chain(kc__hub *hub, kc__pin *p, const kc__hub_event *ev, uint64_t due)
+{
+    for (; p; p = p->next)
+        offer_locked(hub, p->owner, ev, due);
+}
+
+/* The indexed field of one of ev's objects (slot 0 obj, 1 old), located once and put in the
+ * memo the filters read (kc__ev_memo: their selectors find it there). false when its value
+ * cannot be compared as it stands (a string with escapes). */
+static bool index_value(const topic *t, const kc_obj *o, kc__ev_memo *memo, int slot,
+                        const char **val, size_t *len)
+{
+    const char *raw = NULL;
+    size_t rl = 0;
+    if (kc_obj_get_raw(o, t->pointer, &raw, &rl, NULL) < 0)
+        raw = NULL, rl = 0;
+    memo->f[slot][0] = (kc__ev_field){t->pointer, raw, rl};
+    memo->n[slot] = 1;
+    return kc__pin_value_of(raw, rl, val, len);
+}
+
+/* The values of ev's new and old objects in t's index (the memo seeded before any filter runs). */
+typedef struct ev_values {
+    const char *v[2];
+    size_t l[2];
+    bool two, ok;
+} ev_values;
+
+static void values_of(const topic *t, kc__hub_event *ev, ev_values *vs)
+{
+    vs->two = ev->old != NULL;
+    vs->ok = index_value(t, ev->obj, ev->memo, 0, &vs->v[0], &vs->l[0]);
+    if (vs->ok && vs->two)
+        vs->ok = index_value(t, ev->old, ev->memo, 1, &vs->v[1], &vs->l[1]);
+}
+
+/* The pinned watchers ev may concern: those of its new and old objects' values (an object
+ * entering or leaving a watcher's selection concerns it, as kube-apiserver's watch cache triggers
+ * do), or every one when a value cannot be compared as it stands. */
+static void offer_pinned(kc__hub *hub, topic *t, const ev_values *vs, kc__hub_event *ev,
+                         uint64_t due)
+{
+    if (!vs->ok) {
+        for (size_t i = 0; i < t->pinned.tab.cap; i++)
+            offer_chain(hub, kc__pin_index_at(&t->pinned, i), ev, due);
+        return;
+    }
+    offer_chain(hub, kc__pin_index_find(&t->pinned, vs->v[0], vs->l[0]), ev, due);
+    if (vs->two && (vs->l[1] != vs->l[0] || memcmp(vs->v[0], vs->v[1], vs->l[0]) != 0))
+        offer_chain(hub, kc__pin_index_find(&t->pinned, vs->v[1], vs->l[1]), ev, due);
+}
+
 void kc__hub_publish(kc__hub *hub, const void *resource_key, const kc__hub_event *event)
 {
     /* one memo of located fields for every filter of this event (watchers' field selectors) */
@@ -390,47 +541,20 @@ void kc__hub_publish(kc__hub *hub, const void *resource_key, const kc__hub_event
     memo.n[0] = memo.n[1] = 0;
     kc__hub_event evm = *event;
     evm.memo = &memo;
-    const kc__hub_event *ev = &evm;
     uint64_t delay = hub->faults ? kc__faults_watch_delay_ns(hub->faults) : 0;
     uint64_t due = kc__now_ns() + delay;
     pthread_mutex_lock(&hub->mu);
     topic *t = find_topic(hub, resource_key);
-    for (kc__watcher *w = t ? t->head : NULL; w; w = w->next) {
-        if (w->closed || w->overflowed)
-            continue;
-        kc_watch_type type = ev->type;
-        kc_obj *obj = ev->obj;
-        if (w->filter) {
-            type = w->filter(w->filter_ud, ev, &obj);
-            if (!type)
-                continue;
-        }
-        if (w->count == hub->bound || (w->count == w->cap && !ring_grow(w, hub->bound))) {
-            w->overflowed = true;
-            drop_queue(w);
-            pthread_cond_signal(&w->cond);
-            wake_locked(w);
-            continue;
-        }
-        entry *e = &w->ring[(w->head + w->count) % w->cap];
-        w->count++;
-        e->ev.type = type;
-        e->ev.obj = kc_obj_ref(obj);
-        e->ev.old = kc_obj_ref(ev->old);
-        e->ev.rv = ev->rv;
-        e->ev.memo = NULL;
-        if (due < w->last_due_ns)
-            e->due_ns = w->last_due_ns;
-        else
-            e->due_ns = w->last_due_ns = due;
-        /* Wake only on empty → non-empty: with events already queued the reader either is not
-         * waiting, was signalled already, or sleeps until the (earlier) head is due. */
-        if (w->count == 1) {
-            pthread_cond_signal(&w->cond);
-            event_wake_locked(hub, w, due);
-        }
+    if (t) {
+        ev_values vs;
+        bool pinned = t->pinned.n != 0;
+        if (pinned)
+            values_of(t, &evm, &vs);
+        offer_chain(hub, t->loose, &evm, due);
+        if (pinned)
+            offer_pinned(hub, t, &vs, &evm, due);
     }
-    hub->rv = ev->rv;
+    hub->rv = evm.rv;
     pthread_mutex_unlock(&hub->mu);
 }
 

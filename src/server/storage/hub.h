@@ -8,6 +8,8 @@
  * delivered (label/field selector transitions: an object relabelled out of the selector is sent
  * as DELETED, into it as ADDED). Watch-delay faults: each event is due at
  * max(previous due time of the same watcher, publish time + random delay), so order is kept.
+ * Watchers pinned to a field value (kc__hub_subscribe_pinned, hub_index.h) are offered only the
+ * events of their value.
  * Thread-safety: publish/subscribe may run under the storage lock (they take only the hub's and
  * the watcher's own short locks); next() blocks without any storage lock held.
  */
@@ -65,6 +67,16 @@ void kc__hub_free(kc__hub *hub);
  * event falls between the snapshot and the subscription. NULL on ENOMEM. */
 kc__watcher *kc__hub_subscribe(kc__hub *hub, const void *resource_key, kc__watch_filter_fn filter,
                                void *filter_ud);
+/* kc__hub_subscribe for a watcher whose filter can only deliver events whose new or old object
+ * has, at the JSON Pointer pointer ("/spec/nodeName"), the string form value (as field selectors
+ * compare: a string unescaped, a number or boolean as written, absent or null as ""): publish
+ * then offers it only those events (an index by value, kube-apiserver's watch cache "triggers"),
+ * so a publish costs O(unpinned watchers + watchers of the event's values). The first pinned
+ * watcher of a resource chooses the indexed pointer; a watcher pinning another one, or pointer
+ * or value NULL, is offered every event. Both copied. NULL on ENOMEM. */
+kc__watcher *kc__hub_subscribe_pinned(kc__hub *hub, const void *resource_key,
+                                      kc__watch_filter_fn filter, void *filter_ud,
+                                      const char *pointer, const char *value);
 
 /* Deliver ev to every watcher of resource_key (takes its own object references). Never blocks. */
 void kc__hub_publish(kc__hub *hub, const void *resource_key, const kc__hub_event *ev);

@@ -103,6 +103,8 @@ int kc__registry_init_builtins(kc_server *srv)
         r->name_rule = b->rule;
         r->gen_rule = b->gen;
         r->fields = b->fields;
+        for (const char *const *f = b->fields; f && *f; f++)
+            r->node_indexed |= strcmp(*f, "spec.nodeName") == 0;
         if (!r->group || !r->plural || !r->singular || !r->kind || !r->list_kind ||
             split_csv(b->versions, r->versions, &r->n_versions) != 0 ||
             split_csv(b->shorts, r->short_names, &r->n_short) != 0 ||

@@ -48,8 +48,14 @@ enum kc__gen_rule {
 };
 
 typedef struct kc__entry {
-    kc__hent h;       /* in kc__rsrc.map: the key (ns, name) as a kc__hkey, h.key = key */
-    kc_obj *obj;      /* current state (one reference) */
+    kc__hent h;  /* in kc__rsrc.map: the key (ns, name) as a kc__hkey, h.key = key */
+    kc_obj *obj; /* current state (one reference) */
+    /* resources with r->node_indexed: obj's spec.nodeName in the string form field selectors
+     * compare (node_len bytes, borrowed from obj's text; "" when absent), located once per write
+     * — node_known false when it cannot be compared as it stands (escapes) */
+    const char *node;
+    size_t node_len;
+    bool node_known;
     const char *ns;   /* into key */
     const char *name; /* into key */
     char key[];       /* ns NUL name NUL */
@@ -107,6 +113,7 @@ typedef struct kc__rsrc {
     size_t n_sorted;
     bool sorted_dirty;
     size_t n_owned; /* stored objects with ownerReferences (the garbage collector skips the rest) */
+    bool node_indexed; /* spec.nodeName is a field selector of r (pods): entries cache it */
     /* changes: bumped (under mu) by every commit and clear of r's objects; read without the lock
      * by caches derived from them (authz/: RBAC rules), which compare it with what they saw */
     _Atomic uint64_t changes;
@@ -233,6 +240,10 @@ kc__entry *kc__store_find(kc__rsrc *r, const char *ns, const char *name);
 /* The key-sorted entries of r (mu held; rebuilt when dirty). NULL on ENOMEM (count 0 → may be
  * NULL too: check *ret_n). */
 kc__entry **kc__store_sorted(kc__rsrc *r, size_t *ret_n);
+/* Can e's object match a field selector pinning spec.nodeName to node (kc__watch_node_pin)?
+ * false only when it certainly cannot (its cached nodeName differs): a LIST or a watch's initial
+ * state skips it without a JSON match. true for resources without the cache. */
+bool kc__entry_on_node(const kc__rsrc *r, const kc__entry *e, const char *node);
 /* Drop every object of r (mu held) without events. */
 void kc__store_clear_rsrc(kc__rsrc *r);
 /* Give every stored object of every live resource a new RV 1..N, in the order of their current

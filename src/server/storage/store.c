@@ -16,8 +16,30 @@
  */
 #include "server/storage/storage_internal.h"
 
+#include "server/storage/hub_index.h"
+
 #include <stdlib.h>
 #include <string.h>
+
+/* Cache e's nodeName (r->node_indexed): located once per write, so that a node's LIST or a node
+ * agent's initial watch state compares a span instead of searching every pod's JSON. */
+static void entry_node(const kc__rsrc *r, kc__entry *e)
+{
+    if (!r->node_indexed)
+        return;
+    const char *raw = NULL;
+    size_t len = 0;
+    if (kc_obj_get_raw(e->obj, "/spec/nodeName", &raw, &len, NULL) < 0)
+        raw = NULL, len = 0;
+    e->node_known = kc__pin_value_of(raw, len, &e->node, &e->node_len);
+}
+
+bool kc__entry_on_node(const kc__rsrc *r, const kc__entry *e, const char *node)
+{
+    if (!r->node_indexed || !e->node_known)
+        return true;
+    return e->node_len == strlen(node) && memcmp(e->node, node, e->node_len) == 0;
+}
 
 kc__entry *kc__store_find(kc__rsrc *r, const char *ns, const char *name)
 {
@@ -38,6 +60,7 @@ static int insert(kc__rsrc *r, kc_obj *obj)
     e->ns = e->key;
     e->name = e->key + k.len[0] + 1;
     e->obj = kc_obj_ref(obj);
+    entry_node(r, e);
     if (kc__htab_insert(&r->map, &e->h) != 0) {
         kc_obj_unref(e->obj);
         free(e);
@@ -170,6 +193,12 @@ int kc__store_renumber_locked(kc_server *srv, uint64_t *ret_n)
     }
     free(es);
     free(nu);
+    for (size_t i = 0; rc == 0 && i < srv->n_rsrcs; i++) { /* the cached spans moved */
+        kc__rsrc *r = srv->rsrcs[i];
+        for (size_t b = 0; r->node_indexed && b < r->map.cap; b++)
+            if (KC__HTAB_AT(&r->map, b))
+                entry_node(r, (kc__entry *)KC__HTAB_AT(&r->map, b));
+    }
     if (rc == 0)
         *ret_n = n;
     return rc;
@@ -195,6 +224,7 @@ int kc__store_commit(kc_server *srv, kc__rsrc *r, kc_watch_type type, kc_obj *ob
             kc_obj *prev = e->obj;
             r->n_owned += (kc_obj_owner_count(obj) != 0) - (kc_obj_owner_count(prev) != 0);
             e->obj = kc_obj_ref(obj);
+            entry_node(r, e);
             kc_obj_unref(prev);
         } else {
             unlink_entry(r, e);

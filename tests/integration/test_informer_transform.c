@@ -10,13 +10,17 @@
 
 #include <kcache/doc.h>
 
+#include <pthread.h>
 #include <stdatomic.h>
+#include <time.h>
 
 /* Adds label t=<phase> to ConfigMaps named "keep-*"; renames "rename-*" (refused); NULL for the
  * rest. */
 typedef struct tf {
     _Atomic int calls;
-    _Atomic int deletes_seen; /* handler deletes whose object carries the transform's label */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int deletes_seen; /* handler deletes whose object carries the transform's label (under mu) */
 } tf;
 
 static kc_obj *transform(void *ud, kc_obj *obj)
@@ -44,8 +48,26 @@ static void on_delete(void *ud, kc_obj *obj, bool unknown)
     (void)unknown;
     tf *t = ud;
     const char *l = kc_obj_label(obj, "t");
+    pthread_mutex_lock(&t->mu);
     if (l && strcmp(l, "1") == 0)
-        atomic_fetch_add(&t->deletes_seen, 1);
+        t->deletes_seen++;
+    pthread_cond_broadcast(&t->cv);
+    pthread_mutex_unlock(&t->mu);
+}
+
+/* The handler's delete (handlers run on the informer's dispatcher, after the store): bounded
+ * wait on a condition, no sleep. */
+static int wait_deletes(tf *t, int want)
+{
+    struct timespec dl;
+    clock_gettime(CLOCK_REALTIME, &dl);
+    dl.tv_sec += 10;
+    pthread_mutex_lock(&t->mu);
+    while (t->deletes_seen < want && pthread_cond_timedwait(&t->cv, &t->mu, &dl) == 0)
+        ;
+    int n = t->deletes_seen;
+    pthread_mutex_unlock(&t->mu);
+    return n;
 }
 
 static void wait_key_rv(kc_informer *inf, const char *name, const char *rv)
@@ -62,7 +84,7 @@ static void test_informer_transform_list_watch(void **state)
     assert_int_equal(ifx_cm_create(&f, "default", "keep-a", "1", NULL), 0);
     assert_int_equal(ifx_cm_create(&f, "default", "rename-b", "1", NULL), 0);
     assert_int_equal(ifx_cm_create(&f, "default", "plain-c", "1", NULL), 0);
-    tf t = {0};
+    tf t = {.calls = 0, .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
     kc_informer_opts o = {.ns = "default", .transform = transform, .transform_ud = &t};
     kc_informer *inf = NULL;
     kc_error e = KC_ERROR_INIT;
@@ -98,9 +120,9 @@ static void test_informer_transform_list_watch(void **state)
     assert_int_equal(ifx_cm_delete(&f, "default", "keep-d"), 0);
     kc_store_cond gone = {.kind = KC_STORE_WAIT_KEY_GONE, .ns = "default", .name = "keep-d"};
     assert_int_equal(kc_store_wait(s, &gone, 10000, NULL), 0);
+    assert_int_equal(wait_deletes(&t, 1), 1);
     kc_informer_stop(inf);
-    kc_informer_free(inf); /* joins the dispatchers: every handler call has returned */
-    assert_int_equal(atomic_load(&t.deletes_seen), 1);
+    kc_informer_free(inf);
     assert_true(atomic_load(&t.calls) >= 6); /* 3 listed, 1 modified, 1 added, 1 deleted */
     ifx_down(&f);
 }

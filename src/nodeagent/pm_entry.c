@@ -81,21 +81,12 @@ const char *kc__pm_cont_str(const kc_podmeta_pod *p, uint32_t c, int f, size_t *
     return kc__pm_rec_str(r, p->dict, kc__pm_rec_cont(r, c) + (size_t)f, len, NULL);
 }
 
-/* "<runtime>://" at the start of the sn bytes at s: its length, else 0 (kc__pm_strip_runtime). */
-static size_t runtime_len(const char *s, size_t sn)
-{
-    for (size_t i = 0; i + 3 <= sn; i++)
-        if (s[i] == ':' && s[i + 1] == '/' && s[i + 2] == '/')
-            return i + 3;
-    return 0;
-}
-
 const char *kc__pm_cont_id(const kc_podmeta_pod *p, uint32_t c, size_t *len)
 {
-    const char *s = kc__pm_cont_str(p, c, 3, len);
-    size_t skip = runtime_len(s, *len);
-    *len -= skip;
-    return s + skip;
+    const char *s = kc__pm_cont_str(p, c, 3, len); /* NUL-terminated: strstr stops within it */
+    const char *id = kc__pm_strip_runtime(s);
+    *len -= (size_t)(id - s);
+    return id;
 }
 
 size_t kc__pm_pod_heap(const kc_podmeta_pod *p)

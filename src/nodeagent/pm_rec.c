@@ -138,13 +138,16 @@ static void walk_array(build *b, kc_obj_iter *a, bvec *v, const char *const f[4]
             continue;
         bslot s[4] = {absent(), absent(), absent(), absent()};
         uint8_t fl = 0;
+        unsigned seen = 0;
         while (!b->rc && kc_obj_iter_next(m) == 1) {
             size_t kn;
             const char *k = kc_obj_iter_key(m, &kn);
             bool bv;
             for (int i = 0; i < 4; i++)
-                if (key_is(k, kn, f[i]))
+                if (!(seen & (1u << i)) && key_is(k, kn, f[i])) { /* first occurrence */
+                    seen |= 1u << i;
                     s[i] = value_slot(b, m);
+                }
             if (flags && kc_obj_iter_bool(m, &bv) == 0) {
                 if (key_is(k, kn, "controller"))
                     fl |= KC__PM_OWN_CTRL | (bv ? KC__PM_OWN_CTRL_TRUE : 0);

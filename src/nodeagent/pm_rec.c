@@ -12,8 +12,9 @@
  * What is kept: spec.nodeName, status.podIP, status.hostIP, metadata.deletionTimestamp; the label
  * and annotation maps (in their order); each owner reference's apiVersion, kind, name, uid,
  * controller and blockOwnerDeletion; each container status's name, image, imageID and containerID
- * (containers, init containers, ephemeral containers; at most 255 in all). Values of another JSON
- * type than the field's, and strings that do not decode (a bad escape in text not decoded with
+ * (containers, init containers, ephemeral containers; at most 255 in all; one with none of the
+ * four as a string is left out, as the projection drops it once written back). Values of another
+ * JSON type than the field's, and strings that do not decode (a bad escape in text not decoded with
  * KC_DECODE_STRICT), are left out (an API server sends neither). Name, namespace, uid and
  * resourceVersion are the identity object's.
  *
@@ -156,6 +157,8 @@ static void walk_array(build *b, kc_obj_iter *a, bvec *v, const char *const f[4]
             }
         }
         kc_obj_iter_free(m);
+        if (!flags && !s[0].present && !s[1].present && !s[2].present && !s[3].present)
+            continue; /* a container status with none of the four strings: nothing to keep */
         for (int i = 0; i < 4; i++)
             push(b, v, s[i]);
         if (!b->rc && flags)
@@ -414,6 +417,10 @@ int kc__pm_rec_build(const kc_obj *src, kc__pm_dict *d, kc_obj **ret)
         kc__buf_init(&b->flags_own, 0);
         walk_fields(b, src);
     }
+    for (int c = 0; c < 3; c++) /* a status list renders only with an element in it: the
+                                   projection drops an empty one once written back */
+        b->present = (uint8_t)(b->cs[c].n ? b->present | (KC__PM_HAS_CS << c)
+                                          : b->present & ~(KC__PM_HAS_CS << c));
     int rc = b->rc ? b->rc : all_slots(b, &sl, kinds, &n_cont);
     if (!rc)
         rc = assemble(b, src, &sl, kinds, n_cont, ret);

@@ -8,9 +8,9 @@
  * projected object whose value is a string that decodes reads back (a malformed part of the text
  * a lazy decode let through loses only itself) through kc_podmeta_pod_map_at, in order,
  * key and value byte for byte (the value by its length); the container count is the number of
- * status objects (at most 255); kc_podmeta_pod_json is valid JSON (KC_DECODE_STRICT) and decoding
- * it and building its record again gives the same JSON (a fixpoint); the identity object names the
- * same pod.
+ * status objects with at least one of the four strings (at most 255); kc_podmeta_pod_json is valid
+ * JSON (KC_DECODE_STRICT) and decoding it and building its record again gives the same JSON (a
+ * fixpoint); the identity object names the same pod.
  */
 #include "nodeagent/internal.h"
 
@@ -71,6 +71,27 @@ static void check_map(const kc_obj *src, const kc_podmeta_pod *p, const char *pt
         abort();
 }
 
+/* An element with at least one of a container status's four strings (the record keeps those). */
+static bool has_string(kc_obj_iter *el)
+{
+    static const char *const F[4] = {"name", "image", "imageID", "containerID"};
+    kc_obj_iter *m = NULL;
+    bool any = false, seen[4] = {false};
+    if (kc__obj_iter_child(el, &m, NULL))
+        return false;
+    while (kc_obj_iter_next(m) == 1) {
+        size_t kn;
+        const char *k = kc_obj_iter_key(m, &kn), *v;
+        for (int i = 0; i < 4; i++)
+            if (k && !seen[i] && strlen(F[i]) == kn && !memcmp(k, F[i], kn)) {
+                seen[i] = true; /* the first occurrence counts */
+                any |= kc_obj_iter_type(m) == KC_JSON_STRING && !kc_obj_iter_string(m, &v, NULL);
+            }
+    }
+    kc_obj_iter_free(m);
+    return any;
+}
+
 static size_t status_objects(const kc_obj *src)
 {
     static const char *const CS[3] = {"/status/containerStatuses", "/status/initContainerStatuses",
@@ -84,7 +105,7 @@ static size_t status_objects(const kc_obj *src)
             kc_obj_iter_new(src, CS[c], &it, NULL))
             continue;
         while (kc_obj_iter_next(it) == 1)
-            n += kc_obj_iter_type(it) == KC_JSON_OBJECT;
+            n += kc_obj_iter_type(it) == KC_JSON_OBJECT && has_string(it);
         kc_obj_iter_free(it);
     }
     return n > KC__PM_MAX_CONT ? KC__PM_MAX_CONT : n;
